@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every check and test of the workspace. First it installs, idempotently,
+# the Debian packages the real-world tests need (as root, or through sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The C compilers of the ABIs the layout tests prove against.
+packages=(
+  gcc
+  gcc-i686-linux-gnu
+  gcc-aarch64-linux-gnu
+  gcc-arm-linux-gnueabihf
+  gcc-s390x-linux-gnu
+  gcc-powerpc-linux-gnu
+  gcc-mips-linux-gnu
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "== installing ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif command -v sudo >/dev/null; then
+    as_root=(sudo)
+  else
+    echo "error: the packages ${missing[*]} are missing, and installing them needs root or sudo" >&2
+    exit 1
+  fi
+  "${as_root[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+echo "== cargo fmt"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+echo "== mpidd demo"
+cargo run --quiet --locked -p mpidd -- demo >/dev/null
+echo "== cargo test"
+cargo test --workspace --locked
