@@ -21,7 +21,9 @@ fn abis() -> impl Strategy<Value = TargetAbi> {
 }
 
 fn addr(abi: TargetAbi) -> BoxedStrategy<TargetAddr> {
-    (0..=abi.address_width.max_address()).prop_map(TargetAddr).boxed()
+    (0..=abi.address_width.max_address())
+        .prop_map(TargetAddr)
+        .boxed()
 }
 
 fn word(abi: TargetAbi) -> BoxedStrategy<i64> {
@@ -57,8 +59,8 @@ fn mpi2dd_info(abi: TargetAbi) -> BoxedStrategy<Mpi2ddInfo> {
         (a(), a(), a(), a(), a(), a(), a(), a()),
         (any::<[i32; 4]>(), any::<[i32; 8]>()),
     )
-        .prop_map(|((magic, version, variant, state), (df, mf), addrs, (sizes, padding))| {
-            Mpi2ddInfo {
+        .prop_map(
+            |((magic, version, variant, state), (df, mf), addrs, (sizes, padding))| Mpi2ddInfo {
                 magic: Mpi2ddMagic(magic),
                 version,
                 variant,
@@ -78,13 +80,20 @@ fn mpi2dd_info(abi: TargetAbi) -> BoxedStrategy<Mpi2ddInfo> {
                 metadirectory_size: sizes[2],
                 meta_pid: sizes[3],
                 padding,
-            }
-        })
+            },
+        )
         .boxed()
 }
 
 fn mpi2dd_procdesc(abi: TargetAbi) -> BoxedStrategy<Mpi2ddProcdesc> {
-    (addr(abi), addr(abi), addr(abi), addr(abi), any::<i32>(), any::<i32>())
+    (
+        addr(abi),
+        addr(abi),
+        addr(abi),
+        addr(abi),
+        any::<i32>(),
+        any::<i32>(),
+    )
         .prop_map(|(h, x, s, w, pid, rank)| Mpi2ddProcdesc {
             host_name: h,
             executable_name: x,
@@ -134,23 +143,25 @@ fn mqs_pending_operation(abi: TargetAbi) -> BoxedStrategy<MqsPendingOperation> {
         (addr(abi), w(), w(), w(), w()),
         [chars::<64>(), chars(), chars(), chars(), chars()],
     )
-        .prop_map(|((st, dl, dg, tw, dt, dlen, sb), (buf, al, ag, at, alen), extra_text)| {
-            MqsPendingOperation {
-                status: MqsStatus::from(st),
-                desired_local_rank: dl,
-                desired_global_rank: dg,
-                tag_wild: tw,
-                desired_tag: dt,
-                desired_length: dlen,
-                system_buffer: sb,
-                buffer: buf,
-                actual_local_rank: al,
-                actual_global_rank: ag,
-                actual_tag: at,
-                actual_length: alen,
-                extra_text,
-            }
-        })
+        .prop_map(
+            |((st, dl, dg, tw, dt, dlen, sb), (buf, al, ag, at, alen), extra_text)| {
+                MqsPendingOperation {
+                    status: MqsStatus::from(st),
+                    desired_local_rank: dl,
+                    desired_global_rank: dg,
+                    tag_wild: tw,
+                    desired_tag: dt,
+                    desired_length: dlen,
+                    system_buffer: sb,
+                    buffer: buf,
+                    actual_local_rank: al,
+                    actual_global_rank: ag,
+                    actual_tag: at,
+                    actual_length: alen,
+                    extra_text,
+                }
+            },
+        )
         .boxed()
 }
 
@@ -177,7 +188,12 @@ fn decode_then_encode<R: Record + Debug>(abi: TargetAbi, raw: &[u8]) {
 /// buffer holds a whole record.
 fn decode_any<R: Record>(abi: TargetAbi, b: &[u8]) {
     let r = R::decode(b, abi);
-    assert_eq!(r.is_ok(), b.len() >= R::size_for(abi), "{} on {abi}", R::C_NAME);
+    assert_eq!(
+        r.is_ok(),
+        b.len() >= R::size_for(abi),
+        "{} on {abi}",
+        R::C_NAME
+    );
 }
 
 /// The eight combinations of byte order, width and packing.
@@ -445,9 +461,15 @@ fn serde_uses_the_interface_field_names() {
 
 #[test]
 fn magic_errors_name_the_byte() {
-    for (i, bad) in [*b"XPI2\x7f", *b"MXI2\x7f", *b"MPX2\x7f", *b"MPIX\x7f", *b"MPI2\x00"]
-        .iter()
-        .enumerate()
+    for (i, bad) in [
+        *b"XPI2\x7f",
+        *b"MXI2\x7f",
+        *b"MPX2\x7f",
+        *b"MPIX\x7f",
+        *b"MPI2\x00",
+    ]
+    .iter()
+    .enumerate()
     {
         let info = Mpi2ddInfo {
             magic: Mpi2ddMagic(*bad),

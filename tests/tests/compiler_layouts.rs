@@ -148,7 +148,13 @@ fn mpi2dd_info(abi: TargetAbi) -> (Mpi2ddInfo, [Mpi2ddInfo; 3]) {
 }
 
 fn mpi2dd_procdesc(abi: TargetAbi) -> (Mpi2ddProcdesc, [Mpi2ddProcdesc; 3]) {
-    let a = |n| if n == 0 { TargetAddr::NULL } else { addr(abi, n) };
+    let a = |n| {
+        if n == 0 {
+            TargetAddr::NULL
+        } else {
+            addr(abi, n)
+        }
+    };
     let p = |h, x, s, w, pid, rank| Mpi2ddProcdesc {
         host_name: a(h),
         executable_name: a(x),
@@ -325,7 +331,9 @@ fn check<R: Record + PartialEq + Debug>(
     for (i, (chunk, want)) in arr.chunks_exact(R::size_for(abi)).zip(&array).enumerate() {
         match R::decode(chunk, abi) {
             Ok(v) if &v == want => {}
-            Ok(v) => failures.push(format!("{what}: array[{i}] decodes to {v:?}, C wrote {want:?}")),
+            Ok(v) => failures.push(format!(
+                "{what}: array[{i}] decodes to {v:?}, C wrote {want:?}"
+            )),
             Err(e) => failures.push(format!("{what}: array[{i}] does not decode: {e}")),
         }
         match want.to_bytes(abi) {
@@ -362,18 +370,25 @@ fn prove(t: &Target) {
     let abi = t.abi;
 
     let f = &mut failures;
-    sizes.push(("MPIR_PROCDESC", check(&obj, abi, "", mpir_procdesc(abi), f)));
-    sizes.push(("mqs_communicator", check(&obj, abi, "", mqs_communicator(abi), f)));
     sizes.push((
-        "mqs_pending_operation",
+        "MPIR_PROCDESC".to_string(),
+        check(&obj, abi, "", mpir_procdesc(abi), f),
+    ));
+    sizes.push((
+        "mqs_communicator".to_string(),
+        check(&obj, abi, "", mqs_communicator(abi), f),
+    ));
+    sizes.push((
+        "mqs_pending_operation".to_string(),
         check(&obj, abi, "", mqs_pending_operation(abi), f),
     ));
     for (packing, suffix) in [(Packing::Natural, "_natural"), (Packing::Packed, "_packed")] {
         let abi = abi.with_packing(packing);
-        let label = |n: &'static str| -> &'static str {
-            Box::leak(format!("{n} {suffix}").into_boxed_str())
-        };
-        sizes.push((label("MPI2DD_INFO"), check(&obj, abi, suffix, mpi2dd_info(abi), f)));
+        let label = |n: &str| format!("{n} {suffix}");
+        sizes.push((
+            label("MPI2DD_INFO"),
+            check(&obj, abi, suffix, mpi2dd_info(abi), f),
+        ));
         sizes.push((
             label("MPI2DD_PROCDESC"),
             check(&obj, abi, suffix, mpi2dd_procdesc(abi), f),
