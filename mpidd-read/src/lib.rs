@@ -3,7 +3,7 @@
 //! It will turn a target (a core file, a live Linux process, a remote
 //! gdbserver or a synthetic in-memory job) into bytes, symbols and types, and
 //! read the MPIR and MPI-2 debugger-interface tables on top of
-//! [`mpidd_types`]. Nothing is implemented yet: the only item is
+//! `mpidd-types`. Nothing is implemented yet: the only item is
 //! [`STATUS`], so that code depending on the crate can tell.
 //!
 //! ```
