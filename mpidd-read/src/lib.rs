@@ -1,16 +1,53 @@
-//! **This crate is empty for now.**
+//! Reads what MPI launchers and libraries expose to debuggers from a
+//! target's memory.
 //!
-//! It will turn a target (a core file, a live Linux process, a remote
-//! gdbserver or a synthetic in-memory job) into bytes, symbols and types, and
-//! read the MPIR and MPI-2 debugger-interface tables on top of
-//! `mpidd-types`. Nothing is implemented yet: the only item is
-//! [`STATUS`], so that code depending on the crate can tell.
+//! The layers, bottom up:
+//!
+//! - [`TargetMemory`]: a byte source that carries the target's ABI. Backends
+//!   implement one method; typed reads of records, arrays, C strings,
+//!   pointers and ints come with it, always in the target's byte order and
+//!   width. [`TargetMemoryMut`] is the separate, explicit way to write.
+//! - Backends: [`SyntheticMemory`] (in-memory segments), filled by the
+//!   [`SyntheticJob`] builder. Core files, live processes and gdbserver are
+//!   not implemented yet.
+//! - [`SymbolSource`]: where a named global lives and which object defines
+//!   it. [`SymbolTable`] is the fixed table that synthetic jobs use; ELF
+//!   symbol lookup is not implemented yet.
+//! - [`mpir`]: the MPIR process table and its variables.
+//!
+//! Everything read from the target is bounded by [`Limits`], and failures
+//! are typed [`ReadError`]s that name the address and what was being read.
+//!
+//! # Example
 //!
 //! ```
-//! assert_eq!(mpidd_read::STATUS, "empty: no reader is implemented yet");
+//! use mpidd_read::{mpir, Limits, SyntheticJob};
+//! use mpidd_types::{MpirDebugState, TargetAbi};
+//!
+//! let job = SyntheticJob::builder(TargetAbi::S390X)
+//!     .mpir_starter(&[("n1", "/bin/ring", 4001), ("n2", "/bin/ring", 4002)])
+//!     .mpir_dll_name("/usr/lib/libtvmpich.so")
+//!     .build();
+//! let state = mpir::read_state(&job.memory, &job.symbols, &Limits::default())?;
+//! assert_eq!(state.debug_state, MpirDebugState::Spawned);
+//! assert_eq!(state.proctable.len(), 2);
+//! assert_eq!(state.dll_name.as_deref(), Some("/usr/lib/libtvmpich.so"));
+//! # Ok::<(), mpir::MpirError>(())
 //! ```
 
 #![forbid(unsafe_code)]
 
-/// What this crate implements today.
-pub const STATUS: &str = "empty: no reader is implemented yet";
+mod error;
+mod limits;
+mod memory;
+pub mod mpir;
+mod symbols;
+mod synthetic_job;
+mod synthetic_memory;
+
+pub use error::ReadError;
+pub use limits::Limits;
+pub use memory::{TargetMemory, TargetMemoryMut};
+pub use symbols::{Symbol, SymbolSource, SymbolTable};
+pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
+pub use synthetic_memory::SyntheticMemory;

@@ -1,0 +1,35 @@
+//! Caps on what a reader accepts from target memory, which may be corrupt or
+//! hostile.
+
+use serde::{Deserialize, Serialize};
+
+/// Bounds that every reader applies. A target that exceeds one gets a
+/// [`ReadError::LimitExceeded`](crate::ReadError::LimitExceeded) or
+/// [`ReadError::Unterminated`](crate::ReadError::Unterminated) naming the
+/// limit, never an unbounded allocation or loop.
+///
+/// ```
+/// use mpidd_read::Limits;
+///
+/// let strict = Limits { max_table_entries: 64, ..Limits::default() };
+/// assert_eq!(strict.max_string_len, Limits::default().max_string_len);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Most entries read from one process table or directory table.
+    /// Default 16,777,216: room for the largest jobs run today, while a
+    /// corrupt count of 2^31 is refused before anything is allocated.
+    pub max_table_entries: u64,
+    /// Most bytes in one C string, terminator excluded. Default 4096, the
+    /// Linux `PATH_MAX`.
+    pub max_string_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_table_entries: 1 << 24,
+            max_string_len: 4096,
+        }
+    }
+}

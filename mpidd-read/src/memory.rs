@@ -1,0 +1,245 @@
+//! The byte source every reader works on, and the typed reads built on it.
+//!
+//! A backend implements only [`TargetMemory::read_into`] and
+//! [`TargetMemory::abi`]. Everything typed (records, arrays, C strings,
+//! pointers, ints) is provided on top, always in the target's byte order and
+//! width, so the parsers above never touch the OS and never use host types
+//! for target words.
+
+use mpidd_types::{AddressWidth, ByteOrder, Record, TargetAbi, TargetAddr};
+
+use crate::error::ReadError;
+use crate::limits::Limits;
+
+/// How many bytes a string read asks for at a time. Strings in these tables
+/// are short (host names, paths), so one read usually finds the NUL.
+const STRING_CHUNK: usize = 256;
+
+/// How many records an array read decodes per backend call; keeps memory
+/// proportional to what is really readable, whatever count the target
+/// claims.
+const RECORDS_PER_CHUNK: u64 = 8192;
+
+/// Read-only access to a target's memory.
+///
+/// ```
+/// use mpidd_read::{SyntheticMemory, TargetMemory};
+/// use mpidd_types::{TargetAbi, TargetAddr};
+///
+/// let mut mem = SyntheticMemory::new(TargetAbi::S390X);
+/// mem.map(TargetAddr(0x1000), b"\x00\x00\x00\x2a\xff\xff\xff\xfe".to_vec());
+/// assert_eq!(mem.read_i32(TargetAddr(0x1000), "answer")?, 42);
+/// assert_eq!(mem.read_i32(TargetAddr(0x1004), "minus two")?, -2);
+/// assert!(mem.read_i32(TargetAddr(0x2000), "nothing").is_err());
+/// # Ok::<(), mpidd_read::ReadError>(())
+/// ```
+pub trait TargetMemory {
+    /// The target's ABI: byte order and address width of everything read.
+    fn abi(&self) -> TargetAbi;
+
+    /// Reads up to `buf.len()` bytes at `addr`, possibly across segments.
+    /// Returns how many bytes were read: fewer than asked means the byte at
+    /// `addr + n` could not be read. An `Err` means the backend failed in a
+    /// way that says nothing about the memory.
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError>;
+
+    /// Reads exactly `buf.len()` bytes, or fails naming `what`.
+    fn read_exact(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<(), ReadError> {
+        check_span(self.abi(), addr, buf.len() as u64, what)?;
+        let got = self.read_into(addr, buf)?;
+        if got < buf.len() {
+            return Err(ReadError::ShortRead {
+                what,
+                addr,
+                wanted: buf.len(),
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads one record.
+    fn read_record<R: Record>(&self, addr: TargetAddr) -> Result<R, ReadError> {
+        let abi = self.abi();
+        let mut buf = [0u8; 512];
+        let size = R::size_for(abi);
+        let mut heap;
+        let bytes = if size <= buf.len() {
+            &mut buf[..size]
+        } else {
+            heap = vec![0u8; size];
+            &mut heap[..]
+        };
+        self.read_exact(addr, bytes, R::C_NAME)?;
+        R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+            record: R::C_NAME,
+            addr,
+            source,
+        })
+    }
+
+    /// Reads an array of `count` records. `count` is taken as the target
+    /// gave it: negative counts and counts above
+    /// [`Limits::max_table_entries`] are refused before anything is
+    /// allocated.
+    fn read_records<R: Record>(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        limits: &Limits,
+    ) -> Result<Vec<R>, ReadError> {
+        let abi = self.abi();
+        let what = R::C_NAME;
+        let count =
+            u64::try_from(count).map_err(|_| ReadError::NegativeCount { what, addr, count })?;
+        if count > limits.max_table_entries {
+            return Err(ReadError::LimitExceeded {
+                what,
+                addr,
+                count,
+                max: limits.max_table_entries,
+                limit: "max_table_entries",
+            });
+        }
+        let size = R::size_for(abi) as u64;
+        check_span(abi, addr, count * size, what)?;
+        let mut out = Vec::with_capacity(count.min(RECORDS_PER_CHUNK) as usize);
+        let mut buf = Vec::new();
+        let mut done = 0u64;
+        while done < count {
+            let n = (count - done).min(RECORDS_PER_CHUNK);
+            let at = TargetAddr(addr.0 + done * size);
+            buf.resize((n * size) as usize, 0);
+            self.read_exact(at, &mut buf, what)?;
+            for (i, chunk) in buf.chunks_exact(size as usize).enumerate() {
+                let rec = R::decode(chunk, abi).map_err(|source| ReadError::Decode {
+                    record: what,
+                    addr: TargetAddr(at.0 + i as u64 * size),
+                    source,
+                })?;
+                out.push(rec);
+            }
+            done += n;
+        }
+        Ok(out)
+    }
+
+    /// Reads a NUL-terminated string of at most `max_len` bytes (terminator
+    /// excluded). Invalid UTF-8 is kept as bytes.
+    fn read_c_string(&self, addr: TargetAddr, max_len: usize) -> Result<Vec<u8>, ReadError> {
+        let mut out = Vec::new();
+        let mut chunk = [0u8; STRING_CHUNK];
+        loop {
+            let at = TargetAddr(addr.0.saturating_add(out.len() as u64));
+            // Never ask for more than the cap allows, plus one for the NUL.
+            let want = max_len
+                .saturating_add(1)
+                .saturating_sub(out.len())
+                .min(STRING_CHUNK);
+            check_span(self.abi(), at, want as u64, "string")?;
+            let got = self.read_into(at, &mut chunk[..want])?;
+            if let Some(nul) = chunk[..got].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..nul]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk[..got]);
+            if out.len() > max_len {
+                return Err(ReadError::Unterminated { addr, cap: max_len });
+            }
+            if got < want {
+                return Err(ReadError::ShortRead {
+                    what: "string",
+                    addr,
+                    wanted: out.len() + 1,
+                    got: out.len(),
+                });
+            }
+        }
+    }
+
+    /// Reads a C string as text, replacing invalid UTF-8.
+    fn read_string(&self, addr: TargetAddr, max_len: usize) -> Result<String, ReadError> {
+        let bytes = self.read_c_string(addr, max_len)?;
+        Ok(match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// Reads a target pointer (zero-extended to 64 bits).
+    fn read_pointer(&self, addr: TargetAddr, what: &'static str) -> Result<TargetAddr, ReadError> {
+        let abi = self.abi();
+        let mut b = [0u8; 8];
+        let n = abi.address_bytes();
+        self.read_exact(addr, &mut b[..n], what)?;
+        Ok(TargetAddr(decode_unsigned(abi.byte_order, &b[..n])))
+    }
+
+    /// Reads a 4-byte unsigned integer in the target's byte order.
+    fn read_u32(&self, addr: TargetAddr, what: &'static str) -> Result<u32, ReadError> {
+        let mut b = [0u8; 4];
+        self.read_exact(addr, &mut b, what)?;
+        Ok(decode_unsigned(self.abi().byte_order, &b) as u32)
+    }
+
+    /// Reads a 4-byte signed integer in the target's byte order.
+    fn read_i32(&self, addr: TargetAddr, what: &'static str) -> Result<i32, ReadError> {
+        self.read_u32(addr, what).map(|v| v as i32)
+    }
+}
+
+/// Explicit writes into a target. Kept apart from [`TargetMemory`] so that
+/// reading code cannot write by accident; a debugger only writes the few
+/// variables the protocols tell it to (`MPIR_being_debugged`,
+/// `MPIR_debug_gate`, `MPI2DD_info.debugger_flags`).
+pub trait TargetMemoryMut: TargetMemory {
+    /// Writes all of `bytes` at `addr`, or nothing.
+    fn write_all(&mut self, addr: TargetAddr, bytes: &[u8]) -> Result<(), ReadError>;
+
+    /// Writes a 4-byte integer in the target's byte order.
+    fn write_i32(&mut self, addr: TargetAddr, value: i32) -> Result<(), ReadError> {
+        let b = match self.abi().byte_order {
+            ByteOrder::Little => value.to_le_bytes(),
+            ByteOrder::Big => value.to_be_bytes(),
+        };
+        self.write_all(addr, &b)
+    }
+}
+
+/// Unsigned value of 1 to 8 bytes in the given byte order.
+fn decode_unsigned(order: ByteOrder, bytes: &[u8]) -> u64 {
+    let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
+    match order {
+        ByteOrder::Big => bytes.iter().fold(0, fold),
+        ByteOrder::Little => bytes.iter().rev().fold(0, fold),
+    }
+}
+
+/// Fails if `[addr, addr + len)` leaves the target's address space.
+fn check_span(
+    abi: TargetAbi,
+    addr: TargetAddr,
+    len: u64,
+    what: &'static str,
+) -> Result<(), ReadError> {
+    let top = match abi.address_width {
+        AddressWidth::W32 => Some(u64::from(u32::MAX) + 1),
+        AddressWidth::W64 => None,
+    };
+    let end = addr.0.checked_add(len);
+    let ok = match (end, top) {
+        (None, _) => false,
+        (Some(end), Some(top)) => end <= top,
+        (Some(_), None) => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ReadError::AddressOverflow { what, addr, len })
+    }
+}

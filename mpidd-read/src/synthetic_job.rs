@@ -1,0 +1,230 @@
+//! Builds synthetic MPI jobs in [`SyntheticMemory`].
+//!
+//! The builder lays out every record with its own byte-level code, written
+//! from the C rules, and never calls the `mpidd-types` encoders. A layout
+//! bug in the decoders therefore shows up as a test failure instead of
+//! cancelling out, as in rust-minidump's synth builder.
+
+use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
+
+use crate::mpir::names;
+use crate::symbols::SymbolTable;
+use crate::synthetic_memory::SyntheticMemory;
+
+/// A built job: its memory and its symbols.
+#[derive(Clone, Debug)]
+pub struct SyntheticJob {
+    /// The target memory.
+    pub memory: SyntheticMemory,
+    /// The globals the job defines.
+    pub symbols: SymbolTable,
+}
+
+impl SyntheticJob {
+    /// Starts a job for a target with this ABI.
+    pub fn builder(abi: TargetAbi) -> SyntheticJobBuilder {
+        SyntheticJobBuilder::new(abi)
+    }
+}
+
+/// Bytes being laid out at a target address, with the target's byte order
+/// and width.
+#[derive(Clone, Debug)]
+struct Region {
+    abi: TargetAbi,
+    base: u64,
+    bytes: Vec<u8>,
+}
+
+impl Region {
+    fn new(abi: TargetAbi, base: u64) -> Self {
+        Region {
+            abi,
+            base,
+            bytes: Vec::new(),
+        }
+    }
+
+    fn here(&self) -> TargetAddr {
+        TargetAddr(self.base + self.bytes.len() as u64)
+    }
+
+    fn align(&mut self, to: usize) -> &mut Self {
+        while self.bytes.len() % to != 0 {
+            self.bytes.push(0);
+        }
+        self
+    }
+
+    fn ptr_size(&self) -> usize {
+        match self.abi.address_width {
+            AddressWidth::W32 => 4,
+            AddressWidth::W64 => 8,
+        }
+    }
+
+    fn uint(&mut self, v: u64, size: usize) -> &mut Self {
+        let be = v.to_be_bytes();
+        let bytes = &be[8 - size..];
+        match self.abi.byte_order {
+            ByteOrder::Big => self.bytes.extend_from_slice(bytes),
+            ByteOrder::Little => self.bytes.extend(bytes.iter().rev()),
+        }
+        self
+    }
+
+    fn int(&mut self, v: i32) -> &mut Self {
+        self.uint(u64::from(v as u32), 4)
+    }
+
+    fn ptr(&mut self, a: TargetAddr) -> &mut Self {
+        let n = self.ptr_size();
+        self.uint(a.0, n)
+    }
+
+    /// A NUL-terminated string; returns its address.
+    fn string(&mut self, s: &str) -> TargetAddr {
+        let at = self.here();
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.bytes.push(0);
+        at
+    }
+}
+
+/// Lays out a synthetic job: globals in a data region, tables and strings
+/// in a heap region, each global named in the symbol table.
+#[derive(Clone, Debug)]
+pub struct SyntheticJobBuilder {
+    abi: TargetAbi,
+    object: String,
+    data: Region,
+    heap: Region,
+    symbols: Vec<(String, TargetAddr, u64)>,
+}
+
+impl SyntheticJobBuilder {
+    fn new(abi: TargetAbi) -> Self {
+        let (data, heap) = match abi.address_width {
+            AddressWidth::W32 => (0x0804_a000, 0x0a00_0000),
+            AddressWidth::W64 => (0x5555_5555_a000, 0x7f00_1000_0000),
+        };
+        SyntheticJobBuilder {
+            abi,
+            object: "/synthetic/mpirun".into(),
+            data: Region::new(abi, data),
+            heap: Region::new(abi, heap),
+            symbols: Vec::new(),
+        }
+    }
+
+    /// Names the object that defines the globals (default
+    /// `/synthetic/mpirun`).
+    pub fn object(mut self, path: &str) -> Self {
+        self.object = path.to_string();
+        self
+    }
+
+    fn global(&mut self, name: &str, align: usize, fill: impl FnOnce(&mut Region)) {
+        self.data.align(align);
+        let at = self.data.here();
+        fill(&mut self.data);
+        let size = self.data.here().0 - at.0;
+        self.symbols.push((name.to_string(), at, size));
+    }
+
+    fn int_global(&mut self, name: &str, v: i32) {
+        self.global(name, 4, |r| {
+            r.int(v);
+        });
+    }
+
+    /// An MPIR starter with a spawned job: the table (host, executable,
+    /// pid) in rank order, `MPIR_debug_state` 1 (spawned), the gate and
+    /// being-debugged flags at 0, and `MPIR_i_am_starter` defined.
+    pub fn mpir_starter(mut self, ranks: &[(&str, &str, i32)]) -> Self {
+        let p = self.heap.ptr_size();
+        let names: Vec<(TargetAddr, TargetAddr)> = ranks
+            .iter()
+            .map(|(h, e, _)| (self.heap.string(h), self.heap.string(e)))
+            .collect();
+        // MPIR_PROCDESC { char *host_name; char *executable_name; int pid; }:
+        // natural C layout, so the struct ends padded to pointer alignment.
+        self.heap.align(p);
+        let table = self.heap.here();
+        for ((host, exe), (_, _, pid)) in names.iter().zip(ranks) {
+            self.heap.ptr(*host).ptr(*exe).int(*pid).align(p);
+        }
+        self.global(names::PROCTABLE, p, |r| {
+            r.ptr(table);
+        });
+        self.int_global(names::PROCTABLE_SIZE, ranks.len() as i32);
+        self.int_global(names::DEBUG_STATE, 1);
+        self.int_global(names::DEBUG_GATE, 0);
+        self.int_global(names::BEING_DEBUGGED, 0);
+        self.int_global(names::I_AM_STARTER, 0);
+        self
+    }
+
+    /// Raw MPIR table fields, for hostile-input tests: the pointer and size
+    /// are written as given, whatever they point at.
+    pub fn mpir_raw(mut self, table: TargetAddr, size: i32, state: i32) -> Self {
+        let p = self.heap.ptr_size();
+        self.global(names::PROCTABLE, p, |r| {
+            r.ptr(table);
+        });
+        self.int_global(names::PROCTABLE_SIZE, size);
+        self.int_global(names::DEBUG_STATE, state);
+        self
+    }
+
+    /// `char MPIR_dll_name[]` holding `name`.
+    pub fn mpir_dll_name(mut self, name: &str) -> Self {
+        self.global(names::DLL_NAME, 1, |r| {
+            r.string(name);
+        });
+        self
+    }
+
+    /// Marks the job as aborting with `message`: `MPIR_debug_state` 2 and
+    /// `MPIR_debug_abort_string` pointing at the message. Call after
+    /// [`Self::mpir_starter`].
+    pub fn mpir_abort(mut self, message: &str) -> Self {
+        let s = self.heap.string(message);
+        let p = self.heap.ptr_size();
+        self.global(names::ABORT_STRING, p, |r| {
+            r.ptr(s);
+        });
+        self.symbols.retain(|(n, _, _)| n != names::DEBUG_STATE);
+        self.int_global(names::DEBUG_STATE, 2);
+        self
+    }
+
+    /// `char MPIR_executable_path[len]` holding `path`.
+    pub fn mpir_executable_path(mut self, path: &str, len: usize) -> Self {
+        self.global(names::EXECUTABLE_PATH, 1, |r| {
+            let start = r.bytes.len();
+            r.string(path);
+            r.bytes.resize(start + len.max(path.len() + 1), 0);
+        });
+        self
+    }
+
+    /// A presence-only symbol such as `MPIR_partial_attach_ok`.
+    pub fn presence(mut self, name: &str) -> Self {
+        self.int_global(name, 0);
+        self
+    }
+
+    /// The finished job.
+    pub fn build(self) -> SyntheticJob {
+        let mut memory = SyntheticMemory::new(self.abi);
+        memory.map(TargetAddr(self.data.base), self.data.bytes);
+        memory.map(TargetAddr(self.heap.base), self.heap.bytes);
+        let mut symbols = SymbolTable::new();
+        symbols.add_object(&self.object);
+        for (name, addr, size) in &self.symbols {
+            symbols.insert(&self.object, name, *addr, *size);
+        }
+        SyntheticJob { memory, symbols }
+    }
+}
