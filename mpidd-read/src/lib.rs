@@ -42,6 +42,7 @@ mod limits;
 mod memory;
 pub mod mpir;
 mod symbols;
+mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
 
@@ -49,5 +50,6 @@ pub use error::ReadError;
 pub use limits::Limits;
 pub use memory::{TargetMemory, TargetMemoryMut};
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
+pub use synthetic_elf::{CoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;

@@ -11,6 +11,12 @@ use crate::mpir::names;
 use crate::symbols::SymbolTable;
 use crate::synthetic_memory::SyntheticMemory;
 
+/// Link-time address of the synthetic executable's data segment; the
+/// run-time address is this plus the load bias, as for a PIE.
+pub(crate) const DATA_LINK_VADDR: u64 = 0x4000;
+/// Link-time entry point of the synthetic executable.
+pub(crate) const ENTRY_LINK_VADDR: u64 = 0x1000;
+
 /// A built job: its memory and its symbols.
 #[derive(Clone, Debug)]
 pub struct SyntheticJob {
@@ -18,6 +24,19 @@ pub struct SyntheticJob {
     pub memory: SyntheticMemory,
     /// The globals the job defines.
     pub symbols: SymbolTable,
+    /// Where things are, for writing the job out as files.
+    pub(crate) layout: JobLayout,
+}
+
+/// The pieces of a synthetic process: an executable whose data segment
+/// holds the globals, and an anonymous heap.
+#[derive(Clone, Debug)]
+pub(crate) struct JobLayout {
+    pub(crate) pid: i32,
+    /// Run-time address of the executable's data segment.
+    pub(crate) data: TargetAddr,
+    /// Run-time minus link-time addresses of the executable.
+    pub(crate) bias: u64,
 }
 
 impl SyntheticJob {
@@ -100,6 +119,7 @@ pub struct SyntheticJobBuilder {
     data: Region,
     heap: Region,
     symbols: Vec<(String, TargetAddr, u64)>,
+    pid: i32,
 }
 
 impl SyntheticJobBuilder {
@@ -114,13 +134,22 @@ impl SyntheticJobBuilder {
             data: Region::new(abi, data),
             heap: Region::new(abi, heap),
             symbols: Vec::new(),
+            pid: 4242,
         }
     }
 
     /// Names the object that defines the globals (default
-    /// `/synthetic/mpirun`).
+    /// `/synthetic/mpirun`). When the job is written out as files, this is
+    /// the executable's path as recorded in the core.
     pub fn object(mut self, path: &str) -> Self {
         self.object = path.to_string();
+        self
+    }
+
+    /// The process id recorded in a core file written from the job
+    /// (default 4242).
+    pub fn pid(mut self, pid: i32) -> Self {
+        self.pid = pid;
         self
     }
 
@@ -218,6 +247,11 @@ impl SyntheticJobBuilder {
     /// The finished job.
     pub fn build(self) -> SyntheticJob {
         let mut memory = SyntheticMemory::new(self.abi);
+        let layout = JobLayout {
+            pid: self.pid,
+            data: TargetAddr(self.data.base),
+            bias: self.data.base - DATA_LINK_VADDR,
+        };
         memory.map(TargetAddr(self.data.base), self.data.bytes);
         memory.map(TargetAddr(self.heap.base), self.heap.bytes);
         let mut symbols = SymbolTable::new();
@@ -225,6 +259,10 @@ impl SyntheticJobBuilder {
         for (name, addr, size) in &self.symbols {
             symbols.insert(&self.object, name, *addr, *size);
         }
-        SyntheticJob { memory, symbols }
+        SyntheticJob {
+            memory,
+            symbols,
+            layout,
+        }
     }
 }
