@@ -35,8 +35,11 @@
 //! # Ok::<(), mpir::MpirError>(())
 //! ```
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
+mod core_file;
+mod core_target;
+mod elf_symbols;
 mod error;
 mod limits;
 mod memory;
@@ -46,6 +49,9 @@ mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
 
+pub use core_file::{CoreError, CoreFile, MappedFile};
+pub use core_target::{CoreTarget, CoreTargetError};
+pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
 pub use error::ReadError;
 pub use limits::Limits;
 pub use memory::{TargetMemory, TargetMemoryMut};

@@ -1,0 +1,396 @@
+//! ELF core files as [`TargetMemory`]: 32- and 64-bit, either byte order.
+//!
+//! The file is memory-mapped and parsed with `object`. PT_LOAD segments give
+//! the memory the core holds. The notes give the pids (NT_PRSTATUS), the
+//! auxiliary vector (NT_AUXV, for the executable's load address) and the
+//! mapped files (NT_FILE, decoded here with the target's word size), from
+//! which pages the core omits are read back.
+
+use std::cell::OnceCell;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
+use object::read::elf::{FileHeader, ProgramHeader};
+use object::{elf, Endianness, FileKind};
+
+use crate::error::ReadError;
+use crate::memory::TargetMemory;
+
+/// Why a core file could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CoreError {
+    /// The file could not be opened or mapped.
+    #[error("cannot open {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not an ELF file this reader understands.
+    #[error("{path} is not an ELF core file: {reason}")]
+    NotCore {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// One PT_LOAD segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Load {
+    vaddr: u64,
+    memsz: u64,
+    offset: u64,
+    filesz: u64,
+}
+
+/// One NT_FILE entry: `[start, end)` maps `path` from byte `file_offset`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedFile {
+    /// First address of the mapping.
+    pub start: TargetAddr,
+    /// One past its last address.
+    pub end: TargetAddr,
+    /// Offset in the file of the byte mapped at `start`.
+    pub file_offset: u64,
+    /// The file's path as the target saw it.
+    pub path: String,
+}
+
+/// An opened ELF core file.
+pub struct CoreFile {
+    path: PathBuf,
+    data: Mmap,
+    abi: TargetAbi,
+    machine: u16,
+    loads: Vec<Load>,
+    pids: Vec<i32>,
+    auxv: Vec<(u64, u64)>,
+    files: Vec<MappedFile>,
+    /// Where to look for mapped files that moved: paths are joined to it.
+    sysroot: Option<PathBuf>,
+    /// Lazily mapped backing files, one slot per entry of `files`.
+    backing: Vec<OnceCell<Option<Mmap>>>,
+}
+
+impl std::fmt::Debug for CoreFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreFile")
+            .field("path", &self.path)
+            .field("abi", &self.abi)
+            .field("segments", &self.loads.len())
+            .field("pids", &self.pids)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Maps a file read-only.
+pub(crate) fn map_file(path: &Path) -> Result<Mmap, std::io::Error> {
+    let file = File::open(path)?;
+    // SAFETY: the mapping is read-only and private to this process. If
+    // another process truncates the file while it is mapped, reads of the
+    // lost pages fault; debuggers accept that risk for core files, which are
+    // not rewritten in place.
+    #[allow(unsafe_code)]
+    unsafe {
+        Mmap::map(&file)
+    }
+}
+
+impl CoreFile {
+    /// Opens and parses a core file.
+    pub fn open(path: &Path) -> Result<Self, CoreError> {
+        let data = map_file(path).map_err(|source| CoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let not_core = |reason: String| CoreError::NotCore {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let parsed = match FileKind::parse(&*data) {
+            Ok(FileKind::Elf64) => parse::<elf::FileHeader64<Endianness>>(&data),
+            Ok(FileKind::Elf32) => parse::<elf::FileHeader32<Endianness>>(&data),
+            Ok(other) => Err(format!("it is {other:?}")),
+            Err(e) => Err(e.to_string()),
+        }
+        .map_err(not_core)?;
+        let backing = parsed.files.iter().map(|_| OnceCell::new()).collect();
+        Ok(CoreFile {
+            path: path.to_path_buf(),
+            data,
+            abi: parsed.abi,
+            machine: parsed.machine,
+            loads: parsed.loads,
+            pids: parsed.pids,
+            auxv: parsed.auxv,
+            files: parsed.files,
+            sysroot: None,
+            backing,
+        })
+    }
+
+    /// Looks for mapped files under `sysroot` (a path recorded as
+    /// `/usr/lib/x.so` is read from `sysroot/usr/lib/x.so`).
+    pub fn with_sysroot(mut self, sysroot: &Path) -> Self {
+        self.sysroot = Some(sysroot.to_path_buf());
+        self.backing = self.files.iter().map(|_| OnceCell::new()).collect();
+        self
+    }
+
+    /// The path this core was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The ELF machine number (`EM_*`).
+    pub fn machine(&self) -> u16 {
+        self.machine
+    }
+
+    /// Pids of the threads, from NT_PRSTATUS, in note order (the first is
+    /// the thread that dumped).
+    pub fn pids(&self) -> &[i32] {
+        &self.pids
+    }
+
+    /// The auxiliary vector as (key, value) pairs.
+    pub fn auxv(&self) -> &[(u64, u64)] {
+        &self.auxv
+    }
+
+    /// The value of auxiliary-vector key `key` (`AT_ENTRY` is 9, `AT_PHDR`
+    /// 3).
+    pub fn auxv_value(&self, key: u64) -> Option<u64> {
+        self.auxv.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// The NT_FILE entries; empty for cores without the note (qemu-user).
+    pub fn mapped_files(&self) -> &[MappedFile] {
+        &self.files
+    }
+
+    /// A path recorded in the core, moved under the sysroot if there is one.
+    pub fn resolve_path(&self, recorded: &str) -> PathBuf {
+        match &self.sysroot {
+            Some(root) => root.join(recorded.trim_start_matches('/')),
+            None => PathBuf::from(recorded),
+        }
+    }
+
+    /// Copies what the core itself holds at `addr`; returns the count.
+    fn copy_dumped(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let i = self.loads.partition_point(|l| l.vaddr <= addr);
+        let Some(load) = i.checked_sub(1).map(|i| self.loads[i]) else {
+            return 0;
+        };
+        let off = addr - load.vaddr;
+        if off >= load.filesz.min(load.memsz) {
+            return 0;
+        }
+        let avail = (load.filesz.min(load.memsz) - off).min(buf.len() as u64);
+        let start = load.offset.saturating_add(off);
+        let Some(src) = usize::try_from(start)
+            .ok()
+            .and_then(|s| self.data.get(s..s.saturating_add(avail as usize)))
+        else {
+            return 0;
+        };
+        buf[..src.len()].copy_from_slice(src);
+        src.len()
+    }
+
+    /// Copies bytes the core omits from the file mapped there, if any.
+    fn copy_mapped_file(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let Some(i) = self
+            .files
+            .iter()
+            .position(|f| f.start.0 <= addr && addr < f.end.0)
+        else {
+            return 0;
+        };
+        let f = &self.files[i];
+        let map = self.backing[i].get_or_init(|| map_file(&self.resolve_path(&f.path)).ok());
+        let Some(map) = map else {
+            return 0;
+        };
+        let avail = (f.end.0 - addr).min(buf.len() as u64);
+        let Some(src) = f
+            .file_offset
+            .checked_add(addr - f.start.0)
+            .and_then(|s| usize::try_from(s).ok())
+            .and_then(|s| map.get(s..s.saturating_add(avail as usize).min(map.len())))
+        else {
+            return 0;
+        };
+        buf[..src.len()].copy_from_slice(src);
+        src.len()
+    }
+}
+
+impl TargetMemory for CoreFile {
+    fn abi(&self) -> TargetAbi {
+        self.abi
+    }
+
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        let mut done = 0;
+        while done < buf.len() {
+            let Some(at) = addr.0.checked_add(done as u64) else {
+                break;
+            };
+            let mut n = self.copy_dumped(at, &mut buf[done..]);
+            if n == 0 {
+                n = self.copy_mapped_file(at, &mut buf[done..]);
+            }
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        Ok(done)
+    }
+}
+
+struct Parsed {
+    abi: TargetAbi,
+    machine: u16,
+    loads: Vec<Load>,
+    pids: Vec<i32>,
+    auxv: Vec<(u64, u64)>,
+    files: Vec<MappedFile>,
+}
+
+fn parse<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Parsed, String> {
+    let header = Elf::parse(data).map_err(|e| e.to_string())?;
+    let endian = header.endian().map_err(|e| e.to_string())?;
+    if header.e_type(endian) != elf::ET_CORE {
+        return Err(format!(
+            "its ELF type is {}, not ET_CORE",
+            header.e_type(endian).0
+        ));
+    }
+    let abi = TargetAbi::new(
+        match endian {
+            Endianness::Little => ByteOrder::Little,
+            Endianness::Big => ByteOrder::Big,
+        },
+        if header.is_type_64() {
+            AddressWidth::W64
+        } else {
+            AddressWidth::W32
+        },
+    );
+    let phdrs = header
+        .program_headers(endian, data)
+        .map_err(|e| e.to_string())?;
+    let mut out = Parsed {
+        abi,
+        machine: header.e_machine(endian).0,
+        loads: Vec::new(),
+        pids: Vec::new(),
+        auxv: Vec::new(),
+        files: Vec::new(),
+    };
+    for ph in phdrs {
+        if ph.p_type(endian) == elf::PT_LOAD {
+            out.loads.push(Load {
+                vaddr: ph.p_vaddr(endian).into(),
+                memsz: ph.p_memsz(endian).into(),
+                offset: ph.p_offset(endian).into(),
+                filesz: ph.p_filesz(endian).into(),
+            });
+        }
+        let Some(mut notes) = ph.notes(endian, data).map_err(|e| e.to_string())? else {
+            continue;
+        };
+        while let Some(note) = notes.next().map_err(|e| e.to_string())? {
+            if note.name() != b"CORE" {
+                continue;
+            }
+            let desc = note.desc();
+            let n_type = note.n_type(endian);
+            if n_type == elf::NT_PRSTATUS {
+                if let Some(pid) = prstatus_pid(abi, desc) {
+                    out.pids.push(pid);
+                }
+            } else if n_type == elf::NT_AUXV {
+                out.auxv = words(abi, desc)
+                    .chunks_exact(2)
+                    .map(|kv| (kv[0], kv[1]))
+                    .take_while(|(k, _)| *k != 0)
+                    .collect();
+            } else if n_type == elf::NT_FILE {
+                out.files = nt_file(abi, desc)?;
+            }
+        }
+    }
+    out.loads.sort_by_key(|l| l.vaddr);
+    Ok(out)
+}
+
+/// A target-order unsigned integer of 4 or 8 bytes.
+fn uint(abi: TargetAbi, b: &[u8]) -> u64 {
+    let fold = |acc: u64, x: &u8| (acc << 8) | u64::from(*x);
+    match abi.byte_order {
+        ByteOrder::Big => b.iter().fold(0, fold),
+        ByteOrder::Little => b.iter().rev().fold(0, fold),
+    }
+}
+
+fn words(abi: TargetAbi, b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(abi.address_bytes())
+        .map(|w| uint(abi, w))
+        .collect()
+}
+
+/// `pr_pid` of `struct elf_prstatus`: after the 12-byte siginfo, the
+/// 2-byte current signal and its padding, and two `unsigned long` masks.
+fn prstatus_pid(abi: TargetAbi, desc: &[u8]) -> Option<i32> {
+    let at = 16 + 2 * abi.address_bytes();
+    desc.get(at..at + 4).map(|b| uint(abi, b) as u32 as i32)
+}
+
+/// NT_FILE: count and page size, then (start, end, page offset) triples,
+/// then the paths, NUL-separated. All words are the target's `long`.
+fn nt_file(abi: TargetAbi, desc: &[u8]) -> Result<Vec<MappedFile>, String> {
+    let w = abi.address_bytes();
+    let word = |i: usize| desc.get(i * w..(i + 1) * w).map(|b| uint(abi, b));
+    let (Some(count), Some(page)) = (word(0), word(1)) else {
+        return Err("NT_FILE note is shorter than its header".into());
+    };
+    // Each entry takes three words, so the note's size bounds the count.
+    let max = (desc.len() / w).saturating_sub(2) / 3;
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&c| c <= max)
+        .ok_or_else(|| {
+            format!(
+                "NT_FILE claims {count} entries, more than its {} bytes hold",
+                desc.len()
+            )
+        })?;
+    let mut names = desc[(2 + 3 * count) * w..]
+        .split(|&b| b == 0)
+        .map(|s| String::from_utf8_lossy(s).into_owned());
+    let mut files = Vec::with_capacity(count);
+    for i in 0..count {
+        let base = 2 + 3 * i;
+        let (Some(start), Some(end), Some(pgoff)) = (word(base), word(base + 1), word(base + 2))
+        else {
+            return Err(format!("NT_FILE entry {i} is cut short"));
+        };
+        files.push(MappedFile {
+            start: TargetAddr(start),
+            end: TargetAddr(end),
+            file_offset: pgoff.saturating_mul(page),
+            path: names.next().unwrap_or_default(),
+        });
+    }
+    Ok(files)
+}
