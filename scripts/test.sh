@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The C compilers of the ABIs the layout tests prove against.
 packages=(
+  # C compilers of the ABIs the layout tests prove against.
   gcc
   gcc-i686-linux-gnu
   gcc-aarch64-linux-gnu
@@ -13,6 +13,16 @@ packages=(
   gcc-s390x-linux-gnu
   gcc-powerpc-linux-gnu
   gcc-mips-linux-gnu
+  # Guest cores of foreign CPUs (tests/qemu/make-cores.sh).
+  qemu-user
+  libc6-dev-s390x-cross
+  libc6-dev-powerpc-cross
+  libc6-dev-armhf-cross
+  libc6-dev-i386-cross
+  # A real Open MPI job, and gcore to dump its launcher.
+  openmpi-bin
+  libopenmpi-dev
+  gdb
 )
 
 missing=()

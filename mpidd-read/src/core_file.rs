@@ -74,8 +74,23 @@ pub struct CoreFile {
     files: Vec<MappedFile>,
     /// Where to look for mapped files that moved: paths are joined to it.
     sysroot: Option<PathBuf>,
-    /// Lazily mapped backing files, one slot per entry of `files`.
-    backing: Vec<OnceCell<Option<Mmap>>>,
+    /// Where each entry of `files` is on disk, mapped on first use.
+    backing: Vec<Backing>,
+}
+
+/// A file that backs pages the core omits.
+struct Backing {
+    on_disk: PathBuf,
+    map: OnceCell<Option<Mmap>>,
+}
+
+impl Backing {
+    fn new(on_disk: PathBuf) -> Self {
+        Backing {
+            on_disk,
+            map: OnceCell::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for CoreFile {
@@ -120,7 +135,11 @@ impl CoreFile {
             Err(e) => Err(e.to_string()),
         }
         .map_err(not_core)?;
-        let backing = parsed.files.iter().map(|_| OnceCell::new()).collect();
+        let backing = parsed
+            .files
+            .iter()
+            .map(|f| Backing::new(PathBuf::from(&f.path)))
+            .collect();
         Ok(CoreFile {
             path: path.to_path_buf(),
             data,
@@ -139,8 +158,21 @@ impl CoreFile {
     /// `/usr/lib/x.so` is read from `sysroot/usr/lib/x.so`).
     pub fn with_sysroot(mut self, sysroot: &Path) -> Self {
         self.sysroot = Some(sysroot.to_path_buf());
-        self.backing = self.files.iter().map(|_| OnceCell::new()).collect();
+        self.backing = self
+            .files
+            .iter()
+            .map(|f| Backing::new(self.resolve_path(&f.path)))
+            .collect();
         self
+    }
+
+    /// Declares that `file` is mapped as described, with its bytes in the
+    /// file at `on_disk`. Cores without NT_FILE (qemu-user's) omit the
+    /// executable's read-only pages, so the caller who knows the executable
+    /// adds its segments here.
+    pub fn add_mapping(&mut self, file: MappedFile, on_disk: &Path) {
+        self.files.push(file);
+        self.backing.push(Backing::new(on_disk.to_path_buf()));
     }
 
     /// The path this core was opened from.
@@ -215,7 +247,8 @@ impl CoreFile {
             return 0;
         };
         let f = &self.files[i];
-        let map = self.backing[i].get_or_init(|| map_file(&self.resolve_path(&f.path)).ok());
+        let backing = &self.backing[i];
+        let map = backing.map.get_or_init(|| map_file(&backing.on_disk).ok());
         let Some(map) = map else {
             return 0;
         };

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
-use crate::core_file::{CoreError, CoreFile};
+use crate::core_file::{CoreError, CoreFile, MappedFile};
 use crate::elf_symbols::{elf_placement, ElfSymbols, SymbolError};
 use crate::error::ReadError;
 use crate::memory::TargetMemory;
@@ -73,6 +73,8 @@ impl CoreTarget {
         sysroot: Option<&Path>,
     ) -> Result<Self, CoreTargetError> {
         let mut core = CoreFile::open(core)?;
+        // An executable named by the caller is used as given; only paths
+        // recorded in the core move under the sysroot.
         if let Some(root) = sysroot {
             core = core.with_sysroot(root);
         }
@@ -105,6 +107,22 @@ impl CoreTarget {
         };
         let mut symbols = ElfSymbols::new();
         symbols.add_object(&exe_path, &exe_name, bias)?;
+        if recorded_exe.is_none() {
+            // Without NT_FILE nothing says where the executable's pages came
+            // from; its own segments do.
+            for &(vaddr, offset, size) in &placement.loads {
+                let start = bias.wrapping_add(vaddr);
+                core.add_mapping(
+                    MappedFile {
+                        start: TargetAddr(start),
+                        end: TargetAddr(start.saturating_add(size)),
+                        file_offset: offset,
+                        path: exe_name.clone(),
+                    },
+                    &exe_path,
+                );
+            }
+        }
 
         // Every other mapped file: its bias is where its first page (file
         // offset 0) was mapped, less its first segment's page.

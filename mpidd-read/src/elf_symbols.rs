@@ -36,7 +36,7 @@ pub enum SymbolError {
 }
 
 /// What the loader needs to know about an ELF file to place it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElfPlacement {
     /// `e_entry`.
     pub entry: u64,
@@ -44,6 +44,9 @@ pub struct ElfPlacement {
     pub relocatable: bool,
     /// The lowest `p_vaddr` of its PT_LOAD segments.
     pub first_load_vaddr: u64,
+    /// Its PT_LOAD segments' file-backed parts: (link-time address, file
+    /// offset, size in the file).
+    pub loads: Vec<(u64, u64, u64)>,
 }
 
 struct LoadedObject {
@@ -82,6 +85,13 @@ pub fn elf_placement(path: &Path) -> Result<ElfPlacement, SymbolError> {
         entry: file.entry(),
         relocatable: file.kind() == ObjectKind::Dynamic,
         first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),
+        loads: file
+            .segments()
+            .map(|s| {
+                let (offset, size) = s.file_range();
+                (s.address(), offset, size)
+            })
+            .collect(),
     })
 }
 
