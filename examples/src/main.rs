@@ -1,15 +1,21 @@
 //! `mpidd`: shows what MPI launchers and libraries expose to debuggers.
 //!
-//! Today it has one subcommand, `demo`, which lays a sample MPIR and MPI-2
-//! debugger-interface job out in memory as several target ABIs would, reads
-//! it back through `mpidd-types`, and prints what it read.
+//! - `mpidd demo` lays a sample MPIR and MPI-2 debugger-interface job out in
+//!   memory as several target ABIs would, reads it back through
+//!   `mpidd-types`, and prints what it read.
+//! - `mpidd procs` reads the MPIR process table of a core file or a live
+//!   process.
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
 use clap::{Parser, Subcommand};
+use mpidd_read::Limits;
 
 mod demo;
 mod demo_image;
+mod procs;
 
 #[derive(Parser)]
 #[command(name = "mpidd", version, about)]
@@ -27,12 +33,53 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the MPIR process table of a core file or a live process.
+    Procs {
+        /// An ELF core file of the launcher (of any ABI).
+        #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
+        core: Option<PathBuf>,
+        /// The executable the core came from (needed when the core has no
+        /// NT_FILE note, as qemu-user cores do).
+        #[arg(long, requires = "core")]
+        exe: Option<PathBuf>,
+        /// Look for the files a core names under this directory.
+        #[arg(long, requires = "core")]
+        sysroot: Option<PathBuf>,
+        /// A running process on this machine (read without stopping it).
+        #[arg(long)]
+        pid: Option<i32>,
+        /// Most entries accepted in a process table.
+        #[arg(long, default_value_t = Limits::default().max_table_entries)]
+        max_table_entries: u64,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Demo { json } => demo::run(json),
+        Command::Demo { json } => demo::run(json).map_err(|e| e.to_string()),
+        Command::Procs {
+            core,
+            exe,
+            sysroot,
+            pid,
+            max_table_entries,
+            json,
+        } => {
+            let source = match (core, pid) {
+                (Some(core), _) => procs::Source::Core { core, exe, sysroot },
+                (None, Some(pid)) => procs::Source::Pid(pid),
+                (None, None) => unreachable!("clap requires --core or --pid"),
+            };
+            let limits = Limits {
+                max_table_entries,
+                ..Limits::default()
+            };
+            procs::run(source, json, &limits).map_err(|e| e.to_string())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

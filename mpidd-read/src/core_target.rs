@@ -124,26 +124,8 @@ impl CoreTarget {
             }
         }
 
-        // Every other mapped file: its bias is where its first page (file
-        // offset 0) was mapped, less its first segment's page.
-        let mut seen = vec![recorded_exe.clone().unwrap_or_default()];
-        for f in core.mapped_files() {
-            if f.file_offset != 0 || seen.contains(&f.path) {
-                continue;
-            }
-            seen.push(f.path.clone());
-            let on_disk = core.resolve_path(&f.path);
-            match elf_placement(&on_disk) {
-                Ok(p) => {
-                    let bias = f.start.0.wrapping_sub(p.first_load_vaddr & !0xfff);
-                    if symbols.add_object(&on_disk, &f.path, bias).is_err() {
-                        symbols.note_searched(&f.path);
-                    }
-                }
-                // Device files, deleted files and data files are not ELF.
-                Err(_) => continue,
-            }
-        }
+        let skip = recorded_exe.clone().unwrap_or_default();
+        symbols.add_mapped_objects(core.mapped_files(), &skip, |p| core.resolve_path(p));
         Ok(CoreTarget {
             core,
             symbols,

@@ -5,12 +5,12 @@
 //! load bias is added, so addresses are run-time addresses.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mpidd_types::TargetAddr;
 use object::{Object, ObjectKind, ObjectSegment, ObjectSymbol, SymbolKind};
 
-use crate::core_file::map_file;
+use crate::core_file::{map_file, MappedFile};
 use crate::symbols::{Symbol, SymbolSource};
 
 /// Why an object's symbols could not be loaded.
@@ -141,6 +141,33 @@ impl ElfSymbols {
             symbols,
         });
         Ok(())
+    }
+
+    /// Adds every ELF file among `mappings` (as NT_FILE or
+    /// `/proc/PID/maps` list them) except `skip`. A file's bias is where its
+    /// first page (file offset 0) was mapped, less its first segment's page.
+    /// Files that are not ELF (devices, data, deleted files) are passed over.
+    pub fn add_mapped_objects(
+        &mut self,
+        mappings: &[MappedFile],
+        skip: &str,
+        on_disk: impl Fn(&str) -> PathBuf,
+    ) {
+        let mut seen = vec![skip.to_string()];
+        for f in mappings {
+            if f.file_offset != 0 || f.path.is_empty() || seen.contains(&f.path) {
+                continue;
+            }
+            seen.push(f.path.clone());
+            let path = on_disk(&f.path);
+            let Ok(p) = elf_placement(&path) else {
+                continue;
+            };
+            let bias = f.start.0.wrapping_sub(p.first_load_vaddr & !0xfff);
+            if self.add_object(&path, &f.path, bias).is_err() {
+                self.note_searched(&f.path);
+            }
+        }
     }
 
     /// Records an object that was considered but could not be read, so

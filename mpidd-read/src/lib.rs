@@ -7,12 +7,15 @@
 //!   implement one method; typed reads of records, arrays, C strings,
 //!   pointers and ints come with it, always in the target's byte order and
 //!   width. [`TargetMemoryMut`] is the separate, explicit way to write.
-//! - Backends: [`SyntheticMemory`] (in-memory segments), filled by the
-//!   [`SyntheticJob`] builder. Core files, live processes and gdbserver are
-//!   not implemented yet.
+//! - Backends: [`CoreFile`] (ELF cores of any ABI, with pages the core
+//!   omits read from the mapped files), [`LiveProcess`] (a running Linux
+//!   process, read without stopping it) and [`SyntheticMemory`] (in-memory
+//!   segments), which the [`SyntheticJob`] builder fills and can write out
+//!   as a real core file and executable. gdbserver is not implemented yet.
 //! - [`SymbolSource`]: where a named global lives and which object defines
-//!   it. [`SymbolTable`] is the fixed table that synthetic jobs use; ELF
-//!   symbol lookup is not implemented yet.
+//!   it. [`ElfSymbols`] reads `.symtab` and `.dynsym` of every loaded
+//!   object with its load bias; [`CoreTarget`] and [`LiveTarget`] pair it
+//!   with the memory. [`SymbolTable`] is the fixed table synthetic jobs use.
 //! - [`mpir`]: the MPIR process table and its variables.
 //!
 //! Everything read from the target is bounded by [`Limits`], and failures
@@ -42,6 +45,7 @@ mod core_target;
 mod elf_symbols;
 mod error;
 mod limits;
+mod live_process;
 mod memory;
 pub mod mpir;
 mod symbols;
@@ -54,6 +58,7 @@ pub use core_target::{CoreTarget, CoreTargetError};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
 pub use error::ReadError;
 pub use limits::Limits;
+pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{TargetMemory, TargetMemoryMut};
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
 pub use synthetic_elf::{CoreOptions, WriteError};

@@ -1,0 +1,295 @@
+//! A running Linux process as [`TargetMemory`], and its symbols.
+//!
+//! Reads use `process_vm_readv` and fall back to `/proc/PID/mem` when the
+//! kernel refuses the first (no CMA permission, seccomp, old kernels); the
+//! reason the first strategy failed is kept for error messages. Reading
+//! does not stop the process. Writes go through `/proc/PID/mem` and happen
+//! only through [`TargetMemoryMut`].
+
+use std::cell::{OnceCell, RefCell};
+use std::fs::{File, OpenOptions};
+use std::io::IoSliceMut;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
+use nix::errno::Errno;
+use nix::sys::uio::{process_vm_readv, RemoteIoVec};
+use nix::unistd::Pid;
+use object::{Endianness, FileKind, Object};
+
+use crate::core_file::{map_file, MappedFile};
+use crate::elf_symbols::ElfSymbols;
+use crate::error::ReadError;
+use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::symbols::{Symbol, SymbolSource};
+
+/// Why a live process could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LiveError {
+    /// A `/proc` file could not be read.
+    #[error(
+        "cannot read {path}: {source} (does process {pid} exist, and may this user trace it?)"
+    )]
+    Proc {
+        /// The pid.
+        pid: i32,
+        /// The `/proc` path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The executable is not an ELF file.
+    #[error("the executable of process {pid} ({path}) is not an ELF file: {reason}")]
+    NotElf {
+        /// The pid.
+        pid: i32,
+        /// Its executable.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+}
+
+/// The memory of a running process on this machine.
+#[derive(Debug)]
+pub struct LiveProcess {
+    pid: i32,
+    abi: TargetAbi,
+    /// Why `process_vm_readv` was given up on, once it has been.
+    vm_readv_error: RefCell<Option<Errno>>,
+    mem: OnceCell<Result<File, std::io::ErrorKind>>,
+}
+
+impl LiveProcess {
+    /// Opens process `pid` for reading. The ABI comes from its executable's
+    /// ELF header.
+    pub fn open(pid: i32) -> Result<Self, LiveError> {
+        let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+        let data = map_file(&exe).map_err(|source| LiveError::Proc {
+            pid,
+            path: exe.clone(),
+            source,
+        })?;
+        let not_elf = |reason: String| LiveError::NotElf {
+            pid,
+            path: exe.clone(),
+            reason,
+        };
+        let width = match FileKind::parse(&*data) {
+            Ok(FileKind::Elf64) => AddressWidth::W64,
+            Ok(FileKind::Elf32) => AddressWidth::W32,
+            Ok(other) => return Err(not_elf(format!("it is {other:?}"))),
+            Err(e) => return Err(not_elf(e.to_string())),
+        };
+        let file = object::File::parse(&*data).map_err(|e| not_elf(e.to_string()))?;
+        let order = match file.endianness() {
+            Endianness::Little => ByteOrder::Little,
+            Endianness::Big => ByteOrder::Big,
+        };
+        Ok(LiveProcess {
+            pid,
+            abi: TargetAbi::new(order, width),
+            vm_readv_error: RefCell::new(None),
+            mem: OnceCell::new(),
+        })
+    }
+
+    /// The pid.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The file-backed mappings of `/proc/PID/maps`.
+    pub fn mappings(&self) -> Result<Vec<MappedFile>, LiveError> {
+        let path = PathBuf::from(format!("/proc/{}/maps", self.pid));
+        let text = std::fs::read_to_string(&path).map_err(|source| LiveError::Proc {
+            pid: self.pid,
+            path,
+            source,
+        })?;
+        Ok(text.lines().filter_map(parse_maps_line).collect())
+    }
+
+    fn mem_file(&self) -> Result<&File, std::io::ErrorKind> {
+        self.mem
+            .get_or_init(|| File::open(format!("/proc/{}/mem", self.pid)).map_err(|e| e.kind()))
+            .as_ref()
+            .map_err(|e| *e)
+    }
+}
+
+/// `start-end perms offset dev inode path`; only lines with an absolute
+/// path that still exists on disk.
+fn parse_maps_line(line: &str) -> Option<MappedFile> {
+    let mut parts = line.splitn(6, ' ');
+    let range = parts.next()?;
+    let _perms = parts.next()?;
+    let offset = u64::from_str_radix(parts.next()?, 16).ok()?;
+    let _dev = parts.next()?;
+    let _inode = parts.next()?;
+    let path = parts.next()?.trim_start();
+    if !path.starts_with('/') || path.ends_with(" (deleted)") {
+        return None;
+    }
+    let (start, end) = range.split_once('-')?;
+    Some(MappedFile {
+        start: TargetAddr(u64::from_str_radix(start, 16).ok()?),
+        end: TargetAddr(u64::from_str_radix(end, 16).ok()?),
+        file_offset: offset,
+        path: path.to_string(),
+    })
+}
+
+impl TargetMemory for LiveProcess {
+    fn abi(&self) -> TargetAbi {
+        self.abi
+    }
+
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        // The process runs on this machine, so its addresses fit the host's
+        // pointers; one that does not cannot be mapped.
+        let Ok(base) = usize::try_from(addr.0) else {
+            return Ok(0);
+        };
+        if self.vm_readv_error.borrow().is_none() {
+            let remote = [RemoteIoVec {
+                base,
+                len: buf.len(),
+            }];
+            match process_vm_readv(
+                Pid::from_raw(self.pid),
+                &mut [IoSliceMut::new(buf)],
+                &remote,
+            ) {
+                Ok(n) => return Ok(n),
+                // The first byte is not mapped.
+                Err(Errno::EFAULT) => return Ok(0),
+                Err(e) => *self.vm_readv_error.borrow_mut() = Some(e),
+            }
+        }
+        let backend = |source: std::io::Error| ReadError::Backend {
+            what: "process memory",
+            addr,
+            source: std::io::Error::new(
+                source.kind(),
+                format!(
+                    "/proc/{}/mem: {source}; process_vm_readv: {}",
+                    self.pid,
+                    self.vm_readv_error
+                        .borrow()
+                        .map(|e| e.desc().to_string())
+                        .unwrap_or_default()
+                ),
+            ),
+        };
+        let file = self.mem_file().map_err(|k| backend(k.into()))?;
+        let mut done = 0;
+        while done < buf.len() {
+            match file.read_at(&mut buf[done..], addr.0 + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                // Unmapped memory reads as EIO.
+                Err(e) if e.raw_os_error() == Some(libc_eio()) => break,
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        Ok(done)
+    }
+}
+
+fn libc_eio() -> i32 {
+    Errno::EIO as i32
+}
+
+impl TargetMemoryMut for LiveProcess {
+    fn write_all(&mut self, addr: TargetAddr, bytes: &[u8]) -> Result<(), ReadError> {
+        let path = format!("/proc/{}/mem", self.pid);
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|source| ReadError::Backend {
+                what: "write to process memory",
+                addr,
+                source,
+            })?;
+        file.write_all_at(bytes, addr.0)
+            .map_err(|source| ReadError::Backend {
+                what: "write to process memory",
+                addr,
+                source,
+            })
+    }
+}
+
+/// A live process and the symbols of every ELF file it has mapped.
+///
+/// ```no_run
+/// use mpidd_read::{mpir, Limits, LiveTarget};
+///
+/// let mpirun = LiveTarget::open(12345)?;
+/// let state = mpir::read_state(&mpirun, &mpirun, &Limits::default())?;
+/// for p in &state.proctable {
+///     println!("{} {} {}", p.host_name, p.pid, p.executable_name);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LiveTarget {
+    process: LiveProcess,
+    symbols: ElfSymbols,
+}
+
+impl LiveTarget {
+    /// Opens process `pid` and loads the symbols of its mapped objects.
+    pub fn open(pid: i32) -> Result<Self, LiveError> {
+        let process = LiveProcess::open(pid)?;
+        let mut symbols = ElfSymbols::new();
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        // Through /proc/PID/root, so a process in another mount namespace
+        // has its own files found.
+        symbols.add_mapped_objects(&process.mappings()?, "", |p| {
+            root.join(Path::new(p.trim_start_matches('/')))
+        });
+        Ok(LiveTarget { process, symbols })
+    }
+
+    /// The process.
+    pub fn process(&self) -> &LiveProcess {
+        &self.process
+    }
+
+    /// The process, for explicit writes.
+    pub fn process_mut(&mut self) -> &mut LiveProcess {
+        &mut self.process
+    }
+
+    /// The symbols.
+    pub fn symbols(&self) -> &ElfSymbols {
+        &self.symbols
+    }
+}
+
+impl TargetMemory for LiveTarget {
+    fn abi(&self) -> TargetAbi {
+        self.process.abi()
+    }
+
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        self.process.read_into(addr, buf)
+    }
+}
+
+impl SymbolSource for LiveTarget {
+    fn lookup(&self, name: &str) -> Option<Symbol> {
+        self.symbols.lookup(name)
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        self.symbols.searched_objects()
+    }
+}
