@@ -51,7 +51,10 @@ impl Expected {
     fn load(arch: &str) -> Self {
         let text = std::fs::read_to_string(cores().join(format!("mpir_target-{arch}.expected")))
             .expect("expected file");
-        assert!(text.contains("\nend=1"), "{arch}: the program's output is incomplete");
+        assert!(
+            text.contains("\nend=1"),
+            "{arch}: the program's output is incomplete"
+        );
         Expected(
             text.lines()
                 .filter_map(|l| l.split_once('='))
@@ -93,13 +96,21 @@ fn check_mpir(arch: &str) {
     let exp = Expected::load(arch);
     let t = open(arch);
     let abi = t.abi();
-    assert_eq!(abi.address_bytes() as i64, exp.int("pointer_size"), "{arch}");
+    assert_eq!(
+        abi.address_bytes() as i64,
+        exp.int("pointer_size"),
+        "{arch}"
+    );
     assert_eq!(
         format!("{:?}", abi.byte_order).to_lowercase(),
         exp.str("endian"),
         "{arch}"
     );
-    assert!(t.core().mapped_files().iter().all(|f| f.path.contains("mpir_target")));
+    assert!(t
+        .core()
+        .mapped_files()
+        .iter()
+        .all(|f| f.path.contains("mpir_target")));
     for name in [
         "MPIR_proctable",
         "MPIR_proctable_size",
@@ -108,8 +119,14 @@ fn check_mpir(arch: &str) {
         "MPIR_dll_name",
         "MPI2DD_info",
     ] {
-        let sym = t.lookup(name).unwrap_or_else(|| panic!("{arch}: no {name}"));
-        assert_eq!(sym.addr, exp.addr(&format!("addr.{name}")), "{arch}: {name}");
+        let sym = t
+            .lookup(name)
+            .unwrap_or_else(|| panic!("{arch}: no {name}"));
+        assert_eq!(
+            sym.addr,
+            exp.addr(&format!("addr.{name}")),
+            "{arch}: {name}"
+        );
     }
     assert_eq!(
         MpirProcdesc::size_for(abi) as i64,
@@ -117,12 +134,24 @@ fn check_mpir(arch: &str) {
     );
 
     let s = mpir::read_state(&t, &t, &Limits::default()).unwrap();
-    assert_eq!(s.debug_state, MpirDebugState::from(exp.int("MPIR_debug_state") as i32));
+    assert_eq!(
+        s.debug_state,
+        MpirDebugState::from(exp.int("MPIR_debug_state") as i32)
+    );
     assert_eq!(i64::from(s.proctable_size), exp.int("MPIR_proctable_size"));
     assert_eq!(s.debug_gate, Some(exp.int("MPIR_debug_gate") as i32));
-    assert_eq!(s.being_debugged, Some(exp.int("MPIR_being_debugged") as i32));
-    assert!(s.presence.i_am_starter && s.presence.partial_attach_ok, "{arch}");
-    assert_eq!(s.abort_string.as_deref(), Some(exp.str("MPIR_debug_abort_string.str")));
+    assert_eq!(
+        s.being_debugged,
+        Some(exp.int("MPIR_being_debugged") as i32)
+    );
+    assert!(
+        s.presence.i_am_starter && s.presence.partial_attach_ok,
+        "{arch}"
+    );
+    assert_eq!(
+        s.abort_string.as_deref(),
+        Some(exp.str("MPIR_debug_abort_string.str"))
+    );
     assert_eq!(s.dll_name.as_deref(), Some(exp.str("MPIR_dll_name.str")));
     assert_eq!(
         s.executable_path.as_deref(),
@@ -132,7 +161,11 @@ fn check_mpir(arch: &str) {
     for (i, p) in s.proctable.iter().enumerate() {
         let k = |f: &str| format!("MPIR_proctable[{i}].{f}");
         assert_eq!(p.host_name, exp.str(&k("host_name.str")), "{arch} rank {i}");
-        assert_eq!(p.executable_name, exp.str(&k("executable_name.str")), "{arch} rank {i}");
+        assert_eq!(
+            p.executable_name,
+            exp.str(&k("executable_name.str")),
+            "{arch} rank {i}"
+        );
         assert_eq!(i64::from(p.pid), exp.int(&k("pid")), "{arch} rank {i}");
     }
 }
@@ -145,7 +178,10 @@ fn check_mpi2dd(arch: &str) {
     for (size, key) in [
         (Mpi2ddInfo::size_for(abi), "sizeof.MPI2DD_INFO"),
         (Mpi2ddProcdesc::size_for(abi), "sizeof.MPI2DD_PROCDESC"),
-        (Mpi2ddDirectoryEntry::size_for(abi), "sizeof.MPI2DD_DIRECTORYENTRY"),
+        (
+            Mpi2ddDirectoryEntry::size_for(abi),
+            "sizeof.MPI2DD_DIRECTORYENTRY",
+        ),
         (Mpi2ddSpawndesc::size_for(abi), "sizeof.MPI2DD_SPAWNDESC"),
     ] {
         assert_eq!(size as i64, exp.int(key), "{arch}: {key}");
@@ -156,7 +192,11 @@ fn check_mpi2dd(arch: &str) {
     let f = |k: &str| exp.int(&format!("MPI2DD_info.{k}"));
     assert_eq!(i64::from(u8::from(info.debug_state)), f("debug_state"));
     assert_eq!(i64::from(info.mpi_flags.bits()), f("mpi_flags"));
-    assert_eq!(info.meta_pid as i64, f("meta_pid"), "{arch}: sign extension");
+    assert_eq!(
+        info.meta_pid as i64,
+        f("meta_pid"),
+        "{arch}: sign extension"
+    );
     assert_eq!(info.proctable.0 as i64, f("proctable"));
     assert_eq!(info.directory_table.0 as i64, f("directory_table"));
     assert_eq!(
@@ -183,7 +223,10 @@ fn check_mpi2dd(arch: &str) {
         );
         if !p.spawn_desc.is_null() {
             let d: Mpi2ddSpawndesc = t.read_record(p.spawn_desc).unwrap();
-            assert_eq!(i64::from(d.parent_rank), exp.int("MPI2DD_spawndesc.parent_rank"));
+            assert_eq!(
+                i64::from(d.parent_rank),
+                exp.int("MPI2DD_spawndesc.parent_rank")
+            );
             assert_eq!(i64::from(d.sequence), exp.int("MPI2DD_spawndesc.sequence"));
         }
     }
