@@ -1,5 +1,6 @@
 //! `mpidd procs`: what a target exposes of its job's processes.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::mpir::{self, MpirError, MpirState};
@@ -31,6 +32,8 @@ pub enum ProcsError {
     Mpir(#[from] MpirError),
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
 }
 
 #[derive(Serialize)]
@@ -44,8 +47,19 @@ fn read<T: TargetMemory + SymbolSource>(t: &T, limits: &Limits) -> Result<Report
     })
 }
 
-/// Reads the target and prints its process tables.
+/// Reads the target and prints its process tables. A reader that closes
+/// the output early (`mpidd procs ... | head`) is not an error.
 pub fn run(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> {
+    match print(source, json, limits) {
+        Err(ProcsError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(ProcsError::Json(e)) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+fn print(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> {
     let report = match source {
         Source::Core { core, exe, sysroot } => {
             let t = CoreTarget::open(&core, exe.as_deref(), sysroot.as_deref())?;
@@ -53,12 +67,16 @@ pub fn run(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError
         }
         Source::Pid(pid) => read(&LiveTarget::open(pid)?, limits)?,
     };
+    // One locked, buffered writer: a million-rank table is a million lines.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(out.flush()?);
     }
     let m = &report.mpir;
-    println!(
+    writeln!(
+        out,
         "MPIR ({}): debug state {:?}, {} processes{}",
         m.defined_in,
         m.debug_state,
@@ -67,18 +85,19 @@ pub fn run(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError
             Some(1) => ", being debugged",
             _ => "",
         }
-    );
+    )?;
     for (rank, p) in m.proctable.iter().enumerate() {
-        println!(
+        writeln!(
+            out,
             "  rank {rank:<6} {:<20} pid {:<8} {}",
             p.host_name, p.pid, p.executable_name
-        );
+        )?;
     }
     if let Some(dll) = &m.dll_name {
-        println!("  message-queue DLL: {dll}");
+        writeln!(out, "  message-queue DLL: {dll}")?;
     }
     if let Some(abort) = &m.abort_string {
-        println!("  abort: {abort}");
+        writeln!(out, "  abort: {abort}")?;
     }
-    Ok(())
+    Ok(out.flush()?)
 }

@@ -1,6 +1,8 @@
 //! Writes a small synthetic MPIR job as an ELF core file and its executable.
 //!
-//! `cargo run -p mpidd-read --example write_synthetic_core -- OUT_DIR [s390x|powerpc|i686|x86_64]`
+//! `cargo run --release -p mpidd-read --example write_synthetic_core -- OUT_DIR [s390x|powerpc|i686|x86_64] [RANKS]`
+//!
+//! With RANKS, the table has that many entries spread over RANKS/64 hosts.
 
 use mpidd_read::{CoreOptions, SyntheticJob};
 use mpidd_types::TargetAbi;
@@ -15,9 +17,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("i686") => TargetAbi::I686,
         Some(other) => return Err(format!("unknown ABI {other}").into()),
     };
-    let job = SyntheticJob::builder(abi)
-        .mpir_starter(&[("node1", "/opt/ring", 101), ("node2", "/opt/ring", 102)])
-        .build();
+    let ranks: usize = match args.next() {
+        Some(n) => n.parse()?,
+        None => 2,
+    };
+    let hosts: Vec<String> = (0..ranks.div_ceil(64))
+        .map(|h| format!("node{h:05}"))
+        .collect();
+    let spec: Vec<(&str, &str, i32)> = (0..ranks)
+        .map(|r| {
+            (
+                hosts[r / 64].as_str(),
+                "/opt/app/bin/ring",
+                100_000 + r as i32,
+            )
+        })
+        .collect();
+    let job = SyntheticJob::builder(abi).mpir_starter(&spec).build();
     std::fs::create_dir_all(&dir)?;
     job.write_files(
         &dir.join("job.core"),
