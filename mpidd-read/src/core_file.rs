@@ -16,7 +16,7 @@ use object::read::elf::{FileHeader, ProgramHeader};
 use object::{elf, Endianness, FileKind};
 
 use crate::error::ReadError;
-use crate::memory::TargetMemory;
+use crate::memory::{decode_unsigned, TargetMemory};
 
 /// Why a core file could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -369,11 +369,7 @@ fn parse<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Parsed, St
 
 /// A target-order unsigned integer of 4 or 8 bytes.
 fn uint(abi: TargetAbi, b: &[u8]) -> u64 {
-    let fold = |acc: u64, x: &u8| (acc << 8) | u64::from(*x);
-    match abi.byte_order {
-        ByteOrder::Big => b.iter().fold(0, fold),
-        ByteOrder::Little => b.iter().rev().fold(0, fold),
-    }
+    decode_unsigned(abi.byte_order, b)
 }
 
 fn words(abi: TargetAbi, b: &[u8]) -> Vec<u64> {

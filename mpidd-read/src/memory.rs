@@ -212,7 +212,7 @@ pub trait TargetMemoryMut: TargetMemory {
 }
 
 /// Unsigned value of 1 to 8 bytes in the given byte order.
-fn decode_unsigned(order: ByteOrder, bytes: &[u8]) -> u64 {
+pub(crate) fn decode_unsigned(order: ByteOrder, bytes: &[u8]) -> u64 {
     let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
     match order {
         ByteOrder::Big => bytes.iter().fold(0, fold),

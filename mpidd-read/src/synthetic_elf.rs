@@ -15,7 +15,7 @@ use object::write::elf::{FileHeader, ProgramHeader, Sym, Writer};
 use object::Endianness;
 
 use crate::memory::TargetMemory;
-use crate::synthetic_job::{SyntheticJob, DATA_LINK_VADDR, ENTRY_LINK_VADDR};
+use crate::synthetic_job::{push_uint, SyntheticJob, DATA_LINK_VADDR, ENTRY_LINK_VADDR};
 
 /// Auxiliary-vector keys written into synthetic cores.
 pub(crate) const AT_NULL: u64 = 0;
@@ -84,11 +84,7 @@ impl Bytes {
     }
 
     fn uint(&mut self, v: u64, size: usize) {
-        let be = v.to_be_bytes();
-        match self.abi.byte_order {
-            ByteOrder::Big => self.out.extend_from_slice(&be[8 - size..]),
-            ByteOrder::Little => self.out.extend(be[8 - size..].iter().rev()),
-        }
+        push_uint(&mut self.out, self.abi.byte_order, v, size);
     }
 
     fn word(&mut self, v: u64) {

@@ -46,6 +46,18 @@ impl SyntheticJob {
     }
 }
 
+/// Appends the low `size` bytes of `v` in `order`. The synthetic writers
+/// use this instead of the decoders' code, so a layout bug cannot cancel
+/// out.
+pub(crate) fn push_uint(out: &mut Vec<u8>, order: ByteOrder, v: u64, size: usize) {
+    let be = v.to_be_bytes();
+    let bytes = &be[8 - size..];
+    match order {
+        ByteOrder::Big => out.extend_from_slice(bytes),
+        ByteOrder::Little => out.extend(bytes.iter().rev()),
+    }
+}
+
 /// Bytes being laid out at a target address, with the target's byte order
 /// and width.
 #[derive(Clone, Debug)]
@@ -83,12 +95,7 @@ impl Region {
     }
 
     fn uint(&mut self, v: u64, size: usize) -> &mut Self {
-        let be = v.to_be_bytes();
-        let bytes = &be[8 - size..];
-        match self.abi.byte_order {
-            ByteOrder::Big => self.bytes.extend_from_slice(bytes),
-            ByteOrder::Little => self.bytes.extend(bytes.iter().rev()),
-        }
+        push_uint(&mut self.bytes, self.abi.byte_order, v, size);
         self
     }
 
