@@ -17,6 +17,9 @@
 //!   object with its load bias; [`CoreTarget`] and [`LiveTarget`] pair it
 //!   with the memory. [`SymbolTable`] is the fixed table synthetic jobs use.
 //! - [`mpir`]: the MPIR process table and its variables.
+//! - [`mpi2dd`]: one process's `MPI2DD_info` and its tables; [`walk`]
+//!   follows directories and metadirectories across processes through a
+//!   [`Connector`].
 //!
 //! Everything read from the target is bounded by [`Limits`], and failures
 //! are typed [`ReadError`]s that name the address and what was being read.
@@ -47,11 +50,13 @@ mod error;
 mod limits;
 mod live_process;
 mod memory;
+pub mod mpi2dd;
 pub mod mpir;
 mod symbols;
 mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
+pub mod walk;
 
 pub use core_file::{CoreError, CoreFile, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError};
@@ -64,3 +69,9 @@ pub use symbols::{Symbol, SymbolSource, SymbolTable};
 pub use synthetic_elf::{CoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;
+pub use walk::Connector;
+
+/// Descriptions of what the synthetic job builder lays out.
+pub mod synthetic {
+    pub use crate::synthetic_job::{Mpi2ddSpec, PeerSpec, RankSpec};
+}

@@ -23,6 +23,11 @@ pub struct Limits {
     /// Most bytes in one C string, terminator excluded. Default 4096, the
     /// Linux `PATH_MAX`.
     pub max_string_len: usize,
+    /// Most levels of directories and metadirectories the MPI-2 walker
+    /// follows from the process it starts at. Default 16.
+    pub max_walk_depth: usize,
+    /// Most processes the MPI-2 walker visits. Default 65,536.
+    pub max_walk_processes: usize,
 }
 
 impl Default for Limits {
@@ -30,6 +35,8 @@ impl Default for Limits {
         Limits {
             max_table_entries: 1 << 24,
             max_string_len: 4096,
+            max_walk_depth: 16,
+            max_walk_processes: 1 << 16,
         }
     }
 }

@@ -65,7 +65,12 @@ pub trait TargetMemory {
 
     /// Reads one record.
     fn read_record<R: Record>(&self, addr: TargetAddr) -> Result<R, ReadError> {
-        let abi = self.abi();
+        self.read_record_as(addr, self.abi())
+    }
+
+    /// Reads one record laid out for `abi`, which differs from the target's
+    /// only in packing (the MPI-2 records may be packed).
+    fn read_record_as<R: Record>(&self, addr: TargetAddr, abi: TargetAbi) -> Result<R, ReadError> {
         let mut buf = [0u8; 512];
         let size = R::size_for(abi);
         let mut heap;
@@ -93,7 +98,17 @@ pub trait TargetMemory {
         count: i64,
         limits: &Limits,
     ) -> Result<Vec<R>, ReadError> {
-        let abi = self.abi();
+        self.read_records_as(addr, count, self.abi(), limits)
+    }
+
+    /// [`TargetMemory::read_records`] with records laid out for `abi`.
+    fn read_records_as<R: Record>(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        abi: TargetAbi,
+        limits: &Limits,
+    ) -> Result<Vec<R>, ReadError> {
         let what = R::C_NAME;
         let count =
             u64::try_from(count).map_err(|_| ReadError::NegativeCount { what, addr, count })?;

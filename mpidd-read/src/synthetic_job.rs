@@ -5,7 +5,7 @@
 //! bug in the decoders therefore shows up as a test failure instead of
 //! cancelling out, as in rust-minidump's synth builder.
 
-use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
+use mpidd_types::{AddressWidth, ByteOrder, Packing, TargetAbi, TargetAddr};
 
 use crate::mpir::names;
 use crate::symbols::SymbolTable;
@@ -58,6 +58,30 @@ pub(crate) fn push_uint(out: &mut Vec<u8>, order: ByteOrder, v: u64, size: usize
     }
 }
 
+impl crate::memory::TargetMemory for SyntheticJob {
+    fn abi(&self) -> TargetAbi {
+        self.memory.abi()
+    }
+
+    fn read_into(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+    ) -> Result<usize, crate::error::ReadError> {
+        self.memory.read_into(addr, buf)
+    }
+}
+
+impl crate::symbols::SymbolSource for SyntheticJob {
+    fn lookup(&self, name: &str) -> Option<crate::symbols::Symbol> {
+        self.symbols.lookup(name)
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        self.symbols.searched_objects()
+    }
+}
+
 /// Bytes being laid out at a target address, with the target's byte order
 /// and width.
 #[derive(Clone, Debug)]
@@ -87,6 +111,14 @@ impl Region {
         self
     }
 
+    /// Pads to `align` under natural packing; packed records have none.
+    fn natural(&mut self, packing: Packing, align: usize) -> &mut Self {
+        match packing {
+            Packing::Natural => self.align(align),
+            Packing::Packed => self,
+        }
+    }
+
     fn ptr_size(&self) -> usize {
         match self.abi.address_width {
             AddressWidth::W32 => 4,
@@ -114,6 +146,73 @@ impl Region {
         self.bytes.extend_from_slice(s.as_bytes());
         self.bytes.push(0);
         at
+    }
+}
+
+/// A rank for [`SyntheticJobBuilder::mpi2dd`].
+#[derive(Clone, Copy, Debug)]
+pub struct RankSpec<'a> {
+    /// Host name.
+    pub host: &'a str,
+    /// Executable.
+    pub exe: &'a str,
+    /// Pid.
+    pub pid: i32,
+    /// Rank in its world.
+    pub rank: i32,
+    /// Its `comm_world_id`.
+    pub world: &'a str,
+    /// For a spawned rank: parent world, parent rank, sequence.
+    pub spawn: Option<(&'a str, i32, i32)>,
+}
+
+/// A directory or metadirectory entry for [`SyntheticJobBuilder::mpi2dd`].
+#[derive(Clone, Copy, Debug)]
+pub struct PeerSpec<'a> {
+    /// Host name.
+    pub host: &'a str,
+    /// Executable.
+    pub exe: &'a str,
+    /// Pid.
+    pub pid: i32,
+}
+
+/// What [`SyntheticJobBuilder::mpi2dd`] lays out.
+#[derive(Clone, Copy, Debug)]
+pub struct Mpi2ddSpec<'a> {
+    /// Packed (as the draft says) or natural (as MPICH compiles).
+    pub packing: Packing,
+    /// `debug_state`.
+    pub debug_state: u8,
+    /// `mpi_flags` bits.
+    pub mpi_flags: u32,
+    /// The metadirectory this process points to.
+    pub meta: Option<PeerSpec<'a>>,
+    /// The proctable.
+    pub ranks: &'a [RankSpec<'a>],
+    /// The directory table.
+    pub directories: &'a [PeerSpec<'a>],
+    /// The metadirectory table.
+    pub metadirectories: &'a [PeerSpec<'a>],
+    /// Both DLL names.
+    pub dll_name: Option<&'a str>,
+    /// The abort string.
+    pub abort: Option<&'a str>,
+}
+
+impl Default for Mpi2ddSpec<'_> {
+    fn default() -> Self {
+        Mpi2ddSpec {
+            packing: Packing::Natural,
+            debug_state: 1,
+            mpi_flags: 0,
+            meta: None,
+            ranks: &[],
+            directories: &[],
+            metadirectories: &[],
+            dll_name: None,
+            abort: None,
+        }
     }
 }
 
@@ -248,6 +347,101 @@ impl SyntheticJobBuilder {
     /// A presence-only symbol such as `MPIR_partial_attach_ok`.
     pub fn presence(mut self, name: &str) -> Self {
         self.int_global(name, 0);
+        self
+    }
+
+    /// An `MPI2DD_info` global and the tables it points to, laid out with
+    /// `spec.packing`.
+    pub fn mpi2dd(mut self, spec: &Mpi2ddSpec<'_>) -> Self {
+        let packing = spec.packing;
+        let p = self.heap.ptr_size();
+        let h = &mut self.heap;
+        let dll = spec.dll_name.map(|d| h.string(d)).unwrap_or_default();
+        let abort = spec.abort.map(|a| h.string(a)).unwrap_or_default();
+        let meta = spec
+            .meta
+            .map(|m| (h.string(m.host), h.string(m.exe), m.pid))
+            .unwrap_or_default();
+        let ranks: Vec<_> = spec
+            .ranks
+            .iter()
+            .map(|r| {
+                let spawn = match r.spawn {
+                    None => TargetAddr::NULL,
+                    Some((world, parent, seq)) => {
+                        let w = h.string(world);
+                        // MPI2DD_SPAWNDESC { addr; int32; int32; }
+                        h.natural(packing, p);
+                        let at = h.here();
+                        h.ptr(w).int(parent).int(seq).natural(packing, p);
+                        at
+                    }
+                };
+                (
+                    h.string(r.host),
+                    h.string(r.exe),
+                    spawn,
+                    h.string(r.world),
+                    r.pid,
+                    r.rank,
+                )
+            })
+            .collect();
+        let table = |h: &mut Region, peers: &[PeerSpec<'_>]| -> TargetAddr {
+            if peers.is_empty() {
+                return TargetAddr::NULL;
+            }
+            let names: Vec<_> = peers
+                .iter()
+                .map(|d| (h.string(d.host), h.string(d.exe)))
+                .collect();
+            // MPI2DD_DIRECTORYENTRY { addr; addr; int32; }: natural layout
+            // pads the tail to pointer alignment, packed does not.
+            h.natural(packing, p);
+            let at = h.here();
+            for ((host, exe), d) in names.iter().zip(peers) {
+                h.ptr(*host).ptr(*exe).int(d.pid).natural(packing, p);
+            }
+            at
+        };
+        let dirs = table(h, spec.directories);
+        let metas = table(h, spec.metadirectories);
+        let procs = if ranks.is_empty() {
+            TargetAddr::NULL
+        } else {
+            // MPI2DD_PROCDESC { addr x4; int32 pid; int32 rank; }
+            h.natural(packing, p);
+            let at = h.here();
+            for (host, exe, spawn, world, pid, rank) in &ranks {
+                h.ptr(*host)
+                    .ptr(*exe)
+                    .ptr(*spawn)
+                    .ptr(*world)
+                    .int(*pid)
+                    .int(*rank);
+                h.natural(packing, p);
+            }
+            at
+        };
+        self.global(crate::mpi2dd::INFO_SYMBOL, p, |r| {
+            r.bytes.extend_from_slice(b"MPI2\x7f");
+            r.bytes.extend_from_slice(&[1, 1, spec.debug_state]);
+            r.natural(packing, 4)
+                .uint(0, 4)
+                .uint(u64::from(spec.mpi_flags), 4);
+            r.natural(packing, p);
+            for a in [dll, dll, meta.0, meta.1, abort, procs, dirs, metas] {
+                r.ptr(a);
+            }
+            r.int(spec.ranks.len() as i32)
+                .int(spec.directories.len() as i32)
+                .int(spec.metadirectories.len() as i32)
+                .int(meta.2);
+            for _ in 0..8 {
+                r.int(0);
+            }
+            r.natural(packing, p);
+        });
         self
     }
 

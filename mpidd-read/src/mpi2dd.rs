@@ -1,0 +1,245 @@
+//! The MPI-2 debugger interface: one process's `MPI2DD_info` and its
+//! tables, read in full.
+//!
+//! Every process of an MPI-2 job exports `MPI2DD_info`. A directory process
+//! lists ranks in its proctable; a metadirectory lists other directories
+//! and metadirectories. [`crate::walk`] follows those lists across
+//! processes. The debugger writes only `debugger_flags`, through
+//! [`write_debugger_flags`].
+
+use mpidd_types::{
+    DebuggerFlags, Mpi2ddDebugState, Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc,
+    Mpi2ddSpawndesc, MpiFlags, Packing, Record, TargetAbi, TargetAddr, TypesError,
+};
+use serde::Serialize;
+
+use crate::error::ReadError;
+use crate::limits::Limits;
+use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::symbols::SymbolSource;
+
+/// Symbol of the info block.
+pub const INFO_SYMBOL: &str = "MPI2DD_info";
+/// Symbol of the breakpoint function.
+pub const BREAKPOINT_SYMBOL: &str = "MPI2DD_breakpoint";
+
+/// The spawn that created a rank.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Mpi2ddSpawn {
+    /// The parent's `MPI_COMM_WORLD`.
+    pub parent_comm_world_id: String,
+    /// The parent's rank there.
+    pub parent_rank: i32,
+    /// Which spawn of that parent, from 0.
+    pub sequence: i32,
+}
+
+/// One rank of a directory's proctable.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Mpi2ddRank {
+    /// Host it runs on.
+    pub host_name: String,
+    /// Its executable.
+    pub executable_name: String,
+    /// Its pid on that host.
+    pub pid: i32,
+    /// Its rank in its `MPI_COMM_WORLD`.
+    pub rank: i32,
+    /// Names its `MPI_COMM_WORLD`.
+    pub comm_world_id: String,
+    /// Set for spawned ranks.
+    pub spawn_desc: Option<Mpi2ddSpawn>,
+}
+
+/// A directory or metadirectory process named in a table.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Mpi2ddPeer {
+    /// Host it runs on.
+    pub host_name: String,
+    /// Its executable.
+    pub executable_name: String,
+    /// Its pid on that host.
+    pub pid: i32,
+}
+
+/// What one process exposes through `MPI2DD_info`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mpi2ddProcess {
+    /// Address of its `MPI2DD_info`.
+    pub info_addr: TargetAddr,
+    /// The object that defines `MPI2DD_info`.
+    pub defined_in: String,
+    /// Why the breakpoint was last called.
+    pub debug_state: Mpi2ddDebugState,
+    /// Flags the debugger may set.
+    pub debugger_flags: DebuggerFlags,
+    /// Flags the MPI side sets (metadirectory, directory, starter...).
+    pub mpi_flags: MpiFlags,
+    /// Message-queue library for 32-bit debuggers.
+    pub dll_name_32: Option<String>,
+    /// Message-queue library for 64-bit debuggers.
+    pub dll_name_64: Option<String>,
+    /// Host of the metadirectory.
+    pub meta_host_name: Option<String>,
+    /// Executable of the metadirectory.
+    pub meta_executable_name: Option<String>,
+    /// Pid of the metadirectory.
+    pub meta_pid: i32,
+    /// Abort message.
+    pub abort_string: Option<String>,
+    /// Ranks, if this is a directory.
+    pub proctable: Vec<Mpi2ddRank>,
+    /// Other directories, if this is a metadirectory.
+    pub directory_table: Vec<Mpi2ddPeer>,
+    /// Other metadirectories.
+    pub metadirectory_table: Vec<Mpi2ddPeer>,
+}
+
+/// Why a process's MPI-2 data could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mpi2ddError {
+    /// The process has no `MPI2DD_info`.
+    #[error("no {INFO_SYMBOL} symbol in {}: the process does not implement the MPI-2 debugger interface, or its symbols were stripped",
+        if searched.is_empty() { "any loaded object".to_string() } else { searched.join(", ") })]
+    NoInfo {
+        /// The objects searched.
+        searched: Vec<String>,
+    },
+    /// `MPI2DD_info` is there but not valid.
+    #[error("{INFO_SYMBOL} at {addr}: {source}")]
+    Invalid {
+        /// Its address.
+        addr: TargetAddr,
+        /// What is wrong.
+        source: TypesError,
+    },
+    /// Reading memory failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// Reads one process's `MPI2DD_info` and everything it points to. The
+/// records are decoded with `packing` (see [`Packing`]).
+///
+/// ```
+/// use mpidd_read::{mpi2dd, Limits, SyntheticJob, synthetic::{Mpi2ddSpec, PeerSpec, RankSpec}};
+/// use mpidd_types::{Packing, TargetAbi};
+///
+/// let job = SyntheticJob::builder(TargetAbi::S390X)
+///     .mpi2dd(&Mpi2ddSpec {
+///         packing: Packing::Packed,
+///         ranks: &[RankSpec { host: "n1", exe: "/bin/a", pid: 10, rank: 0, world: "w0", spawn: None }],
+///         ..Mpi2ddSpec::default()
+///     })
+///     .build();
+/// let p = mpi2dd::read_process(&job.memory, &job.symbols, Packing::Packed, &Limits::default())?;
+/// assert_eq!(p.proctable[0].comm_world_id, "w0");
+/// # Ok::<(), mpi2dd::Mpi2ddError>(())
+/// ```
+pub fn read_process<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
+    mem: &M,
+    syms: &S,
+    packing: Packing,
+    limits: &Limits,
+) -> Result<Mpi2ddProcess, Mpi2ddError> {
+    let sym = syms
+        .lookup(INFO_SYMBOL)
+        .ok_or_else(|| Mpi2ddError::NoInfo {
+            searched: syms.searched_objects(),
+        })?;
+    let abi = mem.abi().with_packing(packing);
+    let info: Mpi2ddInfo = mem.read_record_as(sym.addr, abi)?;
+    info.validate().map_err(|source| Mpi2ddError::Invalid {
+        addr: sym.addr,
+        source,
+    })?;
+    let max = limits.max_string_len;
+    let opt = |a: TargetAddr| -> Result<Option<String>, ReadError> {
+        if a.is_null() {
+            Ok(None)
+        } else {
+            mem.read_string(a, max).map(Some)
+        }
+    };
+    let text = |a: TargetAddr| opt(a).map(Option::unwrap_or_default);
+    let peers = |table: TargetAddr, size: i32| -> Result<Vec<Mpi2ddPeer>, ReadError> {
+        if table.is_null() || size == 0 {
+            return Ok(Vec::new());
+        }
+        mem.read_records_as::<Mpi2ddDirectoryEntry>(table, size.into(), abi, limits)?
+            .into_iter()
+            .map(|e| {
+                Ok(Mpi2ddPeer {
+                    host_name: text(e.host_name)?,
+                    executable_name: text(e.executable_name)?,
+                    pid: e.pid,
+                })
+            })
+            .collect()
+    };
+    let mut proctable = Vec::new();
+    if !info.proctable.is_null() && info.proctable_size != 0 {
+        let entries: Vec<Mpi2ddProcdesc> =
+            mem.read_records_as(info.proctable, info.proctable_size.into(), abi, limits)?;
+        proctable.reserve(entries.len());
+        for e in entries {
+            let spawn_desc = if e.spawn_desc.is_null() {
+                None
+            } else {
+                let d: Mpi2ddSpawndesc = mem.read_record_as(e.spawn_desc, abi)?;
+                Some(Mpi2ddSpawn {
+                    parent_comm_world_id: text(d.parent_comm_world_id)?,
+                    parent_rank: d.parent_rank,
+                    sequence: d.sequence,
+                })
+            };
+            proctable.push(Mpi2ddRank {
+                host_name: text(e.host_name)?,
+                executable_name: text(e.executable_name)?,
+                pid: e.pid,
+                rank: e.rank,
+                comm_world_id: text(e.comm_world_id)?,
+                spawn_desc,
+            });
+        }
+    }
+    Ok(Mpi2ddProcess {
+        info_addr: sym.addr,
+        defined_in: sym.object,
+        debug_state: info.debug_state,
+        debugger_flags: info.debugger_flags,
+        mpi_flags: info.mpi_flags,
+        dll_name_32: opt(info.dll_name_32)?,
+        dll_name_64: opt(info.dll_name_64)?,
+        meta_host_name: opt(info.meta_host_name)?,
+        meta_executable_name: opt(info.meta_executable_name)?,
+        meta_pid: info.meta_pid,
+        abort_string: opt(info.abort_string)?,
+        proctable,
+        directory_table: peers(info.directory_table, info.directory_size)?,
+        metadirectory_table: peers(info.metadirectory_table, info.metadirectory_size)?,
+    })
+}
+
+/// Writes `MPI2DD_info.debugger_flags`, and only those four bytes.
+pub fn write_debugger_flags<M: TargetMemoryMut + ?Sized, S: SymbolSource + ?Sized>(
+    mem: &mut M,
+    syms: &S,
+    packing: Packing,
+    flags: DebuggerFlags,
+) -> Result<(), Mpi2ddError> {
+    let sym = syms
+        .lookup(INFO_SYMBOL)
+        .ok_or_else(|| Mpi2ddError::NoInfo {
+            searched: syms.searched_objects(),
+        })?;
+    let abi: TargetAbi = mem.abi().with_packing(packing);
+    let offset = Mpi2ddInfo::layout(abi)
+        .field("debugger_flags")
+        .map(|f| f.offset as u64)
+        .unwrap_or(8);
+    let at = TargetAddr(sym.addr.0.wrapping_add(offset));
+    mem.write_i32(at, flags.bits() as i32)?;
+    Ok(())
+}
