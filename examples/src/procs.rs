@@ -3,10 +3,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{self, MpirError, MpirState};
+use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
-    CoreTarget, CoreTargetError, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
+    Connector, CoreTarget, CoreTargetError, Limits, LiveError, LiveTarget, SymbolSource,
+    TargetMemory,
 };
+use mpidd_types::Packing;
 use serde::Serialize;
 
 /// Where to read from.
@@ -30,6 +34,15 @@ pub enum ProcsError {
     Live(#[from] LiveError),
     #[error(transparent)]
     Mpir(#[from] MpirError),
+    #[error(transparent)]
+    Mpi2dd(#[from] Mpi2ddError),
+    #[error("{mpir}; and {mpi2dd}")]
+    Neither {
+        mpir: MpirError,
+        mpi2dd: Mpi2ddError,
+    },
+    #[error(transparent)]
+    Walk(#[from] WalkError),
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("cannot write the output: {0}")]
@@ -38,13 +51,74 @@ pub enum ProcsError {
 
 #[derive(Serialize)]
 struct Report {
-    mpir: MpirState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mpir: Option<MpirState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mpi2dd: Option<Mpi2ddReport>,
 }
 
-fn read<T: TargetMemory + SymbolSource>(t: &T, limits: &Limits) -> Result<Report, ProcsError> {
-    Ok(Report {
-        mpir: mpir::read_state(t, t, limits)?,
-    })
+#[derive(Serialize)]
+struct Mpi2ddReport {
+    /// This process's own info block and tables.
+    #[serde(flatten)]
+    process: Mpi2ddProcess,
+    /// The job reached from it, when the other processes can be opened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job: Option<JobTree>,
+}
+
+/// Opens the other processes of a job on this host.
+struct LocalProcesses {
+    host: String,
+}
+
+impl Connector for LocalProcesses {
+    type Target = LiveTarget;
+    fn connect(
+        &mut self,
+        host: &str,
+        pid: i32,
+        _: &str,
+    ) -> Result<LiveTarget, Box<dyn std::error::Error + Send + Sync>> {
+        if host != self.host && host != "localhost" {
+            return Err(format!(
+                "{host} is not this host ({}): remote processes need a remote connector",
+                self.host
+            )
+            .into());
+        }
+        Ok(LiveTarget::open(pid)?)
+    }
+}
+
+/// Reads whichever of the two interfaces the target has; fails only if it
+/// has neither.
+fn read<T: TargetMemory + SymbolSource>(
+    t: &T,
+    packing: Packing,
+    limits: &Limits,
+) -> Result<(Option<MpirState>, Option<Mpi2ddProcess>), ProcsError> {
+    match (
+        mpir::read_state(t, t, limits),
+        mpi2dd::read_process(t, t, packing, limits),
+    ) {
+        (Err(mpir @ MpirError::NoMpirSymbols { .. }), Err(mpi2dd @ Mpi2ddError::NoInfo { .. })) => {
+            Err(ProcsError::Neither { mpir, mpi2dd })
+        }
+        (m, p) => {
+            let m = match m {
+                Ok(m) => Some(m),
+                Err(MpirError::NoMpirSymbols { .. }) => None,
+                Err(e) => return Err(e.into()),
+            };
+            let p = match p {
+                Ok(p) => Some(p),
+                Err(Mpi2ddError::NoInfo { .. }) => None,
+                Err(e) => return Err(e.into()),
+            };
+            Ok((m, p))
+        }
+    }
 }
 
 /// Reads the target and prints its process tables. A reader that closes
@@ -60,12 +134,41 @@ pub fn run(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError
 }
 
 fn print(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> {
+    // MPICH's mpi2_interface.h compiles the records naturally; the draft's
+    // packed form can be added as an option when a producer of it appears.
+    let packing = Packing::Natural;
     let report = match source {
         Source::Core { core, exe, sysroot } => {
             let t = CoreTarget::open(&core, exe.as_deref(), sysroot.as_deref())?;
-            read(&t, limits)?
+            let (mpir, p) = read(&t, packing, limits)?;
+            Report {
+                mpir,
+                mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
+            }
         }
-        Source::Pid(pid) => read(&LiveTarget::open(pid)?, limits)?,
+        Source::Pid(pid) => {
+            let t = LiveTarget::open(pid)?;
+            let (mpir, p) = read(&t, packing, limits)?;
+            let mpi2dd = match p {
+                None => None,
+                Some(process) => {
+                    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                        .map(|h| h.trim().to_string())
+                        .unwrap_or_default();
+                    let start = Mpi2ddPeer {
+                        host_name: host.clone(),
+                        executable_name: String::new(),
+                        pid,
+                    };
+                    let job = walk::walk(&mut LocalProcesses { host }, &start, packing, limits)?;
+                    Some(Mpi2ddReport {
+                        process,
+                        job: Some(job),
+                    })
+                }
+            };
+            Report { mpir, mpi2dd }
+        }
     };
     // One locked, buffered writer: a million-rank table is a million lines.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -74,7 +177,16 @@ fn print(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> 
         writeln!(out)?;
         return Ok(out.flush()?);
     }
-    let m = &report.mpir;
+    if let Some(m) = &report.mpir {
+        print_mpir(&mut out, m)?;
+    }
+    if let Some(p) = &report.mpi2dd {
+        print_mpi2dd(&mut out, p)?;
+    }
+    Ok(out.flush()?)
+}
+
+fn print_mpir(out: &mut impl Write, m: &MpirState) -> Result<(), ProcsError> {
     writeln!(
         out,
         "MPIR ({}): debug state {:?}, {} processes{}",
@@ -99,5 +211,56 @@ fn print(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> 
     if let Some(abort) = &m.abort_string {
         writeln!(out, "  abort: {abort}")?;
     }
-    Ok(out.flush()?)
+    Ok(())
+}
+
+fn print_mpi2dd(out: &mut impl Write, r: &Mpi2ddReport) -> Result<(), ProcsError> {
+    let p = &r.process;
+    writeln!(
+        out,
+        "MPI2DD ({}): {:?}, state {:?}, metadirectory {}:{}",
+        p.defined_in,
+        p.mpi_flags,
+        p.debug_state,
+        p.meta_host_name.as_deref().unwrap_or("?"),
+        p.meta_pid
+    )?;
+    let ranks = match &r.job {
+        Some(job) => &job.ranks,
+        None => &p.proctable,
+    };
+    for rank in ranks {
+        let spawned = match &rank.spawn_desc {
+            Some(s) => format!(
+                " (spawned by {} rank {}, #{})",
+                s.parent_comm_world_id, s.parent_rank, s.sequence
+            ),
+            None => String::new(),
+        };
+        writeln!(
+            out,
+            "  {} rank {:<6} {:<20} pid {:<8} {}{spawned}",
+            rank.comm_world_id, rank.rank, rank.host_name, rank.pid, rank.executable_name
+        )?;
+    }
+    for d in p.directory_table.iter().chain(&p.metadirectory_table) {
+        writeln!(
+            out,
+            "  directory {}:{} ({})",
+            d.host_name, d.pid, d.executable_name
+        )?;
+    }
+    if let Some(job) = &r.job {
+        for f in &job.failures {
+            writeln!(
+                out,
+                "  unreachable {}:{}: {}",
+                f.peer.host_name, f.peer.pid, f.error
+            )?;
+        }
+        if let Some(t) = &job.truncated {
+            writeln!(out, "  walk stopped early: {t}")?;
+        }
+    }
+    Ok(())
 }

@@ -111,8 +111,9 @@ USED struct MPI2DD_INFO MPI2DD_info = {
   { 0 },
 };
 
-/* A comm_world_id is an opaque address; point it at something real. */
-USED int comm_world_anchor[2] = { 0x434f4d4d, 0x574f524c };
+/* comm_world_id and parent_comm_world_id are addresses of strings that name
+ * an MPI_COMM_WORLD; the parent's is on the heap, this one in .data. */
+USED char comm_world_anchor[] = "world-0@meta-host";
 
 #define NPROCS 4
 #define NDIRS 2
@@ -175,7 +176,9 @@ int main(int argc, char **argv) {
   /* ---- MPI2DD ---- */
   struct MPI2DD_SPAWNDESC *sd = malloc(sizeof *sd);
   if (!sd) abort();
-  sd->parent_comm_world_id = (MPI2DD_ADDR_T)&comm_world_anchor[1];
+  char *parent_world = strdup("world-parent@meta-host");
+  if (!parent_world) abort();
+  sd->parent_comm_world_id = (MPI2DD_ADDR_T)parent_world;
   sd->parent_rank = -2147483647 - 1;
   sd->sequence = 3;
 
@@ -186,7 +189,7 @@ int main(int argc, char **argv) {
     dpt[i].host_name = (MPI2DD_ADDR_T)rodata_hosts[i];
     dpt[i].executable_name = (MPI2DD_ADDR_T)execs[i];
     dpt[i].spawn_desc = (i == 3) ? (MPI2DD_ADDR_T)sd : 0;
-    dpt[i].comm_world_id = (MPI2DD_ADDR_T)&comm_world_anchor[0];
+    dpt[i].comm_world_id = (MPI2DD_ADDR_T)comm_world_anchor;
     dpt[i].pid = pids[i];
     dpt[i].rank = ranks[i];
   }
@@ -305,11 +308,15 @@ int main(int argc, char **argv) {
            (unsigned long long)dpt[i].spawn_desc);
     printf("MPI2DD_proctable[%d].comm_world_id=0x%llx\n", i,
            (unsigned long long)dpt[i].comm_world_id);
+    printf("MPI2DD_proctable[%d].comm_world_id.str=%s\n", i,
+           (const char *)dpt[i].comm_world_id);
     printf("MPI2DD_proctable[%d].pid=%d\n", i, dpt[i].pid);
     printf("MPI2DD_proctable[%d].rank=%d\n", i, dpt[i].rank);
   }
   printf("MPI2DD_spawndesc.parent_comm_world_id=0x%llx\n",
          (unsigned long long)sd->parent_comm_world_id);
+  printf("MPI2DD_spawndesc.parent_comm_world_id.str=%s\n",
+         (const char *)sd->parent_comm_world_id);
   printf("MPI2DD_spawndesc.parent_rank=%d\n", sd->parent_rank);
   printf("MPI2DD_spawndesc.sequence=%d\n", sd->sequence);
   for (i = 0; i < NDIRS; i++) {

@@ -221,8 +221,16 @@ fn check_mpi2dd(arch: &str) {
             t.read_string(p.executable_name, 256).unwrap(),
             exp.str(&k("executable_name.str"))
         );
+        assert_eq!(
+            t.read_string(p.comm_world_id, 256).unwrap(),
+            exp.str(&k("comm_world_id.str"))
+        );
         if !p.spawn_desc.is_null() {
             let d: Mpi2ddSpawndesc = t.read_record(p.spawn_desc).unwrap();
+            assert_eq!(
+                t.read_string(d.parent_comm_world_id, 256).unwrap(),
+                exp.str("MPI2DD_spawndesc.parent_comm_world_id.str")
+            );
             assert_eq!(
                 i64::from(d.parent_rank),
                 exp.int("MPI2DD_spawndesc.parent_rank")
