@@ -38,8 +38,8 @@ pub enum ProcsError {
     Mpi2dd(#[from] Mpi2ddError),
     #[error("{mpir}; and {mpi2dd}")]
     Neither {
-        mpir: MpirError,
-        mpi2dd: Mpi2ddError,
+        mpir: Box<MpirError>,
+        mpi2dd: Box<Mpi2ddError>,
     },
     #[error(transparent)]
     Walk(#[from] WalkError),
@@ -103,7 +103,10 @@ fn read<T: TargetMemory + SymbolSource>(
         mpi2dd::read_process(t, t, packing, limits),
     ) {
         (Err(mpir @ MpirError::NoMpirSymbols { .. }), Err(mpi2dd @ Mpi2ddError::NoInfo { .. })) => {
-            Err(ProcsError::Neither { mpir, mpi2dd })
+            Err(ProcsError::Neither {
+                mpir: Box::new(mpir),
+                mpi2dd: Box::new(mpi2dd),
+            })
         }
         (m, p) => {
             let m = match m {
