@@ -1,291 +1,156 @@
-//! `mpidd demo`: a sample job written out as several target ABIs lay it
-//! out, then read back from those bytes alone.
+//! `mpidd demo`: a synthetic MPI job — a metadirectory that is also the
+//! MPIR starter, two directories, ranks of which some were spawned — laid
+//! out as several target ABIs would lay it out, written as real ELF core
+//! files, and read back from those files alone with the MPIR reader and the
+//! MPI-2 walker.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mpidd_read::mpi2dd::Mpi2ddPeer;
+use mpidd_read::mpir::{self, MpirState};
+use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
+use mpidd_read::walk::{self, JobTree};
+use mpidd_read::{Connector, CoreOptions, CoreTarget, Limits, SyntheticJob};
+use mpidd_types::{
+    Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirProcdesc,
+    MqsCommunicator, MqsPendingOperation, Packing, Record, TargetAbi,
+};
 use serde::Serialize;
 
-use mpidd_types::{
-    DebuggerFlags, Mpi2ddDebugState, Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc,
-    Mpi2ddSpawndesc, MpiFlags, MpirDebugState, MpirProcdesc, MqsCommunicator, MqsPendingOperation,
-    Packing, Record, TargetAbi, TargetAddr,
+/// The demo's failures.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("cannot write the demo's core files under {dir}: {message}")]
+    Write { dir: PathBuf, message: String },
+    #[error("{abi}: {message}")]
+    Read { abi: TargetAbi, message: String },
+    #[error("{abi}: the job read back from the cores differs from the one written")]
+    Mismatch { abi: TargetAbi },
+    #[error("cannot print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+const META: PeerSpec = PeerSpec {
+    host: "login01",
+    exe: "/usr/bin/mpirun",
+    pid: 4100,
 };
+const DIRS: [PeerSpec; 2] = [
+    PeerSpec {
+        host: "node01",
+        exe: "/usr/bin/orted",
+        pid: 4200,
+    },
+    PeerSpec {
+        host: "node02",
+        exe: "/usr/bin/orted",
+        pid: 4300,
+    },
+];
 
-use crate::demo_image::{Image, ImageError};
-
-/// Caps for the demo's reads; real readers take these from the caller.
-const MAX_TABLE: usize = 4096;
-const MAX_STRING: usize = 4096;
-
-/// One rank as a debugger wants to see it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-struct Rank {
-    host_name: String,
-    executable_name: String,
-    pid: i32,
-    rank: i32,
-    comm_world_id: String,
-    spawn_desc: Option<Spawn>,
+fn rank(host: &'static str, pid: i32, rank: i32) -> RankSpec<'static> {
+    RankSpec {
+        host,
+        exe: "/opt/app/bin/ring",
+        pid,
+        rank,
+        world: "world-0",
+        spawn: None,
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-struct Spawn {
-    parent_comm_world_id: String,
-    parent_rank: i32,
-    sequence: i32,
+fn worker(pid: i32, rank: i32) -> RankSpec<'static> {
+    RankSpec {
+        host: "node02",
+        exe: "/opt/app/bin/worker",
+        pid,
+        rank,
+        world: "world-1",
+        spawn: Some(("world-0", 0, 0)),
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-struct Process {
-    host_name: String,
-    executable_name: String,
-    pid: i32,
+/// The processes of the job, by (host, pid).
+fn processes(abi: TargetAbi) -> Vec<(PeerSpec<'static>, SyntheticJob)> {
+    let packing = abi.packing;
+    let node01 = [rank("node01", 5001, 0), rank("node01", 5002, 1)];
+    let node02 = [
+        rank("node02", 5003, 2),
+        rank("node02", 5004, 3),
+        worker(6001, 0),
+        worker(6002, 1),
+    ];
+    let mpir: Vec<(&str, &str, i32)> = node01
+        .iter()
+        .chain(&node02[..2])
+        .map(|r| (r.host, r.exe, r.pid))
+        .collect();
+    let meta = SyntheticJob::builder(abi)
+        .object(META.exe)
+        .pid(META.pid)
+        .mpir_starter(&mpir)
+        .mpir_dll_name("/usr/lib/mpich/libtvmpich.so")
+        .mpi2dd(&Mpi2ddSpec {
+            packing,
+            mpi_flags: 0x05,
+            meta: Some(META),
+            directories: &DIRS,
+            dll_name: Some("/usr/lib/mpich/libtvmpich.so"),
+            ..Mpi2ddSpec::default()
+        })
+        .build();
+    let dir = |d: PeerSpec<'static>, ranks: &[RankSpec<'_>]| {
+        SyntheticJob::builder(abi)
+            .object(d.exe)
+            .pid(d.pid)
+            .mpi2dd(&Mpi2ddSpec {
+                packing,
+                mpi_flags: 0x02,
+                meta: Some(META),
+                ranks,
+                ..Mpi2ddSpec::default()
+            })
+            .build()
+    };
+    vec![
+        (META, meta),
+        (DIRS[0], dir(DIRS[0], &node01)),
+        (DIRS[1], dir(DIRS[1], &node02)),
+    ]
 }
 
-/// The job as read back: the MPIR view and the MPI2DD view of one
-/// metadirectory process.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-struct Job {
-    mpir_debug_state: MpirDebugState,
-    mpir_proctable: Vec<Process>,
-    mpi2dd_debug_state: Mpi2ddDebugState,
-    mpi2dd_debugger_flags: DebuggerFlags,
-    mpi2dd_mpi_flags: MpiFlags,
-    meta_host_name: String,
-    meta_executable_name: String,
-    meta_pid: i32,
-    mpi2dd_proctable: Vec<Rank>,
-    directory_table: Vec<Process>,
+/// Opens the core file written for each process.
+struct Cores(HashMap<(String, i32), PathBuf>);
+
+impl Connector for Cores {
+    type Target = CoreTarget;
+    fn connect(
+        &mut self,
+        host: &str,
+        pid: i32,
+        _: &str,
+    ) -> Result<CoreTarget, Box<dyn std::error::Error + Send + Sync>> {
+        let core = self
+            .0
+            .get(&(host.to_string(), pid))
+            .ok_or_else(|| format!("no core for {host}:{pid}"))?;
+        Ok(CoreTarget::open(core, None, None)?)
+    }
 }
 
 #[derive(Serialize)]
 struct AbiReport {
     abi: TargetAbi,
-    image_bytes: usize,
+    core_bytes: u64,
     sizes: Vec<(&'static str, usize)>,
 }
 
 #[derive(Serialize)]
 struct Report {
     abis: Vec<AbiReport>,
-    job: Job,
-}
-
-fn sample_job() -> Job {
-    let exe = "/opt/app/bin/ring";
-    let mut ranks: Vec<Rank> = (0..4)
-        .map(|r| Rank {
-            host_name: format!("node0{}", 1 + r / 2),
-            executable_name: exe.to_string(),
-            pid: 5001 + r,
-            rank: r,
-            comm_world_id: "world-0".into(),
-            spawn_desc: None,
-        })
-        .collect();
-    ranks.extend((0..2).map(|r| Rank {
-        host_name: "node03".into(),
-        executable_name: "/opt/app/bin/worker".into(),
-        pid: 6001 + r,
-        rank: r,
-        comm_world_id: "world-1".into(),
-        spawn_desc: Some(Spawn {
-            parent_comm_world_id: "world-0".into(),
-            parent_rank: 0,
-            sequence: 0,
-        }),
-    }));
-    Job {
-        mpir_debug_state: MpirDebugState::Spawned,
-        mpir_proctable: ranks
-            .iter()
-            .take(4)
-            .map(|r| Process {
-                host_name: r.host_name.clone(),
-                executable_name: r.executable_name.clone(),
-                pid: r.pid,
-            })
-            .collect(),
-        mpi2dd_debug_state: Mpi2ddDebugState::Spawn,
-        mpi2dd_debugger_flags: DebuggerFlags::BEING_DEBUGGED,
-        mpi2dd_mpi_flags: MpiFlags::I_AM_METADIR | MpiFlags::I_AM_DIR | MpiFlags::I_AM_STARTER,
-        meta_host_name: "login01".into(),
-        meta_executable_name: "/usr/bin/mpirun".into(),
-        meta_pid: 4100,
-        mpi2dd_proctable: ranks,
-        directory_table: vec![
-            Process {
-                host_name: "node02".into(),
-                executable_name: "/usr/bin/orted".into(),
-                pid: 4200,
-            },
-            Process {
-                host_name: "node03".into(),
-                executable_name: "/usr/bin/orted".into(),
-                pid: 4300,
-            },
-        ],
-    }
-}
-
-/// Where the reader starts: the addresses a symbol table would give.
-struct Roots {
-    mpi2dd_info: TargetAddr,
-    mpir_proctable: TargetAddr,
-    mpir_proctable_size: i32,
-    mpir_debug_state: MpirDebugState,
-}
-
-fn write_job(job: &Job, abi: TargetAbi) -> Result<(Image, Roots), ImageError> {
-    let base = match abi.address_width {
-        mpidd_types::AddressWidth::W32 => 0x1000_0000,
-        mpidd_types::AddressWidth::W64 => 0x5555_0000_0000,
-    };
-    let mut img = Image::new(abi, base);
-    let mpir: Vec<MpirProcdesc> = job
-        .mpir_proctable
-        .iter()
-        .map(|p| MpirProcdesc {
-            host_name: img.put_str(&p.host_name),
-            executable_name: img.put_str(&p.executable_name),
-            pid: p.pid,
-        })
-        .collect();
-    let mpir_proctable = img.put_records(&mpir)?;
-
-    let mut procs = Vec::new();
-    for r in &job.mpi2dd_proctable {
-        let spawn_desc = match &r.spawn_desc {
-            None => TargetAddr::NULL,
-            Some(s) => {
-                let parent_comm_world_id = img.put_str(&s.parent_comm_world_id);
-                img.put_records(&[Mpi2ddSpawndesc {
-                    parent_comm_world_id,
-                    parent_rank: s.parent_rank,
-                    sequence: s.sequence,
-                }])?
-            }
-        };
-        procs.push(Mpi2ddProcdesc {
-            host_name: img.put_str(&r.host_name),
-            executable_name: img.put_str(&r.executable_name),
-            spawn_desc,
-            comm_world_id: img.put_str(&r.comm_world_id),
-            pid: r.pid,
-            rank: r.rank,
-        });
-    }
-    let proctable = img.put_records(&procs)?;
-    let dirs: Vec<Mpi2ddDirectoryEntry> = job
-        .directory_table
-        .iter()
-        .map(|d| Mpi2ddDirectoryEntry {
-            host_name: img.put_str(&d.host_name),
-            executable_name: img.put_str(&d.executable_name),
-            pid: d.pid,
-        })
-        .collect();
-    let directory_table = img.put_records(&dirs)?;
-    let info = Mpi2ddInfo {
-        debug_state: job.mpi2dd_debug_state,
-        debugger_flags: job.mpi2dd_debugger_flags,
-        mpi_flags: job.mpi2dd_mpi_flags,
-        meta_host_name: img.put_str(&job.meta_host_name),
-        meta_executable_name: img.put_str(&job.meta_executable_name),
-        proctable,
-        proctable_size: procs.len() as i32,
-        directory_table,
-        directory_size: dirs.len() as i32,
-        meta_pid: job.meta_pid,
-        ..Mpi2ddInfo::default()
-    };
-    let mpi2dd_info = img.put_records(&[info])?;
-    Ok((
-        img,
-        Roots {
-            mpi2dd_info,
-            mpir_proctable,
-            mpir_proctable_size: mpir.len() as i32,
-            mpir_debug_state: job.mpir_debug_state,
-        },
-    ))
-}
-
-fn read_job(img: &Image, roots: &Roots) -> Result<Job, ImageError> {
-    let s = |a: TargetAddr| img.c_string(a, MAX_STRING);
-    let process = |host_name, executable_name, pid| -> Result<Process, ImageError> {
-        Ok(Process {
-            host_name: s(host_name)?,
-            executable_name: s(executable_name)?,
-            pid,
-        })
-    };
-    let mpir_proctable = img
-        .records::<MpirProcdesc>(
-            roots.mpir_proctable,
-            roots.mpir_proctable_size.into(),
-            MAX_TABLE,
-        )?
-        .into_iter()
-        .map(|p| process(p.host_name, p.executable_name, p.pid))
-        .collect::<Result<_, _>>()?;
-
-    let info: Mpi2ddInfo = img.record(roots.mpi2dd_info)?;
-    info.validate().map_err(|source| ImageError::BadInfo {
-        addr: roots.mpi2dd_info,
-        source,
-    })?;
-    let mut ranks = Vec::new();
-    for p in img.records::<Mpi2ddProcdesc>(info.proctable, info.proctable_size.into(), MAX_TABLE)? {
-        let spawn_desc = if p.spawn_desc.is_null() {
-            None
-        } else {
-            let d: Mpi2ddSpawndesc = img.record(p.spawn_desc)?;
-            Some(Spawn {
-                parent_comm_world_id: s(d.parent_comm_world_id)?,
-                parent_rank: d.parent_rank,
-                sequence: d.sequence,
-            })
-        };
-        ranks.push(Rank {
-            host_name: s(p.host_name)?,
-            executable_name: s(p.executable_name)?,
-            pid: p.pid,
-            rank: p.rank,
-            comm_world_id: s(p.comm_world_id)?,
-            spawn_desc,
-        });
-    }
-    let directory_table = img
-        .records::<Mpi2ddDirectoryEntry>(
-            info.directory_table,
-            info.directory_size.into(),
-            MAX_TABLE,
-        )?
-        .into_iter()
-        .map(|d| process(d.host_name, d.executable_name, d.pid))
-        .collect::<Result<_, _>>()?;
-    Ok(Job {
-        mpir_debug_state: roots.mpir_debug_state,
-        mpir_proctable,
-        mpi2dd_debug_state: info.debug_state,
-        mpi2dd_debugger_flags: info.debugger_flags,
-        mpi2dd_mpi_flags: info.mpi_flags,
-        meta_host_name: s(info.meta_host_name)?,
-        meta_executable_name: s(info.meta_executable_name)?,
-        meta_pid: info.meta_pid,
-        mpi2dd_proctable: ranks,
-        directory_table,
-    })
-}
-
-/// The demo's failures.
-#[derive(Debug, thiserror::Error)]
-pub enum DemoError {
-    #[error(transparent)]
-    Image(#[from] ImageError),
-    #[error("{abi}: the job read back differs from the job written")]
-    Mismatch { abi: TargetAbi },
-    #[error("cannot print JSON: {0}")]
-    Json(#[from] serde_json::Error),
+    mpir: MpirState,
+    mpi2dd: JobTree,
 }
 
 fn sizes(abi: TargetAbi) -> Vec<(&'static str, usize)> {
@@ -306,9 +171,49 @@ fn sizes(abi: TargetAbi) -> Vec<(&'static str, usize)> {
     ]
 }
 
-/// Write the sample job for each ABI, read it back, check it and print it.
+/// Writes the job's cores for one ABI into `dir` and reads them back.
+fn round_trip(abi: TargetAbi, dir: &Path) -> Result<(AbiReport, MpirState, JobTree), DemoError> {
+    let write_err = |e: &dyn std::fmt::Display| DemoError::Write {
+        dir: dir.to_path_buf(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| write_err(&e))?;
+    let mut cores = HashMap::new();
+    let mut core_bytes = 0;
+    for (p, job) in processes(abi) {
+        let core = dir.join(format!("{}-{}.core", p.host, p.pid));
+        let exe = dir.join(format!("{}-{}", p.host, p.pid));
+        job.write_files(&core, &exe, CoreOptions::default())
+            .map_err(|e| write_err(&e))?;
+        core_bytes += std::fs::metadata(&core).map(|m| m.len()).unwrap_or(0);
+        cores.insert((p.host.to_string(), p.pid), core);
+    }
+    let read_err = |e: &dyn std::fmt::Display| DemoError::Read {
+        abi,
+        message: e.to_string(),
+    };
+    let limits = Limits::default();
+    let starter = CoreTarget::open(&cores[&(META.host.to_string(), META.pid)], None, None)
+        .map_err(|e| read_err(&e))?;
+    let mpir = mpir::read_state(&starter, &starter, &limits).map_err(|e| read_err(&e))?;
+    let start = Mpi2ddPeer {
+        host_name: META.host.into(),
+        executable_name: META.exe.into(),
+        pid: META.pid,
+    };
+    let tree =
+        walk::walk(&mut Cores(cores), &start, abi.packing, &limits).map_err(|e| read_err(&e))?;
+    let report = AbiReport {
+        abi,
+        core_bytes,
+        sizes: sizes(abi),
+    };
+    Ok((report, mpir, tree))
+}
+
+/// Builds, writes and reads the job for each ABI, checks they agree, and
+/// prints the result.
 pub fn run(json: bool) -> Result<(), DemoError> {
-    let job = sample_job();
     let abis = [
         ("x86_64", TargetAbi::X86_64),
         (
@@ -319,20 +224,43 @@ pub fn run(json: bool) -> Result<(), DemoError> {
         ("powerpc", TargetAbi::POWERPC),
         ("i686 packed", TargetAbi::I686.with_packing(Packing::Packed)),
     ];
+    let root = std::env::temp_dir().join(format!("mpidd-demo-{}", std::process::id()));
     let mut reports = Vec::new();
-    for (_, abi) in abis {
-        let (img, roots) = write_job(&job, abi)?;
-        let back = read_job(&img, &roots)?;
-        if back != job {
-            return Err(DemoError::Mismatch { abi });
+    let mut first: Option<(MpirState, JobTree)> = None;
+    let result = (|| {
+        for (i, (_, abi)) in abis.iter().enumerate() {
+            let (report, mpir, tree) = round_trip(*abi, &root.join(i.to_string()))?;
+            reports.push(report);
+            match &first {
+                None => first = Some((mpir, tree)),
+                Some((m, t)) => {
+                    // Every ABI must give the same job: same ranks, same
+                    // processes in the same walk order.
+                    let same = m.proctable == mpir.proctable
+                        && t.ranks == tree.ranks
+                        && t.processes.len() == tree.processes.len()
+                        && tree.failures.is_empty();
+                    if !same {
+                        return Err(DemoError::Mismatch { abi: *abi });
+                    }
+                }
+            }
         }
-        reports.push(AbiReport {
-            abi,
-            image_bytes: img.len(),
-            sizes: sizes(img.abi()),
-        });
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result?;
+    let Some((mpir, tree)) = first else {
+        return Ok(());
+    };
+    if tree.ranks.len() != 6 || mpir.proctable.len() != 4 {
+        return Err(DemoError::Mismatch { abi: abis[0].1 });
     }
-    let report = Report { abis: reports, job };
+    let report = Report {
+        abis: reports,
+        mpir,
+        mpi2dd: tree,
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -342,7 +270,8 @@ pub fn run(json: bool) -> Result<(), DemoError> {
 }
 
 fn print_text(report: &Report, names: &[&str]) {
-    println!("A sample MPI job, written as each target ABI lays it out and read back:\n");
+    println!("A synthetic MPI job (1 metadirectory and MPIR starter, 2 directories, 6 ranks,");
+    println!("2 of them spawned), written as ELF core files for each target ABI and read back:\n");
     print!("{:<24}", "record (bytes)");
     for n in names {
         print!("{n:>15}");
@@ -355,28 +284,35 @@ fn print_text(report: &Report, names: &[&str]) {
         }
         println!();
     }
-    print!("{:<24}", "whole image");
+    print!("{:<24}", "all cores");
     for a in &report.abis {
-        print!("{:>15}", a.image_bytes);
+        print!("{:>15}", a.core_bytes);
     }
-    println!("\n\nEvery ABI decoded to the same job:\n");
-    let job = &report.job;
-    println!("MPIR (debug state {:?})", job.mpir_debug_state);
-    for (rank, p) in job.mpir_proctable.iter().enumerate() {
+    println!("\n\nEvery ABI gave the same job.\n");
+    let m = &report.mpir;
+    println!(
+        "MPIR table of {} (debug state {:?}):",
+        m.defined_in, m.debug_state
+    );
+    for (rank, p) in m.proctable.iter().enumerate() {
         println!(
             "  rank {rank:<3} {:<8} pid {:<6} {}",
             p.host_name, p.pid, p.executable_name
         );
     }
-    println!(
-        "MPI2DD metadirectory {}:{} ({}), state {:?}, flags {:?}",
-        job.meta_host_name,
-        job.meta_pid,
-        job.meta_executable_name,
-        job.mpi2dd_debug_state,
-        job.mpi2dd_mpi_flags
-    );
-    for r in &job.mpi2dd_proctable {
+    println!("\nMPI-2 walk from the metadirectory:");
+    for p in &report.mpi2dd.processes {
+        println!(
+            "  {}{}:{} ({}) {:?}",
+            "  ".repeat(p.depth),
+            p.peer.host_name,
+            p.peer.pid,
+            p.peer.executable_name,
+            p.info.mpi_flags
+        );
+    }
+    println!("\nRanks found:");
+    for r in &report.mpi2dd.ranks {
         let spawned = match &r.spawn_desc {
             Some(s) => format!(
                 "  spawned by {} rank {} (#{})",
@@ -387,12 +323,6 @@ fn print_text(report: &Report, names: &[&str]) {
         println!(
             "  {} rank {:<3} {:<8} pid {:<6} {}{spawned}",
             r.comm_world_id, r.rank, r.host_name, r.pid, r.executable_name
-        );
-    }
-    for d in &job.directory_table {
-        println!(
-            "  directory {}:{} ({})",
-            d.host_name, d.pid, d.executable_name
         );
     }
 }

@@ -1,8 +1,8 @@
 //! `mpidd`: shows what MPI launchers and libraries expose to debuggers.
 //!
-//! - `mpidd demo` lays a sample MPIR and MPI-2 debugger-interface job out in
-//!   memory as several target ABIs would, reads it back through
-//!   `mpidd-types`, and prints what it read.
+//! - `mpidd demo` builds a synthetic MPIR and MPI-2 job, writes it as ELF
+//!   core files for several target ABIs, reads it back with the MPIR reader
+//!   and the MPI-2 walker, and prints what it read.
 //! - `mpidd procs` reads the MPIR process table of a core file or a live
 //!   process.
 
@@ -14,7 +14,6 @@ use clap::{Parser, Subcommand};
 use mpidd_read::Limits;
 
 mod demo;
-mod demo_image;
 mod procs;
 
 #[derive(Parser)]
@@ -26,8 +25,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Encode a sample MPIR/MPI2DD job for several target ABIs, decode it
-    /// back and print it.
+    /// Write a synthetic MPIR/MPI-2 job as core files for several target
+    /// ABIs, read it back with the walker and print it.
     Demo {
         /// Print JSON instead of text.
         #[arg(long)]
