@@ -4,14 +4,13 @@
 //! files, and read back from those files alone with the MPIR reader and the
 //! MPI-2 walker.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mpidd_read::mpi2dd::Mpi2ddPeer;
 use mpidd_read::mpir::{self, MpirState};
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, JobTree};
-use mpidd_read::{Connector, CoreOptions, CoreTarget, Limits, SyntheticJob};
+use mpidd_read::{CoreOptions, CoreTarget, Limits, SyntheticJob};
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirProcdesc,
     MqsCommunicator, MqsPendingOperation, Packing, Record, TargetAbi,
@@ -120,25 +119,6 @@ fn processes(abi: TargetAbi) -> Vec<(PeerSpec<'static>, SyntheticJob)> {
     ]
 }
 
-/// Opens the core file written for each process.
-struct Cores(HashMap<(String, i32), PathBuf>);
-
-impl Connector for Cores {
-    type Target = CoreTarget;
-    fn connect(
-        &mut self,
-        host: &str,
-        pid: i32,
-        _: &str,
-    ) -> Result<CoreTarget, Box<dyn std::error::Error + Send + Sync>> {
-        let core = self
-            .0
-            .get(&(host.to_string(), pid))
-            .ok_or_else(|| format!("no core for {host}:{pid}"))?;
-        Ok(CoreTarget::open(core, None, None)?)
-    }
-}
-
 #[derive(Serialize)]
 struct AbiReport {
     abi: TargetAbi,
@@ -178,7 +158,8 @@ fn round_trip(abi: TargetAbi, dir: &Path) -> Result<(AbiReport, MpirState, JobTr
         message: e.to_string(),
     };
     std::fs::create_dir_all(dir).map_err(|e| write_err(&e))?;
-    let mut cores = HashMap::new();
+    let mut cores = walk::CoreFiles::new();
+    let mut starter_core = PathBuf::new();
     let mut core_bytes = 0;
     for (p, job) in processes(abi) {
         let core = dir.join(format!("{}-{}.core", p.host, p.pid));
@@ -186,23 +167,24 @@ fn round_trip(abi: TargetAbi, dir: &Path) -> Result<(AbiReport, MpirState, JobTr
         job.write_files(&core, &exe, CoreOptions::default())
             .map_err(|e| write_err(&e))?;
         core_bytes += std::fs::metadata(&core).map(|m| m.len()).unwrap_or(0);
-        cores.insert((p.host.to_string(), p.pid), core);
+        if p.pid == META.pid {
+            starter_core = core.clone();
+        }
+        cores.insert(p.host, p.pid, &core, None);
     }
     let read_err = |e: &dyn std::fmt::Display| DemoError::Read {
         abi,
         message: e.to_string(),
     };
     let limits = Limits::default();
-    let starter = CoreTarget::open(&cores[&(META.host.to_string(), META.pid)], None, None)
-        .map_err(|e| read_err(&e))?;
+    let starter = CoreTarget::open(&starter_core, None, None).map_err(|e| read_err(&e))?;
     let mpir = mpir::read_state(&starter, &starter, &limits).map_err(|e| read_err(&e))?;
     let start = Mpi2ddPeer {
         host_name: META.host.into(),
         executable_name: META.exe.into(),
         pid: META.pid,
     };
-    let tree =
-        walk::walk(&mut Cores(cores), &start, abi.packing, &limits).map_err(|e| read_err(&e))?;
+    let tree = walk::walk(&mut cores, &start, abi.packing, &limits).map_err(|e| read_err(&e))?;
     let report = AbiReport {
         abi,
         core_bytes,

@@ -8,11 +8,13 @@
 //! tables and a process listed in its own table end the walk instead of
 //! looping; depth and the number of processes are capped by [`Limits`].
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
 
 use mpidd_types::Packing;
 use serde::Serialize;
 
+use crate::core_target::CoreTarget;
 use crate::limits::Limits;
 use crate::memory::TargetMemory;
 use crate::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess, Mpi2ddRank};
@@ -30,6 +32,46 @@ pub trait Connector {
         pid: i32,
         executable: &str,
     ) -> Result<Self::Target, Box<dyn std::error::Error + Send + Sync>>;
+}
+
+/// A [`Connector`] over core files: one core per (host, pid), as a job's
+/// cores collected after a crash would be.
+#[derive(Clone, Debug, Default)]
+pub struct CoreFiles {
+    cores: HashMap<(String, i32), (PathBuf, Option<PathBuf>)>,
+}
+
+impl CoreFiles {
+    /// No cores yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The core of process `pid` on `host`, with its executable when the
+    /// core does not name it (no NT_FILE).
+    pub fn insert(&mut self, host: &str, pid: i32, core: &Path, executable: Option<&Path>) {
+        self.cores.insert(
+            (host.to_string(), pid),
+            (core.to_path_buf(), executable.map(Path::to_path_buf)),
+        );
+    }
+}
+
+impl Connector for CoreFiles {
+    type Target = CoreTarget;
+
+    fn connect(
+        &mut self,
+        host: &str,
+        pid: i32,
+        _executable: &str,
+    ) -> Result<CoreTarget, Box<dyn std::error::Error + Send + Sync>> {
+        let (core, exe) = self
+            .cores
+            .get(&(host.to_string(), pid))
+            .ok_or_else(|| format!("no core file was given for process {pid} on {host}"))?;
+        Ok(CoreTarget::open(core, exe.as_deref(), None)?)
+    }
 }
 
 /// A process the walk read.

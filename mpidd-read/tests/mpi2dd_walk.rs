@@ -6,9 +6,7 @@ use std::collections::HashMap;
 use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer};
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, WalkError};
-use mpidd_read::{
-    Connector, CoreOptions, CoreTarget, Limits, ReadError, SyntheticJob, TargetMemory,
-};
+use mpidd_read::{Connector, CoreOptions, Limits, ReadError, SyntheticJob, TargetMemory};
 use mpidd_types::{AddressWidth, ByteOrder, DebuggerFlags, MpiFlags, Packing, TargetAbi};
 use proptest::prelude::*;
 
@@ -282,20 +280,6 @@ fn debugger_flags_are_the_only_bytes_written() {
     }
 }
 
-/// Opens cores written from synthetic processes.
-struct Cores(HashMap<(String, i32), std::path::PathBuf>);
-
-impl Connector for Cores {
-    type Target = CoreTarget;
-    fn connect(&mut self, host: &str, pid: i32, _: &str) -> Result<CoreTarget, BoxError> {
-        let core = self
-            .0
-            .get(&(host.to_string(), pid))
-            .ok_or_else(|| format!("no core for {host}:{pid}"))?;
-        Ok(CoreTarget::open(core, None, None)?)
-    }
-}
-
 #[test]
 fn the_walk_works_over_real_core_files() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mpi2dd-cores");
@@ -305,7 +289,7 @@ fn the_walk_works_over_real_core_files() {
         (TargetAbi::I686, Packing::Natural),
     ] {
         let jobs = job(abi, packing);
-        let mut cores = HashMap::new();
+        let mut from_cores = walk::CoreFiles::new();
         for ((host, pid), j) in &jobs.0 {
             let core = dir.join(format!("{host}-{pid}.core"));
             j.write_files(
@@ -314,9 +298,8 @@ fn the_walk_works_over_real_core_files() {
                 CoreOptions::default(),
             )
             .unwrap();
-            cores.insert((host.clone(), *pid), core);
+            from_cores.insert(host, *pid, &core, None);
         }
-        let mut from_cores = Cores(cores);
         let mut in_memory = jobs;
         let start = peer("node-b", "/usr/bin/orted", 300);
         let a = walk::walk(&mut from_cores, &start, packing, &Limits::default()).unwrap();
