@@ -20,12 +20,16 @@ use serde::Serialize;
 /// The demo's failures.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
+    /// The core files could not be written.
     #[error("cannot write the demo's core files under {dir}: {message}")]
     Write { dir: PathBuf, message: String },
+    /// Reading them back failed.
     #[error("{abi}: {message}")]
     Read { abi: TargetAbi, message: String },
+    /// The job read back is not the one written.
     #[error("{abi}: the job read back from the cores differs from the one written")]
     Mismatch { abi: TargetAbi },
+    /// JSON output failed.
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

@@ -28,23 +28,31 @@ pub enum Source {
 /// Failures of `mpidd procs`.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcsError {
+    /// The core file or its executable could not be opened.
     #[error(transparent)]
     Core(#[from] CoreTargetError),
+    /// The live process could not be opened.
     #[error(transparent)]
     Live(#[from] LiveError),
+    /// The MPIR symbols are there but could not be read.
     #[error(transparent)]
     Mpir(#[from] MpirError),
+    /// `MPI2DD_info` is there but could not be read.
     #[error(transparent)]
     Mpi2dd(#[from] Mpi2ddError),
+    /// The target has neither interface.
     #[error("{mpir}; and {mpi2dd}")]
     Neither {
         mpir: Box<MpirError>,
         mpi2dd: Box<Mpi2ddError>,
     },
+    /// The MPI-2 walk could not start.
     #[error(transparent)]
     Walk(#[from] WalkError),
+    /// JSON output failed.
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// Writing to standard output failed.
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
 }

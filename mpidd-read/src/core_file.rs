@@ -16,7 +16,7 @@ use object::read::elf::{FileHeader, ProgramHeader};
 use object::{elf, Endianness, FileKind};
 
 use crate::error::ReadError;
-use crate::memory::{decode_unsigned, TargetMemory};
+use crate::memory::{decode_unsigned, read_spanning, TargetMemory};
 
 /// Why a core file could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -272,21 +272,14 @@ impl TargetMemory for CoreFile {
     }
 
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
-        let mut done = 0;
-        while done < buf.len() {
-            let Some(at) = addr.0.checked_add(done as u64) else {
-                break;
-            };
-            let mut n = self.copy_dumped(at, &mut buf[done..]);
-            if n == 0 {
-                n = self.copy_mapped_file(at, &mut buf[done..]);
+        // What the core holds wins; pages it omits come from the file mapped
+        // there, if any.
+        Ok(read_spanning(addr, buf, |at, out| {
+            match self.copy_dumped(at, out) {
+                0 => self.copy_mapped_file(at, out),
+                n => n,
             }
-            if n == 0 {
-                break;
-            }
-            done += n;
-        }
-        Ok(done)
+        }))
     }
 }
 

@@ -190,7 +190,10 @@ impl TargetMemory for LiveProcess {
         let file = self.mem_file().map_err(|k| backend(k.into()))?;
         let mut done = 0;
         while done < buf.len() {
-            match file.read_at(&mut buf[done..], addr.0 + done as u64) {
+            let Some(at) = addr.0.checked_add(done as u64) else {
+                break;
+            };
+            match file.read_at(&mut buf[done..], at) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 // Unmapped memory reads as EIO.

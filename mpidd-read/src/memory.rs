@@ -122,7 +122,12 @@ pub trait TargetMemory {
             });
         }
         let size = R::size_for(abi) as u64;
-        check_span(abi, addr, count * size, what)?;
+        let total = count.checked_mul(size).ok_or(ReadError::AddressOverflow {
+            what,
+            addr,
+            len: u64::MAX,
+        })?;
+        check_span(abi, addr, total, what)?;
         let mut out = Vec::with_capacity(count.min(RECORDS_PER_CHUNK) as usize);
         let mut buf = Vec::new();
         let mut done = 0u64;
@@ -224,6 +229,30 @@ pub trait TargetMemoryMut: TargetMemory {
         };
         self.write_all(addr, &b)
     }
+}
+
+/// Fills `buf` from `addr` on by calling `copy` on each piece: `copy(at,
+/// out)` copies what one segment holds at `at` into the front of `out` and
+/// returns the count, 0 where nothing is mapped. Stops at the first gap and
+/// returns the bytes filled, so a backend's short read counts correctly
+/// across segment boundaries.
+pub(crate) fn read_spanning(
+    addr: TargetAddr,
+    buf: &mut [u8],
+    mut copy: impl FnMut(u64, &mut [u8]) -> usize,
+) -> usize {
+    let mut done = 0;
+    while done < buf.len() {
+        let Some(at) = addr.0.checked_add(done as u64) else {
+            break;
+        };
+        let n = copy(at, &mut buf[done..]);
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    done
 }
 
 /// Unsigned value of 1 to 8 bytes in the given byte order.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use mpidd_types::{TargetAbi, TargetAddr};
 
 use crate::error::ReadError;
-use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::memory::{read_spanning, TargetMemory, TargetMemoryMut};
 
 /// Target memory held in the debugger's own memory: segments of bytes at
 /// target addresses, with gaps between them that read as unmapped.
@@ -63,20 +63,17 @@ impl TargetMemory for SyntheticMemory {
     }
 
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
-        let mut done = 0;
-        while done < buf.len() {
-            let Some(at) = addr.0.checked_add(done as u64) else {
-                break;
-            };
+        Ok(read_spanning(addr, buf, |at, out| {
             let Some((start, off)) = self.locate(at) else {
-                break;
+                return 0;
             };
-            let seg = &self.segments[&start];
-            let n = (seg.len() - off).min(buf.len() - done);
-            buf[done..done + n].copy_from_slice(&seg[off..off + n]);
-            done += n;
-        }
-        Ok(done)
+            let Some(seg) = self.segments.get(&start) else {
+                return 0;
+            };
+            let n = (seg.len() - off).min(out.len());
+            out[..n].copy_from_slice(&seg[off..off + n]);
+            n
+        }))
     }
 }
 

@@ -121,6 +121,24 @@ fn counts_beyond_the_limit_are_refused_before_reading() {
 }
 
 #[test]
+fn a_count_times_size_past_u64_is_an_error_not_an_overflow() {
+    let mem = SyntheticMemory::new(TargetAbi::X86_64);
+    let unlimited = Limits {
+        max_table_entries: u64::MAX,
+        ..Limits::default()
+    };
+    let err = mem
+        .read_records::<mpidd_types::MpirProcdesc>(TargetAddr(0x1000), i64::MAX, &unlimited)
+        .unwrap_err();
+    assert!(matches!(err, ReadError::AddressOverflow { .. }), "{err:?}");
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        mem.read_into(TargetAddr(u64::MAX - 4), &mut buf).unwrap(),
+        0
+    );
+}
+
+#[test]
 fn an_unmapped_table_names_its_address() {
     let job = SyntheticJob::builder(TargetAbi::S390X)
         .mpir_raw(TargetAddr(0xdead_0000), 3, 1)
