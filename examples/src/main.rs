@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use mpidd_read::Limits;
+use mpidd_read::{FileSearch, Limits};
+use mpidd_types::Packing;
 
 mod demo;
 mod procs;
@@ -41,9 +42,18 @@ enum Command {
         /// NT_FILE note, as qemu-user cores do).
         #[arg(long, requires = "core")]
         exe: Option<PathBuf>,
-        /// Look for the files a core names under this directory.
+        /// Look for the files a core names under this directory (for a
+        /// foreign CPU, e.g. /usr/s390x-linux-gnu).
         #[arg(long, requires = "core")]
         sysroot: Option<PathBuf>,
+        /// Look for files a core names by their base name in this directory
+        /// too, when they are not where the core says (repeatable).
+        #[arg(long = "search-path", value_name = "DIR", requires = "core")]
+        search_path: Vec<PathBuf>,
+        /// Read the MPI-2 records in the draft's packed layout instead of
+        /// the natural C layout that MPICH's mpi2_interface.h compiles to.
+        #[arg(long)]
+        packed: bool,
         /// A running process on this machine (read without stopping it).
         #[arg(long)]
         pid: Option<i32>,
@@ -64,12 +74,21 @@ fn main() -> ExitCode {
             core,
             exe,
             sysroot,
+            search_path,
+            packed,
             pid,
             max_table_entries,
             json,
         } => {
             let source = match (core, pid) {
-                (Some(core), _) => procs::Source::Core { core, exe, sysroot },
+                (Some(core), _) => procs::Source::Core {
+                    core,
+                    exe,
+                    search: FileSearch {
+                        sysroot,
+                        search_path,
+                    },
+                },
                 (None, Some(pid)) => procs::Source::Pid(pid),
                 (None, None) => unreachable!("clap requires --core or --pid"),
             };
@@ -77,7 +96,12 @@ fn main() -> ExitCode {
                 max_table_entries,
                 ..Limits::default()
             };
-            procs::run(source, json, &limits).map_err(|e| e.to_string())
+            let packing = if packed {
+                Packing::Packed
+            } else {
+                Packing::Natural
+            };
+            procs::run(source, json, packing, &limits).map_err(|e| e.to_string())
         }
     };
     match result {

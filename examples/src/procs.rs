@@ -7,19 +7,20 @@ use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{self, MpirError, MpirState};
 use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
-    Connector, CoreTarget, CoreTargetError, Limits, LiveError, LiveTarget, SymbolSource,
-    TargetMemory,
+    Connector, CoreTarget, CoreTargetError, CoreTargetOptions, FileSearch, Limits, LiveError,
+    LiveTarget, SymbolSource, TargetMemory,
 };
 use mpidd_types::Packing;
 use serde::Serialize;
 
 /// Where to read from.
 pub enum Source {
-    /// A core file, with optional executable and sysroot.
+    /// A core file, with optional executable and where to find the files
+    /// it names.
     Core {
         core: PathBuf,
         exe: Option<PathBuf>,
-        sysroot: Option<PathBuf>,
+        search: FileSearch,
     },
     /// A live process.
     Pid(i32),
@@ -134,8 +135,13 @@ fn read<T: TargetMemory + SymbolSource>(
 
 /// Reads the target and prints its process tables. A reader that closes
 /// the output early (`mpidd procs ... | head`) is not an error.
-pub fn run(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> {
-    match print(source, json, limits) {
+pub fn run(
+    source: Source,
+    json: bool,
+    packing: Packing,
+    limits: &Limits,
+) -> Result<(), ProcsError> {
+    match print(source, json, packing, limits) {
         Err(ProcsError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(ProcsError::Json(e)) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
             Ok(())
@@ -144,13 +150,20 @@ pub fn run(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError
     }
 }
 
-fn print(source: Source, json: bool, limits: &Limits) -> Result<(), ProcsError> {
-    // MPICH's mpi2_interface.h compiles the records naturally; the draft's
-    // packed form can be added as an option when a producer of it appears.
-    let packing = Packing::Natural;
+fn print(source: Source, json: bool, packing: Packing, limits: &Limits) -> Result<(), ProcsError> {
     let report = match source {
-        Source::Core { core, exe, sysroot } => {
-            let t = CoreTarget::open(&core, exe.as_deref(), sysroot.as_deref())?;
+        Source::Core { core, exe, search } => {
+            let options = CoreTargetOptions {
+                exe,
+                search,
+                limits: *limits,
+            };
+            let t = CoreTarget::open_with(&core, &options)?;
+            // Files that were missing or changed leave parts of the target
+            // unreadable; say so before the results they may affect.
+            for problem in t.problems() {
+                eprintln!("mpidd: warning: {problem}");
+            }
             let (mpir, p) = read(&t, packing, limits)?;
             Report {
                 mpir,

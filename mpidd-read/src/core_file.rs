@@ -72,8 +72,8 @@ pub struct CoreFile {
     pids: Vec<i32>,
     auxv: Vec<(u64, u64)>,
     files: Vec<MappedFile>,
-    /// Where to look for mapped files that moved: paths are joined to it.
-    sysroot: Option<PathBuf>,
+    /// Where to look for mapped files that moved.
+    search: FileSearch,
     /// Where each entry of `files` is on disk, mapped on first use.
     backing: Vec<Backing>,
 }
@@ -91,6 +91,60 @@ impl Backing {
             map: OnceCell::new(),
         }
     }
+}
+
+/// Where files named by a target (NT_FILE, `link_map`) are looked for on
+/// this machine, as gdb's `sysroot` and `solib-search-path` do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileSearch {
+    /// A recorded `/usr/lib/x.so` is read from `sysroot/usr/lib/x.so`; with
+    /// no sysroot, from `/usr/lib/x.so` itself.
+    pub sysroot: Option<PathBuf>,
+    /// Directories tried next, each with the file's base name: for files
+    /// whose recorded directory no longer exists.
+    pub search_path: Vec<PathBuf>,
+}
+
+impl FileSearch {
+    /// The places tried for `recorded`, in order.
+    pub fn candidates(&self, recorded: &str) -> Vec<PathBuf> {
+        let mut out = vec![match &self.sysroot {
+            Some(root) => root.join(recorded.trim_start_matches('/')),
+            None => PathBuf::from(recorded),
+        }];
+        if let Some(base) = Path::new(recorded).file_name() {
+            out.extend(self.search_path.iter().map(|d| d.join(base)));
+        }
+        out
+    }
+
+    /// The first candidate that exists and, if it is an ELF file, was built
+    /// for `machine` (so a sysroot miss never falls back on a host library
+    /// of another CPU); else the first candidate, for error messages.
+    pub fn locate(&self, recorded: &str, machine: u16) -> PathBuf {
+        let candidates = self.candidates(recorded);
+        candidates
+            .iter()
+            .find(|c| c.is_file() && elf_machine(c).is_none_or(|m| m == machine))
+            .unwrap_or(&candidates[0])
+            .clone()
+    }
+}
+
+/// `e_machine` of an ELF file, `None` if it is not one.
+pub(crate) fn elf_machine(path: &Path) -> Option<u16> {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    File::open(path).ok()?.read_exact(&mut head).ok()?;
+    if head[..4] != *b"\x7fELF" {
+        return None;
+    }
+    let order = match head[5] {
+        1 => ByteOrder::Little,
+        2 => ByteOrder::Big,
+        _ => return None,
+    };
+    Some(decode_unsigned(order, &head[18..20]) as u16)
 }
 
 impl std::fmt::Debug for CoreFile {
@@ -149,21 +203,45 @@ impl CoreFile {
             pids: parsed.pids,
             auxv: parsed.auxv,
             files: parsed.files,
-            sysroot: None,
+            search: FileSearch::default(),
             backing,
         })
     }
 
     /// Looks for mapped files under `sysroot` (a path recorded as
     /// `/usr/lib/x.so` is read from `sysroot/usr/lib/x.so`).
-    pub fn with_sysroot(mut self, sysroot: &Path) -> Self {
-        self.sysroot = Some(sysroot.to_path_buf());
+    pub fn with_sysroot(self, sysroot: &Path) -> Self {
+        let search = FileSearch {
+            sysroot: Some(sysroot.to_path_buf()),
+            ..self.search.clone()
+        };
+        self.with_search(search)
+    }
+
+    /// Looks for mapped files as `search` says.
+    pub fn with_search(mut self, search: FileSearch) -> Self {
+        self.search = search;
         self.backing = self
             .files
             .iter()
             .map(|f| Backing::new(self.resolve_path(&f.path)))
             .collect();
         self
+    }
+
+    /// How mapped files are looked for.
+    pub fn search(&self) -> &FileSearch {
+        &self.search
+    }
+
+    /// Stops reading omitted pages from the file recorded as `recorded`:
+    /// for a file found on disk that is not the one the target mapped.
+    pub fn unback(&mut self, recorded: &str) {
+        for (f, b) in self.files.iter().zip(self.backing.iter_mut()) {
+            if f.path == recorded {
+                *b = Backing::new(PathBuf::new());
+            }
+        }
     }
 
     /// Declares that `file` is mapped as described, with its bytes in the
@@ -207,12 +285,17 @@ impl CoreFile {
         &self.files
     }
 
-    /// A path recorded in the core, moved under the sysroot if there is one.
+    /// Where a path recorded in the core is found on this machine (see
+    /// [`FileSearch::locate`]).
     pub fn resolve_path(&self, recorded: &str) -> PathBuf {
-        match &self.sysroot {
-            Some(root) => root.join(recorded.trim_start_matches('/')),
-            None => PathBuf::from(recorded),
-        }
+        self.search.locate(recorded, self.machine)
+    }
+
+    /// Copies only what the core itself holds at `addr`, never bytes of a
+    /// mapped file; returns the count. For checking a file on disk against
+    /// what the target had mapped.
+    pub fn read_dumped(&self, addr: TargetAddr, buf: &mut [u8]) -> usize {
+        read_spanning(addr, buf, |at, out| self.copy_dumped(at, out))
     }
 
     /// Copies what the core itself holds at `addr`; returns the count.

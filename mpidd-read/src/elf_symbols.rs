@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mpidd_types::TargetAddr;
-use object::{Object, ObjectKind, ObjectSegment, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 use crate::core_file::{map_file, MappedFile};
 use crate::symbols::{Symbol, SymbolSource};
@@ -47,6 +47,11 @@ pub struct ElfPlacement {
     /// Its PT_LOAD segments' file-backed parts: (link-time address, file
     /// offset, size in the file).
     pub loads: Vec<(u64, u64, u64)>,
+    /// The link-time address of its dynamic section (`PT_DYNAMIC`), if it
+    /// has one.
+    pub dynamic: Option<u64>,
+    /// Its GNU build-id, if it has one.
+    pub build_id: Option<Vec<u8>>,
 }
 
 struct LoadedObject {
@@ -92,6 +97,8 @@ pub fn elf_placement(path: &Path) -> Result<ElfPlacement, SymbolError> {
                 (s.address(), offset, size)
             })
             .collect(),
+        dynamic: file.section_by_name(".dynamic").map(|s| s.address()),
+        build_id: file.build_id().ok().flatten().map(<[u8]>::to_vec),
     })
 }
 

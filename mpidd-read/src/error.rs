@@ -49,6 +49,14 @@ pub enum ReadError {
         /// The cap that was applied.
         cap: usize,
     },
+    /// A linked list in the target leads back to a node already read.
+    #[error("{what}: the list loops back to {addr}")]
+    Cycle {
+        /// The link that was followed.
+        what: &'static str,
+        /// The node reached a second time.
+        addr: TargetAddr,
+    },
     /// A count read from the target is negative.
     #[error("{what} at {addr}: count {count} is negative")]
     NegativeCount {

@@ -48,6 +48,7 @@ mod core_target;
 mod elf_symbols;
 mod error;
 mod limits;
+pub mod link_map;
 mod live_process;
 mod memory;
 pub mod mpi2dd;
@@ -58,8 +59,8 @@ mod synthetic_job;
 mod synthetic_memory;
 pub mod walk;
 
-pub use core_file::{CoreError, CoreFile, MappedFile};
-pub use core_target::{CoreTarget, CoreTargetError};
+pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
+pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
 pub use error::ReadError;
 pub use limits::Limits;

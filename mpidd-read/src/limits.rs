@@ -28,6 +28,9 @@ pub struct Limits {
     pub max_walk_depth: usize,
     /// Most processes the MPI-2 walker visits. Default 65,536.
     pub max_walk_processes: usize,
+    /// Most nodes followed in one linked list of the target (the dynamic
+    /// linker's `link_map` list, a dynamic section). Default 1,048,576.
+    pub max_list_len: u64,
 }
 
 impl Default for Limits {
@@ -37,6 +40,7 @@ impl Default for Limits {
             max_string_len: 4096,
             max_walk_depth: 16,
             max_walk_processes: 1 << 16,
+            max_list_len: 1 << 20,
         }
     }
 }

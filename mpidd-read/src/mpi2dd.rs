@@ -115,8 +115,22 @@ pub enum Mpi2ddError {
         source: TypesError,
     },
     /// Reading memory failed.
-    #[error(transparent)]
-    Read(#[from] ReadError),
+    #[error(
+        "{source} (while reading the MPI-2 records with {packing:?} packing; a producer \
+         that used the other layout misplaces every field after the first padding)"
+    )]
+    Read {
+        /// The packing the records were read with.
+        packing: Packing,
+        /// What failed.
+        source: ReadError,
+    },
+    /// Writing `debugger_flags` failed.
+    #[error("writing {INFO_SYMBOL}.debugger_flags: {source}")]
+    Write {
+        /// What failed.
+        source: ReadError,
+    },
 }
 
 /// Reads one process's `MPI2DD_info` and everything it points to. The
@@ -149,11 +163,23 @@ pub fn read_process<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
             searched: syms.searched_objects(),
         })?;
     let abi = mem.abi().with_packing(packing);
-    let info: Mpi2ddInfo = mem.read_record_as(sym.addr, abi)?;
+    let read_err = |source| Mpi2ddError::Read { packing, source };
+    let info: Mpi2ddInfo = mem.read_record_as(sym.addr, abi).map_err(read_err)?;
     info.validate().map_err(|source| Mpi2ddError::Invalid {
         addr: sym.addr,
         source,
     })?;
+    read_tables(mem, &info, sym, abi, limits).map_err(read_err)
+}
+
+/// Everything `MPI2DD_info` points to.
+fn read_tables<M: TargetMemory + ?Sized>(
+    mem: &M,
+    info: &Mpi2ddInfo,
+    sym: crate::Symbol,
+    abi: TargetAbi,
+    limits: &Limits,
+) -> Result<Mpi2ddProcess, ReadError> {
     let max = limits.max_string_len;
     let opt = |a: TargetAddr| -> Result<Option<String>, ReadError> {
         if a.is_null() {
@@ -240,6 +266,7 @@ pub fn write_debugger_flags<M: TargetMemoryMut + ?Sized, S: SymbolSource + ?Size
         .map(|f| f.offset as u64)
         .unwrap_or(8);
     let at = TargetAddr(sym.addr.0.wrapping_add(offset));
-    mem.write_i32(at, flags.bits() as i32)?;
+    mem.write_i32(at, flags.bits() as i32)
+        .map_err(|source| Mpi2ddError::Write { source })?;
     Ok(())
 }

@@ -369,7 +369,10 @@ proptest! {
         let err = mpi2dd::read_process(&job, &job, Packing::Natural, &limits).unwrap_err();
         let ok = matches!(
             err,
-            Mpi2ddError::Read(ReadError::LimitExceeded { .. } | ReadError::NegativeCount { .. })
+            Mpi2ddError::Read {
+                source: ReadError::LimitExceeded { .. } | ReadError::NegativeCount { .. },
+                ..
+            }
         );
         prop_assert!(ok, "{}", err);
     }

@@ -9,6 +9,9 @@
 #
 # For each ARCH, OUTDIR receives (old copies are replaced, so reruns are safe):
 #   mpir_target-ARCH            the guest executable (PIE, -g -O0, unstripped)
+#   libmpidd_fixture-ARCH.so    a shared library it links (found through
+#                               $ORIGIN, so the core's link_map names the
+#                               scratch directory, which is gone afterwards)
 #   mpir_target-ARCH.core       the guest core written by qemu-user
 #   mpir_target-ARCH.expected   the program's stdout: key=value lines
 # and OUTDIR/MANIFEST lists tool versions and sha256 sums.
@@ -22,6 +25,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src="$here/mpir_target.c"
+lib_src="$here/fixture_lib.c"
 
 die() { echo "make-cores.sh: error: $*" >&2; exit 1; }
 
@@ -46,6 +50,7 @@ done
 
 # Check every tool first, so a missing one fails before anything is built.
 [ -f "$src" ] || die "missing source $src"
+[ -f "$lib_src" ] || die "missing source $lib_src"
 for arch in "${archs[@]}"; do
   read -r triple qemu devpkg <<<"$(arch_info "$arch")"
   command -v "$triple-gcc" >/dev/null ||
@@ -71,14 +76,19 @@ for arch in "${archs[@]}"; do
   read -r triple qemu devpkg <<<"$(arch_info "$arch")"
   name="mpir_target-$arch"
   exe="$outdir/$name"
+  lib="libmpidd_fixture-$arch.so"
   run="$outdir/.run-$arch"
-  rm -rf "$run" "$exe" "$exe.core" "$exe.expected" "$exe.stderr"
+  rm -rf "$run" "$exe" "$exe.core" "$exe.expected" "$exe.stderr" "$outdir/$lib"
 
   # Dynamically linked PIE; static-pie is not needed under qemu-user.
   # Compiled from $here with the path mapped away, so the binary does not
   # depend on where the repository or OUTDIR is.
+  (cd "$here" && "$triple-gcc" -std=gnu99 -Wall -Wextra -fPIC -shared -g -O0 -Wl,-soname,"$lib" \
+    -fdebug-prefix-map="$here"=. -o "$outdir/$lib" fixture_lib.c) ||
+    die "$arch: compilation of $lib failed"
   (cd "$here" && "$triple-gcc" -std=gnu99 -Wall -Wextra -fPIE -pie -g -O0 \
-    -fdebug-prefix-map="$here"=. -o "$exe" mpir_target.c) ||
+    -fdebug-prefix-map="$here"=. -o "$exe" mpir_target.c \
+    "$outdir/$lib" -Wl,-rpath,'$ORIGIN') ||
     die "$arch: compilation failed"
 
   # Run in a scratch directory: qemu writes the guest core to the current
@@ -90,6 +100,7 @@ for arch in "${archs[@]}"; do
   # core_patterns any host core left in the scratch directory is removed.
   mkdir -p "$run/core"
   cp "$exe" "$run/$name"
+  cp "$outdir/$lib" "$run/$lib"
   # The subshell waits for qemu itself (the trailing `exit` stops bash from
   # exec'ing it), so its "Aborted (core dumped)" notice goes to /dev/null.
   status=0
@@ -112,7 +123,7 @@ for arch in "${archs[@]}"; do
     echo "  gcc: $("$triple-gcc" --version | head -n1)"
     echo "  qemu: $("$qemu" --version | head -n1)"
     echo "  libc: $(dpkg-query -W -f='${Package} ${Version}' "$devpkg" 2>/dev/null || echo unknown)"
-    (cd "$outdir" && sha256sum "$name" "$name.core" "$name.expected" | sed 's/^/  /')
+    (cd "$outdir" && sha256sum "$name" "$lib" "$name.core" "$name.expected" | sed 's/^/  /')
   } >>"$manifest.tmp"
   echo "$arch: $exe.core ($(stat -c %s "$exe.core") bytes)"
 done

@@ -46,6 +46,11 @@ USED int MPIR_partial_attach_ok = 0;
 USED char MPIR_dll_name[] = "libmpidd_qemu_dll.so";
 USED char MPIR_executable_path[256];
 
+/* From fixture_lib.c, a shared library found only through link_map. */
+extern const char mpidd_lib_banner[];
+extern int mpidd_lib_counter;
+extern const char *mpidd_lib_banner_address(void);
+
 USED __attribute__((noinline)) void MPIR_Breakpoint(void) {
   __asm__ volatile("" ::: "memory");
 }
@@ -247,6 +252,12 @@ int main(int argc, char **argv) {
   printf("addr.MPIR_dll_name=0x%llx\n", ADDR(MPIR_dll_name));
   printf("addr.MPI2DD_info=0x%llx\n", ADDR(&MPI2DD_info));
   printf("addr.comm_world_anchor=0x%llx\n", ADDR(comm_world_anchor));
+  /* The library's own idea of its symbol (no copy relocation, no PLT). */
+  printf("addr.mpidd_lib_banner=0x%llx\n", ADDR(mpidd_lib_banner_address()));
+  printf("mpidd_lib_banner.str=%s\n", mpidd_lib_banner_address());
+  printf("mpidd_lib_counter=%d\n", mpidd_lib_counter);
+  /* A PIE takes a function's address through the GOT: libc's own. */
+  printf("addr.abort=0x%llx\n", ADDR(&abort));
   printf("sizeof.MPIR_PROCDESC=%u\n", (unsigned)sizeof(MPIR_PROCDESC));
   printf("sizeof.MPI2DD_INFO=%u\n", (unsigned)sizeof(struct MPI2DD_INFO));
   printf("sizeof.MPI2DD_PROCDESC=%u\n", (unsigned)sizeof(struct MPI2DD_PROCDESC));

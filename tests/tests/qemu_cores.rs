@@ -7,7 +7,11 @@
 //! keeps the core with what the program printed about itself. These cores
 //! have no NT_FILE note and omit the executable's read-only pages (on all
 //! but i686), so the load bias comes from the auxiliary vector and the
-//! `.rodata` strings from the executable file.
+//! `.rodata` strings from the executable file. The program also links a
+//! shared library of its own, loaded from a scratch directory that is gone
+//! when the core is read: it is found only through the dynamic linker's
+//! `link_map` list in the core and a search path, and libc only through a
+//! sysroot (`/usr/<triple>`).
 //!
 //! Missing tools are a failure with instructions: `bash scripts/test.sh`
 //! installs qemu-user and the cross C libraries.
@@ -18,7 +22,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use mpidd_read::mpir;
-use mpidd_read::{CoreTarget, Limits, SymbolSource, TargetMemory};
+use mpidd_read::{
+    CoreTarget, CoreTargetOptions, FileSearch, Limits, ObjectProblem, SymbolSource, TargetMemory,
+};
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirDebugState,
     MpirProcdesc, Record, TargetAddr,
@@ -82,14 +88,95 @@ impl Expected {
     }
 }
 
-fn open(arch: &str) -> CoreTarget {
+fn triple(arch: &str) -> &'static str {
+    match arch {
+        "s390x" => "s390x-linux-gnu",
+        "powerpc" => "powerpc-linux-gnu",
+        "armhf" => "arm-linux-gnueabihf",
+        "i686" => "i686-linux-gnu",
+        _ => panic!("unknown arch {arch}"),
+    }
+}
+
+fn open_with(arch: &str, search: FileSearch) -> CoreTarget {
     let dir = cores();
-    CoreTarget::open(
+    CoreTarget::open_with(
         &dir.join(format!("mpir_target-{arch}.core")),
-        Some(&dir.join(format!("mpir_target-{arch}"))),
-        None,
+        &CoreTargetOptions {
+            exe: Some(dir.join(format!("mpir_target-{arch}"))),
+            search,
+            limits: Limits::default(),
+        },
     )
     .unwrap_or_else(|e| panic!("{arch}: {e}"))
+}
+
+fn open(arch: &str) -> CoreTarget {
+    open_with(
+        arch,
+        FileSearch {
+            sysroot: Some(PathBuf::from("/usr").join(triple(arch))),
+            search_path: vec![cores().to_path_buf()],
+        },
+    )
+}
+
+/// The libraries come from link_map alone: this core has no NT_FILE.
+fn check_shared_libraries(arch: &str) {
+    let exp = Expected::load(arch);
+    let t = open(arch);
+    assert!(t.problems().is_empty(), "{arch}: {:?}", t.problems());
+    let searched = t.searched_objects();
+    let lib = format!("libmpidd_fixture-{arch}.so");
+    assert!(
+        searched
+            .iter()
+            .any(|o| o.ends_with(&format!(".run-{arch}/{lib}"))),
+        "{arch}: the link_map path of {lib} is not among {searched:?}"
+    );
+    assert!(
+        searched.iter().any(|o| o.contains("libc.so")),
+        "{searched:?}"
+    );
+
+    let banner = t.lookup("mpidd_lib_banner").expect("library symbol");
+    assert!(banner.object.ends_with(&lib), "{}", banner.object);
+    assert_eq!(banner.addr, exp.addr("addr.mpidd_lib_banner"));
+    // The library's .rodata is not in qemu's core (but on i686): these
+    // bytes come from the library file, placed by link_map's l_addr.
+    assert_eq!(
+        t.read_string(banner.addr, 256).unwrap(),
+        exp.str("mpidd_lib_banner.str")
+    );
+    let counter = t.lookup("mpidd_lib_counter").expect("counter");
+    assert_eq!(
+        i64::from(t.read_i32(counter.addr, "mpidd_lib_counter").unwrap()),
+        exp.int("mpidd_lib_counter")
+    );
+    let abort = t.lookup("abort").expect("libc's abort");
+    assert!(abort.object.contains("libc.so"), "{}", abort.object);
+    assert_eq!(abort.addr, exp.addr("addr.abort"));
+}
+
+/// Without the search path the moved library is reported, not guessed.
+fn check_missing_library_is_reported(arch: &str) {
+    let t = open_with(
+        arch,
+        FileSearch {
+            sysroot: Some(PathBuf::from("/usr").join(triple(arch))),
+            search_path: Vec::new(),
+        },
+    );
+    let lib = format!("libmpidd_fixture-{arch}.so");
+    assert!(
+        t.problems().iter().any(|p| matches!(p,
+            ObjectProblem::NotFound { recorded, .. } if recorded.ends_with(&lib))),
+        "{arch}: {:?}",
+        t.problems()
+    );
+    assert!(t.lookup("mpidd_lib_banner").is_none());
+    // libc still resolves through the sysroot.
+    assert!(t.lookup("abort").is_some());
 }
 
 fn check_mpir(arch: &str) {
@@ -106,11 +193,10 @@ fn check_mpir(arch: &str) {
         exp.str("endian"),
         "{arch}"
     );
-    assert!(t
-        .core()
-        .mapped_files()
-        .iter()
-        .all(|f| f.path.contains("mpir_target")));
+    // The core has no NT_FILE: every mapping known comes from the files.
+    let raw =
+        mpidd_read::CoreFile::open(&cores().join(format!("mpir_target-{arch}.core"))).unwrap();
+    assert!(raw.mapped_files().is_empty(), "{arch}");
     for name in [
         "MPIR_proctable",
         "MPIR_proctable_size",
@@ -263,6 +349,16 @@ macro_rules! arch_tests {
             #[test]
             fn mpi2dd_records_match_what_the_program_wrote() {
                 super::check_mpi2dd(stringify!($arch));
+            }
+
+            #[test]
+            fn shared_libraries_come_from_link_map() {
+                super::check_shared_libraries(stringify!($arch));
+            }
+
+            #[test]
+            fn a_library_not_found_is_reported() {
+                super::check_missing_library_is_reported(stringify!($arch));
             }
         }
     )*};
