@@ -23,6 +23,8 @@ packages=(
   openmpi-bin
   libopenmpi-dev
   gdb
+  # Debian's MPICH launcher, which exports no MPIR symbols.
+  mpich
 )
 
 missing=()

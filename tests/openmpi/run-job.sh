@@ -20,7 +20,7 @@
 #   RUN_JOB_TIMEOUT  seconds to wait for the ranks to start / the job to finish (30)
 #   RUN_JOB_MAX_LIFE seconds after which ranks finish on their own (600): a safety net
 #                    so a forgotten job never lingers.
-#   MPIRUN, MPICC    override the tools (default: mpirun, mpicc from PATH)
+#   MPIRUN, MPICC    override the tools (default: mpirun.openmpi, mpicc.openmpi: Debian's mpich, if installed too, may own the plain names)
 #
 # Start is idempotent: a job previously started from DIR is stopped first.
 # On any failure during start every process of the job is killed (trap).
@@ -30,8 +30,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC="$HERE/wait_ranks.c"
 TIMEOUT=${RUN_JOB_TIMEOUT:-30}
 MAX_LIFE=${RUN_JOB_MAX_LIFE:-600}
-MPIRUN=${MPIRUN:-mpirun}
-MPICC=${MPICC:-mpicc}
+MPIRUN=${MPIRUN:-mpirun.openmpi}
+MPICC=${MPICC:-mpicc.openmpi}
 
 # Settings that make Open MPI 4.1 start quietly and reliably as root in a container:
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # == --allow-run-as-root
