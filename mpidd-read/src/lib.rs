@@ -53,6 +53,7 @@ mod live_process;
 mod memory;
 pub mod mpi2dd;
 pub mod mpir;
+pub mod mpir_protocol;
 mod symbols;
 mod synthetic_elf;
 mod synthetic_job;

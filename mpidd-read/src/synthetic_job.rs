@@ -297,6 +297,12 @@ impl SyntheticJobBuilder {
         self.int_global(names::DEBUG_GATE, 0);
         self.int_global(names::BEING_DEBUGGED, 0);
         self.int_global(names::I_AM_STARTER, 0);
+        // The function a debugger plants its breakpoint on. A synthetic job
+        // never runs, so one placeholder byte in its data gives the symbol
+        // an address.
+        self.global(names::BREAKPOINT, 1, |r| {
+            r.string("");
+        });
         self
     }
 
