@@ -142,6 +142,12 @@ impl CoreTarget {
     pub fn executable(&self) -> &Path {
         &self.executable
     }
+
+    /// The symbols, with each loaded object's path, bias and debug file
+    /// ([`ElfSymbols::objects`]).
+    pub fn symbols(&self) -> &ElfSymbols {
+        &self.symbols
+    }
 }
 
 impl TargetMemory for CoreTarget {
