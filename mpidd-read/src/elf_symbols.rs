@@ -100,7 +100,8 @@ impl std::fmt::Debug for ElfSymbols {
     }
 }
 
-/// The defined data, code and TLS symbols of `file`, by name, at `bias`.
+/// The defined data, code and TLS symbols among `symbols`, by name, at
+/// `bias`.
 fn collect_symbols<'data>(
     symbols: impl Iterator<Item = object::Symbol<'data, 'data>>,
     bias: u64,
