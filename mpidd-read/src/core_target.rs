@@ -258,6 +258,12 @@ impl CoreTarget {
         &self.executable
     }
 
+    /// The symbols, with each loaded object's path, bias and debug file
+    /// ([`ElfSymbols::objects`]).
+    pub fn symbols(&self) -> &ElfSymbols {
+        &self.symbols
+    }
+
     /// What kept loaded objects, or parts of them, out of this target.
     pub fn problems(&self) -> &[ObjectProblem] {
         &self.problems

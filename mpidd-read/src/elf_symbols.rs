@@ -2,7 +2,9 @@
 //!
 //! Both `.symtab` and `.dynsym` are read: MPICH keeps some of the globals a
 //! debugger needs as local symbols that only `.symtab` has. Each object's
-//! load bias is added, so addresses are run-time addresses.
+//! load bias is added, so addresses are run-time addresses. A stripped
+//! object's separate debug file, when [`DebugSearch`] finds one that
+//! matches, adds its `.symtab` (the local symbols the strip removed).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use mpidd_types::TargetAddr;
 use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 use crate::core_file::{map_file, MappedFile};
+use crate::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
 use crate::symbols::{Symbol, SymbolSource};
 
 /// Why an object's symbols could not be loaded.
@@ -30,6 +33,12 @@ pub enum SymbolError {
     Parse {
         /// The path.
         path: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// Bytes in memory are not an object file `object` can parse.
+    #[error("not a readable ELF object: {reason}")]
+    Malformed {
         /// What the parser said.
         reason: String,
     },
@@ -54,8 +63,27 @@ pub struct ElfPlacement {
     pub build_id: Option<Vec<u8>>,
 }
 
+/// One object whose symbols were read: what later readers (DWARF types)
+/// need to find its files and place its addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ObjectInfo {
+    /// The name its symbols are reported under (the path the target used).
+    pub name: String,
+    /// Where its ELF file was read from.
+    pub path: PathBuf,
+    /// Its load bias: run-time minus link-time address.
+    pub bias: u64,
+    /// The separate debug file whose `.symtab` was read too, if one
+    /// matched. It has the object's link-time addresses, so the same bias
+    /// applies.
+    pub debug_file: Option<DebugFile>,
+    /// Debug-file candidates that exist but were refused, and why.
+    pub debug_rejected: Vec<Rejection>,
+}
+
 struct LoadedObject {
-    path: String,
+    info: ObjectInfo,
     symbols: HashMap<String, (u64, u64)>,
 }
 
@@ -65,14 +93,48 @@ struct LoadedObject {
 pub struct ElfSymbols {
     objects: Vec<LoadedObject>,
     searched: Vec<String>,
+    debug_search: DebugSearch,
 }
 
 impl std::fmt::Debug for ElfSymbols {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ElfSymbols")
             .field("searched", &self.searched)
+            .field("debug_search", &self.debug_search)
             .finish_non_exhaustive()
     }
+}
+
+/// The defined data, code and TLS symbols among `symbols`, by name, at
+/// `bias`.
+fn collect_symbols<'data>(
+    symbols: impl Iterator<Item = object::Symbol<'data, 'data>>,
+    bias: u64,
+) -> HashMap<String, (u64, u64)> {
+    let mut out = HashMap::new();
+    for sym in symbols {
+        if sym.is_undefined()
+            || !matches!(
+                sym.kind(),
+                SymbolKind::Data | SymbolKind::Text | SymbolKind::Unknown | SymbolKind::Tls
+            )
+        {
+            continue;
+        }
+        let Ok(sym_name) = sym.name() else { continue };
+        if sym_name.is_empty() {
+            continue;
+        }
+        // A global definition beats a local one of the same name.
+        let entry = out.entry(sym_name.to_string());
+        let value = (sym.address().wrapping_add(bias), sym.size());
+        if sym.is_global() {
+            entry.insert_entry(value);
+        } else {
+            entry.or_insert(value);
+        }
+    }
+    out
 }
 
 /// Reads where an ELF file wants to be loaded.
@@ -108,8 +170,45 @@ impl ElfSymbols {
         Self::default()
     }
 
+    /// Searches for separate debug files with `search` instead of
+    /// [`DebugSearch::default`].
+    pub fn with_debug_search(mut self, search: DebugSearch) -> Self {
+        self.debug_search = search;
+        self
+    }
+
+    /// Sets where objects added from now on have their debug files looked
+    /// for.
+    pub fn set_debug_search(&mut self, search: DebugSearch) {
+        self.debug_search = search;
+    }
+
+    /// Where debug files are looked for.
+    pub fn debug_search(&self) -> &DebugSearch {
+        &self.debug_search
+    }
+
+    /// The objects whose symbols were read, in search order.
+    pub fn objects(&self) -> impl Iterator<Item = &ObjectInfo> {
+        self.objects.iter().map(|o| &o.info)
+    }
+
+    /// The separate debug file read for the object added as `name`.
+    pub fn debug_file_of(&self, name: &str) -> Option<&Path> {
+        self.objects
+            .iter()
+            .find(|o| o.info.name == name)
+            .and_then(|o| o.info.debug_file.as_ref())
+            .map(|d| d.path.as_path())
+    }
+
     /// Reads the symbols of the ELF file at `path`, shown as `name` in
     /// results, loaded at `bias` (run-time minus link-time address).
+    ///
+    /// If the debug search finds the object's separate debug file, its
+    /// `.symtab` is read too, at the same bias; the object's own
+    /// definitions win over the debug file's. A debug file that cannot be
+    /// used is not an error: [`objects`](Self::objects) says why.
     pub fn add_object(&mut self, path: &Path, name: &str, bias: u64) -> Result<(), SymbolError> {
         self.searched.push(name.to_string());
         let data = map_file(path).map_err(|source| SymbolError::Io {
@@ -120,31 +219,38 @@ impl ElfSymbols {
             path: path.display().to_string(),
             reason: e.to_string(),
         })?;
-        let mut symbols = HashMap::new();
-        for sym in file.symbols().chain(file.dynamic_symbols()) {
-            if sym.is_undefined()
-                || !matches!(
-                    sym.kind(),
-                    SymbolKind::Data | SymbolKind::Text | SymbolKind::Unknown | SymbolKind::Tls
-                )
-            {
-                continue;
-            }
-            let Ok(sym_name) = sym.name() else { continue };
-            if sym_name.is_empty() {
-                continue;
-            }
-            // A global definition beats a local one of the same name.
-            let entry = symbols.entry(sym_name.to_string());
-            let value = (sym.address().wrapping_add(bias), sym.size());
-            if sym.is_global() {
-                entry.insert_entry(value);
-            } else {
-                entry.or_insert(value);
+        let mut symbols = collect_symbols(file.symbols().chain(file.dynamic_symbols()), bias);
+
+        let mut lookup = DebugLookup::default();
+        self.debug_search
+            .search_parsed(&file, path, Path::new(name), &mut lookup);
+        let (mut debug_file, mut debug_rejected) = lookup.into_parts();
+        if let Some(found) = &debug_file {
+            match debug_symbols(&found.path, bias) {
+                Ok(extra) => {
+                    for (sym_name, value) in extra {
+                        symbols.entry(sym_name).or_insert(value);
+                    }
+                }
+                // The file matched a moment ago; it changed under us.
+                Err(reason) => {
+                    debug_rejected.push(Rejection {
+                        path: found.path.clone(),
+                        reason,
+                    });
+                    debug_file = None;
+                }
             }
         }
+
         self.objects.push(LoadedObject {
-            path: name.to_string(),
+            info: ObjectInfo {
+                name: name.to_string(),
+                path: path.to_path_buf(),
+                bias,
+                debug_file,
+                debug_rejected,
+            },
             symbols,
         });
         Ok(())
@@ -184,6 +290,17 @@ impl ElfSymbols {
     }
 }
 
+/// The `.symtab` of a debug file, at `bias`.
+fn debug_symbols(path: &Path, bias: u64) -> Result<HashMap<String, (u64, u64)>, RejectReason> {
+    let data = map_file(path).map_err(|e| RejectReason::Unreadable {
+        reason: e.to_string(),
+    })?;
+    let file = object::File::parse(&*data).map_err(|e| RejectReason::NotElf {
+        reason: e.to_string(),
+    })?;
+    Ok(collect_symbols(file.symbols(), bias))
+}
+
 impl SymbolSource for ElfSymbols {
     fn lookup(&self, name: &str) -> Option<Symbol> {
         self.objects.iter().find_map(|o| {
@@ -191,7 +308,7 @@ impl SymbolSource for ElfSymbols {
                 name: name.to_string(),
                 addr: TargetAddr(addr),
                 size,
-                object: o.path.clone(),
+                object: o.info.name.clone(),
             })
         })
     }

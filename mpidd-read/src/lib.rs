@@ -16,6 +16,10 @@
 //!   it. [`ElfSymbols`] reads `.symtab` and `.dynsym` of every loaded
 //!   object with its load bias; [`CoreTarget`] and [`LiveTarget`] pair it
 //!   with the memory. [`SymbolTable`] is the fixed table synthetic jobs use.
+//! - Separate debug files: [`DebugSearch`] finds a stripped object's debug
+//!   file by build-id or `.gnu_debuglink`, as gdb does, and accepts it only
+//!   if it is of the same build; [`ElfSymbols`] then reads its `.symtab`
+//!   too, so local symbols of stripped libraries are found.
 //! - [`mpir`]: the MPIR process table and its variables.
 //! - [`mpi2dd`]: one process's `MPI2DD_info` and its tables; [`walk`]
 //!   follows directories and metadirectories across processes through a
@@ -45,6 +49,7 @@
 
 mod core_file;
 mod core_target;
+mod debug_files;
 mod elf_symbols;
 mod error;
 mod limits;
@@ -62,7 +67,11 @@ pub mod walk;
 
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
-pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
+pub use debug_files::{
+    build_id, build_id_from_bytes, DebugFile, DebugLookup, DebugSearch, MatchedBy, RejectReason,
+    Rejection, DEFAULT_DEBUG_ROOT,
+};
+pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
 pub use error::ReadError;
 pub use limits::Limits;
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
