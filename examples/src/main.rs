@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use mpidd_read::{FileSearch, Limits};
+use mpidd_read::{DebugSearch, FileSearch, Limits};
 use mpidd_types::Packing;
 
 mod demo;
@@ -50,6 +50,10 @@ enum Command {
         /// too, when they are not where the core says (repeatable).
         #[arg(long = "search-path", value_name = "DIR", requires = "core")]
         search_path: Vec<PathBuf>,
+        /// Look for separate debug files (by build-id or .gnu_debuglink)
+        /// under this directory instead of /usr/lib/debug (repeatable).
+        #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
+        debug_dir: Vec<PathBuf>,
         /// Read the MPI-2 records in the draft's packed layout instead of
         /// the natural C layout that MPICH's mpi2_interface.h compiles to.
         #[arg(long)]
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
             exe,
             sysroot,
             search_path,
+            debug_dir,
             packed,
             pid,
             max_table_entries,
@@ -87,6 +92,11 @@ fn main() -> ExitCode {
                     search: FileSearch {
                         sysroot,
                         search_path,
+                    },
+                    debug: if debug_dir.is_empty() {
+                        DebugSearch::default()
+                    } else {
+                        DebugSearch::new(debug_dir)
                     },
                 },
                 (None, Some(pid)) => procs::Source::Pid(pid),

@@ -7,8 +7,8 @@ use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{self, MpirError, MpirState};
 use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
-    Connector, CoreTarget, CoreTargetError, CoreTargetOptions, FileSearch, Limits, LiveError,
-    LiveTarget, SymbolSource, TargetMemory,
+    Connector, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch, FileSearch, Limits,
+    LiveError, LiveTarget, SymbolSource, TargetMemory,
 };
 use mpidd_types::Packing;
 use serde::Serialize;
@@ -21,6 +21,7 @@ pub enum Source {
         core: PathBuf,
         exe: Option<PathBuf>,
         search: FileSearch,
+        debug: DebugSearch,
     },
     /// A live process.
     Pid(i32),
@@ -152,10 +153,16 @@ pub fn run(
 
 fn print(source: Source, json: bool, packing: Packing, limits: &Limits) -> Result<(), ProcsError> {
     let report = match source {
-        Source::Core { core, exe, search } => {
+        Source::Core {
+            core,
+            exe,
+            search,
+            debug,
+        } => {
             let options = CoreTargetOptions {
                 exe,
                 search,
+                debug,
                 limits: *limits,
             };
             let t = CoreTarget::open_with(&core, &options)?;

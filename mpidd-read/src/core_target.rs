@@ -9,6 +9,7 @@ use object::{elf, Endianness};
 use serde::Serialize;
 
 use crate::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
+use crate::debug_files::DebugSearch;
 use crate::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
 use crate::error::ReadError;
 use crate::limits::Limits;
@@ -66,6 +67,9 @@ pub struct CoreTargetOptions {
     pub exe: Option<PathBuf>,
     /// Where recorded paths are looked for (sysroot, search path).
     pub search: FileSearch,
+    /// Where separate debug files are looked for (default
+    /// `/usr/lib/debug`).
+    pub debug: DebugSearch,
     /// Bounds on the `link_map` walk.
     pub limits: Limits,
 }
@@ -183,6 +187,7 @@ impl CoreTarget {
                     sysroot: sysroot.map(Path::to_path_buf),
                     search_path: Vec::new(),
                 },
+                debug: DebugSearch::default(),
                 limits: Limits::default(),
             },
         )
@@ -220,7 +225,7 @@ impl CoreTarget {
         };
         let mut target = CoreTarget {
             core,
-            symbols: ElfSymbols::new(),
+            symbols: ElfSymbols::new().with_debug_search(options.debug.clone()),
             executable: exe_path.clone(),
             problems: Vec::new(),
         };

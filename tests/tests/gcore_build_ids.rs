@@ -183,6 +183,7 @@ fn a_moved_executable_is_found_through_the_search_path() {
                 sysroot: None,
                 search_path: vec![dir.join("moved")],
             },
+            debug: Default::default(),
             limits: Limits::default(),
         },
     )

@@ -105,6 +105,7 @@ fn open_with(arch: &str, search: FileSearch) -> CoreTarget {
         &CoreTargetOptions {
             exe: Some(dir.join(format!("mpir_target-{arch}"))),
             search,
+            debug: Default::default(),
             limits: Limits::default(),
         },
     )
