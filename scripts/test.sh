@@ -23,6 +23,8 @@ packages=(
   openmpi-bin
   libopenmpi-dev
   gdb
+  # Counts the syscalls of a live read (examples/tests/live_table.rs).
+  strace
 )
 
 missing=()
