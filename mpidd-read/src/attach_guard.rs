@@ -138,11 +138,14 @@ impl AttachGuard {
             threads: BTreeMap::new(),
             _not_send: PhantomData,
         };
+        // Threads that could not be seized because they are exiting (or are
+        // zombies still listed): not new again in the next listing.
+        let mut gone = std::collections::BTreeSet::new();
         // On an early return the guard's Drop detaches what was attached.
         for round in 1..=MAX_LIST_ROUNDS {
             let new: Vec<i32> = list_threads(pid)?
                 .into_iter()
-                .filter(|t| !guard.threads.contains_key(t))
+                .filter(|t| !guard.threads.contains_key(t) && !gone.contains(t))
                 .collect();
             if new.is_empty() {
                 return Ok(guard);
@@ -155,7 +158,10 @@ impl AttachGuard {
                 match ptrace::seize(Pid::from_raw(tid), ptrace::Options::empty()) {
                     Ok(()) => {}
                     // Exited between the listing and now.
-                    Err(Errno::ESRCH) => continue,
+                    Err(Errno::ESRCH) => {
+                        gone.insert(tid);
+                        continue;
+                    }
                     Err(errno) => return Err(guard.error("PTRACE_SEIZE", tid, errno)),
                 }
                 guard.threads.insert(tid, None);
@@ -163,6 +169,7 @@ impl AttachGuard {
                     Ok(()) => seized.push(tid),
                     Err(Errno::ESRCH) => {
                         guard.threads.remove(&tid);
+                        gone.insert(tid);
                     }
                     Err(errno) => return Err(guard.error("PTRACE_INTERRUPT", tid, errno)),
                 }
