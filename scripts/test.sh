@@ -25,6 +25,8 @@ packages=(
   gdb
   # Debian's MPICH launcher, which exports no MPIR symbols.
   mpich
+  # Counts the syscalls of a live read (examples/tests/live_table.rs).
+  strace
 )
 
 missing=()

@@ -100,3 +100,72 @@ pub enum ReadError {
         len: usize,
     },
 }
+
+impl ReadError {
+    /// An equal error, for handing one failure to several callers (equal
+    /// string addresses read once). The OS error keeps its errno.
+    pub(crate) fn duplicate(&self) -> ReadError {
+        match self {
+            ReadError::ShortRead {
+                what,
+                addr,
+                wanted,
+                got,
+            } => ReadError::ShortRead {
+                what,
+                addr: *addr,
+                wanted: *wanted,
+                got: *got,
+            },
+            ReadError::AddressOverflow { what, addr, len } => ReadError::AddressOverflow {
+                what,
+                addr: *addr,
+                len: *len,
+            },
+            ReadError::Decode {
+                record,
+                addr,
+                source,
+            } => ReadError::Decode {
+                record,
+                addr: *addr,
+                source: source.clone(),
+            },
+            ReadError::Cycle { what, addr } => ReadError::Cycle { what, addr: *addr },
+            ReadError::Unterminated { addr, cap } => ReadError::Unterminated {
+                addr: *addr,
+                cap: *cap,
+            },
+            ReadError::NegativeCount { what, addr, count } => ReadError::NegativeCount {
+                what,
+                addr: *addr,
+                count: *count,
+            },
+            ReadError::LimitExceeded {
+                what,
+                addr,
+                count,
+                max,
+                limit,
+            } => ReadError::LimitExceeded {
+                what,
+                addr: *addr,
+                count: *count,
+                max: *max,
+                limit,
+            },
+            ReadError::Backend { what, addr, source } => ReadError::Backend {
+                what,
+                addr: *addr,
+                source: match source.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            ReadError::NotWritable { addr, len } => ReadError::NotWritable {
+                addr: *addr,
+                len: *len,
+            },
+        }
+    }
+}

@@ -9,7 +9,8 @@
 //!   width. [`TargetMemoryMut`] is the separate, explicit way to write.
 //! - Backends: [`CoreFile`] (ELF cores of any ABI, with pages the core
 //!   omits read from the mapped files), [`LiveProcess`] (a running Linux
-//!   process, read without stopping it) and [`SyntheticMemory`] (in-memory
+//!   process, read without stopping it; [`AttachGuard`] stops it for a
+//!   consistent read and always lets it go) and [`SyntheticMemory`] (in-memory
 //!   segments), which the [`SyntheticJob`] builder fills and can write out
 //!   as a real core file and executable. gdbserver is not implemented yet.
 //! - [`SymbolSource`]: where a named global lives and which object defines
@@ -47,6 +48,7 @@
 
 #![deny(unsafe_code)]
 
+mod attach_guard;
 mod core_file;
 mod core_target;
 mod debug_files;
@@ -65,6 +67,7 @@ mod synthetic_job;
 mod synthetic_memory;
 pub mod walk;
 
+pub use attach_guard::{AttachError, AttachGuard};
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use debug_files::{

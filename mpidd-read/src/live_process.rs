@@ -5,6 +5,9 @@
 //! reason the first strategy failed is kept for error messages. Reading
 //! does not stop the process. Writes go through `/proc/PID/mem` and happen
 //! only through [`TargetMemoryMut`].
+//!
+//! Many ranges (the strings of a process table) are read with one
+//! `process_vm_readv` per [`IOV_MAX`] ranges rather than one each.
 
 use std::cell::{OnceCell, RefCell};
 use std::fs::{File, OpenOptions};
@@ -23,6 +26,10 @@ use crate::elf_symbols::ElfSymbols;
 use crate::error::ReadError;
 use crate::memory::{TargetMemory, TargetMemoryMut};
 use crate::symbols::{Symbol, SymbolSource};
+
+/// Most ranges one `process_vm_readv` takes (Linux's `UIO_MAXIOV`); more
+/// fail with `EINVAL`.
+const IOV_MAX: usize = 1024;
 
 /// Why a live process could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -203,6 +210,102 @@ impl TargetMemory for LiveProcess {
         }
         Ok(done)
     }
+
+    fn read_many(&self, requests: &mut [(TargetAddr, &mut [u8])]) -> Vec<Result<usize, ReadError>> {
+        let mut results: Vec<Option<Result<usize, ReadError>>> =
+            requests.iter().map(|_| None).collect();
+        // Empty ranges and addresses no host pointer holds are answered by
+        // read_into without a syscall.
+        let batchable: Vec<usize> = requests
+            .iter()
+            .enumerate()
+            .filter(|(_, (addr, buf))| !buf.is_empty() && usize::try_from(addr.0).is_ok())
+            .map(|(i, _)| i)
+            .collect();
+        let mut next = 0;
+        while next < batchable.len() && self.vm_readv_error.borrow().is_none() {
+            let batch = &batchable[next..batchable.len().min(next + IOV_MAX)];
+            let Some(whole) = self.readv_batch(requests, batch, &mut results) else {
+                break;
+            };
+            if whole < batch.len() {
+                // The range the kernel stopped at, alone: read_into finds
+                // exactly how much of it is readable. The batch resumes
+                // after it.
+                let i = batch[whole];
+                let (addr, buf) = &mut requests[i];
+                results[i] = Some(self.read_into(*addr, buf));
+                next += whole + 1;
+            } else {
+                next += batch.len();
+            }
+        }
+        // Whatever is left: process_vm_readv was refused (read_into then
+        // goes to /proc/PID/mem and keeps both errors), or needs no syscall.
+        requests
+            .iter_mut()
+            .zip(results)
+            .map(|((addr, buf), r)| r.unwrap_or_else(|| self.read_into(*addr, buf)))
+            .collect()
+    }
+}
+
+impl LiveProcess {
+    /// `process_vm_readv` over `batch` (indices into `requests`, at most
+    /// [`IOV_MAX`]). Returns how many leading ranges were read whole and
+    /// stores their counts in `results`; `None` when the syscall itself is
+    /// refused (which is remembered, so later reads go to `/proc/PID/mem`).
+    fn readv_batch(
+        &self,
+        requests: &mut [(TargetAddr, &mut [u8])],
+        batch: &[usize],
+        results: &mut [Option<Result<usize, ReadError>>],
+    ) -> Option<usize> {
+        let mut remote = Vec::with_capacity(batch.len());
+        let mut lens = Vec::with_capacity(batch.len());
+        for &i in batch {
+            let (addr, buf) = &requests[i];
+            // read_many only batches ranges whose address fits a host
+            // pointer, so this does not fail.
+            let base = usize::try_from(addr.0).ok()?;
+            remote.push(RemoteIoVec {
+                base,
+                len: buf.len(),
+            });
+            lens.push(buf.len());
+        }
+        let first = *batch.first()?;
+        let mut wanted = batch.iter().copied().peekable();
+        let mut local: Vec<IoSliceMut<'_>> = requests
+            .iter_mut()
+            .enumerate()
+            .skip(first)
+            .filter_map(|(i, (_, buf))| {
+                wanted.next_if_eq(&i)?;
+                Some(IoSliceMut::new(&mut buf[..]))
+            })
+            .take(batch.len())
+            .collect();
+        let mut left = match process_vm_readv(Pid::from_raw(self.pid), &mut local, &remote) {
+            Ok(n) => n,
+            // The first range's first page is not mapped.
+            Err(Errno::EFAULT) => 0,
+            Err(e) => {
+                *self.vm_readv_error.borrow_mut() = Some(e);
+                return None;
+            }
+        };
+        // The kernel stops at the first range that faults and returns the
+        // bytes copied up to there, so the ranges before it are whole.
+        for (k, (&i, &len)) in batch.iter().zip(&lens).enumerate() {
+            if left < len {
+                return Some(k);
+            }
+            left -= len;
+            results[i] = Some(Ok(len));
+        }
+        Some(batch.len())
+    }
 }
 
 fn libc_eio() -> i32 {
@@ -284,6 +387,10 @@ impl TargetMemory for LiveTarget {
 
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
         self.process.read_into(addr, buf)
+    }
+
+    fn read_many(&self, requests: &mut [(TargetAddr, &mut [u8])]) -> Vec<Result<usize, ReadError>> {
+        self.process.read_many(requests)
     }
 }
 

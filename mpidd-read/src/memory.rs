@@ -6,6 +6,8 @@
 //! width, so the parsers above never touch the OS and never use host types
 //! for target words.
 
+use std::collections::HashMap;
+
 use mpidd_types::{AddressWidth, ByteOrder, Record, TargetAbi, TargetAddr};
 
 use crate::error::ReadError;
@@ -14,6 +16,12 @@ use crate::limits::Limits;
 /// How many bytes a string read asks for at a time. Strings in these tables
 /// are short (host names, paths), so one read usually finds the NUL.
 const STRING_CHUNK: usize = 256;
+
+/// How many distinct strings [`TargetMemory::read_c_strings`] reads per
+/// [`TargetMemory::read_many`] call: one `process_vm_readv` of a live
+/// target takes at most this many ranges (Linux's `IOV_MAX`), and the
+/// buffer stays at `STRING_CHUNK` times this, whatever the caller passes.
+const STRINGS_PER_BATCH: usize = 1024;
 
 /// How many records an array read decodes per backend call; keeps memory
 /// proportional to what is really readable, whatever count the target
@@ -42,6 +50,38 @@ pub trait TargetMemory {
     /// `addr + n` could not be read. An `Err` means the backend failed in a
     /// way that says nothing about the memory.
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError>;
+
+    /// Reads many ranges, each as [`TargetMemory::read_into`] would: the
+    /// result at index `i` is the count read into `requests[i].1`, where a
+    /// short count means the byte after it could not be read. One failing
+    /// range does not stop the others.
+    ///
+    /// Backends that can read several ranges in one request (a live
+    /// process's `process_vm_readv`) override this; the default reads the
+    /// ranges one by one.
+    ///
+    /// ```
+    /// use mpidd_read::{SyntheticMemory, TargetMemory};
+    /// use mpidd_types::{TargetAbi, TargetAddr};
+    ///
+    /// let mut mem = SyntheticMemory::new(TargetAbi::X86_64);
+    /// mem.map(TargetAddr(0x1000), b"abcdef".to_vec());
+    /// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+    /// let mut requests = [(TargetAddr(0x1000), &mut a[..]), (TargetAddr(0x1004), &mut b[..])];
+    /// let counts: Vec<usize> = mem
+    ///     .read_many(&mut requests)
+    ///     .into_iter()
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(counts, [4, 2]);
+    /// assert_eq!(&b[..2], b"ef");
+    /// # Ok::<(), mpidd_read::ReadError>(())
+    /// ```
+    fn read_many(&self, requests: &mut [(TargetAddr, &mut [u8])]) -> Vec<Result<usize, ReadError>> {
+        requests
+            .iter_mut()
+            .map(|(addr, buf)| self.read_into(*addr, buf))
+            .collect()
+    }
 
     /// Reads exactly `buf.len()` bytes, or fails naming `what`.
     fn read_exact(
@@ -180,6 +220,109 @@ pub trait TargetMemory {
                 });
             }
         }
+    }
+
+    /// Reads many C strings, each as [`TargetMemory::read_c_string`] would,
+    /// in few backend requests: equal addresses are read once (launchers
+    /// often share one host-name string between ranks), the first chunk of
+    /// every distinct string comes from one [`TargetMemory::read_many`] per
+    /// 1024 strings, and only strings with no NUL in that chunk are
+    /// finished one by one. The result at index `i` is the string at
+    /// `addrs[i]`.
+    ///
+    /// ```
+    /// use mpidd_read::{ReadError, SyntheticMemory, TargetMemory};
+    /// use mpidd_types::{TargetAbi, TargetAddr};
+    ///
+    /// let mut mem = SyntheticMemory::new(TargetAbi::I686);
+    /// mem.map(TargetAddr(0x1000), b"node1\0/bin/ring\0".to_vec());
+    /// let got = mem.read_c_strings(&[TargetAddr(0x1000), TargetAddr(0x1006), TargetAddr(0x1000)], 64);
+    /// assert_eq!(got[0].as_deref().unwrap(), b"node1");
+    /// assert_eq!(got[1].as_deref().unwrap(), b"/bin/ring");
+    /// assert_eq!(got[2].as_deref().unwrap(), b"node1");
+    /// let bad = mem.read_c_strings(&[TargetAddr(0x9000)], 64);
+    /// assert!(matches!(bad[0], Err(ReadError::ShortRead { .. })));
+    /// ```
+    fn read_c_strings(
+        &self,
+        addrs: &[TargetAddr],
+        max_len: usize,
+    ) -> Vec<Result<Vec<u8>, ReadError>> {
+        // Which distinct string each address is.
+        let mut index: HashMap<u64, usize> = HashMap::new();
+        let mut distinct = Vec::new();
+        let slot: Vec<usize> = addrs
+            .iter()
+            .map(|a| {
+                *index.entry(a.0).or_insert_with(|| {
+                    distinct.push(*a);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        // The same first request as read_c_string makes, so the span check
+        // and what is read agree with it byte for byte.
+        let first = max_len.saturating_add(1).min(STRING_CHUNK);
+        let mut strings: Vec<Option<Result<Vec<u8>, ReadError>>> =
+            Vec::with_capacity(distinct.len());
+        let mut buf = vec![0u8; first * distinct.len().min(STRINGS_PER_BATCH)];
+        for batch in distinct.chunks(STRINGS_PER_BATCH) {
+            let in_span: Vec<bool> = batch
+                .iter()
+                .map(|&a| check_span(self.abi(), a, first as u64, "string").is_ok())
+                .collect();
+            let mut requests: Vec<(TargetAddr, &mut [u8])> = batch
+                .iter()
+                .zip(&in_span)
+                .zip(buf.chunks_exact_mut(first))
+                .filter(|((_, ok), _)| **ok)
+                .map(|((a, _), b)| (*a, &mut b[..first]))
+                .collect();
+            let mut counts = self.read_many(&mut requests).into_iter();
+            drop(requests);
+            for (i, (&addr, ok)) in batch.iter().zip(&in_span).enumerate() {
+                let found = if *ok {
+                    let chunk = &buf[i * first..(i + 1) * first];
+                    match counts.next() {
+                        Some(Ok(got)) => chunk[..got.min(first)]
+                            .iter()
+                            .position(|&b| b == 0)
+                            .map(|nul| chunk[..nul].to_vec()),
+                        _ => None,
+                    }
+                } else {
+                    None
+                };
+                // No NUL in the first chunk: long, unterminated, unreadable
+                // or out of the address space; read_c_string says which.
+                strings.push(Some(match found {
+                    Some(s) => Ok(s),
+                    None => self.read_c_string(addr, max_len),
+                }));
+            }
+        }
+        // Hand each distinct result to its last user by move, copies to
+        // the others.
+        let mut last_use = vec![0usize; distinct.len()];
+        for (i, &s) in slot.iter().enumerate() {
+            last_use[s] = i;
+        }
+        slot.iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                if last_use[s] == i {
+                    strings[s]
+                        .take()
+                        .unwrap_or_else(|| self.read_c_string(addrs[i], max_len))
+                } else {
+                    match &strings[s] {
+                        Some(Ok(v)) => Ok(v.clone()),
+                        Some(Err(e)) => Err(e.duplicate()),
+                        None => self.read_c_string(addrs[i], max_len),
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Reads a C string as text, replacing invalid UTF-8.

@@ -213,11 +213,30 @@ pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     if !table_ptr.is_null() && proctable_size != 0 {
         let entries: Vec<MpirProcdesc> =
             mem.read_records(table_ptr, i64::from(proctable_size), limits)?;
+        // All the strings at once: a live table of thousands of ranks then
+        // costs a few syscalls, not two per rank.
+        let addrs: Vec<TargetAddr> = entries
+            .iter()
+            .flat_map(|e| [e.host_name, e.executable_name])
+            .filter(|a| !a.is_null())
+            .collect();
+        let mut strings = mem.read_c_strings(&addrs, max).into_iter();
+        // Null pointers show as empty; the rest come back in order, and the
+        // first failure in table order is the one reported, as before.
+        let mut next = |addr: TargetAddr| -> Result<String, ReadError> {
+            if addr.is_null() {
+                return Ok(String::new());
+            }
+            match strings.next() {
+                Some(r) => r.map(lossy),
+                None => mem.read_string(addr, max),
+            }
+        };
         proctable.reserve(entries.len());
         for e in entries {
             proctable.push(MpirProcess {
-                host_name: read_optional_string(mem, e.host_name, max)?,
-                executable_name: read_optional_string(mem, e.executable_name, max)?,
+                host_name: next(e.host_name)?,
+                executable_name: next(e.executable_name)?,
                 pid: e.pid,
             });
         }
@@ -260,16 +279,11 @@ pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     })
 }
 
-/// A string pointer that may be null (shown as empty).
-fn read_optional_string<M: TargetMemory + ?Sized>(
-    mem: &M,
-    addr: TargetAddr,
-    max: usize,
-) -> Result<String, ReadError> {
-    if addr.is_null() {
-        Ok(String::new())
-    } else {
-        mem.read_string(addr, max)
+/// Text of a C string, as [`TargetMemory::read_string`] makes it.
+fn lossy(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
 }
 
