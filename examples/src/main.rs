@@ -15,7 +15,9 @@ use mpidd_read::{DebugSearch, FileSearch, Limits};
 use mpidd_types::Packing;
 
 mod demo;
+mod launch;
 mod procs;
+mod ptrace_driver;
 
 #[derive(Parser)]
 #[command(name = "mpidd", version, about)]
@@ -32,6 +34,37 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Start an MPI launcher under control, run the MPIR protocol, print
+    /// the process table when the job has spawned, and let the job run on
+    /// (x86_64 hosts).
+    Launch {
+        /// Print one JSON object per event.
+        #[arg(long)]
+        json: bool,
+        /// Attach to each rank and set its MPIR_debug_gate to 1.
+        #[arg(long)]
+        gate: bool,
+        /// Stay attached until the launcher ends, reporting every event
+        /// (an abort, for one) instead of detaching after the spawn.
+        #[arg(long)]
+        watch: bool,
+        /// The launcher and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// Stop a running launcher briefly, read its MPIR process table, and
+    /// let it go.
+    Attach {
+        /// The launcher's pid.
+        #[arg(long)]
+        pid: i32,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Attach to each rank and set its MPIR_debug_gate to 1.
+        #[arg(long)]
+        gate: bool,
     },
     /// Print the MPIR process table of a core file or a live process.
     Procs {
@@ -74,6 +107,33 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo { json } => demo::run(json).map_err(|e| e.to_string()),
+        Command::Launch {
+            json,
+            gate,
+            watch,
+            command,
+        } => {
+            let opts = launch::Options {
+                json,
+                gate,
+                watch,
+                limits: Limits::default(),
+            };
+            match launch::launch(&command, &opts) {
+                // The launcher's own status is mpidd's, as if run directly.
+                Ok(status) => return ExitCode::from(status.clamp(0, 255) as u8),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        Command::Attach { pid, json, gate } => {
+            let opts = launch::Options {
+                json,
+                gate,
+                watch: false,
+                limits: Limits::default(),
+            };
+            launch::attach(pid, &opts).map_err(|e| e.to_string())
+        }
         Command::Procs {
             core,
             exe,

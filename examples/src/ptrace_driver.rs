@@ -204,11 +204,6 @@ impl Tracee {
         &mut self.mem
     }
 
-    /// The launcher's exit code, once it has ended.
-    pub fn exit_code(&self) -> Option<i32> {
-        self.exited
-    }
-
     fn run_to_exec(&mut self) -> Result<(), DriverError> {
         loop {
             let status = sys(
@@ -265,7 +260,8 @@ impl Tracee {
             return Ok(());
         }
         let mut orig = [0u8];
-        self.mem.read_exact(TargetAddr(addr), &mut orig, "breakpoint site")?;
+        self.mem
+            .read_exact(TargetAddr(addr), &mut orig, "breakpoint site")?;
         self.mem.write_all(TargetAddr(addr), &[TRAP])?;
         self.breakpoints.insert(addr, orig[0]);
         Ok(())
@@ -331,7 +327,10 @@ impl Tracee {
             self.mem.write_all(TargetAddr(addr), &[orig])?;
         }
         self.rewind(tid, addr)?;
-        sys(|| format!("PTRACE_SINGLESTEP {tid}"), ptrace::step(tid, None))?;
+        sys(
+            || format!("PTRACE_SINGLESTEP {tid}"),
+            ptrace::step(tid, None),
+        )?;
         loop {
             match sys(
                 || format!("waiting for {tid} to step"),
