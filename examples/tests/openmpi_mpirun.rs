@@ -202,3 +202,44 @@ fn a_launcher_without_mpir_symbols_is_reported_as_such() {
     assert!(err.contains("no MPIR symbols"), "{err}");
     assert!(err.contains("stripped"), "{err}");
 }
+
+fn status_field(pid: i64, key: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn mpidd_attach_stops_mpirun_briefly_and_leaves_nothing_traced() {
+    let job = Job::start("openmpi-attach");
+    let mpirun = job.pid("MPIRUN_PID");
+    let out = mpidd(&["attach", "--pid", &mpirun.to_string(), "--json"]);
+    let table: Vec<i64> = out["proctable"]
+        .as_array()
+        .expect("proctable")
+        .iter()
+        .map(|e| e["pid"].as_i64().unwrap())
+        .collect();
+    let mut ranks = job.rank_pids();
+    ranks.sort_unstable();
+    let mut sorted = table.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ranks, "the table lists exactly the running ranks");
+    assert_eq!(out["event"], "spawned");
+    for pid in std::iter::once(i64::from(mpirun)).chain(ranks.iter().copied()) {
+        assert_eq!(
+            status_field(pid, "TracerPid:"),
+            "0",
+            "{pid} is still traced"
+        );
+        let state = status_field(pid, "State:");
+        assert!(
+            !state.starts_with('t') && !state.starts_with('T'),
+            "{pid} was left stopped: {state}"
+        );
+    }
+    assert_eq!(job.stop(), 0, "the job runs to its normal end");
+}
