@@ -139,6 +139,9 @@ pub enum MpirError {
     Read(#[from] ReadError),
 }
 
+/// Table entries whose strings are read in one batch.
+const STRING_BATCH_ENTRIES: usize = 4096;
+
 /// Reads the MPIR state of one process.
 ///
 /// ```
@@ -213,32 +216,35 @@ pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     if !table_ptr.is_null() && proctable_size != 0 {
         let entries: Vec<MpirProcdesc> =
             mem.read_records(table_ptr, i64::from(proctable_size), limits)?;
-        // All the strings at once: a live table of thousands of ranks then
-        // costs a few syscalls, not two per rank.
-        let addrs: Vec<TargetAddr> = entries
-            .iter()
-            .flat_map(|e| [e.host_name, e.executable_name])
-            .filter(|a| !a.is_null())
-            .collect();
-        let mut strings = mem.read_c_strings(&addrs, max).into_iter();
-        // Null pointers show as empty; the rest come back in order, and the
-        // first failure in table order is the one reported, as before.
-        let mut next = |addr: TargetAddr| -> Result<String, ReadError> {
-            if addr.is_null() {
-                return Ok(String::new());
-            }
-            match strings.next() {
-                Some(r) => r.map(lossy),
-                None => mem.read_string(addr, max),
-            }
-        };
+        // The strings of many entries at once: a live table of thousands of
+        // ranks then costs a few syscalls, not two per rank. Batches keep
+        // the bookkeeping of a million-entry table small.
         proctable.reserve(entries.len());
-        for e in entries {
-            proctable.push(MpirProcess {
-                host_name: next(e.host_name)?,
-                executable_name: next(e.executable_name)?,
-                pid: e.pid,
-            });
+        for batch in entries.chunks(STRING_BATCH_ENTRIES) {
+            let addrs: Vec<TargetAddr> = batch
+                .iter()
+                .flat_map(|e| [e.host_name, e.executable_name])
+                .filter(|a| !a.is_null())
+                .collect();
+            let mut strings = mem.read_c_strings(&addrs, max).into_iter();
+            // Null pointers show as empty; the rest come back in order, and
+            // the first failure in table order is the one reported.
+            let mut next = |addr: TargetAddr| -> Result<String, ReadError> {
+                if addr.is_null() {
+                    return Ok(String::new());
+                }
+                match strings.next() {
+                    Some(r) => r.map(lossy),
+                    None => mem.read_string(addr, max),
+                }
+            };
+            for e in batch {
+                proctable.push(MpirProcess {
+                    host_name: next(e.host_name)?,
+                    executable_name: next(e.executable_name)?,
+                    pid: e.pid,
+                });
+            }
         }
     }
     let abort_string = match found(names::ABORT_STRING) {
