@@ -227,30 +227,12 @@ pub fn launch(argv: &[String], opts: &Options) -> Result<i32, LaunchError> {
                     let problems = detach(&mut tracee, &mut session, symbols);
                     report(problems);
                     let status = tracee.wait_exit()?;
-                    finish(
-                        &mut out,
-                        opts,
-                        Final::Exited {
-                            launcher_pid: pid,
-                            status,
-                        },
-                    )?;
-                    return Ok(status);
+                    return exited(&mut out, opts, pid, status);
                 }
                 tracee.step_over(tid, addr)?;
             }
             Stop::Breakpoint { tid, addr } => tracee.step_over(tid, addr)?,
-            Stop::Exited(status) => {
-                finish(
-                    &mut out,
-                    opts,
-                    Final::Exited {
-                        launcher_pid: pid,
-                        status,
-                    },
-                )?;
-                return Ok(status);
-            }
+            Stop::Exited(status) => return exited(&mut out, opts, pid, status),
             Stop::Interrupted(sig) => {
                 let problems = detach(&mut tracee, &mut session, symbols);
                 report(problems);
@@ -277,6 +259,19 @@ fn report(problems: Vec<String>) {
     for p in problems {
         eprintln!("mpidd: while detaching: {p}");
     }
+}
+
+/// Reports the launcher's end; its status becomes mpidd's.
+fn exited(out: &mut impl Write, opts: &Options, pid: i32, status: i32) -> Result<i32, LaunchError> {
+    finish(
+        out,
+        opts,
+        Final::Exited {
+            launcher_pid: pid,
+            status,
+        },
+    )?;
+    Ok(status)
 }
 
 fn finish(out: &mut impl Write, opts: &Options, f: Final) -> Result<(), LaunchError> {
