@@ -151,14 +151,28 @@ fn describe_gate(out: &mut impl Write, g: &GateReport) -> Result<(), LaunchError
     Ok(())
 }
 
-/// Attaches to each rank (all on this host), sets its gate, detaches.
+/// Attaches to each rank of this host, sets its gate, detaches. Ranks on
+/// other hosts are reported, not touched.
 fn release_ranks(state: &MpirState, advice: GateAdvice) -> GateReport {
     let mut report = GateReport {
         advice,
         released: Vec::new(),
         failed: Vec::new(),
     };
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
     for p in &state.proctable {
+        // A pid names a process only on its own host: writing the gate of
+        // the local process that happens to have a remote rank's pid would
+        // hit a stranger.
+        if p.host_name != here && p.host_name != "localhost" {
+            report.failed.push((
+                p.pid,
+                format!("it runs on {}, not on this host", p.host_name),
+            ));
+            continue;
+        }
         let result = (|| -> Result<bool, String> {
             let guard = AttachGuard::attach(p.pid).map_err(|e| e.to_string())?;
             let symbols = LiveTarget::open(p.pid).map_err(|e| e.to_string())?;

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 
 use mpidd_read::{LiveProcess, TargetMemory, TargetMemoryMut};
-use mpidd_types::TargetAddr;
+use mpidd_types::{ByteOrder, TargetAddr};
 use nix::errno::Errno;
 use nix::sys::ptrace::{self, Event, Options};
 use nix::sys::signal::{self, SigSet, SigmaskHow, Signal};
@@ -243,12 +243,20 @@ impl Tracee {
         let auxv = std::fs::read(format!("/proc/{}/auxv", self.leader)).map_err(|e| {
             DriverError::Unexpected(format!("reading /proc/{}/auxv: {e}", self.leader))
         })?;
-        auxv.chunks_exact(16)
-            .map(|kv| {
-                let k = u64::from_le_bytes(kv[..8].try_into().unwrap_or_default());
-                let v = u64::from_le_bytes(kv[8..].try_into().unwrap_or_default());
-                (k, v)
+        // Words of the launcher's own width and byte order.
+        let abi = self.mem.abi();
+        let w = abi.address_bytes();
+        let word = |b: &[u8]| {
+            b.iter().enumerate().fold(0u64, |acc, (i, &byte)| {
+                let shift = match abi.byte_order {
+                    ByteOrder::Little => 8 * i,
+                    ByteOrder::Big => 8 * (w - 1 - i),
+                };
+                acc | u64::from(byte) << shift
             })
+        };
+        auxv.chunks_exact(2 * w)
+            .map(|kv| (word(&kv[..w]), word(&kv[w..])))
             .find(|&(k, _)| k == AT_ENTRY)
             .map(|(_, v)| v)
             .ok_or_else(|| DriverError::Unexpected("the launcher has no AT_ENTRY".into()))
