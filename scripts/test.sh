@@ -49,6 +49,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# The reference MPICH with debug info and its message-queue library: built
+# once per machine into a cache outside the repo (a few minutes), then reused.
+echo "== reference MPICH"
+MPIDD_REF_MPICH="$(bash scripts/build-ref-mpich.sh | tail -n 1)"
+export MPIDD_REF_MPICH
+echo "   $MPIDD_REF_MPICH"
+
 echo "== cargo fmt"
 cargo fmt --all -- --check
 echo "== cargo clippy"

@@ -5,6 +5,8 @@
 //!   and the MPI-2 walker, and prints what it read.
 //! - `mpidd procs` reads the MPIR process table of a core file or a live
 //!   process.
+//! - `mpidd queues` reads one MPI process's message queues through a vendor
+//!   message-queue library.
 
 use std::process::ExitCode;
 
@@ -13,10 +15,12 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use mpidd_read::{DebugSearch, FileSearch, Limits};
 use mpidd_types::Packing;
+use mpiq_core::MqsLimits;
 
 mod demo;
 mod launch;
 mod procs;
+mod queues;
 mod ptrace_driver;
 
 #[derive(Parser)]
@@ -101,6 +105,60 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print one MPI process's message queues (pending sends, pending
+    /// receives, unexpected messages per communicator), read through a
+    /// vendor message-queue library such as MPICH's libtvmpich.so.
+    Queues {
+        /// An ELF core file of the MPI process.
+        #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
+        core: Option<PathBuf>,
+        /// The executable the core came from.
+        #[arg(long, requires = "core")]
+        exe: Option<PathBuf>,
+        /// Look for the files a core names under this directory.
+        #[arg(long, requires = "core")]
+        sysroot: Option<PathBuf>,
+        /// Look for files a core names by their base name here too
+        /// (repeatable).
+        #[arg(long = "search-path", value_name = "DIR", requires = "core")]
+        search_path: Vec<PathBuf>,
+        /// Look for separate debug files under this directory instead of
+        /// /usr/lib/debug (repeatable).
+        #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
+        debug_dir: Vec<PathBuf>,
+        /// A live MPI process on this machine. It is stopped while it is
+        /// read (every thread, through ptrace) and always let go.
+        #[arg(long)]
+        pid: Option<i32>,
+        /// Read a live process without stopping it (the queues may change
+        /// while they are read).
+        #[arg(long, requires = "pid")]
+        no_stop: bool,
+        /// The vendor message-queue library to load.
+        #[arg(long, value_name = "PATH")]
+        dll: PathBuf,
+        /// The process's MPI_COMM_WORLD rank, if it cannot be read from the
+        /// process (MPICH's is).
+        #[arg(long)]
+        rank: Option<i32>,
+        /// Most communicators taken from the library.
+        #[arg(long, default_value_t = MqsLimits::default().max_communicators)]
+        max_communicators: usize,
+        /// Most operations taken from one queue.
+        #[arg(long, default_value_t = MqsLimits::default().max_operations)]
+        max_operations: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn debug_search(dirs: Vec<PathBuf>) -> DebugSearch {
+    if dirs.is_empty() {
+        DebugSearch::default()
+    } else {
+        DebugSearch::new(dirs)
+    }
 }
 
 fn main() -> ExitCode {
@@ -153,11 +211,7 @@ fn main() -> ExitCode {
                         sysroot,
                         search_path,
                     },
-                    debug: if debug_dir.is_empty() {
-                        DebugSearch::default()
-                    } else {
-                        DebugSearch::new(debug_dir)
-                    },
+                    debug: debug_search(debug_dir),
                 },
                 (None, Some(pid)) => procs::Source::Pid(pid),
                 (None, None) => unreachable!("clap requires --core or --pid"),
@@ -172,6 +226,46 @@ fn main() -> ExitCode {
                 Packing::Natural
             };
             procs::run(source, json, packing, &limits).map_err(|e| e.to_string())
+        }
+        Command::Queues {
+            core,
+            exe,
+            sysroot,
+            search_path,
+            debug_dir,
+            pid,
+            no_stop,
+            dll,
+            rank,
+            max_communicators,
+            max_operations,
+            json,
+        } => {
+            let source = match (core, pid) {
+                (Some(core), _) => procs::Source::Core {
+                    core,
+                    exe,
+                    search: FileSearch {
+                        sysroot,
+                        search_path,
+                    },
+                    debug: debug_search(debug_dir),
+                },
+                (None, Some(pid)) => procs::Source::Pid(pid),
+                (None, None) => unreachable!("clap requires --core or --pid"),
+            };
+            let options = queues::Options {
+                dll,
+                rank,
+                no_stop,
+                json,
+                limits: MqsLimits {
+                    max_communicators,
+                    max_operations,
+                    ..MqsLimits::default()
+                },
+            };
+            queues::run(source, &options).map_err(|e| e.to_string())
         }
     };
     match result {

@@ -1,15 +1,66 @@
-//! **This crate is empty for now.**
+//! MPI message queues as a debugger shows them: per communicator, the
+//! pending sends, the posted receives and the unexpected messages.
 //!
-//! It will decode the message queues of MPI implementations (pending sends,
-//! posted receives, unexpected messages) from target memory, host vendor
-//! message-queue libraries, and export its own. Nothing is implemented yet:
-//! the only item is [`STATUS`].
+//! - [`model`]: communicators and pending operations, named as in the
+//!   message-queue interface (`mqs_communicator`, `mqs_pending_operation`),
+//!   serde-ready.
+//! - [`MqsLibrary`]: the debugger side of that interface. It loads a
+//!   vendor's message-queue library (for example MPICH's `libtvmpich.so`),
+//!   answers its callbacks from an [`MqsTarget`] (memory, symbols and the
+//!   DWARF [`TypeOracle`](mpidd_read::TypeOracle) of `mpidd-read`), drives
+//!   its iterators with bounds, and converts what it returns into the model.
+//! - [`mpich_world_rank`]: an MPICH process's `MPI_COMM_WORLD` rank, read
+//!   from the process, which the libraries ask the debugger for.
+//!
+//! # Example
 //!
 //! ```
-//! assert_eq!(mpiq_core::STATUS, "empty: no decoder is implemented yet");
+//! use mpiq_core::model::{sign_extend_int, OperationStatus, QueueKind};
+//!
+//! // A vendor library that zero-extended MPI_ANY_SOURCE from a 32-bit int:
+//! assert_eq!(sign_extend_int(4294967295, 4), -1);
+//! assert_eq!(OperationStatus::from_raw(1), OperationStatus::Matched);
+//! assert_eq!(QueueKind::UnexpectedMessages.op_class(), 2);
+//! ```
+//!
+//! Loading a library and reading a process:
+//!
+//! ```no_run
+//! use mpiq_core::{MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes};
+//! use mpidd_read::{CoreTarget, TypeOracle};
+//! use std::path::Path;
+//!
+//! let core = CoreTarget::open(Path::new("core.1234"), None, None)?;
+//! let types = TypeOracle::from_symbols(core.symbols());
+//! let target = MqsTarget {
+//!     image_name: core.executable().display().to_string(),
+//!     memory: core.core(),
+//!     symbols: core.symbols(),
+//!     types: &types,
+//!     global_rank: 0,
+//!     type_sizes: TargetTypeSizes::from_oracle(&types, mpidd_read::TargetMemory::abi(core.core())),
+//! };
+//! let lib = MqsLibrary::load(Path::new("/opt/mpich/lib/libtvmpich.so"))?;
+//! let queues = lib.read_queues(&target, &MqsLimits::default())?;
+//! for comm in &queues.communicators {
+//!     println!("{} has {} posted receives", comm.name, comm.pending_receives.operations().len());
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
-/// What this crate implements today.
-pub const STATUS: &str = "empty: no decoder is implemented yet";
+mod mpich_rank;
+pub mod model;
+#[allow(unsafe_code)]
+pub mod mqs_abi;
+#[allow(unsafe_code)]
+mod mqs_callbacks;
+#[allow(unsafe_code)]
+mod mqs_host;
+mod mqs_target;
+
+pub use mpich_rank::{mpich_world_rank, WorldRankError};
+pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
+pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};
+pub use mqs_target::{ByteSource, MqsTarget, TargetTypeSizes};

@@ -1,0 +1,224 @@
+//! `mpidd queues`: the message queues of one MPI process, read through a
+//! vendor message-queue library.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use mpidd_read::{
+    AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, LiveError,
+    LiveTarget, SymbolSource, TargetMemory, TypeOracle,
+};
+use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
+use mpiq_core::{mpich_world_rank, MqsError, MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes};
+
+use crate::procs::Source;
+
+/// What `mpidd queues` was asked.
+pub struct Options {
+    /// The vendor message-queue library.
+    pub dll: PathBuf,
+    /// The process's `MPI_COMM_WORLD` rank, when the caller knows it.
+    pub rank: Option<i32>,
+    /// Leave a live process running while it is read.
+    pub no_stop: bool,
+    /// Print JSON.
+    pub json: bool,
+    /// Bounds on the library's iterators.
+    pub limits: MqsLimits,
+}
+
+/// Failures of `mpidd queues`.
+#[derive(Debug, thiserror::Error)]
+pub enum QueuesError {
+    /// The core file or its executable could not be opened.
+    #[error(transparent)]
+    Core(#[from] CoreTargetError),
+    /// The live process could not be opened.
+    #[error(transparent)]
+    Live(#[from] LiveError),
+    /// The live process could not be stopped for a consistent read.
+    #[error("{0} (pass --no-stop to read it while it runs)")]
+    Attach(#[from] AttachError),
+    /// The library failed or refused the target.
+    #[error(transparent)]
+    Mqs(#[from] MqsError),
+    /// JSON output failed.
+    #[error("cannot print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Writing to standard output failed.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// Reads and prints the queues.
+pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
+    let library = MqsLibrary::load(&options.dll)?;
+    let queues = match source {
+        Source::Core {
+            core,
+            exe,
+            search,
+            debug,
+        } => {
+            let t = CoreTarget::open_with(
+                &core,
+                &CoreTargetOptions {
+                    exe,
+                    search,
+                    debug,
+                    ..CoreTargetOptions::default()
+                },
+            )?;
+            for problem in t.problems() {
+                eprintln!("mpidd: warning: {problem}");
+            }
+            let image = t.executable().to_path_buf();
+            read(library, &t, &image, options)?
+        }
+        Source::Pid(pid) => {
+            // Stopped, the process cannot change its queues under the
+            // library's feet; the guard lets it go on every path.
+            let guard = if options.no_stop {
+                None
+            } else {
+                Some(AttachGuard::attach(pid)?)
+            };
+            let t = LiveTarget::open(pid)?;
+            let image = std::fs::read_link(format!("/proc/{pid}/exe"))
+                .unwrap_or_else(|_| PathBuf::from(format!("/proc/{pid}/exe")));
+            let queues = read(library, &t, &image, options);
+            if let Some(guard) = guard {
+                guard.detach()?;
+            }
+            queues?
+        }
+    };
+    match print(&queues, options.json) {
+        Err(QueuesError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+fn read<T: TargetMemory + SymbolSource + HasSymbols>(
+    library: &MqsLibrary,
+    t: &T,
+    image: &Path,
+    options: &Options,
+) -> Result<ProcessQueues, QueuesError> {
+    let types = TypeOracle::from_symbols(t.elf_symbols());
+    let rank = match options.rank {
+        Some(rank) => rank,
+        None => match mpich_world_rank(t, t, &types) {
+            Ok(rank) => rank,
+            Err(e) => {
+                eprintln!("mpidd: warning: the process's world rank is unknown ({e}); pass --rank");
+                -1
+            }
+        },
+    };
+    let target = MqsTarget {
+        image_name: image.display().to_string(),
+        memory: t,
+        symbols: t,
+        types: &types,
+        global_rank: rank,
+        type_sizes: TargetTypeSizes::from_oracle(&types, t.abi()),
+    };
+    Ok(library.read_queues(&target, &options.limits)?)
+}
+
+/// Targets whose loaded objects are known, for the type oracle.
+trait HasSymbols {
+    fn elf_symbols(&self) -> &mpidd_read::ElfSymbols;
+}
+
+impl HasSymbols for CoreTarget {
+    fn elf_symbols(&self) -> &mpidd_read::ElfSymbols {
+        self.symbols()
+    }
+}
+
+impl HasSymbols for LiveTarget {
+    fn elf_symbols(&self) -> &mpidd_read::ElfSymbols {
+        self.symbols()
+    }
+}
+
+fn print(queues: &ProcessQueues, json: bool) -> Result<(), QueuesError> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, queues)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "source: {}", queues.source)?;
+    writeln!(out, "global rank: {}", queues.global_rank)?;
+    for line in &queues.diagnostics {
+        writeln!(out, "note: {line}")?;
+    }
+    for comm in &queues.communicators {
+        writeln!(
+            out,
+            "communicator {:?}: size {}, local_rank {}, unique_id {:#x}",
+            comm.name, comm.size, comm.local_rank, comm.unique_id
+        )?;
+        if let Some(group) = &comm.group {
+            writeln!(out, "  group (world ranks): {group:?}")?;
+        }
+        for kind in QueueKind::ALL {
+            let label = match kind {
+                QueueKind::PendingSends => "pending sends",
+                QueueKind::PendingReceives => "pending receives",
+                QueueKind::UnexpectedMessages => "unexpected messages",
+            };
+            match comm.queue(kind) {
+                Queue::NoInformation => writeln!(out, "  {label}: no information")?,
+                Queue::Read {
+                    operations,
+                    truncated,
+                } => {
+                    let more = if *truncated { " (truncated at the limit)" } else { "" };
+                    writeln!(out, "  {label}: {}{more}", operations.len())?;
+                    for op in operations {
+                        writeln!(out, "    {}", describe(op))?;
+                    }
+                }
+                Queue::Failed { operations, error } => {
+                    writeln!(out, "  {label}: {} read, then failed: {error}", operations.len())?;
+                    for op in operations {
+                        writeln!(out, "    {}", describe(op))?;
+                    }
+                }
+            }
+        }
+    }
+    if queues.truncated {
+        writeln!(out, "(communicators truncated at the limit)")?;
+    }
+    Ok(())
+}
+
+fn describe(op: &PendingOperation) -> String {
+    let mut s = format!(
+        "status={:?} desired_local_rank={} desired_global_rank={} tag_wild={} desired_tag={} \
+         desired_length={} system_buffer={} buffer={:#x} actual_local_rank={} \
+         actual_global_rank={} actual_tag={} actual_length={}",
+        op.status,
+        op.desired_local_rank,
+        op.desired_global_rank,
+        op.tag_wild,
+        op.desired_tag,
+        op.desired_length,
+        op.system_buffer,
+        op.buffer,
+        op.actual_local_rank,
+        op.actual_global_rank,
+        op.actual_tag,
+        op.actual_length
+    );
+    for line in &op.extra_text {
+        s.push_str(&format!(" extra_text={line:?}"));
+    }
+    s
+}

@@ -1,0 +1,214 @@
+//! What a process's message queues hold: its communicators and, for each,
+//! the pending sends, pending receives and unexpected messages.
+//!
+//! The field names of [`PendingOperation`] and [`Communicator`] are those of
+//! the message-queue interface's `mqs_pending_operation` and
+//! `mqs_communicator`, so JSON output can be compared with any other tool
+//! built on that interface. Values are the interface's, with one repair:
+//! ranks and tags are signed even when a vendor library zero-extended them
+//! (see [`sign_extend_int`]).
+
+use serde::{Deserialize, Serialize};
+
+/// One of the three queues the interface defines per communicator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueKind {
+    /// Sends the application started that have not completed
+    /// (`mqs_pending_sends`).
+    PendingSends,
+    /// Receives posted and not yet matched (`mqs_pending_receives`).
+    PendingReceives,
+    /// Messages that arrived before a matching receive was posted
+    /// (`mqs_unexpected_messages`).
+    UnexpectedMessages,
+}
+
+impl QueueKind {
+    /// All three, in the interface's numbering order.
+    pub const ALL: [QueueKind; 3] = [
+        QueueKind::PendingSends,
+        QueueKind::PendingReceives,
+        QueueKind::UnexpectedMessages,
+    ];
+
+    /// The interface's `mqs_op_class` value.
+    pub const fn op_class(self) -> i32 {
+        match self {
+            QueueKind::PendingSends => 0,
+            QueueKind::PendingReceives => 1,
+            QueueKind::UnexpectedMessages => 2,
+        }
+    }
+}
+
+/// How far an operation has progressed (`enum mqs_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationStatus {
+    /// Not matched yet.
+    Pending,
+    /// Matched with its peer; the `actual_*` fields are valid.
+    Matched,
+    /// Complete, but not yet retired by the application.
+    Complete,
+    /// A value the interface does not define, kept as given.
+    Unknown(i64),
+}
+
+impl OperationStatus {
+    /// From the interface's integer value.
+    pub fn from_raw(raw: i64) -> Self {
+        match raw {
+            0 => OperationStatus::Pending,
+            1 => OperationStatus::Matched,
+            2 => OperationStatus::Complete,
+            other => OperationStatus::Unknown(other),
+        }
+    }
+}
+
+/// One pending operation, named as in `mqs_pending_operation`.
+///
+/// Ranks are −1 for "any" (`MPI_ANY_SOURCE`), whatever value the MPI
+/// implementation uses internally. `desired_tag` means nothing when
+/// `tag_wild` is set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingOperation {
+    /// Progress of the operation.
+    pub status: OperationStatus,
+    /// Peer rank in the communicator asked for; −1 for any source.
+    pub desired_local_rank: i64,
+    /// The same peer in `MPI_COMM_WORLD`; −1 when unknown or any.
+    pub desired_global_rank: i64,
+    /// Whether the receive accepts any tag.
+    pub tag_wild: bool,
+    /// Tag asked for (only meaningful when `tag_wild` is false).
+    pub desired_tag: i64,
+    /// Length of the user's buffer, as the source reports it (vendor
+    /// libraries differ: bytes or elements).
+    pub desired_length: i64,
+    /// Whether `buffer` is a library-owned buffer rather than the user's.
+    pub system_buffer: bool,
+    /// Target address of the data.
+    pub buffer: u64,
+    /// Peer rank in the communicator once matched (or of a send).
+    pub actual_local_rank: i64,
+    /// The same peer in `MPI_COMM_WORLD`; −1 when unknown.
+    pub actual_global_rank: i64,
+    /// Tag of the matched message (or of a send).
+    pub actual_tag: i64,
+    /// Length of the matched message (or of a send).
+    pub actual_length: i64,
+    /// Extra lines of description from the source, at most five.
+    pub extra_text: Vec<String>,
+}
+
+/// What is known about one queue of a communicator.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Queue {
+    /// The queue was read: its operations in matching order (possibly
+    /// none).
+    Read {
+        /// The operations, in the order MPI would match them.
+        operations: Vec<PendingOperation>,
+        /// Set when the walk stopped at the caller's limit, so
+        /// `operations` is a prefix of the queue.
+        truncated: bool,
+    },
+    /// The source has no information about this queue
+    /// (`mqs_no_information`): for example a library built without the
+    /// send-queue hooks.
+    NoInformation,
+    /// Reading the queue failed part way; what was read before is kept.
+    Failed {
+        /// The operations read before the failure.
+        operations: Vec<PendingOperation>,
+        /// Why it failed.
+        error: String,
+    },
+}
+
+impl Queue {
+    /// The operations read, whatever the queue's state.
+    pub fn operations(&self) -> &[PendingOperation] {
+        match self {
+            Queue::Read { operations, .. } | Queue::Failed { operations, .. } => operations,
+            Queue::NoInformation => &[],
+        }
+    }
+}
+
+/// One communicator and its three queues, named as in `mqs_communicator`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Communicator {
+    /// Its name (`MPI_Comm_set_name`), or what the source chose to show.
+    pub name: String,
+    /// Number of processes (`MPI_Comm_size`).
+    pub size: i64,
+    /// This process's rank in it (`MPI_Comm_rank`); −1 when unknown.
+    pub local_rank: i64,
+    /// A value that tells communicators apart (an address or context id).
+    pub unique_id: u64,
+    /// The `MPI_COMM_WORLD` rank of each member, when the source gives the
+    /// group (`mqs_get_comm_group`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<Vec<i64>>,
+    /// Sends this process started that have not completed.
+    pub pending_sends: Queue,
+    /// Receives this process posted that are not matched.
+    pub pending_receives: Queue,
+    /// Messages that arrived here before a matching receive.
+    pub unexpected_messages: Queue,
+}
+
+impl Communicator {
+    /// The queue of the given kind.
+    pub fn queue(&self, kind: QueueKind) -> &Queue {
+        match kind {
+            QueueKind::PendingSends => &self.pending_sends,
+            QueueKind::PendingReceives => &self.pending_receives,
+            QueueKind::UnexpectedMessages => &self.unexpected_messages,
+        }
+    }
+}
+
+/// The message queues of one process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessQueues {
+    /// What produced this: a vendor library and its version string, or a
+    /// native decoder.
+    pub source: String,
+    /// The process's rank in `MPI_COMM_WORLD`, as given to the source.
+    pub global_rank: i64,
+    /// Communicators in the order the source gave them.
+    pub communicators: Vec<Communicator>,
+    /// Set when the communicator walk stopped at the caller's limit.
+    pub truncated: bool,
+    /// Messages for the user: what the source said about the image and
+    /// process, and what it asked for that the target lacks.
+    pub diagnostics: Vec<String>,
+}
+
+/// Repairs a value a vendor library read from a 32-bit signed target field
+/// and zero-extended into a 64-bit word: 4294967295 becomes −1.
+///
+/// Only values that fit 32 bits unsigned and have bit 31 set change, and
+/// only when the target's `int` is 4 bytes, so genuinely large 64-bit
+/// values are kept.
+///
+/// ```
+/// use mpiq_core::model::sign_extend_int;
+/// assert_eq!(sign_extend_int(4294967295, 4), -1);
+/// assert_eq!(sign_extend_int(4294967294, 4), -2);
+/// assert_eq!(sign_extend_int(7, 4), 7);
+/// assert_eq!(sign_extend_int(1 << 40, 4), 1 << 40);
+/// ```
+pub fn sign_extend_int(value: i64, int_size: u32) -> i64 {
+    if int_size == 4 && (0x8000_0000..=0xffff_ffff).contains(&value) {
+        value - (1 << 32)
+    } else {
+        value
+    }
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the reference MPICH (Debian's mpich source package, 4.0.2 on
+# bookworm) with debug info kept, and installs it into a cache directory
+# outside the repo. A finished install is reused: only a new machine pays for
+# the build. Prints the install prefix on its last line.
+#
+#   MPIDD_REF_MPICH  install prefix (default ~/.cache/mpidd/mpich-4.0.2)
+#
+# The queue and handle decoders need MPICH's private types (MPIR_Comm,
+# MPIR_Request, ...) in DWARF, and the tests need the vendor message-queue DLL
+# libtvmpich.so; Debian's binary packages are stripped and ship neither.
+set -euo pipefail
+
+version=4.0.2
+prefix="${MPIDD_REF_MPICH:-$HOME/.cache/mpidd/mpich-$version}"
+stamp="$prefix/.mpidd-complete"
+if [ -f "$stamp" ]; then
+  echo "$prefix"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then as_root=(); else as_root=(sudo); fi
+
+# A deb-src entry for every deb entry of the machine's own apt configuration,
+# so the source comes from the same mirror the binaries come from.
+src_list=/etc/apt/sources.list.d/mpidd-deb-src.sources
+if ! apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null | grep -q '^Sources$'; then
+  tmp=$(mktemp)
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -e "$f" ] || continue
+    [ "$f" = "$src_list" ] && continue
+    # Keep deb822 stanzas whose Types include deb, retyped as deb-src
+    # (perl-base is essential on Debian; mawk lacks word boundaries).
+    perl -0777 -ne 'for (split /\n\s*\n/) { next unless /^Types:.*\bdeb\b/m; s/^Types:.*$/Types: deb-src/m; print "$_\n\n" }' "$f" >>"$tmp"
+  done
+  if [ -f /etc/apt/sources.list ]; then
+    grep -E '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list |
+      sed -E 's/^([[:space:]]*)deb([[:space:]])/\1deb-src\2/' >"$tmp.list" || true
+    if [ -s "$tmp.list" ]; then
+      "${as_root[@]}" cp "$tmp.list" /etc/apt/sources.list.d/mpidd-deb-src.list
+    fi
+    rm -f "$tmp.list"
+  fi
+  if [ -s "$tmp" ]; then
+    "${as_root[@]}" cp "$tmp" "$src_list"
+  fi
+  rm -f "$tmp"
+  "${as_root[@]}" apt-get update -q
+fi
+
+need=(dpkg-dev build-essential python3 perl pkg-config)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+work="$(dirname "$prefix")/build-mpich-$version"
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+start=$(date +%s)
+apt-get source -q "mpich=$version*" >source.log 2>&1 || apt-get source -q mpich >source.log 2>&1 || {
+  cat source.log >&2
+  echo "error: apt-get source mpich failed (is a deb-src entry reachable?)" >&2
+  exit 1
+}
+srcdir=$(find . -maxdepth 1 -type d -name "mpich-*" | head -n1)
+cd "$srcdir"
+
+# -g and -O1 kept, nothing stripped: the oracle reads these types.
+./configure --prefix="$prefix" \
+  --enable-debuginfo --with-device=ch3:nemesis --disable-fortran --disable-cxx \
+  --enable-g=dbg --enable-fast=O1 --with-pm=hydra \
+  --disable-doc >"$work/configure.log" 2>&1 || {
+  tail -n 40 "$work/configure.log" >&2
+  exit 1
+}
+configured=$(date +%s)
+make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -n 60 "$work/make.log" >&2; exit 1; }
+make install >"$work/install.log" 2>&1 || { tail -n 40 "$work/install.log" >&2; exit 1; }
+# The header that defines the mqs C layout, for the tests' C DLL and hosts.
+cp src/mpi/debugger/mpi_interface.h "$prefix/include/" 2>/dev/null || true
+end=$(date +%s)
+
+for f in lib/libmpi.so lib/libtvmpich.so bin/mpicc bin/mpiexec.hydra; do
+  [ -e "$prefix/$f" ] || { echo "error: the build did not install $prefix/$f" >&2; exit 1; }
+done
+echo "configure $((configured - start)) s, make+install $((end - configured)) s" >"$prefix/.mpidd-build-time"
+cd /
+rm -rf "$work"
+touch "$stamp"
+echo "== reference MPICH built in $((end - start)) s ($(cat "$prefix/.mpidd-build-time"))" >&2
+echo "$prefix"
