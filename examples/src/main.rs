@@ -5,6 +5,7 @@
 //!   and the MPI-2 walker, and prints what it read.
 //! - `mpidd procs` reads the MPIR process table of a core file or a live
 //!   process.
+//! - `mpidd types` prints the layout of C types from an object's DWARF.
 
 use std::process::ExitCode;
 
@@ -18,6 +19,7 @@ mod demo;
 mod launch;
 mod procs;
 mod ptrace_driver;
+mod types;
 
 #[derive(Parser)]
 #[command(name = "mpidd", version, about)]
@@ -101,6 +103,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the size and members of C types from an object's DWARF, like
+    /// gdb's `ptype /o`.
+    Types {
+        /// The ELF object (library or executable) whose DWARF is read.
+        #[arg(long)]
+        object: PathBuf,
+        /// Its separate debug file, when the object itself is stripped.
+        #[arg(long)]
+        debug_file: Option<PathBuf>,
+        /// Type names: a typedef or tag (`MPIR_Comm`), or `struct X`.
+        #[arg(required = true)]
+        types: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -173,6 +191,18 @@ fn main() -> ExitCode {
             };
             procs::run(source, json, packing, &limits).map_err(|e| e.to_string())
         }
+        Command::Types {
+            object,
+            debug_file,
+            types,
+            json,
+        } => types::run(&types::Options {
+            object,
+            debug_file,
+            types,
+            json,
+        })
+        .map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
