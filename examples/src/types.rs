@@ -51,6 +51,16 @@ pub fn run(opts: &Options) -> Result<(), TypesError> {
     if opts.json {
         serde_json::to_writer_pretty(&mut out, &layouts)?;
         writeln!(out)?;
+    } else {
+        let stats = oracle.index_stats(&name)?;
+        writeln!(
+            out,
+            "(name index: {:?}; {} candidates from it, {} units scanned{})",
+            stats.kind,
+            stats.accelerated_candidates,
+            stats.units_scanned,
+            if stats.scan_complete { ", all" } else { "" }
+        )?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@
 //! takes a candidate reads its DIE again and checks the tag and name.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use gimli::{AttributeValue, DwTag, NameTypeUnit, Reader};
@@ -33,6 +34,20 @@ pub enum NameIndexKind {
     Scan,
     /// Nothing: the object has no DWARF.
     NoDebugInfo,
+}
+
+/// How an object's name index has been used so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct IndexStats {
+    /// The accelerator table, or the scan alone.
+    pub kind: NameIndexKind,
+    /// Candidates the accelerator table offered (each checked against the
+    /// DWARF before use).
+    pub accelerated_candidates: u64,
+    /// Units whose top-level DIEs the scan has read.
+    pub units_scanned: u64,
+    /// Whether the scan has read every unit.
+    pub scan_complete: bool,
 }
 
 /// The kinds of DIE a type name can name.
@@ -68,7 +83,6 @@ impl TagClass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Candidate {
     pub(crate) die: DieRef,
-    pub(crate) class: TagClass,
 }
 
 /// Where the scan goes on.
@@ -82,6 +96,7 @@ struct Scan {
     names: HashMap<Box<str>, Vec<Candidate>>,
     next: ScanPos,
     problems: Vec<String>,
+    units_scanned: u64,
 }
 
 /// Caps the problems kept: a corrupt object could have one per unit.
@@ -124,6 +139,7 @@ impl Scan {
             Some(end) if end > start => ScanPos::Unit(section, end),
             _ => next_section,
         };
+        self.units_scanned += 1;
         let mut found = Vec::new();
         if let Err(e) = scan_unit(dwarf, section, start, header, &mut found) {
             self.note(format!("unit at {section:?}+{start:#x}: {e}"));
@@ -138,6 +154,7 @@ impl Scan {
 /// The type-name index of one object.
 pub(crate) struct NameIndex {
     kind: NameIndexKind,
+    accelerated: AtomicU64,
     scan: Mutex<Scan>,
 }
 
@@ -161,17 +178,25 @@ impl NameIndex {
         };
         NameIndex {
             kind,
+            accelerated: AtomicU64::new(0),
             scan: Mutex::new(Scan {
                 names: HashMap::new(),
                 next: ScanPos::Unit(UnitSection::Info, 0),
                 problems: Vec::new(),
+                units_scanned: 0,
             }),
         }
     }
 
-    /// Which index this object has.
-    pub(crate) fn kind(&self) -> NameIndexKind {
-        self.kind
+    /// How the index has been used so far.
+    pub(crate) fn stats(&self) -> IndexStats {
+        let scan = self.lock();
+        IndexStats {
+            kind: self.kind,
+            accelerated_candidates: self.accelerated.load(Ordering::Relaxed),
+            units_scanned: scan.units_scanned,
+            scan_complete: matches!(scan.next, ScanPos::Done),
+        }
     }
 
     /// What went wrong while scanning, so far.
@@ -205,6 +230,8 @@ impl NameIndex {
         };
         match accelerated {
             Ok(candidates) => {
+                self.accelerated
+                    .fetch_add(candidates.len() as u64, Ordering::Relaxed);
                 for candidate in candidates {
                     if let Some(found) = visit(candidate)? {
                         return Ok(Some(found));
@@ -265,8 +292,8 @@ fn scan_unit(
             }
             continue;
         };
-        let class = TagClass::of(abbrev.tag());
-        if depth != 1 || (class.is_none() && !abbrev.has_children()) {
+        let is_type = TagClass::of(abbrev.tag()).is_some();
+        if depth != 1 || (!is_type && !abbrev.has_children()) {
             raw.skip_attributes(abbrev.attributes())?;
             continue;
         }
@@ -275,7 +302,7 @@ fn scan_unit(
         for spec in abbrev.attributes() {
             let attr = raw.read_attribute(*spec)?;
             match attr.name() {
-                gimli::DW_AT_name if class.is_some() => name = Some(attr.value()),
+                gimli::DW_AT_name if is_type => name = Some(attr.value()),
                 gimli::DW_AT_sibling => {
                     if let AttributeValue::UnitRef(o) = attr.value() {
                         sibling = Some(o);
@@ -284,7 +311,7 @@ fn scan_unit(
                 _ => {}
             }
         }
-        if let (Some(class), Some(name)) = (class, name) {
+        if let Some(name) = name {
             if let Ok(name) = dwarf.attr_string(&unit, name) {
                 let candidate = Candidate {
                     die: DieRef {
@@ -292,7 +319,6 @@ fn scan_unit(
                         unit: start,
                         die: offset.0,
                     },
-                    class,
                 };
                 // Declarations are kept: the visitor notes them, so that
                 // a miss can say the type is declared but never defined.
@@ -321,11 +347,16 @@ fn debug_names_hash(name: &str, fold: bool) -> u32 {
     })
 }
 
+/// Candidates from `.debug_names`. Entries with a DIE offset are taken as
+/// they are; entries without one (gdb 13 writes only the unit) send the
+/// scan through their unit. The tags are not trusted either: gdb files
+/// base types under `DW_TAG_structure_type`.
 fn debug_names_candidates(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
     name: &str,
 ) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
+    let mut units = Vec::new();
     let mut headers = dwarf.debug_names.headers();
     while let Some(header) = headers.next().map_err(|e| format!(".debug_names: {e}"))? {
         let index = header
@@ -357,12 +388,9 @@ fn debug_names_candidates(
                 continue;
             };
             while let Ok(Some(entry)) = entries.next() {
-                let Some(class) = TagClass::of(entry.tag) else {
+                if TagClass::of(entry.tag).is_none() {
                     continue;
-                };
-                let Ok(Some(die)) = entry.die_offset() else {
-                    continue;
-                };
+                }
                 let unit = match entry.type_unit(&index) {
                     Ok(Some(NameTypeUnit::Local(unit))) => Some(unit),
                     Ok(Some(NameTypeUnit::Foreign(_))) => None,
@@ -371,19 +399,27 @@ fn debug_names_candidates(
                         _ => index.default_compile_unit().ok().flatten(),
                     },
                 };
-                if let Some(unit) = unit {
-                    out.push(Candidate {
+                let Some(unit) = unit else {
+                    continue;
+                };
+                match entry.die_offset() {
+                    Ok(Some(die)) => out.push(Candidate {
                         die: DieRef {
                             section: UnitSection::Info,
                             unit: unit.0,
                             die: die.0,
                         },
-                        class,
-                    });
+                    }),
+                    _ => {
+                        if !units.contains(&unit.0) {
+                            units.push(unit.0);
+                        }
+                    }
                 }
             }
         }
     }
+    out.extend(unit_candidates(dwarf, units, name)?);
     Ok(out)
 }
 
@@ -393,16 +429,28 @@ fn gdb_index_candidates(
     name: &str,
 ) -> Result<Vec<Candidate>, String> {
     let index = GdbIndex::parse(file.section(GDB_INDEX)).map_err(|e| format!(".gdb_index: {e}"))?;
+    let units = index
+        .type_units_of(name)
+        .into_iter()
+        .filter_map(|cu| index.compile_unit(cu))
+        .filter_map(|offset| usize::try_from(offset).ok())
+        .collect();
+    unit_candidates(dwarf, units, name)
+}
+
+/// The top-level DIEs called `name` in the given `.debug_info` units.
+fn unit_candidates(
+    dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    units: Vec<usize>,
+    name: &str,
+) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
-    for cu in index.type_units_of(name) {
-        let Some(start) = index.compile_unit(cu).and_then(|o| usize::try_from(o).ok()) else {
-            continue;
-        };
+    for start in units {
         let mut found = Vec::new();
         let scanned = header_at(dwarf, UnitSection::Info, start)
             .and_then(|header| scan_unit(dwarf, UnitSection::Info, start, header, &mut found));
         if let Err(e) = scanned {
-            return Err(format!(".gdb_index unit {cu} at {start:#x}: {e}"));
+            return Err(format!("the unit at {start:#x} an index names: {e}"));
         }
         out.extend(found.into_iter().filter(|(n, _)| n == name).map(|(_, c)| c));
     }

@@ -123,17 +123,18 @@ impl<'a> TypeReader<'a> {
     }
 
     /// Reads a candidate from the name index and checks it really is a
-    /// `class` DIE called `name`: indexes can be stale.
+    /// type DIE called `name`, returning its class as the DIE says: indexes
+    /// can be stale, and gdb's files base types as structs.
     pub(crate) fn check(
         &self,
         candidate: Candidate,
         name: &str,
-    ) -> Result<Option<Die<'a>>, TypeError> {
+    ) -> Result<Option<(Die<'a>, TagClass)>, TypeError> {
         let die = self.die(candidate.die)?;
-        if TagClass::of(die.entry.tag()) != Some(candidate.class) {
+        let Some(class) = TagClass::of(die.entry.tag()) else {
             return Ok(None);
-        }
-        Ok((self.name(&die)?.as_deref() == Some(name)).then_some(die))
+        };
+        Ok((self.name(&die)?.as_deref() == Some(name)).then_some((die, class)))
     }
 
     /// Whether the DIE is only a declaration.

@@ -87,7 +87,7 @@ pub use debug_files::{
     build_id, build_id_from_bytes, DebugFile, DebugLookup, DebugSearch, MatchedBy, RejectReason,
     Rejection, DEFAULT_DEBUG_ROOT,
 };
-pub use dwarf_index::NameIndexKind;
+pub use dwarf_index::{IndexStats, NameIndexKind};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
 pub use error::ReadError;
 pub use limits::Limits;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::dwarf_file::DwarfFile;
-use crate::dwarf_index::{NameIndex, NameIndexKind, TagClass};
+use crate::dwarf_index::{IndexStats, NameIndex, TagClass};
 use crate::dwarf_layout::{Resolved, TypeReader};
 use crate::dwarf_units::UnitDirectory;
 use crate::elf_symbols::ElfSymbols;
@@ -279,11 +279,13 @@ impl TypeOracle {
             .ok_or_else(|| self.no_base_types(index..index + 1))
     }
 
-    /// Which name index the object added as `object` has (opening it if
-    /// need be): a test, and a user wondering about speed, want to know.
-    pub fn name_index(&self, object: &str) -> Result<NameIndexKind, TypeError> {
+    /// Which name index the object added as `object` has, and how much of
+    /// its DWARF the questions so far have scanned (opening the object if
+    /// need be): for a user wondering about speed, and for tests that must
+    /// know which path answered.
+    pub fn index_stats(&self, object: &str) -> Result<IndexStats, TypeError> {
         let index = self.object_index(object)?;
-        Ok(self.load(index)?.index.kind())
+        Ok(self.load(index)?.index.stats())
     }
 
     fn no_base_types(&self, objects: std::ops::Range<usize>) -> TypeError {
@@ -398,12 +400,9 @@ impl TypeOracle {
         }
         let reader = self.reader(index, loaded)?;
         loaded.index.search(&loaded.file, query.name, |candidate| {
-            if !query.classes.contains(&candidate.class) {
-                return Ok(None);
-            }
             let die = match reader.check(candidate, query.name) {
-                Ok(Some(die)) => die,
-                Ok(None) => return Ok(None),
+                Ok(Some((die, class))) if query.classes.contains(&class) => die,
+                Ok(_) => return Ok(None),
                 Err(e) => {
                     // A stale or corrupt index entry: others may do.
                     notes.problems.push(e.to_string());
