@@ -7,6 +7,7 @@
 //!   process.
 //! - `mpidd queues` reads one MPI process's message queues through a vendor
 //!   message-queue library.
+//! - `mpidd types` prints the layout of C types from an object's DWARF.
 
 use std::process::ExitCode;
 
@@ -20,8 +21,9 @@ use mpiq_core::MqsLimits;
 mod demo;
 mod launch;
 mod procs;
-mod queues;
 mod ptrace_driver;
+mod queues;
+mod types;
 
 #[derive(Parser)]
 #[command(name = "mpidd", version, about)]
@@ -151,6 +153,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the size and members of C types from an object's DWARF, like
+    /// gdb's `ptype /o`.
+    Types {
+        /// The ELF object (library or executable) whose DWARF is read.
+        #[arg(long)]
+        object: PathBuf,
+        /// Its separate debug file, when the object itself is stripped.
+        #[arg(long)]
+        debug_file: Option<PathBuf>,
+        /// Type names: a typedef or tag (`MPIR_Comm`), or `struct X`.
+        #[arg(required = true)]
+        types: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn debug_search(dirs: Vec<PathBuf>) -> DebugSearch {
@@ -267,6 +285,18 @@ fn main() -> ExitCode {
             };
             queues::run(source, &options).map_err(|e| e.to_string())
         }
+        Command::Types {
+            object,
+            debug_file,
+            types,
+            json,
+        } => types::run(&types::Options {
+            object,
+            debug_file,
+            types,
+            json,
+        })
+        .map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

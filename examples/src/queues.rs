@@ -178,14 +178,22 @@ fn print(queues: &ProcessQueues, json: bool) -> Result<(), QueuesError> {
                     operations,
                     truncated,
                 } => {
-                    let more = if *truncated { " (truncated at the limit)" } else { "" };
+                    let more = if *truncated {
+                        " (truncated at the limit)"
+                    } else {
+                        ""
+                    };
                     writeln!(out, "  {label}: {}{more}", operations.len())?;
                     for op in operations {
                         writeln!(out, "    {}", describe(op))?;
                     }
                 }
                 Queue::Failed { operations, error } => {
-                    writeln!(out, "  {label}: {} read, then failed: {error}", operations.len())?;
+                    writeln!(
+                        out,
+                        "  {label}: {} read, then failed: {error}",
+                        operations.len()
+                    )?;
                     for op in operations {
                         writeln!(out, "    {}", describe(op))?;
                     }

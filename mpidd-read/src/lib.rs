@@ -21,6 +21,11 @@
 //!   file by build-id or `.gnu_debuglink`, as gdb does, and accepts it only
 //!   if it is of the same build; [`ElfSymbols`] then reads its `.symtab`
 //!   too, so local symbols of stripped libraries are found.
+//! - [`TypeOracle`]: C types from the DWARF of the loaded objects (or their
+//!   debug files): a struct, union or typedef by name, its size, and its
+//!   members' offsets, sizes and bit-fields, found through `.debug_names`,
+//!   `.gdb_index` or a lazy scan of the units' top-level DIEs, for the
+//!   message-queue and handle decoders above.
 //! - [`mpir`]: the MPIR process table and its variables.
 //! - [`mpi2dd`]: one process's `MPI2DD_info` and its tables; [`walk`]
 //!   follows directories and metadirectories across processes through a
@@ -52,8 +57,13 @@ mod attach_guard;
 mod core_file;
 mod core_target;
 mod debug_files;
+mod dwarf_file;
+mod dwarf_index;
+mod dwarf_layout;
+mod dwarf_units;
 mod elf_symbols;
 mod error;
+mod gdb_index;
 mod limits;
 pub mod link_map;
 mod live_process;
@@ -65,6 +75,9 @@ mod symbols;
 mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
+mod type_error;
+mod type_layout;
+mod type_oracle;
 pub mod walk;
 
 pub use attach_guard::{AttachError, AttachGuard};
@@ -74,6 +87,7 @@ pub use debug_files::{
     build_id, build_id_from_bytes, DebugFile, DebugLookup, DebugSearch, MatchedBy, RejectReason,
     Rejection, DEFAULT_DEBUG_ROOT,
 };
+pub use dwarf_index::{IndexStats, NameIndexKind};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
 pub use error::ReadError;
 pub use limits::Limits;
@@ -83,6 +97,9 @@ pub use symbols::{Symbol, SymbolSource, SymbolTable};
 pub use synthetic_elf::{CoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;
+pub use type_error::{SearchedObject, TypeError};
+pub use type_layout::{BaseTypeSizes, BitField, Field, TypeKind, TypeLayout};
+pub use type_oracle::TypeOracle;
 pub use walk::Connector;
 
 /// Descriptions of what the synthetic job builder lays out.

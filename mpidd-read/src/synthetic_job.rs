@@ -105,7 +105,7 @@ impl Region {
     }
 
     fn align(&mut self, to: usize) -> &mut Self {
-        while self.bytes.len() % to != 0 {
+        while !self.bytes.len().is_multiple_of(to) {
             self.bytes.push(0);
         }
         self

@@ -50,8 +50,8 @@
 
 #![deny(unsafe_code)]
 
-mod mpich_rank;
 pub mod model;
+mod mpich_rank;
 #[allow(unsafe_code)]
 pub mod mqs_abi;
 #[allow(unsafe_code)]

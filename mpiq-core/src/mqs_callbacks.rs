@@ -7,6 +7,10 @@
 //! into C) and checks its pointer arguments for NULL, because the library is
 //! foreign code.
 
+
+// `c_long` and `c_ulong` are 32 bits on 32-bit hosts: the conversions that
+// are no-ops here are not everywhere.
+#![allow(clippy::useless_conversion)]
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -172,6 +176,7 @@ thread_local! {
 unsafe extern "C" fn cb_dprints(text: *const c_char) {
     // SAFETY: the library passes a C string; it is read bounded.
     guarded((), || {
+        // SAFETY: a C string from the library or the host's own table, read no further than its bound.
         if let Some(line) = unsafe { bounded_c_string(text) } {
             CURRENT_DIAGNOSTICS.with(|current| {
                 if let Some(diagnostics) = current.borrow().as_ref() {
@@ -200,6 +205,7 @@ unsafe extern "C" fn cb_errorstring(code: c_int) -> *const c_char {
 unsafe extern "C" fn cb_put_image_info(p: *mut MqsImage, info: *mut c_void) {
     // SAFETY: p comes from the driver (see `image`).
     guarded((), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         if let Some(state) = unsafe { image(p) } {
             state.info.set(info);
         }
@@ -209,6 +215,7 @@ unsafe extern "C" fn cb_put_image_info(p: *mut MqsImage, info: *mut c_void) {
 unsafe extern "C" fn cb_get_image_info(p: *mut MqsImage) -> *mut c_void {
     // SAFETY: p comes from the driver (see `image`).
     guarded(ptr::null_mut(), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         unsafe { image(p) }.map_or(ptr::null_mut(), |s| s.info.get())
     })
 }
@@ -216,6 +223,7 @@ unsafe extern "C" fn cb_get_image_info(p: *mut MqsImage) -> *mut c_void {
 unsafe extern "C" fn cb_put_process_info(p: *mut MqsProcess, info: *mut c_void) {
     // SAFETY: p comes from the driver (see `process`).
     guarded((), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         if let Some(state) = unsafe { process(p) } {
             state.info.set(info);
         }
@@ -225,6 +233,7 @@ unsafe extern "C" fn cb_put_process_info(p: *mut MqsProcess, info: *mut c_void) 
 unsafe extern "C" fn cb_get_process_info(p: *mut MqsProcess) -> *mut c_void {
     // SAFETY: p comes from the driver (see `process`).
     guarded(ptr::null_mut(), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         unsafe { process(p) }.map_or(ptr::null_mut(), |s| s.info.get())
     })
 }
@@ -232,6 +241,7 @@ unsafe extern "C" fn cb_get_process_info(p: *mut MqsProcess) -> *mut c_void {
 unsafe extern "C" fn cb_put_job_info(p: *mut MqsJob, info: *mut c_void) {
     // SAFETY: p comes from the driver (see `job`).
     guarded((), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         if let Some(state) = unsafe { job(p) } {
             state.info.set(info);
         }
@@ -241,6 +251,7 @@ unsafe extern "C" fn cb_put_job_info(p: *mut MqsJob, info: *mut c_void) {
 unsafe extern "C" fn cb_get_job_info(p: *mut MqsJob) -> *mut c_void {
     // SAFETY: p comes from the driver (see `job`).
     guarded(ptr::null_mut(), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         unsafe { job(p) }.map_or(ptr::null_mut(), |s| s.info.get())
     })
 }
@@ -249,6 +260,7 @@ unsafe extern "C" fn cb_get_type_sizes(p: *mut MqsProcess, out: *mut MqsTargetTy
     // SAFETY: p comes from the driver; out is the library's struct, checked
     // for NULL.
     guarded((), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         let Some(state) = (unsafe { process(p) }) else {
             return;
         };
@@ -261,6 +273,7 @@ unsafe extern "C" fn cb_get_type_sizes(p: *mut MqsProcess, out: *mut MqsTargetTy
             };
             // Only as many bytes as the library's own struct has: the
             // five-field form would be overrun by the seven-field one.
+            // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
             unsafe {
                 ptr::copy_nonoverlapping(
                     &sizes as *const MqsTargetTypeSizes as *const u8,
@@ -272,7 +285,12 @@ unsafe extern "C" fn cb_get_type_sizes(p: *mut MqsProcess, out: *mut MqsTargetTy
     })
 }
 
-fn lookup_symbol(state: &ImageState<'_>, name: *mut c_char, what: &str, out: *mut MqsTaddr) -> c_int {
+fn lookup_symbol(
+    state: &ImageState<'_>,
+    name: *mut c_char,
+    what: &str,
+    out: *mut MqsTaddr,
+) -> c_int {
     // SAFETY: the library passes a C string; it is read bounded.
     let Some(name) = (unsafe { bounded_c_string(name) }) else {
         return HOST_BAD_ARGUMENT;
@@ -287,10 +305,9 @@ fn lookup_symbol(state: &ImageState<'_>, name: *mut c_char, what: &str, out: *mu
             MQS_OK
         }
         None => {
-            state
-                .diagnostics
-                .borrow_mut()
-                .push(format!("the library looked for the {what} `{name}`, which the target does not define"));
+            state.diagnostics.borrow_mut().push(format!(
+                "the library looked for the {what} `{name}`, which the target does not define"
+            ));
             HOST_NOT_FOUND
         }
     }
@@ -309,7 +326,11 @@ unsafe extern "C" fn cb_find_function(
     })
 }
 
-unsafe extern "C" fn cb_find_symbol(p: *mut MqsImage, name: *mut c_char, out: *mut MqsTaddr) -> c_int {
+unsafe extern "C" fn cb_find_symbol(
+    p: *mut MqsImage,
+    name: *mut c_char,
+    out: *mut MqsTaddr,
+) -> c_int {
     // SAFETY: p comes from the driver (see `image`).
     guarded(HOST_BAD_ARGUMENT, || match unsafe { image(p) } {
         Some(state) => lookup_symbol(state, name, "symbol", out),
@@ -317,12 +338,18 @@ unsafe extern "C" fn cb_find_symbol(p: *mut MqsImage, name: *mut c_char, out: *m
     })
 }
 
-unsafe extern "C" fn cb_find_type(p: *mut MqsImage, name: *mut c_char, _lang: c_int) -> *mut MqsType {
+unsafe extern "C" fn cb_find_type(
+    p: *mut MqsImage,
+    name: *mut c_char,
+    _lang: c_int,
+) -> *mut MqsType {
     // SAFETY: p comes from the driver; the name is read bounded.
     guarded(ptr::null_mut(), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         let Some(state) = (unsafe { image(p) }) else {
             return ptr::null_mut();
         };
+        // SAFETY: a C string from the library or the host's own table, read no further than its bound.
         let Some(name) = (unsafe { bounded_c_string(name) }) else {
             return ptr::null_mut();
         };
@@ -344,9 +371,9 @@ unsafe extern "C" fn cb_find_type(p: *mut MqsImage, name: *mut c_char, _lang: c_
         });
         // The box stays in the map, unmoved, until the image state is
         // dropped after the library's last call.
-        entry
-            .as_ref()
-            .map_or(ptr::null_mut(), |b| &**b as *const TypeEntry as *mut MqsType)
+        entry.as_ref().map_or(ptr::null_mut(), |b| {
+            &**b as *const TypeEntry as *mut MqsType
+        })
     })
 }
 
@@ -361,13 +388,19 @@ unsafe fn type_entry<'a>(p: *mut MqsType) -> Option<&'a TypeEntry> {
 unsafe extern "C" fn cb_field_offset(t: *mut MqsType, field: *mut c_char) -> c_int {
     // SAFETY: t comes from cb_find_type; the field name is read bounded.
     guarded(-1, || {
+        // SAFETY: a type handle cb_find_type returned (see `type_entry`).
         let Some(entry) = (unsafe { type_entry(t) }) else {
             return -1;
         };
+        // SAFETY: a C string from the library or the host's own table, read no further than its bound.
         let Some(field) = (unsafe { bounded_c_string(field) }) else {
             return -1;
         };
-        match entry.layout.field(&field).and_then(|f| c_int::try_from(f.offset).ok()) {
+        match entry
+            .layout
+            .field(&field)
+            .and_then(|f| c_int::try_from(f.offset).ok())
+        {
             Some(offset) => offset,
             None => {
                 entry.diagnostics.borrow_mut().push(format!(
@@ -383,6 +416,7 @@ unsafe extern "C" fn cb_field_offset(t: *mut MqsType, field: *mut c_char) -> c_i
 unsafe extern "C" fn cb_sizeof(t: *mut MqsType) -> c_int {
     // SAFETY: t comes from cb_find_type.
     guarded(-1, || {
+        // SAFETY: a type handle cb_find_type returned (see `type_entry`).
         unsafe { type_entry(t) }
             .and_then(|e| c_int::try_from(e.layout.size).ok())
             .unwrap_or(-1)
@@ -391,21 +425,31 @@ unsafe extern "C" fn cb_sizeof(t: *mut MqsType) -> c_int {
 
 unsafe extern "C" fn cb_get_global_rank(p: *mut MqsProcess) -> c_int {
     // SAFETY: p comes from the driver (see `process`).
-    guarded(-1, || unsafe { process(p) }.map_or(-1, |s| s.target.global_rank))
+    guarded(-1, || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
+        unsafe { process(p) }.map_or(-1, |s| s.target.global_rank)
+    })
 }
 
 unsafe extern "C" fn cb_get_image(p: *mut MqsProcess) -> *mut MqsImage {
     // SAFETY: p comes from the driver (see `process`).
     guarded(ptr::null_mut(), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         unsafe { process(p) }.map_or(ptr::null_mut(), |s| s.image as *mut MqsImage)
     })
 }
 
-unsafe extern "C" fn cb_fetch_data(p: *mut MqsProcess, addr: MqsTaddr, size: c_int, buf: *mut c_void) -> c_int {
+unsafe extern "C" fn cb_fetch_data(
+    p: *mut MqsProcess,
+    addr: MqsTaddr,
+    size: c_int,
+    buf: *mut c_void,
+) -> c_int {
     // SAFETY: p comes from the driver; buf is the library's buffer of at
     // least `size` bytes, as the interface requires, checked for NULL and a
     // sane size.
     guarded(HOST_BAD_ARGUMENT, || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         let Some(state) = (unsafe { process(p) }) else {
             return HOST_BAD_ARGUMENT;
         };
@@ -418,11 +462,13 @@ unsafe extern "C" fn cb_fetch_data(p: *mut MqsProcess, addr: MqsTaddr, size: c_i
             ));
             return HOST_BAD_ARGUMENT;
         }
+        // SAFETY: the library's buffer of `size` bytes, as the interface requires, checked for NULL and size.
         let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, size as usize) };
         match state
             .target
             .memory
-            .read_exact(TargetAddr(addr as u64), out, "mqs_fetch_data")
+            // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+            .read_exact(TargetAddr(u64::from(addr)), out, "mqs_fetch_data")
         {
             Ok(()) => MQS_OK,
             Err(e) => {
@@ -433,10 +479,16 @@ unsafe extern "C" fn cb_fetch_data(p: *mut MqsProcess, addr: MqsTaddr, size: c_i
     })
 }
 
-unsafe extern "C" fn cb_target_to_host(p: *mut MqsProcess, src: *const c_void, dst: *mut c_void, size: c_int) {
+unsafe extern "C" fn cb_target_to_host(
+    p: *mut MqsProcess,
+    src: *const c_void,
+    dst: *mut c_void,
+    size: c_int,
+) {
     // SAFETY: p comes from the driver; src and dst are the library's
     // buffers of `size` bytes, checked for NULL and a scalar's size.
     guarded((), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         let Some(state) = (unsafe { process(p) }) else {
             return;
         };
@@ -448,6 +500,7 @@ unsafe extern "C" fn cb_target_to_host(p: *mut MqsProcess, src: *const c_void, d
         }
         let n = size as usize;
         let mut bytes = [0u8; 16];
+        // SAFETY: the library's buffers of `n` bytes, checked for NULL and a scalar's size.
         unsafe { ptr::copy_nonoverlapping(src as *const u8, bytes.as_mut_ptr(), n) };
         let host = if cfg!(target_endian = "big") {
             ByteOrder::Big
@@ -457,6 +510,7 @@ unsafe extern "C" fn cb_target_to_host(p: *mut MqsProcess, src: *const c_void, d
         if state.target.memory.abi().byte_order != host {
             bytes[..n].reverse();
         }
+        // SAFETY: the library's buffers of `n` bytes, checked for NULL and a scalar's size.
         unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, n) };
     })
 }
@@ -464,6 +518,7 @@ unsafe extern "C" fn cb_target_to_host(p: *mut MqsProcess, src: *const c_void, d
 unsafe extern "C" fn cb_get_process_job(p: *mut MqsProcess) -> *mut MqsJob {
     // SAFETY: p comes from the driver (see `process`).
     guarded(ptr::null_mut(), || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         unsafe { process(p) }.map_or(ptr::null_mut(), |s| s.job as *mut MqsJob)
     })
 }
@@ -471,6 +526,7 @@ unsafe extern "C" fn cb_get_process_job(p: *mut MqsProcess) -> *mut MqsJob {
 unsafe extern "C" fn cb_get_process_identity(j: *mut MqsJob) -> c_int {
     // SAFETY: j comes from the driver (see `job`).
     guarded(MQS_INVALID_PROCESS, || {
+        // SAFETY: an opaque pointer this host handed the library (see `image`).
         unsafe { job(j) }.map_or(MQS_INVALID_PROCESS, |s| s.identity)
     })
 }

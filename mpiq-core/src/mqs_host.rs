@@ -8,6 +8,10 @@
 //! reported the end of its list (both well-known vendor libraries follow a
 //! NULL pointer when asked for the next communicator after the last).
 
+
+// `c_long` and `c_ulong` are 32 bits on 32-bit hosts: the conversions that
+// are no-ops here are not everywhere.
+#![allow(clippy::useless_conversion)]
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
@@ -17,12 +21,15 @@ use std::ptr;
 use std::rc::Rc;
 use std::sync::{Mutex, OnceLock};
 
-use crate::model::{sign_extend_int, Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue, QueueKind};
+use crate::model::{
+    sign_extend_int, Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue,
+    QueueKind,
+};
 use crate::mqs_abi::*;
 use crate::mqs_callbacks::{
-    bounded_c_string, Diagnostics, ImageState, JobState, ProcessState, SharedDiagnostics, BASIC_CALLBACKS,
-    CURRENT_DIAGNOSTICS, HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED, IMAGE_CALLBACKS, JOB_CALLBACKS,
-    PROCESS_CALLBACKS,
+    bounded_c_string, Diagnostics, ImageState, JobState, ProcessState, SharedDiagnostics,
+    BASIC_CALLBACKS, CURRENT_DIAGNOSTICS, HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED,
+    IMAGE_CALLBACKS, JOB_CALLBACKS, PROCESS_CALLBACKS,
 };
 use crate::mqs_target::MqsTarget;
 
@@ -179,7 +186,11 @@ static LOADED: OnceLock<Mutex<HashMap<PathBuf, &'static MqsLibrary>>> = OnceLock
 ///
 /// # Safety
 /// `T` must be the C signature the interface declares for `name`.
-unsafe fn entry_point<T: Copy>(lib: &libloading::Library, path: &Path, name: &'static str) -> Result<T, MqsError> {
+unsafe fn entry_point<T: Copy>(
+    lib: &libloading::Library,
+    path: &Path,
+    name: &'static str,
+) -> Result<T, MqsError> {
     // SAFETY: the caller matches T to the interface's declaration; the
     // library is never unloaded, so the pointer stays valid.
     unsafe { lib.get::<T>(name.as_bytes()) }
@@ -194,7 +205,9 @@ unsafe fn entry_point<T: Copy>(lib: &libloading::Library, path: &Path, name: &'s
 /// As for [`entry_point`].
 unsafe fn optional_entry_point<T: Copy>(lib: &libloading::Library, name: &str) -> Option<T> {
     // SAFETY: as for entry_point.
-    unsafe { lib.get::<T>(name.as_bytes()) }.ok().map(|sym| *sym)
+    unsafe { lib.get::<T>(name.as_bytes()) }
+        .ok()
+        .map(|sym| *sym)
 }
 
 impl MqsLibrary {
@@ -220,10 +233,18 @@ impl MqsLibrary {
         let lib: &'static libloading::Library = Box::leak(Box::new(lib));
         // SAFETY (for each entry_point below): the types are the
         // interface's declarations of these names.
-        let version_string: VersionStringFn = unsafe { entry_point(lib, &key, "mqs_version_string")? };
-        let version_compatibility: IntFn = unsafe { entry_point(lib, &key, "mqs_version_compatibility")? };
+        let version_string: VersionStringFn =
+            // SAFETY: each type is the interface's declaration of that name.
+            unsafe { entry_point(lib, &key, "mqs_version_string")? };
+        let version_compatibility: IntFn =
+            // SAFETY: each type is the interface's declaration of that name.
+            unsafe { entry_point(lib, &key, "mqs_version_compatibility")? };
+        // SAFETY: each type is the interface's declaration of that name.
         let taddr_width: IntFn = unsafe { entry_point(lib, &key, "mqs_dll_taddr_width")? };
-        let setup_basic: SetupBasicFn = unsafe { entry_point(lib, &key, "mqs_setup_basic_callbacks")? };
+        let setup_basic: SetupBasicFn =
+            // SAFETY: each type is the interface's declaration of that name.
+            unsafe { entry_point(lib, &key, "mqs_setup_basic_callbacks")? };
+        // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
         let entry = unsafe {
             EntryPoints {
                 dll_error_string: entry_point(lib, &key, "mqs_dll_error_string")?,
@@ -234,7 +255,11 @@ impl MqsLibrary {
                 process_has_queues: entry_point(lib, &key, "mqs_process_has_queues")?,
                 destroy_process_info: entry_point(lib, &key, "mqs_destroy_process_info")?,
                 update_communicator_list: entry_point(lib, &key, "mqs_update_communicator_list")?,
-                setup_communicator_iterator: entry_point(lib, &key, "mqs_setup_communicator_iterator")?,
+                setup_communicator_iterator: entry_point(
+                    lib,
+                    &key,
+                    "mqs_setup_communicator_iterator",
+                )?,
                 get_communicator: entry_point(lib, &key, "mqs_get_communicator")?,
                 next_communicator: entry_point(lib, &key, "mqs_next_communicator")?,
                 setup_operation_iterator: entry_point(lib, &key, "mqs_setup_operation_iterator")?,
@@ -254,6 +279,7 @@ impl MqsLibrary {
                 found: compatibility,
             });
         }
+        // SAFETY: interface calls without arguments; the string is read bounded.
         let width = unsafe { taddr_width() };
         if usize::try_from(width).ok() != Some(std::mem::size_of::<MqsTaddr>()) {
             return Err(MqsError::AddressWidth {
@@ -262,6 +288,7 @@ impl MqsLibrary {
                 host: std::mem::size_of::<MqsTaddr>(),
             });
         }
+        // SAFETY: a C string from the library or the host's own table, read no further than its bound.
         let version = unsafe { bounded_c_string(version_string()) }.unwrap_or_default();
         // SAFETY: the table is static, as the library may keep the pointer.
         unsafe { setup_basic(&BASIC_CALLBACKS) };
@@ -318,7 +345,11 @@ impl MqsLibrary {
 
     /// Reads every communicator and queue of one process through the
     /// library.
-    pub fn read_queues(&self, target: &MqsTarget<'_>, limits: &MqsLimits) -> Result<ProcessQueues, MqsError> {
+    pub fn read_queues(
+        &self,
+        target: &MqsTarget<'_>,
+        limits: &MqsLimits,
+    ) -> Result<ProcessQueues, MqsError> {
         let _one_at_a_time = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         let diagnostics: SharedDiagnostics = Rc::new(RefCell::new(Diagnostics::default()));
         CURRENT_DIAGNOSTICS.with(|c| *c.borrow_mut() = Some(diagnostics.clone()));
@@ -355,14 +386,19 @@ impl MqsLibrary {
         let mut message: *const c_char = ptr::null();
         // SAFETY: as above; `message` is ours to receive a pointer.
         let rc = unsafe { (e.image_has_queues)(image_ptr, &mut message) };
-        let image_message = unsafe { bounded_c_string(message) }.map(|m| printf_image(&m, &target.image_name));
-        if let Some(m) = image_message.as_ref().filter(|m| !m.trim().is_empty()) {
-            diagnostics.borrow_mut().push(format!("library says about the image: {}", m.trim()));
-        }
+        let image_message =
+            // SAFETY: a C string from the library or the host's own table, read no further than its bound.
+            unsafe { bounded_c_string(message) }.map(|m| printf_image(&m, &target.image_name));
+        // The message is meant for a pop-up "whatever the result", but
+        // MPICH's library sets its failure text on success too: shown on
+        // success it would tell the user the opposite of the truth.
         if rc != MQS_OK {
             return Err(MqsError::NoQueuesInImage {
                 image: target.image_name.clone(),
-                message: with_missing(image_message.unwrap_or_else(|| self.error_text(rc, &diagnostics.borrow())), diagnostics),
+                message: with_missing(
+                    image_message.unwrap_or_else(|| self.error_text(rc, &diagnostics.borrow())),
+                    diagnostics,
+                ),
             });
         }
 
@@ -410,10 +446,15 @@ impl MqsLibrary {
         let mut message: *const c_char = ptr::null();
         // SAFETY: as above.
         let rc = unsafe { (e.process_has_queues)(process_ptr, &mut message) };
-        let process_message = unsafe { bounded_c_string(message) }.map(|m| printf_image(&m, &target.image_name));
+        let process_message =
+            // SAFETY: a C string from the library or the host's own table, read no further than its bound.
+            unsafe { bounded_c_string(message) }.map(|m| printf_image(&m, &target.image_name));
         if rc != MQS_OK {
             return Err(MqsError::NoQueuesInProcess {
-                message: with_missing(process_message.unwrap_or_else(|| self.error_text(rc, &diagnostics.borrow())), diagnostics),
+                message: with_missing(
+                    process_message.unwrap_or_else(|| self.error_text(rc, &diagnostics.borrow())),
+                    diagnostics,
+                ),
             });
         }
 
@@ -435,15 +476,19 @@ impl MqsLibrary {
             // SAFETY: a zeroed plain-data struct is a valid value; the
             // library fills it.
             let mut raw: MqsCommunicator = unsafe { MaybeUninit::zeroed().assume_init() };
+            // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
             let got = unsafe { (e.get_communicator)(process_ptr, &mut raw) };
             if got != MQS_OK {
                 return Err(fail("mqs_get_communicator", got));
             }
             let mut comm = Communicator {
                 name: c_chars_to_string(&raw.name),
-                size: raw.size as i64,
-                local_rank: sign_extend_int(raw.local_rank as i64, int_size),
-                unique_id: raw.unique_id as u64,
+                // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+                size: i64::from(raw.size),
+                // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+                local_rank: sign_extend_int(i64::from(raw.local_rank), int_size),
+                // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+                unique_id: u64::from(raw.unique_id),
                 group: None,
                 pending_sends: Queue::NoInformation,
                 pending_receives: Queue::NoInformation,
@@ -488,12 +533,19 @@ impl MqsLibrary {
         limits: &MqsLimits,
         int_size: u32,
     ) -> Option<Vec<i64>> {
-        let n = usize::try_from(size).ok().filter(|&n| n > 0 && n <= limits.max_group_size)?;
+        let n = usize::try_from(size)
+            .ok()
+            .filter(|&n| n > 0 && n <= limits.max_group_size)?;
         let mut ranks: Vec<c_int> = vec![-1; n];
         // SAFETY: the interface fills one int per member of the current
         // communicator, whose size the library just gave.
         let rc = unsafe { get_group(process_ptr, ranks.as_mut_ptr()) };
-        (rc == MQS_OK).then(|| ranks.into_iter().map(|r| sign_extend_int(r as i64, int_size)).collect())
+        (rc == MQS_OK).then(|| {
+            ranks
+                .into_iter()
+                .map(|r| sign_extend_int(r as i64, int_size))
+                .collect()
+        })
     }
 
     fn read_queue(
@@ -537,6 +589,7 @@ impl MqsLibrary {
             // SAFETY: zeroed plain data, so fields the library leaves alone
             // read as 0 rather than stale bytes.
             let mut raw: MqsPendingOperation = unsafe { MaybeUninit::zeroed().assume_init() };
+            // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
             let rc = unsafe { (e.next_operation)(process_ptr, &mut raw) };
             match rc {
                 MQS_OK => operations.push(convert_operation(&raw, int_size)),
@@ -549,7 +602,10 @@ impl MqsLibrary {
                 code => {
                     return Queue::Failed {
                         operations,
-                        error: format!("mqs_next_operation: {}", self.error_text(code, &diagnostics.borrow())),
+                        error: format!(
+                            "mqs_next_operation: {}",
+                            self.error_text(code, &diagnostics.borrow())
+                        ),
                     }
                 }
             }
@@ -601,7 +657,9 @@ fn with_missing(message: String, diagnostics: &SharedDiagnostics) -> String {
     let missing: Vec<&str> = seen
         .lines
         .iter()
-        .filter(|l| l.starts_with("the library looked for") || l.starts_with("the library asked for"))
+        .filter(|l| {
+            l.starts_with("the library looked for") || l.starts_with("the library asked for")
+        })
         .map(String::as_str)
         .collect();
     if missing.is_empty() {
@@ -612,7 +670,8 @@ fn with_missing(message: String, diagnostics: &SharedDiagnostics) -> String {
 }
 
 fn convert_operation(raw: &MqsPendingOperation, int_size: u32) -> PendingOperation {
-    let signed = |v: MqsTword| sign_extend_int(v as i64, int_size);
+    // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+    let signed = |v: MqsTword| sign_extend_int(i64::from(v), int_size);
     let extra_text = raw
         .extra_text
         .iter()
@@ -620,18 +679,21 @@ fn convert_operation(raw: &MqsPendingOperation, int_size: u32) -> PendingOperati
         .take_while(|line| !line.is_empty())
         .collect();
     PendingOperation {
-        status: OperationStatus::from_raw(raw.status as i64),
+        status: OperationStatus::from_raw(i64::from(raw.status)),
         desired_local_rank: signed(raw.desired_local_rank),
         desired_global_rank: signed(raw.desired_global_rank),
         tag_wild: raw.tag_wild != 0,
         desired_tag: signed(raw.desired_tag),
-        desired_length: raw.desired_length as i64,
+        // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+        desired_length: i64::from(raw.desired_length),
         system_buffer: raw.system_buffer != 0,
-        buffer: raw.buffer as u64,
+        // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+        buffer: u64::from(raw.buffer),
         actual_local_rank: signed(raw.actual_local_rank),
         actual_global_rank: signed(raw.actual_global_rank),
         actual_tag: signed(raw.actual_tag),
-        actual_length: raw.actual_length as i64,
+        // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
+        actual_length: i64::from(raw.actual_length),
         extra_text,
     }
 }

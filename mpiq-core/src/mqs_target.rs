@@ -12,8 +12,12 @@ pub trait ByteSource {
     /// The target's ABI.
     fn abi(&self) -> TargetAbi;
     /// Fills `buf` from `addr`, or fails naming the address and `what`.
-    fn read_exact(&self, addr: TargetAddr, buf: &mut [u8], what: &'static str)
-        -> Result<(), ReadError>;
+    fn read_exact(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<(), ReadError>;
 }
 
 impl<T: TargetMemory + ?Sized> ByteSource for T {

@@ -216,16 +216,17 @@ int mqs_get_communicator(mqs_process *process, mqs_communicator *comm)
         comm->size = info->node_size;
         return mqs_ok;
     }
-    int tag, len;
+    int tag;
+    mqs_taddr_t len;
     fetch_int(process, p, p->current + info->off_tag, &tag);
-    fetch_int(process, p, p->current + info->off_len, &len);
+    fetch_word(process, p, p->current + info->off_len, p->sizes.long_size, &len);
     char name[64] = { 0 };
     p->cb->mqs_fetch_data_fp(process, p->current + info->off_name, 12, name);
     name[12] = 0;
     strcpy(comm->name, name);
     comm->unique_id = p->current;
     comm->local_rank = (mqs_tword_t) (unsigned int) tag;  /* zero-extended, as vendors do */
-    comm->size = len;
+    comm->size = (mqs_tword_t) len;
     return mqs_ok;
 }
 

@@ -1,0 +1,187 @@
+//! Errors of the DWARF type oracle. Each says which object, and where in its
+//! DWARF, so that a user can tell a missing `-g` from a corrupt file.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// One object a failed type search looked in, and what it had to offer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SearchedObject {
+    /// The object's name as the target knows it.
+    pub name: String,
+    /// Where its ELF file was read.
+    pub path: PathBuf,
+    /// Whether DWARF `.debug_info` was found, in the object or its debug
+    /// file.
+    pub has_debug_info: bool,
+    /// The separate debug file given for it, if any.
+    pub debug_file: Option<PathBuf>,
+    /// The object declares the type but defines it nowhere: the unit that
+    /// defines it was built without `-g`, or it is opaque here.
+    pub declared_only: bool,
+    /// Why the object, or part of its DWARF, could not be read, if so.
+    pub problem: Option<String>,
+}
+
+impl fmt::Display for SearchedObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.path.display())?;
+        if let Some(problem) = &self.problem {
+            write!(f, ": {problem}")?;
+        }
+        if self.has_debug_info {
+            if self.declared_only {
+                f.write_str(": only a declaration, no definition")?;
+            }
+            return Ok(());
+        }
+        match &self.debug_file {
+            Some(debug) => write!(
+                f,
+                ": neither it nor its debug file {} has .debug_info",
+                debug.display()
+            )?,
+            None => f.write_str(": no .debug_info")?,
+        }
+        f.write_str(
+            " (it looks stripped: it needs to be built with -g, or its dbgsym package \
+             installed, or its separate debug file given)",
+        )
+    }
+}
+
+/// Why the type oracle could not answer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TypeError {
+    /// No object defines a type of that name.
+    #[error("type `{name}` not found; searched {}", list(searched))]
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// Every object searched, in order.
+        searched: Vec<SearchedObject>,
+    },
+    /// The type has no member of that name, not even through anonymous
+    /// struct or union members.
+    #[error("{type_name} (in {object}) has no member `{member}`")]
+    NoSuchMember {
+        /// The type searched, as far as the path got.
+        type_name: String,
+        /// The member asked for.
+        member: String,
+        /// The object the type came from.
+        object: String,
+    },
+    /// No object was added under that name.
+    #[error("no object named `{object}` was added to the type oracle")]
+    UnknownObject {
+        /// The name asked for.
+        object: String,
+    },
+    /// A field carries no reference to its type (it did not come from this
+    /// oracle, or its DWARF names no type).
+    #[error("member `{field}` has no type this oracle can find")]
+    NoType {
+        /// The field's name, or `<anonymous>`.
+        field: String,
+    },
+    /// The DWARF is malformed or uses something this reader does not
+    /// understand.
+    #[error("{object}: DWARF at {context}: {reason}")]
+    Dwarf {
+        /// The object.
+        object: String,
+        /// Where: a section offset, a DIE, a member.
+        context: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {}: {reason}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        reason: String,
+    },
+    /// A file is not an ELF object this reader can use.
+    #[error("{} is not a usable ELF object: {reason}", path.display())]
+    Object {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A chain of type references or nested members is deeper than the
+    /// cap, which a cycle in corrupt DWARF would otherwise make endless.
+    #[error("{what} is deeper than {limit} levels (a cycle in the DWARF?)")]
+    LimitExceeded {
+        /// What was being followed.
+        what: String,
+        /// The cap.
+        limit: u64,
+    },
+}
+
+fn list(searched: &[SearchedObject]) -> String {
+    if searched.is_empty() {
+        return "no objects (none were added)".to_string();
+    }
+    searched
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn searched(has_debug_info: bool, debug_file: Option<&str>) -> SearchedObject {
+        SearchedObject {
+            name: "libmpi.so.12".into(),
+            path: "/usr/lib/libmpi.so.12".into(),
+            has_debug_info,
+            debug_file: debug_file.map(PathBuf::from),
+            declared_only: false,
+            problem: None,
+        }
+    }
+
+    #[test]
+    fn not_found_names_every_object_and_calls_stripped_ones_stripped() {
+        let err = TypeError::NotFound {
+            name: "MPIR_Comm".into(),
+            searched: vec![
+                searched(true, None),
+                searched(false, None),
+                searched(false, Some("/usr/lib/debug/x.debug")),
+            ],
+        };
+        let text = err.to_string();
+        assert!(text.contains("`MPIR_Comm` not found"), "{text}");
+        assert_eq!(
+            text.matches("libmpi.so.12 (/usr/lib/libmpi.so.12)").count(),
+            3
+        );
+        assert_eq!(text.matches("looks stripped").count(), 2, "{text}");
+        assert!(text.contains("dbgsym"), "{text}");
+        assert!(
+            text.contains("/usr/lib/debug/x.debug has .debug_info"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn no_objects_says_so() {
+        let err = TypeError::NotFound {
+            name: "X".into(),
+            searched: vec![],
+        };
+        assert!(err.to_string().contains("none were added"));
+    }
+}
