@@ -7,7 +7,6 @@
 //! into C) and checks its pointer arguments for NULL, because the library is
 //! foreign code.
 
-
 // `c_long` and `c_ulong` are 32 bits on 32-bit hosts: the conversions that
 // are no-ops here are not everywhere.
 #![allow(clippy::useless_conversion)]

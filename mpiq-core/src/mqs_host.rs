@@ -8,7 +8,6 @@
 //! reported the end of its list (both well-known vendor libraries follow a
 //! NULL pointer when asked for the next communicator after the last).
 
-
 // `c_long` and `c_ulong` are 32 bits on 32-bit hosts: the conversions that
 // are no-ops here are not everywhere.
 #![allow(clippy::useless_conversion)]
