@@ -136,7 +136,10 @@ fn check_names_and_kinds(oracle: &TypeOracle, variant: &str) {
 
     // Declaration order, and the anonymous union as a member without a name.
     let names: Vec<Option<&str>> = outer.members.iter().map(|f| f.name.as_deref()).collect();
-    assert_eq!(names[..4], [Some("tag"), Some("inner"), None, Some("values")]);
+    assert_eq!(
+        names[..4],
+        [Some("tag"), Some("inner"), None, Some("values")]
+    );
     let anon = &outer.members[2];
     assert_eq!(anon.members.len(), 3, "{variant}: {anon:?}");
     assert_eq!(anon.members[1].name, None, "the anonymous struct inside");
@@ -144,7 +147,10 @@ fn check_names_and_kinds(oracle: &TypeOracle, variant: &str) {
     let number = oracle.find_type("union number").unwrap();
     assert_eq!(number.kind, TypeKind::Union);
     assert!(number.members.iter().all(|f| f.offset == 0));
-    assert_eq!(oracle.find_type("cv_handle_t").unwrap().kind, TypeKind::Base);
+    assert_eq!(
+        oracle.find_type("cv_handle_t").unwrap().kind,
+        TypeKind::Base
+    );
     assert!(matches!(
         oracle.find_type("union outer"),
         Err(TypeError::NotFound { .. })
@@ -161,13 +167,18 @@ fn check_names_and_kinds(oracle: &TypeOracle, variant: &str) {
         inner.offset + d
     );
     // The member's type through a pointer to a struct declared only here.
-    let pointer = oracle.member_type(outer.field("elsewhere").unwrap()).unwrap();
+    let pointer = oracle
+        .member_type(outer.field("elsewhere").unwrap())
+        .unwrap();
     assert_eq!(pointer.kind, TypeKind::Pointer);
 
     match oracle.offset_of("outer_t", "inner.nope") {
         Err(TypeError::NoSuchMember {
             type_name, member, ..
-        }) => assert_eq!((type_name.as_str(), member.as_str()), ("struct inner", "nope")),
+        }) => assert_eq!(
+            (type_name.as_str(), member.as_str()),
+            ("struct inner", "nope")
+        ),
         other => panic!("{variant}: {other:?}"),
     }
     match oracle.offset_of("outer_t", "tag.x") {
@@ -325,7 +336,11 @@ fn stripped() -> Stripped {
     let stripped = dir.join("liboracle-stripped.so");
     let debug = dir.join("liboracle.debug");
     run(
-        Command::new("strip").arg("-g").arg("-o").arg(&stripped).arg(&full),
+        Command::new("strip")
+            .arg("-g")
+            .arg("-o")
+            .arg(&stripped)
+            .arg(&full),
         "strip",
         "binutils",
     );
@@ -361,11 +376,19 @@ fn a_missing_type_names_every_object_searched_and_the_stripped_ones() {
     let names: Vec<&str> = searched.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(
         names,
-        ["/lib/liboracle-stripped.so", "/lib/liboracle.so", "/lib/missing.so"]
+        [
+            "/lib/liboracle-stripped.so",
+            "/lib/liboracle.so",
+            "/lib/missing.so"
+        ]
     );
     assert!(!searched[0].has_debug_info && searched[0].problem.is_none());
     assert!(searched[1].has_debug_info);
-    assert!(searched[2].problem.as_deref().unwrap().contains("missing.so"));
+    assert!(searched[2]
+        .problem
+        .as_deref()
+        .unwrap()
+        .contains("missing.so"));
     let text = err.to_string();
     assert!(text.contains("/lib/liboracle-stripped.so"), "{text}");
     assert!(text.contains("looks stripped"), "{text}");
@@ -390,7 +413,10 @@ fn a_missing_type_names_every_object_searched_and_the_stripped_ones() {
         Err(TypeError::UnknownObject { .. })
     ));
     assert_eq!(
-        oracle.index_stats("/lib/liboracle-stripped.so").unwrap().kind,
+        oracle
+            .index_stats("/lib/liboracle-stripped.so")
+            .unwrap()
+            .kind,
         NameIndexKind::NoDebugInfo
     );
     let base = oracle.base_type_sizes_in("/lib/liboracle-stripped.so");

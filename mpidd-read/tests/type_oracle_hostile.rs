@@ -54,7 +54,9 @@ fn with_deadline(limit: Duration, work: impl FnOnce() + Send + 'static) {
     match wait.recv_timeout(limit) {
         Ok(()) => worker.join().expect("the worker finished"),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
-            let panic = worker.join().expect_err("the worker ended without finishing");
+            let panic = worker
+                .join()
+                .expect_err("the worker ended without finishing");
             let text = panic
                 .downcast_ref::<String>()
                 .cloned()
@@ -239,8 +241,13 @@ fn reference_cycles_end_in_a_limit_error() {
     let b = built("cycles", &NATIVE);
     with_deadline(Duration::from_secs(60), move || {
         let typedef = |name| {
-            find_attr(&b.data, gimli::DW_TAG_typedef, Some(name), gimli::DW_AT_type)
-                .unwrap_or_else(|| panic!("typedef {name} in the fixture"))
+            find_attr(
+                &b.data,
+                gimli::DW_TAG_typedef,
+                Some(name),
+                gimli::DW_AT_type,
+            )
+            .unwrap_or_else(|| panic!("typedef {name} in the fixture"))
         };
         let open = |data: &[u8], n: usize| {
             let path = b.dir.join(format!("cycle-{n}.so"));
@@ -277,8 +284,13 @@ fn reference_cycles_end_in_a_limit_error() {
         // A pointer to itself, as a member's type: its name cannot be
         // written, but it is a pointer all the same.
         let mut copy = b.data.clone();
-        let next = find_attr(&b.data, gimli::DW_TAG_member, Some("next"), gimli::DW_AT_type)
-            .expect("member next");
+        let next = find_attr(
+            &b.data,
+            gimli::DW_TAG_member,
+            Some("next"),
+            gimli::DW_AT_type,
+        )
+        .expect("member next");
         let pointer = next.die_target(&b.data);
         let pointer_type = find_attr_at(&b.data, pointer, gimli::DW_AT_type);
         set_ref4(&mut copy, &pointer_type, pointer);

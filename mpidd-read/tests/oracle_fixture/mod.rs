@@ -169,4 +169,3 @@ pub fn set_bits(bytes: &[u8], order: ByteOrder) -> Vec<u64> {
     }
     bits
 }
-
