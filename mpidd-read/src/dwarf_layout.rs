@@ -177,6 +177,11 @@ impl<'a> TypeReader<'a> {
         let mut at = at;
         for _ in 0..MAX_CHAIN {
             let die = self.die(at)?;
+            // A skeleton whose definition is in a type unit.
+            if let Some(definition) = self.reference(&die, gimli::DW_AT_signature)? {
+                at = definition;
+                continue;
+            }
             if is_alias(die.entry.tag()) {
                 match self.type_of(&die)? {
                     Some(next) => at = next,
@@ -233,6 +238,9 @@ impl<'a> TypeReader<'a> {
             return Err(self.limit("type size chain", MAX_CHAIN));
         }
         let die = self.die(at)?;
+        if let Some(definition) = self.reference(&die, gimli::DW_AT_signature)? {
+            return self.size_of(definition, depth + 1);
+        }
         if let Some(size) = constant(&die.entry, gimli::DW_AT_byte_size) {
             return u64::try_from(size)
                 .map(Some)
@@ -523,6 +531,9 @@ impl<'a> TypeReader<'a> {
         let Ok(die) = self.die(at) else {
             return join("?", decl);
         };
+        if let Ok(Some(definition)) = self.reference(&die, gimli::DW_AT_signature) {
+            return self.render(Some(definition), decl, depth + 1);
+        }
         let name = self.name(&die).ok().flatten();
         let next = self.type_of(&die).ok().flatten();
         let tagged = |keyword: &str| match &name {

@@ -218,6 +218,54 @@ fn native_gcc_strict_dwarf2_location_expressions() {
     });
 }
 
+/// How many type units the build of `v` has, in `.debug_info` and
+/// `.debug_types`: a type-unit test with none would prove nothing.
+fn type_units(v: &Variant) -> usize {
+    let dir = temp_dir("type-units");
+    let fixture = Fixture::open(&build(v, &dir));
+    let file = fixture.file();
+    let section = |name: &str| {
+        let data = file
+            .section_by_name(name)
+            .map(|s| s.data().unwrap())
+            .unwrap_or(&[]);
+        gimli::EndianSlice::new(data, gimli::LittleEndian)
+    };
+    let mut count = 0;
+    let mut units = gimli::DebugInfo::from(section(".debug_info")).units();
+    while let Some(header) = units.next().unwrap() {
+        count += usize::from(matches!(header.type_(), gimli::UnitType::Type { .. }));
+    }
+    let mut units = gimli::DebugTypes::from(section(".debug_types")).units();
+    while let Some(_header) = units.next().unwrap() {
+        count += 1;
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    count
+}
+
+#[test]
+fn native_gcc_dwarf4_type_units_in_debug_types() {
+    let v = Variant {
+        name: "gcc-dwarf4-types",
+        flags: &["-gdwarf-4", "-fdebug-types-section"],
+        ..NATIVE
+    };
+    assert!(type_units(&v) > 3, "gcc made no type units");
+    check_variant(&v);
+}
+
+#[test]
+fn native_gcc_dwarf5_type_units() {
+    let v = Variant {
+        name: "gcc-dwarf5-types",
+        flags: &["-gdwarf-5", "-fdebug-types-section"],
+        ..NATIVE
+    };
+    assert!(type_units(&v) > 3, "gcc made no type units");
+    check_variant(&v);
+}
+
 #[test]
 fn native_gcc_compressed_sections() {
     let v = Variant {
