@@ -126,15 +126,59 @@ pub enum TypeError {
     },
 }
 
+/// Up to this many objects are described one by one; beyond it, stripped
+/// objects are summed up (a live process maps dozens of libraries, most
+/// stripped, and the ones that matter must not drown).
+const LIST_IN_FULL: usize = 4;
+/// How many names a summary line shows before "and N more".
+const NAMES_SHOWN: usize = 6;
+
 fn list(searched: &[SearchedObject]) -> String {
     if searched.is_empty() {
         return "no objects (none were added)".to_string();
     }
-    searched
+    if searched.len() <= LIST_IN_FULL {
+        return searched
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
+    let (stripped, telling): (Vec<&SearchedObject>, Vec<&SearchedObject>) = searched
         .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+        .partition(|o| !o.has_debug_info && o.problem.is_none() && o.debug_file.is_none());
+    let mut parts: Vec<String> = telling
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|o| o.to_string())
+        .collect();
+    if telling.len() > NAMES_SHOWN {
+        parts.push(format!(
+            "{} more with debug info or problems",
+            telling.len() - NAMES_SHOWN
+        ));
+    }
+    if !stripped.is_empty() {
+        let names: Vec<&str> = stripped
+            .iter()
+            .take(NAMES_SHOWN)
+            .map(|o| o.name.as_str())
+            .collect();
+        let more = stripped.len().saturating_sub(NAMES_SHOWN);
+        parts.push(format!(
+            "{} objects with no .debug_info, which look stripped (they need to be built \
+             with -g, or their dbgsym packages installed, or their separate debug files \
+             given): {}{}",
+            stripped.len(),
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    format!("{} objects: {}", searched.len(), parts.join("; "))
 }
 
 #[cfg(test)]
@@ -174,6 +218,37 @@ mod tests {
             text.contains("/usr/lib/debug/x.debug has .debug_info"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn many_stripped_objects_are_summed_up_after_the_telling_ones() {
+        let mut objects: Vec<SearchedObject> = (0..40)
+            .map(|i| SearchedObject {
+                name: format!("/usr/lib/libstripped{i}.so"),
+                ..searched(false, None)
+            })
+            .collect();
+        objects.insert(7, searched(true, None));
+        let text = TypeError::NotFound {
+            name: "opal_list_item_t".into(),
+            searched: objects,
+        }
+        .to_string();
+        assert!(text.contains("41 objects"), "{text}");
+        assert!(
+            text.contains("libmpi.so.12 (/usr/lib/libmpi.so.12)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("40 objects with no .debug_info, which look stripped"),
+            "{text}"
+        );
+        assert!(
+            text.contains("/usr/lib/libstripped5.so and 34 more"),
+            "{text}"
+        );
+        assert!(!text.contains("libstripped6.so"), "{text}");
+        assert_eq!(text.matches("look").count(), 1, "{text}");
     }
 
     #[test]
