@@ -108,8 +108,9 @@ enum Command {
         json: bool,
     },
     /// Print one MPI process's message queues (pending sends, pending
-    /// receives, unexpected messages per communicator), read through a
-    /// vendor message-queue library such as MPICH's libtvmpich.so.
+    /// receives, unexpected messages per communicator), read by the native
+    /// decoder for its MPI, or through a vendor message-queue library such
+    /// as MPICH's libtvmpich.so (--dll).
     Queues {
         /// An ELF core file of the MPI process.
         #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
@@ -136,9 +137,14 @@ enum Command {
         /// while they are read).
         #[arg(long, requires = "pid")]
         no_stop: bool,
-        /// The vendor message-queue library to load.
+        /// Read through this vendor message-queue library instead of the
+        /// native decoder.
+        #[arg(long, value_name = "PATH", conflicts_with = "compare_dll")]
+        dll: Option<PathBuf>,
+        /// Read with both the native decoder and this vendor library, and
+        /// print where they differ.
         #[arg(long, value_name = "PATH")]
-        dll: PathBuf,
+        compare_dll: Option<PathBuf>,
         /// The process's MPI_COMM_WORLD rank, if it cannot be read from the
         /// process (MPICH's is).
         #[arg(long)]
@@ -254,6 +260,7 @@ fn main() -> ExitCode {
             pid,
             no_stop,
             dll,
+            compare_dll,
             rank,
             max_communicators,
             max_operations,
@@ -272,8 +279,13 @@ fn main() -> ExitCode {
                 (None, Some(pid)) => procs::Source::Pid(pid),
                 (None, None) => unreachable!("clap requires --core or --pid"),
             };
+            let reader = match (dll, compare_dll) {
+                (Some(dll), _) => queues::Reader::Dll(dll),
+                (None, Some(both)) => queues::Reader::Compare(both),
+                (None, None) => queues::Reader::Native,
+            };
             let options = queues::Options {
-                dll,
+                reader,
                 rank,
                 no_stop,
                 json,
@@ -281,6 +293,10 @@ fn main() -> ExitCode {
                     max_communicators,
                     max_operations,
                     ..MqsLimits::default()
+                },
+                read_limits: Limits {
+                    max_list_len: max_operations.max(max_communicators) as u64,
+                    ..Limits::default()
                 },
             };
             queues::run(source, &options).map_err(|e| e.to_string())

@@ -4,19 +4,34 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use mpidd_read::Limits;
 use mpidd_read::{
     AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, LiveError,
     LiveTarget, SymbolSource, TargetMemory, TypeOracle,
 };
+use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
-use mpiq_core::{mpich_world_rank, MqsError, MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes};
+use mpiq_core::{
+    detect, mpich_world_rank, DecodeError, MqsError, MqsLibrary, MqsLimits, MqsTarget,
+    NativeTarget, TargetTypeSizes,
+};
 
 use crate::procs::Source;
 
+/// Which reader to use.
+pub enum Reader {
+    /// The native decoder for the target's MPI.
+    Native,
+    /// A vendor message-queue library.
+    Dll(PathBuf),
+    /// Both, printing how they differ.
+    Compare(PathBuf),
+}
+
 /// What `mpidd queues` was asked.
 pub struct Options {
-    /// The vendor message-queue library.
-    pub dll: PathBuf,
+    /// The reader.
+    pub reader: Reader,
     /// The process's `MPI_COMM_WORLD` rank, when the caller knows it.
     pub rank: Option<i32>,
     /// Leave a live process running while it is read.
@@ -25,6 +40,8 @@ pub struct Options {
     pub json: bool,
     /// Bounds on the library's iterators.
     pub limits: MqsLimits,
+    /// Bounds on what the native decoder reads.
+    pub read_limits: Limits,
 }
 
 /// Failures of `mpidd queues`.
@@ -42,6 +59,9 @@ pub enum QueuesError {
     /// The library failed or refused the target.
     #[error(transparent)]
     Mqs(#[from] MqsError),
+    /// The native decoder failed or does not know the target.
+    #[error(transparent)]
+    Native(#[from] DecodeError),
     /// JSON output failed.
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -52,8 +72,11 @@ pub enum QueuesError {
 
 /// Reads and prints the queues.
 pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
-    let library = MqsLibrary::load(&options.dll)?;
-    let queues = match source {
+    let library = match &options.reader {
+        Reader::Native => None,
+        Reader::Dll(path) | Reader::Compare(path) => Some(MqsLibrary::load(path)?),
+    };
+    let readings = match source {
         Source::Core {
             core,
             exe,
@@ -93,38 +116,110 @@ pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
             queues?
         }
     };
-    match print(&queues, options.json) {
+    let printed = match readings {
+        Readings::One(queues) => print(&queues, options.json),
+        Readings::Two { native, dll } => print_comparison(&native, &dll, options.json),
+    };
+    match printed {
         Err(QueuesError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
 }
 
+/// What was read: one reading, or the two to compare.
+enum Readings {
+    One(ProcessQueues),
+    Two {
+        native: ProcessQueues,
+        dll: ProcessQueues,
+    },
+}
+
 fn read<T: TargetMemory + SymbolSource + HasSymbols>(
-    library: &MqsLibrary,
+    library: Option<&MqsLibrary>,
     t: &T,
     image: &Path,
     options: &Options,
-) -> Result<ProcessQueues, QueuesError> {
+) -> Result<Readings, QueuesError> {
     let types = TypeOracle::from_symbols(t.elf_symbols());
-    let rank = match options.rank {
-        Some(rank) => rank,
-        None => match mpich_world_rank(t, t, &types) {
-            Ok(rank) => rank,
-            Err(e) => {
-                eprintln!("mpidd: warning: the process's world rank is unknown ({e}); pass --rank");
-                -1
+    let native = || -> Result<ProcessQueues, QueuesError> {
+        let target = NativeTarget {
+            memory: t,
+            symbols: t,
+            types: &types,
+        };
+        let decoder = detect(&target, &options.read_limits)?;
+        Ok(decoder.read_queues(&target, &options.read_limits)?)
+    };
+    let dll = |library: &MqsLibrary| -> Result<ProcessQueues, QueuesError> {
+        let rank = match options.rank {
+            Some(rank) => rank,
+            None => {
+                match mpich_world_rank(t, t, &types) {
+                    Ok(rank) => rank,
+                    Err(e) => {
+                        eprintln!("mpidd: warning: the process's world rank is unknown ({e}); pass --rank");
+                        -1
+                    }
+                }
             }
+        };
+        let target = MqsTarget {
+            image_name: image.display().to_string(),
+            memory: t,
+            symbols: t,
+            types: &types,
+            global_rank: rank,
+            type_sizes: TargetTypeSizes::from_oracle(&types, t.abi()),
+        };
+        Ok(library.read_queues(&target, &options.limits)?)
+    };
+    Ok(match (&options.reader, library) {
+        (Reader::Compare(_), Some(library)) => Readings::Two {
+            native: native()?,
+            dll: dll(library)?,
         },
-    };
-    let target = MqsTarget {
-        image_name: image.display().to_string(),
-        memory: t,
-        symbols: t,
-        types: &types,
-        global_rank: rank,
-        type_sizes: TargetTypeSizes::from_oracle(&types, t.abi()),
-    };
-    Ok(library.read_queues(&target, &options.limits)?)
+        (_, Some(library)) => Readings::One(dll(library)?),
+        (_, None) => Readings::One(native()?),
+    })
+}
+
+fn print_comparison(
+    native: &ProcessQueues,
+    dll: &ProcessQueues,
+    json: bool,
+) -> Result<(), QueuesError> {
+    let differences = compare(native, dll);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({
+                "native": native,
+                "dll": dll,
+                "differences": differences,
+            }),
+        )?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "left:  {}", native.source)?;
+    writeln!(out, "right: {}", dll.source)?;
+    writeln!(out, "{} differences", differences.len())?;
+    for d in &differences {
+        let place = match (d.queue, d.operation) {
+            (Some(q), Some(i)) => format!(" {q:?} #{i}"),
+            (Some(q), None) => format!(" {q:?}"),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "{}{place}: {}: {} vs {}",
+            d.communicator, d.field, d.left, d.right
+        )?;
+    }
+    Ok(())
 }
 
 /// Targets whose loaded objects are known, for the type oracle.

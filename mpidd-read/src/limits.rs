@@ -31,6 +31,11 @@ pub struct Limits {
     /// Most nodes followed in one linked list of the target (the dynamic
     /// linker's `link_map` list, a dynamic section). Default 1,048,576.
     pub max_list_len: u64,
+    /// Most bytes in one record read whole from the target (a struct whose
+    /// size comes from debug info, or an array of them). Default 16 MiB:
+    /// far above any MPI library's structs, while corrupt DWARF cannot make
+    /// a reader allocate gigabytes.
+    pub max_record_bytes: u64,
 }
 
 impl Default for Limits {
@@ -41,6 +46,7 @@ impl Default for Limits {
             max_walk_depth: 16,
             max_walk_processes: 1 << 16,
             max_list_len: 1 << 20,
+            max_record_bytes: 1 << 24,
         }
     }
 }

@@ -9,6 +9,13 @@
 //!   answers its callbacks from an [`MqsTarget`] (memory, symbols and the
 //!   DWARF [`TypeOracle`](mpidd_read::TypeOracle) of `mpidd-read`), drives
 //!   its iterators with bounds, and converts what it returns into the model.
+//! - Native decoders ([`QueueDecoder`], picked by [`detect`]): the same
+//!   model read directly from target memory with offsets from a
+//!   [`LayoutSource`] (the DWARF oracle, or a table). [`MpichCh3`] reads
+//!   MPICH with the CH3 device and also gives world ranks, wildcards as the
+//!   interface defines them, and lengths in bytes.
+//! - [`compare`]: the differences between two readings (a native decoder
+//!   against a vendor library).
 //! - [`mpich_world_rank`]: an MPICH process's `MPI_COMM_WORLD` rank, read
 //!   from the process, which the libraries ask the debugger for.
 //!
@@ -50,7 +57,11 @@
 
 #![deny(unsafe_code)]
 
+pub mod compare;
+mod decoder;
+mod layout_source;
 pub mod model;
+mod mpich_ch3;
 mod mpich_rank;
 #[allow(unsafe_code)]
 pub mod mqs_abi;
@@ -59,7 +70,11 @@ mod mqs_callbacks;
 #[allow(unsafe_code)]
 mod mqs_host;
 mod mqs_target;
+mod target_read;
 
+pub use decoder::{detect, DecodeError, NativeTarget, QueueDecoder};
+pub use layout_source::{LayoutError, LayoutSource, LayoutTable};
+pub use mpich_ch3::MpichCh3;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};

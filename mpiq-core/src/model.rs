@@ -102,6 +102,11 @@ pub struct PendingOperation {
     pub actual_length: i64,
     /// Extra lines of description from the source, at most five.
     pub extra_text: Vec<String>,
+    /// The element count of the user's buffer, when the source gives
+    /// lengths in bytes and the count too (native decoders do; the
+    /// interface has no such field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_count: Option<i64>,
 }
 
 /// What is known about one queue of a communicator.

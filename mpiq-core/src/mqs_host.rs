@@ -694,5 +694,6 @@ fn convert_operation(raw: &MqsPendingOperation, int_size: u32) -> PendingOperati
         // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
         actual_length: i64::from(raw.actual_length),
         extra_text,
+        desired_count: None,
     }
 }

@@ -98,6 +98,15 @@ int main(int argc, char **argv)
     } else if (rank == 2) {
         MPI_Isend(big, BIG_COUNT, MPI_INT, 3, 33, MPI_COMM_WORLD, &sendbig);
     }
+    /* The barrier alone does not order these messages before the stop (a
+     * dissemination barrier need not hear from every rank), so the
+     * receivers probe for them: a probe leaves the message unexpected. */
+    if (rank == 0) {
+        MPI_Probe(1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Probe(1, 44, dup, MPI_STATUS_IGNORE);
+    } else if (rank == 3) {
+        MPI_Probe(2, 33, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     ready(rank);
 

@@ -1,0 +1,131 @@
+//! Native message-queue decoders: what one implements, and how the right
+//! one is picked for a target.
+
+use mpidd_read::{Limits, ReadError, SymbolSource};
+use mpidd_types::TargetAddr;
+
+use crate::layout_source::{LayoutError, LayoutSource};
+use crate::model::ProcessQueues;
+use crate::mpich_ch3::MpichCh3;
+use crate::mqs_target::ByteSource;
+use crate::target_read::read_c_string;
+
+/// One MPI process as a native decoder sees it.
+pub struct NativeTarget<'a> {
+    /// Its memory.
+    pub memory: &'a dyn ByteSource,
+    /// Its symbols, local ones included.
+    pub symbols: &'a dyn SymbolSource,
+    /// Its MPI library's types.
+    pub types: &'a dyn LayoutSource,
+}
+
+/// Why a native decoder could not read the queues.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// No decoder knows this target's MPI.
+    #[error("no native message-queue decoder for this target: {reason}")]
+    Unsupported {
+        /// What was found instead.
+        reason: String,
+    },
+    /// A symbol the decoder needs is missing.
+    #[error("the symbol `{name}` is missing (searched {searched}): {hint}")]
+    MissingSymbol {
+        /// The symbol.
+        name: &'static str,
+        /// The objects searched.
+        searched: String,
+        /// What its absence suggests.
+        hint: &'static str,
+    },
+    /// A type or member the decoder needs is missing from the debug info.
+    #[error(
+        "the debug info lacks the {0}; without it no offset can be trusted, so nothing was read"
+    )]
+    Layout(#[from] LayoutError),
+    /// Target memory could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// A list in the target loops back on itself.
+    #[error("the {what} list loops back to {addr} after {len} entries")]
+    Cycle {
+        /// Which list.
+        what: &'static str,
+        /// The entry seen twice.
+        addr: TargetAddr,
+        /// Entries walked before the repeat.
+        len: u64,
+    },
+    /// A list in the target is longer than the caller allows.
+    #[error("the {what} list is longer than the limit of {limit} entries (Limits::max_list_len); stopped at {addr}")]
+    TooLong {
+        /// Which list.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+        /// Where the walk stopped.
+        addr: TargetAddr,
+    },
+    /// A running target kept changing its communicators while they were
+    /// read.
+    #[error("the communicator list changed during each of {tries} reads (sequence number {first} then {last}); stop the process to read it")]
+    KeptChanging {
+        /// Reads attempted.
+        tries: u32,
+        /// The sequence number before the last try.
+        first: i64,
+        /// The sequence number after it.
+        last: i64,
+    },
+}
+
+/// A message-queue decoder for one MPI implementation and version.
+pub trait QueueDecoder: Send + Sync {
+    /// What it decodes, with the version it found (for `ProcessQueues::source`).
+    fn name(&self) -> &str;
+
+    /// Reads every communicator and queue of the process.
+    fn read_queues(
+        &self,
+        target: &NativeTarget<'_>,
+        limits: &Limits,
+    ) -> Result<ProcessQueues, DecodeError>;
+}
+
+/// Picks the decoder for the target's MPI: MPICH (by `MPII_Version_string`
+/// and `MPII_Version_device`) with the CH3 device. MPICH's CH4 device keeps
+/// no debugger queues (its own library cannot show them either), and other
+/// MPIs have no native decoder yet: both are refused, saying so.
+pub fn detect(
+    target: &NativeTarget<'_>,
+    limits: &Limits,
+) -> Result<Box<dyn QueueDecoder>, DecodeError> {
+    let string = |name: &str| -> Option<String> {
+        let sym = target.symbols.lookup(name)?;
+        read_c_string(target.memory, sym.addr, limits.max_string_len).ok()
+    };
+    let Some(version) = string("MPII_Version_string") else {
+        let hint = if target.symbols.lookup("ompi_comm_f_to_c_table").is_some()
+            || target.symbols.lookup("ompi_mpi_comm_world").is_some()
+        {
+            "this is Open MPI, which has no native decoder yet; use its libompi_dbg_msgq.so with --dll"
+        } else {
+            "MPICH's MPII_Version_string is not there: not MPICH, or no MPI library is loaded"
+        };
+        return Err(DecodeError::Unsupported {
+            reason: hint.to_string(),
+        });
+    };
+    let device = string("MPII_Version_device").unwrap_or_default();
+    if device.starts_with("ch3") {
+        return Ok(Box::new(MpichCh3::new(target, &version, &device)?));
+    }
+    Err(DecodeError::Unsupported {
+        reason: format!(
+            "MPICH {version} with the {device:?} device: only CH3 keeps the queues debuggers read \
+             (MPICH's own libtvmpich.so cannot show CH4 queues either)"
+        ),
+    })
+}

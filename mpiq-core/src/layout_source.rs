@@ -1,0 +1,124 @@
+//! Where decoders get the sizes and member offsets of an MPI library's
+//! private types.
+//!
+//! Decoders ask one type and one member at a time, as the message-queue
+//! interface's `mqs_find_type`/`mqs_field_offset` do, so the same decoder
+//! runs on the DWARF [`TypeOracle`] or on a debugger's callbacks.
+
+use mpidd_read::{TypeError, TypeOracle};
+
+/// A type or member a decoder needs is not available.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", what(type_name, member.as_deref()))]
+pub struct LayoutError {
+    /// The type asked for.
+    pub type_name: String,
+    /// The member asked for, when it was a member.
+    pub member: Option<String>,
+    /// Why it is not available.
+    pub reason: String,
+}
+
+fn what(type_name: &str, member: Option<&str>) -> String {
+    match member {
+        Some(m) => format!("member `{m}` of `{type_name}`"),
+        None => format!("type `{type_name}`"),
+    }
+}
+
+/// Sizes and offsets of named C types of the target.
+pub trait LayoutSource {
+    /// The byte offset of `member` (found through anonymous members too) in
+    /// the struct or union `type_name` (a typedef or a tag).
+    fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError>;
+
+    /// `sizeof` the type.
+    fn type_size(&self, type_name: &str) -> Result<u64, LayoutError>;
+}
+
+fn from_type_error(type_name: &str, member: Option<&str>, e: TypeError) -> LayoutError {
+    LayoutError {
+        type_name: type_name.to_string(),
+        member: member.map(str::to_string),
+        reason: e.to_string(),
+    }
+}
+
+impl LayoutSource for TypeOracle {
+    fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
+        let layout = self
+            .find_type(type_name)
+            .map_err(|e| from_type_error(type_name, Some(member), e))?;
+        layout
+            .field(member)
+            .map(|f| f.offset)
+            .ok_or_else(|| LayoutError {
+                type_name: type_name.to_string(),
+                member: Some(member.to_string()),
+                reason: format!("{type_name} (from {}) has no such member", layout.object),
+            })
+    }
+
+    fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {
+        self.find_type(type_name)
+            .map(|t| t.size)
+            .map_err(|e| from_type_error(type_name, None, e))
+    }
+}
+
+/// A fixed table of layouts, for tests and for targets described by hand.
+///
+/// ```
+/// use mpiq_core::{LayoutSource, LayoutTable};
+/// let mut t = LayoutTable::default();
+/// t.insert("MPIR_Comm_list", 16, &[("sequence_number", 0), ("head", 8)]);
+/// assert_eq!(t.member_offset("MPIR_Comm_list", "head").unwrap(), 8);
+/// assert!(t.member_offset("MPIR_Comm_list", "tail").is_err());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct LayoutTable {
+    types: std::collections::HashMap<String, (u64, Vec<(String, u64)>)>,
+}
+
+impl LayoutTable {
+    /// Adds a type of `size` bytes with these members.
+    pub fn insert(&mut self, type_name: &str, size: u64, members: &[(&str, u64)]) {
+        self.types.insert(
+            type_name.to_string(),
+            (
+                size,
+                members.iter().map(|(n, o)| (n.to_string(), *o)).collect(),
+            ),
+        );
+    }
+}
+
+impl LayoutSource for LayoutTable {
+    fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
+        let missing = |reason: &str| LayoutError {
+            type_name: type_name.to_string(),
+            member: Some(member.to_string()),
+            reason: reason.to_string(),
+        };
+        let (_, members) = self
+            .types
+            .get(type_name)
+            .ok_or_else(|| missing("no such type in the table"))?;
+        members
+            .iter()
+            .find(|(n, _)| n == member)
+            .map(|(_, o)| *o)
+            .ok_or_else(|| missing("no such member in the table"))
+    }
+
+    fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {
+        self.types
+            .get(type_name)
+            .map(|(size, _)| *size)
+            .ok_or_else(|| LayoutError {
+                type_name: type_name.to_string(),
+                member: None,
+                reason: "no such type in the table".to_string(),
+            })
+    }
+}

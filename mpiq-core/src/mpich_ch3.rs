@@ -1,0 +1,809 @@
+//! MPICH's message queues with the CH3 device, read natively.
+//!
+//! What MPICH keeps for debuggers:
+//! - `MPIR_All_communicators`, an `MPIR_Comm_list` whose `sequence_number`
+//!   changes whenever a communicator is created or freed, and whose `head`
+//!   chains every `MPIR_Comm` through `comm_next`;
+//! - `MPID_Recvq_posted_head_ptr` and `MPID_Recvq_unexpected_head_ptr`,
+//!   pointers to the heads of the two receive queues of `MPIR_Request`s
+//!   (chained through `next`), whose match fields sit in
+//!   `dev.match.parts` (`tag`, `rank`, `context_id`);
+//! - `MPIR_Sendq_head`, a list of `MPIR_Sendq` records for the nonblocking
+//!   sends the application has not completed.
+//!
+//! Every offset comes from the library's own types through a
+//! [`LayoutSource`]; a missing one stops the decoder before it reads
+//! anything. Scalar widths are MPICH's declarations: `int` is 4 bytes,
+//! context ids 2, ranks in a match 2, `MPI_Aint`, `intptr_t` and pointers
+//! the target's address width.
+//!
+//! Beyond what MPICH's own `libtvmpich.so` reports, this decoder gives
+//! `MPI_COMM_WORLD` ranks (from the communicator's group, or its virtual
+//! connection table), reports MPICH's `MPI_ANY_SOURCE` (−2) as −1 and
+//! `MPI_ANY_TAG` as `tag_wild`, and gives lengths in bytes wherever the
+//! datatype's size can be read (predefined types and types in the direct
+//! pool), with the element count alongside.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use mpidd_read::Limits;
+use mpidd_types::TargetAddr;
+
+use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
+use crate::layout_source::LayoutSource;
+use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
+use crate::mqs_target::ByteSource;
+use crate::target_read::{read_bytes, read_int, read_pointer, Record};
+
+/// `base + offset` in the target's address space (wrapping, as the
+/// target's own arithmetic would; a wild address fails at the read).
+fn at(base: TargetAddr, offset: u64) -> TargetAddr {
+    TargetAddr(base.0.wrapping_add(offset))
+}
+
+/// MPICH's `MPI_ANY_SOURCE`.
+const MPICH_ANY_SOURCE: i64 = -2;
+/// MPICH's `MPI_ANY_TAG`.
+const MPICH_ANY_TAG: i64 = -1;
+/// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
+const COMM_NAME_LEN: usize = 128;
+/// How many times a changing communicator list is re-read.
+const TRIES: u32 = 3;
+
+/// Offsets of everything the decoder reads.
+#[derive(Clone, Debug)]
+struct Layout {
+    list_seq: u64,
+    list_head: u64,
+    comm_size: u64,
+    comm_name: u64,
+    comm_next: u64,
+    comm_rank: u64,
+    comm_remote_size: u64,
+    comm_local_size: u64,
+    comm_kind: u64,
+    comm_context_id: u64,
+    comm_recvcontext_id: u64,
+    comm_local_group: u64,
+    comm_vcrt: u64,
+    vcrt_size: u64,
+    vcrt_table: u64,
+    vc_pg_rank: u64,
+    group_size: u64,
+    group_pmap: u64,
+    pmap_size: u64,
+    pmap_lpid: u64,
+    req_cc: u64,
+    req_next: u64,
+    req_match_tag: u64,
+    req_match_rank: u64,
+    req_match_context: u64,
+    req_user_buf: u64,
+    req_user_count: u64,
+    req_datatype: u64,
+    req_recv_data_sz: u64,
+    req_tmpbuf: u64,
+    req_span: u64,
+    sendq_sreq: u64,
+    sendq_tag: u64,
+    sendq_rank: u64,
+    sendq_context: u64,
+    sendq_next: u64,
+    sendq_size: u64,
+    datatype_size: Option<(u64, u64)>,
+}
+
+impl Layout {
+    fn resolve(t: &dyn LayoutSource, word: u64) -> Result<Layout, DecodeError> {
+        let m = |ty: &str, member: &str| t.member_offset(ty, member);
+        let req_dev = m("MPIR_Request", "dev")?;
+        let dreq_match = m("MPIDI_Request", "match")?;
+        let match_parts = m("MPIDI_Message_match", "parts")?;
+        let parts = req_dev + dreq_match + match_parts;
+        let mut l = Layout {
+            list_seq: m("MPIR_Comm_list", "sequence_number")?,
+            list_head: m("MPIR_Comm_list", "head")?,
+            comm_size: t.type_size("MPIR_Comm")?,
+            comm_name: m("MPIR_Comm", "name")?,
+            comm_next: m("MPIR_Comm", "comm_next")?,
+            comm_rank: m("MPIR_Comm", "rank")?,
+            comm_remote_size: m("MPIR_Comm", "remote_size")?,
+            comm_local_size: m("MPIR_Comm", "local_size")?,
+            comm_kind: m("MPIR_Comm", "comm_kind")?,
+            comm_context_id: m("MPIR_Comm", "context_id")?,
+            comm_recvcontext_id: m("MPIR_Comm", "recvcontext_id")?,
+            comm_local_group: m("MPIR_Comm", "local_group")?,
+            comm_vcrt: m("MPIR_Comm", "dev")? + m("MPIDI_CH3I_comm_t", "vcrt")?,
+            vcrt_size: m("MPIDI_VCRT", "size")?,
+            vcrt_table: m("MPIDI_VCRT", "vcr_table")?,
+            vc_pg_rank: m("MPIDI_VC", "pg_rank")?,
+            group_size: m("MPIR_Group", "size")?,
+            group_pmap: m("MPIR_Group", "lrank_to_lpid")?,
+            pmap_size: t.type_size("MPII_Group_pmap_t")?,
+            pmap_lpid: m("MPII_Group_pmap_t", "lpid")?,
+            req_cc: m("MPIR_Request", "cc")?,
+            req_next: m("MPIR_Request", "next")?,
+            req_match_tag: parts + m("MPIDI_Message_match_parts_t", "tag")?,
+            req_match_rank: parts + m("MPIDI_Message_match_parts_t", "rank")?,
+            req_match_context: parts + m("MPIDI_Message_match_parts_t", "context_id")?,
+            req_user_buf: req_dev + m("MPIDI_Request", "user_buf")?,
+            req_user_count: req_dev + m("MPIDI_Request", "user_count")?,
+            req_datatype: req_dev + m("MPIDI_Request", "datatype")?,
+            req_recv_data_sz: req_dev + m("MPIDI_Request", "recv_data_sz")?,
+            req_tmpbuf: req_dev + m("MPIDI_Request", "tmpbuf")?,
+            req_span: 0,
+            sendq_sreq: m("MPIR_Sendq", "sreq")?,
+            sendq_tag: m("MPIR_Sendq", "tag")?,
+            sendq_rank: m("MPIR_Sendq", "rank")?,
+            sendq_context: m("MPIR_Sendq", "context_id")?,
+            sendq_next: m("MPIR_Sendq", "next")?,
+            sendq_size: t.type_size("MPIR_Sendq")?,
+            // Only needed for lengths in bytes of derived datatypes.
+            datatype_size: t
+                .type_size("MPIR_Datatype")
+                .and_then(|s| Ok((s, m("MPIR_Datatype", "size")?)))
+                .ok(),
+        };
+        // One read per request covers every field the decoder uses.
+        l.req_span = [
+            l.req_cc + 4,
+            l.req_next + word,
+            l.req_match_tag + 4,
+            l.req_match_rank + 2,
+            l.req_match_context + 2,
+            l.req_user_buf + word,
+            l.req_user_count + word,
+            l.req_datatype + 4,
+            l.req_recv_data_sz + word,
+            l.req_tmpbuf + word,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        Ok(l)
+    }
+}
+
+/// Addresses of MPICH's debugger globals in this process.
+#[derive(Clone, Copy, Debug)]
+struct Globals {
+    all_communicators: TargetAddr,
+    posted_head_ptr: TargetAddr,
+    unexpected_head_ptr: TargetAddr,
+    sendq_head: Option<TargetAddr>,
+    datatype_direct: Option<TargetAddr>,
+}
+
+/// One communicator as read from the target.
+#[derive(Clone, Debug)]
+struct CommInfo {
+    addr: TargetAddr,
+    name: String,
+    context_id: i64,
+    recvcontext_id: i64,
+    rank: i64,
+    size: i64,
+    /// `MPI_COMM_WORLD` rank of each peer (local rank for intracomms,
+    /// remote rank for intercomms), when it could be read.
+    world: Option<Vec<i64>>,
+}
+
+/// The MPICH CH3 decoder. An instance belongs to one process: it caches
+/// that process's communicators by their sequence number.
+pub struct MpichCh3 {
+    name: String,
+    layout: Layout,
+    globals: Globals,
+    cache: Mutex<Option<(i64, Vec<CommInfo>)>>,
+}
+
+impl std::fmt::Debug for MpichCh3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpichCh3")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn symbol(
+    target: &NativeTarget<'_>,
+    name: &'static str,
+    hint: &'static str,
+) -> Result<TargetAddr, DecodeError> {
+    target
+        .symbols
+        .lookup(name)
+        .map(|s| s.addr)
+        .ok_or_else(|| DecodeError::MissingSymbol {
+            name,
+            searched: target.symbols.searched_objects().join(", "),
+            hint,
+        })
+}
+
+impl MpichCh3 {
+    /// A decoder for the MPICH in `target`, whose version string and
+    /// device were read from it. Fails, naming what is missing, when a
+    /// symbol or type the decoder needs is not there.
+    pub fn new(
+        target: &NativeTarget<'_>,
+        version: &str,
+        device: &str,
+    ) -> Result<Self, DecodeError> {
+        const LOCAL: &str =
+            "MPICH keeps it as a local symbol: the library's .symtab (or its debug file) is needed";
+        let globals = Globals {
+            all_communicators: symbol(
+                target,
+                "MPIR_All_communicators",
+                "MPICH built without debugger support (--enable-debuginfo)",
+            )?,
+            posted_head_ptr: symbol(target, "MPID_Recvq_posted_head_ptr", LOCAL)?,
+            unexpected_head_ptr: symbol(target, "MPID_Recvq_unexpected_head_ptr", LOCAL)?,
+            sendq_head: target.symbols.lookup("MPIR_Sendq_head").map(|s| s.addr),
+            datatype_direct: target
+                .symbols
+                .lookup("MPIR_Datatype_direct")
+                .map(|s| s.addr),
+        };
+        let word = target.memory.abi().address_bytes() as u64;
+        Ok(MpichCh3 {
+            name: format!("native MPICH {version} decoder ({device})"),
+            layout: Layout::resolve(target.types, word)?,
+            globals,
+            cache: Mutex::new(None),
+        })
+    }
+
+    fn sequence(&self, mem: &dyn ByteSource) -> Result<i64, DecodeError> {
+        Ok(read_int(
+            mem,
+            at(self.globals.all_communicators, self.layout.list_seq),
+            4,
+            "MPIR_All_communicators.sequence_number",
+        )?)
+    }
+
+    /// Walks a target list from `first`, following the pointer at
+    /// `next_offset` of each node; cycles and overlong lists are errors.
+    fn walk(
+        &self,
+        mem: &dyn ByteSource,
+        first: TargetAddr,
+        next_offset: u64,
+        span: u64,
+        what: &'static str,
+        limits: &Limits,
+    ) -> Result<Vec<(TargetAddr, Vec<u8>)>, DecodeError> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let mut at = first;
+        while at.0 != 0 {
+            if !seen.insert(at.0) {
+                return Err(DecodeError::Cycle {
+                    what,
+                    addr: at,
+                    len: out.len() as u64,
+                });
+            }
+            if out.len() as u64 >= limits.max_list_len {
+                return Err(DecodeError::TooLong {
+                    what,
+                    limit: limits.max_list_len,
+                    addr: at,
+                });
+            }
+            let bytes = read_bytes(mem, at, span, what, limits)?;
+            let rec = Record {
+                base: at,
+                bytes: &bytes,
+                order: mem.abi().byte_order,
+                what,
+            };
+            let next = TargetAddr(rec.uint(next_offset, mem.abi().address_bytes())?);
+            out.push((at, bytes));
+            at = next;
+        }
+        Ok(out)
+    }
+
+    fn read_communicators(
+        &self,
+        mem: &dyn ByteSource,
+        limits: &Limits,
+    ) -> Result<Vec<CommInfo>, DecodeError> {
+        let l = &self.layout;
+        let head = read_pointer(
+            mem,
+            at(self.globals.all_communicators, l.list_head),
+            "MPIR_All_communicators.head",
+        )?;
+        let nodes = self.walk(mem, head, l.comm_next, l.comm_size, "MPIR_Comm", limits)?;
+        let order = mem.abi().byte_order;
+        let word = mem.abi().address_bytes();
+        let mut comms = Vec::with_capacity(nodes.len());
+        for (addr, bytes) in &nodes {
+            let r = Record {
+                base: *addr,
+                bytes,
+                order,
+                what: "MPIR_Comm",
+            };
+            let kind = r.int(l.comm_kind, 4)?;
+            let remote_size = r.int(l.comm_remote_size, 4)?;
+            let size = if kind == 0 {
+                r.int(l.comm_local_size, 4)?
+            } else {
+                remote_size
+            };
+            let group = TargetAddr(r.uint(l.comm_local_group, word)?);
+            let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
+            // An intercommunicator's peers are its remote group, which the
+            // virtual connection table maps; an intracommunicator's group
+            // is created lazily, so the table is the fallback.
+            let world = if kind == 0 && group.0 != 0 {
+                self.group_world_ranks(mem, group, limits).ok()
+            } else {
+                None
+            }
+            .or_else(|| self.vcrt_world_ranks(mem, vcrt, limits).ok());
+            comms.push(CommInfo {
+                addr: *addr,
+                name: r.chars(l.comm_name, COMM_NAME_LEN)?,
+                context_id: r.uint(l.comm_context_id, 2)? as i64,
+                recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
+                rank: r.int(l.comm_rank, 4)?,
+                size,
+                world,
+            });
+        }
+        comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
+        Ok(comms)
+    }
+
+    fn checked_count(
+        count: i64,
+        what: &'static str,
+        at: TargetAddr,
+        limits: &Limits,
+    ) -> Result<u64, DecodeError> {
+        let n = u64::try_from(count).map_err(|_| mpidd_read::ReadError::NegativeCount {
+            what,
+            addr: at,
+            count,
+        })?;
+        if n > limits.max_table_entries {
+            return Err(mpidd_read::ReadError::LimitExceeded {
+                what,
+                addr: at,
+                count: n,
+                max: limits.max_table_entries,
+                limit: "max_table_entries",
+            }
+            .into());
+        }
+        Ok(n)
+    }
+
+    fn group_world_ranks(
+        &self,
+        mem: &dyn ByteSource,
+        group: TargetAddr,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        let l = &self.layout;
+        let n = read_int(mem, at(group, l.group_size), 4, "MPIR_Group.size")?;
+        let n = Self::checked_count(n, "MPIR_Group.lrank_to_lpid", group, limits)?;
+        let pmap = read_pointer(mem, at(group, l.group_pmap), "MPIR_Group.lrank_to_lpid")?;
+        let bytes = read_bytes(
+            mem,
+            pmap,
+            n.saturating_mul(l.pmap_size),
+            "MPIR_Group.lrank_to_lpid",
+            limits,
+        )?;
+        let r = Record {
+            base: pmap,
+            bytes: &bytes,
+            order: mem.abi().byte_order,
+            what: "MPII_Group_pmap_t",
+        };
+        (0..n)
+            .map(|i| Ok(r.int(i * l.pmap_size + l.pmap_lpid, 8)?))
+            .collect()
+    }
+
+    fn vcrt_world_ranks(
+        &self,
+        mem: &dyn ByteSource,
+        vcrt: TargetAddr,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        if vcrt.0 == 0 {
+            return Err(mpidd_read::ReadError::ShortRead {
+                what: "MPIDI_VCRT",
+                addr: vcrt,
+                wanted: 1,
+                got: 0,
+            }
+            .into());
+        }
+        let l = &self.layout;
+        let word = mem.abi().address_bytes() as u64;
+        let n = read_int(mem, at(vcrt, l.vcrt_size), 4, "MPIDI_VCRT.size")?;
+        let n = Self::checked_count(n, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
+        let table = read_bytes(
+            mem,
+            at(vcrt, l.vcrt_table),
+            n.saturating_mul(word),
+            "MPIDI_VCRT.vcr_table",
+            limits,
+        )?;
+        let r = Record {
+            base: at(vcrt, l.vcrt_table),
+            bytes: &table,
+            order: mem.abi().byte_order,
+            what: "MPIDI_VCRT.vcr_table",
+        };
+        (0..n)
+            .map(|i| {
+                let vc = TargetAddr(r.uint(i * word, word as usize)?);
+                Ok(read_int(mem, at(vc, l.vc_pg_rank), 4, "MPIDI_VC.pg_rank")?)
+            })
+            .collect()
+    }
+
+    /// Bytes per element of the datatype with this handle, when MPICH's
+    /// handle encoding or its direct pool gives it.
+    fn datatype_size(
+        &self,
+        mem: &dyn ByteSource,
+        handle: i64,
+        cache: &mut HashMap<i64, Option<u64>>,
+    ) -> Option<u64> {
+        *cache.entry(handle).or_insert_with(|| {
+            let h = handle as u32;
+            // Handles: 2 bits kind (builtin, direct, indirect), 4 bits
+            // object kind (3 is a datatype), then the payload.
+            if (h >> 26) & 0xf != 3 {
+                return None;
+            }
+            match h >> 30 {
+                // A predefined type's size is in bits 8..16 of its handle.
+                1 => Some(u64::from((h >> 8) & 0xff)),
+                2 => {
+                    let (size_of, size_off) = self.layout.datatype_size?;
+                    let base = self.globals.datatype_direct?;
+                    let index = u64::from(h & 0x03ff_ffff);
+                    let at = at(base, index.checked_mul(size_of)?.checked_add(size_off)?);
+                    let word = mem.abi().address_bytes();
+                    read_int(mem, at, word, "MPIR_Datatype.size")
+                        .ok()
+                        .and_then(|s| u64::try_from(s).ok())
+                }
+                _ => None,
+            }
+        })
+    }
+
+    fn receive_queue(
+        &self,
+        mem: &dyn ByteSource,
+        head_ptr: TargetAddr,
+        unexpected: bool,
+        comms: &[CommInfo],
+        limits: &Limits,
+        types: &mut HashMap<i64, Option<u64>>,
+    ) -> Result<Vec<(usize, PendingOperation)>, DecodeError> {
+        let l = &self.layout;
+        let what = if unexpected {
+            "unexpected receive queue (MPIR_Request)"
+        } else {
+            "posted receive queue (MPIR_Request)"
+        };
+        let head_var = read_pointer(mem, head_ptr, "receive queue head pointer")?;
+        let first = read_pointer(mem, head_var, "receive queue head")?;
+        let nodes = self.walk(mem, first, l.req_next, l.req_span, what, limits)?;
+        let word = mem.abi().address_bytes();
+        let mut out = Vec::new();
+        for (addr, bytes) in &nodes {
+            let r = Record {
+                base: *addr,
+                bytes,
+                order: mem.abi().byte_order,
+                what: "MPIR_Request",
+            };
+            let context = r.uint(l.req_match_context, 2)? as i64;
+            let Some(ci) = comms.iter().position(|c| c.recvcontext_id == context) else {
+                continue;
+            };
+            let comm = &comms[ci];
+            let tag = r.int(l.req_match_tag, 4)?;
+            let rank = r.int(l.req_match_rank, 2)?;
+            let cc = r.int(l.req_cc, 4)?;
+            let count = r.int(l.req_user_count, word)?;
+            let datatype = r.int(l.req_datatype, 4)?;
+            let world = |rank: i64| -> i64 {
+                usize::try_from(rank)
+                    .ok()
+                    .and_then(|i| comm.world.as_ref()?.get(i).copied())
+                    .unwrap_or(-1)
+            };
+            let status = if cc == 0 {
+                OperationStatus::Complete
+            } else {
+                OperationStatus::Pending
+            };
+            let op = if unexpected {
+                let bytes_arrived = r.int(l.req_recv_data_sz, word)?;
+                let tmpbuf = r.uint(l.req_tmpbuf, word)?;
+                PendingOperation {
+                    status,
+                    desired_local_rank: rank,
+                    desired_global_rank: world(rank),
+                    tag_wild: false,
+                    desired_tag: tag,
+                    desired_length: bytes_arrived,
+                    // Eager data waits in a library buffer; a rendezvous
+                    // request has none until its receive is posted.
+                    system_buffer: tmpbuf != 0,
+                    buffer: tmpbuf,
+                    actual_local_rank: rank,
+                    actual_global_rank: world(rank),
+                    actual_tag: tag,
+                    actual_length: bytes_arrived,
+                    extra_text: Vec::new(),
+                    desired_count: None,
+                }
+            } else {
+                let any_source = rank == MPICH_ANY_SOURCE;
+                let any_tag = tag == MPICH_ANY_TAG;
+                let local = if any_source { -1 } else { rank };
+                let (length, extra) = match self.datatype_size(mem, datatype, types) {
+                    Some(size) => (count.saturating_mul(size as i64), Vec::new()),
+                    None => (
+                        count,
+                        vec![format!(
+                            "length in elements: datatype {datatype:#x} has no readable size"
+                        )],
+                    ),
+                };
+                PendingOperation {
+                    status,
+                    desired_local_rank: local,
+                    desired_global_rank: if any_source { -1 } else { world(rank) },
+                    tag_wild: any_tag,
+                    desired_tag: if any_tag { -1 } else { tag },
+                    desired_length: length,
+                    system_buffer: false,
+                    buffer: r.uint(l.req_user_buf, word)?,
+                    actual_local_rank: -1,
+                    actual_global_rank: -1,
+                    actual_tag: -1,
+                    actual_length: -1,
+                    extra_text: extra,
+                    desired_count: Some(count),
+                }
+            };
+            out.push((ci, op));
+        }
+        Ok(out)
+    }
+
+    fn send_queue(
+        &self,
+        mem: &dyn ByteSource,
+        head: TargetAddr,
+        comms: &[CommInfo],
+        limits: &Limits,
+        types: &mut HashMap<i64, Option<u64>>,
+    ) -> Result<Vec<(usize, PendingOperation)>, DecodeError> {
+        let l = &self.layout;
+        let first = read_pointer(mem, head, "MPIR_Sendq_head")?;
+        let nodes = self.walk(
+            mem,
+            first,
+            l.sendq_next,
+            l.sendq_size,
+            "send queue (MPIR_Sendq)",
+            limits,
+        )?;
+        let word = mem.abi().address_bytes();
+        let mut out = Vec::new();
+        for (addr, bytes) in &nodes {
+            let r = Record {
+                base: *addr,
+                bytes,
+                order: mem.abi().byte_order,
+                what: "MPIR_Sendq",
+            };
+            let context = r.int(l.sendq_context, 4)?;
+            let Some(ci) = comms.iter().position(|c| c.context_id == context) else {
+                continue;
+            };
+            let comm = &comms[ci];
+            let rank = r.int(l.sendq_rank, 4)?;
+            let tag = r.int(l.sendq_tag, 4)?;
+            let sreq = TargetAddr(r.uint(l.sendq_sreq, word)?);
+            let req = read_bytes(
+                mem,
+                sreq,
+                l.req_span,
+                "MPIR_Sendq.sreq (MPIR_Request)",
+                limits,
+            )?;
+            let q = Record {
+                base: sreq,
+                bytes: &req,
+                order: mem.abi().byte_order,
+                what: "MPIR_Request",
+            };
+            let count = q.int(l.req_user_count, word)?;
+            let datatype = q.int(l.req_datatype, 4)?;
+            let mut extra = vec!["Non-blocking send".to_string()];
+            let length = match self.datatype_size(mem, datatype, types) {
+                Some(size) => count.saturating_mul(size as i64),
+                None => {
+                    extra.push(format!(
+                        "length in elements: datatype {datatype:#x} has no readable size"
+                    ));
+                    count
+                }
+            };
+            let global = usize::try_from(rank)
+                .ok()
+                .and_then(|i| comm.world.as_ref()?.get(i).copied())
+                .unwrap_or(-1);
+            out.push((
+                ci,
+                PendingOperation {
+                    status: if q.int(l.req_cc, 4)? == 0 {
+                        OperationStatus::Complete
+                    } else {
+                        OperationStatus::Pending
+                    },
+                    desired_local_rank: rank,
+                    desired_global_rank: global,
+                    tag_wild: false,
+                    desired_tag: tag,
+                    desired_length: length,
+                    system_buffer: false,
+                    buffer: q.uint(l.req_user_buf, word)?,
+                    actual_local_rank: rank,
+                    actual_global_rank: global,
+                    actual_tag: tag,
+                    actual_length: length,
+                    extra_text: extra,
+                    desired_count: Some(count),
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    fn communicators_for(
+        &self,
+        mem: &dyn ByteSource,
+        seq: i64,
+        limits: &Limits,
+    ) -> Result<Vec<CommInfo>, DecodeError> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, comms)) = cache.as_ref() {
+            if *cached == seq {
+                return Ok(comms.clone());
+            }
+        }
+        let comms = self.read_communicators(mem, limits)?;
+        *cache = Some((seq, comms.clone()));
+        Ok(comms)
+    }
+}
+
+impl QueueDecoder for MpichCh3 {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn read_queues(
+        &self,
+        target: &NativeTarget<'_>,
+        limits: &Limits,
+    ) -> Result<ProcessQueues, DecodeError> {
+        let mem = target.memory;
+        let mut first = self.sequence(mem)?;
+        let mut last = first;
+        for _ in 0..TRIES {
+            let comms = self.communicators_for(mem, first, limits)?;
+            let mut types = HashMap::new();
+            let posted = self.receive_queue(
+                mem,
+                self.globals.posted_head_ptr,
+                false,
+                &comms,
+                limits,
+                &mut types,
+            )?;
+            let unexpected = self.receive_queue(
+                mem,
+                self.globals.unexpected_head_ptr,
+                true,
+                &comms,
+                limits,
+                &mut types,
+            )?;
+            let sends = match self.globals.sendq_head {
+                Some(head) => Some(self.send_queue(mem, head, &comms, limits, &mut types)?),
+                None => None,
+            };
+            last = self.sequence(mem)?;
+            if last != first {
+                first = last;
+                continue;
+            }
+            let rank = comms
+                .iter()
+                .find(|c| c.recvcontext_id == 0)
+                .map_or(-1, |world| world.rank);
+            let mut out: Vec<Communicator> = comms
+                .iter()
+                .map(|c| Communicator {
+                    name: c.name.clone(),
+                    size: c.size,
+                    local_rank: c.rank,
+                    unique_id: c.addr.0,
+                    group: c.world.clone(),
+                    pending_sends: if sends.is_some() {
+                        Queue::Read {
+                            operations: Vec::new(),
+                            truncated: false,
+                        }
+                    } else {
+                        Queue::NoInformation
+                    },
+                    pending_receives: Queue::Read {
+                        operations: Vec::new(),
+                        truncated: false,
+                    },
+                    unexpected_messages: Queue::Read {
+                        operations: Vec::new(),
+                        truncated: false,
+                    },
+                })
+                .collect();
+            let push = |queue: &mut Queue, op: PendingOperation| {
+                if let Queue::Read { operations, .. } = queue {
+                    operations.push(op);
+                }
+            };
+            for (ci, op) in posted {
+                push(&mut out[ci].pending_receives, op);
+            }
+            for (ci, op) in unexpected {
+                push(&mut out[ci].unexpected_messages, op);
+            }
+            for (ci, op) in sends.into_iter().flatten() {
+                push(&mut out[ci].pending_sends, op);
+            }
+            let mut diagnostics = Vec::new();
+            if self.globals.sendq_head.is_none() {
+                diagnostics.push(
+                    "MPIR_Sendq_head is missing: this MPICH does not record pending sends"
+                        .to_string(),
+                );
+            }
+            return Ok(ProcessQueues {
+                source: self.name.clone(),
+                global_rank: rank,
+                communicators: out,
+                truncated: false,
+                diagnostics,
+            });
+        }
+        Err(DecodeError::KeptChanging {
+            tries: TRIES,
+            first,
+            last,
+        })
+    }
+}
