@@ -190,8 +190,9 @@ fn print_comparison(
     json: bool,
 ) -> Result<(), QueuesError> {
     let differences = compare(native, dll);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Line-buffered stdout would make a write call per line of a
+    // 100,000-operation dump.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         serde_json::to_writer_pretty(
             &mut out,
@@ -202,6 +203,7 @@ fn print_comparison(
             }),
         )?;
         writeln!(out)?;
+        out.flush()?;
         return Ok(());
     }
     writeln!(out, "left:  {}", native.source)?;
@@ -219,6 +221,7 @@ fn print_comparison(
             d.communicator, d.field, d.left, d.right
         )?;
     }
+    out.flush()?;
     Ok(())
 }
 
@@ -240,11 +243,13 @@ impl HasSymbols for LiveTarget {
 }
 
 fn print(queues: &ProcessQueues, json: bool) -> Result<(), QueuesError> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Line-buffered stdout would make a write call per line of a
+    // 100,000-operation dump.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         serde_json::to_writer_pretty(&mut out, queues)?;
         writeln!(out)?;
+        out.flush()?;
         return Ok(());
     }
     writeln!(out, "source: {}", queues.source)?;
@@ -299,6 +304,7 @@ fn print(queues: &ProcessQueues, json: bool) -> Result<(), QueuesError> {
     if queues.truncated {
         writeln!(out, "(communicators truncated at the limit)")?;
     }
+    out.flush()?;
     Ok(())
 }
 

@@ -37,8 +37,9 @@ pub fn run(opts: &Options) -> Result<(), TypesError> {
     let name = opts.object.display().to_string();
     let mut oracle = TypeOracle::new();
     oracle.add_object(&name, &opts.object, opts.debug_file.as_deref());
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Line-buffered stdout would make a write call per line of a
+    // 100,000-operation dump.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut layouts = Vec::new();
     for ty in &opts.types {
         let layout = oracle.find_type(ty)?;
@@ -62,6 +63,7 @@ pub fn run(opts: &Options) -> Result<(), TypesError> {
             if stats.scan_complete { ", all" } else { "" }
         )?;
     }
+    out.flush()?;
     Ok(())
 }
 
