@@ -175,6 +175,15 @@ struct Globals {
     datatype_direct: Option<TargetAddr>,
 }
 
+/// How to walk one kind of target list: where each node's next pointer
+/// is, how many bytes of each node to read, and what to call it in errors.
+#[derive(Clone, Copy)]
+struct ListShape {
+    next_offset: u64,
+    span: u64,
+    what: &'static str,
+}
+
 /// One communicator as read from the target.
 #[derive(Clone, Debug)]
 struct CommInfo {
@@ -271,23 +280,29 @@ impl MpichCh3 {
         &self,
         mem: &dyn ByteSource,
         first: TargetAddr,
-        next_offset: u64,
-        span: u64,
-        what: &'static str,
+        shape: ListShape,
         limits: &Limits,
-    ) -> Result<Vec<(TargetAddr, Vec<u8>)>, DecodeError> {
+        mut visit: impl FnMut(TargetAddr, &[u8]) -> Result<(), DecodeError>,
+    ) -> Result<(), DecodeError> {
+        let ListShape {
+            next_offset,
+            span,
+            what,
+        } = shape;
         let mut seen = HashSet::new();
-        let mut out = Vec::new();
         let mut at = first;
+        // Each node is decoded as it is read, so a queue of 100,000
+        // requests never holds 100,000 raw copies.
         while at.0 != 0 {
+            let len = seen.len() as u64;
             if !seen.insert(at.0) {
                 return Err(DecodeError::Cycle {
                     what,
                     addr: at,
-                    len: out.len() as u64,
+                    len,
                 });
             }
-            if out.len() as u64 >= limits.max_list_len {
+            if len >= limits.max_list_len {
                 return Err(DecodeError::TooLong {
                     what,
                     limit: limits.max_list_len,
@@ -302,10 +317,10 @@ impl MpichCh3 {
                 what,
             };
             let next = TargetAddr(rec.uint(next_offset, mem.abi().address_bytes())?);
-            out.push((at, bytes));
+            visit(at, &bytes)?;
             at = next;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn read_communicators(
@@ -319,45 +334,55 @@ impl MpichCh3 {
             at(self.globals.all_communicators, l.list_head),
             "MPIR_All_communicators.head",
         )?;
-        let nodes = self.walk(mem, head, l.comm_next, l.comm_size, "MPIR_Comm", limits)?;
         let order = mem.abi().byte_order;
         let word = mem.abi().address_bytes();
-        let mut comms = Vec::with_capacity(nodes.len());
-        for (addr, bytes) in &nodes {
-            let r = Record {
-                base: *addr,
-                bytes,
-                order,
+        let mut comms = Vec::new();
+        self.walk(
+            mem,
+            head,
+            ListShape {
+                next_offset: l.comm_next,
+                span: l.comm_size,
                 what: "MPIR_Comm",
-            };
-            let kind = r.int(l.comm_kind, 4)?;
-            let remote_size = r.int(l.comm_remote_size, 4)?;
-            let size = if kind == 0 {
-                r.int(l.comm_local_size, 4)?
-            } else {
-                remote_size
-            };
-            let group = TargetAddr(r.uint(l.comm_local_group, word)?);
-            let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
-            // An intercommunicator's peers are its remote group, which the
-            // virtual connection table maps; an intracommunicator's group
-            // is created lazily, so the table is the fallback.
-            let world = if kind == 0 && group.0 != 0 {
-                self.group_world_ranks(mem, group, limits).ok()
-            } else {
-                None
-            }
-            .or_else(|| self.vcrt_world_ranks(mem, vcrt, limits).ok());
-            comms.push(CommInfo {
-                addr: *addr,
-                name: r.chars(l.comm_name, COMM_NAME_LEN)?,
-                context_id: r.uint(l.comm_context_id, 2)? as i64,
-                recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
-                rank: r.int(l.comm_rank, 4)?,
-                size,
-                world,
-            });
-        }
+            },
+            limits,
+            |addr, bytes| {
+                let r = Record {
+                    base: addr,
+                    bytes,
+                    order,
+                    what: "MPIR_Comm",
+                };
+                let kind = r.int(l.comm_kind, 4)?;
+                let remote_size = r.int(l.comm_remote_size, 4)?;
+                let size = if kind == 0 {
+                    r.int(l.comm_local_size, 4)?
+                } else {
+                    remote_size
+                };
+                let group = TargetAddr(r.uint(l.comm_local_group, word)?);
+                let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
+                // An intercommunicator's peers are its remote group, which the
+                // virtual connection table maps; an intracommunicator's group
+                // is created lazily, so the table is the fallback.
+                let world = if kind == 0 && group.0 != 0 {
+                    self.group_world_ranks(mem, group, limits).ok()
+                } else {
+                    None
+                }
+                .or_else(|| self.vcrt_world_ranks(mem, vcrt, limits).ok());
+                comms.push(CommInfo {
+                    addr,
+                    name: r.chars(l.comm_name, COMM_NAME_LEN)?,
+                    context_id: r.uint(l.comm_context_id, 2)? as i64,
+                    recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
+                    rank: r.int(l.comm_rank, 4)?,
+                    size,
+                    world,
+                });
+                Ok(())
+            },
+        )?;
         comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
         Ok(comms)
     }
@@ -504,90 +529,100 @@ impl MpichCh3 {
         };
         let head_var = read_pointer(mem, head_ptr, "receive queue head pointer")?;
         let first = read_pointer(mem, head_var, "receive queue head")?;
-        let nodes = self.walk(mem, first, l.req_next, l.req_span, what, limits)?;
         let word = mem.abi().address_bytes();
         let mut out = Vec::new();
-        for (addr, bytes) in &nodes {
-            let r = Record {
-                base: *addr,
-                bytes,
-                order: mem.abi().byte_order,
-                what: "MPIR_Request",
-            };
-            let context = r.uint(l.req_match_context, 2)? as i64;
-            let Some(ci) = comms.iter().position(|c| c.recvcontext_id == context) else {
-                continue;
-            };
-            let comm = &comms[ci];
-            let tag = r.int(l.req_match_tag, 4)?;
-            let rank = r.int(l.req_match_rank, 2)?;
-            let cc = r.int(l.req_cc, 4)?;
-            let count = r.int(l.req_user_count, word)?;
-            let datatype = r.int(l.req_datatype, 4)?;
-            let world = |rank: i64| -> i64 {
-                usize::try_from(rank)
-                    .ok()
-                    .and_then(|i| comm.world.as_ref()?.get(i).copied())
-                    .unwrap_or(-1)
-            };
-            let status = if cc == 0 {
-                OperationStatus::Complete
-            } else {
-                OperationStatus::Pending
-            };
-            let op = if unexpected {
-                let bytes_arrived = r.int(l.req_recv_data_sz, word)?;
-                let tmpbuf = r.uint(l.req_tmpbuf, word)?;
-                PendingOperation {
-                    status,
-                    desired_local_rank: rank,
-                    desired_global_rank: world(rank),
-                    tag_wild: false,
-                    desired_tag: tag,
-                    desired_length: bytes_arrived,
-                    // Eager data waits in a library buffer; a rendezvous
-                    // request has none until its receive is posted.
-                    system_buffer: tmpbuf != 0,
-                    buffer: tmpbuf,
-                    actual_local_rank: rank,
-                    actual_global_rank: world(rank),
-                    actual_tag: tag,
-                    actual_length: bytes_arrived,
-                    extra_text: Vec::new(),
-                    desired_count: None,
-                }
-            } else {
-                let any_source = rank == MPICH_ANY_SOURCE;
-                let any_tag = tag == MPICH_ANY_TAG;
-                let local = if any_source { -1 } else { rank };
-                let (length, extra) = match self.datatype_size(mem, datatype, types) {
-                    Some(size) => (count.saturating_mul(size as i64), Vec::new()),
-                    None => (
-                        count,
-                        vec![format!(
-                            "length in elements: datatype {datatype:#x} has no readable size"
-                        )],
-                    ),
+        self.walk(
+            mem,
+            first,
+            ListShape {
+                next_offset: l.req_next,
+                span: l.req_span,
+                what,
+            },
+            limits,
+            |addr, bytes| {
+                let r = Record {
+                    base: addr,
+                    bytes,
+                    order: mem.abi().byte_order,
+                    what: "MPIR_Request",
                 };
-                PendingOperation {
-                    status,
-                    desired_local_rank: local,
-                    desired_global_rank: if any_source { -1 } else { world(rank) },
-                    tag_wild: any_tag,
-                    desired_tag: if any_tag { -1 } else { tag },
-                    desired_length: length,
-                    system_buffer: false,
-                    buffer: r.uint(l.req_user_buf, word)?,
-                    actual_local_rank: -1,
-                    actual_global_rank: -1,
-                    actual_tag: -1,
-                    actual_length: -1,
-                    extra_text: extra,
-                    desired_count: Some(count),
-                }
-            };
-            out.push((ci, op));
-        }
+                let context = r.uint(l.req_match_context, 2)? as i64;
+                let Some(ci) = comms.iter().position(|c| c.recvcontext_id == context) else {
+                    return Ok(());
+                };
+                let comm = &comms[ci];
+                let tag = r.int(l.req_match_tag, 4)?;
+                let rank = r.int(l.req_match_rank, 2)?;
+                let cc = r.int(l.req_cc, 4)?;
+                let count = r.int(l.req_user_count, word)?;
+                let datatype = r.int(l.req_datatype, 4)?;
+                let world = |rank: i64| -> i64 {
+                    usize::try_from(rank)
+                        .ok()
+                        .and_then(|i| comm.world.as_ref()?.get(i).copied())
+                        .unwrap_or(-1)
+                };
+                let status = if cc == 0 {
+                    OperationStatus::Complete
+                } else {
+                    OperationStatus::Pending
+                };
+                let op = if unexpected {
+                    let bytes_arrived = r.int(l.req_recv_data_sz, word)?;
+                    let tmpbuf = r.uint(l.req_tmpbuf, word)?;
+                    PendingOperation {
+                        status,
+                        desired_local_rank: rank,
+                        desired_global_rank: world(rank),
+                        tag_wild: false,
+                        desired_tag: tag,
+                        desired_length: bytes_arrived,
+                        // Eager data waits in a library buffer; a rendezvous
+                        // request has none until its receive is posted.
+                        system_buffer: tmpbuf != 0,
+                        buffer: tmpbuf,
+                        actual_local_rank: rank,
+                        actual_global_rank: world(rank),
+                        actual_tag: tag,
+                        actual_length: bytes_arrived,
+                        extra_text: Vec::new(),
+                        desired_count: None,
+                    }
+                } else {
+                    let any_source = rank == MPICH_ANY_SOURCE;
+                    let any_tag = tag == MPICH_ANY_TAG;
+                    let local = if any_source { -1 } else { rank };
+                    let (length, extra) = match self.datatype_size(mem, datatype, types) {
+                        Some(size) => (count.saturating_mul(size as i64), Vec::new()),
+                        None => (
+                            count,
+                            vec![format!(
+                                "length in elements: datatype {datatype:#x} has no readable size"
+                            )],
+                        ),
+                    };
+                    PendingOperation {
+                        status,
+                        desired_local_rank: local,
+                        desired_global_rank: if any_source { -1 } else { world(rank) },
+                        tag_wild: any_tag,
+                        desired_tag: if any_tag { -1 } else { tag },
+                        desired_length: length,
+                        system_buffer: false,
+                        buffer: r.uint(l.req_user_buf, word)?,
+                        actual_local_rank: -1,
+                        actual_global_rank: -1,
+                        actual_tag: -1,
+                        actual_length: -1,
+                        extra_text: extra,
+                        desired_count: Some(count),
+                    }
+                };
+                out.push((ci, op));
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 
@@ -601,84 +636,87 @@ impl MpichCh3 {
     ) -> Result<Vec<(usize, PendingOperation)>, DecodeError> {
         let l = &self.layout;
         let first = read_pointer(mem, head, "MPIR_Sendq_head")?;
-        let nodes = self.walk(
-            mem,
-            first,
-            l.sendq_next,
-            l.sendq_size,
-            "send queue (MPIR_Sendq)",
-            limits,
-        )?;
         let word = mem.abi().address_bytes();
         let mut out = Vec::new();
-        for (addr, bytes) in &nodes {
-            let r = Record {
-                base: *addr,
-                bytes,
-                order: mem.abi().byte_order,
-                what: "MPIR_Sendq",
-            };
-            let context = r.int(l.sendq_context, 4)?;
-            let Some(ci) = comms.iter().position(|c| c.context_id == context) else {
-                continue;
-            };
-            let comm = &comms[ci];
-            let rank = r.int(l.sendq_rank, 4)?;
-            let tag = r.int(l.sendq_tag, 4)?;
-            let sreq = TargetAddr(r.uint(l.sendq_sreq, word)?);
-            let req = read_bytes(
-                mem,
-                sreq,
-                l.req_span,
-                "MPIR_Sendq.sreq (MPIR_Request)",
-                limits,
-            )?;
-            let q = Record {
-                base: sreq,
-                bytes: &req,
-                order: mem.abi().byte_order,
-                what: "MPIR_Request",
-            };
-            let count = q.int(l.req_user_count, word)?;
-            let datatype = q.int(l.req_datatype, 4)?;
-            let mut extra = vec!["Non-blocking send".to_string()];
-            let length = match self.datatype_size(mem, datatype, types) {
-                Some(size) => count.saturating_mul(size as i64),
-                None => {
-                    extra.push(format!(
-                        "length in elements: datatype {datatype:#x} has no readable size"
-                    ));
-                    count
-                }
-            };
-            let global = usize::try_from(rank)
-                .ok()
-                .and_then(|i| comm.world.as_ref()?.get(i).copied())
-                .unwrap_or(-1);
-            out.push((
-                ci,
-                PendingOperation {
-                    status: if q.int(l.req_cc, 4)? == 0 {
-                        OperationStatus::Complete
-                    } else {
-                        OperationStatus::Pending
+        self.walk(
+            mem,
+            first,
+            ListShape {
+                next_offset: l.sendq_next,
+                span: l.sendq_size,
+                what: "send queue (MPIR_Sendq)",
+            },
+            limits,
+            |addr, bytes| {
+                let r = Record {
+                    base: addr,
+                    bytes,
+                    order: mem.abi().byte_order,
+                    what: "MPIR_Sendq",
+                };
+                let context = r.int(l.sendq_context, 4)?;
+                let Some(ci) = comms.iter().position(|c| c.context_id == context) else {
+                    return Ok(());
+                };
+                let comm = &comms[ci];
+                let rank = r.int(l.sendq_rank, 4)?;
+                let tag = r.int(l.sendq_tag, 4)?;
+                let sreq = TargetAddr(r.uint(l.sendq_sreq, word)?);
+                let req = read_bytes(
+                    mem,
+                    sreq,
+                    l.req_span,
+                    "MPIR_Sendq.sreq (MPIR_Request)",
+                    limits,
+                )?;
+                let q = Record {
+                    base: sreq,
+                    bytes: &req,
+                    order: mem.abi().byte_order,
+                    what: "MPIR_Request",
+                };
+                let count = q.int(l.req_user_count, word)?;
+                let datatype = q.int(l.req_datatype, 4)?;
+                let mut extra = vec!["Non-blocking send".to_string()];
+                let length = match self.datatype_size(mem, datatype, types) {
+                    Some(size) => count.saturating_mul(size as i64),
+                    None => {
+                        extra.push(format!(
+                            "length in elements: datatype {datatype:#x} has no readable size"
+                        ));
+                        count
+                    }
+                };
+                let global = usize::try_from(rank)
+                    .ok()
+                    .and_then(|i| comm.world.as_ref()?.get(i).copied())
+                    .unwrap_or(-1);
+                out.push((
+                    ci,
+                    PendingOperation {
+                        status: if q.int(l.req_cc, 4)? == 0 {
+                            OperationStatus::Complete
+                        } else {
+                            OperationStatus::Pending
+                        },
+                        desired_local_rank: rank,
+                        desired_global_rank: global,
+                        tag_wild: false,
+                        desired_tag: tag,
+                        desired_length: length,
+                        system_buffer: false,
+                        buffer: q.uint(l.req_user_buf, word)?,
+                        actual_local_rank: rank,
+                        actual_global_rank: global,
+                        actual_tag: tag,
+                        actual_length: length,
+                        extra_text: extra,
+                        desired_count: Some(count),
                     },
-                    desired_local_rank: rank,
-                    desired_global_rank: global,
-                    tag_wild: false,
-                    desired_tag: tag,
-                    desired_length: length,
-                    system_buffer: false,
-                    buffer: q.uint(l.req_user_buf, word)?,
-                    actual_local_rank: rank,
-                    actual_global_rank: global,
-                    actual_tag: tag,
-                    actual_length: length,
-                    extra_text: extra,
-                    desired_count: Some(count),
-                },
-            ));
-        }
+                ));
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 
