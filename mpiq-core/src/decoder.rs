@@ -40,11 +40,10 @@ pub enum DecodeError {
         /// What its absence suggests.
         hint: &'static str,
     },
-    /// A type or member the decoder needs is missing from the debug info.
-    #[error(
-        "the debug info lacks the {0}; without it no offset can be trusted, so nothing was read"
-    )]
-    Layout(#[from] LayoutError),
+    /// Types or members the decoder needs are missing from the debug info
+    /// (all of them are listed).
+    #[error("the debug info lacks {}; without them no offset can be trusted, so nothing was read", list(.0))]
+    Layouts(Vec<LayoutError>),
     /// Target memory could not be read.
     #[error(transparent)]
     Read(#[from] ReadError),
@@ -79,6 +78,14 @@ pub enum DecodeError {
         /// The sequence number after it.
         last: i64,
     },
+}
+
+fn list(missing: &[LayoutError]) -> String {
+    missing
+        .iter()
+        .map(|e| format!("the {e}"))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A message-queue decoder for one MPI implementation and version.

@@ -24,14 +24,15 @@
 //! datatype's size can be read (predefined types and types in the direct
 //! pool), with the element count alongside.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use mpidd_read::Limits;
+use mpidd_read::{Limits, SymbolSource};
 use mpidd_types::TargetAddr;
 
 use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
-use crate::layout_source::LayoutSource;
+use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Record};
@@ -48,6 +49,12 @@ const MPICH_ANY_SOURCE: i64 = -2;
 const MPICH_ANY_TAG: i64 = -1;
 /// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
 const COMM_NAME_LEN: usize = 128;
+/// The globals without which there are no queues to read.
+const REQUIRED_SYMBOLS: [&str; 3] = [
+    "MPIR_All_communicators",
+    "MPID_Recvq_posted_head_ptr",
+    "MPID_Recvq_unexpected_head_ptr",
+];
 /// How many times a changing communicator list is re-read.
 const TRIES: u32 = 3;
 
@@ -95,54 +102,64 @@ struct Layout {
 }
 
 impl Layout {
-    fn resolve(t: &dyn LayoutSource, word: u64) -> Result<Layout, DecodeError> {
-        let m = |ty: &str, member: &str| t.member_offset(ty, member);
-        let req_dev = m("MPIR_Request", "dev")?;
-        let dreq_match = m("MPIDI_Request", "match")?;
-        let match_parts = m("MPIDI_Message_match", "parts")?;
+    /// Every offset, or every type and member that is missing (all of
+    /// them, so one message says everything the debug info lacks).
+    fn resolve(t: &dyn LayoutSource, word: u64) -> Result<Layout, Vec<LayoutError>> {
+        let missing = RefCell::new(Vec::new());
+        let note = |r: Result<u64, LayoutError>| {
+            r.unwrap_or_else(|e| {
+                missing.borrow_mut().push(e);
+                0
+            })
+        };
+        let m = |ty: &str, member: &str| note(t.member_offset(ty, member));
+        let size = |ty: &str| note(t.type_size(ty));
+        let req_dev = m("MPIR_Request", "dev");
+        let dreq_match = m("MPIDI_Request", "match");
+        let match_parts = m("MPIDI_Message_match", "parts");
         let parts = req_dev + dreq_match + match_parts;
         let mut l = Layout {
-            list_seq: m("MPIR_Comm_list", "sequence_number")?,
-            list_head: m("MPIR_Comm_list", "head")?,
-            comm_size: t.type_size("MPIR_Comm")?,
-            comm_name: m("MPIR_Comm", "name")?,
-            comm_next: m("MPIR_Comm", "comm_next")?,
-            comm_rank: m("MPIR_Comm", "rank")?,
-            comm_remote_size: m("MPIR_Comm", "remote_size")?,
-            comm_local_size: m("MPIR_Comm", "local_size")?,
-            comm_kind: m("MPIR_Comm", "comm_kind")?,
-            comm_context_id: m("MPIR_Comm", "context_id")?,
-            comm_recvcontext_id: m("MPIR_Comm", "recvcontext_id")?,
-            comm_local_group: m("MPIR_Comm", "local_group")?,
-            comm_vcrt: m("MPIR_Comm", "dev")? + m("MPIDI_CH3I_comm_t", "vcrt")?,
-            vcrt_size: m("MPIDI_VCRT", "size")?,
-            vcrt_table: m("MPIDI_VCRT", "vcr_table")?,
-            vc_pg_rank: m("MPIDI_VC", "pg_rank")?,
-            group_size: m("MPIR_Group", "size")?,
-            group_pmap: m("MPIR_Group", "lrank_to_lpid")?,
-            pmap_size: t.type_size("MPII_Group_pmap_t")?,
-            pmap_lpid: m("MPII_Group_pmap_t", "lpid")?,
-            req_cc: m("MPIR_Request", "cc")?,
-            req_next: m("MPIR_Request", "next")?,
-            req_match_tag: parts + m("MPIDI_Message_match_parts_t", "tag")?,
-            req_match_rank: parts + m("MPIDI_Message_match_parts_t", "rank")?,
-            req_match_context: parts + m("MPIDI_Message_match_parts_t", "context_id")?,
-            req_user_buf: req_dev + m("MPIDI_Request", "user_buf")?,
-            req_user_count: req_dev + m("MPIDI_Request", "user_count")?,
-            req_datatype: req_dev + m("MPIDI_Request", "datatype")?,
-            req_recv_data_sz: req_dev + m("MPIDI_Request", "recv_data_sz")?,
-            req_tmpbuf: req_dev + m("MPIDI_Request", "tmpbuf")?,
+            list_seq: m("MPIR_Comm_list", "sequence_number"),
+            list_head: m("MPIR_Comm_list", "head"),
+            comm_size: size("MPIR_Comm"),
+            comm_name: m("MPIR_Comm", "name"),
+            comm_next: m("MPIR_Comm", "comm_next"),
+            comm_rank: m("MPIR_Comm", "rank"),
+            comm_remote_size: m("MPIR_Comm", "remote_size"),
+            comm_local_size: m("MPIR_Comm", "local_size"),
+            comm_kind: m("MPIR_Comm", "comm_kind"),
+            comm_context_id: m("MPIR_Comm", "context_id"),
+            comm_recvcontext_id: m("MPIR_Comm", "recvcontext_id"),
+            comm_local_group: m("MPIR_Comm", "local_group"),
+            comm_vcrt: m("MPIR_Comm", "dev") + m("MPIDI_CH3I_comm_t", "vcrt"),
+            vcrt_size: m("MPIDI_VCRT", "size"),
+            vcrt_table: m("MPIDI_VCRT", "vcr_table"),
+            vc_pg_rank: m("MPIDI_VC", "pg_rank"),
+            group_size: m("MPIR_Group", "size"),
+            group_pmap: m("MPIR_Group", "lrank_to_lpid"),
+            pmap_size: size("MPII_Group_pmap_t"),
+            pmap_lpid: m("MPII_Group_pmap_t", "lpid"),
+            req_cc: m("MPIR_Request", "cc"),
+            req_next: m("MPIR_Request", "next"),
+            req_match_tag: parts + m("MPIDI_Message_match_parts_t", "tag"),
+            req_match_rank: parts + m("MPIDI_Message_match_parts_t", "rank"),
+            req_match_context: parts + m("MPIDI_Message_match_parts_t", "context_id"),
+            req_user_buf: req_dev + m("MPIDI_Request", "user_buf"),
+            req_user_count: req_dev + m("MPIDI_Request", "user_count"),
+            req_datatype: req_dev + m("MPIDI_Request", "datatype"),
+            req_recv_data_sz: req_dev + m("MPIDI_Request", "recv_data_sz"),
+            req_tmpbuf: req_dev + m("MPIDI_Request", "tmpbuf"),
             req_span: 0,
-            sendq_sreq: m("MPIR_Sendq", "sreq")?,
-            sendq_tag: m("MPIR_Sendq", "tag")?,
-            sendq_rank: m("MPIR_Sendq", "rank")?,
-            sendq_context: m("MPIR_Sendq", "context_id")?,
-            sendq_next: m("MPIR_Sendq", "next")?,
-            sendq_size: t.type_size("MPIR_Sendq")?,
+            sendq_sreq: m("MPIR_Sendq", "sreq"),
+            sendq_tag: m("MPIR_Sendq", "tag"),
+            sendq_rank: m("MPIR_Sendq", "rank"),
+            sendq_context: m("MPIR_Sendq", "context_id"),
+            sendq_next: m("MPIR_Sendq", "next"),
+            sendq_size: size("MPIR_Sendq"),
             // Only needed for lengths in bytes of derived datatypes.
             datatype_size: t
                 .type_size("MPIR_Datatype")
-                .and_then(|s| Ok((s, m("MPIR_Datatype", "size")?)))
+                .and_then(|s| Ok((s, t.member_offset("MPIR_Datatype", "size")?)))
                 .ok(),
         };
         // One read per request covers every field the decoder uses.
@@ -161,7 +178,12 @@ impl Layout {
         .into_iter()
         .max()
         .unwrap_or(0);
-        Ok(l)
+        let missing = missing.into_inner();
+        if missing.is_empty() {
+            Ok(l)
+        } else {
+            Err(missing)
+        }
     }
 }
 
@@ -259,10 +281,26 @@ impl MpichCh3 {
         let word = target.memory.abi().address_bytes() as u64;
         Ok(MpichCh3 {
             name: format!("native MPICH {version} decoder ({device})"),
-            layout: Layout::resolve(target.types, word)?,
+            layout: Layout::resolve(target.types, word).map_err(DecodeError::Layouts)?,
             globals,
             cache: Mutex::new(None),
         })
+    }
+
+    /// Everything this decoder needs that the image lacks: symbols, types
+    /// and members, each named. Empty when the image has what it needs.
+    /// Needs no process, so a debugger can ask before it attaches.
+    pub fn missing(types: &dyn LayoutSource, symbols: &dyn SymbolSource) -> Vec<String> {
+        let mut out: Vec<String> = REQUIRED_SYMBOLS
+            .iter()
+            .filter(|name| symbols.lookup(name).is_none())
+            .map(|name| format!("the symbol `{name}`"))
+            .collect();
+        // The word size only places the request span; 8 is as good as any.
+        if let Err(missing) = Layout::resolve(types, 8) {
+            out.extend(missing.iter().map(|e| format!("the {e}")));
+        }
+        out
     }
 
     fn sequence(&self, mem: &dyn ByteSource) -> Result<i64, DecodeError> {
