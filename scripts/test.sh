@@ -27,6 +27,12 @@ packages=(
   mpich
   # Counts the syscalls of a live read (examples/tests/live_table.rs).
   strace
+  # The independent C message-queue host (tests/mqs_host/c_host.c) reads
+  # symbols with libelf and types with elfutils' libdw.
+  libdw-dev
+  libelf-dev
+  # strip, to make an MPICH without debug info.
+  binutils
 )
 
 missing=()

@@ -1,0 +1,6 @@
+//! Helpers shared by the tests that run the reference MPICH job
+//! (tests/mpich/queues.c). Each test binary uses a part of them.
+#![allow(dead_code)]
+
+pub mod mpich_job;
+pub mod queue_checks;

@@ -1,0 +1,356 @@
+//! What the queues of tests/mpich/queues.c must hold, as the vendor
+//! library and as the native decoder report them.
+
+use serde_json::Value;
+
+use super::mpich_job::{mpidd, ref_mpich};
+
+/// `mpidd queues ARGS --json`, through libtvmpich.so when `dll`.
+pub fn queues_with(args: &[&str], dll: bool) -> Value {
+    let mut cmd = mpidd();
+    cmd.arg("queues").args(args).arg("--json");
+    if dll {
+        cmd.arg("--dll").arg(ref_mpich().join("lib/libtvmpich.so"));
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "mpidd queues {args:?} (dll: {dll}) failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+pub fn queues(args: &[&str]) -> Value {
+    queues_with(args, true)
+}
+
+pub fn native(args: &[&str]) -> Value {
+    queues_with(args, false)
+}
+
+pub fn comm<'a>(q: &'a Value, name: &str) -> &'a Value {
+    q["communicators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no communicator {name} in {q:#}"))
+}
+
+pub fn ops<'a>(c: &'a Value, queue: &str) -> &'a Vec<Value> {
+    assert_eq!(
+        c[queue]["state"], "read",
+        "{queue} of {}: {:#}",
+        c["name"], c[queue]
+    );
+    c[queue]["operations"].as_array().unwrap()
+}
+
+pub fn total_operations(q: &Value) -> usize {
+    q["communicators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| ["pending_sends", "pending_receives", "unexpected_messages"].map(|k| &c[k]))
+        .map(|queue| queue["operations"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
+/// Checks one rank's queues against what tests/mpich/queues.c posted.
+pub fn check_rank(rank: i64, q: &Value) {
+    assert_eq!(q["global_rank"], rank, "rank read from MPIR_Process");
+    let world = comm(q, "MPI_COMM_WORLD");
+    assert_eq!(world["size"], 4);
+    assert_eq!(world["local_rank"], rank);
+    let dup = comm(q, "mpidd_dup");
+    assert_eq!(
+        (dup["size"].as_i64(), dup["local_rank"].as_i64()),
+        (Some(4), Some(rank))
+    );
+    let split = comm(
+        q,
+        if rank % 2 == 0 {
+            "mpidd_split_even"
+        } else {
+            "mpidd_split_odd"
+        },
+    );
+    assert_eq!(
+        (split["size"].as_i64(), split["local_rank"].as_i64()),
+        (Some(2), Some(rank / 2))
+    );
+    match rank {
+        // What MPICH's library gives: global ranks -1 (it does not
+        // translate), lengths in elements for receives and sends, and no
+        // length for unexpected messages.
+        0 => {
+            assert_eq!(total_operations(q), 5, "{q:#}");
+            let r = ops(world, "pending_receives");
+            assert_eq!(r.len(), 1);
+            assert_eq!(r[0]["status"], "pending");
+            assert_eq!(r[0]["desired_local_rank"], 1);
+            assert_eq!(r[0]["tag_wild"], false);
+            assert_eq!(r[0]["desired_tag"], 11);
+            assert_eq!(r[0]["desired_length"], 10, "10 ints");
+            let u = ops(world, "unexpected_messages");
+            assert_eq!(u.len(), 1);
+            assert_eq!(u[0]["actual_local_rank"], 1);
+            assert_eq!(u[0]["actual_tag"], 99);
+            let r = ops(dup, "pending_receives");
+            assert_eq!(r.len(), 1);
+            assert_eq!(r[0]["desired_local_rank"], -1, "MPI_ANY_SOURCE");
+            assert_eq!(r[0]["desired_tag"], 22);
+            assert_eq!(r[0]["tag_wild"], false);
+            assert_eq!(r[0]["desired_length"], 20);
+            let u = ops(dup, "unexpected_messages");
+            assert_eq!(u.len(), 1);
+            assert_eq!(u[0]["actual_local_rank"], 1);
+            assert_eq!(u[0]["actual_tag"], 44);
+            let r = ops(split, "pending_receives");
+            assert_eq!(r.len(), 1);
+            assert_eq!(
+                r[0]["desired_local_rank"], 1,
+                "world rank 2 is rank 1 of the even split"
+            );
+            assert_eq!(r[0]["tag_wild"], true, "MPI_ANY_TAG");
+            assert_eq!(r[0]["desired_length"], 30);
+        }
+        1 => {
+            assert_eq!(total_operations(q), 1, "{q:#}");
+            let s = ops(dup, "pending_sends");
+            assert_eq!(s.len(), 1);
+            assert_eq!(s[0]["desired_local_rank"], 0);
+            assert_eq!(s[0]["desired_tag"], 44);
+            assert_eq!(s[0]["desired_length"], 3);
+            assert_eq!(s[0]["extra_text"][0], "Non-blocking send");
+        }
+        2 => {
+            assert_eq!(total_operations(q), 1, "{q:#}");
+            let s = ops(world, "pending_sends");
+            assert_eq!(s.len(), 1);
+            assert_eq!(
+                s[0]["status"], "pending",
+                "too large to complete unreceived"
+            );
+            assert_eq!(s[0]["desired_local_rank"], 3);
+            assert_eq!(s[0]["desired_tag"], 33);
+            assert_eq!(s[0]["desired_length"], 1 << 18);
+        }
+        3 => {
+            assert_eq!(total_operations(q), 1, "{q:#}");
+            let u = ops(world, "unexpected_messages");
+            assert_eq!(u.len(), 1);
+            assert_eq!(u[0]["actual_local_rank"], 2);
+            assert_eq!(u[0]["actual_tag"], 33);
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// Checks the native decoder's reading of one rank against what
+/// tests/mpich/queues.c posted, with what it adds over the vendor library:
+/// world ranks, MPI_ANY_SOURCE as -1, lengths in bytes (ints are 4 bytes)
+/// with the element count alongside.
+pub fn check_rank_native(rank: i64, q: &Value) {
+    check_rank_ours(rank, q, true)
+}
+
+/// As [`check_rank_native`], for a reading through our message-queue
+/// library, whose interface has no element counts.
+pub fn check_rank_ours(rank: i64, q: &Value, with_counts: bool) {
+    let count = |op: &Value, n: i64| {
+        if with_counts {
+            assert_eq!(op["desired_count"], n, "{op:#}");
+        }
+    };
+    assert_eq!(q["global_rank"], rank);
+    let world = comm(q, "MPI_COMM_WORLD");
+    assert_eq!(
+        (world["size"].as_i64(), world["local_rank"].as_i64()),
+        (Some(4), Some(rank))
+    );
+    assert_eq!(world["group"], serde_json::json!([0, 1, 2, 3]));
+    let dup = comm(q, "mpidd_dup");
+    let split = comm(
+        q,
+        if rank % 2 == 0 {
+            "mpidd_split_even"
+        } else {
+            "mpidd_split_odd"
+        },
+    );
+    let members = if rank % 2 == 0 { [0, 2] } else { [1, 3] };
+    assert_eq!(
+        split["group"],
+        serde_json::json!(members),
+        "the split's world ranks"
+    );
+    match rank {
+        0 => {
+            assert_eq!(total_operations(q), 5, "{q:#}");
+            let r = &ops(world, "pending_receives")[0];
+            assert_eq!(
+                (
+                    r["desired_local_rank"].as_i64(),
+                    r["desired_global_rank"].as_i64()
+                ),
+                (Some(1), Some(1))
+            );
+            assert_eq!(
+                (r["desired_tag"].as_i64(), r["tag_wild"].as_bool()),
+                (Some(11), Some(false))
+            );
+            assert_eq!(r["desired_length"], 40);
+            count(r, 10);
+            let u = &ops(world, "unexpected_messages")[0];
+            assert_eq!(
+                (
+                    u["actual_local_rank"].as_i64(),
+                    u["actual_global_rank"].as_i64()
+                ),
+                (Some(1), Some(1))
+            );
+            assert_eq!(
+                (u["actual_tag"].as_i64(), u["actual_length"].as_i64()),
+                (Some(99), Some(20))
+            );
+            assert_eq!(
+                u["system_buffer"], true,
+                "eager data waits in a library buffer"
+            );
+            let r = &ops(dup, "pending_receives")[0];
+            assert_eq!(
+                (
+                    r["desired_local_rank"].as_i64(),
+                    r["desired_global_rank"].as_i64()
+                ),
+                (Some(-1), Some(-1))
+            );
+            assert_eq!(
+                (r["desired_tag"].as_i64(), r["desired_length"].as_i64()),
+                (Some(22), Some(80))
+            );
+            let u = &ops(dup, "unexpected_messages")[0];
+            assert_eq!(
+                (u["actual_tag"].as_i64(), u["actual_length"].as_i64()),
+                (Some(44), Some(12))
+            );
+            let r = &ops(split, "pending_receives")[0];
+            assert_eq!(
+                (
+                    r["desired_local_rank"].as_i64(),
+                    r["desired_global_rank"].as_i64()
+                ),
+                (Some(1), Some(2))
+            );
+            assert_eq!(
+                (r["tag_wild"].as_bool(), r["desired_length"].as_i64()),
+                (Some(true), Some(120))
+            );
+        }
+        1 => {
+            assert_eq!(total_operations(q), 1, "{q:#}");
+            let s = &ops(dup, "pending_sends")[0];
+            assert_eq!(
+                (
+                    s["desired_local_rank"].as_i64(),
+                    s["desired_global_rank"].as_i64()
+                ),
+                (Some(0), Some(0))
+            );
+            assert_eq!(
+                (s["desired_tag"].as_i64(), s["desired_length"].as_i64()),
+                (Some(44), Some(12))
+            );
+        }
+        2 => {
+            assert_eq!(total_operations(q), 1, "{q:#}");
+            let s = &ops(world, "pending_sends")[0];
+            assert_eq!(s["status"], "pending");
+            assert_eq!(
+                (s["desired_global_rank"].as_i64(), s["desired_tag"].as_i64()),
+                (Some(3), Some(33))
+            );
+            assert_eq!(s["desired_length"], 4 << 18);
+            count(s, 1 << 18);
+        }
+        3 => {
+            assert_eq!(total_operations(q), 1, "{q:#}");
+            let u = &ops(world, "unexpected_messages")[0];
+            assert_eq!(
+                u["status"], "pending",
+                "a rendezvous whose data has not come"
+            );
+            assert_eq!(
+                (u["actual_global_rank"].as_i64(), u["actual_tag"].as_i64()),
+                (Some(2), Some(33))
+            );
+            assert_eq!(u["actual_length"], 4 << 18, "the announced size in bytes");
+            assert_eq!(u["system_buffer"], false);
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// The native decoder and the vendor library on the same process differ
+/// only where the native one adds what the library leaves out.
+pub fn check_comparison(args: &[&str]) {
+    let dll = ref_mpich().join("lib/libtvmpich.so");
+    let out = mpidd()
+        .arg("queues")
+        .args(args)
+        .arg("--compare-dll")
+        .arg(&dll)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_only_documented_differences(v["differences"].as_array().unwrap());
+}
+
+/// Two readings of the same process (the first from our decoders, the
+/// second from libtvmpich.so) differ only in the documented ways.
+pub fn check_against_libtvmpich(ours: &Value, theirs: &Value) {
+    let left: mpiq_core::model::ProcessQueues = serde_json::from_value(ours.clone()).unwrap();
+    let right: mpiq_core::model::ProcessQueues = serde_json::from_value(theirs.clone()).unwrap();
+    let differences = serde_json::to_value(mpiq_core::compare::compare(&left, &right)).unwrap();
+    assert_only_documented_differences(differences.as_array().unwrap());
+}
+
+/// Fails on any difference but those our decoders document over
+/// libtvmpich.so.
+pub fn assert_only_documented_differences(differences: &[Value]) {
+    for d in differences {
+        let field = d["field"].as_str().unwrap();
+        let queue = d["queue"].as_str().unwrap_or("");
+        let (left, right) = (d["left"].as_str().unwrap(), d["right"].as_str().unwrap());
+        let documented = match field {
+            // World ranks: the library leaves -1.
+            "desired_global_rank" | "actual_global_rank" => right == "-1",
+            // Bytes for the library's element counts (ints). For
+            // unexpected messages the library reports the request's
+            // user_count, which means nothing before a receive matches
+            // (0, or 1 for a rendezvous), where the native decoder gives
+            // the message's size.
+            "desired_length" | "actual_length" => {
+                let (l, r): (i64, i64) = (left.parse().unwrap(), right.parse().unwrap());
+                l == r * 4 || queue == "unexpected_messages"
+            }
+            // Where unexpected eager data waits; the library gives none.
+            "system_buffer" | "buffer" => queue == "unexpected_messages",
+            // An unmatched receive has no actual peer or tag; the library
+            // copies the desired ones (and MPICH's raw -2) there.
+            "actual_local_rank" | "actual_tag" => queue == "pending_receives" && left == "-1",
+            // The library names unnamed communicators "--unnamed--".
+            "name" => left.is_empty() && right == "--unnamed--",
+            _ => false,
+        };
+        assert!(documented, "an undocumented difference: {d:#}");
+    }
+}

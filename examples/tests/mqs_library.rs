@@ -1,0 +1,323 @@
+//! `libmpiq_mqs.so`, our message-queue library, against the 4-rank
+//! reference-MPICH job (tests/mpich/queues.c):
+//! - under our own mqs host (`mpidd queues --dll`), live and from cores,
+//!   where it must give what libtvmpich.so gives plus the documented
+//!   improvements;
+//! - under an independent host written in C against MPICH's header
+//!   (tests/mqs_host/c_host.c: /proc/PID/mem, libelf symbols, libdw
+//!   types), including a host that misuses it;
+//! - on an MPICH whose library lost its debug info, where it must say what
+//!   is missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::mpich_job::{mpidd, ref_mpich, wait_stopped, Job};
+use common::queue_checks::{check_against_libtvmpich, check_rank_ours, queues};
+use serde_json::Value;
+
+/// The library, which cargo builds with mpidd (it is a dependency).
+fn our_library() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_mpidd"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    [bin.join("deps/libmpiq_mqs.so"), bin.join("libmpiq_mqs.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libmpiq_mqs.so is built with mpidd (cargo build -p mpiq-mqs)")
+}
+
+fn ours(args: &[&str]) -> Value {
+    let out = mpidd()
+        .arg("queues")
+        .args(args)
+        .arg("--dll")
+        .arg(our_library())
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The C host, compiled against the reference MPICH's mpi_interface.h.
+fn c_host() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c_host");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mqs_host/c_host.c");
+    let out = Command::new("gcc")
+        .args(["-O1", "-Wall", "-Werror", "-Wno-format-security", "-I"])
+        .arg(ref_mpich().join("include"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(src)
+        .args(["-ldw", "-lelf", "-ldl"])
+        .output()
+        .expect("gcc");
+    assert!(
+        out.status.success(),
+        "building the C host failed (scripts/test.sh installs libdw-dev and libelf-dev):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// What the C host printed.
+struct HostRun {
+    image: String,
+    process: String,
+    comms: Vec<Vec<String>>,
+    ops: Vec<Vec<String>>,
+    hostile: Vec<(String, String)>,
+}
+
+fn run_c_host(host: &Path, library: &Path, pid: i32, rank: i64, hostile: bool) -> HostRun {
+    let mut cmd = Command::new(host);
+    cmd.arg(library).arg(pid.to_string()).arg(rank.to_string());
+    if hostile {
+        cmd.arg("hostile");
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the C host failed ({:?}):\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut run = HostRun {
+        image: String::new(),
+        process: String::new(),
+        comms: Vec::new(),
+        ops: Vec::new(),
+        hostile: Vec::new(),
+    };
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match kind {
+            "image" => {
+                // The message may span lines (the vendor's does).
+                let mut m = rest.to_string();
+                while let Some(next) = lines.peek() {
+                    if next.starts_with("process ") || next.starts_with("end ") {
+                        break;
+                    }
+                    m.push('\n');
+                    m.push_str(lines.next().unwrap());
+                }
+                run.image = m;
+            }
+            "process" => run.process = rest.to_string(),
+            "comm" => run
+                .comms
+                .push(rest.split('|').map(str::to_string).collect()),
+            "op" => run.ops.push(rest.split('|').map(str::to_string).collect()),
+            "hostile" => {
+                let (what, code) = rest.split_once(' ').unwrap();
+                run.hostile.push((what.to_string(), code.to_string()));
+            }
+            _ => {}
+        }
+    }
+    run
+}
+
+/// (class, desired local rank, desired global rank, tag wild, desired tag,
+/// desired length) of each operation, as our library must report them for
+/// what tests/mpich/queues.c posted: world ranks, -1 for MPI_ANY_SOURCE,
+/// lengths in bytes.
+fn expected_ops(rank: i64) -> Vec<[&'static str; 6]> {
+    let mut v = match rank {
+        0 => vec![
+            ["1", "1", "1", "0", "11", "40"],
+            ["2", "1", "1", "0", "99", "20"],
+            ["1", "1", "2", "1", "-1", "120"],
+            ["1", "-1", "-1", "0", "22", "80"],
+            ["2", "1", "1", "0", "44", "12"],
+        ],
+        1 => vec![["0", "0", "0", "0", "44", "12"]],
+        2 => vec![["0", "3", "3", "0", "33", "1048576"]],
+        3 => vec![["2", "2", "2", "0", "33", "1048576"]],
+        _ => unreachable!(),
+    };
+    v.sort();
+    v
+}
+
+#[test]
+fn under_our_host_and_an_independent_c_host() {
+    let host = c_host();
+    let library = our_library();
+    let vendor = ref_mpich().join("lib/libtvmpich.so");
+    let job = Job::start("mqs-library", &[]);
+    for rank in 0..4 {
+        let pid = job.pid(rank);
+        let pid_arg = pid.to_string();
+        // Our host.
+        let q = ours(&["--pid", &pid_arg]);
+        check_rank_ours(rank, &q, false);
+        check_against_libtvmpich(&q, &queues(&["--pid", &pid_arg]));
+
+        // The C host, with our library and with the vendor's.
+        let run = run_c_host(&host, &library, pid, rank, false);
+        assert!(
+            run.image
+                .starts_with("0 mpiq_mqs: the image has MPICH's message queues"),
+            "{}",
+            run.image
+        );
+        assert_eq!(run.process, "0 ok");
+        let world = run
+            .comms
+            .iter()
+            .find(|c| c[0] == "MPI_COMM_WORLD")
+            .expect("MPI_COMM_WORLD");
+        assert_eq!(
+            (world[1].as_str(), world[2].as_str()),
+            ("4", rank.to_string().as_str())
+        );
+        assert_eq!(world[4], "group 0 1 2 3", "mqs_get_comm_group");
+        let mut got: Vec<[&str; 6]> = run
+            .ops
+            .iter()
+            .map(|o| {
+                [
+                    o[0].as_str(),
+                    o[2].as_str(),
+                    o[3].as_str(),
+                    o[4].as_str(),
+                    o[5].as_str(),
+                    o[6].as_str(),
+                ]
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, expected_ops(rank), "rank {rank} through the C host");
+        let theirs = run_c_host(&host, &vendor, pid, rank, false);
+        assert_eq!(
+            theirs.comms.len(),
+            run.comms.len(),
+            "the same communicators"
+        );
+        assert_eq!(theirs.ops.len(), run.ops.len(), "the same operations");
+        wait_stopped(pid);
+    }
+    // From gcore cores, under our host.
+    for rank in [0, 3] {
+        let pid = job.pid(rank);
+        let out = Command::new("gcore")
+            .arg("-o")
+            .arg(job.dir.join("core"))
+            .arg(pid.to_string())
+            .output()
+            .expect("gcore");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let core = job.dir.join(format!("core.{pid}"));
+        let core = core.to_str().unwrap();
+        let q = ours(&["--core", core]);
+        check_rank_ours(rank, &q, false);
+        check_against_libtvmpich(&q, &queues(&["--core", core]));
+    }
+    assert_eq!(job.finish(), 0);
+}
+
+#[test]
+fn a_careless_host_gets_error_codes_not_crashes() {
+    let host = c_host();
+    let job = Job::start("mqs-library-hostile", &[]);
+    let run = run_c_host(&host, &our_library(), job.pid(0), 0, true);
+    let code = |what: &str| -> String {
+        run.hostile
+            .iter()
+            .find(|(w, _)| w == what)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_else(|| panic!("no {what} in {:?}", run.hostile))
+    };
+    // The codes are the library's documented ones (mpiq_mqs::ERR_*).
+    assert_eq!(
+        code("next_after_end"),
+        "2",
+        "mqs_end_of_list again, where vendor libraries follow NULL"
+    );
+    assert_eq!(
+        code("get_after_end"),
+        mpiq_mqs::ERR_NO_COMMUNICATOR.to_string()
+    );
+    assert_eq!(
+        code("unknown_process"),
+        mpiq_mqs::ERR_NOT_SET_UP.to_string()
+    );
+    assert_eq!(
+        code("unknown_process_update"),
+        mpiq_mqs::ERR_NOT_SET_UP.to_string()
+    );
+    assert_eq!(code("null_communicator"), mpiq_mqs::ERR_NULL.to_string());
+    assert_eq!(code("bad_op_class"), mpiq_mqs::ERR_BAD_OP_CLASS.to_string());
+    assert_eq!(code("null_operation"), mpiq_mqs::ERR_NULL.to_string());
+    let failing = code("failing_reads");
+    assert!(
+        failing.starts_with(&format!("{} ", mpiq_mqs::ERR_DECODE))
+            && failing.contains("mqs_fetch_data"),
+        "a process whose reads fail: {failing}"
+    );
+    assert_eq!(job.finish(), 0);
+}
+
+#[test]
+fn an_mpich_without_debug_info_is_told_what_is_missing() {
+    // The same program against a copy of the reference libmpi whose DWARF
+    // was stripped (its symbol table stays, as in a distribution package).
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stripped-mpich");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libmpi.so.12");
+    std::fs::copy(ref_mpich().join("lib/libmpi.so.12"), &lib).unwrap();
+    let out = Command::new("strip")
+        .arg("--strip-debug")
+        .arg(&lib)
+        .output()
+        .expect("strip (binutils)");
+    assert!(out.status.success());
+    let job = Job::start_with_env("mqs-library-stripped", &[], &[("LD_LIBRARY_PATH", &dir)]);
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", job.pid(0))).unwrap();
+    assert!(
+        maps.contains(lib.to_str().unwrap()),
+        "the job runs on the stripped copy"
+    );
+    let run = run_c_host(&c_host(), &our_library(), job.pid(0), 0, false);
+    assert!(
+        run.image
+            .starts_with(&format!("{} ", mpiq_mqs::ERR_UNSUPPORTED)),
+        "{}",
+        run.image
+    );
+    for needle in [
+        "lacks what MPICH's message queues need",
+        "`MPIR_Comm_list`",
+        "`MPIR_Request`",
+        "--enable-debuginfo",
+    ] {
+        assert!(run.image.contains(needle), "{needle} in: {}", run.image);
+    }
+    // Our own host says the same through mpidd.
+    let out = mpidd()
+        .args(["queues", "--pid", &job.pid(0).to_string(), "--dll"])
+        .arg(our_library())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("MPIR_Comm_list"), "{stderr}");
+    assert_eq!(job.finish(), 0);
+}

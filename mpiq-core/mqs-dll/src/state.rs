@@ -1,0 +1,87 @@
+//! What the library keeps per image, process and job, in blocks from the
+//! debugger's `mqs_malloc` (they cross the interface: the debugger holds
+//! the pointers and hands them back to the destroy calls).
+
+use std::ffi::{c_void, CString};
+use std::mem::{align_of, size_of};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+use mpidd_read::Limits;
+use mpidd_types::TargetAbi;
+use mpiq_core::model::{ProcessQueues, QueueKind};
+use mpiq_core::QueueDecoder;
+
+use crate::host_abi::{HostBasic, HostImage, HostJob, HostProcess};
+
+/// The debugger's basic callbacks, from `mqs_setup_basic_callbacks`.
+pub(crate) static BASIC: AtomicPtr<HostBasic> = AtomicPtr::new(ptr::null_mut());
+
+/// The detail of the last failure that has one, for
+/// `mqs_dll_error_string`, which is given only a code.
+pub(crate) static LAST_DETAIL: Mutex<Option<CString>> = Mutex::new(None);
+
+pub(crate) fn basic() -> Option<&'static HostBasic> {
+    // SAFETY: the debugger promises the table stays valid for as long as
+    // the library is loaded; NULL before setup.
+    unsafe { BASIC.load(Ordering::Acquire).as_ref() }
+}
+
+/// Per image.
+pub(crate) struct ImageInfo {
+    pub(crate) callbacks: *const HostImage,
+    /// The text `mqs_image_has_queues` hands out; kept here so the pointer
+    /// stays valid while the image is set up.
+    pub(crate) message: CString,
+}
+
+/// Per process.
+pub(crate) struct ProcessInfo {
+    pub(crate) callbacks: *const HostProcess,
+    pub(crate) abi: TargetAbi,
+    pub(crate) decoder: Result<Box<dyn QueueDecoder>, String>,
+    /// The last reading, from `mqs_update_communicator_list`.
+    pub(crate) snapshot: Option<ProcessQueues>,
+    pub(crate) communicator: usize,
+    pub(crate) operation: Option<(QueueKind, usize)>,
+    /// The debugger's own number for the process (MPI-2), when given.
+    pub(crate) identity: Option<i32>,
+    pub(crate) limits: Limits,
+}
+
+/// Per job (MPI-2).
+pub(crate) struct JobInfo {
+    #[allow(dead_code)] // kept as the debugger gave it; no MPICH data needs it
+    pub(crate) callbacks: *const HostJob,
+}
+
+/// Moves `value` into a block from the debugger's `mqs_malloc`.
+pub(crate) fn host_box<T>(value: T) -> Option<*mut T> {
+    const { assert!(align_of::<T>() <= 16, "malloc aligns to 16 bytes") };
+    let malloc = basic()?.malloc?;
+    // SAFETY: the debugger's allocator, asked for a block of T's size.
+    let p = unsafe { malloc(size_of::<T>().max(1)) } as *mut T;
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a fresh block, large and aligned enough for T.
+    unsafe { p.write(value) };
+    Some(p)
+}
+
+/// Drops a value made by [`host_box`] and returns its block.
+///
+/// # Safety
+/// `p` came from [`host_box`] and is not used again.
+pub(crate) unsafe fn host_drop<T>(p: *mut T) {
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: the caller's promise: a live value in a host block.
+    unsafe { ptr::drop_in_place(p) };
+    if let Some(free) = basic().and_then(|b| b.free) {
+        // SAFETY: the block came from the same debugger's mqs_malloc.
+        unsafe { free(p as *mut c_void) };
+    }
+}
