@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times one rank's message-queue dump with N posted receives (default
-# 100,000): the native MPICH decoder against MPICH's libtvmpich.so through
-# mpidd's mqs host, on the same gcore core of the reference-MPICH job
+# 100,000): the native MPICH decoder, MPICH's libtvmpich.so through mpidd's
+# mqs host, and our libmpiq_mqs.so through the same host, on the same gcore core of the reference-MPICH job
 # tests/mpich/queues.c, and live on the stopped process. Prints wall time
 # and peak RSS of each.
 #
@@ -10,8 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-100000}"
 ref="$(bash scripts/build-ref-mpich.sh | tail -n 1)"
-cargo build --release --quiet -p mpidd
+cargo build --release --quiet -p mpidd -p mpiq-mqs
 mpidd="$PWD/target/release/mpidd"
+ours="$PWD/target/release/libmpiq_mqs.so"
 work="$(mktemp -d)"
 trap 'kill -CONT $pids 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 "$ref/bin/mpicc" -g -O0 -o "$work/queues" tests/mpich/queues.c
@@ -36,6 +37,8 @@ run() {
 for i in 1 2 3; do
   run "native, core" "$mpidd" queues --core "$core" --json
   run "libtvmpich.so via host, core" "$mpidd" queues --core "$core" --dll "$ref/lib/libtvmpich.so" --json
+  run "libmpiq_mqs.so via host, core" "$mpidd" queues --core "$core" --dll "$ours" --json
 done
 run "native, live (stopped)" "$mpidd" queues --pid "$pid0" --json
 run "libtvmpich.so via host, live" "$mpidd" queues --pid "$pid0" --dll "$ref/lib/libtvmpich.so" --json
+run "libmpiq_mqs.so via host, live" "$mpidd" queues --pid "$pid0" --dll "$ours" --json
