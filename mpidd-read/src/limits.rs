@@ -36,6 +36,11 @@ pub struct Limits {
     /// far above any MPI library's structs, while corrupt DWARF cannot make
     /// a reader allocate gigabytes.
     pub max_record_bytes: u64,
+    /// Most bytes one reader call (an MPIR or MPI-2 read, a link-map walk,
+    /// a queue read) takes from the target in all. Default 4 GiB: a
+    /// million-rank table with its strings is about 100 MB, while a corrupt
+    /// target cannot keep a reader busy without end.
+    pub max_total_bytes: u64,
 }
 
 impl Default for Limits {
@@ -47,6 +52,7 @@ impl Default for Limits {
             max_walk_processes: 1 << 16,
             max_list_len: 1 << 20,
             max_record_bytes: 1 << 24,
+            max_total_bytes: 1 << 32,
         }
     }
 }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::memory::TargetMemory;
+use crate::read_budget::ReadBudget;
 
 /// `DT_NULL`: the end of the dynamic array.
 const DT_NULL: u64 = 0;
@@ -72,6 +73,8 @@ pub fn read_link_map<M: TargetMemory + ?Sized>(
     r_debug: TargetAddr,
     limits: &Limits,
 ) -> Result<Vec<LinkMapEntry>, ReadError> {
+    let budget = ReadBudget::new(mem, limits);
+    let mem = &budget;
     let word = mem.abi().address_bytes() as u64;
     // r_version is an int, padded to a word before r_map on every ABI here.
     let mut node = mem.read_pointer(TargetAddr(r_debug.0.wrapping_add(word)), "r_debug.r_map")?;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::read_budget::ReadBudget;
 use crate::symbols::SymbolSource;
 
 /// Symbol of the info block.
@@ -157,6 +158,8 @@ pub fn read_process<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     packing: Packing,
     limits: &Limits,
 ) -> Result<Mpi2ddProcess, Mpi2ddError> {
+    let budget = ReadBudget::new(mem, limits);
+    let mem = &budget;
     let sym = syms
         .lookup(INFO_SYMBOL)
         .ok_or_else(|| Mpi2ddError::NoInfo {

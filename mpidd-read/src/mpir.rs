@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::read_budget::ReadBudget;
 use crate::symbols::SymbolSource;
 
 /// Symbol names of the interface.
@@ -161,6 +162,8 @@ pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     syms: &S,
     limits: &Limits,
 ) -> Result<MpirState, MpirError> {
+    let budget = ReadBudget::new(mem, limits);
+    let mem = &budget;
     let table = syms.lookup(names::PROCTABLE);
     let size = syms.lookup(names::PROCTABLE_SIZE);
     let state = syms.lookup(names::DEBUG_STATE);

@@ -220,3 +220,36 @@ fn writes_only_touch_what_was_asked() {
     assert!(!mpir::release_gate(&mut bare.memory, &bare.symbols).unwrap());
     assert!(bare.memory.write_i32(TargetAddr(0x10), 1).is_err());
 }
+
+#[test]
+fn the_total_read_budget_covers_the_strings_too() {
+    use mpidd_read::{mpir, Limits, ReadError, SyntheticJob};
+    use mpidd_types::TargetAbi;
+    let ranks: Vec<(String, String, i32)> = (0..100)
+        .map(|i| (format!("node{i:03}"), "/bin/app".to_string(), 1000 + i))
+        .collect();
+    let refs: Vec<(&str, &str, i32)> = ranks
+        .iter()
+        .map(|(h, e, p)| (h.as_str(), e.as_str(), *p))
+        .collect();
+    let job = SyntheticJob::builder(TargetAbi::X86_64)
+        .mpir_starter(&refs)
+        .build();
+    // The table alone is 2,400 bytes; its 101 distinct strings push it over.
+    let limits = Limits {
+        max_total_bytes: 3_000,
+        ..Limits::default()
+    };
+    let err = mpir::read_state(&job.memory, &job.symbols, &limits).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            mpir::MpirError::Read(ReadError::LimitExceeded {
+                limit: "max_total_bytes",
+                ..
+            })
+        ),
+        "{err}"
+    );
+    assert!(mpir::read_state(&job.memory, &job.symbols, &Limits::default()).is_ok());
+}

@@ -35,7 +35,7 @@ use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
 use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
 use crate::mqs_target::ByteSource;
-use crate::target_read::{read_bytes, read_int, read_pointer, Record};
+use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
 
 /// `base + offset` in the target's address space (wrapping, as the
 /// target's own arithmetic would; a wild address fails at the read).
@@ -786,7 +786,8 @@ impl QueueDecoder for MpichCh3 {
         target: &NativeTarget<'_>,
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError> {
-        let mem = target.memory;
+        let budget = Budgeted::new(target.memory, limits);
+        let mem: &dyn ByteSource = &budget;
         let mut first = self.sequence(mem)?;
         let mut last = first;
         for _ in 0..TRIES {

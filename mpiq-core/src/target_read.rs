@@ -6,6 +6,51 @@ use mpidd_types::{ByteOrder, TargetAddr};
 
 use crate::mqs_target::ByteSource;
 
+/// A [`ByteSource`] that refuses to read past
+/// [`Limits::max_total_bytes`] in all (the byte-source twin of
+/// `mpidd_read::ReadBudget`).
+pub(crate) struct Budgeted<'a> {
+    inner: &'a dyn ByteSource,
+    used: std::cell::Cell<u64>,
+    max: u64,
+}
+
+impl<'a> Budgeted<'a> {
+    pub(crate) fn new(inner: &'a dyn ByteSource, limits: &Limits) -> Self {
+        Budgeted {
+            inner,
+            used: std::cell::Cell::new(0),
+            max: limits.max_total_bytes,
+        }
+    }
+}
+
+impl ByteSource for Budgeted<'_> {
+    fn abi(&self) -> mpidd_types::TargetAbi {
+        self.inner.abi()
+    }
+
+    fn read_exact(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<(), ReadError> {
+        let after = self.used.get().saturating_add(buf.len() as u64);
+        if after > self.max {
+            return Err(ReadError::LimitExceeded {
+                what,
+                addr,
+                count: after,
+                max: self.max,
+                limit: "max_total_bytes",
+            });
+        }
+        self.used.set(after);
+        self.inner.read_exact(addr, buf, what)
+    }
+}
+
 /// Decodes an unsigned integer of `bytes.len()` (at most 8) bytes.
 pub(crate) fn unsigned(bytes: &[u8], order: ByteOrder) -> u64 {
     let mut v = 0u64;

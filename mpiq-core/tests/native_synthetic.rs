@@ -364,3 +364,18 @@ fn without_the_send_queue_symbol_sends_are_no_information() {
     let q = decode(&mem, &fewer, &layout(), &Limits::default()).unwrap();
     assert_eq!(q.communicators[0].pending_sends, Queue::NoInformation);
 }
+
+#[test]
+fn the_total_read_budget_stops_the_decoder() {
+    let posted = [req(REQS + 128, 11, 0), req(0, -1, -2)];
+    let (mem, symbols) = process(TargetAbi::X86_64, &posted, 0, &[]);
+    let limits = Limits {
+        max_total_bytes: 300,
+        ..Limits::default()
+    };
+    let err = decode(&mem, &symbols, &layout(), &limits).unwrap_err();
+    assert!(
+        err.to_string().contains("max_total_bytes"),
+        "a communicator (256 bytes) and a request exceed 300 bytes: {err}"
+    );
+}
