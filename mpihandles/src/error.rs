@@ -36,7 +36,7 @@ pub enum HandleError {
         why: &'static str,
     },
     /// The value does not fit the handle type.
-    #[error("{value} is not a {kind} value: {reason}")]
+    #[error("{value} is not an {kind} value: {reason}")]
     BadValue {
         /// The kind asked for.
         kind: HandleKind,
@@ -56,7 +56,7 @@ pub enum HandleError {
         name: String,
     },
     /// The handle's bits name another kind of object.
-    #[error("{value:#010x} is not a {expected} handle: its bits name {found}")]
+    #[error("{value:#010x} is not an {expected} handle: its bits name {found}")]
     WrongKind {
         /// The kind asked for.
         expected: HandleKind,

@@ -11,7 +11,7 @@ use crate::model::{
     StatusView,
 };
 use crate::mpich_handle_bits::Storage;
-use crate::mpich_pools::{locate, spec, Located};
+use crate::mpich_pools::{locate, spec, Located, PoolSpec};
 use crate::mpich_predefined::predefined_name;
 use crate::target::{Bytes, Ctx};
 use crate::{
@@ -139,17 +139,15 @@ impl<'a> Mpich<'a> {
         let mut notes = Vec::new();
         let details = match (located.addr, located.state) {
             (Some(addr), ObjectState::Live) => self.details(kind, addr, raw, &located)?,
-            (Some(addr), ObjectState::Freed) => {
-                notes.push(
-                    "the object is on MPICH's free list: the handle is stale, and the fields \
-                     below are what its memory holds now"
-                        .to_string(),
-                );
-                self.details(kind, addr, raw, &located)
-                    .unwrap_or_else(|e| Details::Undecoded {
-                        reason: format!("the freed object's memory does not decode: {e}"),
-                    })
-            }
+            // MPICH links a freed object into the free list through the
+            // bytes after its header and hands the memory to the next
+            // object of the kind: what it holds now is not the old object.
+            (Some(_), ObjectState::Freed) => Details::Undecoded {
+                reason: "MPICH returned the object to its allocator: the handle is stale, and \
+                         the memory now holds the free list's link and whatever a newer object \
+                         wrote there"
+                    .to_string(),
+            },
             (None, _) => self.predefined_details(kind, raw)?,
         };
         let object_name = match &details {
@@ -173,6 +171,11 @@ impl<'a> Mpich<'a> {
                     );
                     Availability::Value(true)
                 }
+                ObjectState::Live if kind == HandleKind::Info => Availability::not_available(
+                    "MPICH keeps no mark of MPI_Info_free: a freed info object goes straight \
+                     back to the allocator, so a live one was not freed, or was freed and \
+                     reused",
+                ),
                 ObjectState::Live => Availability::not_available(format!(
                     "MPICH keeps no mark of MPI_{}_free: freeing only drops a reference, and the \
                      object lives while references remain{}",
@@ -201,10 +204,13 @@ impl<'a> Mpich<'a> {
             freed_by_application,
             freed_by_implementation: Availability::Value(located.state == ObjectState::Freed),
             reference_count: match located.ref_count {
+                _ if kind == HandleKind::Info => {
+                    Availability::not_available("MPICH does not count references to info objects")
+                }
                 Some(n) => Availability::Value(n),
                 None => Availability::not_available("the predefined handle has no object"),
             },
-            encoding: Some(encoding(&self.ctx, &located)),
+            encoding: Some(encoding(&self.ctx, &spec, &located)),
             details,
             notes,
         })
@@ -285,9 +291,10 @@ impl<'a> Mpich<'a> {
         });
         if let Some(name) = name.filter(|n| !n.is_empty()) {
             if r.predefined_name.is_none() && predefined_by_bits(kind, raw) {
-                r.predefined_name = Some(name.clone());
+                r.predefined_name = Some(name);
+            } else if r.predefined_name.as_ref() != Some(&name) {
+                r.name = Some(name);
             }
-            r.name = Some(name);
         }
         r
     }
@@ -378,8 +385,13 @@ fn free_function(kind: HandleKind) -> &'static str {
     }
 }
 
-fn encoding(ctx: &Ctx<'_>, located: &Located) -> HandleEncoding {
+fn encoding(ctx: &Ctx<'_>, spec: &PoolSpec, located: &Located) -> HandleEncoding {
     let h = &located.handle;
+    // A builtin index is masked per kind, as MPICH's lookup masks it.
+    let index = match (h.storage, spec.builtin) {
+        (Storage::Builtin, Some((_, mask))) => h.raw & mask,
+        _ => h.index,
+    };
     let object_kind = ctx
         .layouts
         .enum_name("MPII_Object_kind", i128::from(h.object_kind))
@@ -390,7 +402,7 @@ fn encoding(ctx: &Ctx<'_>, located: &Located) -> HandleEncoding {
     HandleEncoding {
         storage: h.storage.name().to_string(),
         object_kind,
-        index: (!indirect).then_some(h.index),
+        index: (!indirect).then_some(index),
         pool: (h.pool != 0).then_some(h.pool),
         block: indirect.then_some(h.block),
         block_index: indirect.then_some(h.block_index),

@@ -33,7 +33,11 @@ pub(crate) fn view(m: &Mpich<'_>, addr: TargetAddr) -> Result<HandleView, Handle
             name: "MPI_FILE_NULL".to_string(),
         });
     }
-    let r = ctx.record(addr, F)?;
+    let r = ctx.record(addr, F).map_err(|e| HandleError::NotAnObject {
+        kind: HandleKind::File,
+        addr,
+        reason: e.to_string(),
+    })?;
     let cookie = r.int(ctx.m(F, "cookie")?)?;
     if cookie != COOKIE {
         return Err(HandleError::NotAnObject {
