@@ -124,6 +124,15 @@ pub enum HandleError {
         /// Why it does not resolve.
         reason: String,
     },
+    /// The target's data contradicts itself (a corrupt or changing
+    /// target).
+    #[error("{addr}: {reason}")]
+    Inconsistent {
+        /// Where.
+        addr: TargetAddr,
+        /// What does not add up.
+        reason: String,
+    },
     /// The question does not apply to the kind.
     #[error("{0}")]
     Unsupported(String),

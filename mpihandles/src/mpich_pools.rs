@@ -137,25 +137,37 @@ pub(crate) struct Allocator {
     pub(crate) initialized: bool,
     pub(crate) indirect: TargetAddr,
     pub(crate) indirect_size: i64,
-    pub(crate) num_allocated: i64,
-    pub(crate) num_avail: i64,
+    /// Objects the allocator made, direct and indirect (MPICH 3.4 on).
+    pub(crate) num_allocated: Option<i64>,
+    /// Objects on its free list (MPICH 3.4 on).
+    pub(crate) num_avail: Option<i64>,
     pub(crate) object_size: i64,
     pub(crate) direct_size: i64,
 }
+
+/// Objects per indirect block where the allocator does not say (before
+/// MPICH 3.4): MPICH's `HANDLE_NUM_INDICES`, which requests share.
+const DEFAULT_PER_BLOCK: i64 = 1024;
 
 impl Allocator {
     pub(crate) fn read(ctx: &Ctx<'_>, addr: TargetAddr) -> Result<Allocator, HandleError> {
         const T: &str = "MPIR_Object_alloc_t";
         let r = ctx.record(addr, T)?;
         let m = |path| ctx.m(T, path);
+        let optional = |path| -> Result<Option<i64>, HandleError> {
+            match m(path) {
+                Ok(f) => Ok(Some(r.int(f)?)),
+                Err(_) => Ok(None),
+            }
+        };
         Ok(Allocator {
             addr,
             avail: r.ptr(m("avail")?)?,
             initialized: r.int(m("initialized")?)? != 0,
             indirect: r.ptr(m("indirect")?)?,
             indirect_size: r.int(m("indirect_size")?)?,
-            num_allocated: r.int(m("num_allocated")?)?,
-            num_avail: r.int(m("num_avail")?)?,
+            num_allocated: optional("num_allocated")?,
+            num_avail: optional("num_avail")?,
             object_size: r.int(m("size")?)?,
             direct_size: r.int(m("direct_size")?)?,
         })
@@ -165,9 +177,13 @@ impl Allocator {
     /// every block has the same count, so it is what the blocks add to the
     /// total.
     pub(crate) fn per_block(&self) -> Option<i64> {
-        (self.indirect_size > 0)
-            .then(|| (self.num_allocated - self.direct_size) / self.indirect_size)
-            .filter(|n| *n > 0)
+        if self.indirect_size <= 0 {
+            return None;
+        }
+        let Some(total) = self.num_allocated else {
+            return Some(DEFAULT_PER_BLOCK);
+        };
+        Some((total - self.direct_size) / self.indirect_size).filter(|n| *n > 0)
     }
 
     /// The free objects, by walking `avail`. The walk is bounded by the
@@ -175,32 +191,41 @@ impl Allocator {
     /// loop is an error.
     pub(crate) fn free_set(&self, ctx: &Ctx<'_>) -> Result<HashSet<TargetAddr>, HandleError> {
         let next = ctx.m("MPIR_Handle_common", "next")?;
-        let claimed = u64::try_from(self.num_avail.max(0)).unwrap_or(0);
-        let bound = claimed.min(ctx.limits.max_list_len);
+        let max = ctx.limits.max_list_len;
+        let claimed = self
+            .num_avail
+            .map_or(max, |n| u64::try_from(n.max(0)).unwrap_or(0));
+        let bound = claimed.min(max);
         let mut seen = HashSet::new();
         let mut node = self.avail;
         while !node.is_null() {
-            if seen.len() as u64 > bound {
-                return Err(ReadError::LimitExceeded {
-                    what: "free list of an MPICH object allocator",
-                    addr: self.avail,
-                    count: seen.len() as u64,
-                    max: bound,
-                    limit: if bound == claimed {
-                        "the allocator's num_avail"
-                    } else {
-                        "max_list_len"
-                    },
-                }
-                .into());
-            }
-            if !seen.insert(node) {
+            if seen.contains(&node) {
                 return Err(ReadError::Cycle {
                     what: "MPIR_Handle_common.next",
                     addr: node,
                 }
                 .into());
             }
+            if seen.len() as u64 >= bound {
+                if bound == max {
+                    return Err(ReadError::LimitExceeded {
+                        what: "free list of an MPICH object allocator",
+                        addr: self.avail,
+                        count: seen.len() as u64,
+                        max,
+                        limit: "max_list_len",
+                    }
+                    .into());
+                }
+                return Err(HandleError::Inconsistent {
+                    addr: self.addr,
+                    reason: format!(
+                        "the allocator's free list is longer than the {claimed} objects its \
+                         num_avail counts"
+                    ),
+                });
+            }
+            seen.insert(node);
             node = ctx.pointer(at(node, next.offset), "MPIR_Handle_common.next")?;
         }
         Ok(seen)
