@@ -43,6 +43,8 @@ const MAX_DEPTH: u32 = 32;
 /// Most runs a type map is built with (and no more than
 /// [`Limits::max_list_len`](mpidd_read::Limits::max_list_len)).
 const MAX_RUNS: u64 = 1 << 16;
+/// Most constructors shown plus blocks expanded for one view.
+const WORK: u64 = 1 << 20;
 /// Paddings `MAX_ALIGNMENT` may have, most likely first.
 const ALIGNMENTS: [u64; 3] = [16, 8, 4];
 
@@ -73,9 +75,23 @@ struct Contents {
 struct Reader<'m, 'a> {
     m: &'m Mpich<'a>,
     cache: HashMap<u32, TypeInfo>,
+    /// Work left: constructors shown and blocks expanded. Types may share
+    /// arguments, so a tree of a few objects can stand for exponentially
+    /// many nodes; this keeps any target's cost bounded.
+    budget: u64,
 }
 
 impl Reader<'_, '_> {
+    fn spend(&mut self) -> Result<(), HandleError> {
+        if self.budget == 0 {
+            return Err(HandleError::Unsupported(format!(
+                "the type is too large to expand: more than {WORK} constructors and blocks"
+            )));
+        }
+        self.budget -= 1;
+        Ok(())
+    }
+
     fn ctx(&self) -> &Ctx<'_> {
         &self.m.ctx
     }
@@ -191,6 +207,7 @@ impl Reader<'_, '_> {
 
     /// The constructor of `t`, its type arguments' constructors within.
     fn constructor(&mut self, t: &TypeInfo, depth: u32) -> Result<Constructor, HandleError> {
+        self.spend()?;
         let Some(c) = &t.contents else {
             return Ok(Constructor {
                 combiner: "MPI_COMBINER_NAMED".to_string(),
@@ -280,6 +297,7 @@ impl Reader<'_, '_> {
                       out: &mut Runs|
          -> Result<(), HandleError> {
             for i in 0..usize::try_from(count.max(0)).unwrap_or(0) {
+                s.spend()?;
                 out.check()?;
                 let start = base + disp(i)?;
                 let len = blocklen(i)?;
@@ -289,6 +307,7 @@ impl Reader<'_, '_> {
                     }
                 } else {
                     for j in 0..len.max(0) {
+                        s.spend()?;
                         s.map(inner, start + j * inner.extent, depth + 1, out)?;
                     }
                 }
@@ -518,6 +537,7 @@ pub(crate) fn decode(
     let mut reader = Reader {
         m,
         cache: HashMap::new(),
+        budget: WORK,
     };
     let this = reader.read_at(addr, raw);
     let (constructor, type_map, holes_found) = match this {
@@ -532,6 +552,7 @@ pub(crate) fn decode(
         Ok(t) => {
             reader.cache.insert(raw, t.clone());
             let constructor = reader.constructor(&t, 0).into();
+            reader.budget = WORK;
             let mut runs = Runs {
                 runs: Vec::new(),
                 max: MAX_RUNS.min(ctx.limits.max_list_len),

@@ -544,6 +544,140 @@ fn a_status_and_a_request_in_a_second_pool_big_endian() {
     );
 }
 
+/// A datatype pool: builtin types at 0x3000 (MPI_INT, index 5, and
+/// MPI_CHAR, index 1), 4 direct types at 0x3400, allocator at 0x3380. A
+/// 32-bit `MPIR_Datatype` of 60 bytes with a 16-byte name.
+fn datatype_pool(f: &mut Fake) {
+    const T: &str = "MPIR_Datatype";
+    f.layouts.add_type(T, 60);
+    for (name, offset) in [
+        ("handle", 0),
+        ("ref_count", 4),
+        ("size", 8),
+        ("extent", 12),
+        ("ub", 16),
+        ("lb", 20),
+        ("true_ub", 24),
+        ("true_lb", 28),
+        ("is_committed", 48),
+        ("is_contig", 52),
+        ("contents", 56),
+    ] {
+        f.layouts.add_member(T, name, offset, 4);
+    }
+    f.layouts
+        .add_array(T, "name", 32, 16, 16)
+        .add_type("MPIR_Datatype_contents", 20)
+        .add_enum(
+            "enum MPIR_Combiner_enum",
+            &[
+                ("MPI_COMBINER_NAMED", 1),
+                ("MPI_COMBINER_CONTIGUOUS", 3),
+                ("MPI_COMBINER_STRUCT", 12),
+            ],
+        );
+    for (name, offset) in [
+        ("combiner", 0),
+        ("nr_ints", 4),
+        ("nr_aints", 8),
+        ("nr_counts", 12),
+        ("nr_types", 16),
+    ] {
+        f.layouts
+            .add_member("MPIR_Datatype_contents", name, offset, 4);
+    }
+    f.symbol("MPIR_Datatype_builtin", 0x3000, 6 * 60);
+    f.symbol("MPIR_Datatype_direct", 0x3400, 4 * 60);
+    f.symbol("MPIR_Datatype_mem", 0x3380, 40);
+    f.allocator(0x3380, 0, 0, 0, 0, 0, 4, 60);
+    for (index, handle, name, size) in [
+        (5u64, 0x4c00_0405u32, &b"MPI_INT\0"[..], 4),
+        (1, 0x4c00_0101, b"MPI_CHAR\0", 1),
+    ] {
+        let at = 0x3000 + index * 60;
+        f.u32(at, handle);
+        f.u32(at + 4, 1);
+        f.u32(at + 8, size);
+        f.u32(at + 12, size);
+        f.u32(at + 16, size);
+        f.text(at + 32, name);
+    }
+    for i in 0..4u32 {
+        f.u32(0x3400 + u64::from(i) * 60, 0x8c00_0000 | i);
+    }
+}
+
+/// Direct datatype `index` with `contents` at `contents_at`.
+fn derived(f: &mut Fake, index: u64, size: u32, extent: u32, contents_at: u64) {
+    let at = 0x3400 + index * 60;
+    f.u32(at + 4, 1);
+    f.u32(at + 8, size);
+    f.u32(at + 12, extent);
+    f.u32(at + 16, extent);
+    f.u32(at + 24, extent);
+    f.u32(at + 48, 1);
+    f.u32(at + 56, Fake::ptr(contents_at));
+}
+
+#[test]
+fn datatype_contents_under_an_8_byte_max_alignment_and_their_holes() {
+    let mut f = Fake::new();
+    datatype_pool(&mut f);
+    // struct { int at 0; char at 8 }, extent 12: contents at 0x3800 padded
+    // to 8 bytes: header 20 -> 24, types at 24 (8 bytes), ints at 32
+    // (12 -> 16 bytes), aints at 48.
+    derived(&mut f, 0, 5, 12, 0x3800);
+    f.u32(0x3800, 12);
+    f.u32(0x3804, 3);
+    f.u32(0x3808, 2);
+    f.u32(0x3810, 2);
+    f.u32(0x3800 + 24, 0x4c00_0405);
+    f.u32(0x3800 + 28, 0x4c00_0101);
+    for (i, v) in [2u32, 1, 1].iter().enumerate() {
+        f.u32(0x3800 + 32 + i as u64 * 4, *v);
+    }
+    f.u32(0x3800 + 48, 0);
+    f.u32(0x3800 + 52, 8);
+    let v = f.resolve(HandleKind::Datatype, 0x8c00_0000).unwrap();
+    let Details::Datatype(d) = &v.details else {
+        panic!("{v:?}")
+    };
+    let c = d.constructor.value().unwrap();
+    assert_eq!(c.combiner, "MPI_COMBINER_STRUCT");
+    assert_eq!(c.integers, [2, 1, 1]);
+    assert_eq!(c.addresses, [0, 8]);
+    let holes: Vec<(i64, i64)> = d
+        .holes
+        .value()
+        .unwrap()
+        .iter()
+        .map(|h| (h.offset, h.length))
+        .collect();
+    assert_eq!(holes, [(4, 4), (9, 3)]);
+}
+
+#[test]
+fn a_datatype_built_from_itself_ends() {
+    let mut f = Fake::new();
+    datatype_pool(&mut f);
+    // Type 1 = contiguous(2, type 1): a cycle only a corrupt target has;
+    // each level doubles the work, which the decoder must bound.
+    derived(&mut f, 1, 8, 8, 0x3900);
+    f.u32(0x3900, 3);
+    f.u32(0x3904, 1);
+    f.u32(0x3910, 1);
+    f.u32(0x3900 + 32, 0x8c00_0001);
+    f.u32(0x3900 + 48, 2);
+    let start = std::time::Instant::now();
+    let v = f.resolve(HandleKind::Datatype, 0x8c00_0001).unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    let Details::Datatype(d) = &v.details else {
+        panic!("{v:?}")
+    };
+    assert!(d.type_map.reason().is_some(), "{:?}", d.type_map);
+    assert!(d.holes.reason().is_some());
+}
+
 #[test]
 fn a_target_without_mpich_is_refused() {
     let mem = SyntheticMemory::new(TargetAbi::X86_64);
