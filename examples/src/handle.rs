@@ -386,9 +386,19 @@ fn inline(v: &Value) -> Option<String> {
             if let (Some(k), Some(v), 2) = (m.get("key"), m.get("value"), m.len()) {
                 return Some(format!("{}={}", scalar(k), scalar(v)));
             }
+            // An attribute's key is a handle and its value, for the C
+            // binding, a pointer.
+            let attribute = m.contains_key("keyval");
             let parts: Vec<String> = m
                 .iter()
-                .map(|(k, v)| format!("{}: {}", k.replace('_', " "), inline(v).unwrap_or_default()))
+                .map(|(k, v)| {
+                    let text = match (attribute, k.as_str(), v.as_i64()) {
+                        (true, "keyval", Some(n)) => format!("{:#010x}", n as u32),
+                        (true, "value", Some(n)) => format!("{:#x}", n as u64),
+                        _ => inline(v).unwrap_or_default(),
+                    };
+                    format!("{}: {text}", k.replace('_', " "))
+                })
                 .collect();
             return Some(format!("{{{}}}", parts.join(", ")));
         }
