@@ -435,6 +435,34 @@ fn check_rank(rank: i64, source: &[String], w: &Written, full: bool) {
     assert_eq!(ref_handle(comm), world);
     assert_eq!(comm["predefined_name"], "MPI_COMM_WORLD");
 
+    // The large send, pending at the stop.
+    let v = view(source, "request", w.c("sreq"));
+    check_user_object(&v, w.c("sreq"), w.handles["sreq"].1);
+    let d = &v["details"];
+    assert_eq!(val(&d["request_kind"]), "send");
+    assert_eq!(
+        val(&d["complete"]),
+        false,
+        "its receiver receives after the stop"
+    );
+    assert_eq!(val(&d["peer"]), &json!({"rank": (rank + 2) % 4}));
+    assert_eq!(val(&d["tag"]), w.k("tag_big"));
+    assert_eq!(ref_handle(val(&d["communicator"])), world);
+
+    // The generalized request, completed only after the stop.
+    let v = view(source, "request", w.c("greq"));
+    check_user_object(&v, w.c("greq"), w.handles["greq"].1);
+    let d = &v["details"];
+    assert_eq!(val(&d["request_kind"]), "generalized");
+    assert_eq!(val(&d["complete"]), false);
+    assert_eq!(val(&d["created_by"]), "MPI_Grequest_start");
+    let g = val(&d["generalized"]);
+    assert_eq!(g["query_fn"], w.addrs["query_fn"]);
+    assert_eq!(g["free_fn"], w.addrs["free_fn"]);
+    assert_eq!(g["cancel_fn"], w.addrs["cancel_fn"]);
+    assert_eq!(g["extra_state"], w.addrs["greq_state"]);
+    assert_eq!(val(&g["language"]), "C");
+
     // The completed receive's status, by address and by variable.
     let sender = (rank + 3) % 4;
     let expect_status = |s: &Value| {
@@ -694,6 +722,23 @@ fn check_rank(rank: i64, source: &[String], w: &Written, full: bool) {
     assert_eq!(by_fortran["c_handle"], v["c_handle"]);
     let by_var = handle(source, &["--kind", "file", "--var", "mpidd_file"]);
     assert_eq!(by_var["c_handle"], v["c_handle"]);
+
+    // The text form says the same, and says what is not available.
+    let out = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+        .arg("handle")
+        .args(source)
+        .args(["--kind", "comm", "--value", &w.c("cart").to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "  name: mpidd_cart\n",
+        "    periods: [true, true]\n",
+        "freed by application: not available: MPICH keeps no mark of MPI_Comm_free",
+    ] {
+        assert!(text.contains(line), "{line:?} is not in:\n{text}");
+    }
 
     // Wrong kind, null handle, out of range.
     let e = handle_error(

@@ -30,12 +30,17 @@
  *             mpidd_gamma=3.0)
  *   preq      MPI_Recv_init of 4 ints from rank + 1, tag TAG_PERSIST, on
  *             MPI_COMM_WORLD, started (its sender sends after the stop)
+ *   sreq      an MPI_Isend of BIG_COUNT ints to rank + 2, tag TAG_BIG, too
+ *             large for the eager protocol: pending until rank + 2 receives
+ *             it after the stop
+ *   greq      MPI_Grequest_start with the three functions below and
+ *             &greq_state as extra state, completed after the stop
  *   win       MPI_Win_create over a 64-int buffer, disp_unit sizeof(int),
  *             named "mpidd_win"
  *   file      MPI_File_open of DIR/mpidd_handles.dat (DIR is argv[1]),
  *             MPI_MODE_CREATE | MPI_MODE_RDWR, hint cb_buffer_size=65536
- *   status    an MPI_Recv from MPI_ANY_SOURCE with MPI_ANY_TAG of 3 ints
- *             that rank - 1 sent with tag TAG_STATUS + its rank
+ *   status    an MPI_Recv from MPI_ANY_SOURCE of 3 ints that rank - 1 sent
+ *             with tag TAG_STATUS + its rank
  *
  * Each rank writes DIR/handles.RANK: one line per handle, "NAME C FORTRAN"
  * (C as a decimal int, or a pointer for the file), and "addr NAME POINTER"
@@ -55,6 +60,8 @@
 #define TAG_DOOMED 21
 #define TAG_PERSIST 77
 #define TAG_STATUS 55
+#define TAG_BIG 88
+#define BIG_COUNT (1 << 18)
 
 struct rec {
     char c;
@@ -80,6 +87,31 @@ void mpidd_errh_fn(MPI_Comm *comm, int *code, ...)
 {
     (void) comm;
     fprintf(stderr, "mpidd handles: MPI error %d\n", *code);
+}
+
+static int greq_state;
+
+int mpidd_query_fn(void *extra, MPI_Status *status)
+{
+    (void) extra;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+int mpidd_free_fn(void *extra)
+{
+    (void) extra;
+    return MPI_SUCCESS;
+}
+
+int mpidd_cancel_fn(void *extra, int complete)
+{
+    (void) extra;
+    (void) complete;
+    return MPI_SUCCESS;
 }
 
 static FILE *out;
@@ -183,6 +215,13 @@ int main(int argc, char **argv)
                   &mpidd_persistent);
     MPI_Start(&mpidd_persistent);
 
+    /* A send too large to complete before its receiver receives, and a
+     * generalized request. */
+    static int big_out[BIG_COUNT], big_in[BIG_COUNT];
+    MPI_Request sreq, greq;
+    MPI_Isend(big_out, BIG_COUNT, MPI_INT, (rank + 2) % 4, TAG_BIG, MPI_COMM_WORLD, &sreq);
+    MPI_Grequest_start(mpidd_query_fn, mpidd_free_fn, mpidd_cancel_fn, &greq_state, &greq);
+
     /* Window. */
     static int winbuf[64];
     MPI_Win win;
@@ -201,10 +240,11 @@ int main(int argc, char **argv)
 
     /* A completed status. */
     int sendv[3] = { rank, rank, rank }, recvv[3];
-    MPI_Request sreq;
-    MPI_Isend(sendv, 3, MPI_INT, (rank + 1) % 4, TAG_STATUS + rank, MPI_COMM_WORLD, &sreq);
-    MPI_Recv(recvv, 3, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &mpidd_done_status);
-    MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+    MPI_Request small;
+    MPI_Isend(sendv, 3, MPI_INT, (rank + 1) % 4, TAG_STATUS + rank, MPI_COMM_WORLD, &small);
+    MPI_Recv(recvv, 3, MPI_INT, MPI_ANY_SOURCE, TAG_STATUS + (rank + 3) % 4, MPI_COMM_WORLD,
+             &mpidd_done_status);
+    MPI_Wait(&small, MPI_STATUS_IGNORE);
 
     handle("world", (int) MPI_COMM_WORLD, (int) MPI_Comm_c2f(MPI_COMM_WORLD));
     handle("split", (int) split, (int) MPI_Comm_c2f(split));
@@ -227,6 +267,8 @@ int main(int argc, char **argv)
     handle("info", (int) info, (int) MPI_Info_c2f(info));
     handle("preq", (int) mpidd_persistent, (int) MPI_Request_c2f(mpidd_persistent));
     handle("doomed_req", (int) doomed_req, (int) MPI_Request_c2f(doomed_req));
+    handle("sreq", (int) sreq, (int) MPI_Request_c2f(sreq));
+    handle("greq", (int) greq, (int) MPI_Request_c2f(greq));
     handle("win", (int) win, (int) MPI_Win_c2f(win));
     fprintf(out, "file %lu %d\n", (unsigned long) (size_t) mpidd_file,
             (int) MPI_File_c2f(mpidd_file));
@@ -235,6 +277,10 @@ int main(int argc, char **argv)
     address("errh_fn", (const void *) mpidd_errh_fn);
     address("winbuf", winbuf);
     address("status", &mpidd_done_status);
+    address("query_fn", (const void *) mpidd_query_fn);
+    address("free_fn", (const void *) mpidd_free_fn);
+    address("cancel_fn", (const void *) mpidd_cancel_fn);
+    address("greq_state", &greq_state);
     constant("rec_c", offsetof(struct rec, c));
     constant("rec_d", offsetof(struct rec, d));
     constant("rec_i", offsetof(struct rec, i));
@@ -247,6 +293,7 @@ int main(int argc, char **argv)
     constant("tag_doomed", TAG_DOOMED);
     constant("tag_persist", TAG_PERSIST);
     constant("tag_status", TAG_STATUS);
+    constant("tag_big", TAG_BIG);
     fclose(out);
 
     /* Freed last, so that no later object (ROMIO and windows make
@@ -268,6 +315,11 @@ int main(int argc, char **argv)
     if (rank == 0)
         MPI_Wait(&doomed_req, MPI_STATUS_IGNORE);
     MPI_Send(sendv, 3, MPI_INT, (rank + 3) % 4, TAG_PERSIST, MPI_COMM_WORLD);
+    MPI_Recv(big_in, BIG_COUNT, MPI_INT, (rank + 2) % 4, TAG_BIG, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+    MPI_Grequest_complete(greq);
+    MPI_Wait(&greq, MPI_STATUS_IGNORE);
     MPI_Wait(&mpidd_persistent, MPI_STATUS_IGNORE);
     MPI_Request_free(&mpidd_persistent);
     MPI_File_close(&mpidd_file);
