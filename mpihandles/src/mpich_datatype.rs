@@ -299,7 +299,7 @@ impl Reader<'_, '_> {
             for i in 0..usize::try_from(count.max(0)).unwrap_or(0) {
                 s.spend()?;
                 out.check()?;
-                let start = base + disp(i)?;
+                let start = add(base, disp(i)?)?;
                 let len = blocklen(i)?;
                 if inner.predefined {
                     if inner.size > 0 && len > 0 {
@@ -308,7 +308,7 @@ impl Reader<'_, '_> {
                 } else {
                     for j in 0..len.max(0) {
                         s.spend()?;
-                        s.map(inner, start + j * inner.extent, depth + 1, out)?;
+                        s.map(inner, add(start, mul(j, inner.extent)?)?, depth + 1, out)?;
                     }
                 }
             }
@@ -335,7 +335,7 @@ impl Reader<'_, '_> {
                     &inner,
                     count,
                     &|_| Ok(len),
-                    &|i| Ok(i as i64 * stride * e),
+                    &|i| mul(mul(i as i64, stride)?, e),
                     out,
                 )
             }
@@ -352,7 +352,7 @@ impl Reader<'_, '_> {
                     &inner,
                     count,
                     &|_| Ok(len),
-                    &|i| Ok(i as i64 * stride),
+                    &|i| mul(i as i64, stride),
                     out,
                 )
             }
@@ -366,7 +366,7 @@ impl Reader<'_, '_> {
                     &inner,
                     count,
                     &|i| arg(ints, 1 + i),
-                    &|i| Ok(arg(ints, 1 + n + i)? * e),
+                    &|i| mul(arg(ints, 1 + n + i)?, e),
                     out,
                 )
             }
@@ -399,7 +399,7 @@ impl Reader<'_, '_> {
                     &inner,
                     count,
                     &|_| Ok(len),
-                    &|i| Ok(arg(ints, 2 + i)? * e),
+                    &|i| mul(arg(ints, 2 + i)?, e),
                     out,
                 )
             }
@@ -456,11 +456,8 @@ impl Runs {
         count: i64,
     ) -> Result<(), HandleError> {
         if let Some(last) = self.runs.last_mut() {
-            if last.datatype == datatype
-                && last.size == size
-                && last.offset + last.size * last.count == offset
-            {
-                last.count += count;
+            if last.datatype == datatype && last.size == size && end(last) == Some(offset) {
+                last.count = last.count.saturating_add(count);
                 return Ok(());
             }
         }
@@ -475,6 +472,24 @@ impl Runs {
     }
 }
 
+/// Where a run ends, if that fits in an `i64`.
+fn end(r: &TypeMapEntry) -> Option<i64> {
+    r.offset.checked_add(r.size.checked_mul(r.count)?)
+}
+
+/// Type-map arithmetic on values from the target, which may overflow.
+fn add(a: i64, b: i64) -> Result<i64, HandleError> {
+    a.checked_add(b).ok_or_else(overflow)
+}
+
+fn mul(a: i64, b: i64) -> Result<i64, HandleError> {
+    a.checked_mul(b).ok_or_else(overflow)
+}
+
+fn overflow() -> HandleError {
+    HandleError::Unsupported("the type map's offsets overflow 64 bits".to_string())
+}
+
 /// The runs in offset order, neighbours of one type merged.
 fn sorted(mut runs: Vec<TypeMapEntry>) -> Vec<TypeMapEntry> {
     runs.sort_by_key(|r| r.offset);
@@ -484,9 +499,9 @@ fn sorted(mut runs: Vec<TypeMapEntry>) -> Vec<TypeMapEntry> {
             Some(last)
                 if last.datatype == r.datatype
                     && last.size == r.size
-                    && last.offset + last.size * last.count == r.offset =>
+                    && end(last) == Some(r.offset) =>
             {
-                last.count += r.count;
+                last.count = last.count.saturating_add(r.count);
             }
             _ => out.push(r),
         }
@@ -498,7 +513,7 @@ fn sorted(mut runs: Vec<TypeMapEntry>) -> Vec<TypeMapEntry> {
 fn holes(runs: &[TypeMapEntry], lb: i64, ub: i64) -> Vec<Hole> {
     let mut spans: Vec<(i64, i64)> = runs
         .iter()
-        .map(|r| (r.offset, r.offset + r.size * r.count))
+        .map(|r| (r.offset, end(r).unwrap_or(i64::MAX)))
         .collect();
     spans.sort_unstable();
     let mut out = Vec::new();

@@ -383,7 +383,7 @@ pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located
                     limit: block,
                 });
             }
-            (at(block_ptr, index * size), Some(alloc))
+            (at(block_ptr, index.wrapping_mul(size)), Some(alloc))
         }
     };
     let header = ctx.record_prefix(addr, spec.object_type)?;
@@ -548,7 +548,7 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
             }
             let n = per_block as u64;
             budget(n, ptr)?;
-            let bytes = ctx.bytes(ptr, n * size, "MPICH indirect block")?;
+            let bytes = ctx.bytes(ptr, n.saturating_mul(size), "MPICH indirect block")?;
             keep(ptr, bytes, &free);
         }
     }

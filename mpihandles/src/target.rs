@@ -82,8 +82,16 @@ impl Ctx<'_> {
         self.layouts.member(type_name, path)
     }
 
+    /// `sizeof` a type; never 0, which would make arrays of it endless.
     pub(crate) fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
-        self.layouts.size_of(type_name)
+        match self.layouts.size_of(type_name)? {
+            0 => Err(LayoutError {
+                type_name: type_name.to_string(),
+                member: None,
+                reason: "its size is 0".to_string(),
+            }),
+            n => Ok(n),
+        }
     }
 
     pub(crate) fn symbol(&self, name: &str, why: &'static str) -> Result<Symbol, HandleError> {

@@ -678,6 +678,50 @@ fn a_datatype_built_from_itself_ends() {
     assert!(d.holes.reason().is_some());
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(256))]
+
+    /// Whatever the target's bytes and whatever the handle, resolving ends
+    /// without a panic: with a view or an error.
+    #[test]
+    fn random_memory_never_panics(
+        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0x4000),
+        raw in proptest::prelude::any::<u32>(),
+        pick in 0u32..8,
+    ) {
+        let mut f = Fake::new();
+        f.group_pool();
+        f.info_pool();
+        datatype_pool(&mut f);
+        f.symbol("MPIR_Request_mem", 0x500, 2 * 40);
+        f.symbol("MPIR_Request_direct", 0x700, 0);
+        f.symbol("MPIR_Request_builtins", 0x780, 0);
+        // Scramble the allocators, the objects and what they point to,
+        // then give the objects back their handles so that decoding goes
+        // past the lookup.
+        f.bytes[0x80..0x80 + noise.len()].copy_from_slice(&noise);
+        for i in 0..4u32 {
+            f.u32(0x100 + u64::from(i) * 20, 0x8800_0000 | i);
+            f.u32(0x300 + u64::from(i) * 20, 0x9c00_0000 | i);
+            f.u32(0x3400 + u64::from(i) * 60, 0x8c00_0000 | i);
+        }
+        f.u32(0x3000 + 5 * 60, 0x4c00_0405);
+        // Handles of the kinds laid out, most of the time.
+        let raw = match pick {
+            0 => 0x8800_0000 | (raw & 7),
+            1 => 0x9c00_0000 | (raw & 7),
+            2 => 0x8c00_0000 | (raw & 7),
+            3 => 0xc800_0000 | (raw & 0x3fff),
+            4 => 0xec00_0000 | (raw & 0x3ff_ffff),
+            _ => raw,
+        };
+        let limits = Limits { max_list_len: 4096, max_table_entries: 1 << 16, ..Limits::default() };
+        for kind in [HandleKind::Group, HandleKind::Info, HandleKind::Datatype, HandleKind::Request] {
+            let _ = f.resolve_with(kind, i64::from(raw), limits);
+        }
+    }
+}
+
 #[test]
 fn a_target_without_mpich_is_refused() {
     let mem = SyntheticMemory::new(TargetAbi::X86_64);
