@@ -29,6 +29,15 @@ fn ref_mpich() -> PathBuf {
          (scripts/test.sh does)",
         prefix.display()
     );
+    // MPI_File's ADIOI_FileD is in the DWARF only when ROMIO was built with
+    // -g, which the build script has done since it says so in its stamp.
+    let stamp = std::fs::read_to_string(prefix.join(".mpidd-complete")).unwrap_or_default();
+    assert!(
+        stamp.contains("ROMIO"),
+        "the reference MPICH at {} was built before ROMIO got debug info: run \
+         `bash scripts/build-ref-mpich.sh` again to rebuild it",
+        prefix.display()
+    );
     prefix
 }
 

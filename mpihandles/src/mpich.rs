@@ -22,6 +22,11 @@ use crate::{
 /// Interprets MPICH handles (MPICH 3.3 to 4.x, whose objects this reads
 /// through the library's own debug info) in one process.
 ///
+/// A freed object is known by the allocator's free list. Once MPICH hands
+/// the slot to a new object, though, an old handle names the new object:
+/// MPICH reuses slots and its handles carry no generation, so a stale
+/// handle whose slot was reused cannot be told from a live one.
+///
 /// ```no_run
 /// use mpidd_read::{Limits, LiveTarget, TypeOracle};
 /// use mpihandles::{HandleKind, HandleResolver, Mpich, OracleLayouts};
