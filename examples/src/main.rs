@@ -8,6 +8,7 @@
 //! - `mpidd queues` reads one MPI process's message queues through a vendor
 //!   message-queue library.
 //! - `mpidd types` prints the layout of C types from an object's DWARF.
+//! - `mpidd handle` shows what an MPI handle of a process means.
 
 use std::process::ExitCode;
 
@@ -19,6 +20,7 @@ use mpidd_types::Packing;
 use mpiq_core::MqsLimits;
 
 mod demo;
+mod handle;
 mod launch;
 mod procs;
 mod ptrace_driver;
@@ -159,6 +161,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show what one MPI handle of a process (live or from a core) means:
+    /// a communicator's name, ranks and topology, a datatype's constructor
+    /// and holes, whether a handle was freed...
+    Handle(handle::HandleArgs),
     /// Print the size and members of C types from an object's DWARF, like
     /// gdb's `ptype /o`.
     Types {
@@ -301,6 +307,7 @@ fn main() -> ExitCode {
             };
             queues::run(source, &options).map_err(|e| e.to_string())
         }
+        Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),
         Command::Types {
             object,
             debug_file,

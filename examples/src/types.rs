@@ -80,6 +80,9 @@ pub fn text(layout: &TypeLayout) -> String {
             push_field(&mut s, field, 1);
         }
     }
+    for e in &layout.enumerators {
+        s += &format!("  {} = {}\n", e.name, e.value);
+    }
     s
 }
 

@@ -19,7 +19,7 @@ use crate::dwarf_file::{DwarfFile, DwarfReader};
 use crate::dwarf_index::{Candidate, TagClass};
 use crate::dwarf_units::{header_at, open_unit, same_unit, DieRef, UnitDirectory, UnitSection};
 use crate::type_error::TypeError;
-use crate::type_layout::{BitField, Field, TypeHandle, TypeKind, TypeLayout};
+use crate::type_layout::{BitField, Enumerator, Field, TypeHandle, TypeKind, TypeLayout};
 
 /// Most steps along one chain of type references (typedefs, qualifiers,
 /// pointers, array elements).
@@ -223,13 +223,45 @@ impl<'a> TypeReader<'a> {
             TypeKind::Struct | TypeKind::Union => self.members(&die, 0, 0)?,
             _ => Vec::new(),
         };
+        let enumerators = match kind {
+            TypeKind::Enum => self.enumerators(&die)?,
+            _ => Vec::new(),
+        };
         Ok(TypeLayout {
             name: name.to_string(),
             kind,
             size,
             object: self.object.to_string(),
             members,
+            enumerators,
         })
+    }
+
+    /// The enumerators of the enumeration `parent`.
+    fn enumerators(&self, parent: &Die<'a>) -> Result<Vec<Enumerator>, TypeError> {
+        let mut entries = Vec::new();
+        self.children(parent, |child| {
+            if child.tag() == gimli::DW_TAG_enumerator {
+                entries.push(child.clone());
+            }
+            Ok(())
+        })?;
+        entries
+            .into_iter()
+            .map(|entry| {
+                let die = Die {
+                    at: same_unit(parent.at, entry.offset()),
+                    unit: parent.unit.clone(),
+                    entry,
+                };
+                let name = self
+                    .name(&die)?
+                    .ok_or_else(|| self.err(die.at, "an enumerator without a name"))?;
+                let value = constant(&die.entry, gimli::DW_AT_const_value)
+                    .ok_or_else(|| self.err(die.at, format!("enumerator {name} has no value")))?;
+                Ok(Enumerator { name, value })
+            })
+            .collect()
     }
 
     /// `sizeof` the type at `at`, if the DWARF says.

@@ -100,7 +100,7 @@ pub use synthetic_elf::{CoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;
 pub use type_error::{SearchedObject, TypeError};
-pub use type_layout::{BaseTypeSizes, BitField, Field, TypeKind, TypeLayout};
+pub use type_layout::{BaseTypeSizes, BitField, Enumerator, Field, TypeKind, TypeLayout};
 pub use type_oracle::TypeOracle;
 pub use walk::Connector;
 

@@ -44,9 +44,40 @@ pub struct TypeLayout {
     /// Anonymous struct and union members have no name and carry their own
     /// members in [`Field::members`].
     pub members: Vec<Field>,
+    /// For an enumeration, its enumerators in declaration order. Empty
+    /// otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub enumerators: Vec<Enumerator>,
+}
+
+/// One named value of an enumeration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Enumerator {
+    /// Its name, e.g. `MPIR_COMM_KIND__INTERCOMM`.
+    pub name: String,
+    /// Its value (`DW_AT_const_value`). Fixed-size forms are taken as
+    /// unsigned, as the DWARF does not say their signedness; C compilers
+    /// write negative enumerators as `DW_FORM_sdata`.
+    pub value: i128,
 }
 
 impl TypeLayout {
+    /// The value of the enumerator called `name`, for an enumeration.
+    pub fn enumerator(&self, name: &str) -> Option<i128> {
+        self.enumerators
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| e.value)
+    }
+
+    /// The name of the first enumerator whose value is `value`.
+    pub fn enumerator_name(&self, value: i128) -> Option<&str> {
+        self.enumerators
+            .iter()
+            .find(|e| e.value == value)
+            .map(|e| e.name.as_str())
+    }
+
     /// The member called `name`: a direct member, or (C11) a member of an
     /// anonymous struct or union member at any depth. Its offset is from the
     /// start of this type.
@@ -254,6 +285,7 @@ mod tests {
                 // A named member's own members are not reachable by name.
                 field(Some("d"), 12, vec![field(Some("hidden"), 12, vec![])]),
             ],
+            enumerators: Vec::new(),
         };
         assert_eq!(layout.field("a").map(|f| f.offset), Some(0));
         assert_eq!(layout.field("b").map(|f| f.offset), Some(4));

@@ -461,6 +461,7 @@ impl TypeOracle {
             size: 0,
             object: self.objects[index].name.clone(),
             members: Vec::new(),
+            enumerators: Vec::new(),
         }
     }
 

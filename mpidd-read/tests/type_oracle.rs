@@ -63,6 +63,10 @@ fn check_truth(oracle: &TypeOracle, fixture: &Fixture, truth: &[(String, u64)]) 
                 "size_t" => s.size_t,
                 other => panic!("unknown base type {other} in the fixture"),
             }),
+            ["enum", ty, name] => oracle.find_type(ty).map(|l| {
+                assert_eq!(l.kind, TypeKind::Enum, "{question}");
+                l.enumerator(name).and_then(|v| u64::try_from(v).ok())
+            }),
             _ => panic!("cannot parse the fixture's question {question:?}"),
         };
         match got {

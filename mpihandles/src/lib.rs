@@ -1,15 +1,118 @@
-//! **This crate is empty for now.**
+//! Interprets MPI handles found in a target (a live process or a core
+//! file) the way a debugger should show them.
 //!
-//! It will interpret MPI handles (communicators, groups, requests, datatypes,
-//! error handlers, ops, info objects, windows, files) found in a target, as
-//! a debugger should show them. Nothing is implemented yet: the only item is
-//! [`STATUS`].
+//! An `MPI_Comm` is an `int` to a debugger. This crate says what it
+//! means: the communicator's name, this process's rank, its members, its
+//! topology and error handler, whether the application or the
+//! implementation freed it. It covers every kind of handle the MPI standard
+//! has (communicator, group, datatype, error handler, operation, info,
+//! request, window, file) and statuses in user memory.
+//!
+//! - [`model`]: the serde model of what is shown. A field an implementation
+//!   does not keep is an explicit [`Availability::NotAvailable`] with the
+//!   reason, never a made-up value.
+//! - [`HandleResolver`]: a handle (C value or Fortran INTEGER) to a
+//!   [`HandleView`], per implementation. [`Mpich`] decodes MPICH's handle
+//!   bits ([`mpich_handle_bits`]), finds the object in the builtin array,
+//!   the direct array or the allocator's indirect blocks, tells freed
+//!   objects by the allocator's free list, and decodes each kind with
+//!   every offset and size from the library's debug info through
+//!   [`Layouts`] ([`OracleLayouts`] over the
+//!   [`TypeOracle`](mpidd_read::TypeOracle), or a [`LayoutTable`]).
+//!
+//! Every read is bounded by [`Limits`](mpidd_read::Limits), and every
+//! failure is a typed [`HandleError`] naming the handle, the address or the
+//! missing type.
+//!
+//! # Example
+//!
+//! MPICH's `MPI_GROUP_EMPTY` in a hand-made big-endian 32-bit target:
 //!
 //! ```
-//! assert_eq!(mpihandles::STATUS, "empty: no handle decoder is implemented yet");
+//! use mpidd_read::{Limits, SymbolTable, SyntheticMemory};
+//! use mpidd_types::{TargetAbi, TargetAddr};
+//! use mpihandles::{Availability, Details, HandleKind, HandleResolver, LayoutTable, Mpich};
+//!
+//! // struct { int handle; int ref_count; int size; int rank; void *map; }
+//! let mut layouts = LayoutTable::default();
+//! layouts
+//!     .add_enum("MPII_Object_kind", &[("MPIR_COMM", 1), ("MPIR_GROUP", 2)])
+//!     .add_type("MPIR_Group", 20)
+//!     .add_member("MPIR_Group", "handle", 0, 4)
+//!     .add_member("MPIR_Group", "ref_count", 4, 4)
+//!     .add_member("MPIR_Group", "size", 8, 4)
+//!     .add_member("MPIR_Group", "rank", 12, 4)
+//!     .add_member("MPIR_Group", "lrank_to_lpid", 16, 4);
+//! let mut group = Vec::new();
+//! for word in [0x4800_0000u32, 1, 0, (-32766i32) as u32, 0] {
+//!     group.extend(word.to_be_bytes());
+//! }
+//! let mut memory = SyntheticMemory::new(TargetAbi::POWERPC);
+//! memory.map(TargetAddr(0x1000), group);
+//! let mut symbols = SymbolTable::new();
+//! symbols.insert("libmpi.so", "MPIR_Group_builtin", TargetAddr(0x1000), 20);
+//! symbols.insert("libmpi.so", "MPIR_Comm_builtin", TargetAddr(0x2000), 0);
+//!
+//! let mpich = Mpich::new(&memory, &symbols, &layouts, Limits::default())?;
+//! let view = mpich.resolve(HandleKind::Group, 0x4800_0000)?;
+//! assert_eq!(view.predefined_name.as_deref(), Some("MPI_GROUP_EMPTY"));
+//! assert_eq!(view.fortran_index, Availability::Value(0x4800_0000));
+//! let Details::Group(g) = &view.details else { unreachable!() };
+//! assert_eq!(g.size, Availability::Value(0));
+//! assert_eq!(g.rank, Availability::Value(None), "not a member");
+//! // A communicator handle is not a group.
+//! assert!(mpich.resolve(HandleKind::Group, 0x4400_0000).is_err());
+//! # Ok::<(), mpihandles::HandleError>(())
 //! ```
 
 #![forbid(unsafe_code)]
 
-/// What this crate implements today.
-pub const STATUS: &str = "empty: no handle decoder is implemented yet";
+mod error;
+mod layouts;
+pub mod model;
+mod mpich;
+mod mpich_attr;
+mod mpich_comm;
+mod mpich_datatype;
+mod mpich_errhandler;
+mod mpich_file;
+mod mpich_group;
+pub mod mpich_handle_bits;
+mod mpich_info;
+mod mpich_op;
+mod mpich_pools;
+mod mpich_predefined;
+mod mpich_request;
+mod mpich_status;
+mod mpich_win;
+mod target;
+
+use mpidd_types::TargetAddr;
+
+pub use error::HandleError;
+pub use layouts::{LayoutError, LayoutTable, Layouts, Member, OracleLayouts};
+pub use model::{
+    AccessMode, Attribute, Availability, CHandle, CommDetails, CommKind, Constructor,
+    DatatypeDetails, Details, ErrhandlerDetails, FileDetails, GeneralizedRequest, GroupDetails,
+    HandleEncoding, HandleKind, HandleRef, HandleView, Hole, InfoDetails, InfoEntry, ObjectState,
+    OpDetails, Peer, RequestDetails, RequestKind, StatusView, Topology, TypeArgument, TypeMap,
+    TypeMapEntry, WinDetails,
+};
+pub use mpich::Mpich;
+
+/// Interprets one MPI implementation's handles in one process.
+pub trait HandleResolver {
+    /// The implementation, e.g. `MPICH 4.0.2 (ch3:nemesis)`.
+    fn implementation(&self) -> &str;
+
+    /// The view of the handle of `kind` whose C value is `value` (an int
+    /// handle, or a pointer for pointer handles).
+    fn resolve(&self, kind: HandleKind, value: i64) -> Result<HandleView, HandleError>;
+
+    /// The view of the handle whose Fortran INTEGER is `value`.
+    fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError>;
+
+    /// The `MPI_Status` at `addr`; with a datatype handle, its element
+    /// count too.
+    fn status(&self, addr: TargetAddr, datatype: Option<i64>) -> Result<StatusView, HandleError>;
+}

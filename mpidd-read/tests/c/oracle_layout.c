@@ -17,6 +17,7 @@
  *                         so its bytes show where the compiler put the bits
  *     "base|NAME"         sizeof of a base type (short, int, long,
  *                         long_long, pointer, bool, size_t)
+ *     "enum|T|NAME"       the value of enumerator NAME of enum type T
  *
  * Nothing here needs libc or relocations.
  */
@@ -88,6 +89,11 @@ struct outer {
 
 typedef struct outer outer_t;
 typedef outer_t outer_alias_t;
+
+/* Enumerators of every constant form width (1, 2 and 4 bytes), declared
+ * out of order. */
+typedef enum colour { GREEN = 7, RED = 0, BLUE = 300, DEEP = 70000 } colour_t;
+colour_t colour_in_use;
 
 /* Every base type the oracle reports a size for. */
 struct basics {
@@ -169,7 +175,11 @@ struct basics {
   X("base|long_long", sizeof(long long))                                      \
   X("base|pointer", sizeof(void *))                                           \
   X("base|bool", sizeof(_Bool))                                               \
-  X("base|size_t", sizeof(size_t))
+  X("base|size_t", sizeof(size_t))                                            \
+  X("enum|colour_t|RED", RED)                                                 \
+  X("enum|enum colour|GREEN", GREEN)                                          \
+  X("enum|colour_t|BLUE", BLUE)                                               \
+  X("enum|colour_t|DEEP", DEEP)
 
 #define VALUE(name, value) (value),
 #define NAME(name, value) name "\0"

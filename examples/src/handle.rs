@@ -1,0 +1,426 @@
+//! `mpidd handle`: what one MPI handle of a process means.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use mpidd_read::{
+    AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, ElfSymbols,
+    FileSearch, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory, TypeOracle,
+};
+use mpidd_types::TargetAddr;
+use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich, OracleLayouts};
+use serde_json::Value;
+
+use crate::procs::Source;
+
+/// The arguments of `mpidd handle`.
+#[derive(clap::Args)]
+pub struct HandleArgs {
+    /// An ELF core file of the MPI process.
+    #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
+    core: Option<PathBuf>,
+    /// The executable the core came from.
+    #[arg(long, requires = "core")]
+    exe: Option<PathBuf>,
+    /// Look for the files a core names under this directory.
+    #[arg(long, requires = "core")]
+    sysroot: Option<PathBuf>,
+    /// Look for files a core names by their base name here too
+    /// (repeatable).
+    #[arg(long = "search-path", value_name = "DIR", requires = "core")]
+    search_path: Vec<PathBuf>,
+    /// Look for separate debug files under this directory instead of
+    /// /usr/lib/debug (repeatable).
+    #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
+    debug_dir: Vec<PathBuf>,
+    /// A live MPI process on this machine. It is stopped while it is read
+    /// (every thread, through ptrace) and always let go; a process that was
+    /// already stopped stays stopped.
+    #[arg(long)]
+    pid: Option<i32>,
+    /// Read a live process without stopping it.
+    #[arg(long, requires = "pid")]
+    no_stop: bool,
+    /// The kind of handle: comm, group, datatype, errhandler, op, info,
+    /// request, win, file, or status.
+    #[arg(long, value_parser = parse_kind)]
+    kind: HandleKind,
+    /// The handle's value: decimal (MPICH's handles are negative ints for
+    /// most user objects) or 0x-prefixed hex; for a file, ROMIO's pointer.
+    #[arg(long, value_parser = parse_number, allow_hyphen_values = true,
+          required_unless_present_any = ["var", "address"], conflicts_with_all = ["var", "address"])]
+    value: Option<i64>,
+    /// Read the handle from this global variable of the program (for a
+    /// status: the status variable itself).
+    #[arg(long, conflicts_with = "address")]
+    var: Option<String>,
+    /// For a status: its address in the process.
+    #[arg(long, value_parser = parse_number)]
+    address: Option<i64>,
+    /// The value (or the variable) is a Fortran INTEGER handle
+    /// (`MPI_*_c2f`'s result).
+    #[arg(long)]
+    fortran: bool,
+    /// For a status: the datatype it was received with, to count elements.
+    #[arg(long, value_parser = parse_number, allow_hyphen_values = true)]
+    datatype: Option<i64>,
+    /// Most entries read from one target table, list or type map.
+    #[arg(long, default_value_t = Limits::default().max_table_entries)]
+    max_table_entries: u64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_kind(s: &str) -> Result<HandleKind, String> {
+    HandleKind::from_short_name(s).ok_or_else(|| {
+        let names: Vec<&str> = HandleKind::ALL.iter().map(|k| k.short_name()).collect();
+        format!("unknown kind {s:?}: one of {}", names.join(", "))
+    })
+}
+
+fn parse_number(s: &str) -> Result<i64, String> {
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => digits.parse::<u64>(),
+    }
+    .map_err(|e| format!("{s:?} is not a number: {e}"))?;
+    let v = i64::try_from(magnitude).map_err(|_| format!("{s:?} is too large"))?;
+    Ok(if negative { -v } else { v })
+}
+
+/// Failures of `mpidd handle`.
+#[derive(Debug, thiserror::Error)]
+pub enum HandleCliError {
+    /// The core file or its executable could not be opened.
+    #[error(transparent)]
+    Core(#[from] CoreTargetError),
+    /// The live process could not be opened.
+    #[error(transparent)]
+    Live(#[from] LiveError),
+    /// The live process could not be stopped for a consistent read.
+    #[error("{0} (pass --no-stop to read it while it runs)")]
+    Attach(#[from] AttachError),
+    /// The handle could not be interpreted.
+    #[error(transparent)]
+    Handle(#[from] HandleError),
+    /// The variable is not in the program.
+    #[error("{0}")]
+    Variable(String),
+    /// The arguments do not fit together.
+    #[error("{0}")]
+    Usage(String),
+    /// JSON output failed.
+    #[error("cannot print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Writing to standard output failed.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// Reads and prints one handle.
+pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
+    if args.kind == HandleKind::Status && args.value.is_some() {
+        return Err(HandleCliError::Usage(
+            "a status is read at an address: use --address or --var".to_string(),
+        ));
+    }
+    if args.address.is_some() && args.kind != HandleKind::Status {
+        return Err(HandleCliError::Usage(
+            "--address is for --kind status; give other handles with --value or --var".to_string(),
+        ));
+    }
+    let limits = Limits {
+        max_table_entries: args.max_table_entries,
+        ..Limits::default()
+    };
+    let source = match (&args.core, args.pid) {
+        (Some(core), _) => Source::Core {
+            core: core.clone(),
+            exe: args.exe.clone(),
+            search: FileSearch {
+                sysroot: args.sysroot.clone(),
+                search_path: args.search_path.clone(),
+            },
+            debug: crate::debug_search(args.debug_dir.clone()),
+        },
+        (None, Some(pid)) => Source::Pid(pid),
+        (None, None) => unreachable!("clap requires --core or --pid"),
+    };
+    let value = match source {
+        Source::Core {
+            core,
+            exe,
+            search,
+            debug,
+        } => {
+            let t = CoreTarget::open_with(
+                &core,
+                &CoreTargetOptions {
+                    exe,
+                    search,
+                    debug,
+                    ..CoreTargetOptions::default()
+                },
+            )?;
+            for problem in t.problems() {
+                eprintln!("mpidd: warning: {problem}");
+            }
+            read(&t, t.symbols(), &args, limits)?
+        }
+        Source::Pid(pid) => {
+            // Stopped, the process cannot change the objects while they are
+            // read; the guard lets it go on every path.
+            let guard = if args.no_stop {
+                None
+            } else {
+                Some(AttachGuard::attach(pid)?)
+            };
+            let t = LiveTarget::open(pid)?;
+            let value = read(&t, t.symbols(), &args, limits);
+            if let Some(guard) = guard {
+                guard.detach()?;
+            }
+            value?
+        }
+    };
+    match print(&value, args.json) {
+        Err(HandleCliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+fn read<T: TargetMemory + SymbolSource>(
+    t: &T,
+    elf: &ElfSymbols,
+    args: &HandleArgs,
+    limits: Limits,
+) -> Result<Value, HandleCliError> {
+    let oracle = TypeOracle::from_symbols(elf);
+    let layouts = OracleLayouts::new(&oracle);
+    let mpich = Mpich::new(t, t, &layouts, limits)?;
+    let resolver: &dyn HandleResolver = &mpich;
+    if args.kind == HandleKind::Status {
+        let addr = match (&args.var, args.address) {
+            (Some(var), _) => variable(t, var, None)?.0,
+            (None, Some(a)) => TargetAddr(a as u64),
+            (None, None) => unreachable!("clap requires --value, --var or --address"),
+        };
+        return Ok(serde_json::to_value(resolver.status(addr, args.datatype)?)?);
+    }
+    let value = match (&args.var, args.value) {
+        (Some(var), _) => {
+            let width = if args.kind == HandleKind::File && !args.fortran {
+                t.abi().address_bytes() as u64
+            } else {
+                4
+            };
+            variable(t, var, Some(width))?.1
+        }
+        (None, Some(v)) => v,
+        (None, None) => unreachable!("clap requires --value, --var or --address"),
+    };
+    let view = if args.fortran {
+        let v = i32::try_from(value)
+            .map_err(|_| HandleCliError::Usage(format!("{value} is not a Fortran INTEGER")))?;
+        resolver.resolve_fortran(args.kind, v)?
+    } else {
+        resolver.resolve(args.kind, value)?
+    };
+    Ok(serde_json::to_value(view)?)
+}
+
+/// The address of the global `name`, and with `width`, the integer of that
+/// many bytes it holds (a pointer is zero-extended, an int sign-extended).
+fn variable<T: TargetMemory + SymbolSource>(
+    t: &T,
+    name: &str,
+    width: Option<u64>,
+) -> Result<(TargetAddr, i64), HandleCliError> {
+    let sym = t.lookup(name).ok_or_else(|| {
+        HandleCliError::Variable(format!(
+            "no global variable {name} in {}",
+            t.searched_objects().join(", ")
+        ))
+    })?;
+    let Some(width) = width else {
+        return Ok((sym.addr, 0));
+    };
+    if sym.size != 0 && sym.size != width {
+        return Err(HandleCliError::Variable(format!(
+            "{name} is {} bytes, not a {width}-byte handle",
+            sym.size
+        )));
+    }
+    let value = if width == 4 {
+        i64::from(
+            t.read_i32(sym.addr, "handle variable")
+                .map_err(HandleError::from)?,
+        )
+    } else {
+        t.read_pointer(sym.addr, "handle variable")
+            .map_err(HandleError::from)?
+            .0 as i64
+    };
+    Ok((sym.addr, value))
+}
+
+fn print(value: &Value, json: bool) -> Result<(), HandleCliError> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if json {
+        serde_json::to_writer_pretty(&mut out, value)?;
+        writeln!(out)?;
+    } else {
+        let mut text = String::new();
+        render(&mut text, value, 0);
+        out.write_all(text.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The text form: one `key: value` line per field, nested fields indented;
+/// a field the implementation does not keep shows its reason.
+fn render(s: &mut String, value: &Value, depth: usize) {
+    let Value::Object(map) = value else {
+        s.push_str(&format!("{}{}\n", "  ".repeat(depth), scalar(value)));
+        return;
+    };
+    for (key, v) in map {
+        let label = key.replace('_', " ");
+        let pad = "  ".repeat(depth);
+        if ADDRESSES.contains(&key.as_str()) {
+            if let Some(a) = unwrap_value(v).as_u64() {
+                s.push_str(&format!("{pad}{label}: {a:#x}\n"));
+                continue;
+            }
+        }
+        match inline(v) {
+            Some(text) => s.push_str(&format!("{pad}{label}: {text}\n")),
+            None => {
+                let v = unwrap_value(v);
+                match v {
+                    Value::Array(items) => {
+                        s.push_str(&format!("{pad}{label}:\n"));
+                        for item in items {
+                            match inline(item) {
+                                Some(text) => s.push_str(&format!("{pad}  - {text}\n")),
+                                None => {
+                                    s.push_str(&format!("{pad}  -\n"));
+                                    render(s, unwrap_value(item), depth + 2);
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        s.push_str(&format!("{pad}{label}:\n"));
+                        render(s, v, depth + 1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Fields that hold target addresses, shown in hex.
+const ADDRESSES: &[&str] = &[
+    "object_address",
+    "address",
+    "base",
+    "user_function",
+    "query_fn",
+    "free_fn",
+    "cancel_fn",
+    "extra_state",
+];
+
+/// `{"value": x}` is x.
+fn unwrap_value(v: &Value) -> &Value {
+    match v {
+        Value::Object(m) if m.len() == 1 && m.contains_key("value") => &m["value"],
+        _ => v,
+    }
+}
+
+/// A one-line form, when the value has one.
+fn inline(v: &Value) -> Option<String> {
+    if let Value::Object(m) = v {
+        if let Some(reason) = m.get("not_available").and_then(|n| n.get("reason")) {
+            return Some(format!("not available: {}", scalar(reason)));
+        }
+        if m.len() == 1 && m.contains_key("value") {
+            return inline(&m["value"]);
+        }
+        // A handle reference: its value, then its names.
+        if m.contains_key("c_handle") && m.contains_key("kind") && !m.contains_key("details") {
+            let handle = inline(&m["c_handle"]).unwrap_or_default();
+            let names: Vec<String> = ["predefined_name", "name"]
+                .iter()
+                .filter_map(|k| m.get(*k).map(scalar))
+                .collect();
+            return Some(if names.is_empty() {
+                handle
+            } else {
+                format!("{handle} ({})", names.join(", "))
+            });
+        }
+        // A C handle: {"int": n} or {"pointer": p}.
+        if m.len() == 1 {
+            if let Some(n) = m.get("int").and_then(Value::as_i64) {
+                return Some(format!("{:#010x} ({n})", n as u32));
+            }
+            if let Some(p) = m.get("pointer").and_then(Value::as_u64) {
+                return Some(format!("{p:#x}"));
+            }
+        }
+        // A small record of plain values (a key=value pair, a type-map
+        // run, a hole, an attribute) fits on one line.
+        if m.values().all(|v| inline(v).is_some()) && m.len() <= 4 {
+            if let (Some(k), Some(v), 2) = (m.get("key"), m.get("value"), m.len()) {
+                return Some(format!("{}={}", scalar(k), scalar(v)));
+            }
+            // An attribute's key is a handle and its value, for the C
+            // binding, a pointer.
+            let attribute = m.contains_key("keyval");
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| {
+                    let text = match (attribute, k.as_str(), v.as_i64()) {
+                        (true, "keyval", Some(n)) => format!("{:#010x}", n as u32),
+                        (true, "value", Some(n)) => format!("{:#x}", n as u64),
+                        _ => inline(v).unwrap_or_default(),
+                    };
+                    format!("{}: {text}", k.replace('_', " "))
+                })
+                .collect();
+            return Some(format!("{{{}}}", parts.join(", ")));
+        }
+        return None;
+    }
+    if let Value::Array(items) = v {
+        if items.iter().all(|i| !i.is_object() && !i.is_array()) {
+            let parts: Vec<String> = items.iter().map(scalar).collect();
+            return Some(format!("[{}]", parts.join(", ")));
+        }
+        if items.is_empty() {
+            return Some("[]".to_string());
+        }
+        return None;
+    }
+    Some(scalar(v))
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".to_string(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,245 @@
+//! MPICH communicators (`MPIR_Comm`).
+//!
+//! The members read: `name`, `rank`, `local_size`, `remote_size`,
+//! `comm_kind`, `local_group` and `remote_group` (made lazily: often NULL
+//! until `MPI_Comm_group` asks), the CH3 device's virtual connection tables
+//! (`dev.vcrt`, and `dev.local_vcrt` for an intercommunicator's local side)
+//! for members' world ranks when there is no group, `errhandler`,
+//! `attributes` (where the topology is), and the two context ids.
+
+use mpidd_types::TargetAddr;
+
+use crate::error::HandleError;
+use crate::model::{Availability, CommDetails, CommKind, HandleKind, HandleRef, Topology};
+use crate::mpich::Mpich;
+use crate::target::{at, Ctx, Rec};
+use crate::{mpich_attr, mpich_group, mpich_pools, mpich_request};
+
+const C: &str = "MPIR_Comm";
+
+pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, HandleError> {
+    let ctx = &m.ctx;
+    let r = ctx.record(addr, C)?;
+    let int = |path: &str| -> Availability<i64> {
+        ctx.m(C, path)
+            .map_err(HandleError::from)
+            .and_then(|f| Ok(r.int(f)?))
+            .into()
+    };
+    let kind = comm_kind(ctx, &r);
+    let inter = matches!(kind.value(), Some(CommKind::Intercommunicator));
+    let local_group = group_ref(m, &r, "local_group");
+    let remote_group = if inter {
+        group_ref(m, &r, "remote_group")
+    } else {
+        Availability::not_available("an intracommunicator has no remote group")
+    };
+    let local_world_ranks = world_ranks(
+        ctx,
+        &r,
+        "local_group",
+        if inter { "dev.local_vcrt" } else { "dev.vcrt" },
+    );
+    let remote_world_ranks = if inter {
+        world_ranks(ctx, &r, "remote_group", "dev.vcrt")
+    } else {
+        Availability::not_available("an intracommunicator has no remote group")
+    };
+    let attrs = ctx
+        .m(C, "attributes")
+        .map_err(HandleError::from)
+        .and_then(|f| mpich_attr::attributes(ctx, r.ptr(f)?));
+    let topology: Availability<Topology> = match &attrs {
+        Ok(list) => mpich_attr::topology(ctx, list).into(),
+        Err(e) => Availability::not_available(format!("its attributes: {e}")),
+    };
+    Ok(CommDetails {
+        name: ctx
+            .m(C, "name")
+            .map_err(HandleError::from)
+            .and_then(|f| Ok(r.chars(f)?))
+            .into(),
+        rank: int("rank").map(|v| v as i32),
+        size: int("local_size").map(|v| v as i32),
+        world_rank: world_rank(ctx).into(),
+        remote_size: if inter {
+            int("remote_size").map(|v| v as i32)
+        } else {
+            Availability::not_available("an intracommunicator has no remote group")
+        },
+        comm_kind: kind,
+        local_world_ranks,
+        remote_world_ranks,
+        local_group,
+        remote_group,
+        topology,
+        errhandler: errhandler_ref(m, &r, C, "errhandler"),
+        attributes: attrs.into(),
+        requests: mpich_request::referring_to(m, "comm", addr).into(),
+        windows: Availability::not_available(
+            "MPICH's windows keep a duplicate of the communicator they were created over, \
+             with no link back to it",
+        ),
+        files: Availability::not_available(
+            "ROMIO's files keep a duplicate of the communicator they were opened over, \
+             with no link back to it",
+        ),
+        context_id: int("context_id"),
+        recv_context_id: int("recvcontext_id"),
+    })
+}
+
+fn comm_kind(ctx: &Ctx<'_>, r: &Rec) -> Availability<CommKind> {
+    let read = || -> Result<CommKind, HandleError> {
+        let v = r.int(ctx.m(C, "comm_kind")?)?;
+        let kinds = ctx.layouts.member_enumerators(C, "comm_kind")?;
+        let name = kinds
+            .iter()
+            .find(|(_, k)| *k == i128::from(v))
+            .map(|(n, _)| n.as_str());
+        Ok(match name {
+            Some(n) if n.ends_with("INTRACOMM") => CommKind::Intracommunicator,
+            Some(n) if n.ends_with("INTERCOMM") => CommKind::Intercommunicator,
+            Some(n) => CommKind::Other(n.to_string()),
+            None => CommKind::Other(v.to_string()),
+        })
+    };
+    read().into()
+}
+
+/// A reference to the group at the pointer member `path`; `None` when
+/// MPICH has not made it.
+fn group_ref(m: &Mpich<'_>, r: &Rec, path: &str) -> Availability<Option<HandleRef>> {
+    let read = || -> Result<Option<HandleRef>, HandleError> {
+        let ptr = r.ptr(m.ctx.m(C, path)?)?;
+        if ptr.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(m.reference_at(
+            HandleKind::Group,
+            ptr,
+            "MPIR_Group",
+        )?))
+    };
+    read().into()
+}
+
+/// A reference to the error handler at the pointer member `path` of
+/// `object_type`; `None` when none was set.
+pub(crate) fn errhandler_ref(
+    m: &Mpich<'_>,
+    r: &Rec,
+    object_type: &'static str,
+    path: &str,
+) -> Availability<Option<HandleRef>> {
+    let read = || -> Result<Option<HandleRef>, HandleError> {
+        let ptr = r.ptr(m.ctx.m(object_type, path)?)?;
+        if ptr.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(m.reference_at(
+            HandleKind::Errhandler,
+            ptr,
+            "MPIR_Errhandler",
+        )?))
+    };
+    read().into()
+}
+
+/// World ranks of a side of the communicator: from its group when MPICH
+/// has made one, else from the CH3 device's connection table.
+fn world_ranks(ctx: &Ctx<'_>, r: &Rec, group: &str, vcrt: &str) -> Availability<Vec<i64>> {
+    let from_group = || -> Result<Option<Vec<i64>>, HandleError> {
+        let ptr = r.ptr(ctx.m(C, group)?)?;
+        if ptr.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(mpich_group::world_ranks(ctx, ptr)?))
+    };
+    match from_group() {
+        Ok(Some(ranks)) => return Availability::Value(ranks),
+        Ok(None) => {}
+        Err(e) => return Availability::not_available(format!("its {group}: {e}")),
+    }
+    let from_vcrt = || -> Result<Vec<i64>, HandleError> {
+        let table = r.ptr(ctx.m(C, vcrt)?)?;
+        if table.is_null() {
+            return Err(HandleError::Unsupported(format!(
+                "neither {group} nor {vcrt} is set"
+            )));
+        }
+        let size_m = ctx.m("MPIDI_VCRT", "size")?;
+        let entries = ctx.m("MPIDI_VCRT", "vcr_table")?;
+        let lpid = ctx.m("MPIDI_VC", "lpid")?;
+        let size = ctx.int(at(table, size_m.offset), size_m.size, "MPIDI_VCRT.size")?;
+        let vcs = ctx.ints(
+            at(table, entries.offset),
+            size,
+            ctx.word(),
+            "MPIDI_VCRT.vcr_table",
+        )?;
+        vcs.into_iter()
+            .map(|vc| {
+                Ok(ctx.int(
+                    at(TargetAddr(vc as u64 & mask(ctx.word())), lpid.offset),
+                    lpid.size,
+                    "MPIDI_VC.lpid",
+                )?)
+            })
+            .collect()
+    };
+    from_vcrt().into()
+}
+
+/// Masks a sign-extended word back to an address.
+fn mask(word: u64) -> u64 {
+    if word >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (word * 8)) - 1
+    }
+}
+
+/// This process's `MPI_COMM_WORLD` rank: `MPIR_Process.rank`.
+pub(crate) fn world_rank(ctx: &Ctx<'_>) -> Result<i32, HandleError> {
+    let sym = ctx.symbol("MPIR_Process", "MPICH keeps the process's world rank there")?;
+    let f = ctx.m("MPIR_Process_t", "rank")?;
+    Ok(ctx.int(at(sym.addr, f.offset), f.size, "MPIR_Process.rank")? as i32)
+}
+
+/// Communicators whose pointer member `path` is `target`.
+pub(crate) fn referring_to(
+    m: &Mpich<'_>,
+    paths: &[&str],
+    target: TargetAddr,
+) -> Result<Vec<HandleRef>, HandleError> {
+    let ctx = &m.ctx;
+    let Some(spec) = mpich_pools::spec(HandleKind::Comm) else {
+        return Ok(Vec::new());
+    };
+    let members = paths
+        .iter()
+        .map(|p| ctx.m(C, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let handle = ctx.m(C, "handle")?;
+    let mut out = Vec::new();
+    for r in mpich_pools::live_objects(ctx, &spec)? {
+        if members.iter().any(|f| r.ptr(*f).ok() == Some(target)) {
+            out.push(m.reference(HandleKind::Comm, r.int(handle)? as u32));
+        }
+    }
+    // The predefined communicators live in the builtin array.
+    if let Some(sym) = ctx.symbols.lookup("MPIR_Comm_builtin") {
+        let size = ctx.size_of(C)?;
+        for i in 0..sym.size / size {
+            let Ok(r) = ctx.record(at(sym.addr, i * size), C) else {
+                continue;
+            };
+            let h = r.int(handle)?;
+            if h != 0 && members.iter().any(|f| r.ptr(*f).ok() == Some(target)) {
+                out.push(m.reference(HandleKind::Comm, h as u32));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,284 @@
+//! Reading the target for the decoders: records read once and decoded by
+//! member from bytes in the target's byte order, pointers and ints of the
+//! target's widths, strings and arrays bounded by [`Limits`].
+
+use mpidd_read::{Limits, ReadError, Symbol, SymbolSource, TargetMemory};
+use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
+
+use crate::error::HandleError;
+use crate::layouts::{LayoutError, Layouts, Member};
+
+/// The part of [`TargetMemory`] the decoders use, in a form that can be a
+/// trait object.
+pub(crate) trait Bytes {
+    fn abi(&self) -> TargetAbi;
+    fn read_exact(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<(), ReadError>;
+    fn read_c_string(&self, addr: TargetAddr, max_len: usize) -> Result<Vec<u8>, ReadError>;
+}
+
+impl<M: TargetMemory> Bytes for M {
+    fn abi(&self) -> TargetAbi {
+        TargetMemory::abi(self)
+    }
+    fn read_exact(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<(), ReadError> {
+        TargetMemory::read_exact(self, addr, buf, what)
+    }
+    fn read_c_string(&self, addr: TargetAddr, max_len: usize) -> Result<Vec<u8>, ReadError> {
+        TargetMemory::read_c_string(self, addr, max_len)
+    }
+}
+
+/// `base + offset` as the target's own pointer arithmetic would wrap; a
+/// wild address fails at the read.
+pub(crate) fn at(base: TargetAddr, offset: u64) -> TargetAddr {
+    TargetAddr(base.0.wrapping_add(offset))
+}
+
+/// Unsigned value of `bytes` (at most 8) in `order`.
+pub(crate) fn unsigned(bytes: &[u8], order: ByteOrder) -> u64 {
+    let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
+    match order {
+        ByteOrder::Big => bytes.iter().fold(0, fold),
+        ByteOrder::Little => bytes.iter().rev().fold(0, fold),
+    }
+}
+
+/// Signed value of `bytes` (1 to 8) in `order`.
+pub(crate) fn signed(bytes: &[u8], order: ByteOrder) -> i64 {
+    let n = bytes.len().clamp(1, 8);
+    let shift = 64 - 8 * n as u32;
+    ((unsigned(&bytes[..n], order) << shift) as i64) >> shift
+}
+
+/// What a decoder reads with.
+pub(crate) struct Ctx<'a> {
+    pub(crate) mem: &'a dyn Bytes,
+    pub(crate) symbols: &'a dyn SymbolSource,
+    pub(crate) layouts: &'a dyn Layouts,
+    pub(crate) limits: Limits,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn order(&self) -> ByteOrder {
+        self.mem.abi().byte_order
+    }
+
+    pub(crate) fn word(&self) -> u64 {
+        self.mem.abi().address_bytes() as u64
+    }
+
+    /// A member's place, or an error naming it.
+    pub(crate) fn m(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        self.layouts.member(type_name, path)
+    }
+
+    /// `sizeof` a type; never 0, which would make arrays of it endless.
+    pub(crate) fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
+        match self.layouts.size_of(type_name)? {
+            0 => Err(LayoutError {
+                type_name: type_name.to_string(),
+                member: None,
+                reason: "its size is 0".to_string(),
+            }),
+            n => Ok(n),
+        }
+    }
+
+    pub(crate) fn symbol(&self, name: &str, why: &'static str) -> Result<Symbol, HandleError> {
+        self.symbols
+            .lookup(name)
+            .ok_or_else(|| HandleError::NoSymbol {
+                symbol: name.to_string(),
+                searched: self.symbols.searched_objects().join(", "),
+                why,
+            })
+    }
+
+    /// `len` bytes at `addr`; more than [`Limits::max_record_bytes`] is
+    /// refused before anything is allocated.
+    pub(crate) fn bytes(
+        &self,
+        addr: TargetAddr,
+        len: u64,
+        what: &'static str,
+    ) -> Result<Vec<u8>, ReadError> {
+        if len > self.limits.max_record_bytes {
+            return Err(ReadError::LimitExceeded {
+                what,
+                addr,
+                count: len,
+                max: self.limits.max_record_bytes,
+                limit: "max_record_bytes",
+            });
+        }
+        let mut buf = vec![0u8; len as usize];
+        self.mem.read_exact(addr, &mut buf, what)?;
+        Ok(buf)
+    }
+
+    /// The whole `type_name` record at `addr`, read once.
+    pub(crate) fn record(
+        &self,
+        addr: TargetAddr,
+        type_name: &'static str,
+    ) -> Result<Rec, HandleError> {
+        let size = self.size_of(type_name)?;
+        Ok(Rec {
+            base: addr,
+            bytes: self.bytes(addr, size, type_name)?,
+            order: self.order(),
+            what: type_name,
+        })
+    }
+
+    pub(crate) fn pointer(
+        &self,
+        addr: TargetAddr,
+        what: &'static str,
+    ) -> Result<TargetAddr, ReadError> {
+        let n = self.word();
+        let b = self.bytes(addr, n, what)?;
+        Ok(TargetAddr(unsigned(&b, self.order())))
+    }
+
+    /// A signed integer of `size` (1 to 8) bytes.
+    pub(crate) fn int(
+        &self,
+        addr: TargetAddr,
+        size: u64,
+        what: &'static str,
+    ) -> Result<i64, ReadError> {
+        let b = self.bytes(addr, size.clamp(1, 8), what)?;
+        Ok(signed(&b, self.order()))
+    }
+
+    /// A C string, bounded by [`Limits::max_string_len`]; invalid UTF-8 is
+    /// replaced.
+    pub(crate) fn string(&self, addr: TargetAddr) -> Result<String, ReadError> {
+        let raw = self.mem.read_c_string(addr, self.limits.max_string_len)?;
+        Ok(String::from_utf8_lossy(&raw).into_owned())
+    }
+
+    /// A count read from the target, refused when negative or above
+    /// [`Limits::max_table_entries`].
+    pub(crate) fn count(
+        &self,
+        count: i64,
+        addr: TargetAddr,
+        what: &'static str,
+    ) -> Result<u64, ReadError> {
+        let n = u64::try_from(count).map_err(|_| ReadError::NegativeCount { what, addr, count })?;
+        if n > self.limits.max_table_entries {
+            return Err(ReadError::LimitExceeded {
+                what,
+                addr,
+                count: n,
+                max: self.limits.max_table_entries,
+                limit: "max_table_entries",
+            });
+        }
+        Ok(n)
+    }
+
+    /// `count` signed integers of `size` bytes each, from a count the
+    /// target gave: negative or above [`Limits::max_table_entries`] is
+    /// refused before anything is read.
+    pub(crate) fn ints(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        size: u64,
+        what: &'static str,
+    ) -> Result<Vec<i64>, ReadError> {
+        let n = self.count(count, addr, what)?;
+        let size = size.clamp(1, 8);
+        let total = n.checked_mul(size).ok_or(ReadError::AddressOverflow {
+            what,
+            addr,
+            len: u64::MAX,
+        })?;
+        let raw = self.bytes(addr, total, what)?;
+        Ok(raw
+            .chunks_exact(size as usize)
+            .map(|c| signed(c, self.order()))
+            .collect())
+    }
+}
+
+/// A record's bytes, decoded by member.
+pub(crate) struct Rec {
+    pub(crate) base: TargetAddr,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) order: ByteOrder,
+    pub(crate) what: &'static str,
+}
+
+impl Rec {
+    fn field(&self, m: Member, size: u64) -> Result<&[u8], ReadError> {
+        let start = usize::try_from(m.offset).ok();
+        let len = usize::try_from(size).ok();
+        start
+            .zip(len)
+            .and_then(|(s, l)| self.bytes.get(s..s.checked_add(l)?))
+            .ok_or(ReadError::ShortRead {
+                what: self.what,
+                addr: at(self.base, m.offset),
+                wanted: size as usize,
+                got: 0,
+            })
+    }
+
+    /// A signed integer member of its own size (1 to 8 bytes).
+    pub(crate) fn int(&self, m: Member) -> Result<i64, ReadError> {
+        Ok(signed(self.field(m, m.size.clamp(1, 8))?, self.order))
+    }
+
+    /// An unsigned integer or pointer member of its own size.
+    pub(crate) fn uint(&self, m: Member) -> Result<u64, ReadError> {
+        Ok(unsigned(self.field(m, m.size.clamp(1, 8))?, self.order))
+    }
+
+    /// A pointer member.
+    pub(crate) fn ptr(&self, m: Member) -> Result<TargetAddr, ReadError> {
+        self.uint(m).map(TargetAddr)
+    }
+
+    /// The NUL-terminated text of a `char[]` member.
+    pub(crate) fn chars(&self, m: Member) -> Result<String, ReadError> {
+        let raw = self.field(m, m.size)?;
+        let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+        Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
+    }
+
+    /// The address of a member inside the record.
+    pub(crate) fn addr_of(&self, m: Member) -> TargetAddr {
+        at(self.base, m.offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_of_every_width_and_order() {
+        assert_eq!(signed(&[0xff, 0xfe], ByteOrder::Big), -2);
+        assert_eq!(signed(&[0xfe, 0xff], ByteOrder::Little), -2);
+        assert_eq!(signed(&[0, 0, 0, 5], ByteOrder::Big), 5);
+        assert_eq!(
+            unsigned(&[0x78, 0x56, 0x34, 0x12], ByteOrder::Little),
+            0x1234_5678
+        );
+        assert_eq!(signed(&[0x80], ByteOrder::Little), -128);
+    }
+}
