@@ -47,8 +47,15 @@ fn ours(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The C host, compiled against the reference MPICH's mpi_interface.h.
+/// The C host, compiled against the reference MPICH's mpi_interface.h,
+/// once for all the tests (they run in parallel, and one must not write
+/// the file while another runs it).
 fn c_host() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_c_host).clone()
+}
+
+fn build_c_host() -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c_host");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mqs_host/c_host.c");
     let out = Command::new("gcc")
