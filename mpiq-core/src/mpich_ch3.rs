@@ -327,6 +327,7 @@ impl MpichCh3 {
             span,
             what,
         } = shape;
+        let mut buf: Vec<u8> = Vec::new();
         let mut seen = HashSet::new();
         let mut at = first;
         // Each node is decoded as it is read, so a queue of 100,000
@@ -347,15 +348,22 @@ impl MpichCh3 {
                     addr: at,
                 });
             }
-            let bytes = read_bytes(mem, at, span, what, limits)?;
+            // One buffer for the whole walk: a 100,000-request queue would
+            // otherwise allocate 100,000 times.
+            if buf.is_empty() {
+                buf = read_bytes(mem, at, span, what, limits)?;
+            } else {
+                mem.read_exact(at, &mut buf, what)?;
+            }
+            let bytes = &buf;
             let rec = Record {
                 base: at,
-                bytes: &bytes,
+                bytes,
                 order: mem.abi().byte_order,
                 what,
             };
             let next = TargetAddr(rec.uint(next_offset, mem.abi().address_bytes())?);
-            visit(at, &bytes)?;
+            visit(at, bytes)?;
             at = next;
         }
         Ok(())
