@@ -7,8 +7,11 @@
 //! a `link_map` image in synthetic memory.
 //!
 //! ```text
-//! input := core_len:u32 core{core_len} executable
+//! input := abi:u8 core_len:u32 core{core_len} executable
 //! ```
+//!
+//! `abi` is the synthetic image's when the core does not parse; otherwise
+//! the image takes the core's.
 //!
 //! Readers only take paths, so both files go to tmpfs scratch files.
 //! Recorded paths are looked for under a sysroot that does not exist (so a
@@ -51,6 +54,7 @@ fn probe(core: &CoreFile) {
 
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
+    let mut abi = abi_from(c.u8());
     let core_len = c.u32() as usize;
     let core_bytes = c.take(core_len);
     let exe_bytes = c.rest();
@@ -64,7 +68,6 @@ fuzz_target!(|data: &[u8]| {
         search_path: vec![files.clone()],
     };
 
-    let mut abi = abi_from(data.first().copied().unwrap_or(0));
     if let Ok(core) = CoreFile::open(&core_path) {
         abi = core.abi();
         // Every base name NT_FILE records now finds the executable's bytes.

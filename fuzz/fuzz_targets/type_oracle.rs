@@ -43,25 +43,29 @@ const TYPES: &[&str] = &[
     "no_such_type",
 ];
 
-/// Most members looked into per type, so a type with a million members
-/// costs no more than a small one.
-const MAX_MEMBERS: usize = 32;
+/// Most members whose types are resolved, and most followed by a dotted
+/// path, per type: each path costs a whole lookup, and a type with a
+/// thousand members should cost no more than a small one.
+const MAX_MEMBERS: usize = 16;
+const MAX_PATHS: usize = 3;
 
 fn explore(oracle: &TypeOracle, name: &str, layout: &TypeLayout) {
     let _ = format!("{layout:?}");
+    let mut paths = 0;
     for field in layout.members.iter().take(MAX_MEMBERS) {
         let Ok(inner) = oracle.member_type(field) else {
             continue;
         };
-        let Some(first) = &field.name else {
+        let (Some(first), Some(second)) = (
+            &field.name,
+            inner.members.iter().find_map(|m| m.name.as_ref()),
+        ) else {
             continue;
         };
-        let _ = oracle.offset_of(name, first);
-        for sub in inner.members.iter().take(4) {
-            if let Some(second) = &sub.name {
-                if let Ok(f) = oracle.offset_of(name, &format!("{first}.{second}")) {
-                    let _ = oracle.member_type(&f);
-                }
+        if paths < MAX_PATHS {
+            paths += 1;
+            if let Ok(f) = oracle.offset_of(name, &format!("{first}.{second}")) {
+                let _ = oracle.member_type(&f);
             }
         }
     }
