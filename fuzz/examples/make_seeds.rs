@@ -359,7 +359,7 @@ impl Heap {
     }
 
     fn alloc(&mut self, len: u64) -> u64 {
-        while self.bytes.len() % 16 != 0 {
+        while !self.bytes.len().is_multiple_of(16) {
             self.bytes.push(0);
         }
         let at = self.base + self.bytes.len() as u64;
@@ -768,7 +768,7 @@ fn shrink_core(data: &[u8], max: u64) -> Result<Vec<u8>> {
         // PT_NOTE (4) always stays; PT_LOAD (1) when small.
         let keep = kind == 4 || (kind == 1 && size <= max);
         let bytes = data.get(offset..offset + size as usize).filter(|_| keep);
-        while out.len() % 8 != 0 {
+        while !out.len().is_multiple_of(8) {
             out.push(0);
         }
         let at = out.len() as u64;

@@ -53,7 +53,7 @@ pub fn all_abis() -> impl Iterator<Item = TargetAbi> {
 pub fn abi_from(selector: u8) -> TargetAbi {
     let n = PRESETS.len() * 2;
     let i = usize::from(selector) % n;
-    let packing = if i % 2 == 0 {
+    let packing = if i.is_multiple_of(2) {
         Packing::Natural
     } else {
         Packing::Packed
@@ -70,6 +70,8 @@ pub fn abi_selector(abi: TargetAbi) -> u8 {
 
 /// Bounds small enough that one input can neither allocate much nor run
 /// long, yet large enough for every seed to decode in full.
+// Limits another change may add keep their defaults, hence the update.
+#[allow(clippy::needless_update)]
 pub fn limits() -> Limits {
     Limits {
         max_table_entries: 512,
@@ -78,7 +80,6 @@ pub fn limits() -> Limits {
         max_walk_processes: 16,
         max_list_len: 128,
         max_record_bytes: 1 << 16,
-        // Limits another change may add keep their defaults.
         ..Limits::default()
     }
 }
