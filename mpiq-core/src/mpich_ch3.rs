@@ -114,10 +114,43 @@ impl Layout {
         };
         let m = |ty: &str, member: &str| note(t.member_offset(ty, member));
         let size = |ty: &str| note(t.type_size(ty));
+        // Offsets of nested members are sums, and corrupt debug info can
+        // make them overflow; such a member is as unusable as a missing one.
+        let sum = |ty: &str, path: &str, parts: &[u64]| {
+            parts
+                .iter()
+                .try_fold(0u64, |acc, &p| acc.checked_add(p))
+                .unwrap_or_else(|| {
+                    missing.borrow_mut().push(LayoutError {
+                        type_name: ty.to_string(),
+                        member: Some(path.to_string()),
+                        reason: format!(
+                            "its offset, the sum of {parts:?}, overflows: the debug info is corrupt"
+                        ),
+                    });
+                    0
+                })
+        };
         let req_dev = m("MPIR_Request", "dev");
         let dreq_match = m("MPIDI_Request", "match");
         let match_parts = m("MPIDI_Message_match", "parts");
-        let parts = req_dev + dreq_match + match_parts;
+        let parts = sum(
+            "MPIR_Request",
+            "dev.match.parts",
+            &[req_dev, dreq_match, match_parts],
+        );
+        let part = |member: &str| {
+            let offset = m("MPIDI_Message_match_parts_t", member);
+            sum(
+                "MPIR_Request",
+                &format!("dev.match.parts.{member}"),
+                &[parts, offset],
+            )
+        };
+        let dev = |member: &str| {
+            let offset = m("MPIDI_Request", member);
+            sum("MPIR_Request", &format!("dev.{member}"), &[req_dev, offset])
+        };
         let mut l = Layout {
             list_seq: m("MPIR_Comm_list", "sequence_number"),
             list_head: m("MPIR_Comm_list", "head"),
@@ -131,7 +164,11 @@ impl Layout {
             comm_context_id: m("MPIR_Comm", "context_id"),
             comm_recvcontext_id: m("MPIR_Comm", "recvcontext_id"),
             comm_local_group: m("MPIR_Comm", "local_group"),
-            comm_vcrt: m("MPIR_Comm", "dev") + m("MPIDI_CH3I_comm_t", "vcrt"),
+            comm_vcrt: sum(
+                "MPIR_Comm",
+                "dev.vcrt",
+                &[m("MPIR_Comm", "dev"), m("MPIDI_CH3I_comm_t", "vcrt")],
+            ),
             vcrt_size: m("MPIDI_VCRT", "size"),
             vcrt_table: m("MPIDI_VCRT", "vcr_table"),
             vc_pg_rank: m("MPIDI_VC", "pg_rank"),
@@ -141,14 +178,14 @@ impl Layout {
             pmap_lpid: m("MPII_Group_pmap_t", "lpid"),
             req_cc: m("MPIR_Request", "cc"),
             req_next: m("MPIR_Request", "next"),
-            req_match_tag: parts + m("MPIDI_Message_match_parts_t", "tag"),
-            req_match_rank: parts + m("MPIDI_Message_match_parts_t", "rank"),
-            req_match_context: parts + m("MPIDI_Message_match_parts_t", "context_id"),
-            req_user_buf: req_dev + m("MPIDI_Request", "user_buf"),
-            req_user_count: req_dev + m("MPIDI_Request", "user_count"),
-            req_datatype: req_dev + m("MPIDI_Request", "datatype"),
-            req_recv_data_sz: req_dev + m("MPIDI_Request", "recv_data_sz"),
-            req_tmpbuf: req_dev + m("MPIDI_Request", "tmpbuf"),
+            req_match_tag: part("tag"),
+            req_match_rank: part("rank"),
+            req_match_context: part("context_id"),
+            req_user_buf: dev("user_buf"),
+            req_user_count: dev("user_count"),
+            req_datatype: dev("datatype"),
+            req_recv_data_sz: dev("recv_data_sz"),
+            req_tmpbuf: dev("tmpbuf"),
             req_span: 0,
             sendq_sreq: m("MPIR_Sendq", "sreq"),
             sendq_tag: m("MPIR_Sendq", "tag"),
@@ -164,18 +201,19 @@ impl Layout {
         };
         // One read per request covers every field the decoder uses.
         l.req_span = [
-            l.req_cc + 4,
-            l.req_next + word,
-            l.req_match_tag + 4,
-            l.req_match_rank + 2,
-            l.req_match_context + 2,
-            l.req_user_buf + word,
-            l.req_user_count + word,
-            l.req_datatype + 4,
-            l.req_recv_data_sz + word,
-            l.req_tmpbuf + word,
+            ("cc", l.req_cc, 4),
+            ("next", l.req_next, word),
+            ("dev.match.parts.tag", l.req_match_tag, 4),
+            ("dev.match.parts.rank", l.req_match_rank, 2),
+            ("dev.match.parts.context_id", l.req_match_context, 2),
+            ("dev.user_buf", l.req_user_buf, word),
+            ("dev.user_count", l.req_user_count, word),
+            ("dev.datatype", l.req_datatype, 4),
+            ("dev.recv_data_sz", l.req_recv_data_sz, word),
+            ("dev.tmpbuf", l.req_tmpbuf, word),
         ]
         .into_iter()
+        .map(|(path, offset, width)| sum("MPIR_Request", path, &[offset, width]))
         .max()
         .unwrap_or(0);
         let missing = missing.into_inner();

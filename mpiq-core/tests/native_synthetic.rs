@@ -379,3 +379,29 @@ fn the_total_read_budget_stops_the_decoder() {
         "a communicator (256 bytes) and a request exceed 300 bytes: {err}"
     );
 }
+
+/// Found by the `mpich_queues` fuzz target: corrupt debug info whose
+/// nested member offsets add up past 2^64 panicked (integer overflow)
+/// while the decoder resolved its layout. It is now a layout error that
+/// names the member path, like a missing member.
+#[test]
+fn nested_offsets_that_overflow_are_named_as_layout_errors() {
+    let mut types = layout();
+    types.insert(
+        "MPIDI_Message_match_parts_t",
+        8,
+        &[("tag", u64::MAX - 1), ("rank", 4), ("context_id", 6)],
+    );
+    let (mem, symbols) = process(TargetAbi::X86_64, &[], 0, &[]);
+    let err = decode(&mem, &symbols, &types, &Limits::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, DecodeError::Layouts(ref l) if l.len() == 1),
+        "{text}"
+    );
+    assert!(
+        text.contains("member `dev.match.parts.tag` of `MPIR_Request`"),
+        "{text}"
+    );
+    assert!(text.contains("overflows"), "{text}");
+}

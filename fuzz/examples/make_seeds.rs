@@ -1,0 +1,857 @@
+//! Writes the synthetic seeds of the fuzz targets, in each target's input
+//! format (see `src/lib.rs` and the targets' doc comments). `seed.sh` runs
+//! it and adds the seeds made from real files.
+//!
+//! ```text
+//! make_seeds synthetic OUT              every synthetic seed, in OUT/<target>/
+//! make_seeds core-input OUT CORE [EXE]  a core_file input from real files
+//! make_seeds mpich-real OUT LIB         mpich_queues seeds laid out with the
+//!                                       offsets LIB's DWARF gives
+//! ```
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use mpidd_fuzz::{abi_selector, limits, mpich, names, Cursor, Process, PRESETS};
+use mpidd_read::mpi2dd::Mpi2ddPeer;
+use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
+use mpidd_read::walk::{self, Connector, JobTree};
+use mpidd_read::{
+    link_map, mpir, CoreOptions, CoreTarget, SymbolTable, SyntheticJob, SyntheticMemory, TypeOracle,
+};
+use mpidd_types::{AddressWidth, ByteOrder, Packing, TargetAbi, TargetAddr};
+use mpiq_core::{DecodeError, LayoutSource, MpichCh3, NativeTarget, QueueDecoder};
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["synthetic", out] => synthetic(Path::new(out)),
+        ["core-input", out, core] => core_input(Path::new(out), Path::new(core), None),
+        ["core-input", out, core, exe] => {
+            core_input(Path::new(out), Path::new(core), Some(Path::new(exe)))
+        }
+        ["mpich-real", out, lib] => mpich_real(Path::new(out), Path::new(lib)),
+        _ => Err(
+            "usage: make_seeds synthetic OUT | core-input OUT CORE [EXE] | mpich-real OUT LIB"
+                .into(),
+        ),
+    }
+}
+
+/// Fails with `what` unless `ok`: every seed must reach what it was made
+/// for, or it seeds nothing.
+fn check(ok: bool, what: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("a seed does not decode as intended: {what}").into())
+    }
+}
+
+/// Walks `job` from its first process.
+fn walk_job(job: &mut [Process], packing: Packing) -> Result<JobTree> {
+    struct Job<'a>(&'a [Process]);
+    impl Connector for Job<'_> {
+        type Target = Process;
+        fn connect(
+            &mut self,
+            _: &str,
+            pid: i32,
+            _: &str,
+        ) -> std::result::Result<Process, Box<dyn Error + Send + Sync>> {
+            let i = usize::try_from(pid).map_err(|_| "no such process")?;
+            Ok(self.0[i % self.0.len()].clone())
+        }
+    }
+    let start = Mpi2ddPeer {
+        host_name: "node".into(),
+        executable_name: String::new(),
+        pid: 0,
+    };
+    Ok(walk::walk(&mut Job(job), &start, packing, &limits())?)
+}
+
+fn write(dir: &Path, target: &str, name: &str, bytes: &[u8]) -> Result<()> {
+    let dir = dir.join(target);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(name), bytes)?;
+    Ok(())
+}
+
+fn abi_name(abi: TargetAbi) -> String {
+    let order = match abi.byte_order {
+        ByteOrder::Little => "le",
+        ByteOrder::Big => "be",
+    };
+    let packing = match abi.packing {
+        Packing::Natural => "natural",
+        Packing::Packed => "packed",
+    };
+    format!("{order}{}-{packing}", abi.address_bytes() * 8)
+}
+
+/// The four distinct (byte order, width) pairs among the presets.
+fn distinct_abis() -> Vec<TargetAbi> {
+    let mut out: Vec<TargetAbi> = Vec::new();
+    for abi in PRESETS {
+        if !out.contains(&abi) {
+            out.push(abi);
+        }
+    }
+    out
+}
+
+fn process_of(job: &SyntheticJob) -> Process {
+    Process {
+        memory: job.memory.clone(),
+        symbols: job.symbols.clone(),
+    }
+}
+
+fn encoded(p: &Process, names: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    p.encode(names, &mut out);
+    out
+}
+
+fn synthetic(out: &Path) -> Result<()> {
+    records(out)?;
+    mpir(out)?;
+    mpi2dd(out)?;
+    mpich_synthetic(out)?;
+    cores(out)?;
+    Ok(())
+}
+
+/// Records as the synthetic job builder lays them out (with its own code,
+/// not the decoders'): each segment of a job, after the re-encoding ABI's
+/// selector byte.
+fn records(out: &Path) -> Result<()> {
+    for abi in distinct_abis() {
+        for packing in [Packing::Natural, Packing::Packed] {
+            let job = SyntheticJob::builder(abi)
+                .mpir_starter(&[("node1", "/bin/ring", 101), ("node2", "/bin/ring", -1)])
+                .mpi2dd(&Mpi2ddSpec {
+                    packing,
+                    ranks: &[RankSpec {
+                        host: "n1",
+                        exe: "/bin/a",
+                        pid: 7,
+                        rank: 0,
+                        world: "w0",
+                        spawn: Some(("w-1", 3, 0)),
+                    }],
+                    directories: &[PeerSpec {
+                        host: "d",
+                        exe: "/bin/d",
+                        pid: 1,
+                    }],
+                    ..Mpi2ddSpec::default()
+                })
+                .build();
+            for (i, (_, bytes)) in job.memory.segments().enumerate() {
+                let mut seed = vec![abi_selector(TargetAbi::I686)];
+                seed.extend_from_slice(&bytes[..bytes.len().min(1024)]);
+                let name = format!("job-{}-{i}", abi_name(abi.with_packing(packing)));
+                write(out, "records", &name, &seed)?;
+            }
+        }
+    }
+    // A 64-bit value that does not fit a 32-bit target when re-encoded.
+    let mut wide = vec![abi_selector(TargetAbi::POWERPC)];
+    wide.extend((0..600u32).map(|i| (i * 37 % 251) as u8 | 0x80));
+    write(out, "records", "wide-values", &wide)?;
+    Ok(())
+}
+
+fn mpir(out: &Path) -> Result<()> {
+    let names = names::MPIR;
+    for abi in distinct_abis() {
+        let n = abi_name(abi);
+        let job = SyntheticJob::builder(abi)
+            .mpir_starter(&[
+                ("node1", "/opt/app/ring", 4001),
+                ("node2", "/opt/app/ring", 4002),
+                ("node1", "/opt/app/ring", -1),
+            ])
+            .mpir_dll_name("/usr/lib/libtvmpich.so")
+            .mpir_abort("rank 2 called MPI_Abort")
+            .mpir_executable_path("/opt/app/ring", 256)
+            .presence("MPIR_partial_attach_ok")
+            .presence("MPIR_force_to_main")
+            .build();
+        let mut p = process_of(&job);
+        // Server arguments and the attach fifo, which the builder does not
+        // lay out: NUL-separated strings ending in an empty one.
+        let extra = if abi.address_width == AddressWidth::W32 {
+            0x0c00_0000
+        } else {
+            0x7f00_2000_0000
+        };
+        let mut bytes = b"--host\0n1\0--verbose\0\0".to_vec();
+        let fifo = bytes.len() as u64;
+        bytes.extend_from_slice(b"/tmp/attach.fifo\0");
+        bytes.resize(64, 0);
+        p.memory.map(TargetAddr(extra), bytes);
+        let object = "/synthetic/mpirun";
+        p.symbols
+            .insert(object, "MPIR_server_arguments", TargetAddr(extra), fifo);
+        p.symbols
+            .insert(object, "MPIR_attach_fifo", TargetAddr(extra + fifo), 0);
+        let seed = encoded(&p, names);
+        let back = Process::parse(&mut Cursor::new(&seed), names);
+        let state = mpir::read_state(&back, &back, &limits())?;
+        check(state.proctable.len() == 3, "the starter seed has 3 ranks")?;
+        check(
+            state.server_arguments.as_deref()
+                == Some(&["--host", "n1", "--verbose"].map(String::from)[..]),
+            "the starter seed has server arguments",
+        )?;
+        check(
+            state.attach_fifo.as_deref() == Some("/tmp/attach.fifo"),
+            "the starter seed has a fifo",
+        )?;
+        write(out, "mpir", &format!("starter-{n}"), &seed)?;
+
+        // Hostile tables: negative and absurd sizes, a wild pointer.
+        for (label, table, size) in [
+            ("negative", 0x1000, -5),
+            ("huge", 0x1000, i32::MAX),
+            ("wild", 0xdead_0000, 3),
+        ] {
+            let job = SyntheticJob::builder(abi)
+                .mpir_raw(TargetAddr(table), size, 1)
+                .build();
+            let seed = encoded(&process_of(&job), names);
+            write(out, "mpir", &format!("raw-{label}-{n}"), &seed)?;
+        }
+    }
+    // A process with no MPIR symbols at all.
+    let empty = Process {
+        memory: SyntheticMemory::new(TargetAbi::X86_64),
+        symbols: SymbolTable::new(),
+    };
+    write(out, "mpir", "empty", &encoded(&empty, names))?;
+    Ok(())
+}
+
+fn mpi2dd_job(abi: TargetAbi, packing: Packing, me: i32, spec: &Mpi2ddSpec<'_>) -> Process {
+    let spec = Mpi2ddSpec { packing, ..*spec };
+    process_of(&SyntheticJob::builder(abi).pid(me).mpi2dd(&spec).build())
+}
+
+fn mpi2dd(out: &Path) -> Result<()> {
+    let names = names::MPI2DD;
+    let peer = |pid| PeerSpec {
+        host: "node",
+        exe: "/usr/bin/mpi-directory",
+        pid,
+    };
+    let rank = |pid, rank, spawn| RankSpec {
+        host: "node",
+        exe: "/opt/app/a.out",
+        pid,
+        rank,
+        world: if spawn { "world-1" } else { "world-0" },
+        spawn: spawn.then_some(("world-0", 0, 0)),
+    };
+    for abi in distinct_abis() {
+        for packing in [Packing::Natural, Packing::Packed] {
+            let n = abi_name(abi.with_packing(packing));
+            // A metadirectory (pid 0) over two directories (1 and 2), each
+            // with ranks, one of them spawned; directory 2 also names the
+            // metadirectory, closing a cycle.
+            let meta = mpi2dd_job(
+                abi,
+                packing,
+                0,
+                &Mpi2ddSpec {
+                    mpi_flags: 1,
+                    directories: &[peer(1), peer(2)],
+                    dll_name: Some("/usr/lib/libmpi2dd_msgq.so"),
+                    ..Mpi2ddSpec::default()
+                },
+            );
+            let dir1 = mpi2dd_job(
+                abi,
+                packing,
+                1,
+                &Mpi2ddSpec {
+                    meta: Some(peer(0)),
+                    ranks: &[rank(100, 0, false), rank(101, 1, false)],
+                    ..Mpi2ddSpec::default()
+                },
+            );
+            let dir2 = mpi2dd_job(
+                abi,
+                packing,
+                2,
+                &Mpi2ddSpec {
+                    meta: Some(peer(0)),
+                    ranks: &[rank(200, 0, true)],
+                    metadirectories: &[peer(0)],
+                    abort: Some("job aborted"),
+                    ..Mpi2ddSpec::default()
+                },
+            );
+            let mut seed = vec![3];
+            for p in [&meta, &dir1, &dir2] {
+                p.encode(names, &mut seed);
+            }
+            let mut c = Cursor::new(&seed[1..]);
+            let mut job: Vec<Process> = (0..3).map(|_| Process::parse(&mut c, names)).collect();
+            let tree = walk_job(&mut job, packing)?;
+            check(
+                tree.processes.len() == 3 && tree.ranks.len() == 3,
+                "the tree seed walks to 3 processes and 3 ranks",
+            )?;
+            write(out, "mpi2dd", &format!("tree-{n}"), &seed)?;
+
+            // One directory that lists itself, and a peer that cannot be
+            // connected to (a negative pid).
+            let alone = mpi2dd_job(
+                abi,
+                packing,
+                0,
+                &Mpi2ddSpec {
+                    ranks: &[rank(10, 0, false)],
+                    directories: &[peer(0), peer(-1)],
+                    ..Mpi2ddSpec::default()
+                },
+            );
+            let mut seed = vec![1];
+            alone.encode(names, &mut seed);
+            write(out, "mpi2dd", &format!("self-{n}"), &seed)?;
+        }
+    }
+    Ok(())
+}
+
+/// Offsets and sizes by (type, member), as the mpich layout format lists
+/// them.
+type Offsets = BTreeMap<(&'static str, Option<&'static str>), u64>;
+
+fn default_offsets() -> Offsets {
+    mpich::DEFAULT
+        .iter()
+        .map(|&(t, m, v)| ((t, m), v))
+        .collect()
+}
+
+/// Bytes laid out in one region at a base address, written field by field
+/// in the target's order with this file's own code (not the decoder's).
+struct Heap {
+    abi: TargetAbi,
+    base: u64,
+    bytes: Vec<u8>,
+}
+
+impl Heap {
+    fn new(abi: TargetAbi, base: u64) -> Self {
+        Heap {
+            abi,
+            base,
+            bytes: Vec::new(),
+        }
+    }
+
+    fn alloc(&mut self, len: u64) -> u64 {
+        while !self.bytes.len().is_multiple_of(16) {
+            self.bytes.push(0);
+        }
+        let at = self.base + self.bytes.len() as u64;
+        self.bytes.resize(self.bytes.len() + len as usize, 0);
+        at
+    }
+
+    fn put(&mut self, at: u64, value: u64, width: usize) {
+        let mut b = value.to_le_bytes()[..width].to_vec();
+        if self.abi.byte_order == ByteOrder::Big {
+            b.reverse();
+        }
+        let i = (at - self.base) as usize;
+        self.bytes[i..i + width].copy_from_slice(&b);
+    }
+
+    fn word(&mut self, at: u64, value: u64) {
+        self.put(at, value, self.abi.address_bytes());
+    }
+
+    fn text(&mut self, s: &str) -> u64 {
+        let at = self.alloc(s.len() as u64 + 1);
+        let i = (at - self.base) as usize;
+        self.bytes[i..i + s.len()].copy_from_slice(s.as_bytes());
+        at
+    }
+}
+
+/// What a synthetic MPICH process holds besides its communicators.
+#[derive(Clone, Copy)]
+enum Scenario {
+    WellFormed,
+    LoopingPosted,
+    UnmappedHead,
+    LongList,
+    NoSendQueue,
+}
+
+/// An MPICH CH3 process laid out with `o`: two communicators (the world,
+/// with its world ranks in the connection table, and a duplicate with a
+/// group), posted and unexpected receives, and two pending sends, one of a
+/// builtin datatype and one of a datatype in the direct pool.
+fn mpich_process(abi: TargetAbi, o: &Offsets, scenario: Scenario) -> Process {
+    let w = abi.address_bytes() as u64;
+    let off = |t: &'static str, m: &'static str| o[&(t, Some(m))];
+    let size = |t: &'static str| o[&(t, None)];
+    let (globals_base, heap_base) = if w == 4 {
+        (0x0804_0000, 0x0900_0000)
+    } else {
+        (0x5555_0000_0000, 0x7f00_0000_0000)
+    };
+    let mut g = Heap::new(abi, globals_base);
+    let mut h = Heap::new(abi, heap_base);
+
+    let list = g.alloc(size("MPIR_Comm_list"));
+    let posted_ptr = g.alloc(w);
+    let posted_head = g.alloc(w);
+    let unexpected_ptr = g.alloc(w);
+    let unexpected_head = g.alloc(w);
+    let sendq_head = g.alloc(w);
+    let version = g.text("4.0.2");
+    let device = g.text("ch3:nemesis");
+    let datatype_direct = g.alloc(4 * size("MPIR_Datatype"));
+    // Direct datatype 1: a pair of doubles, 16 bytes.
+    g.put(
+        datatype_direct + size("MPIR_Datatype") + off("MPIR_Datatype", "size"),
+        16,
+        w as usize,
+    );
+    g.word(posted_ptr, posted_head);
+    g.word(unexpected_ptr, unexpected_head);
+    g.put(list + off("MPIR_Comm_list", "sequence_number"), 7, 4);
+
+    // World ranks 5 and 9, so a wrong translation cannot pass by luck.
+    let vcs = h.alloc(2 * size("MPIDI_VC"));
+    h.put(vcs + off("MPIDI_VC", "pg_rank"), 5, 4);
+    h.put(vcs + size("MPIDI_VC") + off("MPIDI_VC", "pg_rank"), 9, 4);
+    let vcrt = h.alloc(off("MPIDI_VCRT", "vcr_table") + 2 * w);
+    h.put(vcrt + off("MPIDI_VCRT", "size"), 2, 4);
+    h.word(vcrt + off("MPIDI_VCRT", "vcr_table"), vcs);
+    h.word(
+        vcrt + off("MPIDI_VCRT", "vcr_table") + w,
+        vcs + size("MPIDI_VC"),
+    );
+    let pmap = h.alloc(2 * size("MPII_Group_pmap_t"));
+    h.put(pmap + off("MPII_Group_pmap_t", "lpid"), 9, 8);
+    h.put(
+        pmap + size("MPII_Group_pmap_t") + off("MPII_Group_pmap_t", "lpid"),
+        5,
+        8,
+    );
+    let group = h.alloc(size("MPIR_Group"));
+    h.put(group + off("MPIR_Group", "size"), 2, 4);
+    h.word(group + off("MPIR_Group", "lrank_to_lpid"), pmap);
+
+    let comm_vcrt = off("MPIR_Comm", "dev") + off("MPIDI_CH3I_comm_t", "vcrt");
+    let comms: Vec<u64> = (0..2).map(|_| h.alloc(size("MPIR_Comm"))).collect();
+    for (i, (&c, name)) in comms.iter().zip(["MPI_COMM_WORLD", "dup"]).enumerate() {
+        let at = (c + off("MPIR_Comm", "name") - h.base) as usize;
+        h.bytes[at..at + name.len()].copy_from_slice(name.as_bytes());
+        let context = 4 * i as u64;
+        h.put(c + off("MPIR_Comm", "context_id"), context, 2);
+        h.put(c + off("MPIR_Comm", "recvcontext_id"), context, 2);
+        h.put(c + off("MPIR_Comm", "remote_size"), 2, 4);
+        h.put(c + off("MPIR_Comm", "rank"), 1, 4);
+        h.put(c + off("MPIR_Comm", "local_size"), 2, 4);
+        h.put(c + off("MPIR_Comm", "comm_kind"), 0, 4);
+        h.word(c + comm_vcrt, vcrt);
+        if i == 1 {
+            h.word(c + off("MPIR_Comm", "local_group"), group);
+        }
+        let next = comms.get(i + 1).copied().unwrap_or(0);
+        h.word(c + off("MPIR_Comm", "comm_next"), next);
+    }
+    g.word(list + off("MPIR_Comm_list", "head"), comms[0]);
+
+    let req_size = size("MPIR_Request");
+    let dev = off("MPIR_Request", "dev");
+    let parts = dev + off("MPIDI_Request", "match") + off("MPIDI_Message_match", "parts");
+    let part = |m| parts + off("MPIDI_Message_match_parts_t", m);
+    let mpi_int = 0x4c00_0405;
+    let request = |h: &mut Heap, tag: i64, rank: i64, context: u64, eager: u64, dtype: u64| {
+        let r = h.alloc(req_size);
+        h.put(r + off("MPIR_Request", "cc"), u64::from(eager == 0), 4);
+        h.put(r + part("tag"), tag as u64, 4);
+        h.put(r + part("rank"), rank as u64, 2);
+        h.put(r + part("context_id"), context, 2);
+        h.word(r + dev + off("MPIDI_Request", "user_buf"), 0xb0f0);
+        h.word(r + dev + off("MPIDI_Request", "user_count"), 10);
+        h.put(r + dev + off("MPIDI_Request", "datatype"), dtype, 4);
+        h.word(r + dev + off("MPIDI_Request", "recv_data_sz"), eager);
+        h.word(
+            r + dev + off("MPIDI_Request", "tmpbuf"),
+            if eager > 0 { 0xda7a } else { 0 },
+        );
+        r
+    };
+    let chain = |h: &mut Heap, reqs: &[u64], looping: bool| {
+        for (i, &r) in reqs.iter().enumerate() {
+            let next = match reqs.get(i + 1) {
+                Some(&n) => n,
+                None if looping => reqs[0],
+                None => 0,
+            };
+            h.word(r + off("MPIR_Request", "next"), next);
+        }
+        reqs.first().copied().unwrap_or(0)
+    };
+    let posted_count = if matches!(scenario, Scenario::LongList) {
+        12
+    } else {
+        2
+    };
+    let posted: Vec<u64> = (0..posted_count)
+        .map(|i| match i {
+            // MPICH's MPI_ANY_SOURCE is -2, its MPI_ANY_TAG -1.
+            1 => request(&mut h, -1, -2, 0, 0, mpi_int),
+            _ => request(&mut h, 11 + i, 0, 4 * (i as u64 % 2), 0, mpi_int),
+        })
+        .collect();
+    let looping = matches!(scenario, Scenario::LoopingPosted);
+    let first = chain(&mut h, &posted, looping);
+    g.word(posted_head, first);
+    let unexpected = [request(&mut h, 99, 0, 0, 20, mpi_int)];
+    let first = chain(&mut h, &unexpected, false);
+    let head = if matches!(scenario, Scenario::UnmappedHead) {
+        0xdead_0000
+    } else {
+        first
+    };
+    g.word(unexpected_head, head);
+
+    let sendq_size = size("MPIR_Sendq");
+    let sends: Vec<u64> = [(44, mpi_int), (45, 0x8c00_0001)]
+        .iter()
+        .map(|&(tag, dtype)| {
+            let sreq = request(&mut h, tag, 0, 0, 0, dtype);
+            let s = h.alloc(sendq_size);
+            h.word(s + off("MPIR_Sendq", "sreq"), sreq);
+            h.put(s + off("MPIR_Sendq", "tag"), tag as u64, 4);
+            h.put(s + off("MPIR_Sendq", "rank"), 0, 4);
+            h.put(s + off("MPIR_Sendq", "context_id"), 0, 4);
+            s
+        })
+        .collect();
+    h.word(sends[0] + off("MPIR_Sendq", "next"), sends[1]);
+    g.word(sendq_head, sends[0]);
+
+    let mut memory = SyntheticMemory::new(abi);
+    memory.map(TargetAddr(g.base), g.bytes);
+    memory.map(TargetAddr(h.base), h.bytes);
+    let mut symbols = SymbolTable::new();
+    let object = "/synthetic/libmpi.so.12";
+    let mut globals = vec![
+        ("MPIR_All_communicators", list),
+        ("MPID_Recvq_posted_head_ptr", posted_ptr),
+        ("MPID_Recvq_unexpected_head_ptr", unexpected_ptr),
+        ("MPIR_Datatype_direct", datatype_direct),
+        ("MPII_Version_string", version),
+        ("MPII_Version_device", device),
+    ];
+    if !matches!(scenario, Scenario::NoSendQueue) {
+        globals.push(("MPIR_Sendq_head", sendq_head));
+    }
+    for (name, addr) in globals {
+        symbols.insert(object, name, TargetAddr(addr), w);
+    }
+    Process { memory, symbols }
+}
+
+fn mpich_seed(abi: TargetAbi, o: &Offsets, scenario: Scenario) -> Result<Vec<u8>> {
+    let p = mpich_process(abi, o, scenario);
+    let mut seed = encoded(&p, names::MPICH);
+    let values: Vec<Option<u64>> = mpich::DEFAULT
+        .iter()
+        .map(|&(t, m, _)| o.get(&(t, m)).copied())
+        .collect();
+    mpich::encode(&values, &mut seed);
+
+    // The seed must reach what it was made for.
+    let mut c = Cursor::new(&seed);
+    let back = Process::parse(&mut c, names::MPICH);
+    let types = mpich::parse(&mut c);
+    let target = NativeTarget {
+        memory: &back,
+        symbols: &back,
+        types: &types,
+    };
+    let read = MpichCh3::new(&target, "4.0.2", "ch3:nemesis")?.read_queues(&target, &limits());
+    match (scenario, read) {
+        (Scenario::LoopingPosted, Err(DecodeError::Cycle { .. })) => {}
+        (Scenario::UnmappedHead, Err(DecodeError::Read(_))) => {}
+        (Scenario::WellFormed | Scenario::LongList | Scenario::NoSendQueue, Ok(q)) => {
+            let world = &q.communicators[0];
+            check(
+                q.communicators.len() == 2,
+                "the MPICH seed has 2 communicators",
+            )?;
+            check(
+                world.group.as_deref() == Some(&[5, 9][..]),
+                "world ranks from the VCRT",
+            )?;
+            check(
+                q.communicators[1].group.as_deref() == Some(&[9, 5][..]),
+                "world ranks from the group",
+            )?;
+            check(
+                !world.pending_receives.operations().is_empty(),
+                "posted receives",
+            )?;
+            check(
+                world.unexpected_messages.operations().len() == 1,
+                "an unexpected message",
+            )?;
+            let sends = world.pending_sends.operations();
+            match scenario {
+                Scenario::NoSendQueue => check(sends.is_empty(), "no send queue")?,
+                _ => check(
+                    sends.len() == 2 && sends[1].desired_length == 160,
+                    "two sends, the second 10 direct-pool datatypes of 16 bytes",
+                )?,
+            }
+        }
+        (_, other) => return Err(format!("an MPICH seed read as {other:?}").into()),
+    }
+    Ok(seed)
+}
+
+const SCENARIOS: [(&str, Scenario); 5] = [
+    ("well-formed", Scenario::WellFormed),
+    ("looping-posted", Scenario::LoopingPosted),
+    ("unmapped-head", Scenario::UnmappedHead),
+    ("long-list", Scenario::LongList),
+    ("no-send-queue", Scenario::NoSendQueue),
+];
+
+fn mpich_synthetic(out: &Path) -> Result<()> {
+    let o = default_offsets();
+    for abi in distinct_abis() {
+        for (label, scenario) in SCENARIOS {
+            let seed = mpich_seed(abi, &o, scenario)?;
+            write(
+                out,
+                "mpich_queues",
+                &format!("{label}-{}", abi_name(abi)),
+                &seed,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The same processes, laid out with the offsets of a real MPICH (the
+/// x86_64 reference build), read from its DWARF with the type oracle.
+fn mpich_real(out: &Path, lib: &Path) -> Result<()> {
+    let mut oracle = TypeOracle::new();
+    oracle.add_object("libmpi", lib, None);
+    let mut o = Offsets::new();
+    for &(t, m, _) in mpich::DEFAULT {
+        let v = match m {
+            Some(m) => oracle.member_offset(t, m),
+            None => oracle.type_size(t),
+        };
+        o.insert(
+            (t, m),
+            v.map_err(|e| format!("{} has no {t}/{m:?}: {e}", lib.display()))?,
+        );
+    }
+    for (label, scenario) in SCENARIOS {
+        let seed = mpich_seed(TargetAbi::X86_64, &o, scenario)?;
+        write(out, "mpich_queues", &format!("real-{label}"), &seed)?;
+    }
+    Ok(())
+}
+
+/// The core_file input format: abi, core length, core, executable.
+fn core_file_input(abi: TargetAbi, core: &[u8], exe: &[u8]) -> Vec<u8> {
+    let mut seed = vec![abi_selector(abi)];
+    seed.extend_from_slice(&(core.len() as u32).to_le_bytes());
+    seed.extend_from_slice(core);
+    seed.extend_from_slice(exe);
+    seed
+}
+
+/// PT_LOAD segments larger than this lose their bytes in a seed (the 8 MiB
+/// stacks of qemu's guest cores); the headers, the notes and the small
+/// segments (data, heap, the dynamic linker's) stay.
+const MAX_SEED_SEGMENT: u64 = 160 << 10;
+
+fn core_input(out: &Path, core: &Path, exe: Option<&Path>) -> Result<()> {
+    let bytes = std::fs::read(core)?;
+    let small = shrink_core(&bytes, MAX_SEED_SEGMENT)?;
+    let exe_bytes = exe.map(std::fs::read).transpose()?.unwrap_or_default();
+    // Say what the seed still reaches, so a seed that lost its point shows.
+    let scratch = std::env::temp_dir().join(format!("mpidd-seed-core-{}", std::process::id()));
+    std::fs::write(&scratch, &small)?;
+    let reach = match CoreTarget::open(&scratch, exe, None) {
+        Ok(t) => match mpir::read_state(&t, &t, &limits()) {
+            Ok(s) => format!("MPIR table of {}", s.proctable.len()),
+            Err(e) => format!("no MPIR state ({e})"),
+        },
+        Err(e) => format!("no target ({e})"),
+    };
+    std::fs::remove_file(&scratch)?;
+    eprintln!(
+        "{}: {} of {} bytes kept, {reach}",
+        out.display(),
+        small.len(),
+        bytes.len()
+    );
+    std::fs::write(out, core_file_input(TargetAbi::X86_64, &small, &exe_bytes))?;
+    Ok(())
+}
+
+/// The core without the bytes of its PT_LOAD segments above `max` bytes
+/// (their headers stay, with no file size) and without section headers,
+/// segments packed one after another.
+fn shrink_core(data: &[u8], max: u64) -> Result<Vec<u8>> {
+    if data.len() < 52 || data[..4] != *b"\x7fELF" {
+        return Err("not an ELF file".into());
+    }
+    let wide = data[4] == 2;
+    let big = data[5] == 2;
+    let get = |at: usize, n: usize| -> Result<u64> {
+        let b = data.get(at..at + n).ok_or("ELF header cut short")?;
+        let fold = |acc: u64, x: &u8| (acc << 8) | u64::from(*x);
+        Ok(if big {
+            b.iter().fold(0, fold)
+        } else {
+            b.iter().rev().fold(0, fold)
+        })
+    };
+    let put = |out: &mut Vec<u8>, at: usize, n: usize, v: u64| {
+        let mut b = v.to_le_bytes()[..n].to_vec();
+        if big {
+            b.reverse();
+        }
+        out[at..at + n].copy_from_slice(&b);
+    };
+    // (e_phoff, e_shoff, e_phentsize, e_phnum, e_shnum, header size) and
+    // (p_offset, p_filesz) within a program header, by class.
+    let (phoff, shoff, phentsize, phnum, shnum, ehsize, w) = if wide {
+        (0x20, 0x28, 0x36, 0x38, 0x3c, 64, 8)
+    } else {
+        (0x1c, 0x20, 0x2a, 0x2c, 0x30, 52, 4)
+    };
+    let (p_offset, p_filesz) = if wide { (8, 32) } else { (4, 16) };
+    let ph_at = get(phoff, w)? as usize;
+    let ph_size = get(phentsize, 2)? as usize;
+    let ph_count = get(phnum, 2)? as usize;
+    let table = data
+        .get(ph_at..ph_at + ph_size * ph_count)
+        .ok_or("program headers cut short")?;
+    let mut out = data[..ehsize].to_vec();
+    put(&mut out, phoff, w, ehsize as u64);
+    put(&mut out, shoff, w, 0);
+    put(&mut out, shnum, 2, 0);
+    put(&mut out, shnum + 2, 2, 0);
+    let table_at = out.len();
+    out.extend_from_slice(table);
+    for i in 0..ph_count {
+        let h = table_at + i * ph_size;
+        let kind = get(ph_at + i * ph_size, 4)?;
+        let offset = get(ph_at + i * ph_size + p_offset, w)? as usize;
+        let size = get(ph_at + i * ph_size + p_filesz, w)?;
+        // PT_NOTE (4) always stays; PT_LOAD (1) when small.
+        let keep = kind == 4 || (kind == 1 && size <= max);
+        let bytes = data.get(offset..offset + size as usize).filter(|_| keep);
+        while !out.len().is_multiple_of(8) {
+            out.push(0);
+        }
+        let at = out.len() as u64;
+        match bytes {
+            Some(b) => {
+                out.extend_from_slice(b);
+                put(&mut out, h + p_offset, w, at);
+            }
+            None => {
+                put(&mut out, h + p_offset, w, 0);
+                put(&mut out, h + p_filesz, w, 0);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Words in the target's order.
+fn words(abi: TargetAbi, ws: &[u64]) -> Vec<u8> {
+    let mut h = Heap::new(abi, 0);
+    let w = abi.address_bytes() as u64;
+    h.alloc(w * ws.len() as u64);
+    for (i, &v) in ws.iter().enumerate() {
+        h.word(i as u64 * w, v);
+    }
+    h.bytes
+}
+
+/// Synthetic jobs written as real cores with their executables, with and
+/// without NT_FILE; and `link_map` images for the synthetic walk (a
+/// dynamic array at the image's start, then r_debug and two nodes).
+fn cores(out: &Path) -> Result<()> {
+    let tmp = std::env::temp_dir().join(format!("mpidd-seeds-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    for abi in distinct_abis() {
+        let n = abi_name(abi);
+        let job = SyntheticJob::builder(abi)
+            .object("/opt/app/bin/mpirun")
+            .mpir_starter(&[
+                ("node1", "/opt/app/bin/ring", 7),
+                ("node2", "/opt/app/bin/ring", 8),
+            ])
+            .mpi2dd(&Mpi2ddSpec::default())
+            .build();
+        for omit_nt_file in [false, true] {
+            let (core, exe): (PathBuf, PathBuf) = (tmp.join("core"), tmp.join("mpirun"));
+            job.write_files(&core, &exe, CoreOptions { omit_nt_file })?;
+            let seed = core_file_input(abi, &std::fs::read(&core)?, &std::fs::read(&exe)?);
+            let target = CoreTarget::open(&core, Some(&exe), None)?;
+            let state = mpir::read_state(&target, &target, &limits())?;
+            check(state.proctable.len() == 2, "the core seed has 2 ranks")?;
+            let label = if omit_nt_file {
+                "no-nt-file"
+            } else {
+                "nt-file"
+            };
+            write(out, "core_file", &format!("job-{label}-{n}"), &seed)?;
+        }
+
+        const BASE: u64 = 0x10000;
+        let mut image = words(abi, &[1, 5, 21, BASE + 0x100, 0, 0]);
+        image.resize(0x100, 0);
+        image.extend(words(abi, &[1, BASE + 0x200]));
+        image.resize(0x200, 0);
+        image.extend(words(abi, &[0x40000, 0, BASE + 0x400, BASE + 0x240, 0]));
+        image.resize(0x240, 0);
+        image.extend(words(
+            abi,
+            &[0x7000, BASE + 0x300, BASE + 0x480, 0, BASE + 0x200],
+        ));
+        image.resize(0x300, 0);
+        image.extend_from_slice(b"/lib/libc.so.6\0");
+        let mut mem = SyntheticMemory::new(abi);
+        mem.map(TargetAddr(BASE), image.clone());
+        let r_debug = link_map::r_debug_address(&mem, TargetAddr(BASE), &limits())?;
+        let list = link_map::read_link_map(&mem, r_debug.ok_or("no DT_DEBUG")?, &limits())?;
+        check(
+            list.len() == 2 && list[1].name == "/lib/libc.so.6",
+            "a link map of 2",
+        )?;
+        let seed = core_file_input(abi, &[], &image);
+        write(out, "core_file", &format!("link-map-{n}"), &seed)?;
+    }
+    std::fs::remove_dir_all(&tmp)?;
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! The native MPICH CH3 queue decoder over an arbitrary synthetic process
+//! (see `src/lib.rs`) and an arbitrary layout of MPICH's types (the
+//! synthetic MPICH of mpiq-core's tests, with offsets and sizes changed or
+//! removed by the input): the decoder built directly and through
+//! detection, every queue read twice (the second time from the
+//! communicator cache), and the list of what the image lacks.
+//!
+//! ```text
+//! input := process layout
+//! ```
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mpidd_fuzz::{limits, mpich, names, Cursor, Process};
+use mpiq_core::model::ProcessQueues;
+use mpiq_core::{compare, detect, MpichCh3, NativeTarget, QueueDecoder};
+
+fn check(q: &ProcessQueues, max: u64) {
+    assert!(q.communicators.len() as u64 <= max);
+    for c in &q.communicators {
+        for ops in [
+            &c.pending_sends,
+            &c.pending_receives,
+            &c.unexpected_messages,
+        ] {
+            assert!(ops.operations().len() as u64 <= max);
+        }
+    }
+    let _ = serde_json::to_string(q).expect("the queues serialize");
+    assert!(
+        compare::compare(q, q).is_empty(),
+        "a reading differs from itself"
+    );
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut c = Cursor::new(data);
+    let process = Process::parse(&mut c, names::MPICH);
+    let types = mpich::parse(&mut c);
+    let limits = limits();
+    let target = NativeTarget {
+        memory: &process,
+        symbols: &process,
+        types: &types,
+    };
+    let _ = MpichCh3::missing(&types, &process);
+    if let Ok(decoder) = MpichCh3::new(&target, "4.0.2", "ch3:nemesis") {
+        if let Ok(first) = decoder.read_queues(&target, &limits) {
+            check(&first, limits.max_list_len);
+            let again = decoder
+                .read_queues(&target, &limits)
+                .expect("unchanged memory reads the same the second time");
+            assert_eq!(first, again, "the cached communicators changed the reading");
+        }
+    }
+    if let Ok(decoder) = detect(&target, &limits) {
+        if let Ok(q) = decoder.read_queues(&target, &limits) {
+            check(&q, limits.max_list_len);
+        }
+    }
+});

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# seed.sh [OUT]: regenerates the seed corpora of every fuzz target in OUT
+# (default fuzz/seeds, which git ignores), one folder per target. Nothing
+# binary is committed: every seed is made here, from
+#   - the synthetic job builder and hand-laid synthetic targets, checked to
+#     decode as intended (examples/make_seeds.rs);
+#   - real cores: qemu-user guest cores of foreign CPUs
+#     (tests/qemu/make-cores.sh) and a gcore core of a live MPIR starter
+#     (tests/live/mpir_table.c), shrunk to their headers, notes and small
+#     segments, each with its executable;
+#   - objects built with gcc -g: the type-oracle fixture for several CPUs,
+#     DWARF versions and name indexes, and pieces of the reference MPICH
+#     (two members of its libmpi.a linked alone, and libtvmpich.so);
+#   - the reference MPICH's real offsets for the queue decoder's layout.
+#
+# Needs what scripts/test.sh installs (gcc and the cross compilers,
+# qemu-user, gdb) and the reference MPICH (scripts/build-ref-mpich.sh,
+# found through MPIDD_REF_MPICH or in ~/.cache/mpidd). A missing tool is an
+# error, not a smaller corpus.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+out=${1:-$here/seeds}
+mpich=${MPIDD_REF_MPICH:-$HOME/.cache/mpidd/mpich-4.0.2}
+
+die() { echo "seed.sh: error: $*" >&2; exit 1; }
+
+cross=(i686-linux-gnu-gcc aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc
+       s390x-linux-gnu-gcc powerpc-linux-gnu-gcc mips-linux-gnu-gcc)
+for tool in gcc "${cross[@]}" gcore gdb-add-index objcopy strip ar cargo; do
+  command -v "$tool" >/dev/null ||
+    die "$tool not found (bash scripts/test.sh installs what the seeds need)"
+done
+for f in lib/libmpi.so lib/libmpi.a lib/libtvmpich.so; do
+  [ -e "$mpich/$f" ] ||
+    die "$mpich/$f not found: build the reference MPICH with scripts/build-ref-mpich.sh"
+done
+
+rm -rf "$out"
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues}
+work=$(mktemp -d)
+pid=
+cleanup() {
+  [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cargo build --release --quiet --manifest-path "$here/Cargo.toml" --example make_seeds
+gen="$here/target/release/examples/make_seeds"
+
+echo "== synthetic seeds"
+"$gen" synthetic "$out"
+"$gen" mpich-real "$out" "$mpich/lib/libmpi.so"
+
+echo "== objects with debug info"
+src="$root/mpidd-read/tests/c"
+oracle() {
+  local name=$1 cc=$2
+  shift 2
+  "$cc" -g -O0 -shared -fPIC -nostdlib "$@" -o "$out/type_oracle/$name" \
+    "$src/oracle_layout.c" "$src/oracle_layout_def.c"
+}
+oracle gcc-dwarf5 gcc
+oracle gcc-dwarf4 gcc -gdwarf-4
+oracle gcc-dwarf2 gcc -gdwarf-2 -gstrict-dwarf
+oracle gcc-dwarf4-types gcc -gdwarf-4 -fdebug-types-section
+oracle gcc-dwarf5-types gcc -gdwarf-5 -fdebug-types-section
+oracle gcc-gz gcc -gz
+oracle gcc-gdb-index gcc
+gdb-add-index "$out/type_oracle/gcc-gdb-index"
+oracle gcc-debug-names gcc
+gdb-add-index -dwarf-5 "$out/type_oracle/gcc-debug-names"
+objcopy --only-keep-debug "$out/type_oracle/gcc-dwarf5" "$out/type_oracle/gcc-debug-file"
+strip --strip-debug -o "$out/type_oracle/gcc-stripped" "$out/type_oracle/gcc-dwarf5"
+for cc in "${cross[@]}"; do
+  oracle "${cc%-gcc}" "$cc"
+done
+# The queue decoder's types as MPICH compiles them: the debugger-support
+# unit and the CH3 receive queues, each linked alone from libmpi.a (the
+# whole libmpi.so is 21 MB), and MPICH's own message-queue library.
+(cd "$work" && ar x "$mpich/lib/libmpi.a" \
+  src_mpi_debugger_libdbginitdummy_la-dbginit.o lib_libmpi_la-ch3u_recvq.o)
+gcc -shared -nostdlib -o "$out/type_oracle/mpich-dbginit.so" \
+  "$work/src_mpi_debugger_libdbginitdummy_la-dbginit.o"
+# Not built as PIC: linked as an executable whose undefined symbols stay
+# undefined, which is all the DWARF needs.
+gcc -nostdlib -static -Wl,--unresolved-symbols=ignore-all -Wl,-e,0 \
+  -o "$out/type_oracle/mpich-ch3u-recvq" "$work/lib_libmpi_la-ch3u_recvq.o"
+cp "$mpich/lib/libtvmpich.so" "$out/type_oracle/libtvmpich.so"
+
+echo "== real cores"
+bash "$root/tests/qemu/make-cores.sh" "$work/qemu" >/dev/null
+for arch in s390x powerpc armhf i686; do
+  "$gen" core-input "$out/core_file/qemu-$arch" \
+    "$work/qemu/mpir_target-$arch.core" "$work/qemu/mpir_target-$arch"
+done
+gcc -g -O0 -o "$work/mpir_table" "$root/tests/live/mpir_table.c"
+"$work/mpir_table" 4 >"$work/mpir_table.out" &
+pid=$!
+for _ in $(seq 100); do
+  grep -q '^ready$' "$work/mpir_table.out" && break
+  sleep 0.1
+done
+grep -q '^ready$' "$work/mpir_table.out" || die "mpir_table did not get ready"
+gcore -o "$work/gcore" "$pid" >/dev/null 2>&1 || die "gcore failed"
+core="$work/gcore.$pid"
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+pid=
+"$gen" core-input "$out/core_file/gcore-mpir-table" "$core" "$work/mpir_table"
+
+for t in "$out"/*/; do
+  printf '   %-14s %3d seeds %6d KiB\n' "$(basename "$t")" \
+    "$(find "$t" -type f | wc -l)" "$(du -sk "$t" | cut -f1)"
+done
