@@ -72,3 +72,14 @@ echo "== mpidd demo"
 cargo run --quiet --locked -p mpidd -- demo >/dev/null
 echo "== cargo test"
 cargo test --workspace --locked
+
+# ==== Fuzzing (issue 8; see FUZZING.md) =====================================
+# Every target of fuzz/ (its own workspace, built by cargo-fuzz on the nightly
+# toolchain) runs about a minute from its seeds; a crash, a timeout or an OOM
+# fails the suite. About 7 minutes on 2 cores once the builds are cached.
+echo "== cargo fuzz"
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+cargo clippy --manifest-path fuzz/Cargo.toml --all-targets --locked -- -D warnings
+bash scripts/fuzz.sh "${MPIDD_FUZZ_SECONDS:-60}"
+# ==== end of fuzzing ========================================================
