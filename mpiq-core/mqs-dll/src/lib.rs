@@ -32,8 +32,6 @@
 //! ```
 
 #![allow(unsafe_code)]
-// Entry points take raw pointers from C; each checks them before use.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 mod callback_target;
 mod host_abi;
@@ -151,8 +149,12 @@ pub extern "C" fn mqs_dll_error_string(code: c_int) -> *const c_char {
 
 /// Keeps the debugger's basic callbacks (the table must outlive the
 /// library, as the interface says).
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_basic_callbacks(callbacks: *const c_void) {
+pub unsafe extern "C" fn mqs_setup_basic_callbacks(callbacks: *const c_void) {
     BASIC.store(callbacks as *mut HostBasic, Ordering::Release);
 }
 
@@ -170,8 +172,12 @@ fn process_info<'a>(process: *mut MqsProcess) -> Option<&'a mut ProcessInfo> {
 }
 
 /// Sets up per-image state.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_image(image: *mut MqsImage, callbacks: *const c_void) -> c_int {
+pub unsafe extern "C" fn mqs_setup_image(image: *mut MqsImage, callbacks: *const c_void) -> c_int {
     guarded(|| {
         let Some(put) = basic().and_then(|b| b.put_image_info) else {
             return ERR_NO_MEMORY;
@@ -190,8 +196,12 @@ pub extern "C" fn mqs_setup_image(image: *mut MqsImage, callbacks: *const c_void
 
 /// Whether the image has MPICH's message queues; the message (a printf
 /// format for the image's name) says exactly what is missing if not.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_image_has_queues(image: *mut MqsImage, message: *mut *const c_char) -> c_int {
+pub unsafe extern "C" fn mqs_image_has_queues(image: *mut MqsImage, message: *mut *const c_char) -> c_int {
     guarded(|| {
         let Some(info) = image_info(image) else {
             return ERR_NOT_SET_UP;
@@ -240,8 +250,12 @@ pub extern "C" fn mqs_image_has_queues(image: *mut MqsImage, message: *mut *cons
 }
 
 /// Frees per-image state.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_destroy_image_info(info: *mut c_void) {
+pub unsafe extern "C" fn mqs_destroy_image_info(info: *mut c_void) {
     let _ = guarded(|| {
         // SAFETY: the block mqs_setup_image made, handed back once.
         unsafe { host_drop(info as *mut ImageInfo) };
@@ -251,8 +265,12 @@ pub extern "C" fn mqs_destroy_image_info(info: *mut c_void) {
 
 /// Sets up per-process state: the target's ABI from the callbacks, and the
 /// decoder for its MPI.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_process(process: *mut MqsProcess, callbacks: *const c_void) -> c_int {
+pub unsafe extern "C" fn mqs_setup_process(process: *mut MqsProcess, callbacks: *const c_void) -> c_int {
     guarded(|| {
         let table = callbacks as *const HostProcess;
         // SAFETY: the debugger's process table, checked for NULL.
@@ -313,8 +331,12 @@ pub extern "C" fn mqs_setup_process(process: *mut MqsProcess, callbacks: *const 
 }
 
 /// Whether the process's MPI can be read; the message says why not.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_process_has_queues(
+pub unsafe extern "C" fn mqs_process_has_queues(
     process: *mut MqsProcess,
     message: *mut *const c_char,
 ) -> c_int {
@@ -344,8 +366,12 @@ pub extern "C" fn mqs_process_has_queues(
 }
 
 /// Frees per-process state.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_destroy_process_info(info: *mut c_void) {
+pub unsafe extern "C" fn mqs_destroy_process_info(info: *mut c_void) {
     let _ = guarded(|| {
         // SAFETY: the block mqs_setup_process made, handed back once.
         unsafe { host_drop(info as *mut ProcessInfo) };
@@ -355,8 +381,12 @@ pub extern "C" fn mqs_destroy_process_info(info: *mut c_void) {
 
 /// Reads the process's communicators and all their queues into a snapshot
 /// the iterators then walk.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) -> c_int {
+pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) -> c_int {
     guarded(|| {
         let Some(info) = process_info(process) else {
             return ERR_NOT_SET_UP;
@@ -407,8 +437,12 @@ pub extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) -> c_in
 }
 
 /// Starts at the first communicator.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_communicator_iterator(process: *mut MqsProcess) -> c_int {
+pub unsafe extern "C" fn mqs_setup_communicator_iterator(process: *mut MqsProcess) -> c_int {
     guarded(|| {
         let Some(info) = process_info(process) else {
             return ERR_NOT_SET_UP;
@@ -438,8 +472,12 @@ fn copy_text(dst: &mut [c_char], text: &str) {
 }
 
 /// The current communicator.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_get_communicator(
+pub unsafe extern "C" fn mqs_get_communicator(
     process: *mut MqsProcess,
     out: *mut MqsCommunicator,
 ) -> c_int {
@@ -473,8 +511,12 @@ pub extern "C" fn mqs_get_communicator(
 
 /// The world rank of each member of the current communicator, into an
 /// array of its size.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_get_comm_group(process: *mut MqsProcess, group: *mut c_int) -> c_int {
+pub unsafe extern "C" fn mqs_get_comm_group(process: *mut MqsProcess, group: *mut c_int) -> c_int {
     guarded(|| {
         let Some(info) = process_info(process) else {
             return ERR_NOT_SET_UP;
@@ -505,8 +547,12 @@ pub extern "C" fn mqs_get_comm_group(process: *mut MqsProcess, group: *mut c_int
 
 /// Moves to the next communicator; past the last it keeps answering
 /// `mqs_end_of_list`.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_next_communicator(process: *mut MqsProcess) -> c_int {
+pub unsafe extern "C" fn mqs_next_communicator(process: *mut MqsProcess) -> c_int {
     guarded(|| {
         let Some(info) = process_info(process) else {
             return ERR_NOT_SET_UP;
@@ -526,8 +572,12 @@ pub extern "C" fn mqs_next_communicator(process: *mut MqsProcess) -> c_int {
 }
 
 /// Starts one of the current communicator's three queues.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_operation_iterator(process: *mut MqsProcess, op_class: c_int) -> c_int {
+pub unsafe extern "C" fn mqs_setup_operation_iterator(process: *mut MqsProcess, op_class: c_int) -> c_int {
     guarded(|| {
         let Some(info) = process_info(process) else {
             return ERR_NOT_SET_UP;
@@ -557,8 +607,12 @@ pub extern "C" fn mqs_setup_operation_iterator(process: *mut MqsProcess, op_clas
 }
 
 /// The next operation of the current queue.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_next_operation(
+pub unsafe extern "C" fn mqs_next_operation(
     process: *mut MqsProcess,
     out: *mut MqsPendingOperation,
 ) -> c_int {
@@ -614,8 +668,12 @@ pub extern "C" fn mqs_next_operation(
 }
 
 /// Sets up per-job state (MPI-2).
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_job(job: *mut MqsJob, callbacks: *const c_void) -> c_int {
+pub unsafe extern "C" fn mqs_setup_job(job: *mut MqsJob, callbacks: *const c_void) -> c_int {
     guarded(|| {
         let Some(put) = basic().and_then(|b| b.put_job_info) else {
             return ERR_NO_MEMORY;
@@ -632,8 +690,12 @@ pub extern "C" fn mqs_setup_job(job: *mut MqsJob, callbacks: *const c_void) -> c
 }
 
 /// Frees per-job state (MPI-2).
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_destroy_job_info(info: *mut c_void) -> c_int {
+pub unsafe extern "C" fn mqs_destroy_job_info(info: *mut c_void) -> c_int {
     guarded(|| {
         // SAFETY: the block mqs_setup_job made, handed back once.
         unsafe { host_drop(info as *mut JobInfo) };
@@ -642,8 +704,12 @@ pub extern "C" fn mqs_destroy_job_info(info: *mut c_void) -> c_int {
 }
 
 /// Records the debugger's number for the process (MPI-2).
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_set_process_identity(process: *mut MqsProcess, identity: c_int) -> c_int {
+pub unsafe extern "C" fn mqs_set_process_identity(process: *mut MqsProcess, identity: c_int) -> c_int {
     guarded(|| match process_info(process) {
         Some(info) => {
             info.identity = Some(identity);
@@ -655,8 +721,12 @@ pub extern "C" fn mqs_set_process_identity(process: *mut MqsProcess, identity: c
 
 /// MPICH keeps no record of spawned processes a debugger could read from a
 /// process: no information.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn mqs_setup_new_process_iterator(process: *mut MqsProcess) -> c_int {
+pub unsafe extern "C" fn mqs_setup_new_process_iterator(process: *mut MqsProcess) -> c_int {
     guarded(|| match process_info(process) {
         Some(_) => MQS_NO_INFORMATION,
         None => ERR_NOT_SET_UP,
@@ -664,8 +734,12 @@ pub extern "C" fn mqs_setup_new_process_iterator(process: *mut MqsProcess) -> c_
 }
 
 /// See [`mqs_setup_new_process_iterator`]: there is never a next one.
+///
+/// # Safety
+/// Called by a debugger through the interface: pointers are the ones the
+/// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub extern "C" fn next_new_process(
+pub unsafe extern "C" fn next_new_process(
     process: *mut MqsProcess,
     _location: *mut MqsProcessLocation,
 ) -> c_int {
