@@ -201,7 +201,10 @@ pub unsafe extern "C" fn mqs_setup_image(image: *mut MqsImage, callbacks: *const
 /// Called by a debugger through the interface: pointers are the ones the
 /// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub unsafe extern "C" fn mqs_image_has_queues(image: *mut MqsImage, message: *mut *const c_char) -> c_int {
+pub unsafe extern "C" fn mqs_image_has_queues(
+    image: *mut MqsImage,
+    message: *mut *const c_char,
+) -> c_int {
     guarded(|| {
         let Some(info) = image_info(image) else {
             return ERR_NOT_SET_UP;
@@ -270,7 +273,10 @@ pub unsafe extern "C" fn mqs_destroy_image_info(info: *mut c_void) {
 /// Called by a debugger through the interface: pointers are the ones the
 /// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub unsafe extern "C" fn mqs_setup_process(process: *mut MqsProcess, callbacks: *const c_void) -> c_int {
+pub unsafe extern "C" fn mqs_setup_process(
+    process: *mut MqsProcess,
+    callbacks: *const c_void,
+) -> c_int {
     guarded(|| {
         let table = callbacks as *const HostProcess;
         // SAFETY: the debugger's process table, checked for NULL.
@@ -577,7 +583,10 @@ pub unsafe extern "C" fn mqs_next_communicator(process: *mut MqsProcess) -> c_in
 /// Called by a debugger through the interface: pointers are the ones the
 /// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub unsafe extern "C" fn mqs_setup_operation_iterator(process: *mut MqsProcess, op_class: c_int) -> c_int {
+pub unsafe extern "C" fn mqs_setup_operation_iterator(
+    process: *mut MqsProcess,
+    op_class: c_int,
+) -> c_int {
     guarded(|| {
         let Some(info) = process_info(process) else {
             return ERR_NOT_SET_UP;
@@ -709,7 +718,10 @@ pub unsafe extern "C" fn mqs_destroy_job_info(info: *mut c_void) -> c_int {
 /// Called by a debugger through the interface: pointers are the ones the
 /// interface describes (NULL is refused where a result goes).
 #[no_mangle]
-pub unsafe extern "C" fn mqs_set_process_identity(process: *mut MqsProcess, identity: c_int) -> c_int {
+pub unsafe extern "C" fn mqs_set_process_identity(
+    process: *mut MqsProcess,
+    identity: c_int,
+) -> c_int {
     guarded(|| match process_info(process) {
         Some(info) => {
             info.identity = Some(identity);
