@@ -8,164 +8,14 @@
 //! that file and from the constants of the C source (names, dimensions,
 //! tags, info keys), never from mpidd's own output.
 
+mod common;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::path::Path;
+
+use common::mpich_job::{gcore, mpidd, wait_stopped, Job};
 
 use serde_json::{json, Value};
-
-fn ref_mpich() -> PathBuf {
-    let prefix = std::env::var_os("MPIDD_REF_MPICH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd/mpich-4.0.2")
-        });
-    assert!(
-        prefix.join("bin/mpicc").exists(),
-        "the reference MPICH is not built at {}: run `bash scripts/build-ref-mpich.sh` \
-         (scripts/test.sh does)",
-        prefix.display()
-    );
-    // MPI_File's ADIOI_FileD is in the DWARF only when ROMIO was built with
-    // -g, which the build script has done since it says so in its stamp.
-    let stamp = std::fs::read_to_string(prefix.join(".mpidd-complete")).unwrap_or_default();
-    assert!(
-        stamp.contains("ROMIO"),
-        "the reference MPICH at {} was built before ROMIO got debug info: run \
-         `bash scripts/build-ref-mpich.sh` again to rebuild it",
-        prefix.display()
-    );
-    prefix
-}
-
-/// A running `mpiexec -n 4 handles DIR` whose ranks have stopped
-/// themselves. Dropping it continues the ranks and ends the job, so a
-/// failed assertion leaves nothing stopped behind.
-struct Job {
-    mpiexec: Child,
-    /// (rank, pid), by rank.
-    ranks: Vec<(i64, i32)>,
-    dir: PathBuf,
-}
-
-impl Job {
-    fn start(name: &str) -> Job {
-        let prefix = ref_mpich();
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let exe = dir.join("handles");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mpich/handles.c");
-        let out = Command::new(prefix.join("bin/mpicc"))
-            .args(["-g", "-O0", "-o"])
-            .arg(&exe)
-            .arg(src)
-            .output()
-            .expect("run the reference mpicc");
-        assert!(
-            out.status.success(),
-            "mpicc failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut mpiexec = Command::new(prefix.join("bin/mpiexec.hydra"))
-            .args(["-n", "4"])
-            .arg(&exe)
-            .arg(&dir)
-            .current_dir(&dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start mpiexec.hydra");
-        let stdout = mpiexec.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut job = Job {
-            mpiexec,
-            ranks: Vec::new(),
-            dir,
-        };
-        while job.ranks.len() < 4 {
-            let line = rx
-                .recv_timeout(Duration::from_secs(120))
-                .expect("the 4 ranks print READY within 2 minutes");
-            let mut words = line.split_whitespace();
-            if words.next() == Some("READY") {
-                let rank = words.next().unwrap().parse().unwrap();
-                let pid = words.next().unwrap().parse().unwrap();
-                job.ranks.push((rank, pid));
-            }
-        }
-        job.ranks.sort();
-        for &(_, pid) in &job.ranks {
-            wait_stopped(pid);
-        }
-        job
-    }
-
-    fn pid(&self, rank: i64) -> i32 {
-        self.ranks[rank as usize].1
-    }
-
-    /// Continues the ranks and returns mpiexec's exit status.
-    fn finish(mut self) -> i32 {
-        for &(_, pid) in &self.ranks {
-            let _ = Command::new("kill")
-                .args(["-CONT", &pid.to_string()])
-                .status();
-        }
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = self.mpiexec.try_wait().unwrap() {
-                break status.code().unwrap_or(-1);
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "mpiexec did not end"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        self.ranks.clear();
-        status
-    }
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        if self.ranks.is_empty() {
-            return;
-        }
-        for &(_, pid) in &self.ranks {
-            let _ = Command::new("kill")
-                .args(["-CONT", &pid.to_string()])
-                .status();
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-        let _ = self.mpiexec.kill();
-        let _ = self.mpiexec.wait();
-    }
-}
-
-fn wait_stopped(pid: i32) {
-    for _ in 0..600 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
-        if state == Some("T") {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("rank process {pid} is not stopped");
-}
 
 /// What one rank wrote to DIR/handles.RANK.
 struct Written {
@@ -221,7 +71,7 @@ impl Written {
 
 /// Runs `mpidd handle SOURCE ARGS --json`.
 fn handle(source: &[String], args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+    let out = mpidd()
         .arg("handle")
         .args(source)
         .args(args)
@@ -238,7 +88,7 @@ fn handle(source: &[String], args: &[&str]) -> Value {
 
 /// `mpidd handle SOURCE ARGS`, which must fail: its message.
 fn handle_error(source: &[String], args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+    let out = mpidd()
         .arg("handle")
         .args(source)
         .args(args)
@@ -733,7 +583,7 @@ fn check_rank(rank: i64, source: &[String], w: &Written, full: bool) {
     assert_eq!(by_var["c_handle"], v["c_handle"]);
 
     // The text form says the same, and says what is not available.
-    let out = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+    let out = mpidd()
         .arg("handle")
         .args(source)
         .args(["--kind", "comm", "--value", &w.c("cart").to_string()])
@@ -771,7 +621,8 @@ fn check_rank(rank: i64, source: &[String], w: &Written, full: bool) {
 
 #[test]
 fn every_handle_kind_live_and_from_gcore_cores() {
-    let job = Job::start("mpich-handles");
+    // handles.c writes what it made to the directory it is given.
+    let job = Job::start_program("mpich-handles", "handles", &["{dir}"], &[]);
     let written: Vec<Written> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
     for rank in 0..4 {
         let pid = job.pid(rank);
@@ -786,18 +637,7 @@ fn every_handle_kind_live_and_from_gcore_cores() {
     }
     for rank in 0..4 {
         let pid = job.pid(rank);
-        let out = Command::new("gcore")
-            .arg("-o")
-            .arg(job.dir.join("core"))
-            .arg(pid.to_string())
-            .output()
-            .expect("gcore (from gdb; scripts/test.sh installs it)");
-        assert!(
-            out.status.success(),
-            "gcore failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let core = job.dir.join(format!("core.{pid}"));
+        let core = gcore(&job.dir, pid);
         let source = vec!["--core".to_string(), core.display().to_string()];
         check_rank(
             rank,

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::mpich_job::{mpidd, wait_stopped, Job};
+use common::mpich_job::{gcore, mpidd, wait_stopped, Job};
 use common::queue_checks::{
     check_comparison, check_rank, check_rank_native, comm, native, ops, queues,
 };
@@ -28,19 +28,7 @@ fn libtvmpich_live_and_from_gcore_cores() {
     }
     for rank in 0..4 {
         let pid = job.pid(rank);
-        let prefix = job.dir.join("core");
-        let out = Command::new("gcore")
-            .arg("-o")
-            .arg(&prefix)
-            .arg(pid.to_string())
-            .output()
-            .expect("gcore (from gdb; scripts/test.sh installs it)");
-        assert!(
-            out.status.success(),
-            "gcore failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let core = job.dir.join(format!("core.{pid}"));
+        let core = gcore(&job.dir, pid);
         let core = core.to_str().unwrap();
         check_rank(rank, &queues(&["--core", core]));
         check_rank_native(rank, &native(&["--core", core]));
@@ -57,18 +45,7 @@ fn a_hundred_thousand_posted_receives() {
     const N: usize = 100_000;
     let job = Job::start("mpich-queues-scale", &["scale", &N.to_string()]);
     let pid = job.pid(0);
-    let out = Command::new("gcore")
-        .arg("-o")
-        .arg(job.dir.join("core"))
-        .arg(pid.to_string())
-        .output()
-        .expect("gcore");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let core = job.dir.join(format!("core.{pid}"));
+    let core = gcore(&job.dir, pid);
     let core = core.to_str().unwrap();
     for q in [native(&["--core", core]), queues(&["--core", core])] {
         let world = comm(&q, "MPI_COMM_WORLD");

@@ -14,7 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::mpich_job::{mpidd, ref_mpich, wait_stopped, Job};
+use common::mpich_job::{gcore, mpidd, ref_mpich, wait_stopped, Job};
 use common::queue_checks::{check_against_libtvmpich, check_rank_ours, queues};
 use serde_json::Value;
 
@@ -219,18 +219,7 @@ fn under_our_host_and_an_independent_c_host() {
     // From gcore cores, under our host.
     for rank in [0, 3] {
         let pid = job.pid(rank);
-        let out = Command::new("gcore")
-            .arg("-o")
-            .arg(job.dir.join("core"))
-            .arg(pid.to_string())
-            .output()
-            .expect("gcore");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let core = job.dir.join(format!("core.{pid}"));
+        let core = gcore(&job.dir, pid);
         let core = core.to_str().unwrap();
         let q = ours(&["--core", core]);
         check_rank_ours(rank, &q, false);

@@ -1,5 +1,5 @@
-//! The reference MPICH build, the mpidd binary, and a 4-rank job of
-//! tests/mpich/queues.c that has stopped itself.
+//! The reference MPICH build, the mpidd binary, and 4-rank jobs of the
+//! programs in tests/mpich/ that have stopped themselves.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,6 +19,15 @@ pub fn ref_mpich() -> PathBuf {
          (scripts/test.sh does)",
         prefix.display()
     );
+    // MPI_File's ADIOI_FileD is in the DWARF only when ROMIO was built with
+    // -g, which the build script has done since it says so in its stamp.
+    let stamp = std::fs::read_to_string(prefix.join(".mpidd-complete")).unwrap_or_default();
+    assert!(
+        stamp.contains("ROMIO"),
+        "the reference MPICH at {} was built before ROMIO got debug info: run \
+         `bash scripts/build-ref-mpich.sh` again to rebuild it",
+        prefix.display()
+    );
     prefix
 }
 
@@ -26,7 +35,7 @@ pub fn mpidd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mpidd"))
 }
 
-/// A running `mpiexec -n 4 queues` whose ranks have stopped themselves.
+/// A running `mpiexec -n 4 PROGRAM` whose ranks have stopped themselves.
 /// Dropping it continues the ranks and ends the job, so a failed assertion
 /// leaves nothing stopped behind.
 pub struct Job {
@@ -37,6 +46,7 @@ pub struct Job {
 }
 
 impl Job {
+    /// tests/mpich/queues.c with `args`.
     pub fn start(name: &str, args: &[&str]) -> Job {
         Self::start_with_env(name, args, &[])
     }
@@ -44,12 +54,29 @@ impl Job {
     /// As [`Job::start`], with extra environment for the launcher and its
     /// ranks.
     pub fn start_with_env(name: &str, args: &[&str], env: &[(&str, &Path)]) -> Job {
+        Self::start_program(name, "queues", args, env)
+    }
+
+    /// tests/mpich/PROGRAM.c, built with the reference mpicc, run as 4 ranks
+    /// in a fresh directory named `name`; an argument `{dir}` stands for
+    /// that directory.
+    pub fn start_program(name: &str, program: &str, args: &[&str], env: &[(&str, &Path)]) -> Job {
         let prefix = ref_mpich();
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let exe = dir.join("queues");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mpich/queues.c");
+        let exe = dir.join(program);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
+        let args: Vec<std::ffi::OsString> = args
+            .iter()
+            .map(|a| {
+                if *a == "{dir}" {
+                    dir.clone().into_os_string()
+                } else {
+                    (*a).into()
+                }
+            })
+            .collect();
         let out = Command::new(prefix.join("bin/mpicc"))
             .args(["-g", "-O0", "-o"])
             .arg(&exe)
@@ -161,4 +188,20 @@ pub fn wait_stopped(pid: i32) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("rank process {pid} did not stop itself");
+}
+
+/// Dumps a live process with gdb's `gcore` into `dir` and returns the core.
+pub fn gcore(dir: &Path, pid: i32) -> PathBuf {
+    let out = Command::new("gcore")
+        .arg("-o")
+        .arg(dir.join("core"))
+        .arg(pid.to_string())
+        .output()
+        .expect("gcore (from gdb; scripts/test.sh installs it)");
+    assert!(
+        out.status.success(),
+        "gcore failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join(format!("core.{pid}"))
 }
