@@ -171,6 +171,25 @@ fn process_info<'a>(process: *mut MqsProcess) -> Option<&'a mut ProcessInfo> {
     unsafe { (get(process) as *mut ProcessInfo).as_mut() }
 }
 
+/// The communicator the iterator is at, in the latest snapshot.
+fn current_communicator(info: &ProcessInfo) -> Option<&mpiq_core::model::Communicator> {
+    info.snapshot
+        .as_ref()
+        .and_then(|s| s.communicators.get(info.communicator))
+}
+
+/// The image a process is an instance of, and what the library keeps for
+/// it, through the debugger's `mqs_get_image`.
+fn image_of<'a>(
+    process: *mut MqsProcess,
+    callbacks: &HostProcess,
+) -> Option<(*mut MqsImage, &'a mut ImageInfo)> {
+    let get_image = callbacks.get_image?;
+    // SAFETY: the debugger's callback for this process.
+    let image = unsafe { get_image(process) };
+    Some((image, image_info(image)?))
+}
+
 /// Sets up per-image state.
 ///
 /// # Safety
@@ -283,12 +302,7 @@ pub unsafe extern "C" fn mqs_setup_process(
         let Some(cb) = (unsafe { table.as_ref() }) else {
             return ERR_NULL;
         };
-        let Some(get_image) = cb.get_image else {
-            return ERR_NOT_SET_UP;
-        };
-        // SAFETY: the debugger's callback for this process.
-        let image = unsafe { get_image(process) };
-        let Some(image_info) = image_info(image) else {
+        let Some((image, image_info)) = image_of(process, cb) else {
             return ERR_NOT_SET_UP;
         };
         // SAFETY: the image table was given at mqs_setup_image.
@@ -405,12 +419,7 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
         let Some(cb) = (unsafe { info.callbacks.as_ref() }) else {
             return ERR_NOT_SET_UP;
         };
-        let Some(get_image) = cb.get_image else {
-            return ERR_NOT_SET_UP;
-        };
-        // SAFETY: the debugger's callback for this process.
-        let image = unsafe { get_image(process) };
-        let Some(image_info) = image_info(image) else {
+        let Some((image, image_info)) = image_of(process, cb) else {
             return ERR_NOT_SET_UP;
         };
         let memory = CallbackMemory {
@@ -494,11 +503,7 @@ pub unsafe extern "C" fn mqs_get_communicator(
         if out.is_null() {
             return ERR_NULL;
         }
-        let Some(comm) = info
-            .snapshot
-            .as_ref()
-            .and_then(|s| s.communicators.get(info.communicator))
-        else {
+        let Some(comm) = current_communicator(info) else {
             return ERR_NO_COMMUNICATOR;
         };
         let mut name = [0 as c_char; 64];
@@ -530,11 +535,7 @@ pub unsafe extern "C" fn mqs_get_comm_group(process: *mut MqsProcess, group: *mu
         if group.is_null() {
             return ERR_NULL;
         }
-        let Some(comm) = info
-            .snapshot
-            .as_ref()
-            .and_then(|s| s.communicators.get(info.communicator))
-        else {
+        let Some(comm) = current_communicator(info) else {
             return ERR_NO_COMMUNICATOR;
         };
         let Some(ranks) = &comm.group else {
@@ -597,11 +598,7 @@ pub unsafe extern "C" fn mqs_setup_operation_iterator(
         else {
             return ERR_BAD_OP_CLASS;
         };
-        let Some(comm) = info
-            .snapshot
-            .as_ref()
-            .and_then(|s| s.communicators.get(info.communicator))
-        else {
+        let Some(comm) = current_communicator(info) else {
             return ERR_NO_COMMUNICATOR;
         };
         let code = match comm.queue(kind) {
@@ -635,11 +632,7 @@ pub unsafe extern "C" fn mqs_next_operation(
         let Some((kind, index)) = info.operation else {
             return MQS_END_OF_LIST;
         };
-        let Some(comm) = info
-            .snapshot
-            .as_ref()
-            .and_then(|s| s.communicators.get(info.communicator))
-        else {
+        let Some(comm) = current_communicator(info) else {
             return ERR_NO_COMMUNICATOR;
         };
         let Some(op) = comm.queue(kind).operations().get(index) else {
