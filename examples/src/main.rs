@@ -106,8 +106,13 @@ enum Command {
         #[arg(long, default_value_t = Limits::default().max_table_entries)]
         max_table_entries: u64,
         /// Print JSON instead of text.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "summary")]
         json: bool,
+        /// Print each table's size, its distinct hosts and executables and
+        /// its first and last ranks instead of every rank (for jobs too
+        /// large to list).
+        #[arg(long)]
+        summary: bool,
     },
     /// Print one MPI process's message queues (pending sends, pending
     /// receives, unexpected messages per communicator), read by the native
@@ -232,6 +237,7 @@ fn main() -> ExitCode {
             pid,
             max_table_entries,
             json,
+            summary,
         } => {
             let source = match (core, pid) {
                 (Some(core), _) => procs::Source::Core {
@@ -255,7 +261,12 @@ fn main() -> ExitCode {
             } else {
                 Packing::Natural
             };
-            procs::run(source, json, packing, &limits).map_err(|e| e.to_string())
+            let format = match (json, summary) {
+                (true, _) => procs::Format::Json,
+                (false, true) => procs::Format::Summary,
+                (false, false) => procs::Format::Text,
+            };
+            procs::run(source, format, packing, &limits).map_err(|e| e.to_string())
         }
         Command::Queues {
             core,

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
-use mpidd_read::mpir::{self, MpirError, MpirState};
+use mpidd_read::mpir::{self, MpirError, MpirProcess, MpirState};
 use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
     Connector, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch, FileSearch, Limits,
@@ -25,6 +25,17 @@ pub enum Source {
     },
     /// A live process.
     Pid(i32),
+}
+
+/// How to print what was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Every rank, a line each.
+    Text,
+    /// Sizes, distinct hosts and executables, first and last ranks.
+    Summary,
+    /// Everything, as JSON.
+    Json,
 }
 
 /// Failures of `mpidd procs`.
@@ -138,11 +149,11 @@ fn read<T: TargetMemory + SymbolSource>(
 /// the output early (`mpidd procs ... | head`) is not an error.
 pub fn run(
     source: Source,
-    json: bool,
+    format: Format,
     packing: Packing,
     limits: &Limits,
 ) -> Result<(), ProcsError> {
-    match print(source, json, packing, limits) {
+    match print(source, format, packing, limits) {
         Err(ProcsError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(ProcsError::Json(e)) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
             Ok(())
@@ -151,7 +162,12 @@ pub fn run(
     }
 }
 
-fn print(source: Source, json: bool, packing: Packing, limits: &Limits) -> Result<(), ProcsError> {
+fn print(
+    source: Source,
+    format: Format,
+    packing: Packing,
+    limits: &Limits,
+) -> Result<(), ProcsError> {
     let report = match source {
         Source::Core {
             core,
@@ -203,21 +219,22 @@ fn print(source: Source, json: bool, packing: Packing, limits: &Limits) -> Resul
     };
     // One locked, buffered writer: a million-rank table is a million lines.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if json {
+    if format == Format::Json {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
         return Ok(out.flush()?);
     }
+    let summary = format == Format::Summary;
     if let Some(m) = &report.mpir {
-        print_mpir(&mut out, m)?;
+        print_mpir(&mut out, m, summary)?;
     }
     if let Some(p) = &report.mpi2dd {
-        print_mpi2dd(&mut out, p)?;
+        print_mpi2dd(&mut out, p, summary)?;
     }
     Ok(out.flush()?)
 }
 
-fn print_mpir(out: &mut impl Write, m: &MpirState) -> Result<(), ProcsError> {
+fn print_mpir(out: &mut impl Write, m: &MpirState, summary: bool) -> Result<(), ProcsError> {
     writeln!(
         out,
         "MPIR ({}): debug state {:?}, {} processes{}",
@@ -229,12 +246,35 @@ fn print_mpir(out: &mut impl Write, m: &MpirState) -> Result<(), ProcsError> {
             _ => "",
         }
     )?;
-    for (rank, p) in m.proctable.iter().enumerate() {
+    let line = |out: &mut dyn Write, rank: usize, p: MpirProcess| {
         writeln!(
             out,
             "  rank {rank:<6} {:<20} pid {:<8} {}",
             p.host_name, p.pid, p.executable_name
+        )
+    };
+    let t = &m.proctable;
+    if summary {
+        let (hosts, exes) = (t.distinct_hosts(), t.distinct_executables());
+        writeln!(
+            out,
+            "  {} ranks on {} hosts ({}), running {} executables ({})",
+            t.len(),
+            hosts.len(),
+            abbreviate(&hosts),
+            exes.len(),
+            abbreviate(&exes)
         )?;
+        let last = t.len().saturating_sub(1);
+        for rank in [0, last].into_iter().take(t.len().min(2)) {
+            if let Some(p) = t.get(rank) {
+                line(out, rank, p)?;
+            }
+        }
+    } else {
+        for (rank, p) in t.iter().enumerate() {
+            line(out, rank, p)?;
+        }
     }
     if let Some(dll) = &m.dll_name {
         writeln!(out, "  message-queue DLL: {dll}")?;
@@ -245,7 +285,17 @@ fn print_mpir(out: &mut impl Write, m: &MpirState) -> Result<(), ProcsError> {
     Ok(())
 }
 
-fn print_mpi2dd(out: &mut impl Write, r: &Mpi2ddReport) -> Result<(), ProcsError> {
+/// The first few of a list of names, and how many more.
+fn abbreviate(names: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(", and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
+fn print_mpi2dd(out: &mut impl Write, r: &Mpi2ddReport, summary: bool) -> Result<(), ProcsError> {
     let p = &r.process;
     writeln!(
         out,
@@ -260,7 +310,13 @@ fn print_mpi2dd(out: &mut impl Write, r: &Mpi2ddReport) -> Result<(), ProcsError
         Some(job) => &job.ranks,
         None => &p.proctable,
     };
-    for rank in ranks {
+    let shown: Vec<_> = if summary && ranks.len() > 2 {
+        writeln!(out, "  {} ranks; the first and the last:", ranks.len())?;
+        vec![&ranks[0], &ranks[ranks.len() - 1]]
+    } else {
+        ranks.iter().collect()
+    };
+    for rank in shown {
         let spawned = match &rank.spawn_desc {
             Some(s) => format!(
                 " (spawned by {} rank {}, #{})",

@@ -168,6 +168,26 @@ fn mpirun_live_and_its_core_give_the_same_table() {
     let offline = mpidd(&["procs", "--core", &core, "--json"]);
     check_table(&job, &offline["mpir"]);
     assert_eq!(offline["mpir"]["proctable"], live["mpir"]["proctable"]);
+    // Open MPI copies the host and executable names for every rank: the
+    // summary counts them by text, not by address.
+    let summary = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+        .args(["procs", "--core", &core, "--summary"])
+        .output()
+        .unwrap();
+    assert!(summary.status.success(), "{summary:?}");
+    let text = String::from_utf8_lossy(&summary.stdout);
+    let host = job.get("HOST");
+    let exe = offline["mpir"]["proctable"][0]["executable_name"]
+        .as_str()
+        .unwrap();
+    let expected = format!("4 ranks on 1 hosts ({host}), running 1 executables ({exe})");
+    assert!(text.contains(&expected), "{expected:?} in\n{text}");
+    let last = job.rank_pids()[3].to_string();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("rank 3 ") && l.contains(&last)),
+        "the last rank, pid {last}, in\n{text}"
+    );
     std::fs::remove_file(&core).ok();
 
     // A rank carries the message-queue DLL's name in libmpi.

@@ -300,24 +300,28 @@ impl CoreFile {
 
     /// Copies what the core itself holds at `addr`; returns the count.
     fn copy_dumped(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let src = self.dumped(addr, buf.len());
+        buf[..src.len()].copy_from_slice(src);
+        src.len()
+    }
+
+    /// Up to `len` bytes the core itself holds from `addr` on, within one
+    /// segment; empty where it holds none.
+    fn dumped(&self, addr: u64, len: usize) -> &[u8] {
         let i = self.loads.partition_point(|l| l.vaddr <= addr);
         let Some(load) = i.checked_sub(1).map(|i| self.loads[i]) else {
-            return 0;
+            return &[];
         };
         let off = addr - load.vaddr;
         if off >= load.filesz.min(load.memsz) {
-            return 0;
+            return &[];
         }
-        let avail = (load.filesz.min(load.memsz) - off).min(buf.len() as u64);
+        let avail = (load.filesz.min(load.memsz) - off).min(len as u64);
         let start = load.offset.saturating_add(off);
-        let Some(src) = usize::try_from(start)
+        usize::try_from(start)
             .ok()
             .and_then(|s| self.data.get(s..s.saturating_add(avail as usize)))
-        else {
-            return 0;
-        };
-        buf[..src.len()].copy_from_slice(src);
-        src.len()
+            .unwrap_or(&[])
     }
 
     /// Copies bytes the core omits from the file mapped there, if any.
@@ -352,6 +356,12 @@ impl CoreFile {
 impl TargetMemory for CoreFile {
     fn abi(&self) -> TargetAbi {
         self.abi
+    }
+
+    fn borrow_c_string(&self, addr: TargetAddr, max_len: usize) -> Option<&[u8]> {
+        let bytes = self.dumped(addr.0, max_len.saturating_add(1));
+        let nul = memchr::memchr(0, bytes)?;
+        Some(&bytes[..nul])
     }
 
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {

@@ -455,6 +455,10 @@ impl TargetMemory for CoreTarget {
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
         self.core.read_into(addr, buf)
     }
+
+    fn borrow_c_string(&self, addr: TargetAddr, max_len: usize) -> Option<&[u8]> {
+        self.core.borrow_c_string(addr, max_len)
+    }
 }
 
 impl SymbolSource for CoreTarget {

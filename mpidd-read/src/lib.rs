@@ -71,6 +71,7 @@ mod memory;
 pub mod mpi2dd;
 pub mod mpir;
 pub mod mpir_protocol;
+mod proc_table;
 mod read_budget;
 mod symbols;
 mod synthetic_elf;

@@ -83,6 +83,19 @@ pub trait TargetMemory {
             .collect()
     }
 
+    /// The C string at `addr`, borrowed from memory the backend already
+    /// holds (a memory-mapped core), if it lies there whole: at most
+    /// `max_len` bytes before its terminator, which is not included.
+    ///
+    /// `None` says only that this fast path does not apply (a live
+    /// process, a string running past the end of its segment or longer
+    /// than `max_len`); [`TargetMemory::read_c_string`] then reads it and
+    /// says what is wrong, if anything. The default is always `None`.
+    fn borrow_c_string(&self, addr: TargetAddr, max_len: usize) -> Option<&[u8]> {
+        let _ = (addr, max_len);
+        None
+    }
+
     /// Reads exactly `buf.len()` bytes, or fails naming `what`.
     fn read_exact(
         &self,
@@ -149,44 +162,47 @@ pub trait TargetMemory {
         abi: TargetAbi,
         limits: &Limits,
     ) -> Result<Vec<R>, ReadError> {
-        let what = R::C_NAME;
-        let count =
-            u64::try_from(count).map_err(|_| ReadError::NegativeCount { what, addr, count })?;
-        if count > limits.max_table_entries {
-            return Err(ReadError::LimitExceeded {
-                what,
-                addr,
-                count,
-                max: limits.max_table_entries,
-                limit: "max_table_entries",
-            });
-        }
-        let size = R::size_for(abi) as u64;
-        let total = count.checked_mul(size).ok_or(ReadError::AddressOverflow {
-            what,
-            addr,
-            len: u64::MAX,
+        let mut out = Vec::new();
+        self.visit_records_as(addr, count, abi, limits, |i, rec: R| {
+            if i == 0 {
+                out.reserve(count.clamp(0, RECORDS_PER_CHUNK as i64) as usize);
+            }
+            out.push(rec);
+            Ok(())
         })?;
-        check_span(abi, addr, total, what)?;
-        let mut out = Vec::with_capacity(count.min(RECORDS_PER_CHUNK) as usize);
-        let mut buf = Vec::new();
-        let mut done = 0u64;
-        while done < count {
-            let n = (count - done).min(RECORDS_PER_CHUNK);
-            let at = TargetAddr(addr.0 + done * size);
-            buf.resize((n * size) as usize, 0);
-            self.read_exact(at, &mut buf, what)?;
-            for (i, chunk) in buf.chunks_exact(size as usize).enumerate() {
-                let rec = R::decode(chunk, abi).map_err(|source| ReadError::Decode {
+        Ok(out)
+    }
+
+    /// Reads an array of `count` records laid out for `abi` and hands each
+    /// to `visit` with its index, in order, without collecting them: a
+    /// million-entry table then needs one chunk of memory, not a million
+    /// records. The checks of [`TargetMemory::read_records`] apply, and an
+    /// error from `visit` stops the read and is returned.
+    fn visit_records_as<R: Record>(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        abi: TargetAbi,
+        limits: &Limits,
+        mut visit: impl FnMut(u64, R) -> Result<(), ReadError>,
+    ) -> Result<(), ReadError> {
+        let what = R::C_NAME;
+        visit_record_bytes(
+            self,
+            addr,
+            count,
+            R::size_for(abi),
+            what,
+            limits,
+            |i, at, bytes| {
+                let rec = R::decode(bytes, abi).map_err(|source| ReadError::Decode {
                     record: what,
-                    addr: TargetAddr(at.0 + i as u64 * size),
+                    addr: at,
                     source,
                 })?;
-                out.push(rec);
-            }
-            done += n;
-        }
-        Ok(out)
+                visit(i, rec)
+            },
+        )
     }
 
     /// Reads a NUL-terminated string of at most `max_len` bytes (terminator
@@ -398,8 +414,65 @@ pub(crate) fn read_spanning(
     done
 }
 
+/// Reads an array of `count` records of `size` bytes named `what` a chunk
+/// at a time, and hands each record's bytes to `visit` with its index and
+/// address. Negative counts and counts above [`Limits::max_table_entries`]
+/// are refused before anything is read or allocated.
+pub(crate) fn visit_record_bytes<M: TargetMemory + ?Sized>(
+    mem: &M,
+    addr: TargetAddr,
+    count: i64,
+    size: usize,
+    what: &'static str,
+    limits: &Limits,
+    mut visit: impl FnMut(u64, TargetAddr, &[u8]) -> Result<(), ReadError>,
+) -> Result<(), ReadError> {
+    let count = u64::try_from(count).map_err(|_| ReadError::NegativeCount { what, addr, count })?;
+    if count > limits.max_table_entries {
+        return Err(ReadError::LimitExceeded {
+            what,
+            addr,
+            count,
+            max: limits.max_table_entries,
+            limit: "max_table_entries",
+        });
+    }
+    let size = size.max(1) as u64;
+    let total = count.checked_mul(size).ok_or(ReadError::AddressOverflow {
+        what,
+        addr,
+        len: u64::MAX,
+    })?;
+    check_span(mem.abi(), addr, total, what)?;
+    let mut buf = Vec::new();
+    let mut done = 0u64;
+    while done < count {
+        let n = (count - done).min(RECORDS_PER_CHUNK);
+        let at = TargetAddr(addr.0 + done * size);
+        buf.resize((n * size) as usize, 0);
+        mem.read_exact(at, &mut buf, what)?;
+        for (i, chunk) in (0u64..).zip(buf.chunks_exact(size as usize)) {
+            visit(done + i, TargetAddr(at.0 + i * size), chunk)?;
+        }
+        done += n;
+    }
+    Ok(())
+}
+
 /// Unsigned value of 1 to 8 bytes in the given byte order.
 pub(crate) fn decode_unsigned(order: ByteOrder, bytes: &[u8]) -> u64 {
+    // The common widths without a loop: tables decode millions of them.
+    match (
+        order,
+        <[u8; 8]>::try_from(bytes),
+        <[u8; 4]>::try_from(bytes),
+    ) {
+        (ByteOrder::Little, Ok(b), _) => return u64::from_le_bytes(b),
+        (ByteOrder::Big, Ok(b), _) => return u64::from_be_bytes(b),
+        (ByteOrder::Little, _, Ok(b)) => return u64::from(u32::from_le_bytes(b)),
+        (ByteOrder::Big, _, Ok(b)) => return u64::from(u32::from_be_bytes(b)),
+        _ => {}
+    }
     let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
     match order {
         ByteOrder::Big => bytes.iter().fold(0, fold),

@@ -8,12 +8,14 @@
 //! their mere presence (`MPIR_i_am_starter` and friends). The debugger
 //! writes `MPIR_being_debugged` and `MPIR_debug_gate`, and only those.
 
-use mpidd_types::{MpirDebugState, MpirProcdesc, TargetAddr};
+use mpidd_types::{ByteOrder, MpirDebugState, MpirProcdesc, Record, TargetAbi, TargetAddr};
 use serde::Serialize;
 
 use crate::error::ReadError;
 use crate::limits::Limits;
-use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::memory::{decode_unsigned, visit_record_bytes, TargetMemory, TargetMemoryMut};
+use crate::proc_table::ProcTableBuilder;
+pub use crate::proc_table::{Iter, MpirProcess, ProcTable};
 use crate::read_budget::ReadBudget;
 use crate::symbols::SymbolSource;
 
@@ -55,17 +57,6 @@ pub mod names {
     pub const ATTACH_FIFO: &str = "MPIR_attach_fifo";
 }
 
-/// One rank of the MPIR process table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MpirProcess {
-    /// Host the rank runs on.
-    pub host_name: String,
-    /// Executable of the rank.
-    pub executable_name: String,
-    /// Pid of the rank on that host.
-    pub pid: i32,
-}
-
 /// Which presence-only symbols the target defines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MpirPresence {
@@ -93,7 +84,7 @@ pub struct MpirState {
     /// `MPIR_proctable_size` as found.
     pub proctable_size: i32,
     /// The table, in rank order. Empty until the job has spawned.
-    pub proctable: Vec<MpirProcess>,
+    pub proctable: ProcTable,
     /// `MPIR_debug_abort_string`, if set.
     pub abort_string: Option<String>,
     /// `MPIR_dll_name`, if the symbol exists.
@@ -143,6 +134,12 @@ pub enum MpirError {
 /// Table entries whose strings are read in one batch.
 const STRING_BATCH_ENTRIES: usize = 4096;
 
+/// Most entries a table reserves room for before it has read them.
+const RESERVE_ENTRIES: usize = 1 << 20;
+
+/// Marks a string index as one of the addresses a batch reads later.
+const LATER: u32 = 1 << 31;
+
 /// Reads the MPIR state of one process.
 ///
 /// ```
@@ -153,8 +150,8 @@ const STRING_BATCH_ENTRIES: usize = 4096;
 ///     .mpir_starter(&[("node1", "/bin/a.out", 101), ("node2", "/bin/a.out", -1)])
 ///     .build();
 /// let state = mpir::read_state(&job.memory, &job.symbols, &Limits::default())?;
-/// assert_eq!(state.proctable[1].pid, -1);
-/// assert_eq!(state.proctable[0].host_name, "node1");
+/// assert_eq!(state.proctable.get(1).map(|p| p.pid), Some(-1));
+/// assert_eq!(state.proctable.get(0).map(|p| p.host_name), Some("node1"));
 /// # Ok::<(), mpidd_read::mpir::MpirError>(())
 /// ```
 pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
@@ -215,41 +212,11 @@ pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
         MpirDebugState::from(mem.read_i32(need(names::DEBUG_STATE)?, names::DEBUG_STATE)?);
     let proctable_size = mem.read_i32(need(names::PROCTABLE_SIZE)?, names::PROCTABLE_SIZE)?;
     let table_ptr = mem.read_pointer(need(names::PROCTABLE)?, names::PROCTABLE)?;
-    let mut proctable = Vec::new();
-    if !table_ptr.is_null() && proctable_size != 0 {
-        let entries: Vec<MpirProcdesc> =
-            mem.read_records(table_ptr, i64::from(proctable_size), limits)?;
-        // The strings of many entries at once: a live table of thousands of
-        // ranks then costs a few syscalls, not two per rank. Batches keep
-        // the bookkeeping of a million-entry table small.
-        proctable.reserve(entries.len());
-        for batch in entries.chunks(STRING_BATCH_ENTRIES) {
-            let addrs: Vec<TargetAddr> = batch
-                .iter()
-                .flat_map(|e| [e.host_name, e.executable_name])
-                .filter(|a| !a.is_null())
-                .collect();
-            let mut strings = mem.read_c_strings(&addrs, max).into_iter();
-            // Null pointers show as empty; the rest come back in order, and
-            // the first failure in table order is the one reported.
-            let mut next = |addr: TargetAddr| -> Result<String, ReadError> {
-                if addr.is_null() {
-                    return Ok(String::new());
-                }
-                match strings.next() {
-                    Some(r) => r.map(lossy),
-                    None => mem.read_string(addr, max),
-                }
-            };
-            for e in batch {
-                proctable.push(MpirProcess {
-                    host_name: next(e.host_name)?,
-                    executable_name: next(e.executable_name)?,
-                    pid: e.pid,
-                });
-            }
-        }
-    }
+    let proctable = if table_ptr.is_null() || proctable_size == 0 {
+        ProcTable::default()
+    } else {
+        read_table(mem, table_ptr, proctable_size, limits)?
+    };
     let abort_string = match found(names::ABORT_STRING) {
         None => None,
         Some(a) => {
@@ -288,11 +255,188 @@ pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     })
 }
 
-/// Text of a C string, as [`TargetMemory::read_string`] makes it.
-fn lossy(bytes: Vec<u8>) -> String {
-    match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+/// Reads the table and its strings. Records are decoded a chunk at a
+/// time and never collected. Strings a core holds are interned straight
+/// from its mapping; the others (a live process) are read for a batch of
+/// entries at once, so a table of thousands of ranks costs a few
+/// syscalls, not two per rank.
+fn read_table<M: TargetMemory + ?Sized>(
+    mem: &M,
+    addr: TargetAddr,
+    count: i32,
+    limits: &Limits,
+) -> Result<ProcTable, ReadError> {
+    let max = limits.max_string_len;
+    let mut strings = StringInterner::new();
+    // Entries waiting for their strings: an index into `strings`, or
+    // `LATER | i` for the i-th address of `later`.
+    let mut batch: Vec<(u32, u32, i32)> = Vec::with_capacity(STRING_BATCH_ENTRIES);
+    let mut later: Vec<TargetAddr> = Vec::new();
+    let flush = |batch: &mut Vec<(u32, u32, i32)>,
+                 later: &mut Vec<TargetAddr>,
+                 strings: &mut StringInterner|
+     -> Result<(), ReadError> {
+        let mut read = Vec::with_capacity(later.len());
+        // `later` is in table order, so the first failure is the one the
+        // earliest entry meets.
+        for text in mem.read_c_strings(later, max) {
+            read.push(strings.intern(&text?));
+        }
+        let id = |i: u32| {
+            if i & LATER == 0 {
+                i
+            } else {
+                read[(i & !LATER) as usize]
+            }
+        };
+        for (host, exe, pid) in batch.drain(..) {
+            strings.table.push(id(host), id(exe), pid);
+        }
+        later.clear();
+        Ok(())
+    };
+    let abi = mem.abi();
+    let slots = ProcdescSlots::new(abi);
+    let what = MpirProcdesc::C_NAME;
+    let size = MpirProcdesc::size_for(abi);
+    visit_record_bytes(
+        mem,
+        addr,
+        i64::from(count),
+        size,
+        what,
+        limits,
+        |i, at, bytes| {
+            let e = match &slots {
+                Some(s) => s.decode(bytes),
+                None => MpirProcdesc::decode(bytes, abi).map_err(|source| ReadError::Decode {
+                    record: what,
+                    addr: at,
+                    source,
+                })?,
+            };
+            if i == 0 {
+                // The count passed the entry limit, but the memory behind it may
+                // still end early: reserve for large tables as they prove real.
+                strings
+                    .table
+                    .reserve((count.unsigned_abs() as usize).min(RESERVE_ENTRIES));
+            }
+            let mut id = |a: TargetAddr, field: usize| {
+                if a.is_null() {
+                    return strings.empty();
+                }
+                match mem.borrow_c_string(a, max) {
+                    Some(text) => strings.intern_near(text, field),
+                    None => {
+                        later.push(a);
+                        LATER | (later.len() - 1) as u32
+                    }
+                }
+            };
+            let host = id(e.host_name, 0);
+            let exe = id(e.executable_name, 1);
+            batch.push((host, exe, e.pid));
+            if batch.len() == STRING_BATCH_ENTRIES {
+                flush(&mut batch, &mut later, &mut strings)?;
+            }
+            Ok(())
+        },
+    )?;
+    flush(&mut batch, &mut later, &mut strings)?;
+    Ok(strings.table.finish())
+}
+
+/// Where the fields of `MPIR_PROCDESC` lie for one ABI. A table of a
+/// million entries is decoded from these offsets, computed once from the
+/// record's own layout, rather than by the field-by-field decoder.
+struct ProcdescSlots {
+    order: ByteOrder,
+    host: std::ops::Range<usize>,
+    exe: std::ops::Range<usize>,
+    pid: std::ops::Range<usize>,
+}
+
+impl ProcdescSlots {
+    fn new(abi: TargetAbi) -> Option<Self> {
+        let layout = MpirProcdesc::layout(abi);
+        let range = |name: &str| layout.field(name).map(|f| f.offset..f.offset + f.size);
+        Some(ProcdescSlots {
+            order: abi.byte_order,
+            host: range("host_name")?,
+            exe: range("executable_name")?,
+            pid: range("pid")?,
+        })
+    }
+
+    /// `bytes` is one whole record, so every range lies in it.
+    fn decode(&self, bytes: &[u8]) -> MpirProcdesc {
+        let field = |r: &std::ops::Range<usize>| {
+            bytes
+                .get(r.clone())
+                .map_or(0, |b| decode_unsigned(self.order, b))
+        };
+        MpirProcdesc {
+            host_name: TargetAddr(field(&self.host)),
+            executable_name: TargetAddr(field(&self.exe)),
+            pid: field(&self.pid) as u32 as i32,
+        }
+    }
+}
+
+/// Interns the strings of a table by their bytes.
+struct StringInterner {
+    table: ProcTableBuilder,
+    by_bytes: foldhash::HashMap<Box<[u8]>, u32>,
+    /// What each field of the previous rank interned: neighbouring ranks
+    /// mostly share a host and an executable, and comparing a few bytes is
+    /// cheaper than hashing them.
+    near: [Option<(Box<[u8]>, u32)>; 2],
+    /// The index of the empty string, which null pointers show as, once
+    /// one has.
+    empty: Option<u32>,
+}
+
+impl StringInterner {
+    fn new() -> Self {
+        StringInterner {
+            table: ProcTableBuilder::default(),
+            by_bytes: foldhash::HashMap::default(),
+            near: [None, None],
+            empty: None,
+        }
+    }
+
+    fn empty(&mut self) -> u32 {
+        match self.empty {
+            Some(i) => i,
+            None => {
+                let i = self.intern(b"");
+                self.empty = Some(i);
+                i
+            }
+        }
+    }
+
+    fn intern(&mut self, bytes: &[u8]) -> u32 {
+        if let Some(&i) = self.by_bytes.get(bytes) {
+            return i;
+        }
+        // Invalid UTF-8 becomes U+FFFD, as in TargetMemory::read_string.
+        let i = self.table.add_string(&String::from_utf8_lossy(bytes));
+        self.by_bytes.insert(bytes.into(), i);
+        i
+    }
+
+    fn intern_near(&mut self, bytes: &[u8], field: usize) -> u32 {
+        if let Some((last, i)) = &self.near[field] {
+            if **last == *bytes {
+                return *i;
+            }
+        }
+        let i = self.intern(bytes);
+        self.near[field] = Some((bytes.into(), i));
+        i
     }
 }
 

@@ -48,7 +48,7 @@
 //! // ... the debugger resumes the launcher until it stops at
 //! // session.breakpoint().addr ...
 //! match session.on_breakpoint(&job.memory, &job.symbols, &Limits::default())? {
-//!     MpirEvent::Spawned(state) => assert_eq!(state.proctable[0].pid, 4001),
+//!     MpirEvent::Spawned(state) => assert_eq!(state.proctable.get(0).map(|p| p.pid), Some(4001)),
 //!     other => panic!("{other:?}"),
 //! }
 //! session.finish(&mut job.memory, &job.symbols)?;

@@ -83,4 +83,11 @@ impl<M: TargetMemory + ?Sized> TargetMemory for ReadBudget<'_, M> {
         }
         self.inner.read_many(requests)
     }
+
+    fn borrow_c_string(&self, addr: TargetAddr, max_len: usize) -> Option<&[u8]> {
+        let s = self.inner.borrow_c_string(addr, max_len)?;
+        // Over budget: let the copying path run into the limit and say so.
+        self.charge(addr, s.len() + 1).ok()?;
+        Some(s)
+    }
 }

@@ -85,7 +85,13 @@ fn every_abi_round_trips_through_a_core_file() {
             let got: Vec<_> = state
                 .proctable
                 .iter()
-                .map(|p| (p.host_name.clone(), p.executable_name.clone(), p.pid))
+                .map(|p| {
+                    (
+                        p.host_name.to_string(),
+                        p.executable_name.to_string(),
+                        p.pid,
+                    )
+                })
                 .collect();
             assert_eq!(got, spec, "{name}");
         }
@@ -174,7 +180,7 @@ proptest! {
         let target = CoreTarget::open(&core, None, None).unwrap();
         let state = mpir::read_state(&target, &target, &Limits::default()).unwrap();
         let got: Vec<_> = state.proctable.iter()
-            .map(|p| (p.host_name.clone(), p.executable_name.clone(), p.pid)).collect();
+            .map(|p| (p.host_name.to_string(), p.executable_name.to_string(), p.pid)).collect();
         prop_assert_eq!(got, spec);
         std::fs::remove_dir_all(&dir).ok();
     }

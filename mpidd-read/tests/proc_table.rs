@@ -1,0 +1,170 @@
+//! The interned MPIR process table: the same table whether its strings
+//! are borrowed from a core's mapping or copied from memory, strings kept
+//! once by their text, and the copying path's errors where the borrowing
+//! path gives up.
+
+use mpidd_read::mpir::{self, MpirError, MpirProcess, ProcTable};
+use mpidd_read::{CoreOptions, CoreTarget, Limits, ReadError, SyntheticJob};
+use mpidd_types::TargetAbi;
+
+/// `ranks` ranks on `hosts` hosts, each rank with its own copy of its
+/// strings, as Open MPI's mpirun lays them out.
+fn spec(ranks: usize, hosts: usize) -> Vec<(String, String, i32)> {
+    (0..ranks)
+        .map(|r| {
+            (
+                format!("node{:03}", r * hosts / ranks),
+                "/opt/app/bin/ring".to_string(),
+                5000 + r as i32,
+            )
+        })
+        .collect()
+}
+
+fn job(abi: TargetAbi, ranks: &[(String, String, i32)]) -> SyntheticJob {
+    let refs: Vec<(&str, &str, i32)> = ranks
+        .iter()
+        .map(|(h, e, p)| (h.as_str(), e.as_str(), *p))
+        .collect();
+    SyntheticJob::builder(abi).mpir_starter(&refs).build()
+}
+
+fn core_of(job: &SyntheticJob, name: &str) -> (CoreTarget, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("mpidd-proc-table-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (core, exe) = (dir.join("core"), dir.join("exe"));
+    job.write_files(&core, &exe, CoreOptions::default())
+        .unwrap();
+    (CoreTarget::open(&core, Some(&exe), None).unwrap(), dir)
+}
+
+#[test]
+fn a_core_and_plain_memory_give_the_same_interned_table() {
+    let ranks = spec(10_000, 37);
+    for (i, abi) in [
+        TargetAbi::X86_64,
+        TargetAbi::I686,
+        TargetAbi::POWERPC,
+        TargetAbi::new(mpidd_types::ByteOrder::Big, mpidd_types::AddressWidth::W64),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let job = job(abi, &ranks);
+        let (core, dir) = core_of(&job, &i.to_string());
+        let limits = Limits::default();
+        let from_core = mpir::read_state(&core, &core, &limits).unwrap();
+        let from_memory = mpir::read_state(&job.memory, &job.symbols, &limits).unwrap();
+        assert_eq!(from_core.proctable, from_memory.proctable, "{abi:?}");
+        let t = &from_core.proctable;
+        assert_eq!(t.len(), ranks.len());
+        for (got, (h, e, p)) in t.iter().zip(&ranks) {
+            assert_eq!(
+                got,
+                MpirProcess {
+                    host_name: h,
+                    executable_name: e,
+                    pid: *p
+                }
+            );
+        }
+        // 20,000 string pointers, 38 texts.
+        assert_eq!(t.distinct_strings(), 38, "{abi:?}");
+        assert_eq!(t.distinct_hosts().len(), 37);
+        assert_eq!(t.distinct_hosts()[36], "node036");
+        assert_eq!(t.distinct_executables(), ["/opt/app/bin/ring"]);
+        assert!(
+            t.heap_bytes() < ranks.len() * 13 + 1000,
+            "{}",
+            t.heap_bytes()
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
+
+#[test]
+fn a_string_longer_than_the_limit_fails_the_same_from_a_core() {
+    let ranks = spec(5, 1);
+    let job = job(TargetAbi::X86_64, &ranks);
+    let (core, dir) = core_of(&job, "long");
+    // "node000" has 7 bytes: over a limit of 4, the core's mapped bytes do
+    // not answer and the copying reader reports the limit.
+    let limits = Limits {
+        max_string_len: 4,
+        ..Limits::default()
+    };
+    for err in [
+        mpir::read_state(&core, &core, &limits).unwrap_err(),
+        mpir::read_state(&job.memory, &job.symbols, &limits).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, MpirError::Read(ReadError::Unterminated { cap: 4, .. })),
+            "{err}"
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn strings_borrowed_from_a_core_count_against_the_read_budget() {
+    let ranks = spec(100, 100);
+    let job = job(TargetAbi::X86_64, &ranks);
+    let (core, dir) = core_of(&job, "budget");
+    // The table alone is 2,400 bytes; its 200 strings push it over.
+    let limits = Limits {
+        max_total_bytes: 3_000,
+        ..Limits::default()
+    };
+    let err = mpir::read_state(&core, &core, &limits).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MpirError::Read(ReadError::LimitExceeded {
+                limit: "max_total_bytes",
+                ..
+            })
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn tables_compare_and_serialize_by_content() {
+    let a = ProcTable::from_processes([
+        MpirProcess {
+            host_name: "a",
+            executable_name: "x",
+            pid: 1,
+        },
+        MpirProcess {
+            host_name: "b",
+            executable_name: "x",
+            pid: 2,
+        },
+    ]);
+    let b = ProcTable::from_processes([
+        MpirProcess {
+            host_name: "a",
+            executable_name: "x",
+            pid: 1,
+        },
+        MpirProcess {
+            host_name: "b",
+            executable_name: "x",
+            pid: 2,
+        },
+    ]);
+    assert_eq!(a, b);
+    let d = ProcTable::from_processes(a.iter().take(1));
+    assert_ne!(a, d);
+    assert_eq!(
+        serde_json::to_value(&a).unwrap(),
+        serde_json::json!([
+            {"host_name": "a", "executable_name": "x", "pid": 1},
+            {"host_name": "b", "executable_name": "x", "pid": 2},
+        ])
+    );
+    assert!(a.get(2).is_none());
+    assert!(ProcTable::default().is_empty());
+}
