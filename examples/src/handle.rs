@@ -1,44 +1,24 @@
 //! `mpidd handle`: what one MPI handle of a process means.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use mpidd_read::{
-    AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, ElfSymbols,
-    FileSearch, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory, TypeOracle,
+    AttachError, CoreTargetError, Limits, LiveError, SymbolSource, TargetMemory, TypeOracle,
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich, OracleLayouts};
 use serde_json::Value;
 
-use crate::procs::Source;
+use crate::target_args::{read_target, OpenTarget, ReadTarget, TargetArgs};
 
 /// The arguments of `mpidd handle`.
 #[derive(clap::Args)]
 pub struct HandleArgs {
-    /// An ELF core file of the MPI process.
-    #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
-    core: Option<PathBuf>,
-    /// The executable the core came from.
-    #[arg(long, requires = "core")]
-    exe: Option<PathBuf>,
-    /// Look for the files a core names under this directory.
-    #[arg(long, requires = "core")]
-    sysroot: Option<PathBuf>,
-    /// Look for files a core names by their base name here too
-    /// (repeatable).
-    #[arg(long = "search-path", value_name = "DIR", requires = "core")]
-    search_path: Vec<PathBuf>,
-    /// Look for separate debug files under this directory instead of
-    /// /usr/lib/debug (repeatable).
-    #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
-    debug_dir: Vec<PathBuf>,
-    /// A live MPI process on this machine. It is stopped while it is read
-    /// (every thread, through ptrace) and always let go; a process that was
-    /// already stopped stays stopped.
-    #[arg(long)]
-    pid: Option<i32>,
-    /// Read a live process without stopping it.
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Read a live process without stopping it. Otherwise it is stopped
+    /// while it is read (every thread, through ptrace) and always let go;
+    /// a process that was already stopped stays stopped.
     #[arg(long, requires = "pid")]
     no_stop: bool,
     /// The kind of handle: comm, group, datatype, errhandler, op, info,
@@ -141,69 +121,37 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         max_table_entries: args.max_table_entries,
         ..Limits::default()
     };
-    let source = match (&args.core, args.pid) {
-        (Some(core), _) => Source::Core {
-            core: core.clone(),
-            exe: args.exe.clone(),
-            search: FileSearch {
-                sysroot: args.sysroot.clone(),
-                search_path: args.search_path.clone(),
-            },
-            debug: crate::debug_search(args.debug_dir.clone()),
+    let source = args.target.source(&Limits::default());
+    let value = read_target(
+        source,
+        !args.no_stop,
+        HandleReader {
+            args: &args,
+            limits,
         },
-        (None, Some(pid)) => Source::Pid(pid),
-        (None, None) => unreachable!("clap requires --core or --pid"),
-    };
-    let value = match source {
-        Source::Core {
-            core,
-            exe,
-            search,
-            debug,
-        } => {
-            let t = CoreTarget::open_with(
-                &core,
-                &CoreTargetOptions {
-                    exe,
-                    search,
-                    debug,
-                    ..CoreTargetOptions::default()
-                },
-            )?;
-            for problem in t.problems() {
-                eprintln!("mpidd: warning: {problem}");
-            }
-            read(&t, t.symbols(), &args, limits)?
-        }
-        Source::Pid(pid) => {
-            // Stopped, the process cannot change the objects while they are
-            // read; the guard lets it go on every path.
-            let guard = if args.no_stop {
-                None
-            } else {
-                Some(AttachGuard::attach(pid)?)
-            };
-            let t = LiveTarget::open(pid)?;
-            let value = read(&t, t.symbols(), &args, limits);
-            if let Some(guard) = guard {
-                guard.detach()?;
-            }
-            value?
-        }
-    };
+    )?;
     match print(&value, args.json) {
         Err(HandleCliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
 }
 
-fn read<T: TargetMemory + SymbolSource>(
-    t: &T,
-    elf: &ElfSymbols,
-    args: &HandleArgs,
+/// Reads one handle from an open target.
+struct HandleReader<'a> {
+    args: &'a HandleArgs,
     limits: Limits,
-) -> Result<Value, HandleCliError> {
-    let oracle = TypeOracle::from_symbols(elf);
+}
+
+impl ReadTarget for HandleReader<'_> {
+    type Output = Value;
+    type Error = HandleCliError;
+    fn read<T: OpenTarget>(self, t: &T) -> Result<Value, HandleCliError> {
+        read(t, self.args, self.limits)
+    }
+}
+
+fn read<T: OpenTarget>(t: &T, args: &HandleArgs, limits: Limits) -> Result<Value, HandleCliError> {
+    let oracle = TypeOracle::from_symbols(t.elf_symbols());
     let layouts = OracleLayouts::new(&oracle);
     let mpich = Mpich::new(t, t, &layouts, limits)?;
     let resolver: &dyn HandleResolver = &mpich;

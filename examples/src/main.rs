@@ -15,9 +15,10 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use mpidd_read::{DebugSearch, FileSearch, Limits};
+use mpidd_read::Limits;
 use mpidd_types::Packing;
 use mpiq_core::MqsLimits;
+use target_args::TargetArgs;
 
 mod demo;
 mod handle;
@@ -25,6 +26,7 @@ mod launch;
 mod procs;
 mod ptrace_driver;
 mod queues;
+mod target_args;
 mod types;
 
 #[derive(Parser)]
@@ -76,32 +78,12 @@ enum Command {
     },
     /// Print the MPIR process table of a core file or a live process.
     Procs {
-        /// An ELF core file of the launcher (of any ABI).
-        #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
-        core: Option<PathBuf>,
-        /// The executable the core came from (needed when the core has no
-        /// NT_FILE note, as qemu-user cores do).
-        #[arg(long, requires = "core")]
-        exe: Option<PathBuf>,
-        /// Look for the files a core names under this directory (for a
-        /// foreign CPU, e.g. /usr/s390x-linux-gnu).
-        #[arg(long, requires = "core")]
-        sysroot: Option<PathBuf>,
-        /// Look for files a core names by their base name in this directory
-        /// too, when they are not where the core says (repeatable).
-        #[arg(long = "search-path", value_name = "DIR", requires = "core")]
-        search_path: Vec<PathBuf>,
-        /// Look for separate debug files (by build-id or .gnu_debuglink)
-        /// under this directory instead of /usr/lib/debug (repeatable).
-        #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
-        debug_dir: Vec<PathBuf>,
+        #[command(flatten)]
+        target: TargetArgs,
         /// Read the MPI-2 records in the draft's packed layout instead of
         /// the natural C layout that MPICH's mpi2_interface.h compiles to.
         #[arg(long)]
         packed: bool,
-        /// A running process on this machine (read without stopping it).
-        #[arg(long)]
-        pid: Option<i32>,
         /// Most entries accepted in a process table.
         #[arg(long, default_value_t = Limits::default().max_table_entries)]
         max_table_entries: u64,
@@ -119,29 +101,11 @@ enum Command {
     /// decoder for its MPI, or through a vendor message-queue library such
     /// as MPICH's libtvmpich.so (--dll).
     Queues {
-        /// An ELF core file of the MPI process.
-        #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
-        core: Option<PathBuf>,
-        /// The executable the core came from.
-        #[arg(long, requires = "core")]
-        exe: Option<PathBuf>,
-        /// Look for the files a core names under this directory.
-        #[arg(long, requires = "core")]
-        sysroot: Option<PathBuf>,
-        /// Look for files a core names by their base name here too
-        /// (repeatable).
-        #[arg(long = "search-path", value_name = "DIR", requires = "core")]
-        search_path: Vec<PathBuf>,
-        /// Look for separate debug files under this directory instead of
-        /// /usr/lib/debug (repeatable).
-        #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
-        debug_dir: Vec<PathBuf>,
-        /// A live MPI process on this machine. It is stopped while it is
-        /// read (every thread, through ptrace) and always let go.
-        #[arg(long)]
-        pid: Option<i32>,
+        #[command(flatten)]
+        target: TargetArgs,
         /// Read a live process without stopping it (the queues may change
-        /// while they are read).
+        /// while they are read). Otherwise it is stopped while it is read
+        /// (every thread, through ptrace) and always let go.
         #[arg(long, requires = "pid")]
         no_stop: bool,
         /// Read through this vendor message-queue library instead of the
@@ -188,14 +152,6 @@ enum Command {
     },
 }
 
-fn debug_search(dirs: Vec<PathBuf>) -> DebugSearch {
-    if dirs.is_empty() {
-        DebugSearch::default()
-    } else {
-        DebugSearch::new(dirs)
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -228,30 +184,12 @@ fn main() -> ExitCode {
             launch::attach(pid, &opts).map_err(|e| e.to_string())
         }
         Command::Procs {
-            core,
-            exe,
-            sysroot,
-            search_path,
-            debug_dir,
+            target,
             packed,
-            pid,
             max_table_entries,
             json,
             summary,
         } => {
-            let source = match (core, pid) {
-                (Some(core), _) => procs::Source::Core {
-                    core,
-                    exe,
-                    search: FileSearch {
-                        sysroot,
-                        search_path,
-                    },
-                    debug: debug_search(debug_dir),
-                },
-                (None, Some(pid)) => procs::Source::Pid(pid),
-                (None, None) => unreachable!("clap requires --core or --pid"),
-            };
             let limits = Limits {
                 max_table_entries,
                 ..Limits::default()
@@ -266,15 +204,10 @@ fn main() -> ExitCode {
                 (false, true) => procs::Format::Summary,
                 (false, false) => procs::Format::Text,
             };
-            procs::run(source, format, packing, &limits).map_err(|e| e.to_string())
+            procs::run(target.source(&limits), format, packing, &limits).map_err(|e| e.to_string())
         }
         Command::Queues {
-            core,
-            exe,
-            sysroot,
-            search_path,
-            debug_dir,
-            pid,
+            target,
             no_stop,
             dll,
             compare_dll,
@@ -283,19 +216,6 @@ fn main() -> ExitCode {
             max_operations,
             json,
         } => {
-            let source = match (core, pid) {
-                (Some(core), _) => procs::Source::Core {
-                    core,
-                    exe,
-                    search: FileSearch {
-                        sysroot,
-                        search_path,
-                    },
-                    debug: debug_search(debug_dir),
-                },
-                (None, Some(pid)) => procs::Source::Pid(pid),
-                (None, None) => unreachable!("clap requires --core or --pid"),
-            };
             let reader = match (dll, compare_dll) {
                 (Some(dll), _) => queues::Reader::Dll(dll),
                 (None, Some(both)) => queues::Reader::Compare(both),
@@ -316,6 +236,8 @@ fn main() -> ExitCode {
                     ..Limits::default()
                 },
             };
+            // The queue limits are not meant for the dynamic linker's list.
+            let source = target.source(&Limits::default());
             queues::run(source, &options).map_err(|e| e.to_string())
         }
         Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),

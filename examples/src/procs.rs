@@ -1,31 +1,17 @@
 //! `mpidd procs`: what a target exposes of its job's processes.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{self, MpirError, MpirProcess, MpirState};
 use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
-    Connector, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch, FileSearch, Limits,
-    LiveError, LiveTarget, SymbolSource, TargetMemory,
+    Connector, CoreTargetError, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
 };
 use mpidd_types::Packing;
 use serde::Serialize;
 
-/// Where to read from.
-pub enum Source {
-    /// A core file, with optional executable and where to find the files
-    /// it names.
-    Core {
-        core: PathBuf,
-        exe: Option<PathBuf>,
-        search: FileSearch,
-        debug: DebugSearch,
-    },
-    /// A live process.
-    Pid(i32),
-}
+use crate::target_args::{open_core, Source};
 
 /// How to print what was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,30 +155,16 @@ fn print(
     limits: &Limits,
 ) -> Result<(), ProcsError> {
     let report = match source {
-        Source::Core {
-            core,
-            exe,
-            search,
-            debug,
-        } => {
-            let options = CoreTargetOptions {
-                exe,
-                search,
-                debug,
-                limits: *limits,
-            };
-            let t = CoreTarget::open_with(&core, &options)?;
-            // Files that were missing or changed leave parts of the target
-            // unreadable; say so before the results they may affect.
-            for problem in t.problems() {
-                eprintln!("mpidd: warning: {problem}");
-            }
+        Source::Core { core, options } => {
+            let t = open_core(&core, &options)?;
             let (mpir, p) = read(&t, packing, limits)?;
             Report {
                 mpir,
                 mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
             }
         }
+        // procs reads a live process without stopping it: the table is
+        // written once, when the job spawns.
         Source::Pid(pid) => {
             let t = LiveTarget::open(pid)?;
             let (mpir, p) = read(&t, packing, limits)?;

@@ -5,10 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mpidd_read::Limits;
-use mpidd_read::{
-    AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, LiveError,
-    LiveTarget, SymbolSource, TargetMemory, TypeOracle,
-};
+use mpidd_read::{AttachError, CoreTargetError, LiveError, TypeOracle};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
@@ -16,7 +13,7 @@ use mpiq_core::{
     NativeTarget, TargetTypeSizes,
 };
 
-use crate::procs::Source;
+use crate::target_args::{read_target, OpenTarget, ReadTarget, Source};
 
 /// Which reader to use.
 pub enum Reader {
@@ -76,46 +73,7 @@ pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
         Reader::Native => None,
         Reader::Dll(path) | Reader::Compare(path) => Some(MqsLibrary::load(path)?),
     };
-    let readings = match source {
-        Source::Core {
-            core,
-            exe,
-            search,
-            debug,
-        } => {
-            let t = CoreTarget::open_with(
-                &core,
-                &CoreTargetOptions {
-                    exe,
-                    search,
-                    debug,
-                    ..CoreTargetOptions::default()
-                },
-            )?;
-            for problem in t.problems() {
-                eprintln!("mpidd: warning: {problem}");
-            }
-            let image = t.executable().to_path_buf();
-            read(library, &t, &image, options)?
-        }
-        Source::Pid(pid) => {
-            // Stopped, the process cannot change its queues under the
-            // library's feet; the guard lets it go on every path.
-            let guard = if options.no_stop {
-                None
-            } else {
-                Some(AttachGuard::attach(pid)?)
-            };
-            let t = LiveTarget::open(pid)?;
-            let image = std::fs::read_link(format!("/proc/{pid}/exe"))
-                .unwrap_or_else(|_| PathBuf::from(format!("/proc/{pid}/exe")));
-            let queues = read(library, &t, &image, options);
-            if let Some(guard) = guard {
-                guard.detach()?;
-            }
-            queues?
-        }
-    };
+    let readings = read_target(source, !options.no_stop, QueueReader { library, options })?;
     let printed = match readings {
         Readings::One(queues) => print(&queues, options.json),
         Readings::Two { native, dll } => print_comparison(&native, &dll, options.json),
@@ -135,7 +93,21 @@ enum Readings {
     },
 }
 
-fn read<T: TargetMemory + SymbolSource + HasSymbols>(
+/// Reads the queues of an open target.
+struct QueueReader<'a> {
+    library: Option<&'a MqsLibrary>,
+    options: &'a Options,
+}
+
+impl ReadTarget for QueueReader<'_> {
+    type Output = Readings;
+    type Error = QueuesError;
+    fn read<T: OpenTarget>(self, t: &T) -> Result<Readings, QueuesError> {
+        read(self.library, t, &t.image(), self.options)
+    }
+}
+
+fn read<T: OpenTarget>(
     library: Option<&MqsLibrary>,
     t: &T,
     image: &Path,
@@ -226,22 +198,6 @@ fn print_comparison(
 }
 
 /// Targets whose loaded objects are known, for the type oracle.
-trait HasSymbols {
-    fn elf_symbols(&self) -> &mpidd_read::ElfSymbols;
-}
-
-impl HasSymbols for CoreTarget {
-    fn elf_symbols(&self) -> &mpidd_read::ElfSymbols {
-        self.symbols()
-    }
-}
-
-impl HasSymbols for LiveTarget {
-    fn elf_symbols(&self) -> &mpidd_read::ElfSymbols {
-        self.symbols()
-    }
-}
-
 fn print(queues: &ProcessQueues, json: bool) -> Result<(), QueuesError> {
     // Line-buffered stdout would make a write call per line of a
     // 100,000-operation dump.

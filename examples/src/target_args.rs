@@ -1,0 +1,157 @@
+//! The target every reading command is pointed at (a core file and where
+//! to find the files it names, or a live pid), and how the commands that
+//! stop a live process open it.
+
+use std::path::PathBuf;
+
+use mpidd_read::{
+    AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch,
+    ElfSymbols, FileSearch, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
+};
+
+/// The options that name a target, shared by `procs`, `queues` and
+/// `handle`.
+#[derive(clap::Args)]
+pub struct TargetArgs {
+    /// An ELF core file (of any ABI).
+    #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
+    core: Option<PathBuf>,
+    /// The executable the core came from (needed when the core has no
+    /// NT_FILE note, as qemu-user cores do).
+    #[arg(long, requires = "core")]
+    exe: Option<PathBuf>,
+    /// Look for the files a core names under this directory (for a
+    /// foreign CPU, e.g. /usr/s390x-linux-gnu).
+    #[arg(long, requires = "core")]
+    sysroot: Option<PathBuf>,
+    /// Look for files a core names by their base name in this directory
+    /// too, when they are not where the core says (repeatable).
+    #[arg(long = "search-path", value_name = "DIR", requires = "core")]
+    search_path: Vec<PathBuf>,
+    /// Look for separate debug files (by build-id or .gnu_debuglink)
+    /// under this directory instead of /usr/lib/debug (repeatable).
+    #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
+    debug_dir: Vec<PathBuf>,
+    /// A running process on this machine.
+    #[arg(long)]
+    pid: Option<i32>,
+}
+
+/// Where to read from.
+pub enum Source {
+    /// A core file, and how to open it.
+    Core {
+        core: PathBuf,
+        options: CoreTargetOptions,
+    },
+    /// A live process.
+    Pid(i32),
+}
+
+impl TargetArgs {
+    /// The target, opened with `limits` where opening reads the target
+    /// (a core's `link_map`).
+    pub fn source(&self, limits: &Limits) -> Source {
+        match (self.core.clone(), self.pid) {
+            (Some(core), _) => Source::Core {
+                core,
+                options: CoreTargetOptions {
+                    exe: self.exe.clone(),
+                    search: FileSearch {
+                        sysroot: self.sysroot.clone(),
+                        search_path: self.search_path.clone(),
+                    },
+                    debug: if self.debug_dir.is_empty() {
+                        DebugSearch::default()
+                    } else {
+                        DebugSearch::new(self.debug_dir.clone())
+                    },
+                    limits: *limits,
+                },
+            },
+            // clap requires one of --core and --pid; a pid of 0 is then
+            // refused by the kernel with a clear error, never a panic.
+            (None, pid) => Source::Pid(pid.unwrap_or(0)),
+        }
+    }
+}
+
+/// Opens a core file and warns about the files that were missing or
+/// changed: they leave parts of the target unreadable, which may affect
+/// the results printed after.
+pub fn open_core(
+    core: &std::path::Path,
+    options: &CoreTargetOptions,
+) -> Result<CoreTarget, CoreTargetError> {
+    let t = CoreTarget::open_with(core, options)?;
+    for problem in t.problems() {
+        eprintln!("mpidd: warning: {problem}");
+    }
+    Ok(t)
+}
+
+/// An open target, core or live, as the readers take it.
+pub trait OpenTarget: TargetMemory + SymbolSource {
+    /// The ELF objects, for the type oracle.
+    fn elf_symbols(&self) -> &ElfSymbols;
+    /// The main executable's path.
+    fn image(&self) -> PathBuf;
+}
+
+impl OpenTarget for CoreTarget {
+    fn elf_symbols(&self) -> &ElfSymbols {
+        self.symbols()
+    }
+    fn image(&self) -> PathBuf {
+        self.executable().to_path_buf()
+    }
+}
+
+impl OpenTarget for LiveTarget {
+    fn elf_symbols(&self) -> &ElfSymbols {
+        self.symbols()
+    }
+    fn image(&self) -> PathBuf {
+        let exe = format!("/proc/{}/exe", self.process().pid());
+        std::fs::read_link(&exe).unwrap_or_else(|_| PathBuf::from(exe))
+    }
+}
+
+/// What a command does with its target once open; generic over the kind
+/// of target, so one reader serves cores and live processes.
+pub trait ReadTarget {
+    /// What the read gives.
+    type Output;
+    /// How it fails; opening and stopping failures convert into it.
+    type Error: From<CoreTargetError> + From<LiveError> + From<AttachError>;
+    /// Reads the open target.
+    fn read<T: OpenTarget>(self, target: &T) -> Result<Self::Output, Self::Error>;
+}
+
+/// Opens the target and reads it. A live process is stopped first (every
+/// thread, through ptrace) unless `stop` is false, so that it cannot
+/// change what is read, and it is let go on every path, the reader's
+/// failure included; a process that was already stopped stays stopped.
+pub fn read_target<R: ReadTarget>(
+    source: Source,
+    stop: bool,
+    reader: R,
+) -> Result<R::Output, R::Error> {
+    match source {
+        Source::Core { core, options } => reader.read(&open_core(&core, &options)?),
+        Source::Pid(pid) => {
+            let guard = if stop {
+                Some(AttachGuard::attach(pid)?)
+            } else {
+                None
+            };
+            let read = LiveTarget::open(pid)
+                .map_err(R::Error::from)
+                .and_then(|t| reader.read(&t));
+            if let Some(guard) = guard {
+                guard.detach()?;
+            }
+            read
+        }
+    }
+}
