@@ -82,51 +82,54 @@ fn a_core_and_plain_memory_give_the_same_interned_table() {
     }
 }
 
+/// The errors of reading `ranks` under `limits` from a core and from
+/// plain memory, in that order.
+fn failures(ranks: usize, hosts: usize, limits: Limits) -> [MpirError; 2] {
+    let job = job(TargetAbi::X86_64, &spec(ranks, hosts));
+    let (core, dir) = core_of(&job, &format!("fail-{ranks}-{hosts}"));
+    let errors = [
+        mpir::read_state(&core, &core, &limits).unwrap_err(),
+        mpir::read_state(&job.memory, &job.symbols, &limits).unwrap_err(),
+    ];
+    std::fs::remove_dir_all(dir).ok();
+    errors
+}
+
 #[test]
 fn a_string_longer_than_the_limit_fails_the_same_from_a_core() {
-    let ranks = spec(5, 1);
-    let job = job(TargetAbi::X86_64, &ranks);
-    let (core, dir) = core_of(&job, "long");
     // "node000" has 7 bytes: over a limit of 4, the core's mapped bytes do
     // not answer and the copying reader reports the limit.
     let limits = Limits {
         max_string_len: 4,
         ..Limits::default()
     };
-    for err in [
-        mpir::read_state(&core, &core, &limits).unwrap_err(),
-        mpir::read_state(&job.memory, &job.symbols, &limits).unwrap_err(),
-    ] {
+    for err in failures(5, 1, limits) {
         assert!(
             matches!(err, MpirError::Read(ReadError::Unterminated { cap: 4, .. })),
             "{err}"
         );
     }
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
 fn strings_borrowed_from_a_core_count_against_the_read_budget() {
-    let ranks = spec(100, 100);
-    let job = job(TargetAbi::X86_64, &ranks);
-    let (core, dir) = core_of(&job, "budget");
     // The table alone is 2,400 bytes; its 200 strings push it over.
     let limits = Limits {
         max_total_bytes: 3_000,
         ..Limits::default()
     };
-    let err = mpir::read_state(&core, &core, &limits).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            MpirError::Read(ReadError::LimitExceeded {
-                limit: "max_total_bytes",
-                ..
-            })
-        ),
-        "{err}"
-    );
-    std::fs::remove_dir_all(dir).ok();
+    for err in failures(100, 100, limits) {
+        assert!(
+            matches!(
+                err,
+                MpirError::Read(ReadError::LimitExceeded {
+                    limit: "max_total_bytes",
+                    ..
+                })
+            ),
+            "{err}"
+        );
+    }
 }
 
 #[test]
