@@ -159,7 +159,7 @@ Decode only, the native decoder is $(ratio "$p3_dll" "$p3_native")× faster than
 
 ## P4: syscalls of a live MPIR table read
 
-\`bash scripts/strace-live-read.sh N\` (\`strace -c -f mpidd procs --pid PID --json\` on \`tests/live/mpir_table.c N\`):
+\`bash scripts/strace-live-read.sh N\` (\`strace -c -f mpidd procs --pid PID --summary\` on \`tests/live/mpir_table.c N\`):
 
 | entries | process_vm_readv calls | all syscalls |
 |---|---|---|
