@@ -11,7 +11,8 @@
 #   - objects built with gcc -g: the type-oracle fixture for several CPUs,
 #     DWARF versions and name indexes, and pieces of the reference MPICH
 #     (two members of its libmpi.a linked alone, and libtvmpich.so);
-#   - the reference MPICH's real offsets for the queue decoder's layout.
+#   - the reference MPICH's real offsets for the queue decoder's layout
+#     and for the handle objects.
 #
 # Needs what scripts/test.sh installs (gcc and the cross compilers,
 # qemu-user, gdb) and the reference MPICH (scripts/build-ref-mpich.sh,
@@ -38,7 +39,7 @@ for f in lib/libmpi.so lib/libmpi.a lib/libtvmpich.so; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,handles}
 work=$(mktemp -d)
 pid=
 cleanup() {

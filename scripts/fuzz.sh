@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 secs=${1:-60}
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [SECONDS_PER_TARGET]" >&2; exit 2; }
-targets=(records core_file mpir mpi2dd type_oracle mpich_queues)
+targets=(records core_file mpir mpi2dd type_oracle mpich_queues handles)
 
 rustup run nightly rustc --version >/dev/null 2>&1 ||
   rustup toolchain install nightly --profile minimal

@@ -482,3 +482,432 @@ pub mod mpich {
         }
     }
 }
+
+/// What the MPICH handle resolver looks up: the handle pools (builtin,
+/// direct and allocator of each kind), the process, the topology keyval,
+/// ROMIO's Fortran file table and the version strings (30 of the 32
+/// symbols a process can have).
+pub const HANDLE_SYMBOLS: &[&str] = &[
+    "MPIR_Comm_builtin",
+    "MPIR_Comm_direct",
+    "MPIR_Comm_mem",
+    "MPIR_Group_builtin",
+    "MPIR_Group_direct",
+    "MPIR_Group_mem",
+    "MPIR_Datatype_builtin",
+    "MPIR_Datatype_direct",
+    "MPIR_Datatype_mem",
+    "MPIR_Errhandler_builtin",
+    "MPIR_Errhandler_direct",
+    "MPIR_Errhandler_mem",
+    "MPIR_Op_builtin",
+    "MPIR_Op_direct",
+    "MPIR_Op_mem",
+    "MPIR_Info_builtin",
+    "MPIR_Info_direct",
+    "MPIR_Info_mem",
+    "MPIR_Request_builtins",
+    "MPIR_Request_direct",
+    "MPIR_Request_mem",
+    "MPIR_Win_direct",
+    "MPIR_Win_mem",
+    "MPIR_Process",
+    "MPIR_Topology_keyval",
+    "ADIOI_Ftable",
+    "ADIOI_Ftable_ptr",
+    "MPII_Version_string",
+    "MPII_Version_device",
+];
+
+/// The layouts of MPICH's handle objects the `handles` target starts from
+/// and the fuzzer bends: a [`mpihandles::LayoutTable`] built from
+/// [`handles::DEFAULT`] for the process's pointer width, then changed by
+/// the input.
+pub mod handles {
+    use mpihandles::LayoutTable;
+
+    use crate::Cursor;
+
+    /// A member's width: fixed, or the target's pointer.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Width {
+        /// `n` bytes.
+        Bytes(u64),
+        /// A pointer of the target.
+        Word,
+        /// A `char[n]`.
+        Chars(u64),
+    }
+
+    use Width::{Bytes as B, Chars, Word as W};
+
+    /// `(type, member, value, width)`: a member's offset and width, or
+    /// with no member the type's size (its width unused). A synthetic
+    /// MPICH (every member in its own 8-byte slot, so one table serves
+    /// 32- and 64-bit targets), not the real one.
+    pub const DEFAULT: &[(&str, Option<&str>, u64, Width)] = &[
+        ("MPIR_Handle_common", None, 24, B(0)),
+        ("MPIR_Handle_common", Some("next"), 8, W),
+        ("MPIR_Object_alloc_t", None, 80, B(0)),
+        ("MPIR_Object_alloc_t", Some("avail"), 0, W),
+        ("MPIR_Object_alloc_t", Some("initialized"), 8, B(4)),
+        ("MPIR_Object_alloc_t", Some("indirect"), 16, W),
+        ("MPIR_Object_alloc_t", Some("indirect_size"), 24, B(4)),
+        ("MPIR_Object_alloc_t", Some("num_allocated"), 32, B(4)),
+        ("MPIR_Object_alloc_t", Some("num_avail"), 40, B(4)),
+        ("MPIR_Object_alloc_t", Some("kind"), 48, B(4)),
+        ("MPIR_Object_alloc_t", Some("size"), 56, B(4)),
+        ("MPIR_Object_alloc_t", Some("direct"), 64, W),
+        ("MPIR_Object_alloc_t", Some("direct_size"), 72, B(4)),
+        ("MPIR_Comm", None, 224, B(0)),
+        ("MPIR_Comm", Some("handle"), 0, B(4)),
+        ("MPIR_Comm", Some("ref_count"), 4, B(4)),
+        ("MPIR_Comm", Some("name"), 8, Chars(128)),
+        ("MPIR_Comm", Some("context_id"), 136, B(2)),
+        ("MPIR_Comm", Some("recvcontext_id"), 138, B(2)),
+        ("MPIR_Comm", Some("rank"), 144, B(4)),
+        ("MPIR_Comm", Some("local_size"), 152, B(4)),
+        ("MPIR_Comm", Some("remote_size"), 160, B(4)),
+        ("MPIR_Comm", Some("comm_kind"), 168, B(4)),
+        ("MPIR_Comm", Some("local_group"), 176, W),
+        ("MPIR_Comm", Some("remote_group"), 184, W),
+        ("MPIR_Comm", Some("errhandler"), 192, W),
+        ("MPIR_Comm", Some("attributes"), 200, W),
+        ("MPIR_Comm", Some("dev.vcrt"), 208, W),
+        ("MPIR_Comm", Some("dev.local_vcrt"), 216, W),
+        ("MPIDI_VCRT", None, 16, B(0)),
+        ("MPIDI_VCRT", Some("size"), 0, B(4)),
+        ("MPIDI_VCRT", Some("vcr_table"), 8, W),
+        ("MPIDI_VC", None, 16, B(0)),
+        ("MPIDI_VC", Some("lpid"), 0, B(4)),
+        ("MPIR_Process_t", None, 16, B(0)),
+        ("MPIR_Process_t", Some("rank"), 8, B(4)),
+        ("MPIR_Group", None, 32, B(0)),
+        ("MPIR_Group", Some("handle"), 0, B(4)),
+        ("MPIR_Group", Some("ref_count"), 4, B(4)),
+        ("MPIR_Group", Some("size"), 8, B(4)),
+        ("MPIR_Group", Some("rank"), 16, B(4)),
+        ("MPIR_Group", Some("lrank_to_lpid"), 24, W),
+        ("MPII_Group_pmap_t", None, 16, B(0)),
+        ("MPII_Group_pmap_t", Some("lpid"), 0, B(8)),
+        ("MPIR_Attribute", None, 32, B(0)),
+        ("MPIR_Attribute", Some("keyval"), 0, W),
+        ("MPIR_Attribute", Some("next"), 8, W),
+        ("MPIR_Attribute", Some("attrType"), 16, B(4)),
+        ("MPIR_Attribute", Some("value"), 24, B(8)),
+        ("MPII_Keyval", None, 16, B(0)),
+        ("MPII_Keyval", Some("handle"), 0, B(4)),
+        ("MPIR_Topology", None, 64, B(0)),
+        ("MPIR_Topology", Some("kind"), 0, B(4)),
+        ("MPIR_Topology", Some("topo.cart.ndims"), 8, B(4)),
+        ("MPIR_Topology", Some("topo.cart.dims"), 16, W),
+        ("MPIR_Topology", Some("topo.cart.periodic"), 24, W),
+        ("MPIR_Topology", Some("topo.cart.position"), 32, W),
+        ("MPIR_Topology", Some("topo.graph.nnodes"), 8, B(4)),
+        ("MPIR_Topology", Some("topo.graph.nedges"), 12, B(4)),
+        ("MPIR_Topology", Some("topo.graph.index"), 16, W),
+        ("MPIR_Topology", Some("topo.graph.edges"), 24, W),
+        ("MPIR_Topology", Some("topo.dist_graph.indegree"), 8, B(4)),
+        ("MPIR_Topology", Some("topo.dist_graph.in"), 16, W),
+        ("MPIR_Topology", Some("topo.dist_graph.outdegree"), 32, B(4)),
+        ("MPIR_Topology", Some("topo.dist_graph.out"), 40, W),
+        (
+            "MPIR_Topology",
+            Some("topo.dist_graph.is_weighted"),
+            56,
+            B(4),
+        ),
+        ("MPIR_Errhandler", None, 24, B(0)),
+        ("MPIR_Errhandler", Some("handle"), 0, B(4)),
+        ("MPIR_Errhandler", Some("ref_count"), 4, B(4)),
+        ("MPIR_Errhandler", Some("language"), 8, B(4)),
+        ("MPIR_Errhandler", Some("kind"), 12, B(4)),
+        ("MPIR_Errhandler", Some("errfn"), 16, W),
+        ("MPIR_Op", None, 24, B(0)),
+        ("MPIR_Op", Some("handle"), 0, B(4)),
+        ("MPIR_Op", Some("ref_count"), 4, B(4)),
+        ("MPIR_Op", Some("kind"), 8, B(4)),
+        ("MPIR_Op", Some("language"), 12, B(4)),
+        ("MPIR_Op", Some("function"), 16, W),
+        ("MPIR_Info", None, 32, B(0)),
+        ("MPIR_Info", Some("handle"), 0, B(4)),
+        ("MPIR_Info", Some("ref_count"), 4, B(4)),
+        ("MPIR_Info", Some("next"), 8, W),
+        ("MPIR_Info", Some("key"), 16, W),
+        ("MPIR_Info", Some("value"), 24, W),
+        ("MPIR_Request", None, 96, B(0)),
+        ("MPIR_Request", Some("handle"), 0, B(4)),
+        ("MPIR_Request", Some("ref_count"), 4, B(4)),
+        ("MPIR_Request", Some("kind"), 8, B(4)),
+        ("MPIR_Request", Some("cc_ptr"), 16, W),
+        ("MPIR_Request", Some("cc"), 24, B(4)),
+        ("MPIR_Request", Some("comm"), 32, W),
+        ("MPIR_Request", Some("status"), 40, B(20)),
+        ("MPIR_Request", Some("u.persist.real_request"), 64, W),
+        ("MPIR_Request", Some("u.persist_coll.real_request"), 64, W),
+        ("MPIR_Request", Some("u.ureq.greq_fns"), 64, W),
+        ("MPIR_Request", Some("dev.match.parts.tag"), 80, B(4)),
+        ("MPIR_Request", Some("dev.match.parts.rank"), 84, B(2)),
+        ("MPI_Status", None, 20, B(0)),
+        ("MPI_Status", Some("count_lo"), 0, B(4)),
+        ("MPI_Status", Some("count_hi_and_cancelled"), 4, B(4)),
+        ("MPI_Status", Some("MPI_SOURCE"), 8, B(4)),
+        ("MPI_Status", Some("MPI_TAG"), 12, B(4)),
+        ("MPI_Status", Some("MPI_ERROR"), 16, B(4)),
+        ("MPIR_Grequest_fns", None, 40, B(0)),
+        ("MPIR_Grequest_fns", Some("U.C.query_fn"), 0, W),
+        ("MPIR_Grequest_fns", Some("U.C.free_fn"), 8, W),
+        ("MPIR_Grequest_fns", Some("U.C.cancel_fn"), 16, W),
+        ("MPIR_Grequest_fns", Some("greq_lang"), 24, B(4)),
+        ("MPIR_Grequest_fns", Some("grequest_extra_state"), 32, W),
+        ("MPIR_Win", None, 144, B(0)),
+        ("MPIR_Win", Some("handle"), 0, B(4)),
+        ("MPIR_Win", Some("ref_count"), 4, B(4)),
+        ("MPIR_Win", Some("name"), 8, Chars(64)),
+        ("MPIR_Win", Some("base"), 72, W),
+        ("MPIR_Win", Some("size"), 80, B(8)),
+        ("MPIR_Win", Some("disp_unit"), 88, B(4)),
+        ("MPIR_Win", Some("comm_ptr"), 96, W),
+        ("MPIR_Win", Some("create_flavor"), 104, B(4)),
+        ("MPIR_Win", Some("model"), 108, B(4)),
+        ("MPIR_Win", Some("errhandler"), 112, W),
+        ("MPIR_Win", Some("info_args.no_locks"), 120, B(4)),
+        ("MPIR_Win", Some("info_args.accumulate_ops"), 124, B(4)),
+        ("MPIR_Win", Some("states.access_state"), 128, B(4)),
+        ("MPIR_Win", Some("states.exposure_state"), 132, B(4)),
+        ("MPIR_Datatype", None, 136, B(0)),
+        ("MPIR_Datatype", Some("handle"), 0, B(4)),
+        ("MPIR_Datatype", Some("ref_count"), 4, B(4)),
+        ("MPIR_Datatype", Some("size"), 8, B(8)),
+        ("MPIR_Datatype", Some("extent"), 16, B(8)),
+        ("MPIR_Datatype", Some("ub"), 24, B(8)),
+        ("MPIR_Datatype", Some("lb"), 32, B(8)),
+        ("MPIR_Datatype", Some("true_ub"), 40, B(8)),
+        ("MPIR_Datatype", Some("true_lb"), 48, B(8)),
+        ("MPIR_Datatype", Some("is_committed"), 56, B(4)),
+        ("MPIR_Datatype", Some("is_contig"), 60, B(4)),
+        ("MPIR_Datatype", Some("contents"), 64, W),
+        ("MPIR_Datatype", Some("name"), 72, Chars(64)),
+        ("MPIR_Datatype_contents", None, 40, B(0)),
+        ("MPIR_Datatype_contents", Some("combiner"), 0, B(4)),
+        ("MPIR_Datatype_contents", Some("nr_ints"), 8, W),
+        ("MPIR_Datatype_contents", Some("nr_aints"), 16, W),
+        ("MPIR_Datatype_contents", Some("nr_counts"), 24, W),
+        ("MPIR_Datatype_contents", Some("nr_types"), 32, W),
+        ("ADIOI_FileD", None, 48, B(0)),
+        ("ADIOI_FileD", Some("cookie"), 0, B(4)),
+        ("ADIOI_FileD", Some("comm"), 4, B(4)),
+        ("ADIOI_FileD", Some("filename"), 8, W),
+        ("ADIOI_FileD", Some("orig_access_mode"), 16, B(4)),
+        ("ADIOI_FileD", Some("info"), 20, B(4)),
+        ("ADIOI_FileD", Some("err_handler"), 24, B(4)),
+        ("ADIOI_FileD", Some("atomicity"), 28, B(4)),
+        ("ADIOI_FileD", Some("async_count"), 32, B(4)),
+        ("ADIOI_FileD", Some("fortran_handle"), 36, B(4)),
+    ];
+
+    /// `(enumeration, enumerator, value)`, MPICH 4.0.2's values.
+    pub const ENUMERATORS: &[(&str, &str, i128)] = &[
+        ("MPII_Object_kind", "MPIR_COMM", 1),
+        ("MPII_Object_kind", "MPIR_GROUP", 2),
+        ("MPII_Object_kind", "MPIR_DATATYPE", 3),
+        ("MPII_Object_kind", "MPIR_FILE", 4),
+        ("MPII_Object_kind", "MPIR_ERRHANDLER", 5),
+        ("MPII_Object_kind", "MPIR_OP", 6),
+        ("MPII_Object_kind", "MPIR_INFO", 7),
+        ("MPII_Object_kind", "MPIR_WIN", 8),
+        ("MPII_Object_kind", "MPIR_KEYVAL", 9),
+        ("MPII_Object_kind", "MPIR_ATTR", 10),
+        ("MPII_Object_kind", "MPIR_REQUEST", 11),
+        ("MPIR_Comm_kind_t", "MPIR_COMM_KIND__INTRACOMM", 0),
+        ("MPIR_Comm_kind_t", "MPIR_COMM_KIND__INTERCOMM", 1),
+        ("MPIR_Attr_type", "MPIR_ATTR_PTR", 0),
+        ("MPIR_Attr_type", "MPIR_ATTR_AINT", 1),
+        ("MPIR_Attr_type", "MPIR_ATTR_INT", 3),
+        ("MPIR_Topo_type", "MPI_GRAPH", 1),
+        ("MPIR_Topo_type", "MPI_CART", 2),
+        ("MPIR_Topo_type", "MPI_DIST_GRAPH", 3),
+        ("MPIR_Lang_t", "MPIR_LANG__C", 0),
+        ("MPIR_Lang_t", "MPIR_LANG__FORTRAN", 1),
+        ("MPIR_Lang_t", "MPIR_LANG__FORTRAN90", 2),
+        ("MPIR_Lang_t", "MPIR_LANG__CXX", 3),
+        ("MPIR_Op_kind", "MPIR_OP_KIND__USER_NONCOMMUTE", 32),
+        ("MPIR_Op_kind", "MPIR_OP_KIND__USER", 33),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__UNDEFINED", 0),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__SEND", 1),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__RECV", 2),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__PREQUEST_SEND", 3),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__PREQUEST_RECV", 4),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__PREQUEST_COLL", 5),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__GREQUEST", 8),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__COLL", 9),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__MPROBE", 10),
+        ("MPIR_Request_kind_t", "MPIR_REQUEST_KIND__RMA", 11),
+        ("MPIR_Win_flavor", "MPI_WIN_FLAVOR_CREATE", 1),
+        ("MPIR_Win_flavor", "MPI_WIN_FLAVOR_ALLOCATE", 2),
+        ("MPIR_Win_flavor", "MPI_WIN_FLAVOR_DYNAMIC", 3),
+        ("MPIR_Win_flavor", "MPI_WIN_FLAVOR_SHARED", 4),
+        ("MPIDI_Win_state", "MPIDI_RMA_NONE", 0),
+        ("MPIDI_Win_state", "MPIDI_RMA_FENCE_ISSUED", 1),
+        ("MPIDI_Win_state", "MPIDI_RMA_PER_TARGET", 6),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_NAMED", 1),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_DUP", 2),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_CONTIGUOUS", 3),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_VECTOR", 4),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_HVECTOR", 5),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_INDEXED", 6),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_HINDEXED", 7),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_INDEXED_BLOCK", 8),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_HINDEXED_BLOCK", 9),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_STRUCT", 10),
+        ("enum MPIR_Combiner_enum", "MPI_COMBINER_RESIZED", 17),
+    ];
+
+    /// `(type, member, enumeration)`: the members whose enumerators the
+    /// decoders ask for.
+    pub const MEMBER_ENUMS: &[(&str, &str, &str)] = &[
+        ("MPIR_Comm", "comm_kind", "MPIR_Comm_kind_t"),
+        ("MPIR_Attribute", "attrType", "MPIR_Attr_type"),
+        ("MPIR_Topology", "kind", "MPIR_Topo_type"),
+        ("MPIR_Errhandler", "language", "MPIR_Lang_t"),
+        ("MPIR_Errhandler", "kind", "MPII_Object_kind"),
+        ("MPIR_Op", "kind", "MPIR_Op_kind"),
+        ("MPIR_Op", "language", "MPIR_Lang_t"),
+        ("MPIR_Request", "kind", "MPIR_Request_kind_t"),
+        ("MPIR_Grequest_fns", "greq_lang", "MPIR_Lang_t"),
+        ("MPIR_Win", "states.access_state", "MPIDI_Win_state"),
+        ("MPIR_Win", "states.exposure_state", "MPIDI_Win_state"),
+    ];
+
+    /// One entry's value: an offset or size and a width for a layout
+    /// entry, a value for an enumerator; `None` when removed.
+    pub type Values = Vec<Option<(u64, u64)>>;
+
+    /// The default values for a target whose pointers are `word` bytes:
+    /// [`DEFAULT`] then [`ENUMERATORS`], one per entry.
+    pub fn defaults(word: u64) -> Values {
+        DEFAULT
+            .iter()
+            .map(|&(_, _, v, w)| {
+                Some((
+                    v,
+                    match w {
+                        Width::Bytes(n) | Width::Chars(n) => n,
+                        Width::Word => word,
+                    },
+                ))
+            })
+            .chain(ENUMERATORS.iter().map(|&(_, _, v)| Some((v as u64, 0))))
+            .collect()
+    }
+
+    /// Most overrides one input applies: enough for every entry's
+    /// offset and width (the real MPICH's layout is one).
+    pub const MAX_OVERRIDES: usize = 512;
+
+    /// Reads the overrides to the defaults for pointers of `word` bytes:
+    ///
+    /// ```text
+    /// layout   := n:u16 override{n % 513}
+    /// override := entry:u16 what:u8 value:u64
+    /// ```
+    ///
+    /// `entry` modulo the number of entries ([`DEFAULT`] then
+    /// [`ENUMERATORS`]); `what` modulo 3: 0 sets the offset, size or
+    /// enumerator value, 1 the member's width, 2 removes the entry (a type
+    /// without a size is removed with all its members).
+    pub fn parse(c: &mut Cursor<'_>, word: u64) -> Values {
+        let mut values = defaults(word);
+        let n = usize::from(c.u8()) | usize::from(c.u8()) << 8;
+        for _ in 0..n % (MAX_OVERRIDES + 1) {
+            let entry = (usize::from(c.u8()) | usize::from(c.u8()) << 8) % values.len();
+            let what = c.u8() % 3;
+            let value = c.u64();
+            let v = &mut values[entry];
+            *v = match (what, *v) {
+                (0, Some((_, w))) => Some((value, w)),
+                (1, Some((o, _))) => Some((o, value)),
+                (0 | 1, None) => Some((value, value)),
+                _ => None,
+            };
+        }
+        values
+    }
+
+    /// The table of `values`.
+    pub fn table(values: &[Option<(u64, u64)>]) -> LayoutTable {
+        let mut t = LayoutTable::default();
+        let (layout, enums) = values.split_at(DEFAULT.len());
+        for (&(ty, member, _, _), v) in DEFAULT.iter().zip(layout) {
+            let Some((value, width)) = *v else { continue };
+            match member {
+                None => {
+                    t.add_type(ty, value);
+                }
+                Some(m) => {
+                    let sized = DEFAULT
+                        .iter()
+                        .zip(layout)
+                        .any(|((t2, m2, _, _), v2)| *t2 == ty && m2.is_none() && v2.is_some());
+                    if !sized {
+                        continue;
+                    }
+                    match DEFAULT.iter().find(|e| e.0 == ty && e.1 == member) {
+                        Some((_, _, _, Width::Chars(_))) => {
+                            t.add_array(ty, m, value, width, width);
+                        }
+                        _ => {
+                            t.add_member(ty, m, value, width);
+                        }
+                    }
+                }
+            }
+        }
+        let mut names: Vec<&str> = ENUMERATORS.iter().map(|e| e.0).collect();
+        names.dedup();
+        for name in names {
+            let list: Vec<(&str, i128)> = ENUMERATORS
+                .iter()
+                .zip(enums)
+                .filter(|((e, _, _), _)| *e == name)
+                .filter_map(|((_, n, _), v)| Some((*n, i128::from((*v)?.0 as i64))))
+                .collect();
+            t.add_enum(name, &list);
+        }
+        for &(ty, m, e) in MEMBER_ENUMS {
+            t.add_member_enum(ty, m, e);
+        }
+        t
+    }
+
+    /// Writes overrides that turn the defaults for `word` into `values`,
+    /// for seeds.
+    pub fn encode(values: &[Option<(u64, u64)>], word: u64, out: &mut Vec<u8>) {
+        let mut changes: Vec<(u16, u8, u64)> = Vec::new();
+        for (i, (d, v)) in defaults(word).iter().zip(values).enumerate() {
+            let i = i as u16;
+            match (d, v) {
+                (Some(d), Some(v)) => {
+                    if d.0 != v.0 {
+                        changes.push((i, 0, v.0));
+                    }
+                    if d.1 != v.1 {
+                        changes.push((i, 1, v.1));
+                    }
+                }
+                (_, None) => changes.push((i, 2, 0)),
+                (None, Some(_)) => unreachable!("every default is set"),
+            }
+        }
+        assert!(
+            changes.len() <= MAX_OVERRIDES,
+            "too many layout changes for a seed"
+        );
+        out.extend_from_slice(&(changes.len() as u16).to_le_bytes());
+        for (entry, what, value) in changes {
+            out.extend_from_slice(&entry.to_le_bytes());
+            out.push(what);
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! for members' world ranks when there is no group, `errhandler`,
 //! `attributes` (where the topology is), and the two context ids.
 
+use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -231,7 +232,20 @@ pub(crate) fn referring_to(
     // The predefined communicators live in the builtin array.
     if let Some(sym) = ctx.symbols.lookup("MPIR_Comm_builtin") {
         let size = ctx.size_of(C)?;
-        for i in 0..sym.size / size {
+        // The symbol's size comes from the target: bound the scan as the
+        // pools' scans are bounded.
+        let count = sym.size / size;
+        if count > ctx.limits.max_table_entries {
+            return Err(ReadError::LimitExceeded {
+                what: "MPIR_Comm_builtin",
+                addr: sym.addr,
+                count,
+                max: ctx.limits.max_table_entries,
+                limit: "max_table_entries",
+            }
+            .into());
+        }
+        for i in 0..count {
             let Ok(r) = ctx.record(at(sym.addr, i * size), C) else {
                 continue;
             };

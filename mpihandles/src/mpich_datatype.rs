@@ -157,7 +157,9 @@ impl Reader<'_, '_> {
             Err(_) => 0,
         };
         let header = ctx.size_of(CONTENTS)?;
-        let aint = ctx.m(CONTENTS, "nr_aints")?.size;
+        // `ints` reads integers of 1 to 8 bytes: a wider member (corrupt
+        // debug info) must not push the offsets past 2^64 either.
+        let aint = ctx.m(CONTENTS, "nr_aints")?.size.clamp(1, 8);
         let int_size = 4;
         let handle_size = 4;
         let kind = ctx

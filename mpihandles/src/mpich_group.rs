@@ -55,10 +55,15 @@ pub(crate) fn world_ranks(ctx: &Ctx<'_>, addr: TargetAddr) -> Result<Vec<i64>, H
     };
     (0..count)
         .map(|i| {
-            let field = crate::layouts::Member {
-                offset: i * entry + lpid.offset,
-                ..lpid
-            };
+            let offset = i
+                .checked_mul(entry)
+                .and_then(|o| o.checked_add(lpid.offset))
+                .ok_or(mpidd_read::ReadError::AddressOverflow {
+                    what: "MPII_Group_pmap_t array",
+                    addr: map,
+                    len: u64::MAX,
+                })?;
+            let field = crate::layouts::Member { offset, ..lpid };
             Ok(r.int(field)?)
         })
         .collect()

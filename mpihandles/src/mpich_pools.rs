@@ -183,7 +183,7 @@ impl Allocator {
         let Some(total) = self.num_allocated else {
             return Some(DEFAULT_PER_BLOCK);
         };
-        Some((total - self.direct_size) / self.indirect_size).filter(|n| *n > 0)
+        Some(total.checked_sub(self.direct_size)? / self.indirect_size).filter(|n| *n > 0)
     }
 
     /// The free objects, by walking `avail`. The walk is bounded by the
@@ -464,7 +464,18 @@ impl Ctx<'_> {
     ) -> Result<Header, HandleError> {
         let handle = self.m(object_type, "handle")?;
         let refs = self.m(object_type, "ref_count")?;
-        let end = (handle.offset + handle.size).max(refs.offset + refs.size);
+        // Offsets and sizes come from the debug info: a sum past 2^64 is
+        // a corrupt layout, refused before anything is read.
+        let end = handle
+            .offset
+            .checked_add(handle.size)
+            .zip(refs.offset.checked_add(refs.size))
+            .map(|(a, b)| a.max(b))
+            .ok_or(ReadError::AddressOverflow {
+                what: object_type,
+                addr,
+                len: u64::MAX,
+            })?;
         let r = Rec {
             base: addr,
             bytes: self.bytes(addr, end, object_type)?,
