@@ -354,6 +354,20 @@ impl TargetMemory for CoreFile {
         self.abi
     }
 
+    /// Bytes of one segment the core holds; never bytes of a mapped file,
+    /// which stays unmapped until a read needs it.
+    fn mapped(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
+        // The same segment copy_dumped picks, so both see the same bytes.
+        let i = self.loads.partition_point(|l| l.vaddr <= addr.0);
+        let load = self.loads[i.checked_sub(1)?];
+        let off = addr.0 - load.vaddr;
+        if off.checked_add(len as u64)? > load.filesz.min(load.memsz) {
+            return None;
+        }
+        let start = usize::try_from(load.offset.checked_add(off)?).ok()?;
+        self.data.get(start..start.checked_add(len)?)
+    }
+
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
         // What the core holds wins; pages it omits come from the file mapped
         // there, if any.

@@ -455,6 +455,10 @@ impl TargetMemory for CoreTarget {
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
         self.core.read_into(addr, buf)
     }
+
+    fn mapped(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
+        self.core.mapped(addr, len)
+    }
 }
 
 impl SymbolSource for CoreTarget {
