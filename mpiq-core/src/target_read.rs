@@ -72,6 +72,21 @@ impl Budgeted<'_> {
 
 /// Decodes an unsigned integer of `bytes.len()` (at most 8) bytes.
 pub(crate) fn unsigned(bytes: &[u8], order: ByteOrder) -> u64 {
+    // The widths C has, as single loads: decoders call this for every
+    // field of every request.
+    macro_rules! fixed {
+        ($t:ty) => {
+            if let Ok(b) = <[u8; size_of::<$t>()]>::try_from(bytes) {
+                return u64::from(match order {
+                    ByteOrder::Big => <$t>::from_be_bytes(b),
+                    ByteOrder::Little => <$t>::from_le_bytes(b),
+                });
+            }
+        };
+    }
+    fixed!(u64);
+    fixed!(u32);
+    fixed!(u16);
     let mut v = 0u64;
     match order {
         ByteOrder::Big => {
