@@ -6,7 +6,7 @@
 //! mapped files (NT_FILE, decoded here with the target's word size), from
 //! which pages the core omits are read back.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -76,6 +76,10 @@ pub struct CoreFile {
     search: FileSearch,
     /// Where each entry of `files` is on disk, mapped on first use.
     backing: Vec<Backing>,
+    /// The index in `loads` of the segment the last lookup found: readers
+    /// walk lists whose nodes mostly share a segment, and the binary search
+    /// cost more than what it found.
+    last_load: Cell<usize>,
 }
 
 /// A file that backs pages the core omits.
@@ -205,6 +209,7 @@ impl CoreFile {
             files: parsed.files,
             search: FileSearch::default(),
             backing,
+            last_load: Cell::new(0),
         })
     }
 
@@ -298,6 +303,24 @@ impl CoreFile {
         read_spanning(addr, buf, |at, out| self.copy_dumped(at, out))
     }
 
+    /// The segment that holds `addr` if any does: the last one starting
+    /// at or below it.
+    fn load_at(&self, addr: u64) -> Option<Load> {
+        let hint = self.last_load.get();
+        // The hint is that same segment when the next one starts above.
+        if let Some(load) = self.loads.get(hint) {
+            if load.vaddr <= addr && self.loads.get(hint + 1).is_none_or(|n| n.vaddr > addr) {
+                return Some(*load);
+            }
+        }
+        let i = self
+            .loads
+            .partition_point(|l| l.vaddr <= addr)
+            .checked_sub(1)?;
+        self.last_load.set(i);
+        Some(self.loads[i])
+    }
+
     /// Copies what the core itself holds at `addr`; returns the count.
     fn copy_dumped(&self, addr: u64, buf: &mut [u8]) -> usize {
         let src = self.dumped(addr, buf.len());
@@ -308,8 +331,7 @@ impl CoreFile {
     /// Up to `len` bytes the core itself holds from `addr` on, within one
     /// segment; empty where it holds none.
     fn dumped(&self, addr: u64, len: usize) -> &[u8] {
-        let i = self.loads.partition_point(|l| l.vaddr <= addr);
-        let Some(load) = i.checked_sub(1).map(|i| self.loads[i]) else {
+        let Some(load) = self.load_at(addr) else {
             return &[];
         };
         let off = addr - load.vaddr;
@@ -362,6 +384,13 @@ impl TargetMemory for CoreFile {
         let bytes = self.dumped(addr.0, max_len.saturating_add(1));
         let nul = memchr::memchr(0, bytes)?;
         Some(&bytes[..nul])
+    }
+
+    /// Bytes of one segment the core holds; never bytes of a mapped file,
+    /// which stays unmapped until a read needs it.
+    fn mapped(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
+        // The same segment copy_dumped picks, so both see the same bytes.
+        Some(self.dumped(addr.0, len)).filter(|b| b.len() == len)
     }
 
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {

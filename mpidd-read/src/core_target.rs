@@ -459,6 +459,10 @@ impl TargetMemory for CoreTarget {
     fn borrow_c_string(&self, addr: TargetAddr, max_len: usize) -> Option<&[u8]> {
         self.core.borrow_c_string(addr, max_len)
     }
+
+    fn mapped(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
+        self.core.mapped(addr, len)
+    }
 }
 
 impl SymbolSource for CoreTarget {

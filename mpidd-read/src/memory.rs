@@ -90,9 +90,33 @@ pub trait TargetMemory {
     /// `None` says only that this fast path does not apply (a live
     /// process, a string running past the end of its segment or longer
     /// than `max_len`); [`TargetMemory::read_c_string`] then reads it and
-    /// says what is wrong, if anything. The default is always `None`.
+    /// says what is wrong, if anything. The default is always `None`; a
+    /// wrapper that counts reads ([`crate::ReadBudget`]) charges what it
+    /// hands out.
     fn borrow_c_string(&self, addr: TargetAddr, max_len: usize) -> Option<&[u8]> {
         let _ = (addr, max_len);
+        None
+    }
+
+    /// The `len` bytes at `addr` as this process already holds them (a
+    /// memory-mapped core), when they sit there in one piece: the bytes
+    /// [`TargetMemory::read_into`] would copy, without the copy, for
+    /// readers that decode many small records. `None` says nothing about
+    /// the memory, only that the caller must read it instead; the default
+    /// always says so. Wrappers that count or filter reads must keep the
+    /// default, or every byte they hand out bypasses them.
+    ///
+    /// ```
+    /// use mpidd_read::{SyntheticMemory, TargetMemory};
+    /// use mpidd_types::{TargetAbi, TargetAddr};
+    ///
+    /// let mut mem = SyntheticMemory::new(TargetAbi::X86_64);
+    /// mem.map(TargetAddr(0x1000), b"abcdef".to_vec());
+    /// assert_eq!(mem.mapped(TargetAddr(0x1002), 3), Some(&b"cde"[..]));
+    /// assert_eq!(mem.mapped(TargetAddr(0x1004), 3), None);
+    /// ```
+    fn mapped(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
+        let _ = (addr, len);
         None
     }
 

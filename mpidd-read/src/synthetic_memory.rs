@@ -75,6 +75,11 @@ impl TargetMemory for SyntheticMemory {
             n
         }))
     }
+
+    fn mapped(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
+        let (start, off) = self.locate(addr.0)?;
+        self.segments.get(&start)?.get(off..off.checked_add(len)?)
+    }
 }
 
 impl TargetMemoryMut for SyntheticMemory {

@@ -8,9 +8,10 @@
 //! typedef of one sends the search on for the tag's definition, in the same
 //! object first and then in the others.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use crate::dwarf_file::DwarfFile;
 use crate::dwarf_index::{IndexStats, NameIndex, TagClass};
@@ -41,6 +42,12 @@ use crate::type_layout::{BaseTypeSizes, Field, TypeKind, TypeLayout};
 #[derive(Default)]
 pub struct TypeOracle {
     objects: Vec<Slot>,
+    /// Every type [`TypeOracle::find_type`] found, by the name asked. The
+    /// DWARF under an oracle never changes, and a debugger asks the same
+    /// few types at every refresh, some of which (MPICH's `MPIDI_VCRT`)
+    /// hundreds of units declare and one defines, at milliseconds a
+    /// search. Failures are not kept: they are rare and cheap to repeat.
+    found: Mutex<HashMap<String, TypeLayout>>,
 }
 
 struct Slot {
@@ -122,6 +129,12 @@ impl TypeOracle {
     /// itself has no `.debug_info`. Nothing is read until a question needs
     /// the object.
     pub fn add_object(&mut self, name: &str, path: &Path, debug_file: Option<&Path>) {
+        // Answers stay first in search order, as the new object is searched
+        // last; dropped anyway, so no answer outlives the objects it saw.
+        self.found
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self.objects.push(Slot {
             name: name.to_string(),
             path: path.to_path_buf(),
@@ -147,8 +160,21 @@ impl TypeOracle {
     /// The type called `name` (a typedef, or a struct, union or enum tag;
     /// `struct X`, `union X` and `enum X` ask for tags only), from the first
     /// object that defines it. Typedefs and qualifiers are resolved to the
-    /// type beneath.
+    /// type beneath. An answer is kept for the next question by the same
+    /// name.
     pub fn find_type(&self, name: &str) -> Result<TypeLayout, TypeError> {
+        let found = || self.found.lock().unwrap_or_else(|e| e.into_inner());
+        // The lock is held for the map only, never across a search.
+        let known = found().get(name).cloned();
+        if let Some(layout) = known {
+            return Ok(layout);
+        }
+        let layout = self.search_type(name)?;
+        found().insert(name.to_string(), layout.clone());
+        Ok(layout)
+    }
+
+    fn search_type(&self, name: &str) -> Result<TypeLayout, TypeError> {
         let query = Query::parse(name);
         let mut searched = Vec::new();
         for index in 0..self.objects.len() {

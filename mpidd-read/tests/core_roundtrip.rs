@@ -79,6 +79,19 @@ fn every_abi_round_trips_through_a_core_file() {
                 assert_eq!(found.addr, sym.addr, "{name}: {}", sym.name);
                 assert_eq!(found.size, sym.size, "{name}: {}", sym.name);
             }
+            // What the core lends is what a read copies.
+            let mut lent = 0;
+            for sym in job.symbols.iter() {
+                let len = sym.size as usize;
+                if let Some(bytes) = mpidd_read::TargetMemory::mapped(&target, sym.addr, len) {
+                    let mut copy = vec![0; len];
+                    mpidd_read::TargetMemory::read_exact(&target, sym.addr, &mut copy, "symbol")
+                        .unwrap();
+                    assert_eq!(bytes, &copy[..], "{name}: {}", sym.name);
+                    lent += 1;
+                }
+            }
+            assert!(lent > 0, "{name}: the core lent no symbol's bytes");
             let state = mpir::read_state(&target, &target, &Limits::default()).unwrap();
             assert_eq!(state.debug_state, MpirDebugState::Spawned);
             assert_eq!(state.dll_name.as_deref(), Some("/usr/lib/libtvmpich.so"));

@@ -5,7 +5,7 @@
 //! interface's `mqs_find_type`/`mqs_field_offset` do, so the same decoder
 //! runs on the DWARF [`TypeOracle`] or on a debugger's callbacks.
 
-use mpidd_read::{TypeError, TypeOracle};
+use mpidd_read::{TypeError, TypeLayout, TypeOracle};
 
 /// A type or member a decoder needs is not available.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +34,31 @@ pub trait LayoutSource {
 
     /// `sizeof` the type.
     fn type_size(&self, type_name: &str) -> Result<u64, LayoutError>;
+
+    /// The size of `type_name` and the offsets of `members` in it, each
+    /// answered as [`LayoutSource::type_size`] and
+    /// [`LayoutSource::member_offset`] would. The default asks them one by
+    /// one; a source that looks the type up for every question (DWARF)
+    /// answers them all from one lookup.
+    fn type_members(&self, type_name: &str, members: &[&str]) -> TypeMembers {
+        TypeMembers {
+            size: self.type_size(type_name),
+            offsets: members
+                .iter()
+                .map(|m| self.member_offset(type_name, m))
+                .collect(),
+        }
+    }
+}
+
+/// A type's size and the offsets of some of its members, from
+/// [`LayoutSource::type_members`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeMembers {
+    /// `sizeof` the type.
+    pub size: Result<u64, LayoutError>,
+    /// The offset of each member asked for, in the order asked.
+    pub offsets: Vec<Result<u64, LayoutError>>,
 }
 
 fn from_type_error(type_name: &str, member: Option<&str>, e: TypeError) -> LayoutError {
@@ -44,19 +69,49 @@ fn from_type_error(type_name: &str, member: Option<&str>, e: TypeError) -> Layou
     }
 }
 
+fn member_of(type_name: &str, layout: &TypeLayout, member: &str) -> Result<u64, LayoutError> {
+    layout
+        .field(member)
+        .map(|f| f.offset)
+        .ok_or_else(|| LayoutError {
+            type_name: type_name.to_string(),
+            member: Some(member.to_string()),
+            reason: format!("{type_name} (from {}) has no such member", layout.object),
+        })
+}
+
 impl LayoutSource for TypeOracle {
     fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
         let layout = self
             .find_type(type_name)
             .map_err(|e| from_type_error(type_name, Some(member), e))?;
-        layout
-            .field(member)
-            .map(|f| f.offset)
-            .ok_or_else(|| LayoutError {
-                type_name: type_name.to_string(),
-                member: Some(member.to_string()),
-                reason: format!("{type_name} (from {}) has no such member", layout.object),
-            })
+        member_of(type_name, &layout, member)
+    }
+
+    // One DWARF lookup, not one per member: finding a type can mean
+    // parsing the abbreviations of many units that only declare it.
+    fn type_members(&self, type_name: &str, members: &[&str]) -> TypeMembers {
+        match self.find_type(type_name) {
+            Ok(layout) => TypeMembers {
+                size: Ok(layout.size),
+                offsets: members
+                    .iter()
+                    .map(|m| member_of(type_name, &layout, m))
+                    .collect(),
+            },
+            Err(e) => {
+                let reason = e.to_string();
+                let error = |member: Option<&str>| LayoutError {
+                    type_name: type_name.to_string(),
+                    member: member.map(str::to_string),
+                    reason: reason.clone(),
+                };
+                TypeMembers {
+                    size: Err(error(None)),
+                    offsets: members.iter().map(|m| Err(error(Some(m)))).collect(),
+                }
+            }
+        }
     }
 
     fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {

@@ -73,7 +73,7 @@ mod mqs_target;
 mod target_read;
 
 pub use decoder::{detect, DecodeError, NativeTarget, QueueDecoder};
-pub use layout_source::{LayoutError, LayoutSource, LayoutTable};
+pub use layout_source::{LayoutError, LayoutSource, LayoutTable, TypeMembers};
 pub use mpich_ch3::MpichCh3;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};

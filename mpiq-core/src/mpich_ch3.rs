@@ -58,6 +58,15 @@ const REQUIRED_SYMBOLS: [&str; 3] = [
 /// How many times a changing communicator list is re-read.
 const TRIES: u32 = 3;
 
+/// Bytes `[start, end)` of a record: the smallest window that holds the
+/// fields one queue decodes, so a request is read (or borrowed) once and
+/// no more of it than that.
+#[derive(Clone, Copy, Debug, Default)]
+struct Span {
+    start: u64,
+    end: u64,
+}
+
 /// Offsets of everything the decoder reads.
 #[derive(Clone, Debug)]
 struct Layout {
@@ -91,7 +100,12 @@ struct Layout {
     req_datatype: u64,
     req_recv_data_sz: u64,
     req_tmpbuf: u64,
-    req_span: u64,
+    /// The fields of a posted receive.
+    req_posted: Span,
+    /// The fields of an unexpected message.
+    req_unexpected: Span,
+    /// The fields of the request behind a pending send.
+    req_send: Span,
     sendq_sreq: u64,
     sendq_tag: u64,
     sendq_rank: u64,
@@ -112,8 +126,29 @@ impl Layout {
                 0
             })
         };
-        let m = |ty: &str, member: &str| note(t.member_offset(ty, member));
-        let size = |ty: &str| note(t.type_size(ty));
+        // One question per type, whose answer gives its size (noted only
+        // where it is used) and the members asked for.
+        fn members<const N: usize>(
+            t: &dyn LayoutSource,
+            note: &dyn Fn(Result<u64, LayoutError>) -> u64,
+            ty: &str,
+            names: [&str; N],
+            size: bool,
+        ) -> (u64, [u64; N]) {
+            let found = t.type_members(ty, &names);
+            let size = if size { note(found.size) } else { 0 };
+            let mut offsets = found.offsets.into_iter();
+            let offsets = std::array::from_fn(|i| {
+                note(offsets.next().unwrap_or_else(|| {
+                    Err(LayoutError {
+                        type_name: ty.to_string(),
+                        member: Some(names[i].to_string()),
+                        reason: "the layout source gave no answer for it".to_string(),
+                    })
+                }))
+            });
+            (size, offsets)
+        }
         // Offsets of nested members are sums, and corrupt debug info can
         // make them overflow; such a member is as unusable as a missing one.
         let sum = |ty: &str, path: &str, parts: &[u64]| {
@@ -131,76 +166,139 @@ impl Layout {
                     0
                 })
         };
-        let req_dev = m("MPIR_Request", "dev");
-        let dreq_match = m("MPIDI_Request", "match");
-        let match_parts = m("MPIDI_Message_match", "parts");
+        let (_, [list_seq, list_head]) = members(
+            t,
+            &note,
+            "MPIR_Comm_list",
+            ["sequence_number", "head"],
+            false,
+        );
+        let (
+            comm_size,
+            [comm_name, comm_next, comm_rank, comm_remote_size, comm_local_size, comm_kind, comm_context_id, comm_recvcontext_id, comm_local_group, comm_dev],
+        ) = members(
+            t,
+            &note,
+            "MPIR_Comm",
+            [
+                "name",
+                "comm_next",
+                "rank",
+                "remote_size",
+                "local_size",
+                "comm_kind",
+                "context_id",
+                "recvcontext_id",
+                "local_group",
+                "dev",
+            ],
+            true,
+        );
+        let (_, [ch3_vcrt]) = members(t, &note, "MPIDI_CH3I_comm_t", ["vcrt"], false);
+        let (_, [vcrt_size, vcrt_table]) =
+            members(t, &note, "MPIDI_VCRT", ["size", "vcr_table"], false);
+        let (_, [vc_pg_rank]) = members(t, &note, "MPIDI_VC", ["pg_rank"], false);
+        let (_, [group_size, group_pmap]) =
+            members(t, &note, "MPIR_Group", ["size", "lrank_to_lpid"], false);
+        let (pmap_size, [pmap_lpid]) = members(t, &note, "MPII_Group_pmap_t", ["lpid"], true);
+        let (_, [req_cc, req_next, req_dev]) =
+            members(t, &note, "MPIR_Request", ["cc", "next", "dev"], false);
+        let (_, [dreq_match, user_buf, user_count, datatype, recv_data_sz, tmpbuf]) = members(
+            t,
+            &note,
+            "MPIDI_Request",
+            [
+                "match",
+                "user_buf",
+                "user_count",
+                "datatype",
+                "recv_data_sz",
+                "tmpbuf",
+            ],
+            false,
+        );
+        let (_, [match_parts]) = members(t, &note, "MPIDI_Message_match", ["parts"], false);
+        let (_, [part_tag, part_rank, part_context]) = members(
+            t,
+            &note,
+            "MPIDI_Message_match_parts_t",
+            ["tag", "rank", "context_id"],
+            false,
+        );
+        let (sendq_size, [sendq_sreq, sendq_tag, sendq_rank, sendq_context, sendq_next]) = members(
+            t,
+            &note,
+            "MPIR_Sendq",
+            ["sreq", "tag", "rank", "context_id", "next"],
+            true,
+        );
         let parts = sum(
             "MPIR_Request",
             "dev.match.parts",
             &[req_dev, dreq_match, match_parts],
         );
-        let part = |member: &str| {
-            let offset = m("MPIDI_Message_match_parts_t", member);
+        let part = |member: &str, offset: u64| {
             sum(
                 "MPIR_Request",
                 &format!("dev.match.parts.{member}"),
                 &[parts, offset],
             )
         };
-        let dev = |member: &str| {
-            let offset = m("MPIDI_Request", member);
+        let dev = |member: &str, offset: u64| {
             sum("MPIR_Request", &format!("dev.{member}"), &[req_dev, offset])
         };
         let mut l = Layout {
-            list_seq: m("MPIR_Comm_list", "sequence_number"),
-            list_head: m("MPIR_Comm_list", "head"),
-            comm_size: size("MPIR_Comm"),
-            comm_name: m("MPIR_Comm", "name"),
-            comm_next: m("MPIR_Comm", "comm_next"),
-            comm_rank: m("MPIR_Comm", "rank"),
-            comm_remote_size: m("MPIR_Comm", "remote_size"),
-            comm_local_size: m("MPIR_Comm", "local_size"),
-            comm_kind: m("MPIR_Comm", "comm_kind"),
-            comm_context_id: m("MPIR_Comm", "context_id"),
-            comm_recvcontext_id: m("MPIR_Comm", "recvcontext_id"),
-            comm_local_group: m("MPIR_Comm", "local_group"),
-            comm_vcrt: sum(
-                "MPIR_Comm",
-                "dev.vcrt",
-                &[m("MPIR_Comm", "dev"), m("MPIDI_CH3I_comm_t", "vcrt")],
-            ),
-            vcrt_size: m("MPIDI_VCRT", "size"),
-            vcrt_table: m("MPIDI_VCRT", "vcr_table"),
-            vc_pg_rank: m("MPIDI_VC", "pg_rank"),
-            group_size: m("MPIR_Group", "size"),
-            group_pmap: m("MPIR_Group", "lrank_to_lpid"),
-            pmap_size: size("MPII_Group_pmap_t"),
-            pmap_lpid: m("MPII_Group_pmap_t", "lpid"),
-            req_cc: m("MPIR_Request", "cc"),
-            req_next: m("MPIR_Request", "next"),
-            req_match_tag: part("tag"),
-            req_match_rank: part("rank"),
-            req_match_context: part("context_id"),
-            req_user_buf: dev("user_buf"),
-            req_user_count: dev("user_count"),
-            req_datatype: dev("datatype"),
-            req_recv_data_sz: dev("recv_data_sz"),
-            req_tmpbuf: dev("tmpbuf"),
-            req_span: 0,
-            sendq_sreq: m("MPIR_Sendq", "sreq"),
-            sendq_tag: m("MPIR_Sendq", "tag"),
-            sendq_rank: m("MPIR_Sendq", "rank"),
-            sendq_context: m("MPIR_Sendq", "context_id"),
-            sendq_next: m("MPIR_Sendq", "next"),
-            sendq_size: size("MPIR_Sendq"),
+            list_seq,
+            list_head,
+            comm_size,
+            comm_name,
+            comm_next,
+            comm_rank,
+            comm_remote_size,
+            comm_local_size,
+            comm_kind,
+            comm_context_id,
+            comm_recvcontext_id,
+            comm_local_group,
+            comm_vcrt: sum("MPIR_Comm", "dev.vcrt", &[comm_dev, ch3_vcrt]),
+            vcrt_size,
+            vcrt_table,
+            vc_pg_rank,
+            group_size,
+            group_pmap,
+            pmap_size,
+            pmap_lpid,
+            req_cc,
+            req_next,
+            req_match_tag: part("tag", part_tag),
+            req_match_rank: part("rank", part_rank),
+            req_match_context: part("context_id", part_context),
+            req_user_buf: dev("user_buf", user_buf),
+            req_user_count: dev("user_count", user_count),
+            req_datatype: dev("datatype", datatype),
+            req_recv_data_sz: dev("recv_data_sz", recv_data_sz),
+            req_tmpbuf: dev("tmpbuf", tmpbuf),
+            req_posted: Span::default(),
+            req_unexpected: Span::default(),
+            req_send: Span::default(),
+            sendq_sreq,
+            sendq_tag,
+            sendq_rank,
+            sendq_context,
+            sendq_next,
+            sendq_size,
             // Only needed for lengths in bytes of derived datatypes.
-            datatype_size: t
-                .type_size("MPIR_Datatype")
-                .and_then(|s| Ok((s, t.member_offset("MPIR_Datatype", "size")?)))
-                .ok(),
+            datatype_size: {
+                let d = t.type_members("MPIR_Datatype", &["size"]);
+                match (d.size, d.offsets.into_iter().next()) {
+                    (Ok(size), Some(Ok(offset))) => Some((size, offset)),
+                    _ => None,
+                }
+            },
         };
-        // One read per request covers every field the decoder uses.
-        l.req_span = [
+        // Where each request field ends; the windows of the three queues
+        // are cut from these once, not per request.
+        let fields = [
             ("cc", l.req_cc, 4),
             ("next", l.req_next, word),
             ("dev.match.parts.tag", l.req_match_tag, 4),
@@ -212,10 +310,14 @@ impl Layout {
             ("dev.recv_data_sz", l.req_recv_data_sz, word),
             ("dev.tmpbuf", l.req_tmpbuf, word),
         ]
-        .into_iter()
-        .map(|(path, offset, width)| sum("MPIR_Request", path, &[offset, width]))
-        .max()
-        .unwrap_or(0);
+        .map(|(path, offset, width)| (offset, sum("MPIR_Request", path, &[offset, width])));
+        let span = |which: &[usize]| Span {
+            start: which.iter().map(|&i| fields[i].0).min().unwrap_or(0),
+            end: which.iter().map(|&i| fields[i].1).max().unwrap_or(0),
+        };
+        l.req_posted = span(&[0, 1, 2, 3, 4, 5, 6, 7]);
+        l.req_unexpected = span(&[0, 1, 2, 3, 4, 8, 9]);
+        l.req_send = span(&[0, 5, 6, 7]);
         let missing = missing.into_inner();
         if missing.is_empty() {
             Ok(l)
@@ -236,12 +338,52 @@ struct Globals {
 }
 
 /// How to walk one kind of target list: where each node's next pointer
-/// is, how many bytes of each node to read, and what to call it in errors.
+/// is, which bytes of each node to read, and what to call it in errors.
 #[derive(Clone, Copy)]
 struct ListShape {
     next_offset: u64,
-    span: u64,
+    span: Span,
     what: &'static str,
+}
+
+/// Element sizes of datatypes by handle, for one queue read. Most
+/// requests share a datatype, so the last answer is kept apart from the
+/// map and answers without hashing.
+#[derive(Default)]
+struct TypeSizes {
+    last: Option<(i64, Option<u64>)>,
+    all: HashMap<i64, Option<u64>>,
+}
+
+/// Finds the communicator of a context id, remembering the last one
+/// found: consecutive requests mostly belong to the same communicator.
+#[derive(Default)]
+struct CommFinder {
+    last: Option<usize>,
+}
+
+impl CommFinder {
+    /// The index in `comms` of the first communicator whose `key` is
+    /// `context`.
+    fn find(
+        &mut self,
+        comms: &[CommInfo],
+        context: i64,
+        key: impl Fn(&CommInfo) -> i64,
+    ) -> Option<usize> {
+        // `last` is always a first match, so the shortcut agrees with the
+        // search even when corrupt memory gives two communicators one id.
+        if let Some(i) = self.last {
+            if comms.get(i).is_some_and(|c| key(c) == context) {
+                return Some(i);
+            }
+        }
+        let found = comms.iter().position(|c| key(c) == context);
+        if found.is_some() {
+            self.last = found;
+        }
+        found
+    }
 }
 
 /// One communicator as read from the target.
@@ -351,60 +493,131 @@ impl MpichCh3 {
     }
 
     /// Walks a target list from `first`, following the pointer at
-    /// `next_offset` of each node; cycles and overlong lists are errors.
+    /// `next_offset` of each node and handing `visit` each node's span;
+    /// cycles and overlong lists are errors.
     fn walk(
         &self,
         mem: &dyn ByteSource,
         first: TargetAddr,
         shape: ListShape,
         limits: &Limits,
-        mut visit: impl FnMut(TargetAddr, &[u8]) -> Result<(), DecodeError>,
+        mut visit: impl FnMut(&Record<'_>) -> Result<(), DecodeError>,
     ) -> Result<(), DecodeError> {
         let ListShape {
             next_offset,
             span,
             what,
         } = shape;
-        let mut buf: Vec<u8> = Vec::new();
-        let mut seen = HashSet::new();
-        let mut at = first;
+        if first.0 == 0 {
+            return Ok(());
+        }
+        let len = span.end.saturating_sub(span.start);
+        if len > limits.max_record_bytes {
+            return Err(mpidd_read::ReadError::LimitExceeded {
+                what,
+                addr: first,
+                count: len,
+                max: limits.max_record_bytes,
+                limit: "max_record_bytes",
+            }
+            .into());
+        }
+        // One buffer for the whole walk, used only where the source cannot
+        // lend its own bytes: a 100,000-request queue would otherwise
+        // allocate 100,000 times.
+        let mut buf = vec![0u8; len as usize];
+        let abi = mem.abi();
+        let (order, word) = (abi.byte_order, abi.address_bytes());
+        // Brent's cycle detection: the node last saved is compared with
+        // each one walked, and saved anew after 1, 2, 4, ... steps, so a
+        // loop is caught within twice its length, with no memory and no
+        // hashing per node. An alarm (a repeat or the length limit) walks
+        // the list again to name the exact entry, as an error path may.
+        let mut saved = TargetAddr(0);
+        let mut power = 1u64;
+        let mut since = 0u64;
+        let mut walked = 0u64;
+        let mut node = first;
         // Each node is decoded as it is read, so a queue of 100,000
         // requests never holds 100,000 raw copies.
-        while at.0 != 0 {
-            let len = seen.len() as u64;
-            if !seen.insert(at.0) {
-                return Err(DecodeError::Cycle {
-                    what,
-                    addr: at,
-                    len,
-                });
+        while node.0 != 0 {
+            if node == saved || walked >= limits.max_list_len {
+                return Err(self.list_error(mem, first, shape, limits, node, walked));
             }
-            if len >= limits.max_list_len {
-                return Err(DecodeError::TooLong {
-                    what,
-                    limit: limits.max_list_len,
-                    addr: at,
-                });
-            }
-            // One buffer for the whole walk: a 100,000-request queue would
-            // otherwise allocate 100,000 times.
-            if buf.is_empty() {
-                buf = read_bytes(mem, at, span, what, limits)?;
-            } else {
-                mem.read_exact(at, &mut buf, what)?;
-            }
-            let bytes = &buf;
+            let bytes = mem.view(at(node, span.start), &mut buf, what)?;
             let rec = Record {
-                base: at,
+                base: node,
+                start: span.start,
                 bytes,
-                order: mem.abi().byte_order,
+                order,
                 what,
             };
-            let next = TargetAddr(rec.uint(next_offset, mem.abi().address_bytes())?);
-            visit(at, bytes)?;
-            at = next;
+            let next = TargetAddr(rec.uint(next_offset, word)?);
+            visit(&rec)?;
+            walked += 1;
+            since += 1;
+            if since == power {
+                saved = node;
+                power = power.saturating_mul(2);
+                since = 0;
+            }
+            node = next;
         }
         Ok(())
+    }
+
+    /// The error of a list walk that met a node twice, or reached
+    /// [`Limits::max_list_len`] at `stopped` after `walked` nodes: the
+    /// list is walked again remembering every node, so a cycle is named by
+    /// its first repeated entry and the count before it, and a list that is
+    /// merely long by where the limit stopped it. A target that changed
+    /// between the walks gets the first walk's finding.
+    fn list_error(
+        &self,
+        mem: &dyn ByteSource,
+        first: TargetAddr,
+        shape: ListShape,
+        limits: &Limits,
+        stopped: TargetAddr,
+        walked: u64,
+    ) -> DecodeError {
+        let what = shape.what;
+        let mut seen = HashSet::new();
+        let mut node = first;
+        while node.0 != 0 {
+            let len = seen.len() as u64;
+            if !seen.insert(node.0) {
+                return DecodeError::Cycle {
+                    what,
+                    addr: node,
+                    len,
+                };
+            }
+            if len >= limits.max_list_len {
+                return DecodeError::TooLong {
+                    what,
+                    limit: limits.max_list_len,
+                    addr: node,
+                };
+            }
+            node = match read_pointer(mem, at(node, shape.next_offset), what) {
+                Ok(next) => next,
+                Err(e) => return e.into(),
+            };
+        }
+        if walked >= limits.max_list_len {
+            DecodeError::TooLong {
+                what,
+                limit: limits.max_list_len,
+                addr: stopped,
+            }
+        } else {
+            DecodeError::Cycle {
+                what,
+                addr: stopped,
+                len: walked,
+            }
+        }
     }
 
     fn read_communicators(
@@ -418,7 +631,6 @@ impl MpichCh3 {
             at(self.globals.all_communicators, l.list_head),
             "MPIR_All_communicators.head",
         )?;
-        let order = mem.abi().byte_order;
         let word = mem.abi().address_bytes();
         let mut comms = Vec::new();
         self.walk(
@@ -426,17 +638,15 @@ impl MpichCh3 {
             head,
             ListShape {
                 next_offset: l.comm_next,
-                span: l.comm_size,
+                span: Span {
+                    start: 0,
+                    end: l.comm_size,
+                },
                 what: "MPIR_Comm",
             },
             limits,
-            |addr, bytes| {
-                let r = Record {
-                    base: addr,
-                    bytes,
-                    order,
-                    what: "MPIR_Comm",
-                };
+            |r| {
+                let addr = r.base;
                 let kind = r.int(l.comm_kind, 4)?;
                 let remote_size = r.int(l.comm_remote_size, 4)?;
                 let size = if kind == 0 {
@@ -514,6 +724,7 @@ impl MpichCh3 {
         )?;
         let r = Record {
             base: pmap,
+            start: 0,
             bytes: &bytes,
             order: mem.abi().byte_order,
             what: "MPII_Group_pmap_t",
@@ -551,6 +762,7 @@ impl MpichCh3 {
         )?;
         let r = Record {
             base: at(vcrt, l.vcrt_table),
+            start: 0,
             bytes: &table,
             order: mem.abi().byte_order,
             what: "MPIDI_VCRT.vcr_table",
@@ -569,9 +781,14 @@ impl MpichCh3 {
         &self,
         mem: &dyn ByteSource,
         handle: i64,
-        cache: &mut HashMap<i64, Option<u64>>,
+        cache: &mut TypeSizes,
     ) -> Option<u64> {
-        *cache.entry(handle).or_insert_with(|| {
+        if let Some((last, size)) = cache.last {
+            if last == handle {
+                return size;
+            }
+        }
+        let size = *cache.all.entry(handle).or_insert_with(|| {
             let h = handle as u32;
             // Handles: 2 bits kind (builtin, direct, indirect), 4 bits
             // object kind (3 is a datatype), then the payload.
@@ -593,9 +810,15 @@ impl MpichCh3 {
                 }
                 _ => None,
             }
-        })
+        });
+        cache.last = Some((handle, size));
+        size
     }
 
+    /// Appends the requests of one receive queue to `out`, one list per
+    /// communicator of `comms` (requests of no known communicator are
+    /// left out).
+    #[allow(clippy::too_many_arguments)]
     fn receive_queue(
         &self,
         mem: &dyn ByteSource,
@@ -603,44 +826,37 @@ impl MpichCh3 {
         unexpected: bool,
         comms: &[CommInfo],
         limits: &Limits,
-        types: &mut HashMap<i64, Option<u64>>,
-    ) -> Result<Vec<(usize, PendingOperation)>, DecodeError> {
+        types: &mut TypeSizes,
+        out: &mut [Vec<PendingOperation>],
+    ) -> Result<(), DecodeError> {
         let l = &self.layout;
-        let what = if unexpected {
-            "unexpected receive queue (MPIR_Request)"
+        let (what, span) = if unexpected {
+            ("unexpected receive queue (MPIR_Request)", l.req_unexpected)
         } else {
-            "posted receive queue (MPIR_Request)"
+            ("posted receive queue (MPIR_Request)", l.req_posted)
         };
         let head_var = read_pointer(mem, head_ptr, "receive queue head pointer")?;
         let first = read_pointer(mem, head_var, "receive queue head")?;
         let word = mem.abi().address_bytes();
-        let mut out = Vec::new();
+        let mut comm_of = CommFinder::default();
         self.walk(
             mem,
             first,
             ListShape {
                 next_offset: l.req_next,
-                span: l.req_span,
+                span,
                 what,
             },
             limits,
-            |addr, bytes| {
-                let r = Record {
-                    base: addr,
-                    bytes,
-                    order: mem.abi().byte_order,
-                    what: "MPIR_Request",
-                };
+            |r| {
                 let context = r.uint(l.req_match_context, 2)? as i64;
-                let Some(ci) = comms.iter().position(|c| c.recvcontext_id == context) else {
+                let Some(ci) = comm_of.find(comms, context, |c| c.recvcontext_id) else {
                     return Ok(());
                 };
                 let comm = &comms[ci];
                 let tag = r.int(l.req_match_tag, 4)?;
                 let rank = r.int(l.req_match_rank, 2)?;
                 let cc = r.int(l.req_cc, 4)?;
-                let count = r.int(l.req_user_count, word)?;
-                let datatype = r.int(l.req_datatype, 4)?;
                 let world = |rank: i64| -> i64 {
                     usize::try_from(rank)
                         .ok()
@@ -674,6 +890,8 @@ impl MpichCh3 {
                         desired_count: None,
                     }
                 } else {
+                    let count = r.int(l.req_user_count, word)?;
+                    let datatype = r.int(l.req_datatype, 4)?;
                     let any_source = rank == MPICH_ANY_SOURCE;
                     let any_tag = tag == MPICH_ANY_TAG;
                     let local = if any_source { -1 } else { rank };
@@ -703,60 +921,71 @@ impl MpichCh3 {
                         desired_count: Some(count),
                     }
                 };
-                out.push((ci, op));
+                out[ci].push(op);
                 Ok(())
             },
-        )?;
-        Ok(out)
+        )
     }
 
+    /// Appends the pending sends to `out`, one list per communicator of
+    /// `comms`, as [`MpichCh3::receive_queue`] does.
     fn send_queue(
         &self,
         mem: &dyn ByteSource,
         head: TargetAddr,
         comms: &[CommInfo],
         limits: &Limits,
-        types: &mut HashMap<i64, Option<u64>>,
-    ) -> Result<Vec<(usize, PendingOperation)>, DecodeError> {
+        types: &mut TypeSizes,
+        out: &mut [Vec<PendingOperation>],
+    ) -> Result<(), DecodeError> {
         let l = &self.layout;
         let first = read_pointer(mem, head, "MPIR_Sendq_head")?;
         let word = mem.abi().address_bytes();
-        let mut out = Vec::new();
+        let order = mem.abi().byte_order;
+        let span = l.req_send;
+        let what = "MPIR_Sendq.sreq (MPIR_Request)";
+        let len = span.end.saturating_sub(span.start);
+        let mut buf = Vec::new();
+        let mut comm_of = CommFinder::default();
         self.walk(
             mem,
             first,
             ListShape {
                 next_offset: l.sendq_next,
-                span: l.sendq_size,
+                span: Span {
+                    start: 0,
+                    end: l.sendq_size,
+                },
                 what: "send queue (MPIR_Sendq)",
             },
             limits,
-            |addr, bytes| {
-                let r = Record {
-                    base: addr,
-                    bytes,
-                    order: mem.abi().byte_order,
-                    what: "MPIR_Sendq",
-                };
+            |r| {
                 let context = r.int(l.sendq_context, 4)?;
-                let Some(ci) = comms.iter().position(|c| c.context_id == context) else {
+                let Some(ci) = comm_of.find(comms, context, |c| c.context_id) else {
                     return Ok(());
                 };
                 let comm = &comms[ci];
                 let rank = r.int(l.sendq_rank, 4)?;
                 let tag = r.int(l.sendq_tag, 4)?;
                 let sreq = TargetAddr(r.uint(l.sendq_sreq, word)?);
-                let req = read_bytes(
-                    mem,
-                    sreq,
-                    l.req_span,
-                    "MPIR_Sendq.sreq (MPIR_Request)",
-                    limits,
-                )?;
+                if buf.is_empty() {
+                    if len > limits.max_record_bytes {
+                        return Err(mpidd_read::ReadError::LimitExceeded {
+                            what,
+                            addr: sreq,
+                            count: len,
+                            max: limits.max_record_bytes,
+                            limit: "max_record_bytes",
+                        }
+                        .into());
+                    }
+                    buf = vec![0u8; len as usize];
+                }
                 let q = Record {
                     base: sreq,
-                    bytes: &req,
-                    order: mem.abi().byte_order,
+                    start: span.start,
+                    bytes: mem.view(at(sreq, span.start), &mut buf, what)?,
+                    order,
                     what: "MPIR_Request",
                 };
                 let count = q.int(l.req_user_count, word)?;
@@ -775,33 +1004,29 @@ impl MpichCh3 {
                     .ok()
                     .and_then(|i| comm.world.as_ref()?.get(i).copied())
                     .unwrap_or(-1);
-                out.push((
-                    ci,
-                    PendingOperation {
-                        status: if q.int(l.req_cc, 4)? == 0 {
-                            OperationStatus::Complete
-                        } else {
-                            OperationStatus::Pending
-                        },
-                        desired_local_rank: rank,
-                        desired_global_rank: global,
-                        tag_wild: false,
-                        desired_tag: tag,
-                        desired_length: length,
-                        system_buffer: false,
-                        buffer: q.uint(l.req_user_buf, word)?,
-                        actual_local_rank: rank,
-                        actual_global_rank: global,
-                        actual_tag: tag,
-                        actual_length: length,
-                        extra_text: extra,
-                        desired_count: Some(count),
+                out[ci].push(PendingOperation {
+                    status: if q.int(l.req_cc, 4)? == 0 {
+                        OperationStatus::Complete
+                    } else {
+                        OperationStatus::Pending
                     },
-                ));
+                    desired_local_rank: rank,
+                    desired_global_rank: global,
+                    tag_wild: false,
+                    desired_tag: tag,
+                    desired_length: length,
+                    system_buffer: false,
+                    buffer: q.uint(l.req_user_buf, word)?,
+                    actual_local_rank: rank,
+                    actual_global_rank: global,
+                    actual_tag: tag,
+                    actual_length: length,
+                    extra_text: extra,
+                    desired_count: Some(count),
+                });
                 Ok(())
             },
-        )?;
-        Ok(out)
+        )
     }
 
     fn communicators_for(
@@ -838,25 +1063,33 @@ impl QueueDecoder for MpichCh3 {
         let mut last = first;
         for _ in 0..TRIES {
             let comms = self.communicators_for(mem, first, limits)?;
-            let mut types = HashMap::new();
-            let posted = self.receive_queue(
+            let mut types = TypeSizes::default();
+            let lists = || vec![Vec::new(); comms.len()];
+            let (mut posted, mut unexpected) = (lists(), lists());
+            self.receive_queue(
                 mem,
                 self.globals.posted_head_ptr,
                 false,
                 &comms,
                 limits,
                 &mut types,
+                &mut posted,
             )?;
-            let unexpected = self.receive_queue(
+            self.receive_queue(
                 mem,
                 self.globals.unexpected_head_ptr,
                 true,
                 &comms,
                 limits,
                 &mut types,
+                &mut unexpected,
             )?;
             let sends = match self.globals.sendq_head {
-                Some(head) => Some(self.send_queue(mem, head, &comms, limits, &mut types)?),
+                Some(head) => {
+                    let mut sends = lists();
+                    self.send_queue(mem, head, &comms, limits, &mut types, &mut sends)?;
+                    Some(sends)
+                }
                 None => None,
             };
             last = self.sequence(mem)?;
@@ -868,46 +1101,29 @@ impl QueueDecoder for MpichCh3 {
                 .iter()
                 .find(|c| c.recvcontext_id == 0)
                 .map_or(-1, |world| world.rank);
-            let mut out: Vec<Communicator> = comms
-                .iter()
-                .map(|c| Communicator {
-                    name: c.name.clone(),
+            let read = |operations| Queue::Read {
+                operations,
+                truncated: false,
+            };
+            let mut sends = sends.map(Vec::into_iter);
+            // Each queue's operations move in whole, never one by one.
+            let out: Vec<Communicator> = comms
+                .into_iter()
+                .zip(posted.into_iter().zip(unexpected))
+                .map(|(c, (posted, unexpected))| Communicator {
+                    name: c.name,
                     size: c.size,
                     local_rank: c.rank,
                     unique_id: c.addr.0,
-                    group: c.world.clone(),
-                    pending_sends: if sends.is_some() {
-                        Queue::Read {
-                            operations: Vec::new(),
-                            truncated: false,
-                        }
-                    } else {
-                        Queue::NoInformation
+                    group: c.world,
+                    pending_sends: match sends.as_mut().and_then(Iterator::next) {
+                        Some(ops) => read(ops),
+                        None => Queue::NoInformation,
                     },
-                    pending_receives: Queue::Read {
-                        operations: Vec::new(),
-                        truncated: false,
-                    },
-                    unexpected_messages: Queue::Read {
-                        operations: Vec::new(),
-                        truncated: false,
-                    },
+                    pending_receives: read(posted),
+                    unexpected_messages: read(unexpected),
                 })
                 .collect();
-            let push = |queue: &mut Queue, op: PendingOperation| {
-                if let Queue::Read { operations, .. } = queue {
-                    operations.push(op);
-                }
-            };
-            for (ci, op) in posted {
-                push(&mut out[ci].pending_receives, op);
-            }
-            for (ci, op) in unexpected {
-                push(&mut out[ci].unexpected_messages, op);
-            }
-            for (ci, op) in sends.into_iter().flatten() {
-                push(&mut out[ci].pending_sends, op);
-            }
             let mut diagnostics = Vec::new();
             if self.globals.sendq_head.is_none() {
                 diagnostics.push(

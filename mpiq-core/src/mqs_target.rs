@@ -18,6 +18,21 @@ pub trait ByteSource {
         buf: &mut [u8],
         what: &'static str,
     ) -> Result<(), ReadError>;
+
+    /// The `buf.len()` bytes at `addr`: borrowed from the source when it
+    /// holds them in one piece (a memory-mapped core), else read into
+    /// `buf`. Fails as [`ByteSource::read_exact`] does. For decoders that
+    /// look at a few fields of many records, where the copy would cost
+    /// more than the decoding.
+    fn view<'a>(
+        &'a self,
+        addr: TargetAddr,
+        buf: &'a mut [u8],
+        what: &'static str,
+    ) -> Result<&'a [u8], ReadError> {
+        self.read_exact(addr, buf, what)?;
+        Ok(buf)
+    }
 }
 
 impl<T: TargetMemory + ?Sized> ByteSource for T {
@@ -32,6 +47,19 @@ impl<T: TargetMemory + ?Sized> ByteSource for T {
         what: &'static str,
     ) -> Result<(), ReadError> {
         TargetMemory::read_exact(self, addr, buf, what)
+    }
+
+    fn view<'a>(
+        &'a self,
+        addr: TargetAddr,
+        buf: &'a mut [u8],
+        what: &'static str,
+    ) -> Result<&'a [u8], ReadError> {
+        if let Some(bytes) = self.mapped(addr, buf.len()) {
+            return Ok(bytes);
+        }
+        TargetMemory::read_exact(self, addr, buf, what)?;
+        Ok(buf)
     }
 }
 

@@ -36,7 +36,26 @@ impl ByteSource for Budgeted<'_> {
         buf: &mut [u8],
         what: &'static str,
     ) -> Result<(), ReadError> {
-        let after = self.used.get().saturating_add(buf.len() as u64);
+        self.charge(addr, buf.len(), what)?;
+        self.inner.read_exact(addr, buf, what)
+    }
+
+    // Borrowed bytes count as read: the budget bounds what the decoder
+    // looks at, however it gets it.
+    fn view<'b>(
+        &'b self,
+        addr: TargetAddr,
+        buf: &'b mut [u8],
+        what: &'static str,
+    ) -> Result<&'b [u8], ReadError> {
+        self.charge(addr, buf.len(), what)?;
+        self.inner.view(addr, buf, what)
+    }
+}
+
+impl Budgeted<'_> {
+    fn charge(&self, addr: TargetAddr, len: usize, what: &'static str) -> Result<(), ReadError> {
+        let after = self.used.get().saturating_add(len as u64);
         if after > self.max {
             return Err(ReadError::LimitExceeded {
                 what,
@@ -47,12 +66,27 @@ impl ByteSource for Budgeted<'_> {
             });
         }
         self.used.set(after);
-        self.inner.read_exact(addr, buf, what)
+        Ok(())
     }
 }
 
 /// Decodes an unsigned integer of `bytes.len()` (at most 8) bytes.
 pub(crate) fn unsigned(bytes: &[u8], order: ByteOrder) -> u64 {
+    // The widths C has, as single loads: decoders call this for every
+    // field of every request.
+    macro_rules! fixed {
+        ($t:ty) => {
+            if let Ok(b) = <[u8; size_of::<$t>()]>::try_from(bytes) {
+                return u64::from(match order {
+                    ByteOrder::Big => <$t>::from_be_bytes(b),
+                    ByteOrder::Little => <$t>::from_le_bytes(b),
+                });
+            }
+        };
+    }
+    fixed!(u64);
+    fixed!(u32);
+    fixed!(u16);
     let mut v = 0u64;
     match order {
         ByteOrder::Big => {
@@ -77,10 +111,14 @@ pub(crate) fn signed(bytes: &[u8], order: ByteOrder) -> i64 {
     ((raw << shift) as i64) >> shift
 }
 
-/// A view of bytes read from the target at `base`, decoding fields by
-/// their offset; a field outside the view is an error naming the record.
+/// A view of bytes read from the target record at `base`, decoding fields
+/// by their offset in the record; a field outside the view is an error
+/// naming the record.
 pub(crate) struct Record<'b> {
     pub(crate) base: TargetAddr,
+    /// Where in the record `bytes` starts: a view may leave out a head the
+    /// decoder never looks at.
+    pub(crate) start: u64,
     pub(crate) bytes: &'b [u8],
     pub(crate) order: ByteOrder,
     pub(crate) what: &'static str,
@@ -88,7 +126,9 @@ pub(crate) struct Record<'b> {
 
 impl Record<'_> {
     fn field(&self, offset: u64, size: usize) -> Result<&[u8], ReadError> {
-        let start = usize::try_from(offset).ok();
+        let start = offset
+            .checked_sub(self.start)
+            .and_then(|s| usize::try_from(s).ok());
         start
             .and_then(|s| self.bytes.get(s..s.checked_add(size)?))
             .ok_or(ReadError::ShortRead {

@@ -7,7 +7,7 @@
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::model::Queue;
-use mpiq_core::{DecodeError, LayoutTable, MpichCh3, NativeTarget, QueueDecoder};
+use mpiq_core::{ByteSource, DecodeError, LayoutTable, MpichCh3, NativeTarget, QueueDecoder};
 
 /// Offsets of this synthetic MPICH (deliberately not the real one's).
 fn layout() -> LayoutTable {
@@ -404,4 +404,113 @@ fn nested_offsets_that_overflow_are_named_as_layout_errors() {
         "{text}"
     );
     assert!(text.contains("overflows"), "{text}");
+}
+
+/// A source that can only copy: the decoder's path for live processes and
+/// debugger callbacks, where nothing can be borrowed.
+struct CopyOnly<'a>(&'a SyntheticMemory);
+
+impl ByteSource for CopyOnly<'_> {
+    fn abi(&self) -> TargetAbi {
+        ByteSource::abi(self.0)
+    }
+
+    fn read_exact(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<(), mpidd_read::ReadError> {
+        ByteSource::read_exact(self.0, addr, buf, what)
+    }
+}
+
+#[test]
+fn borrowed_and_copied_bytes_decode_alike() {
+    for abi in [TargetAbi::X86_64, TargetAbi::POWERPC] {
+        let posted: Vec<Req> = (0..6)
+            .map(|i| req(if i < 5 { REQS + 128 * (i + 1) } else { 0 }, i as i64, 0))
+            .collect();
+        let (mem, symbols) = process(abi, &posted, 0, &[]);
+        let types = layout();
+        let borrowed = decode(&mem, &symbols, &types, &Limits::default()).unwrap();
+        let copying = CopyOnly(&mem);
+        let target = NativeTarget {
+            memory: &copying,
+            symbols: &symbols,
+            types: &types,
+        };
+        let copied = MpichCh3::new(&target, "4.0.2", "ch3:nemesis")
+            .unwrap()
+            .read_queues(&target, &Limits::default())
+            .unwrap();
+        assert_eq!(borrowed, copied);
+        assert_eq!(
+            borrowed.communicators[0]
+                .pending_receives
+                .operations()
+                .len(),
+            6
+        );
+    }
+}
+
+/// Requests `0..n` chained in order, the last pointing back to `back`
+/// (or ending the list).
+fn chain(n: u64, back: Option<u64>) -> Vec<Req> {
+    (0..n)
+        .map(|i| {
+            let next = if i + 1 < n {
+                REQS + 128 * (i + 1)
+            } else {
+                back.map_or(0, |b| REQS + 128 * b)
+            };
+            req(next, i as i64, 0)
+        })
+        .collect()
+}
+
+#[test]
+fn a_loop_after_a_tail_names_its_first_repeated_request() {
+    // 0 -> 1 -> ... -> 6 -> 2: request 2 is met again after 7 requests.
+    let (mem, symbols) = process(TargetAbi::X86_64, &chain(7, Some(2)), 0, &[]);
+    let err = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap_err();
+    match err {
+        DecodeError::Cycle { addr, len, .. } => {
+            assert_eq!((addr, len), (TargetAddr(REQS + 2 * 128), 7))
+        }
+        other => panic!("{other}"),
+    }
+    // A self-loop at the head.
+    let (mem, symbols) = process(TargetAbi::X86_64, &chain(1, Some(0)), 0, &[]);
+    let err = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap_err();
+    assert!(
+        matches!(err, DecodeError::Cycle { addr, len: 1, .. } if addr == TargetAddr(REQS)),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_list_limit_is_exact_and_a_loop_beyond_it_is_too_long() {
+    let limits = |n| Limits {
+        max_list_len: n,
+        ..Limits::default()
+    };
+    let (mem, symbols) = process(TargetAbi::X86_64, &chain(5, None), 0, &[]);
+    let q = decode(&mem, &symbols, &layout(), &limits(5)).unwrap();
+    assert_eq!(q.communicators[0].pending_receives.operations().len(), 5);
+    let err = decode(&mem, &symbols, &layout(), &limits(4)).unwrap_err();
+    assert!(
+        matches!(err, DecodeError::TooLong { limit: 4, addr, .. } if addr == TargetAddr(REQS + 4 * 128)),
+        "{err}"
+    );
+    // Seven distinct requests in a loop: a limit of 6 stops it first.
+    let (mem, symbols) = process(TargetAbi::X86_64, &chain(7, Some(2)), 0, &[]);
+    let err = decode(&mem, &symbols, &layout(), &limits(6)).unwrap_err();
+    assert!(
+        matches!(err, DecodeError::TooLong { limit: 6, .. }),
+        "{err}"
+    );
+    let err = decode(&mem, &symbols, &layout(), &limits(7)).unwrap_err();
+    assert!(matches!(err, DecodeError::Cycle { len: 7, .. }), "{err}");
 }
