@@ -64,6 +64,7 @@ mod dwarf_units;
 mod elf_symbols;
 mod error;
 mod gdb_index;
+mod layout_error;
 mod limits;
 pub mod link_map;
 mod live_process;
@@ -92,6 +93,7 @@ pub use debug_files::{
 pub use dwarf_index::{IndexStats, NameIndexKind};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
 pub use error::ReadError;
+pub use layout_error::LayoutError;
 pub use limits::Limits;
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{TargetMemory, TargetMemoryMut};

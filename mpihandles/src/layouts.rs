@@ -8,26 +8,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use mpidd_read::{TypeError, TypeKind, TypeOracle};
-
-/// A type, member or enumerator a decoder needs is not available.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {reason}", what(type_name, member.as_deref()))]
-pub struct LayoutError {
-    /// The type asked about.
-    pub type_name: String,
-    /// The member (a dotted path) or enumerator asked for, if any.
-    pub member: Option<String>,
-    /// Why it is not available.
-    pub reason: String,
-}
-
-fn what(type_name: &str, member: Option<&str>) -> String {
-    match member {
-        Some(m) => format!("`{m}` of `{type_name}`"),
-        None => format!("type `{type_name}`"),
-    }
-}
+pub use mpidd_read::LayoutError;
+use mpidd_read::{TypeKind, TypeOracle};
 
 /// Where a member is in its type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,14 +101,6 @@ impl<'a> OracleLayouts<'a> {
     }
 }
 
-fn from_type_error(type_name: &str, member: Option<&str>, e: TypeError) -> LayoutError {
-    LayoutError {
-        type_name: type_name.to_string(),
-        member: member.map(str::to_string),
-        reason: e.to_string(),
-    }
-}
-
 /// Looks `key` up in `cache`, computing and keeping it the first time. A
 /// poisoned lock (a panic elsewhere) only costs the cache.
 fn cached<K: std::hash::Hash + Eq, V: Clone>(
@@ -152,7 +126,7 @@ impl Layouts for OracleLayouts<'_> {
             let layout = self
                 .oracle
                 .find_type(type_name)
-                .map_err(|e| from_type_error(type_name, None, e))?;
+                .map_err(|e| LayoutError::from_type_error(type_name, None, &e))?;
             if layout.size == 0 {
                 return Err(LayoutError {
                     type_name: type_name.to_string(),
@@ -172,7 +146,7 @@ impl Layouts for OracleLayouts<'_> {
                 let field = self
                     .oracle
                     .offset_of(type_name, path)
-                    .map_err(|e| from_type_error(type_name, Some(path), e))?;
+                    .map_err(|e| LayoutError::from_type_error(type_name, Some(path), &e))?;
                 let size = field.size.ok_or_else(|| LayoutError {
                     type_name: type_name.to_string(),
                     member: Some(path.to_string()),
@@ -192,7 +166,7 @@ impl Layouts for OracleLayouts<'_> {
             let layout = self
                 .oracle
                 .find_type(type_name)
-                .map_err(|e| from_type_error(type_name, None, e))?;
+                .map_err(|e| LayoutError::from_type_error(type_name, None, &e))?;
             enumerators_of(layout, type_name, None)
         })
     }
@@ -206,7 +180,7 @@ impl Layouts for OracleLayouts<'_> {
             &self.member_enums,
             (type_name.to_string(), path.to_string()),
             || {
-                let err = |e| from_type_error(type_name, Some(path), e);
+                let err = |e| LayoutError::from_type_error(type_name, Some(path), &e);
                 let field = self.oracle.offset_of(type_name, path).map_err(err)?;
                 let layout = self.oracle.member_type(&field).map_err(err)?;
                 enumerators_of(layout, type_name, Some(path))
@@ -219,7 +193,7 @@ impl Layouts for OracleLayouts<'_> {
         type_name: &str,
         path: &str,
     ) -> Result<Vec<(String, Member)>, LayoutError> {
-        let err = |e| from_type_error(type_name, Some(path), e);
+        let err = |e| LayoutError::from_type_error(type_name, Some(path), &e);
         let field = self.oracle.offset_of(type_name, path).map_err(err)?;
         let layout = self.oracle.member_type(&field).map_err(err)?;
         Ok(layout
@@ -271,7 +245,7 @@ fn enumerators_of(
 /// assert_eq!(t.member("MPIR_Group", "size").unwrap().offset, 8);
 /// assert_eq!(t.enum_value("MPIR_Lang_t", "MPIR_LANG__C").unwrap(), 0);
 /// let missing = t.member("MPIR_Group", "rank").unwrap_err();
-/// assert_eq!(missing.to_string(), "`rank` of `MPIR_Group`: no such member in the table");
+/// assert_eq!(missing.to_string(), "member `rank` of `MPIR_Group`: no such member in the table");
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct LayoutTable {

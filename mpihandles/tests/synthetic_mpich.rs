@@ -479,7 +479,7 @@ fn a_missing_member_is_named() {
     assert!(matches!(e, HandleError::Layout(_)), "{e}");
     assert!(
         e.to_string()
-            .starts_with("`rank` of `MPIR_Group`: no such member"),
+            .starts_with("member `rank` of `MPIR_Group`: no such member"),
         "{e}"
     );
 }

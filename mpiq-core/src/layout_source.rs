@@ -5,26 +5,8 @@
 //! interface's `mqs_find_type`/`mqs_field_offset` do, so the same decoder
 //! runs on the DWARF [`TypeOracle`] or on a debugger's callbacks.
 
-use mpidd_read::{TypeError, TypeLayout, TypeOracle};
-
-/// A type or member a decoder needs is not available.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {reason}", what(type_name, member.as_deref()))]
-pub struct LayoutError {
-    /// The type asked for.
-    pub type_name: String,
-    /// The member asked for, when it was a member.
-    pub member: Option<String>,
-    /// Why it is not available.
-    pub reason: String,
-}
-
-fn what(type_name: &str, member: Option<&str>) -> String {
-    match member {
-        Some(m) => format!("member `{m}` of `{type_name}`"),
-        None => format!("type `{type_name}`"),
-    }
-}
+pub use mpidd_read::LayoutError;
+use mpidd_read::{TypeLayout, TypeOracle};
 
 /// Sizes and offsets of named C types of the target.
 pub trait LayoutSource {
@@ -61,14 +43,6 @@ pub struct TypeMembers {
     pub offsets: Vec<Result<u64, LayoutError>>,
 }
 
-fn from_type_error(type_name: &str, member: Option<&str>, e: TypeError) -> LayoutError {
-    LayoutError {
-        type_name: type_name.to_string(),
-        member: member.map(str::to_string),
-        reason: e.to_string(),
-    }
-}
-
 fn member_of(type_name: &str, layout: &TypeLayout, member: &str) -> Result<u64, LayoutError> {
     layout
         .field(member)
@@ -84,7 +58,7 @@ impl LayoutSource for TypeOracle {
     fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
         let layout = self
             .find_type(type_name)
-            .map_err(|e| from_type_error(type_name, Some(member), e))?;
+            .map_err(|e| LayoutError::from_type_error(type_name, Some(member), &e))?;
         member_of(type_name, &layout, member)
     }
 
@@ -117,7 +91,7 @@ impl LayoutSource for TypeOracle {
     fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {
         self.find_type(type_name)
             .map(|t| t.size)
-            .map_err(|e| from_type_error(type_name, None, e))
+            .map_err(|e| LayoutError::from_type_error(type_name, None, &e))
     }
 }
 
