@@ -14,7 +14,9 @@ ls -l "$out/job.core"
 t() { /usr/bin/time -f "  %e s wall, %M KB peak RSS" "$@"; }
 echo "== cat (floor)"
 t cat "$out/job.core" >/dev/null
-echo "== mpidd procs --core --json"
+echo "== mpidd procs --core --summary (every entry read, as the gdb script does)"
+t ./target/release/mpidd procs --core "$out/job.core" --summary
+echo "== mpidd procs --core --json (every entry printed)"
 t ./target/release/mpidd procs --core "$out/job.core" --json >"$out/mpidd.json"
 echo "== gdb -batch with a Python loop"
 t gdb -batch -nx "$out/mpirun" "$out/job.core" -x scripts/gdb_mpir_table.py >"$out/gdb.out" 2>&1
