@@ -286,7 +286,9 @@ fn read_table<M: TargetMemory + ?Sized>(
             if i & LATER == 0 {
                 i
             } else {
-                read[(i & !LATER) as usize]
+                // read_c_strings answers every address; were one missing,
+                // the index past the strings reads as an empty string.
+                read.get((i & !LATER) as usize).copied().unwrap_or(u32::MAX)
             }
         };
         for (host, exe, pid) in batch.drain(..) {
