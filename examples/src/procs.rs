@@ -226,7 +226,9 @@ fn print_mpir(out: &mut impl Write, m: &MpirState, summary: bool) -> Result<(), 
         )
     };
     let t = &m.proctable;
-    if summary {
+    if summary && t.is_empty() {
+        writeln!(out, "  no ranks in the table (the job has not spawned)")?;
+    } else if summary {
         let (hosts, exes) = (t.distinct_hosts(), t.distinct_executables());
         writeln!(
             out,
