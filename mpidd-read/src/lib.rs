@@ -54,6 +54,7 @@
 #![deny(unsafe_code)]
 
 mod attach_guard;
+mod byte_source;
 mod core_file;
 mod core_target;
 mod debug_files;
@@ -84,6 +85,7 @@ mod type_oracle;
 pub mod walk;
 
 pub use attach_guard::{AttachError, AttachGuard};
+pub use byte_source::{decode_int, decode_uint, ByteSource};
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use debug_files::{

@@ -1,7 +1,7 @@
 //! The MPICH handle resolver: from a handle to its object, and from the
 //! object to a [`HandleView`].
 
-use mpidd_read::{Limits, SymbolSource, TargetMemory};
+use mpidd_read::{ByteSource, Limits, SymbolSource, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -13,7 +13,7 @@ use crate::model::{
 use crate::mpich_handle_bits::Storage;
 use crate::mpich_pools::{locate, spec, Located, PoolSpec};
 use crate::mpich_predefined::predefined_name;
-use crate::target::{Bytes, Ctx};
+use crate::target::Ctx;
 use crate::{
     mpich_comm, mpich_datatype, mpich_errhandler, mpich_file, mpich_group, mpich_info, mpich_op,
     mpich_request, mpich_status, mpich_win, HandleResolver,
@@ -55,7 +55,7 @@ impl<'a> Mpich<'a> {
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Mpich<'a>, HandleError> {
-        let mem: &'a dyn Bytes = memory;
+        let mem: &'a dyn ByteSource = memory;
         let symbols: &'a dyn SymbolSource = symbols;
         let ctx = Ctx {
             mem,

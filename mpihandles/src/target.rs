@@ -2,41 +2,12 @@
 //! member from bytes in the target's byte order, pointers and ints of the
 //! target's widths, strings and arrays bounded by [`Limits`].
 
-use mpidd_read::{Limits, ReadError, Symbol, SymbolSource, TargetMemory};
-use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
+pub(crate) use mpidd_read::{decode_int as signed, decode_uint as unsigned};
+use mpidd_read::{ByteSource, Limits, ReadError, Symbol, SymbolSource};
+use mpidd_types::{ByteOrder, TargetAddr};
 
 use crate::error::HandleError;
 use crate::layouts::{LayoutError, Layouts, Member};
-
-/// The part of [`TargetMemory`] the decoders use, in a form that can be a
-/// trait object.
-pub(crate) trait Bytes {
-    fn abi(&self) -> TargetAbi;
-    fn read_exact(
-        &self,
-        addr: TargetAddr,
-        buf: &mut [u8],
-        what: &'static str,
-    ) -> Result<(), ReadError>;
-    fn read_c_string(&self, addr: TargetAddr, max_len: usize) -> Result<Vec<u8>, ReadError>;
-}
-
-impl<M: TargetMemory> Bytes for M {
-    fn abi(&self) -> TargetAbi {
-        TargetMemory::abi(self)
-    }
-    fn read_exact(
-        &self,
-        addr: TargetAddr,
-        buf: &mut [u8],
-        what: &'static str,
-    ) -> Result<(), ReadError> {
-        TargetMemory::read_exact(self, addr, buf, what)
-    }
-    fn read_c_string(&self, addr: TargetAddr, max_len: usize) -> Result<Vec<u8>, ReadError> {
-        TargetMemory::read_c_string(self, addr, max_len)
-    }
-}
 
 /// `base + offset` as the target's own pointer arithmetic would wrap; a
 /// wild address fails at the read.
@@ -44,25 +15,9 @@ pub(crate) fn at(base: TargetAddr, offset: u64) -> TargetAddr {
     TargetAddr(base.0.wrapping_add(offset))
 }
 
-/// Unsigned value of `bytes` (at most 8) in `order`.
-pub(crate) fn unsigned(bytes: &[u8], order: ByteOrder) -> u64 {
-    let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
-    match order {
-        ByteOrder::Big => bytes.iter().fold(0, fold),
-        ByteOrder::Little => bytes.iter().rev().fold(0, fold),
-    }
-}
-
-/// Signed value of `bytes` (1 to 8) in `order`.
-pub(crate) fn signed(bytes: &[u8], order: ByteOrder) -> i64 {
-    let n = bytes.len().clamp(1, 8);
-    let shift = 64 - 8 * n as u32;
-    ((unsigned(&bytes[..n], order) << shift) as i64) >> shift
-}
-
 /// What a decoder reads with.
 pub(crate) struct Ctx<'a> {
-    pub(crate) mem: &'a dyn Bytes,
+    pub(crate) mem: &'a dyn ByteSource,
     pub(crate) symbols: &'a dyn SymbolSource,
     pub(crate) layouts: &'a dyn Layouts,
     pub(crate) limits: Limits,

@@ -8,7 +8,6 @@ use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
 use crate::mqs_target::ByteSource;
-use crate::target_read::read_c_string;
 
 /// One MPI process as a native decoder sees it.
 pub struct NativeTarget<'a> {
@@ -111,7 +110,9 @@ pub fn detect(
 ) -> Result<Box<dyn QueueDecoder>, DecodeError> {
     let string = |name: &str| -> Option<String> {
         let sym = target.symbols.lookup(name)?;
-        read_c_string(target.memory, sym.addr, limits.max_string_len).ok()
+        ByteSource::read_c_string(target.memory, sym.addr, limits.max_string_len)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
     let Some(version) = string("MPII_Version_string") else {
         let hint = if target.symbols.lookup("ompi_comm_f_to_c_table").is_some()

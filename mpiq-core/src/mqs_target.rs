@@ -1,67 +1,11 @@
 //! What a message-queue library is shown of one process: its memory, its
 //! symbols, its types, and who it is in the job.
 
-use mpidd_read::{ReadError, SymbolSource, TargetMemory, TypeOracle};
-use mpidd_types::{AddressWidth, TargetAbi, TargetAddr};
+pub use mpidd_read::ByteSource;
+use mpidd_read::{SymbolSource, TypeOracle};
+use mpidd_types::{AddressWidth, TargetAbi};
 
 use crate::mqs_abi::MqsTargetTypeSizes;
-
-/// The part of [`TargetMemory`] a message-queue library can reach, as a
-/// trait object (`TargetMemory` itself has generic methods).
-pub trait ByteSource {
-    /// The target's ABI.
-    fn abi(&self) -> TargetAbi;
-    /// Fills `buf` from `addr`, or fails naming the address and `what`.
-    fn read_exact(
-        &self,
-        addr: TargetAddr,
-        buf: &mut [u8],
-        what: &'static str,
-    ) -> Result<(), ReadError>;
-
-    /// The `buf.len()` bytes at `addr`: borrowed from the source when it
-    /// holds them in one piece (a memory-mapped core), else read into
-    /// `buf`. Fails as [`ByteSource::read_exact`] does. For decoders that
-    /// look at a few fields of many records, where the copy would cost
-    /// more than the decoding.
-    fn view<'a>(
-        &'a self,
-        addr: TargetAddr,
-        buf: &'a mut [u8],
-        what: &'static str,
-    ) -> Result<&'a [u8], ReadError> {
-        self.read_exact(addr, buf, what)?;
-        Ok(buf)
-    }
-}
-
-impl<T: TargetMemory + ?Sized> ByteSource for T {
-    fn abi(&self) -> TargetAbi {
-        TargetMemory::abi(self)
-    }
-
-    fn read_exact(
-        &self,
-        addr: TargetAddr,
-        buf: &mut [u8],
-        what: &'static str,
-    ) -> Result<(), ReadError> {
-        TargetMemory::read_exact(self, addr, buf, what)
-    }
-
-    fn view<'a>(
-        &'a self,
-        addr: TargetAddr,
-        buf: &'a mut [u8],
-        what: &'static str,
-    ) -> Result<&'a [u8], ReadError> {
-        if let Some(bytes) = self.mapped(addr, buf.len()) {
-            return Ok(bytes);
-        }
-        TargetMemory::read_exact(self, addr, buf, what)?;
-        Ok(buf)
-    }
-}
 
 /// The sizes of the target's C base types, as the library asks for them
 /// through `mqs_get_type_sizes`.

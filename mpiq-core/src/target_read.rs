@@ -1,7 +1,7 @@
 //! Integers, pointers and strings out of a [`ByteSource`], in the target's
 //! byte order and widths, and out of bytes already read.
 
-use mpidd_read::{Limits, ReadError};
+use mpidd_read::{decode_int as signed, decode_uint as unsigned, Limits, ReadError};
 use mpidd_types::{ByteOrder, TargetAddr};
 
 use crate::mqs_target::ByteSource;
@@ -68,47 +68,6 @@ impl Budgeted<'_> {
         self.used.set(after);
         Ok(())
     }
-}
-
-/// Decodes an unsigned integer of `bytes.len()` (at most 8) bytes.
-pub(crate) fn unsigned(bytes: &[u8], order: ByteOrder) -> u64 {
-    // The widths C has, as single loads: decoders call this for every
-    // field of every request.
-    macro_rules! fixed {
-        ($t:ty) => {
-            if let Ok(b) = <[u8; size_of::<$t>()]>::try_from(bytes) {
-                return u64::from(match order {
-                    ByteOrder::Big => <$t>::from_be_bytes(b),
-                    ByteOrder::Little => <$t>::from_le_bytes(b),
-                });
-            }
-        };
-    }
-    fixed!(u64);
-    fixed!(u32);
-    fixed!(u16);
-    let mut v = 0u64;
-    match order {
-        ByteOrder::Big => {
-            for &b in bytes {
-                v = (v << 8) | u64::from(b);
-            }
-        }
-        ByteOrder::Little => {
-            for &b in bytes.iter().rev() {
-                v = (v << 8) | u64::from(b);
-            }
-        }
-    }
-    v
-}
-
-/// Decodes a signed integer of `bytes.len()` (1 to 8) bytes.
-pub(crate) fn signed(bytes: &[u8], order: ByteOrder) -> i64 {
-    let n = bytes.len().clamp(1, 8);
-    let raw = unsigned(&bytes[..n], order);
-    let shift = 64 - 8 * n as u32;
-    ((raw << shift) as i64) >> shift
 }
 
 /// A view of bytes read from the target record at `base`, decoding fields
@@ -204,53 +163,4 @@ pub(crate) fn read_int(
     let n = size.clamp(1, 8);
     mem.read_exact(addr, &mut buf[..n], what)?;
     Ok(signed(&buf[..n], mem.abi().byte_order))
-}
-
-/// Reads a C string of at most `max` bytes at `addr`, a byte at a time
-/// in chunks that stop at the first unreadable byte.
-pub(crate) fn read_c_string(
-    mem: &dyn ByteSource,
-    addr: TargetAddr,
-    max: usize,
-) -> Result<String, ReadError> {
-    let mut out = Vec::new();
-    let mut chunk = [0u8; 64];
-    while out.len() < max {
-        let at = TargetAddr(addr.0.wrapping_add(out.len() as u64));
-        let want = chunk.len().min(max - out.len());
-        // Reading chunk by chunk may cross into an unmapped page after the
-        // terminator; fall back to single bytes there.
-        if mem.read_exact(at, &mut chunk[..want], "C string").is_err() {
-            let mut one = [0u8; 1];
-            mem.read_exact(at, &mut one, "C string")?;
-            if one[0] == 0 {
-                return Ok(String::from_utf8_lossy(&out).into_owned());
-            }
-            out.push(one[0]);
-            continue;
-        }
-        if let Some(end) = chunk[..want].iter().position(|&b| b == 0) {
-            out.extend_from_slice(&chunk[..end]);
-            return Ok(String::from_utf8_lossy(&out).into_owned());
-        }
-        out.extend_from_slice(&chunk[..want]);
-    }
-    Err(ReadError::Unterminated { addr, cap: max })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signed_values_of_every_width_and_order() {
-        assert_eq!(signed(&[0xff, 0xfe], ByteOrder::Big), -2);
-        assert_eq!(signed(&[0xfe, 0xff], ByteOrder::Little), -2);
-        assert_eq!(signed(&[0, 0, 0, 5], ByteOrder::Big), 5);
-        assert_eq!(signed(&[0xff; 8], ByteOrder::Little), -1);
-        assert_eq!(
-            unsigned(&[0xff, 0xff, 0xff, 0xff], ByteOrder::Big),
-            0xffff_ffff
-        );
-    }
 }
