@@ -119,6 +119,7 @@ impl<T: TargetMemory + ?Sized> ByteSource for T {
 ///
 /// assert_eq!(decode_uint(&[0x12, 0x34], ByteOrder::Big), 0x1234);
 /// ```
+#[inline]
 pub fn decode_uint(bytes: &[u8], order: ByteOrder) -> u64 {
     decode_unsigned(order, &bytes[..bytes.len().min(8)])
 }
@@ -132,6 +133,7 @@ pub fn decode_uint(bytes: &[u8], order: ByteOrder) -> u64 {
 ///
 /// assert_eq!(decode_int(&[0xfe, 0xff], ByteOrder::Little), -2);
 /// ```
+#[inline]
 pub fn decode_int(bytes: &[u8], order: ByteOrder) -> i64 {
     let n = bytes.len().min(8);
     if n == 0 {

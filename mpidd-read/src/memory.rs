@@ -483,20 +483,25 @@ pub(crate) fn visit_record_bytes<M: TargetMemory + ?Sized>(
     Ok(())
 }
 
-/// Unsigned value of 1 to 8 bytes in the given byte order.
+/// Unsigned value of 1 to 8 bytes in the given byte order. Inlined into
+/// the decoders of other crates, which call it for every field.
+#[inline]
 pub(crate) fn decode_unsigned(order: ByteOrder, bytes: &[u8]) -> u64 {
-    // The common widths without a loop: tables decode millions of them.
-    match (
-        order,
-        <[u8; 8]>::try_from(bytes),
-        <[u8; 4]>::try_from(bytes),
-    ) {
-        (ByteOrder::Little, Ok(b), _) => return u64::from_le_bytes(b),
-        (ByteOrder::Big, Ok(b), _) => return u64::from_be_bytes(b),
-        (ByteOrder::Little, _, Ok(b)) => return u64::from(u32::from_le_bytes(b)),
-        (ByteOrder::Big, _, Ok(b)) => return u64::from(u32::from_be_bytes(b)),
-        _ => {}
+    // The widths C has as single loads: tables and queues decode millions
+    // of them.
+    macro_rules! fixed {
+        ($t:ty) => {
+            if let Ok(b) = <[u8; size_of::<$t>()]>::try_from(bytes) {
+                return u64::from(match order {
+                    ByteOrder::Big => <$t>::from_be_bytes(b),
+                    ByteOrder::Little => <$t>::from_le_bytes(b),
+                });
+            }
+        };
     }
+    fixed!(u64);
+    fixed!(u32);
+    fixed!(u16);
     let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
     match order {
         ByteOrder::Big => bytes.iter().fold(0, fold),
