@@ -1,7 +1,10 @@
 //! Caps on what a reader accepts from target memory, which may be corrupt or
 //! hostile.
 
+use mpidd_types::TargetAddr;
 use serde::{Deserialize, Serialize};
+
+use crate::error::ReadError;
 
 /// Bounds that every reader applies. A target that exceeds one gets a
 /// [`ReadError::LimitExceeded`](crate::ReadError::LimitExceeded) or
@@ -41,6 +44,38 @@ pub struct Limits {
     /// million-rank table with its strings is about 100 MB, while a corrupt
     /// target cannot keep a reader busy without end.
     pub max_total_bytes: u64,
+}
+
+impl Limits {
+    /// Refuses a record of `len` bytes, named `what`, at `addr` when it is
+    /// above [`Limits::max_record_bytes`]: readers call it before they
+    /// allocate a buffer of a size that came from the target.
+    ///
+    /// ```
+    /// use mpidd_read::Limits;
+    /// use mpidd_types::TargetAddr;
+    ///
+    /// let limits = Limits { max_record_bytes: 64, ..Limits::default() };
+    /// assert!(limits.check_record_bytes("MPIR_Comm", TargetAddr(0x1000), 64).is_ok());
+    /// assert!(limits.check_record_bytes("MPIR_Comm", TargetAddr(0x1000), 65).is_err());
+    /// ```
+    pub fn check_record_bytes(
+        &self,
+        what: &'static str,
+        addr: TargetAddr,
+        len: u64,
+    ) -> Result<(), ReadError> {
+        if len > self.max_record_bytes {
+            return Err(ReadError::LimitExceeded {
+                what,
+                addr,
+                count: len,
+                max: self.max_record_bytes,
+                limit: "max_record_bytes",
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Default for Limits {

@@ -67,15 +67,7 @@ impl Ctx<'_> {
         len: u64,
         what: &'static str,
     ) -> Result<Vec<u8>, ReadError> {
-        if len > self.limits.max_record_bytes {
-            return Err(ReadError::LimitExceeded {
-                what,
-                addr,
-                count: len,
-                max: self.limits.max_record_bytes,
-                limit: "max_record_bytes",
-            });
-        }
+        self.limits.check_record_bytes(what, addr, len)?;
         let mut buf = vec![0u8; len as usize];
         self.mem.read_exact(addr, &mut buf, what)?;
         Ok(buf)

@@ -512,16 +512,7 @@ impl MpichCh3 {
             return Ok(());
         }
         let len = span.end.saturating_sub(span.start);
-        if len > limits.max_record_bytes {
-            return Err(mpidd_read::ReadError::LimitExceeded {
-                what,
-                addr: first,
-                count: len,
-                max: limits.max_record_bytes,
-                limit: "max_record_bytes",
-            }
-            .into());
-        }
+        limits.check_record_bytes(what, first, len)?;
         // One buffer for the whole walk, used only where the source cannot
         // lend its own bytes: a 100,000-request queue would otherwise
         // allocate 100,000 times.
@@ -969,16 +960,7 @@ impl MpichCh3 {
                 let tag = r.int(l.sendq_tag, 4)?;
                 let sreq = TargetAddr(r.uint(l.sendq_sreq, word)?);
                 if buf.is_empty() {
-                    if len > limits.max_record_bytes {
-                        return Err(mpidd_read::ReadError::LimitExceeded {
-                            what,
-                            addr: sreq,
-                            count: len,
-                            max: limits.max_record_bytes,
-                            limit: "max_record_bytes",
-                        }
-                        .into());
-                    }
+                    limits.check_record_bytes(what, sreq, len)?;
                     buf = vec![0u8; len as usize];
                 }
                 let q = Record {

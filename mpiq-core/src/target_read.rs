@@ -125,15 +125,7 @@ pub(crate) fn read_bytes(
     what: &'static str,
     limits: &Limits,
 ) -> Result<Vec<u8>, ReadError> {
-    if len > limits.max_record_bytes {
-        return Err(ReadError::LimitExceeded {
-            what,
-            addr,
-            count: len,
-            max: limits.max_record_bytes,
-            limit: "max_record_bytes",
-        });
-    }
+    limits.check_record_bytes(what, addr, len)?;
     let mut buf = vec![0u8; len as usize];
     mem.read_exact(addr, &mut buf, what)?;
     Ok(buf)
