@@ -2,14 +2,12 @@
 
 use std::io::Write;
 
-use mpidd_read::{
-    AttachError, CoreTargetError, Limits, LiveError, SymbolSource, TargetMemory, TypeOracle,
-};
+use mpidd_read::{Limits, SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::TargetAddr;
 use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich, OracleLayouts};
 use serde_json::Value;
 
-use crate::target_args::{read_target, OpenTarget, ReadTarget, TargetArgs};
+use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, TargetArgs};
 
 /// The arguments of `mpidd handle`.
 #[derive(clap::Args)]
@@ -79,15 +77,9 @@ fn parse_number(s: &str) -> Result<i64, String> {
 /// Failures of `mpidd handle`.
 #[derive(Debug, thiserror::Error)]
 pub enum HandleCliError {
-    /// The core file or its executable could not be opened.
+    /// The target could not be opened or stopped.
     #[error(transparent)]
-    Core(#[from] CoreTargetError),
-    /// The live process could not be opened.
-    #[error(transparent)]
-    Live(#[from] LiveError),
-    /// The live process could not be stopped for a consistent read.
-    #[error("{0} (pass --no-stop to read it while it runs)")]
-    Attach(#[from] AttachError),
+    Open(#[from] OpenError),
     /// The handle could not be interpreted.
     #[error(transparent)]
     Handle(#[from] HandleError),

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mpidd_read::Limits;
-use mpidd_read::{AttachError, CoreTargetError, LiveError, TypeOracle};
+use mpidd_read::TypeOracle;
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
@@ -13,7 +13,7 @@ use mpiq_core::{
     NativeTarget, TargetTypeSizes,
 };
 
-use crate::target_args::{read_target, OpenTarget, ReadTarget, Source};
+use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, Source};
 
 /// Which reader to use.
 pub enum Reader {
@@ -44,15 +44,9 @@ pub struct Options {
 /// Failures of `mpidd queues`.
 #[derive(Debug, thiserror::Error)]
 pub enum QueuesError {
-    /// The core file or its executable could not be opened.
+    /// The target could not be opened or stopped.
     #[error(transparent)]
-    Core(#[from] CoreTargetError),
-    /// The live process could not be opened.
-    #[error(transparent)]
-    Live(#[from] LiveError),
-    /// The live process could not be stopped for a consistent read.
-    #[error("{0} (pass --no-stop to read it while it runs)")]
-    Attach(#[from] AttachError),
+    Open(#[from] OpenError),
     /// The library failed or refused the target.
     #[error(transparent)]
     Mqs(#[from] MqsError),

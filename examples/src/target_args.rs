@@ -117,13 +117,27 @@ impl OpenTarget for LiveTarget {
     }
 }
 
+/// Why a target could not be opened, or a live one stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The core file or its executable could not be opened.
+    #[error(transparent)]
+    Core(#[from] CoreTargetError),
+    /// The live process could not be opened.
+    #[error(transparent)]
+    Live(#[from] LiveError),
+    /// The live process could not be stopped for a consistent read.
+    #[error("{0} (pass --no-stop to read it while it runs)")]
+    Attach(#[from] AttachError),
+}
+
 /// What a command does with its target once open; generic over the kind
 /// of target, so one reader serves cores and live processes.
 pub trait ReadTarget {
     /// What the read gives.
     type Output;
     /// How it fails; opening and stopping failures convert into it.
-    type Error: From<CoreTargetError> + From<LiveError> + From<AttachError>;
+    type Error: From<OpenError>;
     /// Reads the open target.
     fn read<T: OpenTarget>(self, target: &T) -> Result<Self::Output, Self::Error>;
 }
@@ -138,18 +152,21 @@ pub fn read_target<R: ReadTarget>(
     reader: R,
 ) -> Result<R::Output, R::Error> {
     match source {
-        Source::Core { core, options } => reader.read(&open_core(&core, &options)?),
+        Source::Core { core, options } => {
+            let t = open_core(&core, &options).map_err(OpenError::from)?;
+            reader.read(&t)
+        }
         Source::Pid(pid) => {
             let guard = if stop {
-                Some(AttachGuard::attach(pid)?)
+                Some(AttachGuard::attach(pid).map_err(OpenError::from)?)
             } else {
                 None
             };
             let read = LiveTarget::open(pid)
-                .map_err(R::Error::from)
+                .map_err(|e| R::Error::from(OpenError::from(e)))
                 .and_then(|t| reader.read(&t));
             if let Some(guard) = guard {
-                guard.detach()?;
+                guard.detach().map_err(OpenError::from)?;
             }
             read
         }
