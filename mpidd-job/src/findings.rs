@@ -1,0 +1,399 @@
+//! The findings of a job: deadlock cycles, chains that end at a rank,
+//! unmatchable receives, ranks in different calls, unreceived messages.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::analyze::Job;
+use crate::model::{Finding, FindingKind, Operation, OperationKind, RankOperation, RankState};
+use crate::mpi_call::is_collective;
+use crate::operations::matches;
+use crate::stack_tree::rank_set;
+
+/// The cycles and findings of a job, most severe first.
+pub(crate) fn find(job: &Job<'_>) -> (Vec<Vec<i64>>, Vec<Finding>) {
+    let dead = job.graph.deadlocked(&job.states);
+    let cycles = job.graph.cycles(&dead);
+    let mut findings = Vec::new();
+    for cycle in &cycles {
+        findings.push(deadlock(job, cycle));
+    }
+    let on_cycle: BTreeSet<i64> = cycles.iter().flatten().copied().collect();
+    findings.extend(chains(job, &dead, &on_cycle));
+    let unmatchable = unmatchable_receives(job);
+    let explained: Vec<(i64, Operation)> = unmatchable
+        .iter()
+        .flat_map(|f| f.operations.iter())
+        .filter(|o| o.operation.kind == OperationKind::Unexpected)
+        .map(|o| (o.rank, o.operation.clone()))
+        .collect();
+    findings.extend(unmatchable);
+    findings.extend(collective_mismatch(job));
+    findings.extend(unreceived(job, &dead, &explained));
+    let unreadable: Vec<i64> = job
+        .ranks
+        .iter()
+        .filter(|r| r.state == RankState::Unreadable)
+        .map(|r| r.world_rank)
+        .collect();
+    if !unreadable.is_empty() {
+        let targets: Vec<String> = job
+            .ranks
+            .iter()
+            .filter(|r| r.state == RankState::Unreadable)
+            .map(|r| format!("{} ({})", r.target, r.errors.join("; ")))
+            .collect();
+        findings.push(Finding {
+            kind: FindingKind::UnreadableRanks,
+            summary: format!(
+                "{} rank(s) could not be read, so what they wait for is unknown: {}",
+                unreadable.len(),
+                targets.join(", ")
+            ),
+            ranks: unreadable,
+            operations: Vec::new(),
+        });
+    }
+    (cycles, findings)
+}
+
+/// How `from` waits on `to`, for a sentence: `rank 0 waits in MPI_Recv
+/// from rank 3 (tag 7 on MPI_COMM_WORLD)`.
+pub(crate) fn describe_wait(job: &Job<'_>, from: i64, to: i64) -> String {
+    let call = job
+        .by_world
+        .get(&from)
+        .and_then(|&i| job.ranks[i].mpi_call.clone());
+    let Some(e) = job.graph.edge(from, to) else {
+        return format!("rank {from} waits on rank {to}");
+    };
+    let what = match e.kind {
+        OperationKind::Receive if e.any_source => "a receive from any source".to_string(),
+        OperationKind::Receive => format!("a receive from rank {to}"),
+        OperationKind::Send => format!("a send to rank {to}"),
+        OperationKind::InferredSend => {
+            format!("a send to rank {to} (its message waits there unexpected)")
+        }
+        OperationKind::Unexpected => format!("a message from rank {to}"),
+    };
+    let tag = match e.tag {
+        Some(t) => format!("tag {t}"),
+        None => "any tag".to_string(),
+    };
+    let call = call.map(|c| format!(" in {c}")).unwrap_or_default();
+    format!(
+        "rank {from}{call} waits on {what}, {tag} on {}",
+        e.communicator
+    )
+}
+
+fn edge_operations(job: &Job<'_>, pairs: &[(i64, i64)]) -> Vec<RankOperation> {
+    let mut out = Vec::new();
+    for &(from, to) in pairs {
+        let Some(&i) = job.by_world.get(&from) else {
+            continue;
+        };
+        let Some(e) = job.graph.edge(from, to) else {
+            continue;
+        };
+        let op = job.ranks[i].pending.iter().find(|o| {
+            o.kind == e.kind
+                && o.communicator == e.communicator
+                && o.tag == e.tag
+                && (o.peer == to || (e.any_source && o.peer < 0))
+        });
+        if let Some(op) = op {
+            out.push(RankOperation {
+                rank: from,
+                operation: op.clone(),
+            });
+        }
+    }
+    out
+}
+
+fn deadlock(job: &Job<'_>, cycle: &[i64]) -> Finding {
+    let pairs: Vec<(i64, i64)> = cycle
+        .iter()
+        .zip(cycle.iter().cycle().skip(1))
+        .map(|(&a, &b)| (a, b))
+        .collect();
+    let path: Vec<String> = cycle
+        .iter()
+        .chain(cycle.first())
+        .map(i64::to_string)
+        .collect();
+    let waits: Vec<String> = pairs
+        .iter()
+        .map(|&(a, b)| describe_wait(job, a, b))
+        .collect();
+    let comms: BTreeSet<&str> = pairs
+        .iter()
+        .filter_map(|&(a, b)| job.graph.edge(a, b))
+        .map(|e| e.communicator.as_str())
+        .collect();
+    let across = if comms.len() > 1 {
+        format!(
+            " across {} communicators ({})",
+            comms.len(),
+            comms.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        String::new()
+    };
+    Finding {
+        kind: FindingKind::DeadlockCycle,
+        ranks: cycle.to_vec(),
+        summary: format!(
+            "deadlock: ranks {} wait on each other in a cycle{across}: {}",
+            path.join(" → "),
+            waits.join("; ")
+        ),
+        operations: edge_operations(job, &pairs),
+    }
+}
+
+/// For each rank everyone ends up waiting on, the ranks that wait on it.
+///
+/// Ranks that can never go on but are on no listed cycle wait on a
+/// deadlock: they are reported apart from the cycles.
+fn chains(job: &Job<'_>, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Finding> {
+    let mut by_root: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+    let mut on_deadlock: BTreeSet<i64> = dead.difference(on_cycle).copied().collect();
+    for &r in job.states.keys() {
+        if dead.contains(&r) || !job.graph.waits(r) || job.states[&r] == RankState::OutsideMpi {
+            continue;
+        }
+        let (roots, reached) = job.graph.roots(r, dead);
+        for root in roots {
+            by_root.entry(root).or_default().insert(r);
+        }
+        if !reached.is_empty() {
+            on_deadlock.insert(r);
+        }
+    }
+    let mut out = Vec::new();
+    for (root, waiters) in by_root {
+        let report = job.by_world.get(&root).map(|&i| &job.ranks[i]);
+        let state = report.map(|r| r.state.clone());
+        let (kind, where_) = match state {
+            Some(RankState::OutsideMpi) => (
+                FindingKind::WaitsOnRankOutsideMpi,
+                format!(
+                    "is outside MPI, in {}",
+                    report
+                        .and_then(|r| r.location.clone())
+                        .unwrap_or_else(|| "its own code".to_string())
+                ),
+            ),
+            Some(RankState::InMpi) => (
+                FindingKind::WaitsOnRankInMpi,
+                format!(
+                    "is in {} with no pending operation that would release them",
+                    report
+                        .and_then(|r| r.mpi_call.clone())
+                        .unwrap_or_else(|| "MPI".to_string())
+                ),
+            ),
+            _ => (
+                FindingKind::WaitsOnRankInMpi,
+                "could not be read, or its stacks are unknown".to_string(),
+            ),
+        };
+        let ranks: Vec<i64> = waiters.iter().copied().chain([root]).collect();
+        let pairs: Vec<(i64, i64)> = job
+            .graph
+            .edges()
+            .iter()
+            .filter(|e| waiters.contains(&e.from) && (waiters.contains(&e.to) || e.to == root))
+            .map(|e| (e.from, e.to))
+            .collect();
+        let waits: Vec<String> = pairs
+            .iter()
+            .map(|&(a, b)| describe_wait(job, a, b))
+            .collect();
+        let list: Vec<i64> = waiters.iter().copied().collect();
+        out.push(Finding {
+            kind,
+            summary: format!(
+                "rank(s) {} wait on rank {root}, which {where_}: {}",
+                rank_set(&list),
+                waits.join("; ")
+            ),
+            ranks,
+            operations: edge_operations(job, &pairs),
+        });
+    }
+    if !on_deadlock.is_empty() {
+        let list: Vec<i64> = on_deadlock.iter().copied().collect();
+        let pairs: Vec<(i64, i64)> = job
+            .graph
+            .edges()
+            .iter()
+            .filter(|e| on_deadlock.contains(&e.from))
+            .map(|e| (e.from, e.to))
+            .collect();
+        let waits: Vec<String> = pairs
+            .iter()
+            .map(|&(a, b)| describe_wait(job, a, b))
+            .collect();
+        out.push(Finding {
+            kind: FindingKind::WaitsOnDeadlock,
+            summary: format!(
+                "rank(s) {} wait on deadlocked ranks: {}",
+                rank_set(&list),
+                waits.join("; ")
+            ),
+            ranks: list,
+            operations: edge_operations(job, &pairs),
+        });
+    }
+    out
+}
+
+/// Receives from one source with one tag, while a message from that
+/// source with another tag waits unexpected and none with theirs.
+fn unmatchable_receives(job: &Job<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (&rank, list) in &job.comms {
+        for c in list {
+            for recv in &c.receives {
+                if recv.peer_local < 0 || recv.tag.is_none() {
+                    continue;
+                }
+                let from_source: Vec<&Operation> = c
+                    .unexpected
+                    .iter()
+                    .filter(|m| m.peer_local == recv.peer_local)
+                    .collect();
+                if from_source.is_empty() || from_source.iter().any(|m| matches(recv, m)) {
+                    continue;
+                }
+                let tags: Vec<String> = from_source
+                    .iter()
+                    .filter_map(|m| m.tag.map(|t| t.to_string()))
+                    .collect();
+                let mut operations = vec![RankOperation {
+                    rank,
+                    operation: recv.clone(),
+                }];
+                operations.extend(from_source.iter().map(|m| RankOperation {
+                    rank,
+                    operation: (*m).clone(),
+                }));
+                out.push(Finding {
+                    kind: FindingKind::UnmatchableReceive,
+                    ranks: vec![rank, recv.peer],
+                    summary: format!(
+                        "likely a tag mismatch: rank {rank} waits for tag {} from rank {} on {}, \
+                         but what rank {} sent waits unexpected with tag {}",
+                        recv.tag.unwrap_or(-1),
+                        recv.peer,
+                        c.name,
+                        recv.peer,
+                        tags.join(", ")
+                    ),
+                    operations,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Ranks in different MPI calls while some are in a collective.
+fn collective_mismatch(job: &Job<'_>) -> Option<Finding> {
+    let read: Vec<&crate::model::RankReport> = job
+        .ranks
+        .iter()
+        .filter(|r| {
+            r.world_rank >= 0 && matches!(r.state, RankState::InMpi | RankState::OutsideMpi)
+        })
+        .collect();
+    let mut by_call: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for r in &read {
+        if let Some(call) = r.mpi_call.as_deref().filter(|c| is_collective(c)) {
+            by_call.entry(call).or_default().push(r.world_rank);
+        }
+    }
+    let (call, in_it) = by_call
+        .iter()
+        .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(a.0)))?;
+    if in_it.len() == read.len() {
+        return None;
+    }
+    let others: Vec<String> = read
+        .iter()
+        .filter(|r| r.mpi_call.as_deref() != Some(*call))
+        .map(|r| match (&r.mpi_call, &r.location) {
+            (Some(c), _) => format!("rank {} is in {c}", r.world_rank),
+            (None, Some(l)) => format!("rank {} is outside MPI, in {l}", r.world_rank),
+            (None, None) => format!("rank {} is outside MPI", r.world_rank),
+        })
+        .collect();
+    let world = job
+        .comms
+        .values()
+        .flatten()
+        .find(|c| c.name == "MPI_COMM_WORLD")
+        .and_then(|c| c.group.as_ref().map(Vec::len));
+    let of = match world {
+        Some(n) if n == read.len() => "of MPI_COMM_WORLD".to_string(),
+        _ => "read".to_string(),
+    };
+    let ranks: Vec<i64> = read
+        .iter()
+        .filter(|r| r.mpi_call.as_deref() != Some(*call))
+        .map(|r| r.world_rank)
+        .collect();
+    Some(Finding {
+        kind: FindingKind::CollectiveMismatch,
+        summary: format!(
+            "{} of {} ranks {of} are in {call}; {}",
+            in_it.len(),
+            read.len(),
+            others.join(", ")
+        ),
+        ranks,
+        operations: Vec::new(),
+    })
+}
+
+/// Unexpected messages at a stuck rank that none of its receives matches,
+/// other than those that stand for a blocked send or that an unmatchable
+/// receive already names.
+fn unreceived(job: &Job<'_>, dead: &BTreeSet<i64>, explained: &[(i64, Operation)]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (&rank, list) in &job.comms {
+        let stuck = dead.contains(&rank) || job.graph.waits(rank);
+        if !stuck {
+            continue;
+        }
+        for (ci, c) in list.iter().enumerate() {
+            for (mi, msg) in c.unexpected.iter().enumerate() {
+                if job.inferred_from.contains(&(rank, ci, mi))
+                    || explained.iter().any(|(r, m)| *r == rank && m == msg)
+                    || c.receives.iter().any(|r| matches(r, msg))
+                {
+                    continue;
+                }
+                out.push(Finding {
+                    kind: FindingKind::UnreceivedMessage,
+                    ranks: vec![rank, msg.peer],
+                    summary: format!(
+                        "a message from rank {} (tag {}, {} bytes, on {}) waits unexpected at rank \
+                         {rank}, which is stuck and has posted no receive for it",
+                        msg.peer,
+                        msg.tag.unwrap_or(-1),
+                        msg.length,
+                        c.name
+                    ),
+                    operations: vec![RankOperation {
+                        rank,
+                        operation: msg.clone(),
+                    }],
+                });
+            }
+        }
+    }
+    out
+}

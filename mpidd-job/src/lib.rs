@@ -1,0 +1,57 @@
+//! Whole MPI jobs at once. Every rank is read (its message queues, its
+//! world rank and the call stack of each thread), the pending operations
+//! are matched across ranks into a wait-for graph, and the graph gives the
+//! verdict: the cycles of ranks that wait on each other, the rank a chain
+//! of waiting ranks ends at and where it is, receives that no message will
+//! match, ranks in different collectives, messages no one receives.
+//!
+//! - [`RankReading`]: what is read from one rank; serde-ready, so it can
+//!   travel from a per-node agent.
+//! - [`analyze`]: from the readings to a [`JobReport`].
+//! - [`model`]: the report, whose JSON form is versioned ([`SCHEMA`]).
+//!
+//! # Example
+//!
+//! Two ranks that each wait to receive from the other:
+//!
+//! ```
+//! use mpidd_job::synthetic::SyntheticRank;
+//! use mpidd_job::{analyze, FindingKind};
+//!
+//! let readings = vec![
+//!     SyntheticRank::new(0, 2)
+//!         .receive("MPI_COMM_WORLD", 1, Some(7))
+//!         .stack(&["main", "MPI_Recv", "poll"])
+//!         .reading(),
+//!     SyntheticRank::new(1, 2)
+//!         .receive("MPI_COMM_WORLD", 0, Some(7))
+//!         .stack(&["main", "MPI_Recv", "poll"])
+//!         .reading(),
+//! ];
+//! let report = analyze(&readings);
+//! assert_eq!(report.cycles, vec![vec![0, 1]]);
+//! assert_eq!(report.findings[0].kind, FindingKind::DeadlockCycle);
+//! println!("{}", report.verdict[0]);
+//! ```
+
+#![deny(unsafe_code)]
+
+mod analyze;
+mod findings;
+pub mod model;
+pub mod mpi_call;
+mod operations;
+pub mod reading;
+pub mod stack_tree;
+pub mod synthetic;
+mod verdict;
+mod wait_graph;
+
+pub use analyze::analyze;
+pub use model::{
+    Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
+    RankState, SCHEMA,
+};
+pub use reading::RankReading;
+pub use stack_tree::StackTree;
+pub use wait_graph::MAX_CYCLES;

@@ -1,0 +1,47 @@
+//! What is read from one rank: the raw input of the analysis. A reading is
+//! what a per-node agent would send, so it is serde-ready and holds no
+//! handle on the target.
+
+use mpiq_core::model::ProcessQueues;
+use serde::{Deserialize, Serialize};
+
+pub use mpidd_read::{Frame, ThreadStack};
+
+/// One rank of a job as it was read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankReading {
+    /// What was read: a core file's path or `pid N`.
+    pub target: String,
+    /// Its process id, when known.
+    pub pid: Option<i32>,
+    /// The host it runs on, when known.
+    pub host: Option<String>,
+    /// Its rank in `MPI_COMM_WORLD`: from its own memory when the queue
+    /// source gave it, else from the launcher's table.
+    pub world_rank: Option<i64>,
+    /// The file name of its executable, to tell its own frames from the
+    /// libraries'.
+    pub executable: Option<String>,
+    /// Its message queues, when they could be read.
+    pub queues: Option<ProcessQueues>,
+    /// The call stack of each thread (empty when stacks were not read).
+    pub threads: Vec<ThreadStack>,
+    /// What could not be read, and why.
+    pub errors: Vec<String>,
+}
+
+impl RankReading {
+    /// A reading of a target that failed as a whole.
+    pub fn failed(target: String, pid: Option<i32>, host: Option<String>, error: String) -> Self {
+        RankReading {
+            target,
+            pid,
+            host,
+            world_rank: None,
+            executable: None,
+            queues: None,
+            threads: Vec::new(),
+            errors: vec![error],
+        }
+    }
+}
