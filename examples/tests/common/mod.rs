@@ -1,6 +1,8 @@
 //! Helpers shared by the tests that run the reference MPICH job
-//! (tests/mpich/queues.c). Each test binary uses a part of them.
+//! (tests/mpich/queues.c) and the hung jobs (tests/mpich/hang_*.c). Each
+//! test binary uses a part of them.
 #![allow(dead_code)]
 
+pub mod hung_job;
 pub mod mpich_job;
 pub mod queue_checks;

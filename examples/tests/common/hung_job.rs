@@ -1,0 +1,232 @@
+//! 4-rank jobs of the tests/mpich/hang_*.c programs, run with the reference
+//! MPICH's `mpiexec.hydra`, that hang for real inside MPI calls (nothing
+//! stops them). Dropping a [`HungJob`] kills the whole job: the launcher,
+//! its proxies and the ranks, so a failed assertion leaves nothing behind.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::mpich_job::ref_mpich;
+
+/// A running `mpiexec.hydra -n 4 PROGRAM` whose ranks have all printed
+/// `READY` and then blocked.
+pub struct HungJob {
+    pub mpiexec: Child,
+    /// (rank, pid), by rank.
+    pub ranks: Vec<(i64, i32)>,
+    /// The job's own directory (its executable, cores, outputs).
+    pub dir: PathBuf,
+    /// The C source it was built from.
+    pub source: PathBuf,
+}
+
+impl HungJob {
+    /// tests/mpich/PROGRAM.c, built with the reference mpicc (`-g -O0`),
+    /// run as 4 ranks in a fresh directory named `name`.
+    pub fn start(name: &str, program: &str) -> HungJob {
+        let prefix = ref_mpich();
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join(program);
+        let source =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
+        let out = Command::new(prefix.join("bin/mpicc"))
+            .args(["-g", "-O0", "-Wall", "-o"])
+            .arg(&exe)
+            .arg(&source)
+            .output()
+            .expect("run the reference mpicc");
+        assert!(
+            out.status.success(),
+            "mpicc {} failed: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut mpiexec = Command::new(prefix.join("bin/mpiexec.hydra"))
+            .args(["-n", "4"])
+            .arg(&exe)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            // Its own process group, so that the whole job can be killed at
+            // once even if a proxy outlives the launcher.
+            .process_group(0)
+            .spawn()
+            .expect("start the reference mpiexec.hydra");
+        let stdout = mpiexec.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut job = HungJob {
+            mpiexec,
+            ranks: Vec::new(),
+            dir,
+            source,
+        };
+        let start = Instant::now();
+        while job.ranks.len() < 4 {
+            let left = Duration::from_secs(120).saturating_sub(start.elapsed());
+            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("the 4 ranks of {program} print READY within 2 minutes")
+            });
+            let mut words = line.split_whitespace();
+            if words.next() == Some("READY") {
+                let rank = words.next().unwrap().parse().unwrap();
+                let pid = words.next().unwrap().parse().unwrap();
+                job.ranks.push((rank, pid));
+            }
+        }
+        job.ranks.sort();
+        let ranks: Vec<i64> = job.ranks.iter().map(|r| r.0).collect();
+        assert_eq!(ranks, [0, 1, 2, 3], "one READY line per rank");
+        // Blocked CH3 nemesis ranks busy-poll (state R), so nothing tells
+        // that a rank is inside its blocking call yet: give them a second.
+        std::thread::sleep(Duration::from_secs(1));
+        job.assert_running("after start");
+        job
+    }
+
+    pub fn pid(&self, rank: i64) -> i32 {
+        self.ranks[rank as usize].1
+    }
+
+    pub fn mpiexec_pid(&self) -> i32 {
+        self.mpiexec.id() as i32
+    }
+
+    /// Every rank is alive and neither stopped nor traced.
+    pub fn assert_running(&self, when: &str) {
+        for &(rank, pid) in &self.ranks {
+            let state = proc_state(pid)
+                .unwrap_or_else(|| panic!("{when}: rank {rank} (pid {pid}) is gone"));
+            assert!(
+                !matches!(state, 'T' | 't' | 'Z' | 'X'),
+                "{when}: rank {rank} (pid {pid}) is in state {state}, not running"
+            );
+            assert_eq!(
+                tracer_pid(pid),
+                Some(0),
+                "{when}: rank {rank} (pid {pid}) is still traced"
+            );
+        }
+    }
+
+    /// Waits up to `limit` until no rank is stopped or traced, then
+    /// asserts it.
+    pub fn assert_running_within(&self, limit: Duration, when: &str) {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            let settled = self.ranks.iter().all(|&(_, pid)| {
+                proc_state(pid).is_some_and(|s| !matches!(s, 'T' | 't'))
+                    && tracer_pid(pid) == Some(0)
+            });
+            if settled {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.assert_running(when);
+    }
+
+    /// `gcore`s every rank into the fresh directory `dir` (named `core.PID`).
+    pub fn gcore_all(&self, dir: &str) -> PathBuf {
+        let dir = self.dir.join(dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for &(_, pid) in &self.ranks {
+            super::mpich_job::gcore(&dir, pid);
+        }
+        dir
+    }
+
+    /// The line of the program's source that holds `marker`.
+    pub fn source_line(&self, marker: &str) -> usize {
+        let text = std::fs::read_to_string(&self.source).unwrap();
+        text.lines()
+            .position(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("{} has no {marker}", self.source.display()))
+            + 1
+    }
+
+    /// Every process of the job below the launcher.
+    fn descendants(&self) -> Vec<i32> {
+        let mut children: Vec<(i32, i32)> = Vec::new();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for e in entries.flatten() {
+                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                    continue;
+                };
+                if let Some(ppid) = proc_ppid(pid) {
+                    children.push((ppid, pid));
+                }
+            }
+        }
+        let mut found = vec![self.mpiexec_pid()];
+        let mut i = 0;
+        while i < found.len() {
+            let parent = found[i];
+            for &(ppid, pid) in &children {
+                if ppid == parent && !found.contains(&pid) {
+                    found.push(pid);
+                }
+            }
+            i += 1;
+        }
+        found.remove(0);
+        found
+    }
+}
+
+impl Drop for HungJob {
+    fn drop(&mut self) {
+        let mut pids = self.descendants();
+        pids.extend(self.ranks.iter().map(|r| r.1));
+        for pid in pids {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        let pgid = self.mpiexec_pid();
+        let _ = kill(Pid::from_raw(-pgid), Signal::SIGKILL);
+        let _ = self.mpiexec.kill();
+        let _ = self.mpiexec.wait();
+    }
+}
+
+/// The one-letter state of /proc/PID/stat, or `None` when it is gone.
+pub fn proc_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+fn proc_ppid(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// TracerPid of /proc/PID/status, or `None` when it is gone.
+pub fn tracer_pid(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
