@@ -79,11 +79,9 @@ mod symbols;
 mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
-mod thread_stack_tmp;
 mod type_error;
 mod type_layout;
 mod type_oracle;
-pub use thread_stack_tmp::{Frame, ThreadStack};
 pub mod walk;
 
 pub use attach_guard::{AttachError, AttachGuard};
