@@ -23,6 +23,9 @@ packages=(
   openmpi-bin
   libopenmpi-dev
   gdb
+  # libc's separate debug file: the stack tests (mpidd-read/tests/stacks.rs)
+  # compare libc frames named from its DWARF with gdb's.
+  libc6-dbg
   # Debian's MPICH launcher, which exports no MPIR symbols.
   mpich
   # Counts the syscalls of a live read (examples/tests/live_table.rs).

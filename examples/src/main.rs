@@ -9,6 +9,7 @@
 //!   message-queue library.
 //! - `mpidd types` prints the layout of C types from an object's DWARF.
 //! - `mpidd handle` shows what an MPI handle of a process means.
+//! - `mpidd job` reads every rank of a job and says why it hangs.
 
 use std::process::ExitCode;
 
@@ -22,6 +23,7 @@ use target_args::TargetArgs;
 
 mod demo;
 mod handle;
+mod job;
 mod launch;
 mod procs;
 mod ptrace_driver;
@@ -134,6 +136,12 @@ enum Command {
     /// a communicator's name, ranks and topology, a datatype's constructor
     /// and holes, whether a handle was freed...
     Handle(handle::HandleArgs),
+    /// Read every rank of a job at once (live, through its launcher, or
+    /// from cores), match their pending operations into a wait-for graph,
+    /// and say why the job hangs: deadlock cycles, the rank a chain of
+    /// waiting ranks ends at, tag mismatches, ranks in different
+    /// collectives. Stacks of every thread are merged into one tree.
+    Job(job::JobArgs),
     /// Print the size and members of C types from an object's DWARF, like
     /// gdb's `ptype /o`.
     Types {
@@ -241,6 +249,7 @@ fn main() -> ExitCode {
             queues::run(source, &options).map_err(|e| e.to_string())
         }
         Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),
+        Command::Job(args) => job::run(args).map_err(|e| e.to_string()),
         Command::Types {
             object,
             debug_file,

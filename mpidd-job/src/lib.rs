@@ -7,6 +7,9 @@
 //!
 //! - [`RankReading`]: what is read from one rank; serde-ready, so it can
 //!   travel from a per-node agent.
+//! - [`JobReader`]: reads ranks ([`RankTarget`]: core files or live
+//!   processes) in parallel; [`discover`] finds them from a launcher's pid
+//!   or a directory of cores.
 //! - [`analyze`]: from the readings to a [`JobReport`].
 //! - [`model`]: the report, whose JSON form is versioned ([`SCHEMA`]).
 //!
@@ -37,11 +40,17 @@
 #![deny(unsafe_code)]
 
 mod analyze;
+pub mod discover;
 mod findings;
 pub mod model;
 pub mod mpi_call;
 mod operations;
+pub mod read_ranks;
 pub mod reading;
+pub mod render_dot;
+pub mod render_html;
+pub mod render_svg;
+pub mod render_text;
 pub mod stack_tree;
 pub mod synthetic;
 mod verdict;
@@ -52,6 +61,7 @@ pub use model::{
     Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
     RankState, SCHEMA,
 };
+pub use read_ranks::{JobReader, RankTarget, ReadOptions};
 pub use reading::RankReading;
 pub use stack_tree::StackTree;
 pub use wait_graph::MAX_CYCLES;

@@ -18,6 +18,9 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
+#[allow(unused_imports)] // used on the hosts whose registers are read
+use crate::thread_registers::{StackArch, ThreadRegisters};
+
 /// How many times the thread list is re-read while new threads keep
 /// appearing; a process that creates threads faster than this is refused
 /// rather than chased forever.
@@ -261,6 +264,31 @@ impl AttachGuard {
         }
     }
 
+    /// The registers of every stopped thread, read with `PTRACE_GETREGS`
+    /// (`PTRACE_GETREGSET` NT_PRSTATUS on aarch64), in increasing tid order.
+    /// Nothing is written to the target. A thread that exited since it was
+    /// stopped is left out; any other failure names the thread.
+    ///
+    /// The registers are those of a 64-bit process: for a 32-bit process
+    /// on an x86_64 host the kernel gives the 64-bit view, which no
+    /// unwinder here reads (see [`crate::live_stacks`], which refuses it).
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        any(target_env = "gnu", target_env = "musl")
+    ))]
+    pub fn thread_registers(&self) -> Result<Vec<ThreadRegisters>, AttachError> {
+        let mut out = Vec::with_capacity(self.threads.len());
+        for &tid in self.threads.keys() {
+            match ptrace::getregs(Pid::from_raw(tid)) {
+                Ok(regs) => out.push(host_registers(tid, &regs)),
+                Err(Errno::ESRCH) => {}
+                Err(errno) => return Err(self.error(GETREGS, tid, errno)),
+            }
+        }
+        Ok(out)
+    }
+
     fn error(&self, request: &'static str, tid: i32, errno: Errno) -> AttachError {
         AttachError::Ptrace {
             pid: self.pid,
@@ -277,6 +305,47 @@ impl AttachGuard {
             rounds,
             max: MAX_THREADS,
         }
+    }
+}
+
+/// The request [`AttachGuard::thread_registers`] makes, for errors.
+#[cfg(target_arch = "x86_64")]
+const GETREGS: &str = "PTRACE_GETREGS";
+#[cfg(target_arch = "aarch64")]
+const GETREGS: &str = "PTRACE_GETREGSET";
+
+/// The kernel's `user_regs_struct` of this host, in the kernel's order.
+#[cfg(all(target_os = "linux", target_arch = "x86_64", any(target_env = "gnu", target_env = "musl")))]
+fn host_registers(tid: i32, r: &nix::libc::user_regs_struct) -> ThreadRegisters {
+    let general = vec![
+        r.r15, r.r14, r.r13, r.r12, r.rbp, r.rbx, r.r11, r.r10, r.r9, r.r8, r.rax, r.rcx, r.rdx,
+        r.rsi, r.rdi, r.orig_rax, r.rip, r.cs, r.eflags, r.rsp, r.ss, r.fs_base, r.gs_base, r.ds,
+        r.es, r.fs, r.gs,
+    ];
+    ThreadRegisters {
+        tid,
+        arch: StackArch::X86_64,
+        pc: r.rip,
+        sp: r.rsp,
+        fp: r.rbp,
+        lr: None,
+        general,
+    }
+}
+
+/// The kernel's `user_pt_regs` of this host, in the kernel's order.
+#[cfg(all(target_os = "linux", target_arch = "aarch64", any(target_env = "gnu", target_env = "musl")))]
+fn host_registers(tid: i32, r: &nix::libc::user_regs_struct) -> ThreadRegisters {
+    let mut general = r.regs.to_vec();
+    general.extend([r.sp, r.pc, r.pstate]);
+    ThreadRegisters {
+        tid,
+        arch: StackArch::Aarch64,
+        pc: r.pc,
+        sp: r.sp,
+        fp: r.regs[29],
+        lr: Some(r.regs[30]),
+        general,
     }
 }
 

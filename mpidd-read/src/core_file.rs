@@ -1,7 +1,8 @@
 //! ELF core files as [`TargetMemory`]: 32- and 64-bit, either byte order.
 //!
 //! The file is memory-mapped and parsed with `object`. PT_LOAD segments give
-//! the memory the core holds. The notes give the pids (NT_PRSTATUS), the
+//! the memory the core holds. The notes give the pids and, for x86_64 and
+//! aarch64, the registers of each thread (NT_PRSTATUS), the
 //! auxiliary vector (NT_AUXV, for the executable's load address) and the
 //! mapped files (NT_FILE, decoded here with the target's word size), from
 //! which pages the core omits are read back.
@@ -17,6 +18,7 @@ use object::{elf, Endianness, FileKind};
 
 use crate::error::ReadError;
 use crate::memory::{decode_unsigned, read_spanning, TargetMemory};
+use crate::thread_registers::{self, ThreadRegisters};
 
 /// Why a core file could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +72,7 @@ pub struct CoreFile {
     machine: u16,
     loads: Vec<Load>,
     pids: Vec<i32>,
+    threads: Vec<ThreadRegisters>,
     auxv: Vec<(u64, u64)>,
     files: Vec<MappedFile>,
     /// Where to look for mapped files that moved.
@@ -205,6 +208,7 @@ impl CoreFile {
             machine: parsed.machine,
             loads: parsed.loads,
             pids: parsed.pids,
+            threads: parsed.threads,
             auxv: parsed.auxv,
             files: parsed.files,
             search: FileSearch::default(),
@@ -272,6 +276,14 @@ impl CoreFile {
     /// the thread that dumped).
     pub fn pids(&self) -> &[i32] {
         &self.pids
+    }
+
+    /// The registers of each thread, from NT_PRSTATUS, in note order (the
+    /// first is the thread that dumped). Empty for machines other than
+    /// x86_64 and aarch64 (and for 32-bit cores), whose registers are not
+    /// decoded: that is not an error, such cores just have no stacks.
+    pub fn threads(&self) -> &[ThreadRegisters] {
+        &self.threads
     }
 
     /// The auxiliary vector as (key, value) pairs.
@@ -410,6 +422,7 @@ struct Parsed {
     machine: u16,
     loads: Vec<Load>,
     pids: Vec<i32>,
+    threads: Vec<ThreadRegisters>,
     auxv: Vec<(u64, u64)>,
     files: Vec<MappedFile>,
 }
@@ -442,6 +455,7 @@ fn parse<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Parsed, St
         machine: header.e_machine(endian).0,
         loads: Vec::new(),
         pids: Vec::new(),
+        threads: Vec::new(),
         auxv: Vec::new(),
         files: Vec::new(),
     };
@@ -466,6 +480,12 @@ fn parse<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Parsed, St
             if n_type == elf::NT_PRSTATUS {
                 if let Some(pid) = prstatus_pid(abi, desc) {
                     out.pids.push(pid);
+                    out.threads.extend(thread_registers::from_prstatus(
+                        out.machine,
+                        abi,
+                        pid,
+                        desc,
+                    ));
                 }
             } else if n_type == elf::NT_AUXV {
                 out.auxv = words(abi, desc)

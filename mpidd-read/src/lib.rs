@@ -26,6 +26,12 @@
 //!   members' offsets, sizes and bit-fields, found through `.debug_names`,
 //!   `.gdb_index` or a lazy scan of the units' top-level DIEs, for the
 //!   message-queue and handle decoders above.
+//! - Thread stacks: [`ThreadRegisters`] from a core's NT_PRSTATUS notes
+//!   ([`CoreFile::threads`]) or a stopped process
+//!   ([`AttachGuard::thread_registers`]); [`StackUnwinder`] walks them with
+//!   framehop over each object's `.eh_frame` and names the frames from ELF
+//!   symbols and DWARF, caching per object for a whole job
+//!   ([`core_stacks`], [`live_stacks`]).
 //! - [`mpir`]: the MPIR process table and its variables.
 //! - [`mpi2dd`]: one process's `MPI2DD_info` and its tables; [`walk`]
 //!   follows directories and metadirectories across processes through a
@@ -75,15 +81,16 @@ pub mod mpir;
 pub mod mpir_protocol;
 mod proc_table;
 mod read_budget;
+mod stack_unwind;
+mod symbolize;
 mod symbols;
 mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
-mod thread_stack_tmp;
+mod thread_registers;
 mod type_error;
 mod type_layout;
 mod type_oracle;
-pub use thread_stack_tmp::{Frame, ThreadStack};
 pub mod walk;
 
 pub use attach_guard::{AttachError, AttachGuard};
@@ -102,10 +109,14 @@ pub use limits::Limits;
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{TargetMemory, TargetMemoryMut};
 pub use read_budget::ReadBudget;
+pub use stack_unwind::{
+    core_stacks, live_stacks, Frame, StackError, StackLimits, StackUnwinder, ThreadStack,
+};
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
 pub use synthetic_elf::{CoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;
+pub use thread_registers::{StackArch, ThreadRegisters};
 pub use type_error::{SearchedObject, TypeError};
 pub use type_layout::{BaseTypeSizes, BitField, Enumerator, Field, TypeKind, TypeLayout};
 pub use type_oracle::TypeOracle;

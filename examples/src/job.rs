@@ -1,0 +1,219 @@
+//! `mpidd job`: every rank of a job at once, and the verdict on why it
+//! hangs. The reading and the analysis are `mpidd-job`'s; this parses the
+//! arguments and prints.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use mpidd_job::discover::{
+    apply_launcher_table, cores_in, launcher_core_table, ranks_of_pid, DiscoverError, Found,
+};
+use mpidd_job::{analyze, JobReader, JobReport, RankReading, RankTarget, ReadOptions};
+use mpidd_read::{CoreTargetOptions, DebugSearch, FileSearch, Limits};
+use mpiq_core::{MqsError, MqsLibrary};
+
+/// The arguments of `mpidd job`.
+#[derive(clap::Args)]
+pub struct JobArgs {
+    /// A rank, or a launcher whose ranks are read: one with an MPIR
+    /// process table (Open MPI's mpirun, srun), or one without (Debian's
+    /// mpiexec.hydra), whose descendants that have an MPI library loaded
+    /// are the ranks (repeatable).
+    #[arg(long, value_name = "PID")]
+    pid: Vec<i32>,
+    /// A core file of a rank (repeatable).
+    #[arg(long, value_name = "FILE")]
+    core: Vec<PathBuf>,
+    /// A directory of rank cores: every file in it named core*.
+    #[arg(long, value_name = "DIR")]
+    core_dir: Option<PathBuf>,
+    /// The launcher's core file, whose MPIR table gives the cores' hosts
+    /// and world ranks.
+    #[arg(long, value_name = "FILE")]
+    launcher_core: Option<PathBuf>,
+    /// The executable the cores came from (for cores without an NT_FILE
+    /// note).
+    #[arg(long)]
+    exe: Option<PathBuf>,
+    /// Look for the files the cores name under this directory.
+    #[arg(long)]
+    sysroot: Option<PathBuf>,
+    /// Look for files the cores name by base name in this directory too
+    /// (repeatable).
+    #[arg(long = "search-path", value_name = "DIR")]
+    search_path: Vec<PathBuf>,
+    /// Look for separate debug files under this directory (repeatable).
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    debug_dir: Vec<PathBuf>,
+    /// Read queues through this vendor message-queue library where no
+    /// native decoder knows the MPI.
+    #[arg(long, value_name = "PATH")]
+    dll: Option<PathBuf>,
+    /// Ranks read at once (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Do not take call stacks.
+    #[arg(long)]
+    no_stacks: bool,
+    /// Print the report as JSON (schema mpidd-job/1, docs/job-json.md).
+    #[arg(long, conflicts_with_all = ["dot", "svg"])]
+    json: bool,
+    /// Print the wait-for graph in Graphviz DOT.
+    #[arg(long, conflicts_with = "svg")]
+    dot: bool,
+    /// Print the wait-for graph as SVG (needs Graphviz's dot).
+    #[arg(long)]
+    svg: bool,
+    /// Also write one self-contained HTML page with the verdict, the
+    /// graph, the ranks and the merged stacks to this file.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+/// Failures of `mpidd job` as a whole (a rank that cannot be read is not
+/// one: it is reported with the others).
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// No rank was named.
+    #[error("name the ranks: --pid (a rank or its launcher), --core or --core-dir")]
+    NoTargets,
+    /// The ranks behind a pid or a directory could not be found.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// The launcher's core could not be read.
+    #[error("cannot read the MPIR table of the launcher core {path}: {reason}")]
+    LauncherCore {
+        /// The core.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The vendor library could not be loaded.
+    #[error(transparent)]
+    Mqs(#[from] MqsError),
+    /// The picture could not be drawn.
+    #[error(transparent)]
+    Render(#[from] mpidd_job::render_svg::RenderError),
+    /// JSON output failed.
+    #[error("cannot print JSON")]
+    Json(#[from] serde_json::Error),
+    /// Writing the output failed.
+    #[error("cannot write the output")]
+    Output(#[from] std::io::Error),
+}
+
+/// Reads the job and prints its report.
+pub fn run(args: JobArgs) -> Result<(), JobError> {
+    let core_options = CoreTargetOptions {
+        exe: args.exe.clone(),
+        search: FileSearch {
+            sysroot: args.sysroot.clone(),
+            search_path: args.search_path.clone(),
+        },
+        debug: if args.debug_dir.is_empty() {
+            DebugSearch::default()
+        } else {
+            DebugSearch::new(args.debug_dir.clone())
+        },
+        limits: Limits::default(),
+    };
+    let mut targets = Vec::new();
+    for &pid in &args.pid {
+        let (found, ranks) = ranks_of_pid(pid, &Limits::default())?;
+        match found {
+            Found::Rank => {}
+            Found::MpirTable => eprintln!(
+                "mpidd: {} rank(s) from the MPIR table of launcher {pid}",
+                ranks.len()
+            ),
+            Found::Descendants => eprintln!(
+                "mpidd: launcher {pid} has no MPIR table; its {} descendant(s) with an MPI \
+                 library are the ranks",
+                ranks.len()
+            ),
+        }
+        targets.extend(ranks);
+    }
+    for path in &args.core {
+        targets.push(RankTarget::Core {
+            path: path.clone(),
+            options: core_options.clone(),
+            host: None,
+            world_rank: None,
+        });
+    }
+    if let Some(dir) = &args.core_dir {
+        targets.extend(cores_in(dir, &core_options)?);
+    }
+    if targets.is_empty() {
+        return Err(JobError::NoTargets);
+    }
+    let mut options = ReadOptions {
+        stacks: !args.no_stacks,
+        ..ReadOptions::default()
+    };
+    if let Some(n) = args.jobs {
+        options.parallel = n.max(1);
+    }
+    let mut reader = JobReader::new(options);
+    if let Some(dll) = &args.dll {
+        reader = reader.with_library(MqsLibrary::load(dll)?);
+    }
+    let mut readings = read_with_progress(&reader, &targets);
+    if let Some(path) = &args.launcher_core {
+        let table = launcher_core_table(path, &core_options).map_err(|reason| {
+            JobError::LauncherCore {
+                path: path.clone(),
+                reason,
+            }
+        })?;
+        apply_launcher_table(&mut readings, &table);
+    }
+    let report = analyze(&readings);
+    print(&report, &args)
+}
+
+/// Reads the ranks with a progress bar on stderr when it is a terminal.
+fn read_with_progress(reader: &JobReader, targets: &[RankTarget]) -> Vec<RankReading> {
+    if !std::io::stderr().is_terminal() {
+        return reader.read_all(targets, &|_, _| {});
+    }
+    let bar = indicatif::ProgressBar::new(targets.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} reading ranks {pos}/{len} {wide_bar}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let readings = reader.read_all(targets, &|done, _| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    readings
+}
+
+fn print(report: &JobReport, args: &JobArgs) -> Result<(), JobError> {
+    if let Some(path) = &args.html {
+        let svg = match mpidd_job::render_svg::to_svg(report) {
+            Ok(svg) => Some(svg),
+            Err(e) => {
+                eprintln!("mpidd: warning: the page has no graph: {e}");
+                None
+            }
+        };
+        std::fs::write(path, mpidd_job::render_html::to_html(report, svg.as_deref()))?;
+        eprintln!("mpidd: wrote {}", path.display());
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = if args.json {
+        serde_json::to_writer_pretty(&mut out, report)?;
+        writeln!(out).map_err(JobError::from)
+    } else if args.dot {
+        write!(out, "{}", mpidd_job::render_dot::to_dot(report)).map_err(JobError::from)
+    } else if args.svg {
+        let svg = mpidd_job::render_svg::to_svg(report)?;
+        write!(out, "{svg}").map_err(JobError::from)
+    } else {
+        write!(out, "{}", mpidd_job::render_text::to_text(report)).map_err(JobError::from)
+    };
+    match written.and_then(|()| out.flush().map_err(JobError::from)) {
+        Err(JobError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

@@ -1,0 +1,232 @@
+//! Finding the ranks of a job: from a launcher's MPIR table, from the
+//! descendants of a launcher that has none (Debian's `mpiexec.hydra`), or
+//! from a directory of core files.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use mpidd_read::{mpir, CoreTargetOptions, Limits, LiveTarget, SymbolSource};
+
+use crate::read_ranks::RankTarget;
+
+/// Why the ranks of a job could not be found.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiscoverError {
+    /// The process could not be opened.
+    #[error("cannot open process {pid}: {source}")]
+    Open {
+        /// The pid.
+        pid: i32,
+        /// Why.
+        source: mpidd_read::LiveError,
+    },
+    /// The launcher's MPIR table could not be read.
+    #[error("cannot read the MPIR table of launcher {pid}: {source}")]
+    Mpir {
+        /// The launcher.
+        pid: i32,
+        /// Why.
+        source: mpir::MpirError,
+    },
+    /// The process is no MPI process, has no MPIR table, and no descendant
+    /// of it uses MPI.
+    #[error(
+        "process {pid} is not an MPI process, has no MPIR process table, and none of its \
+         descendants has an MPI library loaded"
+    )]
+    NoRanks {
+        /// The pid.
+        pid: i32,
+    },
+    /// A directory of cores could not be listed, or held none.
+    #[error("cannot list the cores in {dir}: {reason}")]
+    CoreDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// How a pid was turned into ranks, for the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// The pid is a rank itself.
+    Rank,
+    /// From the launcher's MPIR process table.
+    MpirTable,
+    /// From the launcher's descendants that have an MPI library loaded:
+    /// the launcher has no MPIR symbols.
+    Descendants,
+}
+
+/// The ranks behind `pid`: the process itself when it is an MPI process;
+/// else the ranks of its MPIR table (those on this host, when the table
+/// names hosts); else its descendants that have an MPI library loaded.
+pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>), DiscoverError> {
+    if uses_mpi(pid) {
+        return Ok((Found::Rank, vec![RankTarget::live(pid)]));
+    }
+    let launcher = LiveTarget::open(pid).map_err(|source| DiscoverError::Open { pid, source })?;
+    if launcher.lookup(mpir::names::PROCTABLE).is_some() {
+        let state = mpir::read_state(&launcher, &launcher, limits)
+            .map_err(|source| DiscoverError::Mpir { pid, source })?;
+        if !state.proctable.is_empty() {
+            let here = hostname();
+            let ranks = state
+                .proctable
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.pid > 0 && is_this_host(p.host_name, here.as_deref()))
+                .map(|(rank, p)| RankTarget::Live {
+                    pid: p.pid,
+                    host: Some(p.host_name.to_string()),
+                    world_rank: Some(rank as i64),
+                })
+                .collect();
+            return Ok((Found::MpirTable, ranks));
+        }
+    }
+    let ranks: Vec<RankTarget> = descendants(pid)
+        .into_iter()
+        .filter(|&p| uses_mpi(p))
+        .map(RankTarget::live)
+        .collect();
+    if ranks.is_empty() {
+        return Err(DiscoverError::NoRanks { pid });
+    }
+    Ok((Found::Descendants, ranks))
+}
+
+/// Whether a process has an MPI library mapped (MPICH's `libmpi`/
+/// `libmpich`, Open MPI's `libmpi`), by its memory map.
+pub fn uses_mpi(pid: i32) -> bool {
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        return false;
+    };
+    maps.lines().any(|line| {
+        line.rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with("libmpi.so") || name.starts_with("libmpich.so"))
+    })
+}
+
+/// Every descendant of `pid`, from the parent links in `/proc`, in pid
+/// order.
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(p) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if let Some(parent) = parent_of(p) {
+                children.entry(parent).or_default().push(p);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for &c in children.get(&p).into_iter().flatten() {
+            if out.insert(c) {
+                todo.push(c);
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The parent pid, from `/proc/PID/stat` (after the command name, which
+/// may hold spaces and parentheses).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(") ")?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn hostname() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Whether a table's host name is this machine: the same name, its short
+/// form, or a loopback name.
+fn is_this_host(name: &str, here: Option<&str>) -> bool {
+    let short = |s: &str| s.split('.').next().unwrap_or(s).to_string();
+    matches!(name, "localhost" | "127.0.0.1" | "::1")
+        || here.is_some_and(|h| short(h) == short(name))
+}
+
+/// The rank cores in `dir`: every regular file whose name starts with
+/// `core` (as `gcore` and the kernel name them), in name order.
+pub fn cores_in(dir: &Path, options: &CoreTargetOptions) -> Result<Vec<RankTarget>, DiscoverError> {
+    let error = |reason: String| DiscoverError::CoreDir {
+        dir: dir.to_path_buf(),
+        reason,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| error(e.to_string()))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| e.file_name().to_string_lossy().starts_with("core"))
+        .map(|e| e.path())
+        .collect();
+    if paths.is_empty() {
+        return Err(error("no file named core* in it".to_string()));
+    }
+    paths.sort();
+    Ok(paths
+        .into_iter()
+        .map(|path| RankTarget::Core {
+            path,
+            options: options.clone(),
+            host: None,
+            world_rank: None,
+        })
+        .collect())
+}
+
+/// One rank of a launcher's MPIR table: its pid, host and world rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchedRank {
+    /// Its pid on its host.
+    pub pid: i32,
+    /// Its host.
+    pub host: String,
+    /// Its world rank (its index in the table).
+    pub world_rank: i64,
+}
+
+/// The MPIR table of a launcher's core file.
+pub fn launcher_core_table(
+    path: &Path,
+    options: &CoreTargetOptions,
+) -> Result<Vec<LaunchedRank>, String> {
+    let core = mpidd_read::CoreTarget::open_with(path, options).map_err(|e| e.to_string())?;
+    let state = mpir::read_state(&core, &core, &options.limits).map_err(|e| e.to_string())?;
+    Ok(state
+        .proctable
+        .iter()
+        .enumerate()
+        .map(|(rank, p)| LaunchedRank {
+            pid: p.pid,
+            host: p.host_name.to_string(),
+            world_rank: rank as i64,
+        })
+        .collect())
+}
+
+/// Gives readings the host and world rank of the launcher's table entry
+/// with their pid, where they lack them.
+pub fn apply_launcher_table(readings: &mut [crate::RankReading], table: &[LaunchedRank]) {
+    let by_pid: BTreeMap<i32, &LaunchedRank> = table.iter().map(|r| (r.pid, r)).collect();
+    for reading in readings {
+        if let Some(entry) = reading.pid.and_then(|p| by_pid.get(&p)) {
+            reading.host.get_or_insert_with(|| entry.host.clone());
+            reading.world_rank.get_or_insert(entry.world_rank);
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Reading the ranks of a job: each rank's queues, world rank and stacks,
+//! from a core file or a live process, many at once.
+//!
+//! A live rank is stopped only while it is read (every thread, through
+//! `PTRACE_SEIZE` and `PTRACE_INTERRUPT`) and let go on every path. If the
+//! reader itself dies, the kernel lets the ranks go: a seized thread that
+//! was only interrupted resumes when its tracer exits.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mpidd_read::{
+    core_stacks, live_stacks, AttachGuard, CoreTarget, CoreTargetOptions, ElfSymbols, Limits,
+    LiveTarget, StackLimits, StackUnwinder, SymbolSource, TargetMemory, ThreadStack, TypeOracle,
+};
+use mpiq_core::model::ProcessQueues;
+use mpiq_core::{
+    detect, mpich_world_rank, LayoutSource, MqsLibrary, MqsLimits, MqsTarget, NativeTarget,
+    TargetTypeSizes,
+};
+
+use crate::reading::RankReading;
+
+/// One rank to read.
+#[derive(Clone, Debug)]
+pub enum RankTarget {
+    /// A core file of the rank.
+    Core {
+        /// The core.
+        path: PathBuf,
+        /// Where to find the files it names.
+        options: CoreTargetOptions,
+        /// The host it ran on, when known.
+        host: Option<String>,
+        /// Its world rank as the launcher gave it, when known.
+        world_rank: Option<i64>,
+    },
+    /// A running process on this machine.
+    Live {
+        /// Its pid.
+        pid: i32,
+        /// The host it runs on, when known.
+        host: Option<String>,
+        /// Its world rank as the launcher gave it, when known.
+        world_rank: Option<i64>,
+    },
+}
+
+impl RankTarget {
+    /// A core file with default options.
+    pub fn core(path: impl Into<PathBuf>) -> Self {
+        RankTarget::Core {
+            path: path.into(),
+            options: CoreTargetOptions::default(),
+            host: None,
+            world_rank: None,
+        }
+    }
+
+    /// A live process.
+    pub fn live(pid: i32) -> Self {
+        RankTarget::Live {
+            pid,
+            host: None,
+            world_rank: None,
+        }
+    }
+
+    /// How the target is named in reports: the core's path or `pid N`.
+    pub fn label(&self) -> String {
+        match self {
+            RankTarget::Core { path, .. } => path.display().to_string(),
+            RankTarget::Live { pid, .. } => format!("pid {pid}"),
+        }
+    }
+}
+
+/// How ranks are read.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// Bounds on every read of target memory.
+    pub limits: Limits,
+    /// Bounds on a vendor library's iterators.
+    pub mqs_limits: MqsLimits,
+    /// Whether to take every thread's call stack.
+    pub stacks: bool,
+    /// Bounds on each stack.
+    pub stack_limits: StackLimits,
+    /// Whether to stop a live rank while it is read (default). Without it
+    /// the read may see the queues change under it.
+    pub stop: bool,
+    /// Ranks read at once (at least 1). Defaults to the machine's
+    /// parallelism.
+    pub parallel: usize,
+    /// Layouts to decode with instead of each rank's DWARF: for targets
+    /// that carry none (synthetic ranks) or whose layouts the caller has.
+    pub layouts: Option<Arc<dyn LayoutSource + Send + Sync>>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            limits: Limits::default(),
+            mqs_limits: MqsLimits::default(),
+            stacks: true,
+            stack_limits: StackLimits::default(),
+            stop: true,
+            parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            layouts: None,
+        }
+    }
+}
+
+/// Reads ranks. One reader serves a whole job: the unwinder's per-object
+/// work is done once for all the ranks that share an object.
+pub struct JobReader {
+    options: ReadOptions,
+    unwinder: StackUnwinder,
+    /// Vendor libraries are not known to be thread-safe: one call at a
+    /// time.
+    library: Option<(&'static MqsLibrary, Mutex<()>)>,
+}
+
+impl JobReader {
+    /// A reader with these options, decoding queues natively.
+    pub fn new(options: ReadOptions) -> Self {
+        JobReader {
+            unwinder: StackUnwinder::new(options.stack_limits),
+            options,
+            library: None,
+        }
+    }
+
+    /// Reads queues through a vendor message-queue library where no native
+    /// decoder knows the rank's MPI.
+    pub fn with_library(mut self, library: &'static MqsLibrary) -> Self {
+        self.library = Some((library, Mutex::new(())));
+        self
+    }
+
+    /// The options it reads with.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
+    /// Reads every target, `options.parallel` at a time, calling
+    /// `progress(done, total)` after each. The readings are in the order of
+    /// `targets`; a target that cannot be read gives a reading with its
+    /// errors and never stops the others.
+    pub fn read_all(
+        &self,
+        targets: &[RankTarget],
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Vec<RankReading> {
+        let next = AtomicUsize::new(0);
+        let done = AtomicUsize::new(0);
+        let out: Vec<Mutex<Option<RankReading>>> =
+            targets.iter().map(|_| Mutex::new(None)).collect();
+        let workers = self.options.parallel.clamp(1, targets.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(target) = targets.get(i) else {
+                        break;
+                    };
+                    let reading = self.read_rank(target);
+                    *out[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(reading);
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, targets.len());
+                });
+            }
+        });
+        out.into_iter()
+            .zip(targets)
+            .map(|(slot, t)| {
+                slot.into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .unwrap_or_else(|| {
+                        RankReading::failed(t.label(), None, None, "not read".to_string())
+                    })
+            })
+            .collect()
+    }
+
+    /// Reads one rank.
+    pub fn read_rank(&self, target: &RankTarget) -> RankReading {
+        match target {
+            RankTarget::Core {
+                path,
+                options,
+                host,
+                world_rank,
+            } => self.read_core(path, options, host.clone(), *world_rank),
+            RankTarget::Live {
+                pid,
+                host,
+                world_rank,
+            } => self.read_live(*pid, host.clone(), *world_rank),
+        }
+    }
+
+    fn read_core(
+        &self,
+        path: &Path,
+        options: &CoreTargetOptions,
+        host: Option<String>,
+        hint: Option<i64>,
+    ) -> RankReading {
+        let label = path.display().to_string();
+        let core = match CoreTarget::open_with(path, options) {
+            Ok(core) => core,
+            Err(e) => return RankReading::failed(label, None, host, e.to_string()),
+        };
+        let mut reading = RankReading {
+            target: label,
+            pid: core.core().pids().first().copied(),
+            host,
+            world_rank: hint,
+            executable: file_name(core.executable()),
+            queues: None,
+            threads: Vec::new(),
+            errors: core.problems().iter().map(|p| p.to_string()).collect(),
+        };
+        self.read_queues(&core, core.symbols(), core.executable(), &mut reading);
+        if self.options.stacks {
+            reading.threads = core_stacks(&core, &self.unwinder);
+            stack_errors(&reading.threads, &mut reading.errors);
+        }
+        reading
+    }
+
+    fn read_live(&self, pid: i32, host: Option<String>, hint: Option<i64>) -> RankReading {
+        let label = format!("pid {pid}");
+        // Stopped before anything is read, so that the queues and the
+        // stacks are of one moment; the guard lets go when dropped, also
+        // when a read below panics.
+        let guard = if self.options.stop {
+            match AttachGuard::attach(pid) {
+                Ok(g) => Some(g),
+                Err(e) => return RankReading::failed(label, Some(pid), host, e.to_string()),
+            }
+        } else {
+            None
+        };
+        let target = match LiveTarget::open(pid) {
+            Ok(t) => t,
+            Err(e) => return RankReading::failed(label, Some(pid), host, e.to_string()),
+        };
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+        let mut reading = RankReading {
+            target: label,
+            pid: Some(pid),
+            host,
+            world_rank: hint,
+            executable: file_name(&exe),
+            queues: None,
+            threads: Vec::new(),
+            errors: Vec::new(),
+        };
+        self.read_queues(&target, target.symbols(), &exe, &mut reading);
+        if self.options.stacks {
+            match &guard {
+                Some(g) => match live_stacks(g, &target, &self.unwinder) {
+                    Ok(threads) => reading.threads = threads,
+                    Err(e) => reading.errors.push(format!("stacks: {e}")),
+                },
+                None => reading
+                    .errors
+                    .push("stacks: not taken, since the process was not stopped".to_string()),
+            }
+            stack_errors(&reading.threads, &mut reading.errors);
+        }
+        if let Some(g) = guard {
+            if let Err(e) = g.detach() {
+                reading.errors.push(format!("letting the process go: {e}"));
+            }
+        }
+        reading
+    }
+
+    /// Fills the queues and the world rank: natively, else through the
+    /// vendor library when one was given. Failures become errors of the
+    /// reading.
+    fn read_queues<T>(&self, t: &T, objects: &ElfSymbols, image: &Path, reading: &mut RankReading)
+    where
+        T: TargetMemory + SymbolSource,
+    {
+        let oracle;
+        let types: &dyn LayoutSource = match &self.options.layouts {
+            Some(layouts) => layouts.as_ref(),
+            None => {
+                oracle = TypeOracle::from_symbols(objects);
+                &oracle
+            }
+        };
+        let native = NativeTarget {
+            memory: t,
+            symbols: t,
+            types,
+        };
+        let limits = &self.options.limits;
+        let queues = detect(&native, limits).and_then(|d| d.read_queues(&native, limits));
+        let queues: Result<ProcessQueues, String> = match (queues, &self.library) {
+            (Ok(q), _) => Ok(q),
+            (Err(native_error), Some((library, lock))) => {
+                let oracle = TypeOracle::from_symbols(objects);
+                let rank = reading
+                    .world_rank
+                    .or_else(|| mpich_world_rank(t, t, &oracle).ok().map(i64::from))
+                    .unwrap_or(-1);
+                let target = MqsTarget {
+                    image_name: image.display().to_string(),
+                    memory: t,
+                    symbols: t,
+                    types: &oracle,
+                    global_rank: rank as i32,
+                    type_sizes: TargetTypeSizes::from_oracle(&oracle, TargetMemory::abi(t)),
+                };
+                let _one_at_a_time = lock.lock().unwrap_or_else(|e| e.into_inner());
+                library
+                    .read_queues(&target, &self.options.mqs_limits)
+                    .map_err(|e| format!("queues: {native_error}; the vendor library: {e}"))
+            }
+            (Err(e), None) => Err(format!("queues: {e}")),
+        };
+        match queues {
+            Ok(q) => {
+                if q.global_rank >= 0 {
+                    reading.world_rank = Some(q.global_rank);
+                }
+                reading.queues = Some(q);
+            }
+            Err(e) => reading.errors.push(e),
+        }
+    }
+}
+
+fn file_name(path: &Path) -> Option<String> {
+    path.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+/// A stack whose walk failed part way is still shown; its reason is kept
+/// only in the stack itself, unless no frame at all was found.
+fn stack_errors(threads: &[ThreadStack], errors: &mut Vec<String>) {
+    for t in threads {
+        if t.frames.is_empty() {
+            if let Some(e) = &t.error {
+                errors.push(format!("stack of thread {}: {e}", t.tid));
+            }
+        }
+    }
+}

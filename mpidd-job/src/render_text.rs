@@ -1,0 +1,125 @@
+//! The report as text for a terminal: the verdict first, then the graph's
+//! cycles and edges, each rank, and the merged stacks.
+
+use std::fmt::Write;
+
+use crate::model::{JobReport, Operation, OperationKind, RankState};
+use crate::stack_tree::StackTree;
+
+/// Deeper stack-tree levels than this are left out of the text (the JSON
+/// and the HTML page have them all).
+const MAX_TREE_DEPTH: usize = 24;
+
+/// The whole report as text.
+pub fn to_text(report: &JobReport) -> String {
+    let mut s = String::new();
+    for line in &report.verdict {
+        let _ = writeln!(s, "{line}");
+    }
+    let _ = writeln!(s);
+    if !report.cycles.is_empty() {
+        let _ = writeln!(s, "cycles:");
+        for c in &report.cycles {
+            let path: Vec<String> = c.iter().chain(c.first()).map(i64::to_string).collect();
+            let _ = writeln!(s, "  {}", path.join(" → "));
+        }
+    }
+    if !report.edges.is_empty() {
+        let _ = writeln!(s, "waits (from → to):");
+        for e in &report.edges {
+            let tag = e.tag.map_or("any tag".to_string(), |t| format!("tag {t}"));
+            let any = if e.any_source { ", any source" } else { "" };
+            let _ = writeln!(
+                s,
+                "  {} → {}: {} on {}, {tag}{any}",
+                e.from,
+                e.to,
+                kind(e.kind),
+                e.communicator
+            );
+        }
+    }
+    let _ = writeln!(s, "ranks:");
+    for r in &report.ranks {
+        let state = match r.state {
+            RankState::InMpi => format!("in {}", r.mpi_call.as_deref().unwrap_or("MPI")),
+            RankState::OutsideMpi => "outside MPI".to_string(),
+            RankState::Unknown => "state unknown (no stacks)".to_string(),
+            RankState::Unreadable => "unreadable".to_string(),
+        };
+        let place = r
+            .location
+            .as_ref()
+            .map(|l| format!(", at {l}"))
+            .unwrap_or_default();
+        let pid = r.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
+        let host = r.host.as_ref().map(|h| format!(" on {h}")).unwrap_or_default();
+        let _ = writeln!(s, "  rank {}{pid}{host}: {state}{place}", r.world_rank);
+        for op in &r.pending {
+            let _ = writeln!(s, "    {}", operation(op));
+        }
+        for e in &r.errors {
+            let _ = writeln!(s, "    error: {e}");
+        }
+    }
+    if !report.stack_tree.children.is_empty() {
+        let _ = writeln!(s, "stacks (merged, outermost first; [ranks]):");
+        for child in &report.stack_tree.children {
+            tree(&mut s, child, 1);
+        }
+    }
+    s
+}
+
+fn kind(k: OperationKind) -> &'static str {
+    match k {
+        OperationKind::Receive => "receive",
+        OperationKind::Send => "send",
+        OperationKind::Unexpected => "unexpected message",
+        OperationKind::InferredSend => "blocked send (inferred)",
+    }
+}
+
+fn operation(op: &Operation) -> String {
+    let peer = if op.peer < 0 && op.peer_local < 0 {
+        "any source".to_string()
+    } else if op.peer < 0 {
+        format!("local rank {}", op.peer_local)
+    } else {
+        format!("rank {}", op.peer)
+    };
+    let dir = match op.kind {
+        OperationKind::Receive | OperationKind::Unexpected => "from",
+        OperationKind::Send | OperationKind::InferredSend => "to",
+    };
+    let tag = op.tag.map_or("any tag".to_string(), |t| format!("tag {t}"));
+    let how = match (&op.protocol, op.synchronous) {
+        (Some(p), Some(true)) => format!(", {p}, synchronous"),
+        (Some(p), _) => format!(", {p}"),
+        (None, Some(true)) => ", synchronous".to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "{} {dir} {peer}, {tag}, {} bytes on {}{how}",
+        kind(op.kind),
+        op.length,
+        op.communicator
+    )
+}
+
+fn tree(s: &mut String, node: &StackTree, depth: usize) {
+    if depth > MAX_TREE_DEPTH {
+        let _ = writeln!(s, "{}...", "  ".repeat(depth));
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "{}{} [{}]",
+        "  ".repeat(depth),
+        node.function,
+        node.rank_set
+    );
+    for c in &node.children {
+        tree(s, c, depth + 1);
+    }
+}

@@ -1,0 +1,237 @@
+//! Addresses to names: the function symbol that contains an address, and,
+//! where the object (or its separate debug file) has DWARF, the function,
+//! file and line that `addr2line` finds.
+//!
+//! Everything here is in the object's link-time addresses (SVMAs): the
+//! caller subtracts the load bias first, so one [`ObjectSymbols`] serves
+//! every process that maps the object, wherever it was loaded.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gimli::{EndianArcSlice, RunTimeEndian};
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+
+use crate::core_file::map_file;
+
+/// How addr2line reads DWARF here: shared, owned bytes, so the context can
+/// move between threads and outlive the mapping it was copied from.
+type Reader = EndianArcSlice<RunTimeEndian>;
+
+/// One function symbol, at its link-time address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FunctionSymbol {
+    start: u64,
+    /// 0 when the symbol has no size (hand-written assembly often has
+    /// none): it then covers up to the next symbol.
+    size: u64,
+    name: String,
+    /// Lower is preferred among aliases at the same address.
+    rank: u8,
+}
+
+/// What DWARF says about one address: the outermost function of the
+/// inlining chain there, and where in its source that address is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SourceFrame {
+    /// The function's name (its linkage name where DWARF has one).
+    pub(crate) function: Option<String>,
+    /// The source file, with its directory when DWARF gives one.
+    pub(crate) file: Option<String>,
+    /// The line.
+    pub(crate) line: Option<u32>,
+}
+
+/// The symbol tables and the DWARF line and function information of one
+/// object, for address lookups. Built once per object; `Sync`, so every
+/// rank and thread of a job looks up in the same one.
+pub(crate) struct ObjectSymbols {
+    /// Function symbols sorted by address, one per address.
+    functions: Vec<FunctionSymbol>,
+    /// Where the DWARF is: the object itself or its separate debug file.
+    dwarf_path: Option<PathBuf>,
+    /// The addr2line context, made on the first lookup that needs it
+    /// (parsing DWARF costs far more than reading symbols). `None` inside
+    /// when the DWARF cannot be read. The context caches what it parsed in
+    /// cells that are not `Sync`, hence the mutex.
+    dwarf: OnceLock<Option<Mutex<addr2line::Context<Reader>>>>,
+}
+
+impl std::fmt::Debug for ObjectSymbols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectSymbols")
+            .field("functions", &self.functions.len())
+            .field("dwarf_path", &self.dwarf_path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether the parsed file carries DWARF debug info with bytes (a stripped
+/// object keeps `.debug_info` headers as SHT_NOBITS in some tools).
+fn has_dwarf(file: &object::File<'_>) -> bool {
+    file.section_by_name(".debug_info")
+        .and_then(|s| s.file_range())
+        .is_some_and(|(_, size)| size > 0)
+}
+
+impl ObjectSymbols {
+    /// Reads the function symbols of `file` (`.symtab` and `.dynsym`) and
+    /// of its separate debug file, if any, and notes where its DWARF is.
+    pub(crate) fn new(file: &object::File<'_>, path: &Path, debug_file: Option<&Path>) -> Self {
+        let mut functions = Vec::new();
+        collect_functions(file.symbols(), &mut functions);
+        collect_functions(file.dynamic_symbols(), &mut functions);
+        let mut dwarf_path = has_dwarf(file).then(|| path.to_path_buf());
+        if let Some(debug) = debug_file {
+            // The debug file was matched by build-id or CRC when the object's
+            // symbols were loaded; one that no longer parses adds nothing.
+            if let Ok(map) = map_file(debug) {
+                if let Ok(debug_elf) = object::File::parse(&*map) {
+                    collect_functions(debug_elf.symbols(), &mut functions);
+                    if dwarf_path.is_none() && has_dwarf(&debug_elf) {
+                        dwarf_path = Some(debug.to_path_buf());
+                    }
+                }
+            }
+        }
+        // One symbol per address: the preferred alias, the sized one first.
+        functions.sort_by(|a, b| {
+            (a.start, a.rank, a.size == 0, a.name.len(), &a.name).cmp(&(
+                b.start,
+                b.rank,
+                b.size == 0,
+                b.name.len(),
+                &b.name,
+            ))
+        });
+        let mut merged: Vec<FunctionSymbol> = Vec::with_capacity(functions.len());
+        for f in functions {
+            match merged.last_mut() {
+                Some(last) if last.start == f.start => {
+                    // An alias without a size takes the size of a sized one.
+                    if last.size == 0 {
+                        last.size = f.size;
+                    }
+                }
+                _ => merged.push(f),
+            }
+        }
+        ObjectSymbols {
+            functions: merged,
+            dwarf_path,
+            dwarf: OnceLock::new(),
+        }
+    }
+
+    /// The function symbol containing link-time address `svma`: its name
+    /// and start.
+    pub(crate) fn function_at(&self, svma: u64) -> Option<(&str, u64)> {
+        let end = self.functions.partition_point(|f| f.start <= svma);
+        // A sized symbol contains the address; symbols nest rarely (a local
+        // label inside a function), so a few steps back suffice.
+        for f in self.functions[..end].iter().rev().take(8) {
+            if f.size > 0 && svma < f.start.saturating_add(f.size) {
+                return Some((&f.name, f.start));
+            }
+        }
+        // Else the closest symbol below, if it has no size to contradict.
+        let f = self.functions[..end].last()?;
+        (f.size == 0).then_some((&f.name, f.start))
+    }
+
+    /// What DWARF says about link-time address `svma`, if the object has
+    /// DWARF that covers it.
+    pub(crate) fn source_frame(&self, svma: u64) -> Option<SourceFrame> {
+        let context = self
+            .dwarf
+            .get_or_init(|| {
+                let path = self.dwarf_path.as_deref()?;
+                load_context(path).map(Mutex::new)
+            })
+            .as_ref()?;
+        // A panic in another lookup cannot leave addr2line's caches half
+        // written in a way that matters: they are fill-once cells.
+        let context = context.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = SourceFrame::default();
+        let mut frames = context.find_frames(svma).skip_all_loads().ok()?;
+        // The innermost frame comes first; the last one is the function the
+        // code was compiled into, the one a return address belongs to.
+        let mut any = false;
+        while let Ok(Some(frame)) = frames.next() {
+            any = true;
+            out.function = frame
+                .function
+                .as_ref()
+                .and_then(|f| f.raw_name().ok())
+                .map(Cow::into_owned);
+            out.file = frame
+                .location
+                .as_ref()
+                .and_then(|l| l.file)
+                .map(str::to_string);
+            out.line = frame.location.as_ref().and_then(|l| l.line);
+        }
+        if !any {
+            return None;
+        }
+        Some(out)
+    }
+}
+
+/// Adds the defined function symbols among `symbols`.
+fn collect_functions<'data>(
+    symbols: impl Iterator<Item = object::Symbol<'data, 'data>>,
+    out: &mut Vec<FunctionSymbol>,
+) {
+    for sym in symbols {
+        if sym.is_undefined() || sym.kind() != SymbolKind::Text || sym.address() == 0 {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        // Global over weak over local, as a reader expects the exported
+        // name (`pause`, not `__libc_pause`, unless only that one exists).
+        let rank = if sym.is_weak() {
+            1
+        } else if sym.is_global() {
+            0
+        } else {
+            2
+        };
+        out.push(FunctionSymbol {
+            start: sym.address(),
+            size: sym.size(),
+            name: name.to_string(),
+            rank,
+        });
+    }
+}
+
+/// An addr2line context over the DWARF of the file at `path`, with its
+/// sections copied (inflated if compressed) into shared buffers.
+fn load_context(path: &Path) -> Option<addr2line::Context<Reader>> {
+    let map = map_file(path).ok()?;
+    let file = object::File::parse(&*map).ok()?;
+    let endian = if file.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+        let bytes: Arc<[u8]> = match file.section_by_name(id.name()) {
+            Some(section) => match section.uncompressed_data() {
+                Ok(data) => Arc::from(&*data),
+                // A section that cannot be inflated reads as absent: the
+                // lookups that need it find nothing rather than fail all.
+                Err(_) => Arc::from(&[][..]),
+            },
+            None => Arc::from(&[][..]),
+        };
+        Ok(EndianArcSlice::new(bytes, endian))
+    };
+    let dwarf = gimli::Dwarf::load(load).ok()?;
+    addr2line::Context::from_dwarf(dwarf).ok()
+}
