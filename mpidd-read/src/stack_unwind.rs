@@ -260,11 +260,13 @@ impl CachedObject {
     }
 }
 
-/// What identifies an object across processes: its build-id, else its
-/// file (path, size and modification time).
+/// What identifies an object across processes: its build-id and file
+/// size, else its file (path, size and modification time). The size keeps
+/// a stripped copy of a build apart from the full one: they share the
+/// build-id but not the symbols.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum ObjectKey {
-    BuildId(Vec<u8>),
+    BuildId(Vec<u8>, u64),
     File(FileId),
 }
 
@@ -292,7 +294,7 @@ struct Placed {
 /// Per-object work (mapping the file, finding its unwind sections, reading
 /// its symbol tables, parsing its DWARF) happens once per object, however
 /// many processes map it and wherever each loads it: objects are keyed by
-/// build-id, else by path, size and modification time. The unwinder is
+/// build-id and size, else by path, size and modification time. The unwinder is
 /// `Send` and `Sync`; its methods take `&self`, so threads unwinding
 /// different ranks share one.
 ///
@@ -486,7 +488,7 @@ impl StackUnwinder {
             Some(key) => key,
             None => {
                 let key = match crate::debug_files::build_id(&info.path) {
-                    Ok(Some(id)) if !id.is_empty() => ObjectKey::BuildId(id),
+                    Ok(Some(build)) if !build.is_empty() => ObjectKey::BuildId(build, id.size),
                     _ => ObjectKey::File(id.clone()),
                 };
                 lock(&self.keys).insert(id, key.clone());

@@ -402,3 +402,31 @@ fn live_stacks_leave_the_process_running() {
     target.ping();
     target.ping();
 }
+
+#[test]
+fn one_unwinder_serves_many_processes_at_once() {
+    // Four "ranks" (the same core, opened four times) unwound from four
+    // threads through one unwinder: each object is loaded once, and every
+    // rank gets the stacks a private unwinder gives.
+    let (exe, _) = programs();
+    let target = Target::start(exe);
+    let core = target.gcore("core-shared");
+    let alone = StackUnwinder::default();
+    let expected = core_stacks(&open_core(&core, exe, DebugSearch::default()), &alone);
+    let shared = StackUnwinder::default();
+    let results: Vec<Vec<ThreadStack>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let rank = open_core(&core, exe, DebugSearch::default());
+                    core_stacks(&rank, &shared)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for stacks in &results {
+        assert_eq!(stacks, &expected);
+    }
+    assert_eq!(shared.objects_loaded(), alone.objects_loaded());
+}
