@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use framehop::aarch64::{CacheAarch64, UnwindRegsAarch64, UnwinderAarch64};
+use framehop::aarch64::{CacheAarch64, PtrAuthMask, UnwindRegsAarch64, UnwinderAarch64};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
 use memmap2::Mmap;
@@ -427,10 +427,16 @@ impl StackUnwinder {
                                 CacheAarch64::new(),
                             )
                         });
+                        let mask = return_address_mask(unwinder.max_known_code_address());
                         walk(
                             unwinder,
                             cache,
-                            UnwindRegsAarch64::new(regs.lr.unwrap_or(0), regs.sp, regs.fp),
+                            UnwindRegsAarch64::new_with_ptr_auth_mask(
+                                mask,
+                                regs.lr.unwrap_or(0),
+                                regs.sp,
+                                regs.fp,
+                            ),
                             UnwindRegsAarch64::sp,
                             regs,
                             memory,
@@ -516,6 +522,18 @@ fn file_name(path: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.to_string())
+}
+
+/// The bits of an aarch64 return address that are address: code built
+/// with `-mbranch-protection` signs return addresses in the bits above the
+/// virtual address size (48 bits on Linux unless a process asks for more),
+/// and framehop strips them with this mask.
+fn return_address_mask(max_known_code_address: u64) -> PtrAuthMask {
+    if max_known_code_address >> 48 != 0 {
+        PtrAuthMask::from_max_known_address(max_known_code_address)
+    } else {
+        PtrAuthMask(u64::MAX >> 16)
+    }
 }
 
 fn with_modules<U>(mut unwinder: U, placed: &[Placed]) -> U
