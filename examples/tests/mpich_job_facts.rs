@@ -75,7 +75,10 @@ fn check_groups_agree(ranks: &[Value]) {
             let ctx = int(c, "context_id");
             assert_eq!(ctx, int(c, "recv_context_id"), "an intracommunicator");
             if let Some(other) = seen.insert(int(c, "recv_context_id"), c["name"].clone()) {
-                panic!("rank {rank}: context id {ctx} for {other} and {}", c["name"]);
+                panic!(
+                    "rank {rank}: context id {ctx} for {other} and {}",
+                    c["name"]
+                );
             }
             for &member in &g {
                 let theirs = communicators(&ranks[member as usize])
@@ -160,16 +163,28 @@ fn check_messages(ranks: &[Value]) {
     let sends = |rank: usize, name: &str| -> Vec<(i64, Value, Value)> {
         ops(comm(&ranks[rank], name), "pending_sends")
             .iter()
-            .map(|o| (int(o, "desired_tag"), o["protocol"].clone(), o["synchronous"].clone()))
+            .map(|o| {
+                (
+                    int(o, "desired_tag"),
+                    o["protocol"].clone(),
+                    o["synchronous"].clone(),
+                )
+            })
             .collect()
     };
     let s1 = sends(1, "MPI_COMM_WORLD");
     assert_eq!(s1.len(), 2, "{s1:?}");
-    assert_eq!((s1[0].0, &s1[0].1, &s1[0].2), (2, &s("rendezvous"), &b(false)));
+    assert_eq!(
+        (s1[0].0, &s1[0].1, &s1[0].2),
+        (2, &s("rendezvous"), &b(false))
+    );
     assert_eq!((s1[1].0, &s1[1].2), (3, &b(true)));
     let s2 = sends(2, "jf_dup");
     assert_eq!(s2.len(), 2, "{s2:?}");
-    assert_eq!((s2[0].0, &s2[0].1, &s2[0].2), (5, &s("rendezvous"), &b(false)));
+    assert_eq!(
+        (s2[0].0, &s2[0].1, &s2[0].2),
+        (5, &s("rendezvous"), &b(false))
+    );
     assert_eq!((s2[1].0, &s2[1].1, &s2[1].2), (6, &s("eager"), &b(true)));
 }
 
@@ -198,7 +213,12 @@ fn world_ranks_of_every_communicator_on_two_nodes() {
     let job = Job::start_launched::<&str>(
         "mpich-job-facts-two-nodes",
         "jobfacts",
-        &["-launcher", "fork", "-hosts", "mpidd-node-a:2,mpidd-node-b:2"],
+        &[
+            "-launcher",
+            "fork",
+            "-hosts",
+            "mpidd-node-a:2,mpidd-node-b:2",
+        ],
         &[],
         &[],
     );
@@ -222,7 +242,11 @@ fn world_ranks_of_every_communicator_on_two_nodes() {
             );
             let roots = by_context(world + INTERNODE);
             if rank % 2 == 0 {
-                assert_eq!(roots, Some(vec![0, 2]), "rank {rank}'s node-roots communicator");
+                assert_eq!(
+                    roots,
+                    Some(vec![0, 2]),
+                    "rank {rank}'s node-roots communicator"
+                );
             } else {
                 assert_eq!(roots, None, "rank {rank} is no node root");
             }

@@ -165,7 +165,11 @@ fn world_ranks(
     group: &str,
     vcrt: &str,
 ) -> Availability<Vec<i64>> {
-    let expected = match ctx.m(C, size).map_err(HandleError::from).and_then(|f| Ok(r.int(f)?)) {
+    let expected = match ctx
+        .m(C, size)
+        .map_err(HandleError::from)
+        .and_then(|f| Ok(r.int(f)?))
+    {
         Ok(n) => n,
         Err(e) => return Availability::not_available(format!("its {size}: {e}")),
     };

@@ -289,7 +289,8 @@ fn well_formed(abi: TargetAbi) {
         (Some(Protocol::Eager), Some(false))
     );
     assert!(
-        r.iter().all(|r| r.protocol.is_none() && r.synchronous.is_none()),
+        r.iter()
+            .all(|r| r.protocol.is_none() && r.synchronous.is_none()),
         "a posted receive has no sender yet"
     );
     let s = c.pending_sends.operations();
@@ -608,7 +609,10 @@ fn the_new_facts_survive_json_and_old_json_still_reads() {
     let c = &json["communicators"][0];
     assert_eq!(c["context_id"], 0);
     assert_eq!(c["recv_context_id"], 0);
-    assert_eq!(c["unexpected_messages"]["operations"][0]["protocol"], "rendezvous");
+    assert_eq!(
+        c["unexpected_messages"]["operations"][0]["protocol"],
+        "rendezvous"
+    );
     assert!(c["unexpected_messages"]["operations"][0]
         .get("synchronous")
         .is_none());
@@ -620,11 +624,16 @@ fn the_new_facts_survive_json_and_old_json_still_reads() {
     let c = old["communicators"][0].as_object_mut().unwrap();
     c.remove("context_id");
     c.remove("recv_context_id");
-    let op = c["unexpected_messages"]["operations"][0].as_object_mut().unwrap();
+    let op = c["unexpected_messages"]["operations"][0]
+        .as_object_mut()
+        .unwrap();
     op.remove("protocol");
     let old: mpiq_core::model::ProcessQueues = serde_json::from_value(old).unwrap();
     assert_eq!(old.communicators[0].context_id, None);
-    assert_eq!(old.communicators[0].unexpected_messages.operations()[0].protocol, None);
+    assert_eq!(
+        old.communicators[0].unexpected_messages.operations()[0].protocol,
+        None
+    );
 }
 
 #[test]
