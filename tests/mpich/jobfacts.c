@@ -87,7 +87,8 @@ int main(int argc, char **argv)
         MPI_Recv(big, BIG, MPI_CHAR, 2, 5, dup, MPI_STATUS_IGNORE);
         MPI_Recv(NULL, 0, MPI_INT, 2, 6, dup, MPI_STATUS_IGNORE);
     } else {
-        MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 2; i++)
+            MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     free(big);
