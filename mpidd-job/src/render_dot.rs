@@ -143,6 +143,10 @@ type Signature<'a> = (
 /// (The model's enums are neither `Hash` nor `Ord`, hence the codes.)
 type EdgeKey<'a> = (i64, u8, &'a str, Option<i64>, bool);
 
+/// What makes two edges between the same two nodes one drawn edge:
+/// (from node, to node, kind, communicator, tag, any source).
+type DrawnEdgeKey<'a> = (usize, usize, u8, &'a str, Option<i64>, bool);
+
 fn kind_code(kind: OperationKind) -> u8 {
     match kind {
         OperationKind::Receive => 0,
@@ -310,8 +314,7 @@ impl Graph {
         // Edges between nodes; the edges of collapsed ranks fold into one,
         // which says how many it stands for.
         let mut edges: Vec<DrawnEdge> = Vec::new();
-        let mut edge_index: HashMap<(usize, usize, u8, &str, Option<i64>, bool), usize> =
-            HashMap::new();
+        let mut edge_index: HashMap<DrawnEdgeKey<'_>, usize> = HashMap::new();
         for e in &report.edges {
             let (from, to) = (node_of[by_world[&e.from]], node_of[by_world[&e.to]]);
             let on_cycle = cycle_pairs.contains(&(e.from, e.to));
@@ -396,9 +399,9 @@ impl Graph {
         );
         out.push_str(
             "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", \
-             fontsize=12, margin=\"0.15,0.08\"];\n",
+             fontsize=14, margin=\"0.15,0.08\"];\n",
         );
-        out.push_str("  edge [fontname=\"Helvetica\", fontsize=10, color=\"#4b5563\", fontcolor=\"#374151\"];\n");
+        out.push_str("  edge [fontname=\"Helvetica\", fontsize=11, color=\"#4b5563\", fontcolor=\"#374151\"];\n");
         let _ = writeln!(out, "  label={};", self.legend());
 
         if self.cluster_by_host {
@@ -420,7 +423,14 @@ impl Graph {
                     }
                     None => "  ",
                 };
-                for &i in members {
+                // Graphviz (2.43 at least) lays out the nodes of a cluster
+                // right to left in the order they come; given backwards,
+                // they read in rank order.
+                let mut order = members.clone();
+                if host.is_some() {
+                    order.reverse();
+                }
+                for i in order {
                     self.emit_node(&mut out, indent, i);
                 }
                 if host.is_some() {
@@ -529,13 +539,17 @@ impl Graph {
         let cell = |fill: &str, border: &str, text: &str| {
             format!("<td bgcolor=\"{fill}\" color=\"{border}\">{text}</td>")
         };
+        // One column of rows, each its own table, so that the long lines
+        // of text do not stretch the colour swatches.
         let mut l = String::from(
-            "<<table border=\"0\" cellborder=\"1\" cellspacing=\"4\" cellpadding=\"4\"><tr>",
+            "<<table border=\"0\" cellborder=\"0\" cellspacing=\"2\" cellpadding=\"0\">\
+             <tr><td align=\"left\"><table border=\"0\" cellborder=\"1\" cellspacing=\"4\" \
+             cellpadding=\"4\"><tr>",
         );
         l.push_str(&cell(
             CYCLE_COLOURS.0,
             CYCLE_COLOURS.1,
-            "<b>deadlocked</b> (on a cycle)",
+            "<b>deadlocked, on a cycle</b>",
         ));
         for s in [
             RankState::InMpi,
@@ -546,31 +560,27 @@ impl Graph {
             let (fill, border) = state_colours(Some(&s));
             l.push_str(&cell(fill, border, state_name(Some(&s))));
         }
-        l.push_str("</tr><tr><td colspan=\"5\" border=\"0\" align=\"left\">");
-        l.push_str(
-            "A → B: rank A waits for rank B. \
-             <font color=\"#dc2626\"><b>Red, bold</b></font>: on a deadlock cycle. \
-             Dashed: a receive from any source (waits for any one of them).",
-        );
-        l.push_str("</td></tr>");
-        let mut notes = Vec::new();
+        l.push_str("</tr></table></td></tr>");
+        let mut lines = vec![
+            "A → B: rank A waits for rank B.".to_string(),
+            "<font color=\"#dc2626\"><b>Red, bold</b></font>: an edge of a deadlock cycle. \
+             Dashed: a receive from any source (it waits for any one of them)."
+                .to_string(),
+        ];
         if self.ranks_collapsed > 0 {
-            notes.push(format!(
+            lines.push(format!(
                 "A double box stands for several ranks alike ({} ranks merged).",
                 self.ranks_collapsed
             ));
         }
         if self.nodes_left_out > 0 || self.edges_left_out > 0 {
-            notes.push(format!(
+            lines.push(format!(
                 "Not drawn, to keep the graph readable: {} nodes and {} edges.",
                 self.nodes_left_out, self.edges_left_out
             ));
         }
-        for n in notes {
-            let _ = write!(
-                l,
-                "<tr><td colspan=\"5\" border=\"0\" align=\"left\">{n}</td></tr>"
-            );
+        for line in lines {
+            let _ = write!(l, "<tr><td align=\"left\">{line}</td></tr>");
         }
         l.push_str("</table>>");
         l

@@ -123,12 +123,16 @@ pub fn to_html(report: &JobReport, svg: Option<&str>) -> String {
                 esc(&f.summary)
             );
             if !f.ranks.is_empty() {
-                let ranks: Vec<String> = f.ranks.iter().map(i64::to_string).collect();
-                let _ = write!(
-                    h,
-                    " <span class=\"ranks\">ranks {}</span>",
-                    esc(&ranks.join(" → "))
-                );
+                let mut ranks: Vec<String> = f.ranks.iter().map(i64::to_string).collect();
+                // Only a cycle's ranks are an order of waiting; the other
+                // findings list ranks as a set.
+                let joined = if f.kind == FindingKind::DeadlockCycle {
+                    ranks.push(ranks[0].clone());
+                    ranks.join(" → ")
+                } else {
+                    ranks.join(", ")
+                };
+                let _ = write!(h, " <span class=\"ranks\">ranks {}</span>", esc(&joined));
             }
             if !f.operations.is_empty() {
                 h.push_str("<ul class=\"ops\">");
@@ -427,7 +431,7 @@ fn css() -> String {
     let mut c = String::from(
         r#"* { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #111827; background: #f9fafb; }
-header.verdict { padding: 18px 28px 14px; border-bottom: 4px solid; }
+header.verdict { padding: 18px 28px 14px; border-bottom-width: 4px; border-bottom-style: solid; }
 header.verdict h1 { margin: 4px 0 8px; font-size: 24px; line-height: 1.25; }
 header.verdict ul { margin: 0 0 6px; padding-left: 20px; font-size: 15px; }
 header.verdict .badge { display: inline-block; padding: 2px 10px; border-radius: 999px; color: #fff; font-weight: 700; font-size: 12px; letter-spacing: .06em; text-transform: uppercase; }
