@@ -120,12 +120,11 @@ pub fn dot_to_svg(program: &str, dot: &str, timeout: Duration) -> Result<String,
             break status;
         }
         if Instant::now() >= deadline {
-            // Killing closes its pipes, so the threads below end too.
+            // The threads are left to end on their own: a child of dot's
+            // could keep the pipes open, and the deadline must hold.
             let _ = child.kill();
             let _ = child.wait();
-            let _ = writer.join();
-            let _ = reader.join();
-            let _ = err_reader.join();
+            drop((writer, reader, err_reader));
             return Err(RenderError::Timeout {
                 program: program.to_string(),
                 seconds: timeout.as_secs(),
