@@ -38,6 +38,11 @@ packages=(
   libelf-dev
   # strip, to make an MPICH without debug info.
   binutils
+  # The job report's pictures: Graphviz draws the wait-for graph
+  # (mpidd-job/tests/render.rs), headless Chromium screenshots the HTML page
+  # (mpidd-job/tests/html_chromium.rs).
+  graphviz
+  chromium
 )
 
 missing=()
