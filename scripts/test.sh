@@ -19,6 +19,8 @@ packages=(
   libc6-dev-powerpc-cross
   libc6-dev-armhf-cross
   libc6-dev-i386-cross
+  # aarch64 guest cores of the stack tests (mpidd-read/tests/stacks.rs).
+  libc6-dev-arm64-cross
   # A real Open MPI job, and gcore to dump its launcher.
   openmpi-bin
   libopenmpi-dev
@@ -36,6 +38,11 @@ packages=(
   libelf-dev
   # strip, to make an MPICH without debug info.
   binutils
+  # The job report's pictures: Graphviz draws the wait-for graph
+  # (mpidd-job/tests/render.rs), headless Chromium screenshots the HTML page
+  # (mpidd-job/tests/html_chromium.rs).
+  graphviz
+  chromium
 )
 
 missing=()

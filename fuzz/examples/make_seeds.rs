@@ -505,6 +505,12 @@ fn mpich_process(abi: TargetAbi, o: &Offsets, scenario: Scenario) -> Process {
             r + dev + off("MPIDI_Request", "tmpbuf"),
             if eager > 0 { 0xda7a } else { 0 },
         );
+        // MPIDI_REQUEST_EAGER_MSG (1) or _RNDV_MSG (2) in dev.state.
+        h.put(
+            r + dev + off("MPIDI_Request", "state"),
+            if eager > 0 { 1 } else { 2 },
+            4,
+        );
         r
     };
     let chain = |h: &mut Heap, reqs: &[u64], looping: bool| {

@@ -396,6 +396,7 @@ pub mod mpich {
         ("MPIDI_Request", Some("datatype"), 24),
         ("MPIDI_Request", Some("recv_data_sz"), 32),
         ("MPIDI_Request", Some("tmpbuf"), 40),
+        ("MPIDI_Request", Some("state"), 48),
         ("MPIDI_Message_match", None, 8),
         ("MPIDI_Message_match", Some("parts"), 0),
         ("MPIDI_Message_match_parts_t", None, 8),

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use framehop::aarch64::{CacheAarch64, UnwindRegsAarch64, UnwinderAarch64};
+use framehop::aarch64::{CacheAarch64, PtrAuthMask, UnwindRegsAarch64, UnwinderAarch64};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
 use memmap2::Mmap;
@@ -260,11 +260,13 @@ impl CachedObject {
     }
 }
 
-/// What identifies an object across processes: its build-id, else its
-/// file (path, size and modification time).
+/// What identifies an object across processes: its build-id and file
+/// size, else its file (path, size and modification time). The size keeps
+/// a stripped copy of a build apart from the full one: they share the
+/// build-id but not the symbols.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum ObjectKey {
-    BuildId(Vec<u8>),
+    BuildId(Vec<u8>, u64),
     File(FileId),
 }
 
@@ -292,7 +294,7 @@ struct Placed {
 /// Per-object work (mapping the file, finding its unwind sections, reading
 /// its symbol tables, parsing its DWARF) happens once per object, however
 /// many processes map it and wherever each loads it: objects are keyed by
-/// build-id, else by path, size and modification time. The unwinder is
+/// build-id and size, else by path, size and modification time. The unwinder is
 /// `Send` and `Sync`; its methods take `&self`, so threads unwinding
 /// different ranks share one.
 ///
@@ -425,10 +427,16 @@ impl StackUnwinder {
                                 CacheAarch64::new(),
                             )
                         });
+                        let mask = return_address_mask(unwinder.max_known_code_address());
                         walk(
                             unwinder,
                             cache,
-                            UnwindRegsAarch64::new(regs.lr.unwrap_or(0), regs.sp, regs.fp),
+                            UnwindRegsAarch64::new_with_ptr_auth_mask(
+                                mask,
+                                regs.lr.unwrap_or(0),
+                                regs.sp,
+                                regs.fp,
+                            ),
                             UnwindRegsAarch64::sp,
                             regs,
                             memory,
@@ -486,7 +494,7 @@ impl StackUnwinder {
             Some(key) => key,
             None => {
                 let key = match crate::debug_files::build_id(&info.path) {
-                    Ok(Some(id)) if !id.is_empty() => ObjectKey::BuildId(id),
+                    Ok(Some(build)) if !build.is_empty() => ObjectKey::BuildId(build, id.size),
                     _ => ObjectKey::File(id.clone()),
                 };
                 lock(&self.keys).insert(id, key.clone());
@@ -514,6 +522,18 @@ fn file_name(path: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.to_string())
+}
+
+/// The bits of an aarch64 return address that are address: code built
+/// with `-mbranch-protection` signs return addresses in the bits above the
+/// virtual address size (48 bits on Linux unless a process asks for more),
+/// and framehop strips them with this mask.
+fn return_address_mask(max_known_code_address: u64) -> PtrAuthMask {
+    if max_known_code_address >> 48 != 0 {
+        PtrAuthMask::from_max_known_address(max_known_code_address)
+    } else {
+        PtrAuthMask(u64::MAX >> 16)
+    }
 }
 
 fn with_modules<U>(mut unwinder: U, placed: &[Placed]) -> U

@@ -4,11 +4,12 @@
 //! frame gdb finds must be found here at the same pc, with the same
 //! function name and, for the program's own frames, the same file and
 //! line. The live test stops the running program, unwinds it, and checks
-//! that it runs on afterwards.
+//! that it runs on afterwards. The aarch64 test unwinds a guest core of
+//! the same program that qemu-user wrote.
 //!
-//! Needs gcc, binutils (strip) and gdb (gcore); `bash scripts/test.sh`
-//! installs them. A missing tool fails the test with the package to
-//! install.
+//! Needs gcc, binutils (strip), gdb (gcore), gcc-aarch64-linux-gnu with
+//! libc6-dev-arm64-cross, and qemu-user; `bash scripts/test.sh` installs
+//! them. A missing tool fails the test with the package to install.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -401,4 +402,115 @@ fn live_stacks_leave_the_process_running() {
     // Detached and running: it still answers.
     target.ping();
     target.ping();
+}
+
+#[test]
+fn one_unwinder_serves_many_processes_at_once() {
+    // Four "ranks" (the same core, opened four times) unwound from four
+    // threads through one unwinder: each object is loaded once, and every
+    // rank gets the stacks a private unwinder gives.
+    let (exe, _) = programs();
+    let target = Target::start(exe);
+    let core = target.gcore("core-shared");
+    let alone = StackUnwinder::default();
+    let expected = core_stacks(&open_core(&core, exe, DebugSearch::default()), &alone);
+    let shared = StackUnwinder::default();
+    let results: Vec<Vec<ThreadStack>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let rank = open_core(&core, exe, DebugSearch::default());
+                    core_stacks(&rank, &shared)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for stacks in &results {
+        assert_eq!(stacks, &expected);
+    }
+    assert_eq!(shared.objects_loaded(), alone.objects_loaded());
+}
+
+#[test]
+fn aarch64_core_from_qemu_unwinds() {
+    // A guest core of the same program built for aarch64 (static, so no
+    // guest libraries are needed), aborted from inner() under qemu-user:
+    // registers decoded from aarch64 NT_PRSTATUS, unwound with the
+    // aarch64 rules, named from the executable's .symtab and DWARF.
+    let dir = work_dir().join(format!("aarch64-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // A directory named "core" keeps the host kernel from also dumping
+    // qemu itself when core_pattern is "core" (see tests/qemu/make-cores.sh).
+    std::fs::create_dir_all(dir.join("core")).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/stacks.c");
+    let exe = dir.join("stacks-a64");
+    run(
+        "aarch64-linux-gnu-gcc",
+        "gcc-aarch64-linux-gnu libc6-dev-arm64-cross",
+        &[
+            "-O2",
+            "-g",
+            "-pthread",
+            "-static",
+            "-o",
+            exe.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let status = Command::new("bash")
+        .current_dir(&dir)
+        .args([
+            "-c",
+            "ulimit -c unlimited; (echo abort | (sleep 1; cat) | qemu-aarch64 ./stacks-a64) >/dev/null 2>&1; exit 0",
+        ])
+        .status()
+        .expect("run bash");
+    assert!(status.success());
+    let core = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "core"))
+        .unwrap_or_else(|| {
+            panic!(
+                "qemu-aarch64 wrote no guest core in {}: install the Debian package qemu-user",
+                dir.display()
+            )
+        });
+    let target = open_core(&core, &exe, DebugSearch::default());
+    let threads = target.core().threads();
+    assert_eq!(threads.len(), 2);
+    assert!(threads
+        .iter()
+        .all(|t| t.arch == mpidd_read::StackArch::Aarch64));
+    let stacks = core_stacks(&target, &StackUnwinder::default());
+    let all: Vec<Vec<&str>> = stacks.iter().map(names).collect();
+    let main = all
+        .iter()
+        .find(|n| n.contains(&"inner"))
+        .unwrap_or_else(|| panic!("no thread in inner: {all:?}"));
+    let at = main.iter().position(|n| *n == "inner").unwrap();
+    assert_eq!(main[at - 1], "abort", "{main:?}");
+    assert_eq!(main[at..at + 4], ["inner", "middle", "outer", "main"]);
+    let worker = all
+        .iter()
+        .find(|n| n.contains(&"worker_wait"))
+        .unwrap_or_else(|| panic!("no thread in worker_wait: {all:?}"));
+    let at = worker.iter().position(|n| *n == "worker_wait").unwrap();
+    assert!(worker[at - 1].contains("pause"), "{worker:?}");
+    assert_eq!(worker[at + 1], "worker");
+    // Source lines come from the aarch64 DWARF.
+    let inner = stacks
+        .iter()
+        .flat_map(|s| &s.frames)
+        .find(|f| f.function.as_deref() == Some("inner"))
+        .unwrap();
+    assert!(
+        inner.file.as_deref().unwrap().ends_with("stacks.c"),
+        "{inner:?}"
+    );
+    assert!(inner.line.is_some());
+    for s in &stacks {
+        assert_eq!(s.error, None, "thread {}: {:?}", s.tid, names(s));
+    }
 }

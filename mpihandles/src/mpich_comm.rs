@@ -38,11 +38,12 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
     let local_world_ranks = world_ranks(
         ctx,
         &r,
+        "local_size",
         "local_group",
         if inter { "dev.local_vcrt" } else { "dev.vcrt" },
     );
     let remote_world_ranks = if inter {
-        world_ranks(ctx, &r, "remote_group", "dev.vcrt")
+        world_ranks(ctx, &r, "remote_size", "remote_group", "dev.vcrt")
     } else {
         Availability::not_available("an intracommunicator has no remote group")
     };
@@ -147,15 +148,47 @@ pub(crate) fn errhandler_ref(
     read().into()
 }
 
-/// World ranks of a side of the communicator: from its group when MPICH
-/// has made one, else from the CH3 device's connection table.
-fn world_ranks(ctx: &Ctx<'_>, r: &Rec, group: &str, vcrt: &str) -> Availability<Vec<i64>> {
+/// World ranks of a side of the communicator, whose size is the member
+/// `size`: from its group when MPICH has made one, else from the CH3
+/// device's connection table.
+///
+/// Both must account for exactly that many processes. A group is the
+/// side's own; a table may be longer, because CH3 lets a communicator
+/// whose members are the first ones of its parent's, in order, share the
+/// parent's table (`dup_vcrt` in `ch3u_comm.c`: the node communicator of
+/// the node that holds world ranks 0 and 1 shares `MPI_COMM_WORLD`'s), and
+/// then only its prefix is the communicator's.
+fn world_ranks(
+    ctx: &Ctx<'_>,
+    r: &Rec,
+    size: &str,
+    group: &str,
+    vcrt: &str,
+) -> Availability<Vec<i64>> {
+    let expected = match ctx
+        .m(C, size)
+        .map_err(HandleError::from)
+        .and_then(|f| Ok(r.int(f)?))
+    {
+        Ok(n) => n,
+        Err(e) => return Availability::not_available(format!("its {size}: {e}")),
+    };
     let from_group = || -> Result<Option<Vec<i64>>, HandleError> {
         let ptr = r.ptr(ctx.m(C, group)?)?;
         if ptr.is_null() {
             return Ok(None);
         }
-        Ok(Some(mpich_group::world_ranks(ctx, ptr)?))
+        let ranks = mpich_group::world_ranks(ctx, ptr)?;
+        if ranks.len() as i64 != expected {
+            return Err(HandleError::Inconsistent {
+                addr: ptr,
+                reason: format!(
+                    "this MPIR_Group has {} members where the communicator's {size} is {expected}",
+                    ranks.len()
+                ),
+            });
+        }
+        Ok(Some(ranks))
     };
     match from_group() {
         Ok(Some(ranks)) => return Availability::Value(ranks),
@@ -172,10 +205,19 @@ fn world_ranks(ctx: &Ctx<'_>, r: &Rec, group: &str, vcrt: &str) -> Availability<
         let size_m = ctx.m("MPIDI_VCRT", "size")?;
         let entries = ctx.m("MPIDI_VCRT", "vcr_table")?;
         let lpid = ctx.m("MPIDI_VC", "lpid")?;
-        let size = ctx.int(at(table, size_m.offset), size_m.size, "MPIDI_VCRT.size")?;
+        let found = ctx.int(at(table, size_m.offset), size_m.size, "MPIDI_VCRT.size")?;
+        if found < expected {
+            return Err(HandleError::Inconsistent {
+                addr: table,
+                reason: format!(
+                    "this MPIDI_VCRT ({vcrt}) has {found} entries where the communicator's \
+                     {size} is {expected}"
+                ),
+            });
+        }
         let vcs = ctx.ints(
             at(table, entries.offset),
-            size,
+            expected,
             ctx.word(),
             "MPIDI_VCRT.vcr_table",
         )?;

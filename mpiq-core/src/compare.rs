@@ -54,6 +54,23 @@ fn operation_fields(op: &PendingOperation) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The optional facts a source may add over the interface, compared only
+/// when both readings give them: a vendor library that has none is not
+/// different, just silent.
+fn optional_operation_fields(
+    a: &PendingOperation,
+    b: &PendingOperation,
+) -> Vec<(&'static str, String, String)> {
+    let mut out = Vec::new();
+    if let (Some(x), Some(y)) = (a.protocol, b.protocol) {
+        out.push(("protocol", format!("{x:?}"), format!("{y:?}")));
+    }
+    if let (Some(x), Some(y)) = (a.synchronous, b.synchronous) {
+        out.push(("synchronous", x.to_string(), y.to_string()));
+    }
+    out
+}
+
 /// Every difference between `left` and `right`. Communicators are paired
 /// by unique id, and operations by their position in the queue (both
 /// readings list them in matching order).
@@ -109,6 +126,16 @@ pub fn compare(left: &ProcessQueues, right: &ProcessQueues) -> Vec<Difference> {
             l.local_rank.to_string(),
             r.local_rank.to_string(),
         );
+        // Context ids only where both readings have them (vendor
+        // libraries do not).
+        for (field, a, b) in [
+            ("context_id", l.context_id, r.context_id),
+            ("recv_context_id", l.recv_context_id, r.recv_context_id),
+        ] {
+            if let (Some(a), Some(b)) = (a, b) {
+                diff(None, None, field, a.to_string(), b.to_string());
+            }
+        }
         for kind in QueueKind::ALL {
             let (lq, rq) = (l.queue(kind), r.queue(kind));
             diff(
@@ -129,6 +156,9 @@ pub fn compare(left: &ProcessQueues, right: &ProcessQueues) -> Vec<Difference> {
             for (i, (a, b)) in lo.iter().zip(ro).enumerate() {
                 for ((field, x), (_, y)) in operation_fields(a).into_iter().zip(operation_fields(b))
                 {
+                    diff(Some(kind), Some(i), field, x, y);
+                }
+                for (field, x, y) in optional_operation_fields(a, b) {
                     diff(Some(kind), Some(i), field, x, y);
                 }
             }

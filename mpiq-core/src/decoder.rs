@@ -66,6 +66,20 @@ pub enum DecodeError {
         /// Where the walk stopped.
         addr: TargetAddr,
     },
+    /// A communicator's group or connection table accounts for another
+    /// number of processes than the communicator has, so no list of its
+    /// world ranks can be trusted.
+    #[error("the {what} at {addr} holds {found} processes where its communicator has {expected}")]
+    MemberCount {
+        /// `MPIR_Group` or `MPIDI_VCRT`.
+        what: &'static str,
+        /// Its address.
+        addr: TargetAddr,
+        /// The communicator's size.
+        expected: i64,
+        /// The count the record gives.
+        found: i64,
+    },
     /// A running target kept changing its communicators while they were
     /// read.
     #[error("the communicator list changed during each of {tries} reads (sequence number {first} then {last}); stop the process to read it")]

@@ -107,6 +107,43 @@ pub struct PendingOperation {
     /// interface has no such field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub desired_count: Option<i64>,
+    /// How the message travels, when the source knows: for an unexpected
+    /// message, whether its data came with it (eager) or waits at the
+    /// sender until a receive matches (rendezvous). The interface has no
+    /// such field; vendor libraries leave it `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Protocol>,
+    /// Whether the sender asked for a synchronous send (`MPI_Ssend`,
+    /// `MPI_Issend`), whose completion waits for the match, when the
+    /// source knows. `None` where the implementation does not record it
+    /// (MPICH CH3 sends no such flag with a rendezvous request, whose
+    /// sender waits for the match anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronous: Option<bool>,
+}
+
+/// How a point-to-point message moves from sender to receiver.
+///
+/// It tells a hang analyzer where the data is and whether the sender can
+/// be finished: after an eager send the sender's buffer is free, while a
+/// rendezvous sender (and a send to oneself) still holds its data until a
+/// receive matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Protocol {
+    /// The data was sent with the envelope and waits at the receiver
+    /// (MPICH CH3: `MPIDI_REQUEST_EAGER_MSG`, data in `dev.tmpbuf`, none
+    /// for a zero-length message).
+    Eager,
+    /// Only the envelope (a request to send) came; the data stays with
+    /// the sender until a matching receive is posted (MPICH CH3:
+    /// `MPIDI_REQUEST_RNDV_MSG`).
+    Rendezvous,
+    /// A message a process sent to itself: the data stays in the send
+    /// buffer of this same process, and the send completes only when a
+    /// receive matches (MPICH CH3: `MPIDI_REQUEST_SELF_MSG`).
+    SelfSend,
 }
 
 /// What is known about one queue of a communicator.
@@ -156,6 +193,17 @@ pub struct Communicator {
     pub local_rank: i64,
     /// A value that tells communicators apart (an address or context id).
     pub unique_id: u64,
+    /// The context id its messages are sent with (MPICH:
+    /// `MPIR_Comm.context_id`), the same in every member process, so it
+    /// pairs a communicator across the ranks of a job. `None` when the
+    /// source does not give it (vendor libraries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<i64>,
+    /// The context id messages to this process in it carry (MPICH:
+    /// `MPIR_Comm.recvcontext_id`): equal to `context_id` for an
+    /// intracommunicator, the other side's for an intercommunicator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recv_context_id: Option<i64>,
     /// The `MPI_COMM_WORLD` rank of each member, when the source gives the
     /// group (`mqs_get_comm_group`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

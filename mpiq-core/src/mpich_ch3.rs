@@ -33,7 +33,9 @@ use mpidd_types::TargetAddr;
 
 use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
 use crate::layout_source::{LayoutError, LayoutSource};
-use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
+use crate::model::{
+    Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
+};
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
 
@@ -57,6 +59,70 @@ const REQUIRED_SYMBOLS: [&str; 3] = [
 ];
 /// How many times a changing communicator list is re-read.
 const TRIES: u32 = 3;
+
+/// A request's `dev.state` word, decoded with the masks of MPICH 4.0.2's
+/// `src/mpid/ch3/include/mpidimpl.h` (`MPIDI_Request_get_msg_type`,
+/// `MPIDI_Request_get_sync_send_flag`, `MPIDI_Request_get_type`). The
+/// request-creation hook zeroes it (`ch3u_request.c`), so a request whose
+/// kind was never set reads as "no message" rather than as stale bits.
+#[derive(Clone, Copy, Debug)]
+struct RequestState(u64);
+
+impl RequestState {
+    /// `MPIDI_REQUEST_MSG_MASK` (`0x3 << MPIDI_REQUEST_MSG_SHIFT`, shift 0).
+    const MSG_MASK: u64 = 0x3;
+    /// `MPIDI_REQUEST_EAGER_MSG`: set by the eager, eager-short,
+    /// eager-sync and ready-send packet handlers.
+    const EAGER_MSG: u64 = 1;
+    /// `MPIDI_REQUEST_RNDV_MSG`: set by the RTS handlers (CH3's and
+    /// nemesis's large-message transfer).
+    const RNDV_MSG: u64 = 2;
+    /// `MPIDI_REQUEST_SELF_MSG`: set by `MPIDI_Isend_self`.
+    const SELF_MSG: u64 = 3;
+    /// `MPIDI_REQUEST_SYNC_SEND_MASK` (`0x1 << 3`): set on an unexpected
+    /// eager-sync message, whose sender waits for the acknowledgement
+    /// sent when a receive matches (`ch3u_eagersync.c`).
+    const SYNC_SEND_MASK: u64 = 1 << 3;
+    /// `MPIDI_REQUEST_TYPE_MASK` (`0x3F << MPIDI_REQUEST_TYPE_SHIFT`).
+    const TYPE_MASK: u64 = 0x3f << Self::TYPE_SHIFT;
+    /// `MPIDI_REQUEST_TYPE_SHIFT`.
+    const TYPE_SHIFT: u32 = 4;
+    /// `MPIDI_REQUEST_TYPE_SEND`, `_RSEND`, `_SSEND` and `_BSEND`.
+    const TYPE_SEND: u64 = 1;
+    const TYPE_RSEND: u64 = 2;
+    const TYPE_SSEND: u64 = 3;
+    const TYPE_BSEND: u64 = 4;
+
+    /// How the message travels, from the message kind; `None` when MPICH
+    /// has not set it (eager sends of data never do on the sender's side).
+    fn protocol(self) -> Option<Protocol> {
+        match self.0 & Self::MSG_MASK {
+            Self::EAGER_MSG => Some(Protocol::Eager),
+            Self::RNDV_MSG => Some(Protocol::Rendezvous),
+            Self::SELF_MSG => Some(Protocol::SelfSend),
+            _ => None,
+        }
+    }
+
+    /// Whether the sender of an unexpected message waits for its match,
+    /// as far as MPICH records it: only eager messages carry the flag (a
+    /// rendezvous request-to-send carries none, and its sender waits for
+    /// the match whatever it called), and a self message keeps it in the
+    /// sender's request, not here.
+    fn unexpected_synchronous(self) -> Option<bool> {
+        (self.protocol() == Some(Protocol::Eager)).then_some(self.0 & Self::SYNC_SEND_MASK != 0)
+    }
+
+    /// Whether a send request is a synchronous one, from its request type;
+    /// `None` for a type that is not a point-to-point send.
+    fn send_synchronous(self) -> Option<bool> {
+        match (self.0 & Self::TYPE_MASK) >> Self::TYPE_SHIFT {
+            Self::TYPE_SSEND => Some(true),
+            Self::TYPE_SEND | Self::TYPE_RSEND | Self::TYPE_BSEND => Some(false),
+            _ => None,
+        }
+    }
+}
 
 /// Bytes `[start, end)` of a record: the smallest window that holds the
 /// fields one queue decodes, so a request is read (or borrowed) once and
@@ -100,6 +166,8 @@ struct Layout {
     req_datatype: u64,
     req_recv_data_sz: u64,
     req_tmpbuf: u64,
+    /// `dev.state`: the message kind and send flags (see [`RequestState`]).
+    req_state: u64,
     /// The fields of a posted receive.
     req_posted: Span,
     /// The fields of an unexpected message.
@@ -203,20 +271,22 @@ impl Layout {
         let (pmap_size, [pmap_lpid]) = members(t, &note, "MPII_Group_pmap_t", ["lpid"], true);
         let (_, [req_cc, req_next, req_dev]) =
             members(t, &note, "MPIR_Request", ["cc", "next", "dev"], false);
-        let (_, [dreq_match, user_buf, user_count, datatype, recv_data_sz, tmpbuf]) = members(
-            t,
-            &note,
-            "MPIDI_Request",
-            [
-                "match",
-                "user_buf",
-                "user_count",
-                "datatype",
-                "recv_data_sz",
-                "tmpbuf",
-            ],
-            false,
-        );
+        let (_, [dreq_match, user_buf, user_count, datatype, recv_data_sz, tmpbuf, state]) =
+            members(
+                t,
+                &note,
+                "MPIDI_Request",
+                [
+                    "match",
+                    "user_buf",
+                    "user_count",
+                    "datatype",
+                    "recv_data_sz",
+                    "tmpbuf",
+                    "state",
+                ],
+                false,
+            );
         let (_, [match_parts]) = members(t, &note, "MPIDI_Message_match", ["parts"], false);
         let (_, [part_tag, part_rank, part_context]) = members(
             t,
@@ -278,6 +348,7 @@ impl Layout {
             req_datatype: dev("datatype", datatype),
             req_recv_data_sz: dev("recv_data_sz", recv_data_sz),
             req_tmpbuf: dev("tmpbuf", tmpbuf),
+            req_state: dev("state", state),
             req_posted: Span::default(),
             req_unexpected: Span::default(),
             req_send: Span::default(),
@@ -309,6 +380,8 @@ impl Layout {
             ("dev.datatype", l.req_datatype, 4),
             ("dev.recv_data_sz", l.req_recv_data_sz, word),
             ("dev.tmpbuf", l.req_tmpbuf, word),
+            // `unsigned int state` (mpidpre.h).
+            ("dev.state", l.req_state, 4),
         ]
         .map(|(path, offset, width)| (offset, sum("MPIR_Request", path, &[offset, width])));
         let span = |which: &[usize]| Span {
@@ -316,8 +389,8 @@ impl Layout {
             end: which.iter().map(|&i| fields[i].1).max().unwrap_or(0),
         };
         l.req_posted = span(&[0, 1, 2, 3, 4, 5, 6, 7]);
-        l.req_unexpected = span(&[0, 1, 2, 3, 4, 8, 9]);
-        l.req_send = span(&[0, 5, 6, 7]);
+        l.req_unexpected = span(&[0, 1, 2, 3, 4, 8, 9, 10]);
+        l.req_send = span(&[0, 5, 6, 7, 10]);
         let missing = missing.into_inner();
         if missing.is_empty() {
             Ok(l)
@@ -398,6 +471,8 @@ struct CommInfo {
     /// `MPI_COMM_WORLD` rank of each peer (local rank for intracomms,
     /// remote rank for intercomms), when it could be read.
     world: Option<Vec<i64>>,
+    /// Why `world` is `None`, for the diagnostics.
+    world_error: Option<String>,
 }
 
 /// The MPICH CH3 decoder. An instance belongs to one process: it caches
@@ -647,23 +722,26 @@ impl MpichCh3 {
                 };
                 let group = TargetAddr(r.uint(l.comm_local_group, word)?);
                 let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
-                // An intercommunicator's peers are its remote group, which the
-                // virtual connection table maps; an intracommunicator's group
-                // is created lazily, so the table is the fallback.
-                let world = if kind == 0 && group.0 != 0 {
-                    self.group_world_ranks(mem, group, limits).ok()
-                } else {
-                    None
-                }
-                .or_else(|| self.vcrt_world_ranks(mem, vcrt, limits).ok());
+                let name = r.chars(l.comm_name, COMM_NAME_LEN)?;
+                let (world, world_error) =
+                    match self.world_ranks(mem, kind == 0, group, vcrt, size, limits) {
+                        Ok(world) => (Some(world), None),
+                        Err(e) => (
+                            None,
+                            Some(format!(
+                                "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
+                            )),
+                        ),
+                    };
                 comms.push(CommInfo {
                     addr,
-                    name: r.chars(l.comm_name, COMM_NAME_LEN)?,
+                    name,
                     context_id: r.uint(l.comm_context_id, 2)? as i64,
                     recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
                     rank: r.int(l.comm_rank, 4)?,
                     size,
                     world,
+                    world_error,
                 });
                 Ok(())
             },
@@ -696,15 +774,59 @@ impl MpichCh3 {
         Ok(n)
     }
 
+    /// The `MPI_COMM_WORLD` rank of each of the `size` peers of a
+    /// communicator (local ranks of an intracommunicator, remote ranks of
+    /// an intercommunicator).
+    ///
+    /// An intracommunicator's `local_group` is made lazily (by
+    /// `MPI_Comm_group`, or a communicator constructor), so it is used when
+    /// it is there and the CH3 connection table (`dev.vcrt`) otherwise; an
+    /// intercommunicator's peers are its remote side, which only the table
+    /// maps. Either must account for exactly `size` peers: a list of
+    /// another length is an error, never an answer.
+    fn world_ranks(
+        &self,
+        mem: &dyn ByteSource,
+        intra: bool,
+        group: TargetAddr,
+        vcrt: TargetAddr,
+        size: i64,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        if intra && group.0 != 0 {
+            let from_group = self.group_world_ranks(mem, group, size, limits);
+            if from_group.is_ok() {
+                return from_group;
+            }
+            // The table may still answer; if it cannot either, the
+            // group's failure is the one to report, being read first.
+            return self
+                .vcrt_world_ranks(mem, vcrt, size, limits)
+                .or(from_group);
+        }
+        self.vcrt_world_ranks(mem, vcrt, size, limits)
+    }
+
+    /// World ranks from an `MPIR_Group`, whose `size` must be the
+    /// communicator's `expected` size.
     fn group_world_ranks(
         &self,
         mem: &dyn ByteSource,
         group: TargetAddr,
+        expected: i64,
         limits: &Limits,
     ) -> Result<Vec<i64>, DecodeError> {
         let l = &self.layout;
-        let n = read_int(mem, at(group, l.group_size), 4, "MPIR_Group.size")?;
-        let n = Self::checked_count(n, "MPIR_Group.lrank_to_lpid", group, limits)?;
+        let found = read_int(mem, at(group, l.group_size), 4, "MPIR_Group.size")?;
+        if found != expected {
+            return Err(DecodeError::MemberCount {
+                what: "MPIR_Group",
+                addr: group,
+                expected,
+                found,
+            });
+        }
+        let n = Self::checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
         let pmap = read_pointer(mem, at(group, l.group_pmap), "MPIR_Group.lrank_to_lpid")?;
         let bytes = read_bytes(
             mem,
@@ -725,10 +847,20 @@ impl MpichCh3 {
             .collect()
     }
 
+    /// World ranks from the first `expected` entries of an `MPIDI_VCRT`.
+    ///
+    /// CH3 does not give every communicator a table of its own size: when
+    /// a new communicator's members are the first ones of its parent, in
+    /// order (`dup_vcrt` in `ch3u_comm.c`: an irregular map that is the
+    /// identity, as for the node communicator of the node holding world
+    /// ranks 0 and 1), it shares the parent's table, and only its prefix
+    /// is the communicator's. So the table may be longer than the
+    /// communicator, but never shorter.
     fn vcrt_world_ranks(
         &self,
         mem: &dyn ByteSource,
         vcrt: TargetAddr,
+        expected: i64,
         limits: &Limits,
     ) -> Result<Vec<i64>, DecodeError> {
         if vcrt.0 == 0 {
@@ -742,8 +874,16 @@ impl MpichCh3 {
         }
         let l = &self.layout;
         let word = mem.abi().address_bytes() as u64;
-        let n = read_int(mem, at(vcrt, l.vcrt_size), 4, "MPIDI_VCRT.size")?;
-        let n = Self::checked_count(n, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
+        let found = read_int(mem, at(vcrt, l.vcrt_size), 4, "MPIDI_VCRT.size")?;
+        if found < expected {
+            return Err(DecodeError::MemberCount {
+                what: "MPIDI_VCRT",
+                addr: vcrt,
+                expected,
+                found,
+            });
+        }
+        let n = Self::checked_count(expected, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
         let table = read_bytes(
             mem,
             at(vcrt, l.vcrt_table),
@@ -862,6 +1002,7 @@ impl MpichCh3 {
                 let op = if unexpected {
                     let bytes_arrived = r.int(l.req_recv_data_sz, word)?;
                     let tmpbuf = r.uint(l.req_tmpbuf, word)?;
+                    let state = RequestState(r.uint(l.req_state, 4)?);
                     PendingOperation {
                         status,
                         desired_local_rank: rank,
@@ -879,6 +1020,10 @@ impl MpichCh3 {
                         actual_length: bytes_arrived,
                         extra_text: Vec::new(),
                         desired_count: None,
+                        // From the message kind, not from `tmpbuf`: a
+                        // zero-length eager message has no buffer either.
+                        protocol: state.protocol(),
+                        synchronous: state.unexpected_synchronous(),
                     }
                 } else {
                     let count = r.int(l.req_user_count, word)?;
@@ -910,6 +1055,9 @@ impl MpichCh3 {
                         actual_length: -1,
                         extra_text: extra,
                         desired_count: Some(count),
+                        // A posted receive has no sender yet.
+                        protocol: None,
+                        synchronous: None,
                     }
                 };
                 out[ci].push(op);
@@ -972,6 +1120,7 @@ impl MpichCh3 {
                 };
                 let count = q.int(l.req_user_count, word)?;
                 let datatype = q.int(l.req_datatype, 4)?;
+                let state = RequestState(q.uint(l.req_state, 4)?);
                 let mut extra = vec!["Non-blocking send".to_string()];
                 let length = match self.datatype_size(mem, datatype, types) {
                     Some(size) => count.saturating_mul(size as i64),
@@ -1005,6 +1154,8 @@ impl MpichCh3 {
                     actual_length: length,
                     extra_text: extra,
                     desired_count: Some(count),
+                    protocol: state.protocol(),
+                    synchronous: state.send_synchronous(),
                 });
                 Ok(())
             },
@@ -1088,6 +1239,8 @@ impl QueueDecoder for MpichCh3 {
                 truncated: false,
             };
             let mut sends = sends.map(Vec::into_iter);
+            let mut diagnostics: Vec<String> =
+                comms.iter().filter_map(|c| c.world_error.clone()).collect();
             // Each queue's operations move in whole, never one by one.
             let out: Vec<Communicator> = comms
                 .into_iter()
@@ -1097,6 +1250,8 @@ impl QueueDecoder for MpichCh3 {
                     size: c.size,
                     local_rank: c.rank,
                     unique_id: c.addr.0,
+                    context_id: Some(c.context_id),
+                    recv_context_id: Some(c.recvcontext_id),
                     group: c.world,
                     pending_sends: match sends.as_mut().and_then(Iterator::next) {
                         Some(ops) => read(ops),
@@ -1106,7 +1261,6 @@ impl QueueDecoder for MpichCh3 {
                     unexpected_messages: read(unexpected),
                 })
                 .collect();
-            let mut diagnostics = Vec::new();
             if self.globals.sendq_head.is_none() {
                 diagnostics.push(
                     "MPIR_Sendq_head is missing: this MPICH does not record pending sends"

@@ -488,6 +488,9 @@ impl MqsLibrary {
                 local_rank: sign_extend_int(i64::from(raw.local_rank), int_size),
                 // SAFETY: the pointers are the host's own states, alive for this whole read (see `read_queues_inner`).
                 unique_id: u64::from(raw.unique_id),
+                // The interface has no context ids.
+                context_id: None,
+                recv_context_id: None,
                 group: None,
                 pending_sends: Queue::NoInformation,
                 pending_receives: Queue::NoInformation,
@@ -695,5 +698,8 @@ fn convert_operation(raw: &MqsPendingOperation, int_size: u32) -> PendingOperati
         actual_length: i64::from(raw.actual_length),
         extra_text,
         desired_count: None,
+        // The interface does not say how a message travels.
+        protocol: None,
+        synchronous: None,
     }
 }

@@ -6,7 +6,7 @@
 
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
-use mpiq_core::model::Queue;
+use mpiq_core::model::{Protocol, Queue};
 use mpiq_core::{ByteSource, DecodeError, LayoutTable, MpichCh3, NativeTarget, QueueDecoder};
 
 /// Offsets of this synthetic MPICH (deliberately not the real one's).
@@ -45,6 +45,7 @@ fn layout() -> LayoutTable {
             ("datatype", 24),
             ("recv_data_sz", 32),
             ("tmpbuf", 40),
+            ("state", 48),
         ],
     );
     t.insert("MPIDI_Message_match", 8, &[("parts", 0)]);
@@ -115,6 +116,9 @@ struct Req {
     count: u64,
     recv_data_sz: u64,
     tmpbuf: u64,
+    /// `dev.state`: message kind in bits 0-1, the sync-send flag in bit 3,
+    /// the request type in bits 4-9 (MPICH's mpidimpl.h).
+    state: u64,
 }
 
 /// A process with one communicator ("world", context 0, 2 ranks, this one
@@ -171,7 +175,9 @@ fn process(
         reqs.put(b + 24, 0xb0f0, w)
             .put(b + 32, q.count, w)
             .put(b + 40, MPI_INT, 4);
-        reqs.put(b + 48, q.recv_data_sz, w).put(b + 56, q.tmpbuf, w);
+        reqs.put(b + 48, q.recv_data_sz, w)
+            .put(b + 56, q.tmpbuf, w)
+            .put(b + 64, q.state, 4);
     }
     mem.map(TargetAddr(REQS), reqs.bytes);
 
@@ -182,7 +188,10 @@ fn process(
         .put(12, 0, 4)
         .put(16, 0, 4)
         .put(24, 0, w);
+    // An MPI_Issend in rendezvous: request type SSEND (3 << 4), message
+    // kind RNDV (2).
     s.put(40, 1, 4)
+        .put(40 + 64, (3 << 4) | 2, 4)
         .put(40 + 32, 3, w)
         .put(40 + 40, MPI_INT, 4)
         .put(40 + 24, 0x5e00, w);
@@ -210,6 +219,7 @@ fn req(next: u64, tag: i64, rank: i64) -> Req {
         count: 10,
         recv_data_sz: 0,
         tmpbuf: 0,
+        state: 0,
     }
 }
 
@@ -236,6 +246,7 @@ fn well_formed(abi: TargetAbi) {
         cc: 0,
         recv_data_sz: 20,
         tmpbuf: 0xda7a,
+        state: EAGER,
         ..req(0, 99, 0)
     }];
     let (mem, symbols) = process(abi, &posted, REQS + 256, &unexpected);
@@ -244,6 +255,7 @@ fn well_formed(abi: TargetAbi) {
     assert_eq!(q.communicators.len(), 1);
     let c = &q.communicators[0];
     assert_eq!((c.name.as_str(), c.size, c.local_rank), ("world", 2, 1));
+    assert_eq!((c.context_id, c.recv_context_id), (Some(0), Some(0)));
     assert_eq!(c.group.as_deref(), Some(&[5, 9][..]));
     let r = c.pending_receives.operations();
     assert_eq!(r.len(), 2);
@@ -272,6 +284,15 @@ fn well_formed(abi: TargetAbi) {
         (5, 99, 20)
     );
     assert!(u[0].system_buffer);
+    assert_eq!(
+        (u[0].protocol, u[0].synchronous),
+        (Some(Protocol::Eager), Some(false))
+    );
+    assert!(
+        r.iter()
+            .all(|r| r.protocol.is_none() && r.synchronous.is_none()),
+        "a posted receive has no sender yet"
+    );
     let s = c.pending_sends.operations();
     assert_eq!(s.len(), 1);
     assert_eq!(
@@ -282,6 +303,10 @@ fn well_formed(abi: TargetAbi) {
             s[0].buffer
         ),
         (5, 44, 12, 0x5e00)
+    );
+    assert_eq!(
+        (s[0].protocol, s[0].synchronous),
+        (Some(Protocol::Rendezvous), Some(true))
     );
 }
 
@@ -513,4 +538,229 @@ fn the_list_limit_is_exact_and_a_loop_beyond_it_is_too_long() {
     );
     let err = decode(&mem, &symbols, &layout(), &limits(7)).unwrap_err();
     assert!(matches!(err, DecodeError::Cycle { len: 7, .. }), "{err}");
+}
+
+/// `MPIDI_REQUEST_EAGER_MSG`, `_RNDV_MSG`, `_SELF_MSG` and
+/// `MPIDI_REQUEST_SYNC_SEND_MASK` (MPICH 4.0.2's mpidimpl.h).
+const EAGER: u64 = 1;
+const RNDV: u64 = 2;
+const SELF: u64 = 3;
+const SYNC: u64 = 1 << 3;
+
+#[test]
+fn unexpected_messages_say_how_they_came() {
+    let u = |next, tag, state, recv_data_sz, tmpbuf| Req {
+        state,
+        recv_data_sz,
+        tmpbuf,
+        ..req(next, tag, 0)
+    };
+    let at = |i: u64| REQS + 128 * i;
+    let unexpected = [
+        u(at(1), 1, EAGER, 20, 0xda7a),
+        // 8 MiB announced, no data here yet.
+        u(at(2), 2, RNDV, 8 << 20, 0),
+        u(at(3), 3, EAGER | SYNC, 12, 0xda7b),
+        // A zero-length eager message: no buffer, and still eager.
+        u(at(4), 4, EAGER, 0, 0),
+        u(at(5), 5, EAGER | SYNC, 0, 0),
+        u(at(6), 6, SELF, 0, 0),
+        // Not yet given a kind (a request caught while being filled).
+        u(0, 7, 0, 0, 0),
+    ];
+    for abi in [TargetAbi::X86_64, TargetAbi::POWERPC] {
+        let (mem, symbols) = process(abi, &[], REQS, &unexpected);
+        let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+        let got: Vec<_> = q.communicators[0]
+            .unexpected_messages
+            .operations()
+            .iter()
+            .map(|o| (o.actual_tag, o.protocol, o.synchronous, o.system_buffer))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, Some(Protocol::Eager), Some(false), true),
+                (2, Some(Protocol::Rendezvous), None, false),
+                (3, Some(Protocol::Eager), Some(true), true),
+                (4, Some(Protocol::Eager), Some(false), false),
+                (5, Some(Protocol::Eager), Some(true), false),
+                (6, Some(Protocol::SelfSend), None, false),
+                (7, None, None, false),
+            ],
+            "{abi:?}"
+        );
+    }
+}
+
+#[test]
+fn the_new_facts_survive_json_and_old_json_still_reads() {
+    let (mem, symbols) = process(
+        TargetAbi::X86_64,
+        &[],
+        REQS,
+        &[Req {
+            state: RNDV,
+            ..req(0, 9, 0)
+        }],
+    );
+    let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+    let json = serde_json::to_value(&q).unwrap();
+    let c = &json["communicators"][0];
+    assert_eq!(c["context_id"], 0);
+    assert_eq!(c["recv_context_id"], 0);
+    assert_eq!(
+        c["unexpected_messages"]["operations"][0]["protocol"],
+        "rendezvous"
+    );
+    assert!(c["unexpected_messages"]["operations"][0]
+        .get("synchronous")
+        .is_none());
+    let back: mpiq_core::model::ProcessQueues = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(back, q);
+    // JSON from before these fields (or from a vendor library) reads with
+    // them absent.
+    let mut old = json;
+    let c = old["communicators"][0].as_object_mut().unwrap();
+    c.remove("context_id");
+    c.remove("recv_context_id");
+    let op = c["unexpected_messages"]["operations"][0]
+        .as_object_mut()
+        .unwrap();
+    op.remove("protocol");
+    let old: mpiq_core::model::ProcessQueues = serde_json::from_value(old).unwrap();
+    assert_eq!(old.communicators[0].context_id, None);
+    assert_eq!(
+        old.communicators[0].unexpected_messages.operations()[0].protocol,
+        None
+    );
+}
+
+#[test]
+fn a_missing_state_member_is_a_layout_error_before_any_read() {
+    let mut types = layout();
+    types.insert(
+        "MPIDI_Request",
+        64,
+        &[
+            ("match", 0),
+            ("user_buf", 8),
+            ("user_count", 16),
+            ("datatype", 24),
+            ("recv_data_sz", 32),
+            ("tmpbuf", 40),
+        ],
+    );
+    let mem = SyntheticMemory::new(TargetAbi::X86_64);
+    let (_, symbols) = process(TargetAbi::X86_64, &[], 0, &[]);
+    let err = decode(&mem, &symbols, &types, &Limits::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, DecodeError::Layouts(ref l) if l.len() == 1),
+        "{text}"
+    );
+    assert!(text.contains("member `state` of `MPIDI_Request`"), "{text}");
+    assert!(MpichCh3::missing(&types, &symbols)
+        .iter()
+        .any(|m| m.contains("`state`")));
+}
+
+const GROUP: u64 = 0x6000;
+const PMAP: u64 = 0x6100;
+
+/// Remaps the communicator with `size` members and an optional
+/// `local_group`, and the connection table with the pg ranks `vcrt`.
+fn reshape(mem: &mut SyntheticMemory, abi: TargetAbi, size: u64, group: u64, vcrt: &[u64]) {
+    let w = abi.address_bytes();
+    let mut c = Region::new(256, abi);
+    c.bytes[..4].copy_from_slice(b"node");
+    c.put(128, 0, 2)
+        .put(130, 0, 2)
+        .put(132, size, 4)
+        .put(136, 0, 4)
+        .put(140, size, 4)
+        .put(144, 0, 4)
+        .put(152, group, w)
+        .put(160, 0, w)
+        .put(168, VCRT, w);
+    mem.map(TargetAddr(COMM), c.bytes);
+    let mut v = Region::new(8 + 8 * vcrt.len(), abi);
+    v.put(0, vcrt.len() as u64, 4);
+    let mut vc = Region::new(8 * vcrt.len(), abi);
+    for (i, &rank) in vcrt.iter().enumerate() {
+        v.put(8 + (i * w) as u64, VCS + 8 * i as u64, w);
+        vc.put(8 * i as u64, rank, 4);
+    }
+    mem.map(TargetAddr(VCRT), v.bytes);
+    mem.map(TargetAddr(VCS), vc.bytes);
+}
+
+/// The reported bug: MPICH's node communicator on the node of world ranks
+/// 0 and 1 shares MPI_COMM_WORLD's 4-entry connection table (its members
+/// are the table's first two, in order), and was reported as [0, 1, 2, 3].
+#[test]
+fn a_communicator_sharing_a_longer_connection_table_gets_its_prefix() {
+    for abi in [TargetAbi::X86_64, TargetAbi::POWERPC] {
+        let (mut mem, symbols) = process(abi, &[], 0, &[]);
+        reshape(&mut mem, abi, 2, 0, &[0, 1, 2, 3]);
+        let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+        let c = &q.communicators[0];
+        assert_eq!(c.size, 2);
+        assert_eq!(c.group.as_deref(), Some(&[0, 1][..]), "{abi:?}");
+        assert!(q.diagnostics.iter().all(|d| !d.contains("world ranks")));
+    }
+}
+
+#[test]
+fn a_connection_table_shorter_than_the_communicator_gives_no_group() {
+    let abi = TargetAbi::X86_64;
+    let (mut mem, symbols) = process(abi, &[], 0, &[]);
+    reshape(&mut mem, abi, 3, 0, &[0, 1]);
+    let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+    assert_eq!(q.communicators[0].group, None);
+    let d = q
+        .diagnostics
+        .iter()
+        .find(|d| d.contains("no world ranks"))
+        .unwrap_or_else(|| panic!("{:?}", q.diagnostics));
+    assert!(d.contains("`node`"), "{d}");
+    assert!(d.contains("MPIDI_VCRT at 0x3000 holds 2 processes"), "{d}");
+    assert!(d.contains("has 3"), "{d}");
+}
+
+#[test]
+fn a_group_of_the_wrong_size_is_not_trusted() {
+    let abi = TargetAbi::X86_64;
+    let w = abi.address_bytes();
+    let group = |mem: &mut SyntheticMemory, lpids: &[u64]| {
+        let mut g = Region::new(16, abi);
+        g.put(0, lpids.len() as u64, 4).put(8, PMAP, w);
+        mem.map(TargetAddr(GROUP), g.bytes);
+        let mut p = Region::new(16 * lpids.len(), abi);
+        for (i, &l) in lpids.iter().enumerate() {
+            p.put(16 * i as u64, l, 8);
+        }
+        mem.map(TargetAddr(PMAP), p.bytes);
+    };
+    // A right group is used before the table.
+    let (mut mem, symbols) = process(abi, &[], 0, &[]);
+    reshape(&mut mem, abi, 2, GROUP, &[0, 1, 2, 3]);
+    group(&mut mem, &[6, 7]);
+    let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+    assert_eq!(q.communicators[0].group.as_deref(), Some(&[6, 7][..]));
+    // A group of 4 for a communicator of 2: the table's prefix answers.
+    group(&mut mem, &[6, 7, 8, 9]);
+    let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+    assert_eq!(q.communicators[0].group.as_deref(), Some(&[0, 1][..]));
+    // Neither fits: no list, and the group's error is reported.
+    reshape(&mut mem, abi, 5, GROUP, &[0, 1, 2, 3]);
+    let q = decode(&mem, &symbols, &layout(), &Limits::default()).unwrap();
+    assert_eq!(q.communicators[0].group, None);
+    assert!(
+        q.diagnostics
+            .iter()
+            .any(|d| d.contains("MPIR_Group at 0x6000 holds 4 processes")),
+        "{:?}",
+        q.diagnostics
+    );
 }

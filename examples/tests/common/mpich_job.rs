@@ -61,6 +61,18 @@ impl Job {
     /// in a fresh directory named `name`; an argument `{dir}` stands for
     /// that directory.
     pub fn start_program(name: &str, program: &str, args: &[&str], env: &[(&str, &Path)]) -> Job {
+        Self::start_launched(name, program, &[], args, env)
+    }
+
+    /// As [`Job::start_program`], with extra `mpiexec.hydra` options
+    /// (before the program) and environment values that are not paths.
+    pub fn start_launched<V: AsRef<std::ffi::OsStr>>(
+        name: &str,
+        program: &str,
+        launch: &[&str],
+        args: &[&str],
+        env: &[(&str, V)],
+    ) -> Job {
         let prefix = ref_mpich();
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
@@ -90,10 +102,11 @@ impl Job {
         );
         let mut mpiexec = Command::new(prefix.join("bin/mpiexec.hydra"))
             .args(["-n", "4"])
+            .args(launch)
             .arg(&exe)
             .args(args)
             .current_dir(&dir)
-            .envs(env.iter().copied())
+            .envs(env.iter().map(|(k, v)| (k, v.as_ref())))
             .stdout(Stdio::piped())
             .spawn()
             .expect("start mpiexec.hydra");

@@ -3,11 +3,13 @@
  * The main thread answers each line on stdin with "pong" from
  * main -> outer -> middle -> inner -> read(); a worker thread waits in
  * worker -> worker_wait -> pause(). Once both are about to block it prints
- * "ready". Each function does work after its call so that -O2 keeps the
+ * "ready". A line starting with 'a' makes inner() abort instead. Each
+ * function does work after its call so that -O2 keeps the
  * frames (no tail calls), and none is inlined, so the frames gdb shows are
  * the functions named here. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +20,10 @@ __attribute__((noinline)) int inner(int fd)
 {
     char buf[64];
     ssize_t n = read(fd, buf, sizeof buf);
+    /* "abort": a core from inside the stack (qemu-user writes guest cores
+     * only for a fatal signal of the guest's own). */
+    if (n > 0 && buf[0] == 'a')
+        abort();
     sink += (int)n;
     return (int)n;
 }
