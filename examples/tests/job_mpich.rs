@@ -357,7 +357,7 @@ fn chain_ends_at_the_rank_that_computes() {
         calls: [None, Some("MPI_Recv"), Some("MPI_Recv"), Some("MPI_Recv")],
     };
     let (job, live, cores) = check_job("hang_chain", &expected);
-    let line = job.source_line("HANG_LINE");
+    let line = job.source_line("/* HANG_LINE */");
     let location = format!("compute at hang_chain.c:{line}");
     for report in [&live, &cores] {
         assert_eq!(
