@@ -43,7 +43,7 @@ pub enum RankState {
     OutsideMpi,
     /// Read, but without stacks, so where it is is not known.
     Unknown,
-    /// It could not be read (see [`RankReport::error`]).
+    /// It could not be read (see [`RankReport::errors`]).
     Unreadable,
 }
 
