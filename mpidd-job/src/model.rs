@@ -162,6 +162,20 @@ pub enum FindingKind {
     UnreadableRanks,
 }
 
+impl FindingKind {
+    /// Every kind, most severe first.
+    pub const ALL: [FindingKind; 8] = [
+        FindingKind::DeadlockCycle,
+        FindingKind::WaitsOnRankOutsideMpi,
+        FindingKind::WaitsOnRankInMpi,
+        FindingKind::WaitsOnDeadlock,
+        FindingKind::UnmatchableReceive,
+        FindingKind::CollectiveMismatch,
+        FindingKind::UnreceivedMessage,
+        FindingKind::UnreadableRanks,
+    ];
+}
+
 /// One conclusion, with the ranks it involves.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
