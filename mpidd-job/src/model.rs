@@ -43,7 +43,7 @@ pub enum RankState {
     OutsideMpi,
     /// Read, but without stacks, so where it is is not known.
     Unknown,
-    /// It could not be read (see [`RankReport::error`]).
+    /// It could not be read (see [`RankReport::errors`]).
     Unreadable,
 }
 
@@ -160,6 +160,20 @@ pub enum FindingKind {
     UnreceivedMessage,
     /// Ranks that could not be read, so the verdict may miss something.
     UnreadableRanks,
+}
+
+impl FindingKind {
+    /// Every kind, most severe first.
+    pub const ALL: [FindingKind; 8] = [
+        FindingKind::DeadlockCycle,
+        FindingKind::WaitsOnRankOutsideMpi,
+        FindingKind::WaitsOnRankInMpi,
+        FindingKind::WaitsOnDeadlock,
+        FindingKind::UnmatchableReceive,
+        FindingKind::CollectiveMismatch,
+        FindingKind::UnreceivedMessage,
+        FindingKind::UnreadableRanks,
+    ];
 }
 
 /// One conclusion, with the ranks it involves.

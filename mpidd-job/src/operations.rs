@@ -1,7 +1,7 @@
 //! A rank's pending operations in world ranks, taken from its message
 //! queues, and the communicators they are on.
 
-use mpiq_core::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues};
+use mpiq_core::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol};
 
 use crate::model::{Operation, OperationKind};
 
@@ -140,22 +140,29 @@ fn arrival(op: &PendingOperation) -> (Option<String>, Option<bool>) {
     (protocol, decoded_synchronous(op))
 }
 
-// TEMPORARY shims until the decoder's context ids and protocols land.
-fn context_id(_comm: &Communicator) -> Option<i64> {
-    None
+fn context_id(comm: &Communicator) -> Option<i64> {
+    comm.context_id
 }
-fn decoded_protocol(_op: &PendingOperation) -> Option<String> {
-    None
+
+fn decoded_protocol(op: &PendingOperation) -> Option<String> {
+    match op.protocol? {
+        Protocol::Eager => Some("eager".to_string()),
+        Protocol::Rendezvous => Some("rendezvous".to_string()),
+        // A message to oneself: the sender waits for the match.
+        Protocol::SelfSend => Some("self".to_string()),
+        _ => None,
+    }
 }
-fn decoded_synchronous(_op: &PendingOperation) -> Option<bool> {
-    None
+
+fn decoded_synchronous(op: &PendingOperation) -> Option<bool> {
+    op.synchronous
 }
 
 /// Whether the sender of this unexpected message is still blocked in its
 /// send: a rendezvous send cannot finish before the receive is posted, and
-/// neither can a synchronous one.
+/// neither can a synchronous one or a send to oneself.
 pub(crate) fn sender_blocked(op: &Operation) -> bool {
-    op.protocol.as_deref() == Some("rendezvous") || op.synchronous == Some(true)
+    matches!(op.protocol.as_deref(), Some("rendezvous" | "self")) || op.synchronous == Some(true)
 }
 
 /// Whether a receive would match a message (same communicator assumed).

@@ -2,7 +2,9 @@
 //! a job of a given size, its communicators, its queues and its stack,
 //! said in MPI's terms (world ranks, tags) rather than as decoder output.
 
-use mpiq_core::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
+use mpiq_core::model::{
+    Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
+};
 
 use crate::reading::{Frame, RankReading, ThreadStack};
 
@@ -39,6 +41,8 @@ impl SyntheticRank {
             local_rank: local.map_or(-1, |l| l as i64),
             unique_id: self.comms.len() as u64,
             group: Some(members.to_vec()),
+            context_id: Some(context_of(name)),
+            recv_context_id: Some(context_of(name)),
             pending_sends: empty(),
             pending_receives: empty(),
             unexpected_messages: empty(),
@@ -110,6 +114,11 @@ impl SyntheticRank {
         op.actual_tag = tag;
         op.actual_length = bytes;
         op.system_buffer = !rendezvous;
+        op.protocol = Some(if rendezvous {
+            Protocol::Rendezvous
+        } else {
+            Protocol::Eager
+        });
         op.buffer = if rendezvous { 0 } else { 0x1000 };
         self.push(comm, |c| &mut c.unexpected_messages, op);
         self
@@ -192,5 +201,19 @@ fn operation(local: i64, world: i64, tag: Option<i64>, bytes: i64) -> PendingOpe
         actual_length: -1,
         extra_text: Vec::new(),
         desired_count: None,
+        protocol: None,
+        synchronous: None,
     }
+}
+
+/// The same context id for a communicator name in every rank, as MPICH
+/// agrees on one among a communicator's members; `MPI_COMM_WORLD`'s is 0.
+fn context_of(name: &str) -> i64 {
+    if name == "MPI_COMM_WORLD" {
+        return 0;
+    }
+    let h = name
+        .bytes()
+        .fold(0i64, |h, b| (h * 31 + i64::from(b)) & 0x3fff);
+    (h + 1) << 1
 }

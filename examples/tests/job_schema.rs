@@ -1,0 +1,73 @@
+//! docs/job-json.md lists every field of the job report's JSON: the
+//! fields the code writes must be exactly the ones documented, so the
+//! document cannot drift from the schema it describes.
+
+use std::collections::BTreeSet;
+
+use mpidd_job::synthetic::SyntheticRank;
+use serde_json::Value;
+
+/// The first-column field names of the table under `## heading`.
+fn documented(doc: &str, heading: &str) -> BTreeSet<String> {
+    let start = doc
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("docs/job-json.md has no section {heading}"));
+    let section = &doc[start + heading.len() + 5..];
+    let end = section.find("\n## ").unwrap_or(section.len());
+    section[..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect()
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().expect("an object").keys().cloned().collect()
+}
+
+#[test]
+fn the_documented_fields_are_the_written_ones() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/job-json.md"))
+        .expect("read docs/job-json.md");
+    let readings = vec![
+        SyntheticRank::new(0, 2)
+            .receive("MPI_COMM_WORLD", 1, Some(3))
+            .unexpected("MPI_COMM_WORLD", 1, 4, 1 << 20, true)
+            .stack(&["main", "MPI_Recv", "poll"])
+            .reading(),
+        SyntheticRank::new(1, 2)
+            .receive("MPI_COMM_WORLD", 0, Some(3))
+            .stack(&["main", "MPI_Ssend", "poll"])
+            .reading(),
+    ];
+    let report = serde_json::to_value(mpidd_job::analyze(&readings)).unwrap();
+    assert_eq!(report["schema"], mpidd_job::SCHEMA);
+    assert_eq!(keys(&report), documented(&doc, "Top level"));
+    let rank = &report["ranks"][0];
+    assert_eq!(keys(rank), documented(&doc, "rank"));
+    let op = &rank["pending"][0];
+    assert_eq!(keys(op), documented(&doc, "operation"));
+    let edge_fields: BTreeSet<String> = ["from", "to", "kind", "communicator", "tag", "any_source"]
+        .map(String::from)
+        .into();
+    assert!(doc.contains("`{from, to, kind, communicator, tag, any_source}`"));
+    assert_eq!(keys(&report["edges"][0]), edge_fields);
+    let finding = &report["findings"][0];
+    assert!(doc.contains("`{kind, ranks, summary, operations: [{rank, operation}]}`"));
+    assert_eq!(
+        keys(finding),
+        ["kind", "ranks", "summary", "operations"]
+            .map(String::from)
+            .into()
+    );
+    // Every finding kind the code can write is documented.
+    for kind in mpidd_job::FindingKind::ALL {
+        let kind = serde_json::to_value(kind).unwrap();
+        let kind = kind.as_str().unwrap();
+        assert!(
+            doc.contains(&format!("| `{kind}` |")),
+            "{kind} is not documented"
+        );
+    }
+}
