@@ -118,7 +118,11 @@ pub fn descendants(pid: i32) -> Vec<i32> {
     let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
-            let Some(p) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
                 continue;
             };
             if let Some(parent) = parent_of(p) {

@@ -5,4 +5,6 @@ use crate::model::JobReport;
 #[error("stand-in")]
 pub struct RenderError;
 /// stand-in
-pub fn to_svg(_report: &JobReport) -> Result<String, RenderError> { Err(RenderError) }
+pub fn to_svg(_report: &JobReport) -> Result<String, RenderError> {
+    Err(RenderError)
+}

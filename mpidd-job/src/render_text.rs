@@ -53,7 +53,11 @@ pub fn to_text(report: &JobReport) -> String {
             .map(|l| format!(", at {l}"))
             .unwrap_or_default();
         let pid = r.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
-        let host = r.host.as_ref().map(|h| format!(" on {h}")).unwrap_or_default();
+        let host = r
+            .host
+            .as_ref()
+            .map(|h| format!(" on {h}"))
+            .unwrap_or_default();
         let _ = writeln!(s, "  rank {}{pid}{host}: {state}{place}", r.world_rank);
         for op in &r.pending {
             let _ = writeln!(s, "    {}", operation(op));

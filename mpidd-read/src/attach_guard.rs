@@ -315,7 +315,11 @@ const GETREGS: &str = "PTRACE_GETREGS";
 const GETREGS: &str = "PTRACE_GETREGSET";
 
 /// The kernel's `user_regs_struct` of this host, in the kernel's order.
-#[cfg(all(target_os = "linux", target_arch = "x86_64", any(target_env = "gnu", target_env = "musl")))]
+#[cfg(all(
+    target_os = "linux",
+    target_arch = "x86_64",
+    any(target_env = "gnu", target_env = "musl")
+))]
 fn host_registers(tid: i32, r: &nix::libc::user_regs_struct) -> ThreadRegisters {
     let general = vec![
         r.r15, r.r14, r.r13, r.r12, r.rbp, r.rbx, r.r11, r.r10, r.r9, r.r8, r.rax, r.rcx, r.rdx,
@@ -334,7 +338,11 @@ fn host_registers(tid: i32, r: &nix::libc::user_regs_struct) -> ThreadRegisters 
 }
 
 /// The kernel's `user_pt_regs` of this host, in the kernel's order.
-#[cfg(all(target_os = "linux", target_arch = "aarch64", any(target_env = "gnu", target_env = "musl")))]
+#[cfg(all(
+    target_os = "linux",
+    target_arch = "aarch64",
+    any(target_env = "gnu", target_env = "musl")
+))]
 fn host_registers(tid: i32, r: &nix::libc::user_regs_struct) -> ThreadRegisters {
     let mut general = r.regs.to_vec();
     general.extend([r.sp, r.pc, r.pstate]);

@@ -252,12 +252,7 @@ impl CachedObject {
             debug_frame: self.debug_frame.as_ref().map(|s| s.bytes.clone()),
             ..Default::default()
         };
-        Module::new(
-            name.to_string(),
-            self.avma(bias),
-            bias,
-            info,
-        )
+        Module::new(name.to_string(), self.avma(bias), bias, info)
     }
 
     fn avma(&self, bias: u64) -> Range<u64> {
@@ -408,7 +403,10 @@ impl StackUnwinder {
                 let walk = match regs.arch {
                     StackArch::X86_64 => {
                         let (unwinder, cache) = x86_64.get_or_insert_with(|| {
-                            (with_modules(UnwinderX86_64::new(), &placed), CacheX86_64::new())
+                            (
+                                with_modules(UnwinderX86_64::new(), &placed),
+                                CacheX86_64::new(),
+                            )
                         });
                         walk(
                             unwinder,
@@ -422,7 +420,10 @@ impl StackUnwinder {
                     }
                     StackArch::Aarch64 => {
                         let (unwinder, cache) = aarch64.get_or_insert_with(|| {
-                            (with_modules(UnwinderAarch64::new(), &placed), CacheAarch64::new())
+                            (
+                                with_modules(UnwinderAarch64::new(), &placed),
+                                CacheAarch64::new(),
+                            )
                         });
                         walk(
                             unwinder,
@@ -757,13 +758,15 @@ pub fn live_stacks(
     any(target_env = "gnu", target_env = "musl")
 ))]
 fn live_registers(guard: &AttachGuard) -> Result<Vec<ThreadRegisters>, StackError> {
-    guard.thread_registers().map_err(|source| StackError::Registers {
-        tid: match &source {
-            AttachError::Ptrace { tid, .. } | AttachError::StopTimeout { tid, .. } => *tid,
-            _ => guard.pid(),
-        },
-        source,
-    })
+    guard
+        .thread_registers()
+        .map_err(|source| StackError::Registers {
+            tid: match &source {
+                AttachError::Ptrace { tid, .. } | AttachError::StopTimeout { tid, .. } => *tid,
+                _ => guard.pid(),
+            },
+            source,
+        })
 }
 
 #[cfg(not(all(

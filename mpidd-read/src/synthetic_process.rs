@@ -269,7 +269,12 @@ impl SyntheticObject {
         let data_index = w.reserve_section_index();
         let debug_sections: Vec<_> = debug
             .iter()
-            .map(|(name, _)| (w.add_section_name(name.as_bytes()), w.reserve_section_index()))
+            .map(|(name, _)| {
+                (
+                    w.add_section_name(name.as_bytes()),
+                    w.reserve_section_index(),
+                )
+            })
             .collect();
 
         // Local symbols come first in a symbol table.
@@ -291,11 +296,7 @@ impl SyntheticObject {
         let names: Vec<_> = symbols
             .iter()
             .map(|(name, _, _, is_function, _)| {
-                w.reserve_symbol_index(Some(if *is_function {
-                    text_index
-                } else {
-                    data_index
-                }));
+                w.reserve_symbol_index(Some(if *is_function { text_index } else { data_index }));
                 w.add_string(name.as_bytes())
             })
             .collect();
@@ -355,7 +356,11 @@ impl SyntheticObject {
         w.write_null_symbol();
         for ((_, value, size, is_function, local), string) in symbols.iter().zip(&names) {
             w.write_symbol(&Sym {
-                section: Some(if *is_function { text_index.0 } else { data_index.0 }),
+                section: Some(if *is_function {
+                    text_index.0
+                } else {
+                    data_index.0
+                }),
                 st_name: w.string_offset(Some(*string)),
                 st_info: elf::SymbolInfo::new(
                     if *local {

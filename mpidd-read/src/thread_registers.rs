@@ -150,8 +150,13 @@ mod tests {
 
     #[test]
     fn x86_64_takes_rip_rsp_rbp_by_kernel_order() {
-        let regs = from_prstatus(EM_X86_64, TargetAbi::X86_64, 7, &prstatus(ByteOrder::Little, 27))
-            .unwrap();
+        let regs = from_prstatus(
+            EM_X86_64,
+            TargetAbi::X86_64,
+            7,
+            &prstatus(ByteOrder::Little, 27),
+        )
+        .unwrap();
         assert_eq!((regs.pc, regs.sp, regs.fp, regs.lr), (17, 20, 5, None));
         assert_eq!(regs.general.len(), 27);
         assert_eq!(regs.tid, 7);

@@ -118,7 +118,10 @@ impl Target {
             if states.len() == 2 && states.iter().all(|s| s == "S") {
                 return;
             }
-            assert!(Instant::now() < deadline, "threads never blocked: {states:?}");
+            assert!(
+                Instant::now() < deadline,
+                "threads never blocked: {states:?}"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -270,9 +273,12 @@ fn open_core(core: &Path, exe: &Path, debug: DebugSearch) -> CoreTarget {
 fn assert_program_frames(stacks: &[ThreadStack], pid: i32) {
     let main = stacks.iter().find(|s| s.tid == pid).expect("main thread");
     let main_names = names(main);
-    let at = main_names.iter().position(|n| *n == "inner").unwrap_or_else(|| {
-        panic!("no inner in {main_names:?}");
-    });
+    let at = main_names
+        .iter()
+        .position(|n| *n == "inner")
+        .unwrap_or_else(|| {
+            panic!("no inner in {main_names:?}");
+        });
     assert_eq!(main_names[at..at + 4], ["inner", "middle", "outer", "main"]);
     assert!(main_names[0].contains("read"), "{main_names:?}");
     let worker = stacks.iter().find(|s| s.tid != pid).expect("worker thread");
@@ -296,8 +302,15 @@ fn core_stacks_agree_with_gdb() {
     assert_eq!(compare_with_gdb(exe, &core, &ours, &gdb), 6);
     // The program's frames carry their source lines from DWARF.
     let main = ours.iter().find(|s| s.tid == target.pid()).unwrap();
-    let inner = main.frames.iter().find(|f| f.function.as_deref() == Some("inner")).unwrap();
-    assert!(inner.file.as_deref().unwrap().ends_with("stacks.c"), "{inner:?}");
+    let inner = main
+        .frames
+        .iter()
+        .find(|f| f.function.as_deref() == Some("inner"))
+        .unwrap();
+    assert!(
+        inner.file.as_deref().unwrap().ends_with("stacks.c"),
+        "{inner:?}"
+    );
     assert!(inner.line.is_some());
     // A clean walk reaches the thread's entry point without an error.
     for s in &ours {
@@ -324,7 +337,10 @@ fn elf_symbols_alone_name_frames_as_gdb_does() {
     std::fs::create_dir_all(&nowhere).unwrap();
     let gdb = gdb_stacks(exe, &core, Some(nowhere.to_str().unwrap()));
     let unwinder = StackUnwinder::default();
-    let ours = core_stacks(&open_core(&core, exe, DebugSearch::new([&nowhere])), &unwinder);
+    let ours = core_stacks(
+        &open_core(&core, exe, DebugSearch::new([&nowhere])),
+        &unwinder,
+    );
     assert_program_frames(&ours, target.pid());
     compare_with_gdb(exe, &core, &ours, &gdb);
 }
@@ -336,7 +352,10 @@ fn stripped_program_unwinds_through_eh_frame() {
     let core = target.gcore("core-stripped");
     let gdb = gdb_stacks(stripped, &core, None);
     let unwinder = StackUnwinder::default();
-    let ours = core_stacks(&open_core(&core, stripped, DebugSearch::default()), &unwinder);
+    let ours = core_stacks(
+        &open_core(&core, stripped, DebugSearch::default()),
+        &unwinder,
+    );
     // Same frames as gdb, the program's own unnamed (strip removed
     // .symtab, and .dynsym never had them), libc's still named.
     assert_eq!(compare_with_gdb(stripped, &core, &ours, &gdb), 0);
@@ -352,7 +371,9 @@ fn stripped_program_unwinds_through_eh_frame() {
     assert!(own.iter().all(|f| f.function.is_none() && f.line.is_none()));
     // libc's frames are named, from its .dynsym at least.
     assert!(
-        names(main).iter().any(|n| n.starts_with("__libc_start_main")),
+        names(main)
+            .iter()
+            .any(|n| n.starts_with("__libc_start_main")),
         "{:?}",
         names(main)
     );

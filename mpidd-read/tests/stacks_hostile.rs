@@ -84,7 +84,10 @@ fn unreadable_stack_gives_the_first_frame_and_the_read_error() {
     assert!(!stack.truncated);
     let error = stack.error.expect("an error");
     assert!(error.contains("stack"), "{error}");
-    assert!(error.contains("0x7fff0200"), "the frame pointer's address: {error}");
+    assert!(
+        error.contains("0x7fff0200"),
+        "the frame pointer's address: {error}"
+    );
 }
 
 #[test]
@@ -171,7 +174,10 @@ fn a_chain_into_unmapped_memory_ends_with_the_read_error() {
     assert_eq!(stack.frames.len(), 7, "{stack:?}");
     assert_eq!(stack.frames[6].pc, CODE + 0x999);
     let error = stack.error.expect("an error");
-    assert!(error.contains("0x80001000"), "the unmapped caller's record: {error}");
+    assert!(
+        error.contains("0x80001000"),
+        "the unmapped caller's record: {error}"
+    );
 }
 
 #[test]
