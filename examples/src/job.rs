@@ -161,12 +161,11 @@ pub fn run(args: JobArgs) -> Result<(), JobError> {
     }
     let mut readings = read_with_progress(&reader, &targets);
     if let Some(path) = &args.launcher_core {
-        let table = launcher_core_table(path, &core_options).map_err(|reason| {
-            JobError::LauncherCore {
+        let table =
+            launcher_core_table(path, &core_options).map_err(|reason| JobError::LauncherCore {
                 path: path.clone(),
                 reason,
-            }
-        })?;
+            })?;
         apply_launcher_table(&mut readings, &table);
     }
     let report = analyze(&readings);
@@ -197,7 +196,10 @@ fn print(report: &JobReport, args: &JobArgs) -> Result<(), JobError> {
                 None
             }
         };
-        std::fs::write(path, mpidd_job::render_html::to_html(report, svg.as_deref()))?;
+        std::fs::write(
+            path,
+            mpidd_job::render_html::to_html(report, svg.as_deref()),
+        )?;
         eprintln!("mpidd: wrote {}", path.display());
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
