@@ -1,11 +1,23 @@
-//! `mpidd demo`: a synthetic MPI job — a metadirectory that is also the
-//! MPIR starter, two directories, ranks of which some were spawned — laid
-//! out as several target ABIs would lay it out, written as real ELF core
-//! files, and read back from those files alone with the MPIR reader and the
-//! MPI-2 walker.
+//! `mpidd demo`, in two parts.
+//!
+//! First a hung MPI job: six MPICH CH3 ranks written as real ELF cores
+//! (with the executable and libraries they map), read back from those files
+//! by the job reader (queues by the native decoder, stacks by the unwinder)
+//! and analysed. The demo checks that the analysis found the cycle and the
+//! chain that were laid out, and fails otherwise, so it is a real check. It
+//! leaves the cores, `job.svg` and `job.html` in the system's temporary
+//! directory under `mpidd-demo`.
+//!
+//! Then a synthetic MPIR/MPI-2 job — a metadirectory that is also the MPIR
+//! starter, two directories, ranks of which some were spawned — laid out as
+//! several target ABIs would lay it out, written as real ELF core files,
+//! and read back from those files alone with the MPIR reader and the MPI-2
+//! walker.
 
 use std::path::{Path, PathBuf};
 
+use mpidd_job::synthetic_cores::{demo_job, write_hung_job};
+use mpidd_job::{analyze, FindingKind, JobReader, JobReport, RankState, RankTarget, ReadOptions};
 use mpidd_read::mpi2dd::Mpi2ddPeer;
 use mpidd_read::mpir::{self, MpirState};
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
@@ -29,6 +41,12 @@ pub enum DemoError {
     /// The job read back is not the one written.
     #[error("{abi}: the job read back from the cores differs from the one written")]
     Mismatch { abi: TargetAbi },
+    /// The hung job's files could not be written.
+    #[error("cannot write the hung job under {dir}: {message}")]
+    WriteJob { dir: PathBuf, message: String },
+    /// The analysis of the hung job is not what was laid out.
+    #[error("the hung job read back from its cores was analysed wrongly: {0}")]
+    Analysis(String),
     /// JSON output failed.
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -130,8 +148,19 @@ struct AbiReport {
     sizes: Vec<(&'static str, usize)>,
 }
 
+/// The hung job: where its files are, and its report.
+#[derive(Serialize)]
+struct HungJob {
+    dir: PathBuf,
+    cores: Vec<PathBuf>,
+    svg: Option<PathBuf>,
+    html: PathBuf,
+    report: JobReport,
+}
+
 #[derive(Serialize)]
 struct Report {
+    hung_job: HungJob,
     abis: Vec<AbiReport>,
     mpir: MpirState,
     mpi2dd: JobTree,
@@ -200,6 +229,7 @@ fn round_trip(abi: TargetAbi, dir: &Path) -> Result<(AbiReport, MpirState, JobTr
 /// Builds, writes and reads the job for each ABI, checks they agree, and
 /// prints the result.
 pub fn run(json: bool) -> Result<(), DemoError> {
+    let (hung_job, warnings) = hung_job()?;
     let abis = [
         ("x86_64", TargetAbi::X86_64),
         (
@@ -243,16 +273,109 @@ pub fn run(json: bool) -> Result<(), DemoError> {
         return Err(DemoError::Mismatch { abi: abis[0].1 });
     }
     let report = Report {
+        hung_job,
         abis: reports,
         mpir,
         mpi2dd: tree,
     };
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        print_hung_job(&report.hung_job);
         print_text(&report, &abis.map(|(n, _)| n));
     }
     Ok(())
+}
+
+/// Writes the hung job's cores, reads them back, analyses them and checks
+/// the analysis; writes the SVG (if it renders) and the HTML page beside
+/// the cores. Returns the job and the warnings to show.
+fn hung_job() -> Result<(HungJob, Vec<String>), DemoError> {
+    let dir = std::env::temp_dir().join("mpidd-demo");
+    let write_err = |e: &dyn std::fmt::Display| DemoError::WriteJob {
+        dir: dir.clone(),
+        message: e.to_string(),
+    };
+    let job = write_hung_job(&dir, &demo_job()).map_err(|e| write_err(&e))?;
+    let reader = JobReader::new(ReadOptions {
+        layouts: Some(job.layouts.clone()),
+        ..Default::default()
+    });
+    let targets: Vec<RankTarget> = job.cores.iter().map(RankTarget::core).collect();
+    let report = analyze(&reader.read_all(&targets, &|_, _| {}));
+    check(&report)?;
+    let mut warnings = Vec::new();
+    let svg = match mpidd_job::render_svg::to_svg(&report) {
+        Ok(svg) => {
+            let path = job.dir.join("job.svg");
+            std::fs::write(&path, &svg).map_err(|e| write_err(&e))?;
+            Some((path, svg))
+        }
+        Err(e) => {
+            warnings.push(format!("the wait-for graph was not drawn as SVG: {e}"));
+            None
+        }
+    };
+    let html = job.dir.join("job.html");
+    let page = mpidd_job::render_html::to_html(&report, svg.as_ref().map(|(_, s)| s.as_str()));
+    std::fs::write(&html, page).map_err(|e| write_err(&e))?;
+    let hung = HungJob {
+        dir: job.dir,
+        cores: job.cores,
+        svg: svg.map(|(p, _)| p),
+        html,
+        report,
+    };
+    Ok((hung, warnings))
+}
+
+/// The analysis must find what `demo_job` laid out: the cycle 0 → 1 → 2
+/// across `MPI_COMM_WORLD` and `halo`, and the chain 3 → 4 → 5 that ends at
+/// rank 5 computing outside MPI.
+fn check(report: &JobReport) -> Result<(), DemoError> {
+    let fail = |what: String| Err(DemoError::Analysis(what));
+    if let Some(r) = report.ranks.iter().find(|r| !r.errors.is_empty()) {
+        return fail(format!("rank {}: {}", r.world_rank, r.errors.join("; ")));
+    }
+    if report.cycles != [vec![0, 1, 2]] {
+        return fail(format!("cycles {:?}, expected [[0, 1, 2]]", report.cycles));
+    }
+    let chain = report
+        .findings
+        .iter()
+        .any(|f| f.kind == FindingKind::WaitsOnRankOutsideMpi && f.ranks == [3, 4, 5]);
+    if !chain {
+        return fail("no chain 3 → 4 → 5 ending outside MPI".to_string());
+    }
+    let last = report.ranks.iter().find(|r| r.world_rank == 5);
+    if !last.is_some_and(|r| {
+        r.state == RankState::OutsideMpi && r.location.as_deref() == Some("compute at solver.c:42")
+    }) {
+        return fail("rank 5 is not seen computing at solver.c:42".to_string());
+    }
+    Ok(())
+}
+
+fn print_hung_job(job: &HungJob) {
+    println!(
+        "A hung MPI job: {} MPICH CH3 ranks written as ELF cores, read back from the files",
+        job.cores.len()
+    );
+    println!("(queues by the native decoder, stacks by the unwinder) and analysed:\n");
+    print!("{}", mpidd_job::render_text::to_text(&job.report));
+    println!("\nFiles in {}:", job.dir.display());
+    println!(
+        "  cores      core.0 .. core.{}",
+        job.cores.len().saturating_sub(1)
+    );
+    if let Some(svg) = &job.svg {
+        println!("  graph      {}", svg.display());
+    }
+    println!("  page       {}", job.html.display());
+    println!("\n{}\n", "-".repeat(78));
 }
 
 fn print_text(report: &Report, names: &[&str]) {

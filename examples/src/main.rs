@@ -1,8 +1,10 @@
 //! `mpidd`: shows what MPI launchers and libraries expose to debuggers.
 //!
-//! - `mpidd demo` builds a synthetic MPIR and MPI-2 job, writes it as ELF
-//!   core files for several target ABIs, reads it back with the MPIR reader
-//!   and the MPI-2 walker, and prints what it read.
+//! - `mpidd demo` writes a synthetic hung job as rank cores, reads them
+//!   back and says why it hangs; then builds a synthetic MPIR and MPI-2
+//!   job, writes it as ELF core files for several target ABIs, reads it
+//!   back with the MPIR reader and the MPI-2 walker, and prints what it
+//!   read.
 //! - `mpidd procs` reads the MPIR process table of a core file or a live
 //!   process.
 //! - `mpidd queues` reads one MPI process's message queues through a vendor
@@ -40,8 +42,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write a synthetic MPIR/MPI-2 job as core files for several target
-    /// ABIs, read it back with the walker and print it.
+    /// Write a synthetic hung MPI job as rank cores, read them back and say
+    /// why it hangs (checked); then write a synthetic MPIR/MPI-2 job as core
+    /// files for several target ABIs, read it back with the walker and
+    /// print it.
     Demo {
         /// Print JSON instead of text.
         #[arg(long)]

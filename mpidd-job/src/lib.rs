@@ -53,6 +53,7 @@ pub mod render_svg;
 pub mod render_text;
 pub mod stack_tree;
 pub mod synthetic;
+pub mod synthetic_cores;
 mod verdict;
 mod wait_graph;
 

@@ -87,6 +87,7 @@ mod symbols;
 mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
+pub mod synthetic_process;
 mod thread_registers;
 mod type_error;
 mod type_layout;

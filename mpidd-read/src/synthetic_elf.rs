@@ -22,7 +22,7 @@ pub(crate) const AT_NULL: u64 = 0;
 pub(crate) const AT_PAGESZ: u64 = 6;
 pub(crate) const AT_ENTRY: u64 = 9;
 
-const PAGE: u64 = 4096;
+pub(crate) const PAGE: u64 = 4096;
 
 /// Options for [`SyntheticJob::write_files`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,7 +53,7 @@ pub enum WriteError {
     },
 }
 
-fn machine(abi: TargetAbi) -> elf::Machine {
+pub(crate) fn machine(abi: TargetAbi) -> elf::Machine {
     match (abi.byte_order, abi.address_width) {
         (ByteOrder::Little, AddressWidth::W64) => elf::EM_X86_64,
         (ByteOrder::Little, AddressWidth::W32) => elf::EM_386,
@@ -62,7 +62,7 @@ fn machine(abi: TargetAbi) -> elf::Machine {
     }
 }
 
-fn endianness(abi: TargetAbi) -> Endianness {
+pub(crate) fn endianness(abi: TargetAbi) -> Endianness {
     match abi.byte_order {
         ByteOrder::Little => Endianness::Little,
         ByteOrder::Big => Endianness::Big,
@@ -70,29 +70,29 @@ fn endianness(abi: TargetAbi) -> Endianness {
 }
 
 /// Target-order words and notes, written without the decoders' help.
-struct Bytes {
+pub(crate) struct Bytes {
     abi: TargetAbi,
-    out: Vec<u8>,
+    pub(crate) out: Vec<u8>,
 }
 
 impl Bytes {
-    fn new(abi: TargetAbi) -> Self {
+    pub(crate) fn new(abi: TargetAbi) -> Self {
         Bytes {
             abi,
             out: Vec::new(),
         }
     }
 
-    fn uint(&mut self, v: u64, size: usize) {
+    pub(crate) fn uint(&mut self, v: u64, size: usize) {
         push_uint(&mut self.out, self.abi.byte_order, v, size);
     }
 
-    fn word(&mut self, v: u64) {
+    pub(crate) fn word(&mut self, v: u64) {
         self.uint(v, self.abi.address_bytes());
     }
 
     /// One ELF note: header, name and descriptor, each padded to 4 bytes.
-    fn note(&mut self, name: &[u8], n_type: u32, desc: &[u8]) {
+    pub(crate) fn note(&mut self, name: &[u8], n_type: u32, desc: &[u8]) {
         self.uint(name.len() as u64 + 1, 4);
         self.uint(desc.len() as u64, 4);
         self.uint(u64::from(n_type), 4);
