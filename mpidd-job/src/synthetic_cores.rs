@@ -437,6 +437,7 @@ mod layout {
     pub const DREQ_DATATYPE: u64 = 24;
     pub const DREQ_RECV_DATA_SZ: u64 = 32;
     pub const DREQ_TMPBUF: u64 = 40;
+    pub const DREQ_STATE: u64 = 48;
     pub const MATCH_PARTS: u64 = 0;
     pub const PARTS_TAG: u64 = 0;
     pub const PARTS_RANK: u64 = 4;
@@ -507,6 +508,7 @@ pub fn layout_table() -> LayoutTable {
             ("datatype", DREQ_DATATYPE),
             ("recv_data_sz", DREQ_RECV_DATA_SZ),
             ("tmpbuf", DREQ_TMPBUF),
+            ("state", DREQ_STATE),
         ],
     );
     t.insert("MPIDI_Message_match", 8, &[("parts", MATCH_PARTS)]);
@@ -822,6 +824,13 @@ fn rank_core(
         let c = find(&u.comm)?;
         let at = request(&mut heap, u.tag, local(c, u.source)?, c.context);
         heap.put(at + REQ_DEV + DREQ_RECV_DATA_SZ, u.bytes, 8);
+        // The message kind in MPICH's `dev.state` (mpidimpl.h): 1 for an
+        // eager message, 2 for a rendezvous request-to-send.
+        heap.put(
+            at + REQ_DEV + DREQ_STATE,
+            if u.rendezvous { 2 } else { 1 },
+            4,
+        );
         if !u.rendezvous {
             let data = heap.alloc(u.bytes.clamp(1, 64), 8);
             heap.put(at + REQ_DEV + DREQ_TMPBUF, data, 8);
