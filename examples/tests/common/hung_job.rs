@@ -50,7 +50,12 @@ impl HungJob {
             source.display(),
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut mpiexec = Command::new(prefix.join("bin/mpiexec.hydra"))
+        // The blocked ranks busy-poll: at the lowest priority they leave the
+        // CPUs to mpidd, which reads them (nice execs, so the pid is
+        // mpiexec's).
+        let mut mpiexec = Command::new("nice")
+            .args(["-n", "19"])
+            .arg(prefix.join("bin/mpiexec.hydra"))
             .args(["-n", "4"])
             .arg(&exe)
             .current_dir(&dir)
