@@ -196,7 +196,7 @@ fn edges(comms: &BTreeMap<i64, Vec<CommOps>>, states: &BTreeMap<i64, RankState>)
             }
         }
     }
-    edges.sort_by(|a, b| (a.from, a.to).cmp(&(b.from, b.to)));
+    edges.sort_by_key(|a| (a.from, a.to));
     (edges, inferred_from, inferred)
 }
 
