@@ -49,7 +49,11 @@ cleanup() {
 trap cleanup EXIT
 
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" --example make_seeds
-gen="$here/target/release/examples/make_seeds"
+# Where cargo put it: CARGO_TARGET_DIR when set (relative to here, as
+# cargo reads it), else the fuzz workspace's own target directory.
+target_dir="${CARGO_TARGET_DIR:-$here/target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+gen="$target_dir/release/examples/make_seeds"
 
 echo "== synthetic seeds"
 "$gen" synthetic "$out"
