@@ -40,7 +40,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         states.insert(r.world_rank, r.state.clone());
     }
     for reading in readings {
-        if let (Some(world), Some(queues)) = (reading.world_rank, &reading.queues) {
+        if let (Some(world @ 0..), Some(queues)) = (reading.world_rank, &reading.queues) {
             comms
                 .entry(world)
                 .or_insert_with(|| rank_operations(queues));
@@ -48,7 +48,12 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
     }
     // Pending operations as the report lists them.
     for (world, list) in &comms {
-        let r = &mut ranks[by_world[world]];
+        // Only ranks with a known, non-negative world rank are indexed; a
+        // reading that came from elsewhere may carry anything.
+        let Some(&i) = by_world.get(world) else {
+            continue;
+        };
+        let r = &mut ranks[i];
         for c in list {
             r.pending.extend(c.receives.iter().cloned());
             r.pending.extend(c.sends.iter().cloned());

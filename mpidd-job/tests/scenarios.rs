@@ -290,3 +290,15 @@ fn an_unreadable_rank_is_reported_and_the_rest_analysed() {
         Some(FindingKind::UnreadableRanks)
     );
 }
+
+#[test]
+fn a_reading_with_a_negative_world_rank_is_not_matched_and_does_not_panic() {
+    let mut odd = SyntheticRank::new(0, 2)
+        .receive(WORLD, 1, Some(0))
+        .stack(&in_call("MPI_Recv"))
+        .reading();
+    odd.world_rank = Some(-5);
+    let report = analyze(&[odd]);
+    assert!(report.edges.is_empty());
+    assert_eq!(report.ranks[0].world_rank, -5);
+}
