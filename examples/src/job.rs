@@ -9,8 +9,10 @@ use mpidd_job::discover::{
     apply_launcher_table, cores_in, launcher_core_table, ranks_of_pid, DiscoverError, Found,
 };
 use mpidd_job::{analyze, JobReader, JobReport, RankReading, RankTarget, ReadOptions};
-use mpidd_read::{CoreTargetOptions, DebugSearch, FileSearch, Limits};
+use mpidd_read::Limits;
 use mpiq_core::{MqsError, MqsLibrary};
+
+use crate::target_args::core_options;
 
 /// The arguments of `mpidd job`.
 #[derive(clap::Args)]
@@ -104,19 +106,13 @@ pub enum JobError {
 
 /// Reads the job and prints its report.
 pub fn run(args: JobArgs) -> Result<(), JobError> {
-    let core_options = CoreTargetOptions {
-        exe: args.exe.clone(),
-        search: FileSearch {
-            sysroot: args.sysroot.clone(),
-            search_path: args.search_path.clone(),
-        },
-        debug: if args.debug_dir.is_empty() {
-            DebugSearch::default()
-        } else {
-            DebugSearch::new(args.debug_dir.clone())
-        },
-        limits: Limits::default(),
-    };
+    let core_options = core_options(
+        args.exe.clone(),
+        args.sysroot.clone(),
+        args.search_path.clone(),
+        args.debug_dir.clone(),
+        &Limits::default(),
+    );
     let mut targets = Vec::new();
     for &pid in &args.pid {
         let (found, ranks) = ranks_of_pid(pid, &Limits::default())?;

@@ -55,24 +55,42 @@ impl TargetArgs {
         match (self.core.clone(), self.pid) {
             (Some(core), _) => Source::Core {
                 core,
-                options: CoreTargetOptions {
-                    exe: self.exe.clone(),
-                    search: FileSearch {
-                        sysroot: self.sysroot.clone(),
-                        search_path: self.search_path.clone(),
-                    },
-                    debug: if self.debug_dir.is_empty() {
-                        DebugSearch::default()
-                    } else {
-                        DebugSearch::new(self.debug_dir.clone())
-                    },
-                    limits: *limits,
-                },
+                options: core_options(
+                    self.exe.clone(),
+                    self.sysroot.clone(),
+                    self.search_path.clone(),
+                    self.debug_dir.clone(),
+                    limits,
+                ),
             },
             // clap requires one of --core and --pid; a pid of 0 is then
             // refused by the kernel with a clear error, never a panic.
             (None, pid) => Source::Pid(pid.unwrap_or(0)),
         }
+    }
+}
+
+/// How to open cores, from the options every command that reads cores
+/// takes (`--exe`, `--sysroot`, `--search-path`, `--debug-dir`).
+pub fn core_options(
+    exe: Option<PathBuf>,
+    sysroot: Option<PathBuf>,
+    search_path: Vec<PathBuf>,
+    debug_dir: Vec<PathBuf>,
+    limits: &Limits,
+) -> CoreTargetOptions {
+    CoreTargetOptions {
+        exe,
+        search: FileSearch {
+            sysroot,
+            search_path,
+        },
+        debug: if debug_dir.is_empty() {
+            DebugSearch::default()
+        } else {
+            DebugSearch::new(debug_dir)
+        },
+        limits: *limits,
     }
 }
 
