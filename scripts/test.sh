@@ -74,6 +74,10 @@ echo "   $MPIDD_REF_MPICH"
 
 echo "== cargo fmt"
 cargo fmt --all -- --check
+# fuzz/ is its own workspace with its own lock file: a dependency added to a
+# crate it fuzzes must reach that lock too. Checked here, before the long
+# steps, rather than found stale at the end.
+cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo doc"
