@@ -4,7 +4,7 @@ use std::io::Write;
 
 use mpidd_read::{Limits, SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::TargetAddr;
-use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich, OracleLayouts};
+use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich};
 use serde_json::Value;
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, TargetArgs};
@@ -144,8 +144,7 @@ impl ReadTarget for HandleReader<'_> {
 
 fn read<T: OpenTarget>(t: &T, args: &HandleArgs, limits: Limits) -> Result<Value, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
-    let layouts = OracleLayouts::new(&oracle);
-    let mpich = Mpich::new(t, t, &layouts, limits)?;
+    let mpich = Mpich::new(t, t, &oracle, limits)?;
     let resolver: &dyn HandleResolver = &mpich;
     if args.kind == HandleKind::Status {
         let addr = match (&args.var, args.address) {

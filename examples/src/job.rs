@@ -51,6 +51,11 @@ pub struct JobArgs {
     /// native decoder knows the MPI.
     #[arg(long, value_name = "PATH")]
     dll: Option<PathBuf>,
+    /// A layout profile for an MPI library without debug info (besides the
+    /// shipped ones); chosen only for a library whose build-id it lists.
+    /// Repeatable.
+    #[arg(long = "profile", value_name = "FILE")]
+    profiles: Vec<PathBuf>,
     /// Ranks read at once (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -93,6 +98,9 @@ pub enum JobError {
     /// The vendor library could not be loaded.
     #[error(transparent)]
     Mqs(#[from] MqsError),
+    /// A layout profile could not be read.
+    #[error(transparent)]
+    Profile(#[from] mpidd_read::ProfileError),
     /// The picture could not be drawn.
     #[error(transparent)]
     Render(#[from] mpidd_job::render_svg::RenderError),
@@ -146,6 +154,7 @@ pub fn run(args: JobArgs) -> Result<(), JobError> {
     }
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
+        profiles: crate::profile::load_all(&args.profiles)?,
         ..ReadOptions::default()
     };
     if let Some(n) = args.jobs {

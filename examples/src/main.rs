@@ -28,6 +28,7 @@ mod handle;
 mod job;
 mod launch;
 mod procs;
+mod profile;
 mod ptrace_driver;
 mod queues;
 mod target_args;
@@ -132,6 +133,11 @@ enum Command {
         /// Most operations taken from one queue.
         #[arg(long, default_value_t = MqsLimits::default().max_operations)]
         max_operations: usize,
+        /// A layout profile to use when the MPI library has no debug info
+        /// (besides the profiles mpidd ships); chosen only for a library
+        /// whose build-id it lists. Repeatable.
+        #[arg(long = "profile", value_name = "FILE")]
+        profiles: Vec<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -146,6 +152,11 @@ enum Command {
     /// waiting ranks ends at, tag mismatches, ranks in different
     /// collectives. Stacks of every thread are merged into one tree.
     Job(job::JobArgs),
+    /// Layout profiles: the sizes and offsets of an MPI library's private
+    /// types, written from a debug build so that stripped builds of the
+    /// same source can be decoded.
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
     /// Print the size and members of C types from an object's DWARF, like
     /// gdb's `ptype /o`.
     Types {
@@ -226,34 +237,42 @@ fn main() -> ExitCode {
             rank,
             max_communicators,
             max_operations,
+            profiles,
             json,
         } => {
-            let reader = match (dll, compare_dll) {
-                (Some(dll), _) => queues::Reader::Dll(dll),
-                (None, Some(both)) => queues::Reader::Compare(both),
-                (None, None) => queues::Reader::Native,
-            };
-            let options = queues::Options {
-                reader,
-                rank,
-                no_stop,
-                json,
-                limits: MqsLimits {
-                    max_communicators,
-                    max_operations,
-                    ..MqsLimits::default()
-                },
-                read_limits: Limits {
-                    max_list_len: max_operations.max(max_communicators) as u64,
-                    ..Limits::default()
-                },
-            };
-            // The queue limits are not meant for the dynamic linker's list.
-            let source = target.source(&Limits::default());
-            queues::run(source, &options).map_err(|e| e.to_string())
+            match profile::load_all(&profiles) {
+                Err(e) => Err(e.to_string()),
+                Ok(profiles) => {
+                    let reader = match (dll, compare_dll) {
+                        (Some(dll), _) => queues::Reader::Dll(dll),
+                        (None, Some(both)) => queues::Reader::Compare(both),
+                        (None, None) => queues::Reader::Native,
+                    };
+                    let options = queues::Options {
+                        reader,
+                        profiles,
+                        rank,
+                        no_stop,
+                        json,
+                        limits: MqsLimits {
+                            max_communicators,
+                            max_operations,
+                            ..MqsLimits::default()
+                        },
+                        read_limits: Limits {
+                            max_list_len: max_operations.max(max_communicators) as u64,
+                            ..Limits::default()
+                        },
+                    };
+                    // The queue limits are not meant for the dynamic linker's list.
+                    let source = target.source(&Limits::default());
+                    queues::run(source, &options).map_err(|e| e.to_string())
+                }
+            }
         }
         Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),
         Command::Job(args) => job::run(args).map_err(|e| e.to_string()),
+        Command::Profile(command) => profile::run(command).map_err(|e| e.to_string()),
         Command::Types {
             object,
             debug_file,

@@ -4,13 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mpidd_read::Limits;
-use mpidd_read::TypeOracle;
+use mpidd_read::{LayoutOrigin, LayoutProfile, Limits, TypeOracle};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
-    detect, mpich_world_rank, DecodeError, MqsError, MqsLibrary, MqsLimits, MqsTarget,
-    NativeTarget, TargetTypeSizes,
+    mpich_world_rank, read_native_queues, DecodeError, MqsError, MqsLibrary, MqsLimits, MqsTarget,
+    TargetTypeSizes,
 };
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, Source};
@@ -29,6 +28,9 @@ pub enum Reader {
 pub struct Options {
     /// The reader.
     pub reader: Reader,
+    /// Layout profiles for libraries without debug info (the shipped ones
+    /// and the user's).
+    pub profiles: Vec<LayoutProfile>,
     /// The process's `MPI_COMM_WORLD` rank, when the caller knows it.
     pub rank: Option<i32>,
     /// Leave a live process running while it is read.
@@ -109,13 +111,27 @@ fn read<T: OpenTarget>(
 ) -> Result<Readings, QueuesError> {
     let types = TypeOracle::from_symbols(t.elf_symbols());
     let native = || -> Result<ProcessQueues, QueuesError> {
-        let target = NativeTarget {
-            memory: t,
-            symbols: t,
-            types: &types,
-        };
-        let decoder = detect(&target, &options.read_limits)?;
-        Ok(decoder.read_queues(&target, &options.read_limits)?)
+        let (queues, origin) = read_native_queues(
+            t,
+            t,
+            t.elf_symbols(),
+            &types,
+            &options.profiles,
+            &options.read_limits,
+        )?;
+        if let LayoutOrigin::Profile(id) = origin {
+            eprintln!(
+                "mpidd: {} has no debug info; its layouts come from the profile of {} {} ({})",
+                id.objects
+                    .first()
+                    .map(|o| o.name.as_str())
+                    .unwrap_or("the MPI library"),
+                id.implementation,
+                id.version,
+                id.build
+            );
+        }
+        Ok(queues)
     };
     let dll = |library: &MqsLibrary| -> Result<ProcessQueues, QueuesError> {
         let rank = match options.rank {

@@ -27,7 +27,7 @@ use mpidd_types::{AddressWidth, ByteOrder, Packing, TargetAbi, TargetAddr};
 use mpihandles::{
     Availability, Details, HandleError, HandleKind, Mpich, ObjectState, RequestKind, Topology,
 };
-use mpiq_core::{DecodeError, LayoutSource, MpichCh3, NativeTarget, QueueDecoder};
+use mpiq_core::{DecodeError, Layouts, MpichCh3, NativeTarget, QueueDecoder};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -677,7 +677,7 @@ fn mpich_real(out: &Path, lib: &Path) -> Result<()> {
     for &(t, m, _) in mpich::DEFAULT {
         let v = match m {
             Some(m) => oracle.member_offset(t, m),
-            None => oracle.type_size(t),
+            None => oracle.size_of(t),
         };
         o.insert(
             (t, m),

@@ -11,7 +11,7 @@
 use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::scratch_file;
 use mpidd_read::{SymbolTable, TypeLayout, TypeOracle};
-use mpiq_core::{LayoutSource, MpichCh3};
+use mpiq_core::{Layouts, MpichCh3};
 
 const OBJECT: &str = "/fuzz/libtypes.so";
 
@@ -83,7 +83,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let _ = oracle.find_type_in(OBJECT, name);
-        let _ = oracle.type_size(name);
+        let _ = oracle.size_of(name);
     }
     let _ = oracle.offset_of("MPIR_Request", "dev.match.parts.tag");
     let _ = oracle.member_offset("MPIR_Comm", "dev");

@@ -455,7 +455,7 @@ pub mod mpich {
                 .filter(|((t2, m, _), _)| *t2 == ty && m.is_some())
                 .filter_map(|((_, m, _), v)| Some(((*m)?, (*v)?)))
                 .collect();
-            t.insert(ty, size, &members);
+            t.add_offsets(ty, size, &members);
         }
         t
     }

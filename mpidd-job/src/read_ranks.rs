@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    core_stacks, live_stacks, AttachGuard, CoreTarget, CoreTargetOptions, ElfSymbols, Limits,
-    LiveTarget, StackLimits, StackUnwinder, SymbolSource, TargetMemory, ThreadStack, TypeOracle,
+    core_stacks, live_stacks, shipped_profiles, AttachGuard, CoreTarget, CoreTargetOptions,
+    ElfSymbols, LayoutProfile, Limits, LiveTarget, StackLimits, StackUnwinder, SymbolSource,
+    TargetMemory, ThreadStack, TypeOracle,
 };
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    detect, mpich_world_rank, LayoutSource, MqsLibrary, MqsLimits, MqsTarget, NativeTarget,
+    mpich_world_rank, read_native_queues, Layouts, MqsLibrary, MqsLimits, MqsTarget,
     TargetTypeSizes,
 };
 
@@ -95,7 +96,11 @@ pub struct ReadOptions {
     pub parallel: usize,
     /// Layouts to decode with instead of each rank's DWARF: for targets
     /// that carry none (synthetic ranks) or whose layouts the caller has.
-    pub layouts: Option<Arc<dyn LayoutSource + Send + Sync>>,
+    pub layouts: Option<Arc<dyn Layouts + Send + Sync>>,
+    /// Layout profiles for MPI libraries without debug info, each chosen
+    /// only for a library whose build-id it lists. By default the profiles
+    /// mpidd ships.
+    pub profiles: Vec<LayoutProfile>,
 }
 
 impl Default for ReadOptions {
@@ -108,6 +113,7 @@ impl Default for ReadOptions {
             stop: true,
             parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
             layouts: None,
+            profiles: shipped_profiles(),
         }
     }
 }
@@ -287,20 +293,16 @@ impl JobReader {
         T: TargetMemory + SymbolSource,
     {
         let oracle;
-        let types: &dyn LayoutSource = match &self.options.layouts {
+        let types: &dyn Layouts = match &self.options.layouts {
             Some(layouts) => layouts.as_ref(),
             None => {
                 oracle = TypeOracle::from_symbols(objects);
                 &oracle
             }
         };
-        let native = NativeTarget {
-            memory: t,
-            symbols: t,
-            types,
-        };
         let limits = &self.options.limits;
-        let queues = detect(&native, limits).and_then(|d| d.read_queues(&native, limits));
+        let queues = read_native_queues(t, t, objects, types, &self.options.profiles, limits)
+            .map(|(queues, _)| queues);
         let queues: Result<ProcessQueues, String> = match (queues, &self.library) {
             (Ok(q), _) => Ok(q),
             (Err(native_error), Some((library, lock))) => {

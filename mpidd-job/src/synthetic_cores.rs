@@ -46,7 +46,7 @@ use mpidd_read::synthetic_process::{
     CALL_RETURN_OFFSET, STOPPED_PC_OFFSET,
 };
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
-use mpiq_core::{LayoutSource, LayoutTable};
+use mpiq_core::{LayoutTable, Layouts};
 
 /// MPICH's `MPI_ANY_SOURCE`, as it sits in a posted receive's match.
 const MPICH_ANY_SOURCE: i64 = -2;
@@ -361,7 +361,7 @@ pub struct SyntheticJobCores {
     pub cores: Vec<PathBuf>,
     /// The layouts of the synthetic MPICH's structs, for
     /// [`ReadOptions::layouts`](crate::ReadOptions::layouts).
-    pub layouts: Arc<dyn LayoutSource + Send + Sync>,
+    pub layouts: Arc<dyn Layouts + Send + Sync>,
 }
 
 impl std::fmt::Debug for SyntheticJobCores {
@@ -455,12 +455,12 @@ mod layout {
 pub fn layout_table() -> LayoutTable {
     use layout::*;
     let mut t = LayoutTable::default();
-    t.insert(
+    t.add_offsets(
         "MPIR_Comm_list",
         LIST_SIZE,
         &[("sequence_number", LIST_SEQ), ("head", LIST_HEAD)],
     );
-    t.insert(
+    t.add_offsets(
         "MPIR_Comm",
         COMM_SIZE,
         &[
@@ -476,29 +476,29 @@ pub fn layout_table() -> LayoutTable {
             ("dev", COMM_DEV),
         ],
     );
-    t.insert(
+    t.add_offsets(
         "MPIDI_CH3I_comm_t",
         CH3_COMM_SIZE,
         &[("vcrt", CH3_COMM_VCRT)],
     );
-    t.insert(
+    t.add_offsets(
         "MPIDI_VCRT",
         VCRT_TABLE + 8,
         &[("size", VCRT_SIZE_FIELD), ("vcr_table", VCRT_TABLE)],
     );
-    t.insert("MPIDI_VC", VC_SIZE, &[("pg_rank", VC_PG_RANK)]);
-    t.insert(
+    t.add_offsets("MPIDI_VC", VC_SIZE, &[("pg_rank", VC_PG_RANK)]);
+    t.add_offsets(
         "MPIR_Group",
         GROUP_SIZE,
         &[("size", GROUP_SIZE_FIELD), ("lrank_to_lpid", GROUP_PMAP)],
     );
-    t.insert("MPII_Group_pmap_t", PMAP_SIZE, &[("lpid", PMAP_LPID)]);
-    t.insert(
+    t.add_offsets("MPII_Group_pmap_t", PMAP_SIZE, &[("lpid", PMAP_LPID)]);
+    t.add_offsets(
         "MPIR_Request",
         REQ_SIZE,
         &[("cc", REQ_CC), ("next", REQ_NEXT), ("dev", REQ_DEV)],
     );
-    t.insert(
+    t.add_offsets(
         "MPIDI_Request",
         DREQ_SIZE,
         &[
@@ -511,8 +511,8 @@ pub fn layout_table() -> LayoutTable {
             ("state", DREQ_STATE),
         ],
     );
-    t.insert("MPIDI_Message_match", 8, &[("parts", MATCH_PARTS)]);
-    t.insert(
+    t.add_offsets("MPIDI_Message_match", 8, &[("parts", MATCH_PARTS)]);
+    t.add_offsets(
         "MPIDI_Message_match_parts_t",
         8,
         &[
@@ -521,7 +521,7 @@ pub fn layout_table() -> LayoutTable {
             ("context_id", PARTS_CONTEXT),
         ],
     );
-    t.insert(
+    t.add_offsets(
         "MPIR_Sendq",
         SENDQ_SIZE,
         &[

@@ -26,6 +26,10 @@
 //!   members' offsets, sizes and bit-fields, found through `.debug_names`,
 //!   `.gdb_index` or a lazy scan of the units' top-level DIEs, for the
 //!   message-queue and handle decoders above.
+//! - [`Layouts`]: the one trait every decoder asks for sizes, offsets and
+//!   enumerators; answered by the [`TypeOracle`], by a [`LayoutTable`], or
+//!   by a [`LayoutProfile`] (a debug build's answers kept for the stripped
+//!   copies of the same build, chosen by build-id in [`choose_layouts`]).
 //! - Thread stacks: [`ThreadRegisters`] from a core's NT_PRSTATUS notes
 //!   ([`CoreFile::threads`]) or a stopped process
 //!   ([`AttachGuard::thread_registers`]); [`StackUnwinder`] walks them with
@@ -72,6 +76,8 @@ mod elf_symbols;
 mod error;
 mod gdb_index;
 mod layout_error;
+mod layout_profile;
+mod layouts;
 mod limits;
 pub mod link_map;
 mod live_process;
@@ -106,6 +112,11 @@ pub use dwarf_index::{IndexStats, NameIndexKind};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
 pub use error::ReadError;
 pub use layout_error::LayoutError;
+pub use layout_profile::{
+    choose_layouts, hex as build_id_hex, shipped_profiles, LayoutOrigin, LayoutProfile, NoLayouts,
+    ProfileError, ProfileIdentity, ProfileObject, ProfileSymbol, PROFILE_FORMAT,
+};
+pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{TargetMemory, TargetMemoryMut};

@@ -3,8 +3,8 @@
 use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
-use crate::layouts::LayoutError;
 use crate::model::HandleKind;
+use mpidd_read::LayoutError;
 
 /// Why a handle could not be interpreted. Each names the handle, the
 /// address or the type concerned.

@@ -17,8 +17,9 @@
 //!   the direct array or the allocator's indirect blocks, tells freed
 //!   objects by the allocator's free list, and decodes each kind with
 //!   every offset and size from the library's debug info through
-//!   [`Layouts`] ([`OracleLayouts`] over the
-//!   [`TypeOracle`](mpidd_read::TypeOracle), or a [`LayoutTable`]).
+//!   [`Layouts`] (the library's DWARF through the
+//!   [`TypeOracle`](mpidd_read::TypeOracle), a layout profile, or a
+//!   [`LayoutTable`]).
 //!
 //! Every read is bounded by [`Limits`](mpidd_read::Limits), and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
@@ -68,7 +69,6 @@
 #![forbid(unsafe_code)]
 
 mod error;
-mod layouts;
 pub mod model;
 mod mpich;
 mod mpich_attr;
@@ -90,7 +90,6 @@ mod target;
 use mpidd_types::TargetAddr;
 
 pub use error::HandleError;
-pub use layouts::{LayoutError, LayoutTable, Layouts, Member, OracleLayouts};
 pub use model::{
     AccessMode, Attribute, Availability, CHandle, CommDetails, CommKind, Constructor,
     DatatypeDetails, Details, ErrhandlerDetails, FileDetails, GeneralizedRequest, GroupDetails,
@@ -99,6 +98,7 @@ pub use model::{
     TypeMapEntry, WinDetails,
 };
 pub use mpich::Mpich;
+pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 
 /// Interprets one MPI implementation's handles in one process.
 pub trait HandleResolver {

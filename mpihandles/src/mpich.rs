@@ -5,7 +5,6 @@ use mpidd_read::{ByteSource, Limits, SymbolSource, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
-use crate::layouts::Layouts;
 use crate::model::{
     Availability, CHandle, Details, HandleEncoding, HandleKind, HandleRef, HandleView, ObjectState,
     StatusView,
@@ -18,6 +17,7 @@ use crate::{
     mpich_comm, mpich_datatype, mpich_errhandler, mpich_file, mpich_group, mpich_info, mpich_op,
     mpich_request, mpich_status, mpich_win, HandleResolver,
 };
+use mpidd_read::Layouts;
 
 /// Interprets MPICH handles (MPICH 3.3 to 4.x, whose objects this reads
 /// through the library's own debug info) in one process.
@@ -29,12 +29,11 @@ use crate::{
 ///
 /// ```no_run
 /// use mpidd_read::{Limits, LiveTarget, TypeOracle};
-/// use mpihandles::{HandleKind, HandleResolver, Mpich, OracleLayouts};
+/// use mpihandles::{HandleKind, HandleResolver, Mpich};
 ///
 /// let target = LiveTarget::open(4242)?;
 /// let oracle = TypeOracle::from_symbols(target.symbols());
-/// let layouts = OracleLayouts::new(&oracle);
-/// let mpich = Mpich::new(&target, &target, &layouts, Limits::default())?;
+/// let mpich = Mpich::new(&target, &target, &oracle, Limits::default())?;
 /// let world = mpich.resolve(HandleKind::Comm, 0x4400_0000)?;
 /// println!("{}", serde_json::to_string_pretty(&world)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -46,8 +45,8 @@ pub struct Mpich<'a> {
 
 impl<'a> Mpich<'a> {
     /// A resolver over a target's memory and symbols, with MPICH's private
-    /// layouts from `layouts` (normally [`OracleLayouts`](crate::OracleLayouts)
-    /// over the library's DWARF). Fails if the target has no MPICH handle
+    /// layouts from `layouts` (normally the library's DWARF, a
+    /// [`TypeOracle`](mpidd_read::TypeOracle), or a layout profile). Fails if the target has no MPICH handle
     /// pools.
     pub fn new<M: TargetMemory, S: SymbolSource>(
         memory: &'a M,

@@ -62,7 +62,7 @@ pub(crate) fn decode(
             let f = ctx.m(E, "errfn")?;
             // A union of the per-kind function pointer types: its first
             // word is the function.
-            let word = crate::layouts::Member {
+            let word = mpidd_read::Member {
                 size: ctx.word(),
                 ..f
             };

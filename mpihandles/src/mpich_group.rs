@@ -63,7 +63,7 @@ pub(crate) fn world_ranks(ctx: &Ctx<'_>, addr: TargetAddr) -> Result<Vec<i64>, H
                     addr: map,
                     len: u64::MAX,
                 })?;
-            let field = crate::layouts::Member { offset, ..lpid };
+            let field = mpidd_read::Member { offset, ..lpid };
             Ok(r.int(field)?)
         })
         .collect()

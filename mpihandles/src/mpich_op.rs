@@ -50,7 +50,7 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: Option<TargetAddr>) -> Result<OpDetail
         language: language(ctx, &r, O, "language"),
         user_function: (|| -> Result<_, HandleError> {
             let f = ctx.m(O, "function")?;
-            let word = crate::layouts::Member {
+            let word = mpidd_read::Member {
                 size: ctx.word(),
                 ..f
             };

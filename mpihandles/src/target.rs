@@ -7,7 +7,7 @@ use mpidd_read::{ByteSource, Limits, ReadError, Symbol, SymbolSource};
 use mpidd_types::{ByteOrder, TargetAddr};
 
 use crate::error::HandleError;
-use crate::layouts::{LayoutError, Layouts, Member};
+use mpidd_read::{LayoutError, Layouts, Member};
 
 /// `base + offset` as the target's own pointer arithmetic would wrap; a
 /// wild address fails at the read.

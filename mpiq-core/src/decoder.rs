@@ -1,13 +1,16 @@
 //! Native message-queue decoders: what one implements, and how the right
 //! one is picked for a target.
 
-use mpidd_read::{Limits, ReadError, SymbolSource};
+use mpidd_read::{
+    build_id, choose_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts,
+    ReadError, SymbolSource,
+};
 use mpidd_types::TargetAddr;
 
-use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
 use crate::mqs_target::ByteSource;
+use mpidd_read::{LayoutError, Layouts};
 
 /// One MPI process as a native decoder sees it.
 pub struct NativeTarget<'a> {
@@ -16,7 +19,7 @@ pub struct NativeTarget<'a> {
     /// Its symbols, local ones included.
     pub symbols: &'a dyn SymbolSource,
     /// Its MPI library's types.
-    pub types: &'a dyn LayoutSource,
+    pub types: &'a dyn Layouts,
 }
 
 /// Why a native decoder could not read the queues.
@@ -43,6 +46,9 @@ pub enum DecodeError {
     /// (all of them are listed).
     #[error("the debug info lacks {}; without them no offset can be trusted, so nothing was read", list(.0))]
     Layouts(Vec<LayoutError>),
+    /// Neither the library's DWARF nor a layout profile describes it.
+    #[error(transparent)]
+    NoLayouts(#[from] NoLayouts),
     /// Target memory could not be read.
     #[error(transparent)]
     Read(#[from] ReadError),
@@ -114,23 +120,83 @@ pub trait QueueDecoder: Send + Sync {
     ) -> Result<ProcessQueues, DecodeError>;
 }
 
-/// Picks the decoder for the target's MPI: MPICH (by `MPII_Version_string`
-/// and `MPII_Version_device`) with the CH3 device. MPICH's CH4 device keeps
-/// no debugger queues (its own library cannot show them either), and other
-/// MPIs have no native decoder yet: both are refused, saying so.
-pub fn detect(
-    target: &NativeTarget<'_>,
+/// The native decoders, by the name `mpidd profile` and
+/// [`ProcessQueues::source`] know them by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DecoderKind {
+    /// MPICH with the CH3 device ([`MpichCh3`]).
+    MpichCh3,
+}
+
+impl DecoderKind {
+    /// Every native decoder.
+    pub const ALL: &'static [DecoderKind] = &[DecoderKind::MpichCh3];
+
+    /// Its short name, e.g. `mpich-ch3`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecoderKind::MpichCh3 => "mpich-ch3",
+        }
+    }
+
+    /// The decoder called `name`, if any.
+    pub fn from_name(name: &str) -> Option<DecoderKind> {
+        Self::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Asks `layouts` every layout question the decoder may ask, so that a
+    /// profile can be written for it ([`mpidd_read::LayoutProfile::write`])
+    /// and a source can be checked for it before any read.
+    pub fn ask_layouts(self, layouts: &dyn Layouts) {
+        match self {
+            DecoderKind::MpichCh3 => MpichCh3::ask_layouts(layouts),
+        }
+    }
+
+    /// What the decoder cannot do without that `layouts` lacks; empty when
+    /// it can decode with them (questions it can do without, such as
+    /// those for optional details, may stay unanswered).
+    pub fn missing_layouts(self, layouts: &dyn Layouts) -> Vec<LayoutError> {
+        match self {
+            DecoderKind::MpichCh3 => MpichCh3::missing_layouts(layouts),
+        }
+    }
+}
+
+/// Which decoder reads a target, found from its symbols and version strings
+/// alone (no layouts needed), so that the layouts can be chosen for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identified {
+    /// The decoder.
+    pub kind: DecoderKind,
+    /// The implementation's version string.
+    pub version: String,
+    /// Its device or transport, where it has one (MPICH's `ch3:nemesis`).
+    pub device: String,
+    /// The loaded object (a path) whose private types the decoder reads.
+    pub library: String,
+}
+
+/// Finds which decoder reads the target's MPI: MPICH (by
+/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device.
+/// MPICH's CH4 device keeps no debugger queues (its own library cannot
+/// show them either), and other MPIs have no native decoder yet: both are
+/// refused, saying so.
+pub fn identify(
+    memory: &dyn ByteSource,
+    symbols: &dyn SymbolSource,
     limits: &Limits,
-) -> Result<Box<dyn QueueDecoder>, DecodeError> {
-    let string = |name: &str| -> Option<String> {
-        let sym = target.symbols.lookup(name)?;
-        ByteSource::read_c_string(target.memory, sym.addr, limits.max_string_len)
+) -> Result<Identified, DecodeError> {
+    let string = |name: &str| -> Option<(String, String)> {
+        let sym = symbols.lookup(name)?;
+        ByteSource::read_c_string(memory, sym.addr, limits.max_string_len)
             .ok()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map(|b| (String::from_utf8_lossy(&b).into_owned(), sym.object))
     };
-    let Some(version) = string("MPII_Version_string") else {
-        let hint = if target.symbols.lookup("ompi_comm_f_to_c_table").is_some()
-            || target.symbols.lookup("ompi_mpi_comm_world").is_some()
+    let Some((version, library)) = string("MPII_Version_string") else {
+        let hint = if symbols.lookup("ompi_comm_f_to_c_table").is_some()
+            || symbols.lookup("ompi_mpi_comm_world").is_some()
         {
             "this is Open MPI, which has no native decoder yet; use its libompi_dbg_msgq.so with --dll"
         } else {
@@ -140,9 +206,14 @@ pub fn detect(
             reason: hint.to_string(),
         });
     };
-    let device = string("MPII_Version_device").unwrap_or_default();
+    let device = string("MPII_Version_device").unwrap_or_default().0;
     if device.starts_with("ch3") {
-        return Ok(Box::new(MpichCh3::new(target, &version, &device)?));
+        return Ok(Identified {
+            kind: DecoderKind::MpichCh3,
+            version,
+            device,
+            library,
+        });
     }
     Err(DecodeError::Unsupported {
         reason: format!(
@@ -150,4 +221,69 @@ pub fn detect(
              (MPICH's own libtvmpich.so cannot show CH4 queues either)"
         ),
     })
+}
+
+/// Picks the decoder for the target's MPI ([`identify`]) and builds it over
+/// the target's layouts.
+pub fn detect(
+    target: &NativeTarget<'_>,
+    limits: &Limits,
+) -> Result<Box<dyn QueueDecoder>, DecodeError> {
+    let found = identify(target.memory, target.symbols, limits)?;
+    match found.kind {
+        DecoderKind::MpichCh3 => Ok(Box::new(MpichCh3::new(
+            target,
+            &found.version,
+            &found.device,
+        )?)),
+    }
+}
+
+/// The layouts to decode `found` with: the library's own DWARF (`dwarf`)
+/// when it answers every question the decoder asks, else the first of
+/// `profiles` made for the library's build-id (read from its file, found
+/// through `objects`), else a [`NoLayouts`] that says what is missing and
+/// the ways out.
+pub fn decoder_layouts<'a>(
+    found: &Identified,
+    dwarf: &'a dyn Layouts,
+    objects: &ElfSymbols,
+    profiles: &'a [LayoutProfile],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    let path = objects
+        .objects()
+        .find(|o| o.name == found.library)
+        .map(|o| o.path.clone());
+    let id = path.as_deref().and_then(|p| build_id(p).ok().flatten());
+    choose_layouts(
+        dwarf,
+        &|l| found.kind.missing_layouts(l),
+        &found.library,
+        id.as_deref(),
+        Some(&found.version),
+        profiles,
+    )
+}
+
+/// Reads a process's queues natively, start to end: [`identify`] its MPI,
+/// choose the layouts ([`decoder_layouts`]: `dwarf` if it describes the
+/// library, else a matching profile of `profiles`), build the decoder and
+/// read. Also says where the layouts came from.
+pub fn read_native_queues(
+    memory: &dyn ByteSource,
+    symbols: &dyn SymbolSource,
+    objects: &ElfSymbols,
+    dwarf: &dyn Layouts,
+    profiles: &[LayoutProfile],
+    limits: &Limits,
+) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
+    let found = identify(memory, symbols, limits)?;
+    let (types, origin) = decoder_layouts(&found, dwarf, objects, profiles)?;
+    let target = NativeTarget {
+        memory,
+        symbols,
+        types,
+    };
+    let decoder = detect(&target, limits)?;
+    Ok((decoder.read_queues(&target, limits)?, origin))
 }

@@ -11,7 +11,7 @@
 //!   its iterators with bounds, and converts what it returns into the model.
 //! - Native decoders ([`QueueDecoder`], picked by [`detect`]): the same
 //!   model read directly from target memory with offsets from a
-//!   [`LayoutSource`] (the DWARF oracle, or a table). [`MpichCh3`] reads
+//!   [`Layouts`] (the DWARF oracle, a table or a layout profile). [`MpichCh3`] reads
 //!   MPICH with the CH3 device and also gives world ranks, wildcards as the
 //!   interface defines them, and lengths in bytes.
 //! - [`compare`]: the differences between two readings (a native decoder
@@ -59,7 +59,6 @@
 
 pub mod compare;
 mod decoder;
-mod layout_source;
 pub mod model;
 mod mpich_ch3;
 mod mpich_rank;
@@ -72,10 +71,13 @@ mod mqs_host;
 mod mqs_target;
 mod target_read;
 
-pub use decoder::{detect, DecodeError, NativeTarget, QueueDecoder};
-pub use layout_source::{LayoutError, LayoutSource, LayoutTable, TypeMembers};
+pub use decoder::{
+    decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind, Identified,
+    NativeTarget, QueueDecoder,
+};
 pub use mpich_ch3::MpichCh3;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
+pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};
 pub use mqs_target::{ByteSource, MqsTarget, TargetTypeSizes};

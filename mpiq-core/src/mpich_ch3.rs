@@ -12,7 +12,7 @@
 //!   sends the application has not completed.
 //!
 //! Every offset comes from the library's own types through a
-//! [`LayoutSource`]; a missing one stops the decoder before it reads
+//! [`Layouts`]; a missing one stops the decoder before it reads
 //! anything. Scalar widths are MPICH's declarations: `int` is 4 bytes,
 //! context ids 2, ranks in a match 2, `MPI_Aint`, `intptr_t` and pointers
 //! the target's address width.
@@ -32,12 +32,12 @@ use mpidd_read::{Limits, SymbolSource};
 use mpidd_types::TargetAddr;
 
 use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
-use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
+use mpidd_read::{LayoutError, Layouts};
 
 /// `base + offset` in the target's address space (wrapping, as the
 /// target's own arithmetic would; a wild address fails at the read).
@@ -186,7 +186,7 @@ struct Layout {
 impl Layout {
     /// Every offset, or every type and member that is missing (all of
     /// them, so one message says everything the debug info lacks).
-    fn resolve(t: &dyn LayoutSource, word: u64) -> Result<Layout, Vec<LayoutError>> {
+    fn resolve(t: &dyn Layouts, word: u64) -> Result<Layout, Vec<LayoutError>> {
         let missing = RefCell::new(Vec::new());
         let note = |r: Result<u64, LayoutError>| {
             r.unwrap_or_else(|e| {
@@ -197,24 +197,14 @@ impl Layout {
         // One question per type, whose answer gives its size (noted only
         // where it is used) and the members asked for.
         fn members<const N: usize>(
-            t: &dyn LayoutSource,
+            t: &dyn Layouts,
             note: &dyn Fn(Result<u64, LayoutError>) -> u64,
             ty: &str,
             names: [&str; N],
             size: bool,
         ) -> (u64, [u64; N]) {
-            let found = t.type_members(ty, &names);
-            let size = if size { note(found.size) } else { 0 };
-            let mut offsets = found.offsets.into_iter();
-            let offsets = std::array::from_fn(|i| {
-                note(offsets.next().unwrap_or_else(|| {
-                    Err(LayoutError {
-                        type_name: ty.to_string(),
-                        member: Some(names[i].to_string()),
-                        reason: "the layout source gave no answer for it".to_string(),
-                    })
-                }))
-            });
+            let size = if size { note(t.size_of(ty)) } else { 0 };
+            let offsets = std::array::from_fn(|i| note(t.member_offset(ty, names[i])));
             (size, offsets)
         }
         // Offsets of nested members are sums, and corrupt debug info can
@@ -360,9 +350,11 @@ impl Layout {
             sendq_size,
             // Only needed for lengths in bytes of derived datatypes.
             datatype_size: {
-                let d = t.type_members("MPIR_Datatype", &["size"]);
-                match (d.size, d.offsets.into_iter().next()) {
-                    (Ok(size), Some(Ok(offset))) => Some((size, offset)),
+                match (
+                    t.size_of("MPIR_Datatype"),
+                    t.member_offset("MPIR_Datatype", "size"),
+                ) {
+                    (Ok(size), Ok(offset)) => Some((size, offset)),
                     _ => None,
                 }
             },
@@ -542,10 +534,22 @@ impl MpichCh3 {
         })
     }
 
+    /// Asks `layouts` every layout question this decoder asks, for a
+    /// layout profile ([`DecoderKind::ask_layouts`](crate::DecoderKind)).
+    pub fn ask_layouts(layouts: &dyn Layouts) {
+        // The word size only places the request span; 8 is as good as any.
+        let _ = Layout::resolve(layouts, 8);
+    }
+
+    /// The layouts this decoder cannot do without that `layouts` lacks.
+    pub fn missing_layouts(layouts: &dyn Layouts) -> Vec<LayoutError> {
+        Layout::resolve(layouts, 8).err().unwrap_or_default()
+    }
+
     /// Everything this decoder needs that the image lacks: symbols, types
     /// and members, each named. Empty when the image has what it needs.
     /// Needs no process, so a debugger can ask before it attaches.
-    pub fn missing(types: &dyn LayoutSource, symbols: &dyn SymbolSource) -> Vec<String> {
+    pub fn missing(types: &dyn Layouts, symbols: &dyn SymbolSource) -> Vec<String> {
         let mut out: Vec<String> = REQUIRED_SYMBOLS
             .iter()
             .filter(|name| symbols.lookup(name).is_none())

@@ -12,8 +12,8 @@ use mpiq_core::{ByteSource, DecodeError, LayoutTable, MpichCh3, NativeTarget, Qu
 /// Offsets of this synthetic MPICH (deliberately not the real one's).
 fn layout() -> LayoutTable {
     let mut t = LayoutTable::default();
-    t.insert("MPIR_Comm_list", 16, &[("sequence_number", 0), ("head", 8)]);
-    t.insert(
+    t.add_offsets("MPIR_Comm_list", 16, &[("sequence_number", 0), ("head", 8)]);
+    t.add_offsets(
         "MPIR_Comm",
         256,
         &[
@@ -29,13 +29,13 @@ fn layout() -> LayoutTable {
             ("dev", 168),
         ],
     );
-    t.insert("MPIDI_CH3I_comm_t", 16, &[("vcrt", 0)]);
-    t.insert("MPIDI_VCRT", 24, &[("size", 0), ("vcr_table", 8)]);
-    t.insert("MPIDI_VC", 8, &[("pg_rank", 0)]);
-    t.insert("MPIR_Group", 16, &[("size", 0), ("lrank_to_lpid", 8)]);
-    t.insert("MPII_Group_pmap_t", 16, &[("lpid", 0)]);
-    t.insert("MPIR_Request", 128, &[("cc", 0), ("next", 8), ("dev", 16)]);
-    t.insert(
+    t.add_offsets("MPIDI_CH3I_comm_t", 16, &[("vcrt", 0)]);
+    t.add_offsets("MPIDI_VCRT", 24, &[("size", 0), ("vcr_table", 8)]);
+    t.add_offsets("MPIDI_VC", 8, &[("pg_rank", 0)]);
+    t.add_offsets("MPIR_Group", 16, &[("size", 0), ("lrank_to_lpid", 8)]);
+    t.add_offsets("MPII_Group_pmap_t", 16, &[("lpid", 0)]);
+    t.add_offsets("MPIR_Request", 128, &[("cc", 0), ("next", 8), ("dev", 16)]);
+    t.add_offsets(
         "MPIDI_Request",
         64,
         &[
@@ -48,13 +48,13 @@ fn layout() -> LayoutTable {
             ("state", 48),
         ],
     );
-    t.insert("MPIDI_Message_match", 8, &[("parts", 0)]);
-    t.insert(
+    t.add_offsets("MPIDI_Message_match", 8, &[("parts", 0)]);
+    t.add_offsets(
         "MPIDI_Message_match_parts_t",
         8,
         &[("tag", 0), ("rank", 4), ("context_id", 6)],
     );
-    t.insert(
+    t.add_offsets(
         "MPIR_Sendq",
         40,
         &[
@@ -359,7 +359,7 @@ fn a_list_longer_than_the_limit_stops_there() {
 #[test]
 fn a_missing_member_is_named_and_nothing_is_read() {
     let mut types = layout();
-    types.insert(
+    types.add_offsets(
         "MPIR_Sendq",
         40,
         &[("sreq", 0), ("tag", 8), ("rank", 12), ("next", 24)],
@@ -412,7 +412,7 @@ fn the_total_read_budget_stops_the_decoder() {
 #[test]
 fn nested_offsets_that_overflow_are_named_as_layout_errors() {
     let mut types = layout();
-    types.insert(
+    types.add_offsets(
         "MPIDI_Message_match_parts_t",
         8,
         &[("tag", u64::MAX - 1), ("rank", 4), ("context_id", 6)],
@@ -639,7 +639,7 @@ fn the_new_facts_survive_json_and_old_json_still_reads() {
 #[test]
 fn a_missing_state_member_is_a_layout_error_before_any_read() {
     let mut types = layout();
-    types.insert(
+    types.add_offsets(
         "MPIDI_Request",
         64,
         &[

@@ -10,7 +10,7 @@ use std::io;
 use mpidd_read::{ReadError, Symbol, SymbolSource};
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::mqs_abi::{MqsImage, MqsProcess, MqsTaddr, MqsTargetTypeSizes, MQS_LANG_C, MQS_OK};
-use mpiq_core::{ByteSource, LayoutError, LayoutSource};
+use mpiq_core::{ByteSource, LayoutError, Layouts, Member};
 
 use crate::host_abi::{HostImage, HostProcess};
 
@@ -149,7 +149,49 @@ impl SymbolSource for CallbackImage {
     }
 }
 
-impl LayoutSource for CallbackImage {
+// The message-queue callbacks give offsets and sizes of types only: no
+// member sizes and no enumerators, which the queue decoders do not ask.
+impl Layouts for CallbackImage {
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        Err(LayoutError::new(
+            type_name,
+            Some(path),
+            "the debugger's callbacks give member offsets, not member sizes",
+        ))
+    }
+
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        Err(LayoutError::new(
+            type_name,
+            None,
+            "the debugger's callbacks describe no enumerations",
+        ))
+    }
+
+    fn member_enumerators(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, i128)>, LayoutError> {
+        Err(LayoutError::new(
+            type_name,
+            Some(path),
+            "the debugger's callbacks describe no enumerations",
+        ))
+    }
+
+    fn member_fields(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, Member)>, LayoutError> {
+        Err(LayoutError::new(
+            type_name,
+            Some(path),
+            "the debugger's callbacks list no members",
+        ))
+    }
+
     fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
         let missing = |reason: &str| LayoutError {
             type_name: type_name.to_string(),
@@ -176,7 +218,7 @@ impl LayoutSource for CallbackImage {
         u64::try_from(off).map_err(|_| missing("mqs_field_offset returned -1: no such member"))
     }
 
-    fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {
+    fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
         let missing = |reason: &str| LayoutError {
             type_name: type_name.to_string(),
             member: None,

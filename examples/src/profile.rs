@@ -1,0 +1,250 @@
+//! `mpidd profile`: write a layout profile from a debug build's DWARF, and
+//! check a profile against it.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use mpidd_read::{
+    build_id, build_id_hex, shipped_profiles, LayoutProfile, LayoutTable, Layouts, ProfileError,
+    ProfileIdentity, ProfileObject, TypeOracle,
+};
+use mpiq_core::DecoderKind;
+
+/// `mpidd profile ...`
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Write a profile: every size, offset and enumerator the named
+    /// decoders read, answered from the DWARF of a debug build of the
+    /// library, with the identity it is valid for.
+    Write(WriteArgs),
+    /// Check that a profile still equals what a debug build's DWARF says
+    /// (exit status 1, with the differences, if not).
+    Check {
+        /// The profile.
+        profile: PathBuf,
+        /// The debug build's objects, as for `write`.
+        #[arg(long = "object", value_name = "PATH", required = true)]
+        objects: Vec<PathBuf>,
+    },
+    /// List the profiles mpidd ships.
+    List,
+}
+
+/// `mpidd profile write`
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// The debug build's objects whose DWARF describes the types (the MPI
+    /// library and any component it loads, e.g. libmpi.so.40 and
+    /// mca_pml_ob1.so). Repeatable.
+    #[arg(long = "object", value_name = "PATH", required = true)]
+    objects: Vec<PathBuf>,
+    /// The decoders to write the profile for (`mpich-ch3`, ...).
+    /// Repeatable; by default every decoder.
+    #[arg(long = "decoder", value_name = "NAME")]
+    decoders: Vec<String>,
+    /// The implementation, e.g. "Open MPI".
+    #[arg(long)]
+    implementation: String,
+    /// Its version, e.g. 4.1.4.
+    #[arg(long = "impl-version")]
+    version: String,
+    /// Where the build came from and the configure options that change
+    /// layouts (free text for a person).
+    #[arg(long, default_value = "")]
+    build: String,
+    /// Stripped objects of the same source and options (a distribution's
+    /// package) that the profile is for: their build-ids select it.
+    /// Matched to --object by file name. Repeatable.
+    #[arg(long = "for-build", value_name = "PATH")]
+    for_builds: Vec<PathBuf>,
+    /// Where to write it (standard output by default).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+/// Failures of `mpidd profile`.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileCliError {
+    /// A profile could not be read or written.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// A decoder name is unknown.
+    #[error("no decoder is called `{0}`; the decoders are: {1}")]
+    UnknownDecoder(String, String),
+    /// An object could not be read.
+    #[error("{0}: {1}")]
+    Object(PathBuf, String),
+    /// The profile differs from the DWARF.
+    #[error("{0} differs from the DWARF of the objects given in {1} type(s): {2}")]
+    Drift(PathBuf, usize, String),
+    /// Writing failed.
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// The shipped profiles and those in `paths`.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<LayoutProfile>, ProfileError> {
+    let mut all = paths
+        .iter()
+        .map(|p| LayoutProfile::load(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    // The user's first: a profile given on the command line wins.
+    all.extend(shipped_profiles());
+    Ok(all)
+}
+
+/// Runs `mpidd profile ...`.
+pub fn run(command: ProfileCommand) -> Result<(), ProfileCliError> {
+    match command {
+        ProfileCommand::Write(args) => write(args),
+        ProfileCommand::Check { profile, objects } => check(&profile, &objects),
+        ProfileCommand::List => {
+            for p in shipped_profiles() {
+                let objects: Vec<String> = p
+                    .identity
+                    .objects
+                    .iter()
+                    .map(|o| format!("{} ({} build-ids)", o.name, o.build_ids.len()))
+                    .collect();
+                println!(
+                    "{} {} on {}: {}; {}",
+                    p.identity.implementation,
+                    p.identity.version,
+                    p.identity.arch,
+                    p.identity.build,
+                    objects.join(", ")
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn decoders(names: &[String]) -> Result<Vec<DecoderKind>, ProfileCliError> {
+    if names.is_empty() {
+        return Ok(DecoderKind::ALL.to_vec());
+    }
+    names
+        .iter()
+        .map(|n| {
+            DecoderKind::from_name(n).ok_or_else(|| {
+                let known: Vec<&str> = DecoderKind::ALL.iter().map(|k| k.name()).collect();
+                ProfileCliError::UnknownDecoder(n.clone(), known.join(", "))
+            })
+        })
+        .collect()
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+fn oracle(objects: &[PathBuf]) -> Result<TypeOracle, ProfileCliError> {
+    let mut oracle = TypeOracle::new();
+    for path in objects {
+        if !path.is_file() {
+            return Err(ProfileCliError::Object(
+                path.clone(),
+                "no such file".to_string(),
+            ));
+        }
+        oracle.add_object(&file_name(path), path, None);
+    }
+    Ok(oracle)
+}
+
+fn hex_id(path: &Path) -> Result<Option<String>, ProfileCliError> {
+    build_id(path)
+        .map(|id| id.map(|b| build_id_hex(&b)))
+        .map_err(|e| ProfileCliError::Object(path.to_path_buf(), e.to_string()))
+}
+
+/// Every layout question of `kinds`.
+fn ask(kinds: &[DecoderKind]) -> impl Fn(&dyn Layouts) + '_ {
+    move |l: &dyn Layouts| {
+        for k in kinds {
+            k.ask_layouts(l);
+        }
+    }
+}
+
+fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
+    let kinds = decoders(&args.decoders)?;
+    let oracle = oracle(&args.objects)?;
+    let mut objects = Vec::new();
+    for path in &args.objects {
+        let name = file_name(path);
+        let mut build_ids = Vec::new();
+        for stripped in args.for_builds.iter().filter(|p| file_name(p) == name) {
+            match hex_id(stripped)? {
+                Some(id) => build_ids.push(id),
+                None => {
+                    return Err(ProfileCliError::Object(
+                        stripped.clone(),
+                        "has no build-id, so no profile can be chosen for it".to_string(),
+                    ))
+                }
+            }
+        }
+        objects.push(ProfileObject {
+            name,
+            source_build_id: hex_id(path)?,
+            build_ids,
+        });
+    }
+    let identity = ProfileIdentity {
+        implementation: args.implementation,
+        version: args.version,
+        build: args.build,
+        arch: std::env::consts::ARCH.to_string(),
+        objects,
+    };
+    let profile = LayoutProfile::write(identity, &oracle, &ask(&kinds))?;
+    let json = profile.to_json();
+    match args.output {
+        Some(path) => std::fs::write(&path, json).map_err(|e| ProfileCliError::Io(path, e)),
+        None => {
+            print!("{json}");
+            Ok(())
+        }
+    }
+}
+
+fn check(path: &Path, objects: &[PathBuf]) -> Result<(), ProfileCliError> {
+    let profile = LayoutProfile::load(path)?;
+    let oracle = oracle(objects)?;
+    // The profile's own questions are asked again of the DWARF; the
+    // answers must be the same, and the DWARF must answer them all.
+    let (fresh, unanswered) = LayoutTable::record(&oracle, &|l| profile.layouts.replay(l));
+    let mut diffs = Vec::new();
+    if let Some(e) = unanswered.first() {
+        diffs.push(format!("the DWARF lacks {e}"));
+    }
+    let (stored, fresh) = (
+        serde_json::to_value(&profile.layouts).unwrap_or_default(),
+        serde_json::to_value(&fresh).unwrap_or_default(),
+    );
+    if let (Some(stored), Some(fresh)) = (stored.as_object(), fresh.as_object()) {
+        for (name, value) in stored {
+            if fresh.get(name) != Some(value) {
+                diffs.push(name.clone());
+            }
+        }
+    }
+    if diffs.is_empty() {
+        println!(
+            "{}: equal to the DWARF of {} object(s)",
+            path.display(),
+            objects.len()
+        );
+        Ok(())
+    } else {
+        Err(ProfileCliError::Drift(
+            path.to_path_buf(),
+            diffs.len(),
+            diffs.join(", "),
+        ))
+    }
+}

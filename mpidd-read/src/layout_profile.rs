@@ -1,0 +1,303 @@
+//! Layout profiles: the answers a library's DWARF gives to every layout
+//! question the decoders ask, kept in a small versioned file for the
+//! stripped copies of that same library.
+//!
+//! A struct's layout depends on the source, the configure options that add
+//! or remove members, and the ABI; not on `-g` or `-O`. So the layouts read
+//! from a debug build of a package's source hold for the package's stripped
+//! binaries, which is how a profile lets the decoders read a distribution's
+//! MPI with no debug info installed. A profile names the identity it is
+//! valid for and the build-ids of the stripped objects it was checked on;
+//! it is chosen by those build-ids, never by a guess.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::layout_error::LayoutError;
+use crate::layouts::{LayoutTable, Layouts};
+
+/// The `format` every profile this crate writes and reads carries.
+pub const PROFILE_FORMAT: &str = "mpidd-layout-profile/1";
+
+/// What a profile is valid for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileIdentity {
+    /// The MPI implementation, e.g. `Open MPI`.
+    pub implementation: String,
+    /// Its version, e.g. `4.1.4`.
+    pub version: String,
+    /// Where the build came from and the configure options that change
+    /// layouts, as free text for a person (the build-ids below are what
+    /// selects the profile).
+    pub build: String,
+    /// The target's architecture, e.g. `x86_64`.
+    pub arch: String,
+    /// The objects whose types the profile describes.
+    pub objects: Vec<ProfileObject>,
+}
+
+/// One object a profile describes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileObject {
+    /// Its file name as loaded, e.g. `libmpi.so.40`.
+    pub name: String,
+    /// The build-id (hex) of the debug build the layouts were read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_build_id: Option<String>,
+    /// The build-ids (hex) of stripped builds this profile was checked on:
+    /// the profile is used for an object with one of these.
+    #[serde(default)]
+    pub build_ids: Vec<String>,
+}
+
+/// A symbol a stripped object hides (not in `.dynsym`), by its link-time
+/// address in that object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileSymbol {
+    /// The object's file name (as in [`ProfileObject::name`]).
+    pub object: String,
+    /// Its link-time address.
+    pub address: u64,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Sizes, offsets and enumerators of one library build, with its identity.
+///
+/// ```
+/// use mpidd_read::{LayoutNeed, LayoutProfile, LayoutTable, Layouts, ProfileIdentity};
+///
+/// let mut dwarf = LayoutTable::default();
+/// dwarf.add_type("ompi_group_t", 64).add_member("ompi_group_t", "grp_proc_count", 8, 4);
+/// let needs = [LayoutNeed::members("ompi_group_t", &["grp_proc_count"])];
+/// let ask = |l: &dyn Layouts| LayoutNeed::ask_all(&needs, l);
+/// let profile = LayoutProfile::write(ProfileIdentity::default(), &dwarf, &ask).unwrap();
+/// let again = LayoutProfile::from_json(&profile.to_json()).unwrap();
+/// assert_eq!(again.layouts.member("ompi_group_t", "grp_proc_count").unwrap().offset, 8);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutProfile {
+    /// Always [`PROFILE_FORMAT`].
+    pub format: String,
+    /// What the profile is valid for.
+    pub identity: ProfileIdentity,
+    /// The answers.
+    pub layouts: LayoutTable,
+    /// Symbols the stripped objects do not export, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub symbols: BTreeMap<String, ProfileSymbol>,
+}
+
+/// A profile that cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The file is not a profile this version understands.
+    #[error("{source_name}: not a layout profile: {reason}")]
+    Malformed {
+        /// The file (or `<embedded>`).
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The source of layouts could not answer every question.
+    #[error("the layouts cannot answer {} question(s) the decoders ask; first: {}", .0.len(), .0.first().map(|e| e.to_string()).unwrap_or_default())]
+    Unanswered(Vec<LayoutError>),
+    /// Reading or writing the file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl LayoutProfile {
+    /// A profile of `identity` holding `source`'s answers to every question
+    /// `ask` asks (a decoder's own list of what it reads); refused unless
+    /// `source` answers them all.
+    pub fn write(
+        identity: ProfileIdentity,
+        source: &dyn Layouts,
+        ask: &dyn Fn(&dyn Layouts),
+    ) -> Result<LayoutProfile, ProfileError> {
+        let (layouts, errors) = LayoutTable::record(source, ask);
+        if !errors.is_empty() {
+            return Err(ProfileError::Unanswered(errors));
+        }
+        Ok(LayoutProfile {
+            format: PROFILE_FORMAT.to_string(),
+            identity,
+            layouts,
+            symbols: BTreeMap::new(),
+        })
+    }
+
+    /// Parses a profile.
+    pub fn from_json(text: &str) -> Result<LayoutProfile, ProfileError> {
+        Self::parse(text, "<embedded>")
+    }
+
+    fn parse(text: &str, source_name: &str) -> Result<LayoutProfile, ProfileError> {
+        let malformed = |reason: String| ProfileError::Malformed {
+            source_name: source_name.to_string(),
+            reason,
+        };
+        let profile: LayoutProfile =
+            serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
+        if profile.format != PROFILE_FORMAT {
+            return Err(malformed(format!(
+                "format `{}`, expected `{PROFILE_FORMAT}`",
+                profile.format
+            )));
+        }
+        Ok(profile)
+    }
+
+    /// Reads a profile file.
+    pub fn load(path: &Path) -> Result<LayoutProfile, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// The profile as indented JSON, types and members in name order, so
+    /// that a regenerated profile diffs cleanly.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a profile is plain data");
+        s.push('\n');
+        s
+    }
+
+    /// Whether this profile describes the object `name` (a file name or a
+    /// path) with build-id `build_id`.
+    pub fn describes(&self, name: &str, build_id: &[u8]) -> bool {
+        let file = Path::new(name)
+            .file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or(name);
+        let hex = hex(build_id);
+        self.identity
+            .objects
+            .iter()
+            .any(|o| o.name == file && o.build_ids.iter().any(|b| b.eq_ignore_ascii_case(&hex)))
+    }
+}
+
+/// Lower-case hex of a build-id, as profiles and `file(1)` write it.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The profiles shipped inside this crate.
+pub fn shipped_profiles() -> Vec<LayoutProfile> {
+    SHIPPED
+        .iter()
+        .filter_map(|(name, text)| match LayoutProfile::from_json(text) {
+            Ok(p) => Some(p),
+            // A broken shipped profile is caught by the crate's tests; at
+            // run time it is one profile fewer, not a failure.
+            Err(_) => {
+                debug_assert!(false, "shipped profile {name} does not parse");
+                None
+            }
+        })
+        .collect()
+}
+
+const SHIPPED: &[(&str, &str)] = &[];
+
+/// The library whose private types no source of layouts describes, with
+/// what is missing; its `Display` is the paragraph a person reads.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct NoLayouts {
+    /// The library, as loaded.
+    pub library: String,
+    /// Its version, when the caller knows it.
+    pub version: Option<String>,
+    /// Its build-id (hex), when it has one.
+    pub build_id: Option<String>,
+    /// The number of questions its DWARF could not answer.
+    pub unanswered: usize,
+    /// The first of them.
+    pub first: Option<Box<LayoutError>>,
+    /// How many profiles were tried.
+    pub profiles_tried: usize,
+}
+
+impl fmt::Display for NoLayouts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.library)?;
+        if let Some(v) = &self.version {
+            write!(f, " (version {v})")?;
+        }
+        match &self.build_id {
+            Some(b) => write!(f, " build-id {b}")?,
+            None => write!(f, " with no build-id")?,
+        }
+        write!(
+            f,
+            " has no debug info for {} of the layouts the decoders read",
+            self.unanswered
+        )?;
+        if let Some(e) = &self.first {
+            write!(f, " ({e})")?;
+        }
+        write!(
+            f,
+            ", and none of the {} known layout profiles is for this build. \
+             Ways out: install the library's debug info (its -dbgsym package, \
+             or point --debug-dir at it); rebuild the library with -g; or build \
+             the same source with the same configure options and -g, then write \
+             a profile from it with `mpidd profile write` and pass it with \
+             --profile.",
+            self.profiles_tried
+        )
+    }
+}
+
+/// Where the layouts a decoder uses came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutOrigin {
+    /// The target's own DWARF.
+    Dwarf,
+    /// A profile, by its identity.
+    Profile(ProfileIdentity),
+}
+
+/// Picks the layouts for decoding `library` (its loaded path and build-id):
+/// `dwarf` when `missing` finds nothing the decoder needs missing from it
+/// (questions it can do without may stay unanswered), else the first of
+/// `profiles` that describes the library, else a [`NoLayouts`] saying what
+/// is missing and the ways out.
+pub fn choose_layouts<'a>(
+    dwarf: &'a dyn Layouts,
+    missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
+    library: &str,
+    build_id: Option<&[u8]>,
+    version: Option<&str>,
+    profiles: &'a [LayoutProfile],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    let unanswered = missing(dwarf);
+    if unanswered.is_empty() {
+        return Ok((dwarf, LayoutOrigin::Dwarf));
+    }
+    if let Some(id) = build_id {
+        if let Some(p) = profiles.iter().find(|p| p.describes(library, id)) {
+            return Ok((&p.layouts, LayoutOrigin::Profile(p.identity.clone())));
+        }
+    }
+    Err(NoLayouts {
+        library: library.to_string(),
+        version: version.map(str::to_string),
+        build_id: build_id.map(hex),
+        unanswered: unanswered.len(),
+        first: unanswered.into_iter().next().map(Box::new),
+        profiles_tried: profiles.len(),
+    })
+}

@@ -1,0 +1,231 @@
+//! Layout profiles against a C compiler.
+//!
+//! The fixture of the type-oracle test (`tests/c/oracle_layout*.c`) records
+//! the compiler's own `sizeof`, `offsetof`, member sizes, array lengths and
+//! enumerator values in data arrays. It is built twice, as a library is: a
+//! debug build (`-g -O0`), from which a profile is written through the
+//! oracle, and a release build (`-g0 -O2`) with no DWARF and another
+//! build-id, the "distribution's" library. The profile, written to JSON and
+//! read back, must give the release build's compiler answers, and must be
+//! chosen for the release build by its build-id alone.
+
+use std::path::Path;
+
+use mpidd_read::{
+    build_id, build_id_hex, choose_layouts, LayoutOrigin, LayoutProfile, LayoutTable, Layouts,
+    ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
+};
+
+mod oracle_fixture;
+use oracle_fixture::{build, temp_dir, Fixture, Variant, NATIVE};
+
+const RELEASE: Variant = Variant {
+    name: "gcc-release",
+    flags: &["-g0", "-O2"],
+    ..NATIVE
+};
+
+/// Asks `layouts` the fixture's questions that a layout source answers (the
+/// base-type and bit-field ones are the oracle's own business).
+fn ask(layouts: &dyn Layouts, truth: &[(String, u64)]) {
+    for (question, _) in truth {
+        let parts: Vec<&str> = question.split('|').collect();
+        let _ = match parts[..] {
+            ["size", ty] => layouts.size_of(ty).map(drop),
+            ["offset" | "msize" | "alen", ty, path] => layouts.member(ty, path).map(drop),
+            ["enum", ty, _] => layouts.enumerators(ty).map(drop),
+            _ => Ok(()),
+        };
+    }
+}
+
+/// The disagreements between `layouts` and the compiler.
+fn check(layouts: &dyn Layouts, truth: &[(String, u64)]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let mut asked = 0;
+    for (question, expected) in truth {
+        let parts: Vec<&str> = question.split('|').collect();
+        let got = match parts[..] {
+            ["size", ty] => layouts.size_of(ty).map(Some),
+            ["offset", ty, path] => layouts.member(ty, path).map(|m| Some(m.offset)),
+            ["msize", ty, path] => layouts.member(ty, path).map(|m| Some(m.size)),
+            ["alen", ty, path] => layouts.member(ty, path).map(|m| m.array_len),
+            ["enum", ty, name] => layouts.enum_value(ty, name).map(|v| u64::try_from(v).ok()),
+            _ => continue,
+        };
+        asked += 1;
+        match got {
+            Ok(Some(v)) if v == *expected => {}
+            other => wrong.push(format!(
+                "{question}: compiler {expected}, profile {other:?}"
+            )),
+        }
+    }
+    assert!(asked > 40, "the fixture asked only {asked} questions");
+    wrong
+}
+
+fn identity(debug: &Path, release: &Path) -> ProfileIdentity {
+    let id = |p: &Path| build_id(p).unwrap().map(|b| build_id_hex(&b));
+    ProfileIdentity {
+        implementation: "oracle fixture".into(),
+        version: "1".into(),
+        build: "gcc -O2, layouts from a -g -O0 build".into(),
+        arch: std::env::consts::ARCH.into(),
+        objects: vec![ProfileObject {
+            name: "liboracle.so".into(),
+            source_build_id: id(debug),
+            build_ids: id(release).into_iter().collect(),
+        }],
+    }
+}
+
+#[test]
+fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
+    let debug_dir = temp_dir("profile-debug");
+    let release_dir = temp_dir("profile-release");
+    let debug = build(&NATIVE, &debug_dir);
+    let release = build(&RELEASE, &release_dir);
+    let release_fixture = Fixture::open(&release);
+    let mut truth = release_fixture.truth("truth", "truth_names");
+    truth.extend(release_fixture.truth("truth_def", "truth_def_names"));
+
+    let (debug_id, release_id) = (
+        build_id(&debug)
+            .unwrap()
+            .expect("gcc gave the debug build a build-id"),
+        build_id(&release)
+            .unwrap()
+            .expect("gcc gave the release build a build-id"),
+    );
+    assert_ne!(
+        debug_id, release_id,
+        "the two builds must differ, as a distribution's does"
+    );
+
+    let mut oracle = TypeOracle::new();
+    oracle.add_object("liboracle.so", &debug, None);
+    let profile = LayoutProfile::write(identity(&debug, &release), &oracle, &|l| ask(l, &truth))
+        .expect("the debug build answers every question");
+    let json = profile.to_json();
+    let loaded = LayoutProfile::from_json(&json).unwrap();
+    assert_eq!(loaded, profile, "JSON round trip");
+    let wrong = check(&loaded.layouts, &truth);
+    assert!(
+        wrong.is_empty(),
+        "{} wrong answers:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+
+    // The release build has no DWARF: the oracle over it answers nothing,
+    // so the profile is chosen, by the release build-id.
+    let mut stripped = TypeOracle::new();
+    stripped.add_object("liboracle.so", &release, None);
+    let profiles = [loaded];
+    let ask_all = |l: &dyn Layouts| LayoutTable::record(l, &|l| ask(l, &truth)).1;
+    let (layouts, origin) = choose_layouts(
+        &stripped,
+        &ask_all,
+        release.to_str().unwrap(),
+        Some(&release_id),
+        Some("1"),
+        &profiles,
+    )
+    .expect("the profile describes the release build");
+    assert!(matches!(origin, LayoutOrigin::Profile(ref i) if i.implementation == "oracle fixture"));
+    assert!(check(layouts, &truth).is_empty());
+
+    // The debug build is read from its own DWARF.
+    let (_, origin) = choose_layouts(
+        &oracle,
+        &ask_all,
+        debug.to_str().unwrap(),
+        Some(&debug_id),
+        None,
+        &profiles,
+    )
+    .unwrap();
+    assert_eq!(origin, LayoutOrigin::Dwarf);
+
+    // Another build of the "same" library is not trusted on a guess.
+    let refused = choose_layouts(
+        &stripped,
+        &ask_all,
+        "/usr/lib/liboracle.so",
+        Some(&[0xab; 20]),
+        Some("1"),
+        &profiles,
+    )
+    .err()
+    .expect("no profile for an unknown build-id");
+    let text = refused.to_string();
+    for part in [
+        "/usr/lib/liboracle.so",
+        "version 1",
+        &"ab".repeat(20),
+        "none of the 1 known layout profiles",
+        "debug info",
+        "-g",
+        "mpidd profile write",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+    assert!(refused.unanswered > 40, "{refused:?}");
+
+    std::fs::remove_dir_all(&debug_dir).ok();
+    std::fs::remove_dir_all(&release_dir).ok();
+}
+
+#[test]
+fn a_source_that_cannot_answer_is_refused_with_every_gap() {
+    let mut t = LayoutTable::default();
+    t.add_type("a_t", 8).add_member("a_t", "x", 0, 4);
+    let err = LayoutProfile::write(ProfileIdentity::default(), &t, &|l| {
+        let _ = l.member("a_t", "x");
+        let _ = l.member("a_t", "y");
+        let _ = l.size_of("b_t");
+        let _ = l.size_of("b_t");
+    })
+    .unwrap_err();
+    let ProfileError::Unanswered(gaps) = err else {
+        panic!("{err}");
+    };
+    let names: Vec<String> = gaps.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "member `y` of `a_t`: no such member in the table",
+            "type `b_t`: no such type in the table"
+        ]
+    );
+}
+
+#[test]
+fn malformed_profiles_are_typed_errors() {
+    for (text, want) in [
+        ("", "not a layout profile"),
+        ("{\"format\": \"mpidd-layout-profile/9\", \"identity\": {\"implementation\": \"x\", \"version\": \"1\", \"build\": \"\", \"arch\": \"x86_64\", \"objects\": []}, \"layouts\": {}}", "format `mpidd-layout-profile/9`"),
+        ("{\"format\": \"mpidd-layout-profile/1\", \"identity\": {}, \"layouts\": {\"t\": {\"size\": -1}}}", "not a layout profile"),
+        ("[1, 2, 3]", "not a layout profile"),
+    ] {
+        let err = LayoutProfile::from_json(text).unwrap_err().to_string();
+        assert!(err.contains(want), "{text:?}: {err}");
+    }
+    let missing = LayoutProfile::load(Path::new("/nonexistent/profile.json")).unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .starts_with("/nonexistent/profile.json: "),
+        "{missing}"
+    );
+}
+
+#[test]
+fn offsets_only_members_say_their_size_is_unknown() {
+    let mut t = LayoutTable::default();
+    t.add_offsets("MPIR_Comm_list", 16, &[("head", 8)]);
+    assert_eq!(t.member_offset("MPIR_Comm_list", "head").unwrap(), 8);
+    let e = t.member("MPIR_Comm_list", "head").unwrap_err();
+    assert!(e.to_string().contains("offset but not its size"), "{e}");
+}
