@@ -62,6 +62,7 @@ mod decoder;
 mod layout_source;
 pub mod model;
 mod mpich_ch3;
+mod mpich_common;
 mod mpich_rank;
 #[allow(unsafe_code)]
 pub mod mqs_abi;

@@ -25,7 +25,6 @@
 //! pool), with the element count alongside.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use mpidd_read::{Limits, SymbolSource};
@@ -36,29 +35,19 @@ use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
+use crate::mpich_common::{
+    at, checked_count, symbol, walk, CommFinder, CommInfo, ListShape, Span, TypeSizes,
+    COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
+};
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
 
-/// `base + offset` in the target's address space (wrapping, as the
-/// target's own arithmetic would; a wild address fails at the read).
-fn at(base: TargetAddr, offset: u64) -> TargetAddr {
-    TargetAddr(base.0.wrapping_add(offset))
-}
-
-/// MPICH's `MPI_ANY_SOURCE`.
-const MPICH_ANY_SOURCE: i64 = -2;
-/// MPICH's `MPI_ANY_TAG`.
-const MPICH_ANY_TAG: i64 = -1;
-/// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
-const COMM_NAME_LEN: usize = 128;
 /// The globals without which there are no queues to read.
 const REQUIRED_SYMBOLS: [&str; 3] = [
     "MPIR_All_communicators",
     "MPID_Recvq_posted_head_ptr",
     "MPID_Recvq_unexpected_head_ptr",
 ];
-/// How many times a changing communicator list is re-read.
-const TRIES: u32 = 3;
 
 /// A request's `dev.state` word, decoded with the masks of MPICH 4.0.2's
 /// `src/mpid/ch3/include/mpidimpl.h` (`MPIDI_Request_get_msg_type`,
@@ -122,15 +111,6 @@ impl RequestState {
             _ => None,
         }
     }
-}
-
-/// Bytes `[start, end)` of a record: the smallest window that holds the
-/// fields one queue decodes, so a request is read (or borrowed) once and
-/// no more of it than that.
-#[derive(Clone, Copy, Debug, Default)]
-struct Span {
-    start: u64,
-    end: u64,
 }
 
 /// Offsets of everything the decoder reads.
@@ -410,71 +390,6 @@ struct Globals {
     datatype_direct: Option<TargetAddr>,
 }
 
-/// How to walk one kind of target list: where each node's next pointer
-/// is, which bytes of each node to read, and what to call it in errors.
-#[derive(Clone, Copy)]
-struct ListShape {
-    next_offset: u64,
-    span: Span,
-    what: &'static str,
-}
-
-/// Element sizes of datatypes by handle, for one queue read. Most
-/// requests share a datatype, so the last answer is kept apart from the
-/// map and answers without hashing.
-#[derive(Default)]
-struct TypeSizes {
-    last: Option<(i64, Option<u64>)>,
-    all: HashMap<i64, Option<u64>>,
-}
-
-/// Finds the communicator of a context id, remembering the last one
-/// found: consecutive requests mostly belong to the same communicator.
-#[derive(Default)]
-struct CommFinder {
-    last: Option<usize>,
-}
-
-impl CommFinder {
-    /// The index in `comms` of the first communicator whose `key` is
-    /// `context`.
-    fn find(
-        &mut self,
-        comms: &[CommInfo],
-        context: i64,
-        key: impl Fn(&CommInfo) -> i64,
-    ) -> Option<usize> {
-        // `last` is always a first match, so the shortcut agrees with the
-        // search even when corrupt memory gives two communicators one id.
-        if let Some(i) = self.last {
-            if comms.get(i).is_some_and(|c| key(c) == context) {
-                return Some(i);
-            }
-        }
-        let found = comms.iter().position(|c| key(c) == context);
-        if found.is_some() {
-            self.last = found;
-        }
-        found
-    }
-}
-
-/// One communicator as read from the target.
-#[derive(Clone, Debug)]
-struct CommInfo {
-    addr: TargetAddr,
-    name: String,
-    context_id: i64,
-    recvcontext_id: i64,
-    rank: i64,
-    size: i64,
-    /// `MPI_COMM_WORLD` rank of each peer (local rank for intracomms,
-    /// remote rank for intercomms), when it could be read.
-    world: Option<Vec<i64>>,
-    /// Why `world` is `None`, for the diagnostics.
-    world_error: Option<String>,
-}
-
 /// The MPICH CH3 decoder. An instance belongs to one process: it caches
 /// that process's communicators by their sequence number.
 pub struct MpichCh3 {
@@ -490,22 +405,6 @@ impl std::fmt::Debug for MpichCh3 {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
-}
-
-fn symbol(
-    target: &NativeTarget<'_>,
-    name: &'static str,
-    hint: &'static str,
-) -> Result<TargetAddr, DecodeError> {
-    target
-        .symbols
-        .lookup(name)
-        .map(|s| s.addr)
-        .ok_or_else(|| DecodeError::MissingSymbol {
-            name,
-            searched: target.symbols.searched_objects().join(", "),
-            hint,
-        })
 }
 
 impl MpichCh3 {
@@ -567,125 +466,6 @@ impl MpichCh3 {
         )?)
     }
 
-    /// Walks a target list from `first`, following the pointer at
-    /// `next_offset` of each node and handing `visit` each node's span;
-    /// cycles and overlong lists are errors.
-    fn walk(
-        &self,
-        mem: &dyn ByteSource,
-        first: TargetAddr,
-        shape: ListShape,
-        limits: &Limits,
-        mut visit: impl FnMut(&Record<'_>) -> Result<(), DecodeError>,
-    ) -> Result<(), DecodeError> {
-        let ListShape {
-            next_offset,
-            span,
-            what,
-        } = shape;
-        if first.0 == 0 {
-            return Ok(());
-        }
-        let len = span.end.saturating_sub(span.start);
-        limits.check_record_bytes(what, first, len)?;
-        // One buffer for the whole walk, used only where the source cannot
-        // lend its own bytes: a 100,000-request queue would otherwise
-        // allocate 100,000 times.
-        let mut buf = vec![0u8; len as usize];
-        let abi = mem.abi();
-        let (order, word) = (abi.byte_order, abi.address_bytes());
-        // Brent's cycle detection: the node last saved is compared with
-        // each one walked, and saved anew after 1, 2, 4, ... steps, so a
-        // loop is caught within twice its length, with no memory and no
-        // hashing per node. An alarm (a repeat or the length limit) walks
-        // the list again to name the exact entry, as an error path may.
-        let mut saved = TargetAddr(0);
-        let mut power = 1u64;
-        let mut since = 0u64;
-        let mut walked = 0u64;
-        let mut node = first;
-        // Each node is decoded as it is read, so a queue of 100,000
-        // requests never holds 100,000 raw copies.
-        while node.0 != 0 {
-            if node == saved || walked >= limits.max_list_len {
-                return Err(self.list_error(mem, first, shape, limits, node, walked));
-            }
-            let bytes = mem.view(at(node, span.start), &mut buf, what)?;
-            let rec = Record {
-                base: node,
-                start: span.start,
-                bytes,
-                order,
-                what,
-            };
-            let next = TargetAddr(rec.uint(next_offset, word)?);
-            visit(&rec)?;
-            walked += 1;
-            since += 1;
-            if since == power {
-                saved = node;
-                power = power.saturating_mul(2);
-                since = 0;
-            }
-            node = next;
-        }
-        Ok(())
-    }
-
-    /// The error of a list walk that met a node twice, or reached
-    /// [`Limits::max_list_len`] at `stopped` after `walked` nodes: the
-    /// list is walked again remembering every node, so a cycle is named by
-    /// its first repeated entry and the count before it, and a list that is
-    /// merely long by where the limit stopped it. A target that changed
-    /// between the walks gets the first walk's finding.
-    fn list_error(
-        &self,
-        mem: &dyn ByteSource,
-        first: TargetAddr,
-        shape: ListShape,
-        limits: &Limits,
-        stopped: TargetAddr,
-        walked: u64,
-    ) -> DecodeError {
-        let what = shape.what;
-        let mut seen = HashSet::new();
-        let mut node = first;
-        while node.0 != 0 {
-            let len = seen.len() as u64;
-            if !seen.insert(node.0) {
-                return DecodeError::Cycle {
-                    what,
-                    addr: node,
-                    len,
-                };
-            }
-            if len >= limits.max_list_len {
-                return DecodeError::TooLong {
-                    what,
-                    limit: limits.max_list_len,
-                    addr: node,
-                };
-            }
-            node = match read_pointer(mem, at(node, shape.next_offset), what) {
-                Ok(next) => next,
-                Err(e) => return e.into(),
-            };
-        }
-        if walked >= limits.max_list_len {
-            DecodeError::TooLong {
-                what,
-                limit: limits.max_list_len,
-                addr: stopped,
-            }
-        } else {
-            DecodeError::Cycle {
-                what,
-                addr: stopped,
-                len: walked,
-            }
-        }
-    }
-
     fn read_communicators(
         &self,
         mem: &dyn ByteSource,
@@ -699,7 +479,7 @@ impl MpichCh3 {
         )?;
         let word = mem.abi().address_bytes();
         let mut comms = Vec::new();
-        self.walk(
+        walk(
             mem,
             head,
             ListShape {
@@ -748,30 +528,6 @@ impl MpichCh3 {
         )?;
         comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
         Ok(comms)
-    }
-
-    fn checked_count(
-        count: i64,
-        what: &'static str,
-        at: TargetAddr,
-        limits: &Limits,
-    ) -> Result<u64, DecodeError> {
-        let n = u64::try_from(count).map_err(|_| mpidd_read::ReadError::NegativeCount {
-            what,
-            addr: at,
-            count,
-        })?;
-        if n > limits.max_table_entries {
-            return Err(mpidd_read::ReadError::LimitExceeded {
-                what,
-                addr: at,
-                count: n,
-                max: limits.max_table_entries,
-                limit: "max_table_entries",
-            }
-            .into());
-        }
-        Ok(n)
     }
 
     /// The `MPI_COMM_WORLD` rank of each of the `size` peers of a
@@ -826,7 +582,7 @@ impl MpichCh3 {
                 found,
             });
         }
-        let n = Self::checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
+        let n = checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
         let pmap = read_pointer(mem, at(group, l.group_pmap), "MPIR_Group.lrank_to_lpid")?;
         let bytes = read_bytes(
             mem,
@@ -883,7 +639,7 @@ impl MpichCh3 {
                 found,
             });
         }
-        let n = Self::checked_count(expected, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
+        let n = checked_count(expected, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
         let table = read_bytes(
             mem,
             at(vcrt, l.vcrt_table),
@@ -970,7 +726,7 @@ impl MpichCh3 {
         let first = read_pointer(mem, head_var, "receive queue head")?;
         let word = mem.abi().address_bytes();
         let mut comm_of = CommFinder::default();
-        self.walk(
+        walk(
             mem,
             first,
             ListShape {
@@ -1086,7 +842,7 @@ impl MpichCh3 {
         let len = span.end.saturating_sub(span.start);
         let mut buf = Vec::new();
         let mut comm_of = CommFinder::default();
-        self.walk(
+        walk(
             mem,
             first,
             ListShape {
