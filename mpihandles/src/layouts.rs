@@ -389,3 +389,37 @@ impl Layouts for LayoutTable {
         Ok(fields)
     }
 }
+
+/// The oracle answers directly, keeping no answers of its own beyond the
+/// types it has found (use [`OracleLayouts`] where the same members are
+/// asked many times). This lets a decoder that holds only a `TypeOracle`
+/// ask the questions of this trait.
+impl Layouts for TypeOracle {
+    fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
+        OracleLayouts::new(self).size_of(type_name)
+    }
+
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        OracleLayouts::new(self).member(type_name, path)
+    }
+
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        OracleLayouts::new(self).enumerators(type_name)
+    }
+
+    fn member_enumerators(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, i128)>, LayoutError> {
+        OracleLayouts::new(self).member_enumerators(type_name, path)
+    }
+
+    fn member_fields(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, Member)>, LayoutError> {
+        OracleLayouts::new(self).member_fields(type_name, path)
+    }
+}

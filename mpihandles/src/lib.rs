@@ -99,6 +99,7 @@ pub use model::{
     TypeMapEntry, WinDetails,
 };
 pub use mpich::Mpich;
+pub use mpich_pools::{live_mpich_objects, LiveObject};
 
 /// Interprets one MPI implementation's handles in one process.
 pub trait HandleResolver {

@@ -17,6 +17,16 @@ pub trait LayoutSource {
     /// `sizeof` the type.
     fn type_size(&self, type_name: &str) -> Result<u64, LayoutError>;
 
+    /// The same types through the richer questions of the handle
+    /// decoders' trait (dotted member paths with sizes, enumerators), when
+    /// this source can answer them: the DWARF oracle can; the default, and
+    /// a [`LayoutTable`], cannot. The CH4 decoder needs them (its request
+    /// fields sit in unions of unnamed structs) until the two layout traits
+    /// become one.
+    fn as_layouts(&self) -> Option<&dyn mpihandles::Layouts> {
+        None
+    }
+
     /// The size of `type_name` and the offsets of `members` in it, each
     /// answered as [`LayoutSource::type_size`] and
     /// [`LayoutSource::member_offset`] would. The default asks them one by
@@ -55,6 +65,10 @@ fn member_of(type_name: &str, layout: &TypeLayout, member: &str) -> Result<u64, 
 }
 
 impl LayoutSource for TypeOracle {
+    fn as_layouts(&self) -> Option<&dyn mpihandles::Layouts> {
+        Some(self)
+    }
+
     fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
         let layout = self
             .find_type(type_name)
