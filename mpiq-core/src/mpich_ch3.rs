@@ -36,7 +36,7 @@ use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mpich_common::{
-    at, checked_count, symbol, walk, CommFinder, CommInfo, ListShape, Span, TypeSizes,
+    at, checked_count, symbol, walk, CommFinder, GroupLayout, CommInfo, ListShape, Span, TypeSizes,
     COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
 use crate::mqs_target::ByteSource;
@@ -573,34 +573,13 @@ impl MpichCh3 {
         limits: &Limits,
     ) -> Result<Vec<i64>, DecodeError> {
         let l = &self.layout;
-        let found = read_int(mem, at(group, l.group_size), 4, "MPIR_Group.size")?;
-        if found != expected {
-            return Err(DecodeError::MemberCount {
-                what: "MPIR_Group",
-                addr: group,
-                expected,
-                found,
-            });
+        GroupLayout {
+            size: l.group_size,
+            pmap: l.group_pmap,
+            pmap_size: l.pmap_size,
+            pmap_lpid: l.pmap_lpid,
         }
-        let n = checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
-        let pmap = read_pointer(mem, at(group, l.group_pmap), "MPIR_Group.lrank_to_lpid")?;
-        let bytes = read_bytes(
-            mem,
-            pmap,
-            n.saturating_mul(l.pmap_size),
-            "MPIR_Group.lrank_to_lpid",
-            limits,
-        )?;
-        let r = Record {
-            base: pmap,
-            start: 0,
-            bytes: &bytes,
-            order: mem.abi().byte_order,
-            what: "MPII_Group_pmap_t",
-        };
-        (0..n)
-            .map(|i| Ok(r.int(i * l.pmap_size + l.pmap_lpid, 8)?))
-            .collect()
+        .world_ranks(mem, group, expected, limits)
     }
 
     /// World ranks from the first `expected` entries of an `MPIDI_VCRT`.
@@ -662,44 +641,19 @@ impl MpichCh3 {
             .collect()
     }
 
-    /// Bytes per element of the datatype with this handle, when MPICH's
-    /// handle encoding or its direct pool gives it.
+    /// Bytes per element of the datatype with this handle.
     fn datatype_size(
         &self,
         mem: &dyn ByteSource,
         handle: i64,
         cache: &mut TypeSizes,
     ) -> Option<u64> {
-        if let Some((last, size)) = cache.last {
-            if last == handle {
-                return size;
-            }
-        }
-        let size = *cache.all.entry(handle).or_insert_with(|| {
-            let h = handle as u32;
-            // Handles: 2 bits kind (builtin, direct, indirect), 4 bits
-            // object kind (3 is a datatype), then the payload.
-            if (h >> 26) & 0xf != 3 {
-                return None;
-            }
-            match h >> 30 {
-                // A predefined type's size is in bits 8..16 of its handle.
-                1 => Some(u64::from((h >> 8) & 0xff)),
-                2 => {
-                    let (size_of, size_off) = self.layout.datatype_size?;
-                    let base = self.globals.datatype_direct?;
-                    let index = u64::from(h & 0x03ff_ffff);
-                    let at = at(base, index.checked_mul(size_of)?.checked_add(size_off)?);
-                    let word = mem.abi().address_bytes();
-                    read_int(mem, at, word, "MPIR_Datatype.size")
-                        .ok()
-                        .and_then(|s| u64::try_from(s).ok())
-                }
-                _ => None,
-            }
-        });
-        cache.last = Some((handle, size));
-        size
+        cache.size_of(
+            mem,
+            handle,
+            self.layout.datatype_size,
+            self.globals.datatype_direct,
+        )
     }
 
     /// Appends the requests of one receive queue to `out`, one list per

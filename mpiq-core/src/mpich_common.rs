@@ -10,7 +10,7 @@ use mpidd_types::TargetAddr;
 
 use crate::decoder::{DecodeError, NativeTarget};
 use crate::mqs_target::ByteSource;
-use crate::target_read::{read_pointer, Record};
+use crate::target_read::{read_bytes, read_int, read_pointer, Record};
 
 /// `base + offset` in the target's address space (wrapping, as the
 /// target's own arithmetic would; a wild address fails at the read).
@@ -258,4 +258,103 @@ pub(crate) fn checked_count(
         .into());
     }
     Ok(n)
+}
+
+impl TypeSizes {
+    /// Bytes per element of the datatype with this handle, when MPICH's
+    /// handle encoding or its direct pool (`MPIR_Datatype_direct` at
+    /// `direct`, whose records are `(sizeof MPIR_Datatype, offset of
+    /// size)` as `layout` gives) tells it.
+    pub(crate) fn size_of(
+        &mut self,
+        mem: &dyn ByteSource,
+        handle: i64,
+        layout: Option<(u64, u64)>,
+        direct: Option<TargetAddr>,
+    ) -> Option<u64> {
+        if let Some((last, size)) = self.last {
+            if last == handle {
+                return size;
+            }
+        }
+        let size = *self.all.entry(handle).or_insert_with(|| {
+            let h = handle as u32;
+            // Handles: 2 bits kind (builtin, direct, indirect), 4 bits
+            // object kind (3 is a datatype), then the payload.
+            if (h >> 26) & 0xf != 3 {
+                return None;
+            }
+            match h >> 30 {
+                // A predefined type's size is in bits 8..16 of its handle.
+                1 => Some(u64::from((h >> 8) & 0xff)),
+                2 => {
+                    let (size_of, size_off) = layout?;
+                    let base = direct?;
+                    let index = u64::from(h & 0x03ff_ffff);
+                    let at = at(base, index.checked_mul(size_of)?.checked_add(size_off)?);
+                    let word = mem.abi().address_bytes();
+                    read_int(mem, at, word, "MPIR_Datatype.size")
+                        .ok()
+                        .and_then(|s| u64::try_from(s).ok())
+                }
+                _ => None,
+            }
+        });
+        self.last = Some((handle, size));
+        size
+    }
+}
+
+/// Where an `MPIR_Group` keeps its members' world ranks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GroupLayout {
+    /// `MPIR_Group.size`.
+    pub(crate) size: u64,
+    /// `MPIR_Group.lrank_to_lpid`, a pointer to `size` pmap records.
+    pub(crate) pmap: u64,
+    /// `sizeof(MPII_Group_pmap_t)`.
+    pub(crate) pmap_size: u64,
+    /// `MPII_Group_pmap_t.lpid` (an `uint64_t` in MPICH 4.0).
+    pub(crate) pmap_lpid: u64,
+}
+
+impl GroupLayout {
+    /// World ranks from the `MPIR_Group` at `group`, whose `size` must be
+    /// the communicator's `expected` size.
+    pub(crate) fn world_ranks(
+        &self,
+        mem: &dyn ByteSource,
+        group: TargetAddr,
+        expected: i64,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        let found = read_int(mem, at(group, self.size), 4, "MPIR_Group.size")?;
+        if found != expected {
+            return Err(DecodeError::MemberCount {
+                what: "MPIR_Group",
+                addr: group,
+                expected,
+                found,
+            });
+        }
+        let n = checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
+        let pmap = read_pointer(mem, at(group, self.pmap), "MPIR_Group.lrank_to_lpid")?;
+        let bytes = read_bytes(
+            mem,
+            pmap,
+            n.saturating_mul(self.pmap_size),
+            "MPIR_Group.lrank_to_lpid",
+            limits,
+        )?;
+        let r = Record {
+            base: pmap,
+            start: 0,
+            bytes: &bytes,
+            order: mem.abi().byte_order,
+            what: "MPII_Group_pmap_t",
+        };
+        (0..n)
+            .map(|i| Ok(r.int(i * self.pmap_size + self.pmap_lpid, 8)?))
+            .collect()
+    }
 }
