@@ -7,6 +7,7 @@ use mpidd_types::TargetAddr;
 use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
+use crate::mpich_ch4::MpichCh4;
 use crate::mqs_target::ByteSource;
 
 /// One MPI process as a native decoder sees it.
@@ -115,9 +116,9 @@ pub trait QueueDecoder: Send + Sync {
 }
 
 /// Picks the decoder for the target's MPI: MPICH (by `MPII_Version_string`
-/// and `MPII_Version_device`) with the CH3 device. MPICH's CH4 device keeps
-/// no debugger queues (its own library cannot show them either), and other
-/// MPIs have no native decoder yet: both are refused, saying so.
+/// and `MPII_Version_device`) with the CH3 device, or 4.0 with the CH4
+/// device. Other MPIs have no native decoder yet: they are refused, saying
+/// so.
 pub fn detect(
     target: &NativeTarget<'_>,
     limits: &Limits,
@@ -144,10 +145,20 @@ pub fn detect(
     if device.starts_with("ch3") {
         return Ok(Box::new(MpichCh3::new(target, &version, &device)?));
     }
+    if device.starts_with("ch4") {
+        // Checked on 4.0.2 only: CH4's request and global layouts moved a
+        // lot between releases, and 4.1 keeps debugger lists of its own.
+        if !version.starts_with("4.0") {
+            return Err(DecodeError::Unsupported {
+                reason: format!(
+                    "MPICH {version} with the {device:?} device: the CH4 decoder was checked \
+                     on MPICH 4.0 only"
+                ),
+            });
+        }
+        return Ok(Box::new(MpichCh4::new(target, &version, &device)?));
+    }
     Err(DecodeError::Unsupported {
-        reason: format!(
-            "MPICH {version} with the {device:?} device: only CH3 keeps the queues debuggers read \
-             (MPICH's own libtvmpich.so cannot show CH4 queues either)"
-        ),
+        reason: format!("MPICH {version} with the {device:?} device, which no decoder reads"),
     })
 }

@@ -62,6 +62,7 @@ mod decoder;
 mod layout_source;
 pub mod model;
 mod mpich_ch3;
+mod mpich_ch4;
 mod mpich_common;
 mod mpich_rank;
 #[allow(unsafe_code)]
@@ -76,6 +77,7 @@ mod target_read;
 pub use decoder::{detect, DecodeError, NativeTarget, QueueDecoder};
 pub use layout_source::{LayoutError, LayoutSource, LayoutTable, TypeMembers};
 pub use mpich_ch3::MpichCh3;
+pub use mpich_ch4::MpichCh4;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};

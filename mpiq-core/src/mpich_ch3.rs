@@ -36,7 +36,7 @@ use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mpich_common::{
-    at, checked_count, symbol, walk, CommFinder, GroupLayout, CommInfo, ListShape, Span, TypeSizes,
+    at, checked_count, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes,
     COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
 use crate::mqs_target::ByteSource;

@@ -235,7 +235,6 @@ pub(crate) fn list_error(
     }
 }
 
-
 pub(crate) fn checked_count(
     count: i64,
     what: &'static str,
