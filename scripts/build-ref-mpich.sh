@@ -10,7 +10,8 @@
 #        library reads.
 #        MPIDD_REF_MPICH      install prefix (default ~/.cache/mpidd/mpich-4.0.2)
 #   ch4: --with-device=ch4:ucx on Debian's UCX, Debian's own amd64 choice,
-#        with the other layout-changing options of Debian's rules.
+#        with the other layout-changing options of Debian's rules, and the
+#        dataloop datatype engine (see below).
 #        MPIDD_REF_MPICH_CH4  install prefix (default ~/.cache/mpidd/mpich-4.0.2-ch4)
 #
 # The queue and handle decoders need MPICH's private types (MPIR_Comm,
@@ -31,14 +32,18 @@ case "$device" in
     ;;
   ch4)
     prefix="${MPIDD_REF_MPICH_CH4:-$HOME/.cache/mpidd/mpich-$version-ch4}"
-    recipe="mpich-$version ch4:ucx on Debian's UCX, debug info in ROMIO too (CFLAGS=-g)"
-    # Every flag here that can change a struct layout is Debian's amd64 one
-    # (debian/rules): the UCX netmod and the system hwloc. --without-yaksa
-    # is passed as Debian passes it; it only stops the search for an
-    # installed yaksa, so CH4 still builds its embedded yaksa as its
-    # datatype engine (src/mpi/datatype/typerep/src/subconfigure.m4), as
-    # Debian's library does.
-    device_flags=(--with-device=ch4:ucx --with-ucx=/usr --without-yaksa --with-hwloc-prefix=/usr)
+    recipe="mpich-$version ch4:ucx on Debian's UCX, dataloop, debug info in ROMIO too (CFLAGS=-g)"
+    # The flags that change a struct layout the decoders read are Debian's
+    # amd64 ones (debian/rules): the UCX netmod on the system UCX, the
+    # system hwloc. One departure keeps the build lean: Debian's CH4 uses
+    # MPICH's embedded yaksa as its datatype engine (--without-yaksa only
+    # stops the search for an installed one), whose hundreds of generated files
+    # take over an hour on 2 cores; dataloop builds in minutes. The engine
+    # changes only MPIR_Datatype.typerep.handle, a yaksa_type_t (uint64_t)
+    # or a pointer, 8 bytes at the same offset on LP64, and
+    # MPIR_Typerep_req inside MPIDI_POSIX_rma_req_t, which no decoder reads
+    # (src/mpi/datatype/typerep/src/typerep_pre.h).
+    device_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr --with-datatype-engine=dataloop)
     # libucx-dev: the UCX netmod's headers; libhwloc-dev: the system hwloc.
     device_packages=(libucx-dev libhwloc-dev)
     ;;
