@@ -66,7 +66,11 @@ fn check_rank_through_ucx(rank: i64, q: &Value) {
             assert_eq!(r.len(), 1, "WORLD source 1 tag 11: {world:#}");
             check_ucx_receive(&r[0], Some((1, 1)), Some(11), 40);
             let r = ops(dup, "pending_receives");
-            assert_eq!(r.len(), 1, "one entry for both halves of an MPI_ANY_SOURCE receive");
+            assert_eq!(
+                r.len(),
+                1,
+                "one entry for both halves of an MPI_ANY_SOURCE receive"
+            );
             assert_eq!(
                 (
                     r[0]["desired_local_rank"].as_i64(),
@@ -85,7 +89,10 @@ fn check_rank_through_ucx(rank: i64, q: &Value) {
             assert_eq!(s.len(), 1, "{world:#}");
             assert_eq!(s[0]["status"], "pending", "a rendezvous not yet received");
             assert_eq!(
-                (s[0]["desired_global_rank"].as_i64(), s[0]["desired_tag"].as_i64()),
+                (
+                    s[0]["desired_global_rank"].as_i64(),
+                    s[0]["desired_tag"].as_i64()
+                ),
                 (Some(3), Some(33))
             );
         }
@@ -104,7 +111,10 @@ fn check_ucx_receive(op: &Value, rank: Option<(i64, i64)>, tag: Option<i64>, byt
     }
     let (local, global) = rank.unwrap();
     assert_eq!(
-        (op["desired_local_rank"].as_i64(), op["desired_global_rank"].as_i64()),
+        (
+            op["desired_local_rank"].as_i64(),
+            op["desired_global_rank"].as_i64()
+        ),
         (Some(local), Some(global)),
         "{op:#}"
     );
