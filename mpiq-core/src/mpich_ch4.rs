@@ -21,7 +21,9 @@
 //!   missing.
 //!
 //! Every offset comes from the library's types through the layout source;
-//! the few constants MPICH keeps in macros (the MPIDIG request status bits,
+//! world ranks come from the communicator's group, else from CH4's rank
+//! map ([`mpihandles::ch4_world_ranks`]); the few constants MPICH keeps in
+//! macros (the MPIDIG request status bits,
 //! the UCX tag's field widths) are named where they are used, with the
 //! header that defines them.
 
@@ -38,8 +40,8 @@ use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mpich_common::{
-    at, checked_count, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes,
-    COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
+    at, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes, COMM_NAME_LEN,
+    MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
@@ -74,19 +76,6 @@ struct Layout {
     comm_context_id: Member,
     comm_recvcontext_id: Member,
     comm_local_group: Member,
-    map_mode: Member,
-    map_avtid: Member,
-    map_offset: Member,
-    map_stride_offset: Member,
-    map_stride: Member,
-    map_blocksize: Member,
-    map_lut: Member,
-    map_mlut: Member,
-    /// `MPIDI_rank_map_mode`'s enumerators, by name.
-    map_modes: Vec<(String, i128)>,
-    gpid_size: u64,
-    gpid_avtid: Member,
-    gpid_lpid: Member,
     group: GroupLayout,
     n_vcis: Member,
     per_vci: Member,
@@ -153,7 +142,6 @@ impl Layout {
         };
         const C: &str = "MPIR_Comm";
         const R: &str = "MPIR_Request";
-        let map = |f: &str| format!("dev.ch4.map.{f}");
         let mut l = Layout {
             list_seq: m("MPIR_Comm_list", "sequence_number"),
             list_head: m("MPIR_Comm_list", "head"),
@@ -167,18 +155,6 @@ impl Layout {
             comm_context_id: m(C, "context_id"),
             comm_recvcontext_id: m(C, "recvcontext_id"),
             comm_local_group: m(C, "local_group"),
-            map_mode: m(C, &map("mode")),
-            map_avtid: m(C, &map("avtid")),
-            map_offset: m(C, &map("reg.offset")),
-            map_stride_offset: m(C, &map("reg.stride.offset")),
-            map_stride: m(C, &map("reg.stride.stride")),
-            map_blocksize: m(C, &map("reg.stride.blocksize")),
-            map_lut: m(C, &map("irreg.lut.lpid")),
-            map_mlut: m(C, &map("irreg.mlut.gpid")),
-            map_modes: Vec::new(),
-            gpid_size: 0,
-            gpid_avtid: m("MPIDI_gpid_t", "avtid"),
-            gpid_lpid: m("MPIDI_gpid_t", "lpid"),
             group: GroupLayout {
                 size: m("MPIR_Group", "size").offset,
                 pmap: m("MPIR_Group", "lrank_to_lpid").offset,
@@ -218,14 +194,9 @@ impl Layout {
             })
         };
         l.comm_size = size(C);
-        l.gpid_size = size("MPIDI_gpid_t");
         l.group.pmap_size = size("MPII_Group_pmap_t");
         l.per_vci_size = size("MPIDI_per_vci_t");
         l.req_size = size(R);
-        match t.member_enumerators(C, &map("mode")) {
-            Ok(modes) => l.map_modes = modes,
-            Err(e) => missing.push(e),
-        }
         match t.member_enumerators(R, "kind") {
             Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_REQUEST_KIND__RECV") {
                 Some((_, v)) => l.kind_recv = *v,
@@ -378,6 +349,7 @@ impl MpichCh4 {
     fn read_communicators(
         &self,
         mem: &dyn ByteSource,
+        types: &dyn Layouts,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
         let l = &self.layout;
@@ -410,12 +382,20 @@ impl MpichCh4 {
                 };
                 let group = TargetAddr(r.uint(l.comm_local_group.offset, word)?);
                 let name = r.chars(l.comm_name.offset, COMM_NAME_LEN)?;
+                // An intercommunicator's peers are its remote side, which
+                // only the map (`dev.ch4.map`) gives.
+                let map = || {
+                    mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size)
+                        .map_err(|e| DecodeError::Unsupported {
+                            reason: format!("its rank map: {e}"),
+                        })
+                };
                 let world = if kind == 0 && group.0 != 0 {
                     l.group
                         .world_ranks(mem, group, size, limits)
-                        .or_else(|_| self.map_world_ranks(mem, r, size, limits))
+                        .or_else(|_| map())
                 } else {
-                    self.map_world_ranks(mem, r, size, limits)
+                    map()
                 };
                 let (world, world_error) = match world {
                     Ok(w) => (Some(w), None),
@@ -443,121 +423,10 @@ impl MpichCh4 {
         Ok(comms)
     }
 
-    /// World ranks from CH4's rank map (`dev.ch4.map`, decoded as
-    /// `MPIDIU_comm_rank_to_pid` in `ch4_proc.h` does): an index into an
-    /// address-vector table, which is the world rank when the table is
-    /// the first one (`avtid` 0, the processes of `MPI_COMM_WORLD`).
-    fn map_world_ranks(
-        &self,
-        mem: &dyn ByteSource,
-        r: &Record<'_>,
-        size: i64,
-        limits: &Limits,
-    ) -> Result<Vec<i64>, DecodeError> {
-        let l = &self.layout;
-        let n = checked_count(size, "MPIR_Comm.dev.ch4.map", r.base, limits)?;
-        let mode = i128::from(int(r, l.map_mode)?);
-        let name = l
-            .map_modes
-            .iter()
-            .find(|(_, v)| *v == mode)
-            .map(|(n, _)| n.trim_start_matches("MPIDI_RANK_MAP_").to_string())
-            .unwrap_or_default();
-        let avtid = int(r, l.map_avtid)?;
-        let intra = name.ends_with("_INTRA");
-        if !intra && name != "MLUT" && avtid != 0 {
-            return Err(DecodeError::Unsupported {
-                reason: format!(
-                    "its peers are in address-vector table {avtid}, not MPI_COMM_WORLD's"
-                ),
-            });
-        }
-        let word = mem.abi().address_bytes();
-        let reg = |m: Member| int(r, m);
-        let ranks: Vec<i64> = match name.trim_end_matches("_INTRA") {
-            "DIRECT" => (0..n as i64).collect(),
-            "OFFSET" => {
-                let off = reg(l.map_offset)?;
-                (0..n as i64).map(|i| i + off).collect()
-            }
-            "STRIDE" => {
-                let (off, stride) = (reg(l.map_stride_offset)?, reg(l.map_stride)?);
-                (0..n as i64)
-                    .map(|i| i.saturating_mul(stride).saturating_add(off))
-                    .collect()
-            }
-            "STRIDE_BLOCK" => {
-                let (off, stride, block) = (
-                    reg(l.map_stride_offset)?,
-                    reg(l.map_stride)?,
-                    reg(l.map_blocksize)?,
-                );
-                if block <= 0 {
-                    return Err(DecodeError::Unsupported {
-                        reason: format!("its rank map has a block size of {block}"),
-                    });
-                }
-                (0..n as i64)
-                    .map(|i| {
-                        (i / block)
-                            .saturating_mul(stride - block)
-                            .saturating_add(i)
-                            .saturating_add(off)
-                    })
-                    .collect()
-            }
-            "LUT" => {
-                let table = TargetAddr(r.uint(l.map_lut.offset, word)?);
-                let bytes = read_bytes(mem, table, n.saturating_mul(4), "MPIDI_lpid_t[]", limits)?;
-                let t = Record {
-                    base: table,
-                    start: 0,
-                    bytes: &bytes,
-                    order: mem.abi().byte_order,
-                    what: "MPIDI_lpid_t[]",
-                };
-                (0..n).map(|i| t.int(i * 4, 4)).collect::<Result<_, _>>()?
-            }
-            "MLUT" => {
-                let table = TargetAddr(r.uint(l.map_mlut.offset, word)?);
-                let bytes = read_bytes(
-                    mem,
-                    table,
-                    n.saturating_mul(l.gpid_size),
-                    "MPIDI_gpid_t[]",
-                    limits,
-                )?;
-                let t = Record {
-                    base: table,
-                    start: 0,
-                    bytes: &bytes,
-                    order: mem.abi().byte_order,
-                    what: "MPIDI_gpid_t[]",
-                };
-                (0..n)
-                    .map(|i| {
-                        let base = i * l.gpid_size;
-                        let avtid = t.int(base + l.gpid_avtid.offset, 4)?;
-                        Ok(if avtid == 0 {
-                            t.int(base + l.gpid_lpid.offset, 4)?
-                        } else {
-                            -1
-                        })
-                    })
-                    .collect::<Result<_, DecodeError>>()?
-            }
-            _ => {
-                return Err(DecodeError::Unsupported {
-                    reason: format!("its rank map has mode {mode} ({name:?})"),
-                })
-            }
-        };
-        Ok(ranks)
-    }
-
     fn communicators_for(
         &self,
         mem: &dyn ByteSource,
+        types: &dyn Layouts,
         seq: i64,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
@@ -567,7 +436,7 @@ impl MpichCh4 {
                 return Ok(comms.clone());
             }
         }
-        let comms = self.read_communicators(mem, limits)?;
+        let comms = self.read_communicators(mem, types, limits)?;
         *cache = Some((seq, comms.clone()));
         Ok(comms)
     }
@@ -1034,7 +903,7 @@ impl QueueDecoder for MpichCh4 {
         let mut first = self.sequence(mem)?;
         let mut last = first;
         for _ in 0..TRIES {
-            let comms = self.communicators_for(mem, first, limits)?;
+            let comms = self.communicators_for(mem, types, first, limits)?;
             let mut types_cache = TypeSizes::default();
             let lists = || vec![Vec::new(); comms.len()];
             let (mut posted, mut unexpected) = (lists(), lists());
