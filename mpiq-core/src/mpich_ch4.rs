@@ -88,8 +88,11 @@ struct Layout {
     req_cc_ptr: Member,
     req_comm: Member,
     req_next: Member,
-    req_is_local: Member,
-    req_partner: Member,
+    /// `dev.is_local` and `dev.anysource_partner_request`: absent when
+    /// CH4 runs without a shared-memory module (`MPIDI_CH4_DIRECT_NETMOD`,
+    /// the default with UCX), where every operation is the netmod's.
+    req_is_local: Option<Member>,
+    req_partner: Option<Member>,
     am_req: Member,
     am_buffer: Member,
     am_count: Member,
@@ -172,8 +175,8 @@ impl Layout {
             req_cc_ptr: m(R, "cc_ptr"),
             req_comm: m(R, "comm"),
             req_next: m(R, "next"),
-            req_is_local: m(R, "dev.is_local"),
-            req_partner: m(R, "dev.anysource_partner_request"),
+            req_is_local: t.member(R, "dev.is_local").ok(),
+            req_partner: t.member(R, "dev.anysource_partner_request").ok(),
             am_req: m(R, "dev.ch4.am.req"),
             am_buffer: m(R, "dev.ch4.am.buffer"),
             am_count: m(R, "dev.ch4.am.count"),
@@ -292,6 +295,8 @@ fn uint(r: &Record<'_>, m: Member) -> Result<u64, mpidd_read::ReadError> {
 struct PoolFindings {
     /// Receives that went to the netmod, by communicator index.
     receives: Vec<Vec<PendingOperation>>,
+    /// Receives whose communicator is unknown, described.
+    unplaced: Vec<String>,
     /// Why the pools could not be read, if they could not.
     error: Option<String>,
 }
@@ -637,6 +642,7 @@ impl MpichCh4 {
     ) -> PoolFindings {
         let mut found = PoolFindings {
             receives: vec![Vec::new(); comms.len()],
+            unplaced: Vec::new(),
             error: None,
         };
         let objects = match mpihandles::live_mpich_objects(
@@ -658,6 +664,7 @@ impl MpichCh4 {
         let ucx = types.member("ucp_request_t", "recv.tag.tag").map(|_| ());
         let ucx = ucx.and_then(|()| ucx_layout(types));
         let order = mem.abi().byte_order;
+        let mut any = false;
         for object in objects {
             let r = Record {
                 base: object.addr,
@@ -667,7 +674,19 @@ impl MpichCh4 {
                 what: "MPIR_Request",
             };
             match self.netmod_receive(mem, &r, comms, seen, ucx.as_ref()) {
-                Ok(Some((ci, op))) => found.receives[ci].push(op),
+                Ok(Some((Some(ci), op))) => {
+                    any = true;
+                    found.receives[ci].push(op)
+                }
+                Ok(Some((None, op))) => {
+                    any = true;
+                    found.unplaced.push(format!(
+                    "a pending receive posted to UCX (MPIR_Request at {}) whose communicator is \
+                     unknown: {}",
+                    r.base,
+                    op.extra_text.join("; ")
+                ))
+                }
                 Ok(None) => {}
                 Err(e) => {
                     found.error.get_or_insert_with(|| {
@@ -679,9 +698,18 @@ impl MpichCh4 {
                 }
             }
         }
+        if let (true, Err(e)) = (any, &ucx) {
+            found.unplaced.push(format!("UCX's types: {e}"));
+        }
         found
     }
 
+    /// A receive of the pools that no MPIDIG list holds and that has not
+    /// completed, with the index of its communicator when known: MPICH
+    /// 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
+    /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
+    /// communicator comes from the context id of UCX's tag.
+    #[allow(clippy::type_complexity)]
     fn netmod_receive(
         &self,
         mem: &dyn ByteSource,
@@ -689,19 +717,24 @@ impl MpichCh4 {
         comms: &[CommInfo],
         seen: &HashSet<u64>,
         ucx: Result<&UcxLayout, &LayoutError>,
-    ) -> Result<Option<(usize, PendingOperation)>, DecodeError> {
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
         let l = &self.layout;
         if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != l.kind_recv {
             return Ok(None);
         }
         // Requests of the shared-memory path are MPIDIG's: a matched one
         // is no longer pending for a debugger.
-        if int(r, l.req_is_local)? != 0 {
-            return Ok(None);
+        if let Some(local) = l.req_is_local {
+            if int(r, local)? != 0 {
+                return Ok(None);
+            }
         }
         // The netmod half of an MPI_ANY_SOURCE receive, whose shared-memory
         // half is the one the application holds (and is listed).
-        let partner = uint(r, l.req_partner)?;
+        let partner = match l.req_partner {
+            Some(p) => uint(r, p)?,
+            None => 0,
+        };
         if partner != 0 && seen.contains(&partner) {
             return Ok(None);
         }
@@ -709,14 +742,13 @@ impl MpichCh4 {
         if status == OperationStatus::Complete {
             return Ok(None);
         }
-        let comm_addr = uint(r, l.req_comm)?;
-        let Some(ci) = comms.iter().position(|c| c.addr.0 == comm_addr) else {
-            return Ok(None);
-        };
-        let comm = &comms[ci];
         let Some(ucp_member) = l.ucx_request else {
             return Ok(None);
         };
+        let comm_addr = uint(r, l.req_comm)?;
+        let mut ci = comms
+            .iter()
+            .position(|c| c.addr.0 == comm_addr && comm_addr != 0);
         let ucp = TargetAddr(uint(r, ucp_member)?);
         let mut op = PendingOperation {
             status,
@@ -743,10 +775,10 @@ impl MpichCh4 {
                     .push("posted to UCX; its UCX request pointer is NULL".to_string());
                 return Ok(Some((ci, op)));
             }
-            Err(e) => {
+            Err(_) => {
                 op.extra_text.push(format!(
-                    "posted to UCX: source, tag and buffer are in UCX's request at {ucp}, \
-                     unreadable without UCX's debug info ({e})"
+                    "posted to UCX: communicator, source, tag and buffer are in UCX's request at \
+                     {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
                 return Ok(Some((ci, op)));
             }
@@ -762,13 +794,16 @@ impl MpichCh4 {
         op.buffer = read(u.buffer, "ucp_request_t.recv.buffer")?;
         op.desired_length = read(u.length, "ucp_request_t.recv.length")? as i64;
         let context = (tag >> (UCX_TAG_BITS + UCX_RANK_BITS)) as i64;
-        if context != comm.recvcontext_id {
-            op.extra_text.push(format!(
-                "UCX tag {tag:#x} carries context id {context}, not {}: not decoded",
-                comm.recvcontext_id
-            ));
-            return Ok(Some((ci, op)));
+        if ci.is_none() {
+            ci = comms.iter().position(|c| c.recvcontext_id == context);
         }
+        let Some(index) = ci else {
+            op.extra_text.push(format!(
+                "posted to UCX with tag {tag:#x}, whose context id {context} is no communicator's"
+            ));
+            return Ok(Some((None, op)));
+        };
+        let comm = &comms[index];
         // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE and
         // every tag bit for MPI_ANY_TAG.
         let rank_mask = ((1u64 << UCX_RANK_BITS) - 1) << UCX_TAG_BITS;
@@ -837,7 +872,11 @@ impl MpichCh4 {
                     what: "MPIR_Request",
                 };
                 let mut extra = vec!["Non-blocking send".to_string()];
-                let (length, count, buffer) = if int(&r, l.req_is_local)? != 0 {
+                let local = match l.req_is_local {
+                    Some(m) => int(&r, m)? != 0,
+                    None => false,
+                };
+                let (length, count, buffer) = if local {
                     let count = int(&r, l.am_count)?;
                     let datatype = int(&r, l.am_datatype)?;
                     let (length, more) = self.length(mem, count, datatype, types);
@@ -941,6 +980,7 @@ impl QueueDecoder for MpichCh4 {
             };
             let mut diagnostics: Vec<String> =
                 comms.iter().filter_map(|c| c.world_error.clone()).collect();
+            diagnostics.extend(pools.unplaced);
             diagnostics.extend(pools.error);
             if sends.is_none() {
                 diagnostics.push(
