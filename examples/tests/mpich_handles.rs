@@ -653,6 +653,8 @@ fn every_handle_kind_live_and_from_gcore_cores() {
 /// device (`scripts/build-ref-mpich.sh ch4`), where requests keep their
 /// peer and tag elsewhere.
 #[test]
+#[ignore = "open (issue 16): on CH4 the Cartesian communicator (an indirect MPIR_Comm, \
+            handle 0xc4000005) is reported freed where it is live; run with --ignored"]
 fn every_handle_kind_on_ch4_live_and_from_gcore_cores() {
     let prefix = common::mpich_job::ref_mpich_ch4();
     let job = Job::start_on(
