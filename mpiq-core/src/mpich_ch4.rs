@@ -1,24 +1,22 @@
 //! MPICH's message queues with the CH4 device, read natively.
 //!
 //! CH4 keeps pending point-to-point operations in three places (MPICH
-//! 4.0.2, `src/mpid/ch4`):
+//! 4.0.2, `src/mpid/ch4`; docs/ch4.md has the details and evidence):
 //! - the MPIDIG lists of every VCI, `MPIDI_global.per_vci[i].posted_list`
 //!   and `.unexp_list`: `MPIR_Request`s chained through `next`, with their
-//!   match in `dev.ch4.am.u.recv` (`source`, `tag`, `context_id`). They
-//!   carry the active-message path: shared memory between ranks of a node,
-//!   and the shared-memory half of every `MPI_ANY_SOURCE` receive
-//!   (`anysource_irecv` in `ch4_recv.h` posts one there whatever the peers);
+//!   match in `dev.ch4.am.u.recv`. They carry the active-message path (a
+//!   shared-memory module, or a netmod's active messages). `ch4:ucx` is
+//!   configured with no shared-memory module (`MPIDI_CH4_DIRECT_NETMOD`),
+//!   so there they hold little;
 //! - `MPIR_Sendq_head`, the binding layer's list of nonblocking sends
 //!   (`MPII_SENDQ_REMEMBER`), as under CH3;
 //! - nowhere but the request pools: receives the UCX netmod hands to
-//!   `ucp_tag_recv_nbx` (`ucx_recv.h`) keep only their communicator and a
-//!   pointer to UCX's own request, `dev.ch4.netmod.ucx.ucp_request`. Their
-//!   source and tag live in that UCX request (`ucp_request_t`, whose
-//!   `recv.tag.tag` and `recv.tag.tag_mask` are the 64-bit UCX tag MPICH
-//!   built from context id, source and tag), readable only when UCX's own
-//!   types are in the layout source (its debug info). Without them the
-//!   receive is still listed, with its communicator, and says what is
-//!   missing.
+//!   `ucp_tag_recv_nbx` keep only a pointer to UCX's own request
+//!   (`dev.ch4.netmod.ucx.ucp_request`; even `comm` stays NULL). Their
+//!   communicator, source and tag are in UCX's tag (`ucp_request_t`'s
+//!   `recv.tag.tag` and `recv.tag.tag_mask`), readable only when UCX's
+//!   types are in the layout source. Without them each such receive is
+//!   still reported, in the diagnostics, saying what is missing.
 //!
 //! Every offset comes from the library's types through the layout source;
 //! world ranks come from the communicator's group, else from CH4's rank
