@@ -39,7 +39,7 @@ for f in lib/libmpi.so lib/libmpi.a lib/libtvmpich.so; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,handles}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,handles}
 work=$(mktemp -d)
 pid=
 cleanup() {

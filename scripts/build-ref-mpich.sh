@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Builds the reference MPICH (Debian's mpich source package, 4.0.2 on
+# Builds a reference MPICH (Debian's mpich source package, 4.0.2 on
 # bookworm) with debug info kept, and installs it into a cache directory
 # outside the repo. A finished install is reused: only a new machine pays for
 # the build. Prints the install prefix on its last line.
 #
-#   MPIDD_REF_MPICH  install prefix (default ~/.cache/mpidd/mpich-4.0.2)
+#   build-ref-mpich.sh [ch3|ch4]      (default ch3)
+#
+#   ch3: --with-device=ch3:nemesis, the device MPICH's own message-queue
+#        library reads.
+#        MPIDD_REF_MPICH      install prefix (default ~/.cache/mpidd/mpich-4.0.2)
+#   ch4: --with-device=ch4:ucx on Debian's UCX, Debian's own amd64 choice,
+#        with the other layout-changing options of Debian's rules, and the
+#        dataloop datatype engine (see below).
+#        MPIDD_REF_MPICH_CH4  install prefix (default ~/.cache/mpidd/mpich-4.0.2-ch4)
 #
 # The queue and handle decoders need MPICH's private types (MPIR_Comm,
 # MPIR_Request, ...) in DWARF, and the tests need the vendor message-queue DLL
@@ -12,11 +20,39 @@
 set -euo pipefail
 
 version=4.0.2
-prefix="${MPIDD_REF_MPICH:-$HOME/.cache/mpidd/mpich-$version}"
+device="${1:-ch3}"
+case "$device" in
+  ch3)
+    prefix="${MPIDD_REF_MPICH:-$HOME/.cache/mpidd/mpich-$version}"
+    # Names what the build below puts in the install; an install made by an
+    # older recipe (an empty stamp: ROMIO without debug info) is rebuilt.
+    recipe="mpich-$version ch3:nemesis, debug info in ROMIO too (CFLAGS=-g)"
+    device_flags=(--with-device=ch3:nemesis)
+    device_packages=()
+    ;;
+  ch4)
+    prefix="${MPIDD_REF_MPICH_CH4:-$HOME/.cache/mpidd/mpich-$version-ch4}"
+    recipe="mpich-$version ch4:ucx on Debian's UCX, dataloop, debug info in ROMIO too (CFLAGS=-g)"
+    # The flags that change a struct layout the decoders read are Debian's
+    # amd64 ones (debian/rules): the UCX netmod on the system UCX, the
+    # system hwloc. One departure keeps the build lean: Debian's CH4 uses
+    # MPICH's embedded yaksa as its datatype engine (--without-yaksa only
+    # stops the search for an installed one), whose hundreds of generated files
+    # take over an hour on 2 cores; dataloop builds in minutes. The engine
+    # changes only MPIR_Datatype.typerep.handle, a yaksa_type_t (uint64_t)
+    # or a pointer, 8 bytes at the same offset on LP64, and
+    # MPIR_Typerep_req inside MPIDI_POSIX_rma_req_t, which no decoder reads
+    # (src/mpi/datatype/typerep/src/typerep_pre.h).
+    device_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr --with-datatype-engine=dataloop)
+    # libucx-dev: the UCX netmod's headers; libhwloc-dev: the system hwloc.
+    device_packages=(libucx-dev libhwloc-dev)
+    ;;
+  *)
+    echo "usage: $0 [ch3|ch4]" >&2
+    exit 2
+    ;;
+esac
 stamp="$prefix/.mpidd-complete"
-# Names what the build below puts in the install; an install made by an
-# older recipe (an empty stamp: ROMIO without debug info) is rebuilt.
-recipe="mpich-$version ch3:nemesis, debug info in ROMIO too (CFLAGS=-g)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ]; then
   echo "$prefix"
   exit 0
@@ -51,7 +87,7 @@ if ! apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null | grep -q '^Sourc
   "${as_root[@]}" apt-get update -q
 fi
 
-need=(dpkg-dev build-essential python3 perl pkg-config)
+need=(dpkg-dev build-essential python3 perl pkg-config "${device_packages[@]}")
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -60,7 +96,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-work="$(dirname "$prefix")/build-mpich-$version"
+work="$(dirname "$prefix")/build-mpich-$version-$device"
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -79,7 +115,7 @@ cd "$srcdir"
 # ADIOI_FileD (behind MPI_File) to the handle decoders. User CFLAGS do not
 # reach the mpicc wrapper.
 CFLAGS=-g ./configure --prefix="$prefix" \
-  --enable-debuginfo --with-device=ch3:nemesis --disable-fortran --disable-cxx \
+  --enable-debuginfo "${device_flags[@]}" --disable-fortran --disable-cxx \
   --enable-g=dbg --enable-fast=O1 --with-pm=hydra \
   --disable-doc >"$work/configure.log" 2>&1 || {
   tail -n 40 "$work/configure.log" >&2
@@ -108,5 +144,5 @@ if [ -e "$prefix" ]; then mv "$prefix" "$old"; fi
 mv "$new" "$prefix"
 cd /
 rm -rf "$work" "$old"
-echo "== reference MPICH built in $((end - start)) s ($(cat "$prefix/.mpidd-build-time"))" >&2
+echo "== reference MPICH ($device) built in $((end - start)) s ($(cat "$prefix/.mpidd-build-time"))" >&2
 echo "$prefix"

@@ -71,6 +71,13 @@ echo "== reference MPICH"
 MPIDD_REF_MPICH="$(bash scripts/build-ref-mpich.sh | tail -n 1)"
 export MPIDD_REF_MPICH
 echo "   $MPIDD_REF_MPICH"
+# The same MPICH with the CH4 device on Debian's UCX (Debian's amd64
+# choice), beside it: the CH4 queue decoder and the handle decoders are
+# checked on a real CH4 job (issue 16). Built once, about 20 minutes.
+echo "== reference MPICH (ch4:ucx)"
+MPIDD_REF_MPICH_CH4="$(bash scripts/build-ref-mpich.sh ch4 | tail -n 1)"
+export MPIDD_REF_MPICH_CH4
+echo "   $MPIDD_REF_MPICH_CH4"
 
 echo "== cargo fmt"
 cargo fmt --all -- --check

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use mpidd_read::{
-    build_id, build_id_hex, shipped_profiles, LayoutProfile, LayoutTable, Layouts, ProfileError,
-    ProfileIdentity, ProfileObject, TypeOracle,
+    build_id, build_id_hex, object_arch, shipped_profiles, LayoutProfile, LayoutTable, Layouts,
+    ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
 };
 use mpiq_core::DecoderKind;
 
@@ -68,6 +68,9 @@ pub enum ProfileCliError {
     /// A profile could not be read or written.
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    /// No decoder can read what the objects describe.
+    #[error("the objects' debug info serves no decoder: {0}")]
+    NoDecoder(String),
     /// A decoder name is unknown.
     #[error("no decoder is called `{0}`; the decoders are: {1}")]
     UnknownDecoder(String, String),
@@ -120,9 +123,26 @@ pub fn run(command: ProfileCommand) -> Result<(), ProfileCliError> {
     }
 }
 
-fn decoders(names: &[String]) -> Result<Vec<DecoderKind>, ProfileCliError> {
+/// The decoders named, or else every decoder whose required questions the
+/// objects answer (a CH3 build does not describe CH4's types).
+fn decoders(names: &[String], oracle: &TypeOracle) -> Result<Vec<DecoderKind>, ProfileCliError> {
     if names.is_empty() {
-        return Ok(DecoderKind::ALL.to_vec());
+        let mut gaps = Vec::new();
+        let kinds: Vec<DecoderKind> = DecoderKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| match k.missing_layouts(oracle).into_iter().next() {
+                None => true,
+                Some(first) => {
+                    gaps.push(format!("{}: {first}", k.name()));
+                    false
+                }
+            })
+            .collect();
+        if kinds.is_empty() {
+            return Err(ProfileCliError::NoDecoder(gaps.join("; ")));
+        }
+        return Ok(kinds);
     }
     names
         .iter()
@@ -171,8 +191,8 @@ fn ask(kinds: &[DecoderKind]) -> impl Fn(&dyn Layouts) + '_ {
 }
 
 fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
-    let kinds = decoders(&args.decoders)?;
     let oracle = oracle(&args.objects)?;
+    let kinds = decoders(&args.decoders, &oracle)?;
     let mut objects = Vec::new();
     for path in &args.objects {
         let name = file_name(path);
@@ -198,10 +218,14 @@ fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
         implementation: args.implementation,
         version: args.version,
         build: args.build,
-        arch: std::env::consts::ARCH.to_string(),
+        arch: match args.objects.first() {
+            Some(first) => object_arch(first)?,
+            None => String::new(),
+        },
         objects,
     };
-    let profile = LayoutProfile::write(identity, &oracle, &ask(&kinds))?;
+    let required = |l: &dyn Layouts| kinds.iter().flat_map(|k| k.missing_layouts(l)).collect();
+    let profile = LayoutProfile::write(identity, &oracle, &ask(&kinds), &required)?;
     let json = profile.to_json();
     match args.output {
         Some(path) => std::fs::write(&path, json).map_err(|e| ProfileCliError::Io(path, e)),

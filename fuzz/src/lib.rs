@@ -520,6 +520,19 @@ pub const HANDLE_SYMBOLS: &[&str] = &[
     "MPII_Version_device",
 ];
 
+/// The symbols of the `mpich_ch4_queues` target: the handle objects'
+/// (whose request pools it walks) and CH4's queue globals.
+pub const CH4_SYMBOLS: &[&str] = &[
+    "MPIR_Request_direct",
+    "MPIR_Request_mem",
+    "MPIR_Datatype_direct",
+    "MPIR_All_communicators",
+    "MPIDI_global",
+    "MPIR_Sendq_head",
+    "MPII_Version_string",
+    "MPII_Version_device",
+];
+
 /// The layouts of MPICH's handle objects the `handles` target starts from
 /// and the fuzzer bends: a [`mpihandles::LayoutTable`] built from
 /// [`handles::DEFAULT`] for the process's pointer width, then changed by
@@ -560,7 +573,7 @@ pub mod handles {
         ("MPIR_Object_alloc_t", Some("size"), 56, B(4)),
         ("MPIR_Object_alloc_t", Some("direct"), 64, W),
         ("MPIR_Object_alloc_t", Some("direct_size"), 72, B(4)),
-        ("MPIR_Comm", None, 224, B(0)),
+        ("MPIR_Comm", None, 336, B(0)),
         ("MPIR_Comm", Some("handle"), 0, B(4)),
         ("MPIR_Comm", Some("ref_count"), 4, B(4)),
         ("MPIR_Comm", Some("name"), 8, Chars(128)),
@@ -636,7 +649,7 @@ pub mod handles {
         ("MPIR_Info", Some("next"), 8, W),
         ("MPIR_Info", Some("key"), 16, W),
         ("MPIR_Info", Some("value"), 24, W),
-        ("MPIR_Request", None, 96, B(0)),
+        ("MPIR_Request", None, 224, B(0)),
         ("MPIR_Request", Some("handle"), 0, B(4)),
         ("MPIR_Request", Some("ref_count"), 4, B(4)),
         ("MPIR_Request", Some("kind"), 8, B(4)),
@@ -705,6 +718,89 @@ pub mod handles {
         ("ADIOI_FileD", Some("atomicity"), 28, B(4)),
         ("ADIOI_FileD", Some("async_count"), 32, B(4)),
         ("ADIOI_FileD", Some("fortran_handle"), 36, B(4)),
+        // MPICH's CH4 device (mpiq-core's MpichCh4 and the CH4 request
+        // envelope of mpihandles), in slots after the CH3 ones.
+        ("MPIR_Comm_list", None, 16, B(0)),
+        ("MPIR_Comm_list", Some("sequence_number"), 0, B(4)),
+        ("MPIR_Comm_list", Some("head"), 8, W),
+        ("MPIR_Comm", Some("comm_next"), 224, W),
+        ("MPIR_Comm", Some("dev.ch4.map.mode"), 232, B(4)),
+        ("MPIR_Comm", Some("dev.ch4.map.avtid"), 240, B(4)),
+        ("MPIR_Comm", Some("dev.ch4.map.reg.offset"), 248, B(4)),
+        (
+            "MPIR_Comm",
+            Some("dev.ch4.map.reg.stride.offset"),
+            256,
+            B(4),
+        ),
+        (
+            "MPIR_Comm",
+            Some("dev.ch4.map.reg.stride.stride"),
+            264,
+            B(4),
+        ),
+        (
+            "MPIR_Comm",
+            Some("dev.ch4.map.reg.stride.blocksize"),
+            272,
+            B(4),
+        ),
+        ("MPIR_Comm", Some("dev.ch4.map.irreg.lut.lpid"), 280, W),
+        ("MPIR_Comm", Some("dev.ch4.map.irreg.mlut.gpid"), 288, W),
+        ("MPIDI_gpid_t", None, 16, B(0)),
+        ("MPIDI_gpid_t", Some("avtid"), 0, B(4)),
+        ("MPIDI_gpid_t", Some("lpid"), 8, B(4)),
+        ("MPIDI_CH4_Global_t", None, 16, B(0)),
+        ("MPIDI_CH4_Global_t", Some("n_vcis"), 0, B(4)),
+        // An array of 2 VCIs (its width is the array's length).
+        ("MPIDI_CH4_Global_t", Some("per_vci"), 8, Chars(2)),
+        ("MPIDI_per_vci_t", None, 16, B(0)),
+        ("MPIDI_per_vci_t", Some("posted_list"), 0, W),
+        ("MPIDI_per_vci_t", Some("unexp_list"), 8, W),
+        ("MPIDIG_req_ext_t", None, 8, B(0)),
+        ("MPIDIG_req_ext_t", Some("status"), 0, B(8)),
+        ("MPIR_Request", Some("next"), 96, W),
+        ("MPIR_Request", Some("dev.is_local"), 104, B(4)),
+        (
+            "MPIR_Request",
+            Some("dev.anysource_partner_request"),
+            112,
+            W,
+        ),
+        ("MPIR_Request", Some("dev.ch4.am.req"), 120, W),
+        ("MPIR_Request", Some("dev.ch4.am.buffer"), 128, W),
+        ("MPIR_Request", Some("dev.ch4.am.count"), 136, W),
+        ("MPIR_Request", Some("dev.ch4.am.datatype"), 144, B(4)),
+        ("MPIR_Request", Some("dev.ch4.am.u.recv.source"), 152, B(4)),
+        ("MPIR_Request", Some("dev.ch4.am.u.recv.tag"), 160, B(4)),
+        (
+            "MPIR_Request",
+            Some("dev.ch4.am.u.recv.context_id"),
+            168,
+            B(2),
+        ),
+        ("MPIR_Request", Some("dev.ch4.am.u.send.dest"), 176, B(4)),
+        (
+            "MPIR_Request",
+            Some("dev.ch4.netmod.ucx.ucp_request"),
+            184,
+            W,
+        ),
+        ("MPIR_Request", Some("dev.ch4.preq.rank"), 192, B(4)),
+        ("MPIR_Request", Some("dev.ch4.preq.tag"), 200, B(4)),
+        ("MPIR_Request", Some("u.send.dbg_next"), 208, W),
+        ("MPIR_Sendq", None, 40, B(0)),
+        ("MPIR_Sendq", Some("sreq"), 0, W),
+        ("MPIR_Sendq", Some("tag"), 8, B(4)),
+        ("MPIR_Sendq", Some("rank"), 16, B(4)),
+        ("MPIR_Sendq", Some("context_id"), 24, B(4)),
+        ("MPIR_Sendq", Some("next"), 32, W),
+        // UCX's receive request, whose tag the CH4 decoder decodes.
+        ("ucp_request_t", None, 48, B(0)),
+        ("ucp_request_t", Some("recv.buffer"), 0, W),
+        ("ucp_request_t", Some("recv.length"), 8, W),
+        ("ucp_request_t", Some("recv.tag.tag"), 16, B(8)),
+        ("ucp_request_t", Some("recv.tag.tag_mask"), 24, B(8)),
     ];
 
     /// `(enumeration, enumerator, value)`, MPICH 4.0.2's values.
@@ -762,12 +858,29 @@ pub mod handles {
         ("enum MPIR_Combiner_enum", "MPI_COMBINER_HINDEXED_BLOCK", 9),
         ("enum MPIR_Combiner_enum", "MPI_COMBINER_STRUCT", 10),
         ("enum MPIR_Combiner_enum", "MPI_COMBINER_RESIZED", 17),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_DIRECT", 0),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_DIRECT_INTRA", 1),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_OFFSET", 2),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_OFFSET_INTRA", 3),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_STRIDE", 4),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_STRIDE_INTRA", 5),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_STRIDE_BLOCK", 6),
+        (
+            "MPIDI_rank_map_mode",
+            "MPIDI_RANK_MAP_STRIDE_BLOCK_INTRA",
+            7,
+        ),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_LUT", 8),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_LUT_INTRA", 9),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_MLUT", 10),
+        ("MPIDI_rank_map_mode", "MPIDI_RANK_MAP_NONE", 11),
     ];
 
     /// `(type, member, enumeration)`: the members whose enumerators the
     /// decoders ask for.
     pub const MEMBER_ENUMS: &[(&str, &str, &str)] = &[
         ("MPIR_Comm", "comm_kind", "MPIR_Comm_kind_t"),
+        ("MPIR_Comm", "dev.ch4.map.mode", "MPIDI_rank_map_mode"),
         ("MPIR_Attribute", "attrType", "MPIR_Attr_type"),
         ("MPIR_Topology", "kind", "MPIR_Topo_type"),
         ("MPIR_Errhandler", "language", "MPIR_Lang_t"),

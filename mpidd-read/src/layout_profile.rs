@@ -74,7 +74,8 @@ pub struct ProfileSymbol {
 /// dwarf.add_type("ompi_group_t", 64).add_member("ompi_group_t", "grp_proc_count", 8, 4);
 /// let needs = [LayoutNeed::members("ompi_group_t", &["grp_proc_count"])];
 /// let ask = |l: &dyn Layouts| LayoutNeed::ask_all(&needs, l);
-/// let profile = LayoutProfile::write(ProfileIdentity::default(), &dwarf, &ask).unwrap();
+/// let all = |l: &dyn Layouts| LayoutTable::answer(l, &needs).1;
+/// let profile = LayoutProfile::write(ProfileIdentity::default(), &dwarf, &ask, &all).unwrap();
 /// let again = LayoutProfile::from_json(&profile.to_json()).unwrap();
 /// assert_eq!(again.layouts.member("ompi_group_t", "grp_proc_count").unwrap().offset, 8);
 /// ```
@@ -116,18 +117,23 @@ pub enum ProfileError {
 }
 
 impl LayoutProfile {
-    /// A profile of `identity` holding `source`'s answers to every question
-    /// `ask` asks (a decoder's own list of what it reads); refused unless
-    /// `source` answers them all.
+    /// A profile of `identity` holding `source`'s answers to the questions
+    /// `ask` asks (a decoder's own list of what it reads). Refused with
+    /// every gap `required` finds in `source` (the questions a decoder
+    /// cannot do without); questions `ask` adds for optional details may
+    /// go unanswered, and are then absent from the profile as they are
+    /// from the build.
     pub fn write(
         identity: ProfileIdentity,
         source: &dyn Layouts,
         ask: &dyn Fn(&dyn Layouts),
+        required: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
     ) -> Result<LayoutProfile, ProfileError> {
-        let (layouts, errors) = LayoutTable::record(source, ask);
-        if !errors.is_empty() {
-            return Err(ProfileError::Unanswered(errors));
+        let gaps = required(source);
+        if !gaps.is_empty() {
+            return Err(ProfileError::Unanswered(gaps));
         }
+        let (layouts, _optional_gaps) = LayoutTable::record(source, ask);
         Ok(LayoutProfile {
             format: PROFILE_FORMAT.to_string(),
             identity,
@@ -187,6 +193,27 @@ impl LayoutProfile {
             .iter()
             .any(|o| o.name == file && o.build_ids.iter().any(|b| b.eq_ignore_ascii_case(&hex)))
     }
+}
+
+/// The CPU an ELF object is built for, as profiles name it: `object`'s
+/// architecture in lower case (`x86_64`, `aarch64`, `powerpc64`), with
+/// `-be` for a big-endian object. Read from the object, never the host.
+pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
+    use object::Object;
+    let data = std::fs::read(path).map_err(|source| ProfileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
+        source_name: path.display().to_string(),
+        reason: format!("not an object file: {e}"),
+    })?;
+    let arch = format!("{:?}", file.architecture()).to_lowercase();
+    Ok(if file.is_little_endian() {
+        arch
+    } else {
+        format!("{arch}-be")
+    })
 }
 
 /// Lower-case hex of a build-id, as profiles and `file(1)` write it.

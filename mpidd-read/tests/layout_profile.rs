@@ -12,8 +12,8 @@
 use std::path::Path;
 
 use mpidd_read::{
-    build_id, build_id_hex, choose_layouts, LayoutOrigin, LayoutProfile, LayoutTable, Layouts,
-    ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
+    build_id, build_id_hex, choose_layouts, object_arch, LayoutOrigin, LayoutProfile, LayoutTable,
+    Layouts, ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
 };
 
 mod oracle_fixture;
@@ -71,7 +71,7 @@ fn identity(debug: &Path, release: &Path) -> ProfileIdentity {
         implementation: "oracle fixture".into(),
         version: "1".into(),
         build: "gcc -O2, layouts from a -g -O0 build".into(),
-        arch: std::env::consts::ARCH.into(),
+        arch: object_arch(release).unwrap(),
         objects: vec![ProfileObject {
             name: "liboracle.so".into(),
             source_build_id: id(debug),
@@ -105,7 +105,11 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
 
     let mut oracle = TypeOracle::new();
     oracle.add_object("liboracle.so", &debug, None);
-    let profile = LayoutProfile::write(identity(&debug, &release), &oracle, &|l| ask(l, &truth))
+    let questions = |l: &dyn Layouts| {
+        ask(l, &truth);
+    };
+    let all = |l: &dyn Layouts| LayoutTable::record(l, &questions).1;
+    let profile = LayoutProfile::write(identity(&debug, &release), &oracle, &questions, &all)
         .expect("the debug build answers every question");
     let json = profile.to_json();
     let loaded = LayoutProfile::from_json(&json).unwrap();
@@ -181,13 +185,14 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
 fn a_source_that_cannot_answer_is_refused_with_every_gap() {
     let mut t = LayoutTable::default();
     t.add_type("a_t", 8).add_member("a_t", "x", 0, 4);
-    let err = LayoutProfile::write(ProfileIdentity::default(), &t, &|l| {
+    let ask = |l: &dyn Layouts| {
         let _ = l.member("a_t", "x");
         let _ = l.member("a_t", "y");
         let _ = l.size_of("b_t");
         let _ = l.size_of("b_t");
-    })
-    .unwrap_err();
+    };
+    let all = |l: &dyn Layouts| LayoutTable::record(l, &ask).1;
+    let err = LayoutProfile::write(ProfileIdentity::default(), &t, &ask, &all).unwrap_err();
     let ProfileError::Unanswered(gaps) = err else {
         panic!("{err}");
     };

@@ -72,6 +72,7 @@ mod error;
 pub mod model;
 mod mpich;
 mod mpich_attr;
+mod mpich_ch4_map;
 mod mpich_comm;
 mod mpich_datatype;
 mod mpich_errhandler;
@@ -98,6 +99,8 @@ pub use model::{
     TypeMapEntry, WinDetails,
 };
 pub use mpich::Mpich;
+pub use mpich_ch4_map::ch4_world_ranks;
+pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 
 /// Interprets one MPI implementation's handles in one process.

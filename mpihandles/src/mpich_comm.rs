@@ -150,7 +150,7 @@ pub(crate) fn errhandler_ref(
 
 /// World ranks of a side of the communicator, whose size is the member
 /// `size`: from its group when MPICH has made one, else from the CH3
-/// device's connection table.
+/// device's connection table (or CH4's rank map, `mpich_ch4_map`).
 ///
 /// Both must account for exactly that many processes. A group is the
 /// side's own; a table may be longer, because CH3 lets a communicator
@@ -231,6 +231,15 @@ fn world_ranks(
             })
             .collect()
     };
+    // CH4 has no connection tables but a rank map per side.
+    if ctx.m(C, vcrt).is_err() && ctx.m(C, "dev.ch4.map.mode").is_ok() {
+        let map = if vcrt == "dev.local_vcrt" {
+            "dev.ch4.local_map"
+        } else {
+            "dev.ch4.map"
+        };
+        return crate::mpich_ch4_map::world_ranks(ctx, r.base, map, expected).into();
+    }
     from_vcrt().into()
 }
 

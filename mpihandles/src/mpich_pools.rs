@@ -565,3 +565,53 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
     }
     Ok(out)
 }
+
+/// One object MPICH has handed out and not freed, as read from a pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveObject {
+    /// Where the object is.
+    pub addr: TargetAddr,
+    /// Its bytes: `sizeof` its type, in the target's byte order.
+    pub bytes: Vec<u8>,
+}
+
+/// Every object of `kind` that MPICH has handed out and not freed, from
+/// its direct array and every pool's indirect blocks (for requests, every
+/// request pool), in that order; objects on an allocator's free list are
+/// left out. Bounded by [`Limits::max_table_entries`] objects visited, and
+/// the free lists by [`Limits::max_list_len`] with cycle checks.
+///
+/// This is the walk the handle decoders use to find what refers to an
+/// object; the queue decoders use it to find requests that no queue holds
+/// (MPICH's CH4 device hands some straight to its network module).
+///
+/// [`Limits::max_table_entries`]: mpidd_read::Limits::max_table_entries
+/// [`Limits::max_list_len`]: mpidd_read::Limits::max_list_len
+pub fn live_mpich_objects(
+    mem: &dyn mpidd_read::ByteSource,
+    symbols: &dyn mpidd_read::SymbolSource,
+    layouts: &dyn mpidd_read::Layouts,
+    limits: mpidd_read::Limits,
+    kind: HandleKind,
+) -> Result<Vec<LiveObject>, HandleError> {
+    let Some(spec) = spec(kind) else {
+        return Err(HandleError::Invalid {
+            kind,
+            value: 0,
+            reason: format!("{kind} objects are not kept in MPICH's object pools"),
+        });
+    };
+    let ctx = Ctx {
+        mem,
+        symbols,
+        layouts,
+        limits,
+    };
+    Ok(live_objects(&ctx, &spec)?
+        .into_iter()
+        .map(|r| LiveObject {
+            addr: r.base,
+            bytes: r.bytes,
+        })
+        .collect())
+}

@@ -90,21 +90,20 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
             | RequestKind::MatchedProbe
     );
     let (peer, tag) = if point_to_point {
-        let peer = (|| -> Result<Peer, HandleError> {
-            let rank = r.int(ctx.m(R, "dev.match.parts.rank")?)?;
-            Ok(match rank {
-                ANY_SOURCE => Peer::AnySource,
-                PROC_NULL => Peer::ProcNull,
-                n => Peer::Rank(n as i32),
-            })
-        })()
-        .into();
-        let tag = (|| -> Result<Option<i32>, HandleError> {
-            let tag = r.int(ctx.m(R, "dev.match.parts.tag")?)?;
-            Ok((tag != ANY_TAG).then_some(tag as i32))
-        })()
-        .into();
-        (peer, tag)
+        match envelope(m, &r, &request_kind) {
+            Ok((rank, tag)) => (
+                rank.map(|rank| match rank {
+                    ANY_SOURCE => Peer::AnySource,
+                    PROC_NULL => Peer::ProcNull,
+                    n => Peer::Rank(n as i32),
+                }),
+                tag.map(|tag| (tag != ANY_TAG).then_some(tag as i32)),
+            ),
+            Err(e) => (
+                Availability::not_available(e.to_string()),
+                Availability::not_available(e.to_string()),
+            ),
+        }
     } else {
         let why = "not a point-to-point request";
         (
@@ -202,4 +201,81 @@ pub(crate) fn referring_to(
         }
     }
     Ok(out)
+}
+
+/// The peer rank and tag of a point-to-point request, each where the
+/// device keeps it.
+///
+/// CH3 keeps both in `dev.match.parts`. CH4 (MPICH 4.0) keeps them by
+/// path: a persistent request in `dev.ch4.preq`; a receive on the
+/// active-message path (shared memory, `dev.is_local` set) in
+/// `dev.ch4.am.u.recv`; a send's destination there in `u.send.dest` but
+/// its tag only in the debugger's send-queue entry (`u.send.dbg_next`, an
+/// `MPIR_Sendq`, which has both). Receives handed to UCX keep them only in
+/// UCX's own request.
+fn envelope(
+    m: &Mpich<'_>,
+    r: &Rec,
+    kind: &RequestKind,
+) -> Result<(Availability<i64>, Availability<i64>), HandleError> {
+    let ctx = &m.ctx;
+    if let (Ok(rank), Ok(tag)) = (
+        ctx.m(R, "dev.match.parts.rank"),
+        ctx.m(R, "dev.match.parts.tag"),
+    ) {
+        return Ok((
+            Availability::Value(r.int(rank)?),
+            Availability::Value(r.int(tag)?),
+        ));
+    }
+    if matches!(
+        kind,
+        RequestKind::PersistentSend | RequestKind::PersistentReceive
+    ) {
+        return Ok((
+            Availability::Value(r.int(ctx.m(R, "dev.ch4.preq.rank")?)?),
+            Availability::Value(r.int(ctx.m(R, "dev.ch4.preq.tag")?)?),
+        ));
+    }
+    let local = r.int(ctx.m(R, "dev.is_local")?)? != 0;
+    if *kind == RequestKind::Send {
+        let entry = ctx
+            .m(R, "u.send.dbg_next")
+            .ok()
+            .map(|f| r.ptr(f))
+            .transpose()?
+            .filter(|p| !p.is_null());
+        if let Some(entry) = entry {
+            let q = ctx.record(entry, "MPIR_Sendq")?;
+            return Ok((
+                Availability::Value(q.int(ctx.m("MPIR_Sendq", "rank")?)?),
+                Availability::Value(q.int(ctx.m("MPIR_Sendq", "tag")?)?),
+            ));
+        }
+        let no_tag = "CH4 keeps a send's tag only in the debugger's send queue, which does not \
+                      hold this send (a blocking send, or MPICH without debugger support)";
+        if local {
+            return Ok((
+                Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.send.dest")?)?),
+                Availability::not_available(no_tag),
+            ));
+        }
+        return Ok((
+            Availability::not_available(
+                "sent through the network module: its peer is only in the network library's request",
+            ),
+            Availability::not_available(no_tag),
+        ));
+    }
+    if local {
+        return Ok((
+            Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.recv.source")?)?),
+            Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.recv.tag")?)?),
+        ));
+    }
+    let why = "posted to the network module (UCX): its source and tag are only in UCX's request";
+    Ok((
+        Availability::not_available(why),
+        Availability::not_available(why),
+    ))
 }

@@ -9,6 +9,7 @@ use mpidd_types::TargetAddr;
 
 use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
+use crate::mpich_ch4::MpichCh4;
 use crate::mqs_target::ByteSource;
 use mpidd_read::{LayoutError, Layouts};
 
@@ -127,16 +128,19 @@ pub trait QueueDecoder: Send + Sync {
 pub enum DecoderKind {
     /// MPICH with the CH3 device ([`MpichCh3`]).
     MpichCh3,
+    /// MPICH 4.0 with the CH4 device ([`MpichCh4`]).
+    MpichCh4,
 }
 
 impl DecoderKind {
     /// Every native decoder.
-    pub const ALL: &'static [DecoderKind] = &[DecoderKind::MpichCh3];
+    pub const ALL: &'static [DecoderKind] = &[DecoderKind::MpichCh3, DecoderKind::MpichCh4];
 
     /// Its short name, e.g. `mpich-ch3`.
     pub fn name(self) -> &'static str {
         match self {
             DecoderKind::MpichCh3 => "mpich-ch3",
+            DecoderKind::MpichCh4 => "mpich-ch4",
         }
     }
 
@@ -151,6 +155,7 @@ impl DecoderKind {
     pub fn ask_layouts(self, layouts: &dyn Layouts) {
         match self {
             DecoderKind::MpichCh3 => MpichCh3::ask_layouts(layouts),
+            DecoderKind::MpichCh4 => MpichCh4::ask_layouts(layouts),
         }
     }
 
@@ -160,6 +165,7 @@ impl DecoderKind {
     pub fn missing_layouts(self, layouts: &dyn Layouts) -> Vec<LayoutError> {
         match self {
             DecoderKind::MpichCh3 => MpichCh3::missing_layouts(layouts),
+            DecoderKind::MpichCh4 => MpichCh4::missing_layouts(layouts),
         }
     }
 }
@@ -179,10 +185,9 @@ pub struct Identified {
 }
 
 /// Finds which decoder reads the target's MPI: MPICH (by
-/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device.
-/// MPICH's CH4 device keeps no debugger queues (its own library cannot
-/// show them either), and other MPIs have no native decoder yet: both are
-/// refused, saying so.
+/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device,
+/// or 4.0 with the CH4 device. Other MPIs have no native decoder yet: they
+/// are refused, saying so.
 pub fn identify(
     memory: &dyn ByteSource,
     symbols: &dyn SymbolSource,
@@ -215,11 +220,26 @@ pub fn identify(
             library,
         });
     }
+    if device.starts_with("ch4") {
+        // Checked on 4.0.2 only: CH4's request and global layouts moved a
+        // lot between releases, and 4.1 keeps debugger lists of its own.
+        if !version.starts_with("4.0") {
+            return Err(DecodeError::Unsupported {
+                reason: format!(
+                    "MPICH {version} with the {device:?} device: the CH4 decoder was checked \
+                     on MPICH 4.0 only"
+                ),
+            });
+        }
+        return Ok(Identified {
+            kind: DecoderKind::MpichCh4,
+            version,
+            device,
+            library,
+        });
+    }
     Err(DecodeError::Unsupported {
-        reason: format!(
-            "MPICH {version} with the {device:?} device: only CH3 keeps the queues debuggers read \
-             (MPICH's own libtvmpich.so cannot show CH4 queues either)"
-        ),
+        reason: format!("MPICH {version} with the {device:?} device, which no decoder reads"),
     })
 }
 
@@ -232,6 +252,11 @@ pub fn detect(
     let found = identify(target.memory, target.symbols, limits)?;
     match found.kind {
         DecoderKind::MpichCh3 => Ok(Box::new(MpichCh3::new(
+            target,
+            &found.version,
+            &found.device,
+        )?)),
+        DecoderKind::MpichCh4 => Ok(Box::new(MpichCh4::new(
             target,
             &found.version,
             &found.device,

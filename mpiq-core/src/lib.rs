@@ -61,6 +61,8 @@ pub mod compare;
 mod decoder;
 pub mod model;
 mod mpich_ch3;
+mod mpich_ch4;
+mod mpich_common;
 mod mpich_rank;
 #[allow(unsafe_code)]
 pub mod mqs_abi;
@@ -76,6 +78,7 @@ pub use decoder::{
     NativeTarget, QueueDecoder,
 };
 pub use mpich_ch3::MpichCh3;
+pub use mpich_ch4::MpichCh4;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};

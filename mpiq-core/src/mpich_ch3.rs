@@ -25,7 +25,6 @@
 //! pool), with the element count alongside.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use mpidd_read::{Limits, SymbolSource};
@@ -35,30 +34,20 @@ use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
+use crate::mpich_common::{
+    at, checked_count, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes,
+    COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
+};
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
 use mpidd_read::{LayoutError, Layouts};
 
-/// `base + offset` in the target's address space (wrapping, as the
-/// target's own arithmetic would; a wild address fails at the read).
-fn at(base: TargetAddr, offset: u64) -> TargetAddr {
-    TargetAddr(base.0.wrapping_add(offset))
-}
-
-/// MPICH's `MPI_ANY_SOURCE`.
-const MPICH_ANY_SOURCE: i64 = -2;
-/// MPICH's `MPI_ANY_TAG`.
-const MPICH_ANY_TAG: i64 = -1;
-/// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
-const COMM_NAME_LEN: usize = 128;
 /// The globals without which there are no queues to read.
 const REQUIRED_SYMBOLS: [&str; 3] = [
     "MPIR_All_communicators",
     "MPID_Recvq_posted_head_ptr",
     "MPID_Recvq_unexpected_head_ptr",
 ];
-/// How many times a changing communicator list is re-read.
-const TRIES: u32 = 3;
 
 /// A request's `dev.state` word, decoded with the masks of MPICH 4.0.2's
 /// `src/mpid/ch3/include/mpidimpl.h` (`MPIDI_Request_get_msg_type`,
@@ -122,15 +111,6 @@ impl RequestState {
             _ => None,
         }
     }
-}
-
-/// Bytes `[start, end)` of a record: the smallest window that holds the
-/// fields one queue decodes, so a request is read (or borrowed) once and
-/// no more of it than that.
-#[derive(Clone, Copy, Debug, Default)]
-struct Span {
-    start: u64,
-    end: u64,
 }
 
 /// Offsets of everything the decoder reads.
@@ -402,71 +382,6 @@ struct Globals {
     datatype_direct: Option<TargetAddr>,
 }
 
-/// How to walk one kind of target list: where each node's next pointer
-/// is, which bytes of each node to read, and what to call it in errors.
-#[derive(Clone, Copy)]
-struct ListShape {
-    next_offset: u64,
-    span: Span,
-    what: &'static str,
-}
-
-/// Element sizes of datatypes by handle, for one queue read. Most
-/// requests share a datatype, so the last answer is kept apart from the
-/// map and answers without hashing.
-#[derive(Default)]
-struct TypeSizes {
-    last: Option<(i64, Option<u64>)>,
-    all: HashMap<i64, Option<u64>>,
-}
-
-/// Finds the communicator of a context id, remembering the last one
-/// found: consecutive requests mostly belong to the same communicator.
-#[derive(Default)]
-struct CommFinder {
-    last: Option<usize>,
-}
-
-impl CommFinder {
-    /// The index in `comms` of the first communicator whose `key` is
-    /// `context`.
-    fn find(
-        &mut self,
-        comms: &[CommInfo],
-        context: i64,
-        key: impl Fn(&CommInfo) -> i64,
-    ) -> Option<usize> {
-        // `last` is always a first match, so the shortcut agrees with the
-        // search even when corrupt memory gives two communicators one id.
-        if let Some(i) = self.last {
-            if comms.get(i).is_some_and(|c| key(c) == context) {
-                return Some(i);
-            }
-        }
-        let found = comms.iter().position(|c| key(c) == context);
-        if found.is_some() {
-            self.last = found;
-        }
-        found
-    }
-}
-
-/// One communicator as read from the target.
-#[derive(Clone, Debug)]
-struct CommInfo {
-    addr: TargetAddr,
-    name: String,
-    context_id: i64,
-    recvcontext_id: i64,
-    rank: i64,
-    size: i64,
-    /// `MPI_COMM_WORLD` rank of each peer (local rank for intracomms,
-    /// remote rank for intercomms), when it could be read.
-    world: Option<Vec<i64>>,
-    /// Why `world` is `None`, for the diagnostics.
-    world_error: Option<String>,
-}
-
 /// The MPICH CH3 decoder. An instance belongs to one process: it caches
 /// that process's communicators by their sequence number.
 pub struct MpichCh3 {
@@ -482,22 +397,6 @@ impl std::fmt::Debug for MpichCh3 {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
-}
-
-fn symbol(
-    target: &NativeTarget<'_>,
-    name: &'static str,
-    hint: &'static str,
-) -> Result<TargetAddr, DecodeError> {
-    target
-        .symbols
-        .lookup(name)
-        .map(|s| s.addr)
-        .ok_or_else(|| DecodeError::MissingSymbol {
-            name,
-            searched: target.symbols.searched_objects().join(", "),
-            hint,
-        })
 }
 
 impl MpichCh3 {
@@ -571,125 +470,6 @@ impl MpichCh3 {
         )?)
     }
 
-    /// Walks a target list from `first`, following the pointer at
-    /// `next_offset` of each node and handing `visit` each node's span;
-    /// cycles and overlong lists are errors.
-    fn walk(
-        &self,
-        mem: &dyn ByteSource,
-        first: TargetAddr,
-        shape: ListShape,
-        limits: &Limits,
-        mut visit: impl FnMut(&Record<'_>) -> Result<(), DecodeError>,
-    ) -> Result<(), DecodeError> {
-        let ListShape {
-            next_offset,
-            span,
-            what,
-        } = shape;
-        if first.0 == 0 {
-            return Ok(());
-        }
-        let len = span.end.saturating_sub(span.start);
-        limits.check_record_bytes(what, first, len)?;
-        // One buffer for the whole walk, used only where the source cannot
-        // lend its own bytes: a 100,000-request queue would otherwise
-        // allocate 100,000 times.
-        let mut buf = vec![0u8; len as usize];
-        let abi = mem.abi();
-        let (order, word) = (abi.byte_order, abi.address_bytes());
-        // Brent's cycle detection: the node last saved is compared with
-        // each one walked, and saved anew after 1, 2, 4, ... steps, so a
-        // loop is caught within twice its length, with no memory and no
-        // hashing per node. An alarm (a repeat or the length limit) walks
-        // the list again to name the exact entry, as an error path may.
-        let mut saved = TargetAddr(0);
-        let mut power = 1u64;
-        let mut since = 0u64;
-        let mut walked = 0u64;
-        let mut node = first;
-        // Each node is decoded as it is read, so a queue of 100,000
-        // requests never holds 100,000 raw copies.
-        while node.0 != 0 {
-            if node == saved || walked >= limits.max_list_len {
-                return Err(self.list_error(mem, first, shape, limits, node, walked));
-            }
-            let bytes = mem.view(at(node, span.start), &mut buf, what)?;
-            let rec = Record {
-                base: node,
-                start: span.start,
-                bytes,
-                order,
-                what,
-            };
-            let next = TargetAddr(rec.uint(next_offset, word)?);
-            visit(&rec)?;
-            walked += 1;
-            since += 1;
-            if since == power {
-                saved = node;
-                power = power.saturating_mul(2);
-                since = 0;
-            }
-            node = next;
-        }
-        Ok(())
-    }
-
-    /// The error of a list walk that met a node twice, or reached
-    /// [`Limits::max_list_len`] at `stopped` after `walked` nodes: the
-    /// list is walked again remembering every node, so a cycle is named by
-    /// its first repeated entry and the count before it, and a list that is
-    /// merely long by where the limit stopped it. A target that changed
-    /// between the walks gets the first walk's finding.
-    fn list_error(
-        &self,
-        mem: &dyn ByteSource,
-        first: TargetAddr,
-        shape: ListShape,
-        limits: &Limits,
-        stopped: TargetAddr,
-        walked: u64,
-    ) -> DecodeError {
-        let what = shape.what;
-        let mut seen = HashSet::new();
-        let mut node = first;
-        while node.0 != 0 {
-            let len = seen.len() as u64;
-            if !seen.insert(node.0) {
-                return DecodeError::Cycle {
-                    what,
-                    addr: node,
-                    len,
-                };
-            }
-            if len >= limits.max_list_len {
-                return DecodeError::TooLong {
-                    what,
-                    limit: limits.max_list_len,
-                    addr: node,
-                };
-            }
-            node = match read_pointer(mem, at(node, shape.next_offset), what) {
-                Ok(next) => next,
-                Err(e) => return e.into(),
-            };
-        }
-        if walked >= limits.max_list_len {
-            DecodeError::TooLong {
-                what,
-                limit: limits.max_list_len,
-                addr: stopped,
-            }
-        } else {
-            DecodeError::Cycle {
-                what,
-                addr: stopped,
-                len: walked,
-            }
-        }
-    }
-
     fn read_communicators(
         &self,
         mem: &dyn ByteSource,
@@ -703,7 +483,7 @@ impl MpichCh3 {
         )?;
         let word = mem.abi().address_bytes();
         let mut comms = Vec::new();
-        self.walk(
+        walk(
             mem,
             head,
             ListShape {
@@ -754,30 +534,6 @@ impl MpichCh3 {
         Ok(comms)
     }
 
-    fn checked_count(
-        count: i64,
-        what: &'static str,
-        at: TargetAddr,
-        limits: &Limits,
-    ) -> Result<u64, DecodeError> {
-        let n = u64::try_from(count).map_err(|_| mpidd_read::ReadError::NegativeCount {
-            what,
-            addr: at,
-            count,
-        })?;
-        if n > limits.max_table_entries {
-            return Err(mpidd_read::ReadError::LimitExceeded {
-                what,
-                addr: at,
-                count: n,
-                max: limits.max_table_entries,
-                limit: "max_table_entries",
-            }
-            .into());
-        }
-        Ok(n)
-    }
-
     /// The `MPI_COMM_WORLD` rank of each of the `size` peers of a
     /// communicator (local ranks of an intracommunicator, remote ranks of
     /// an intercommunicator).
@@ -821,34 +577,13 @@ impl MpichCh3 {
         limits: &Limits,
     ) -> Result<Vec<i64>, DecodeError> {
         let l = &self.layout;
-        let found = read_int(mem, at(group, l.group_size), 4, "MPIR_Group.size")?;
-        if found != expected {
-            return Err(DecodeError::MemberCount {
-                what: "MPIR_Group",
-                addr: group,
-                expected,
-                found,
-            });
+        GroupLayout {
+            size: l.group_size,
+            pmap: l.group_pmap,
+            pmap_size: l.pmap_size,
+            pmap_lpid: l.pmap_lpid,
         }
-        let n = Self::checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
-        let pmap = read_pointer(mem, at(group, l.group_pmap), "MPIR_Group.lrank_to_lpid")?;
-        let bytes = read_bytes(
-            mem,
-            pmap,
-            n.saturating_mul(l.pmap_size),
-            "MPIR_Group.lrank_to_lpid",
-            limits,
-        )?;
-        let r = Record {
-            base: pmap,
-            start: 0,
-            bytes: &bytes,
-            order: mem.abi().byte_order,
-            what: "MPII_Group_pmap_t",
-        };
-        (0..n)
-            .map(|i| Ok(r.int(i * l.pmap_size + l.pmap_lpid, 8)?))
-            .collect()
+        .world_ranks(mem, group, expected, limits)
     }
 
     /// World ranks from the first `expected` entries of an `MPIDI_VCRT`.
@@ -887,7 +622,7 @@ impl MpichCh3 {
                 found,
             });
         }
-        let n = Self::checked_count(expected, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
+        let n = checked_count(expected, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
         let table = read_bytes(
             mem,
             at(vcrt, l.vcrt_table),
@@ -910,44 +645,19 @@ impl MpichCh3 {
             .collect()
     }
 
-    /// Bytes per element of the datatype with this handle, when MPICH's
-    /// handle encoding or its direct pool gives it.
+    /// Bytes per element of the datatype with this handle.
     fn datatype_size(
         &self,
         mem: &dyn ByteSource,
         handle: i64,
         cache: &mut TypeSizes,
     ) -> Option<u64> {
-        if let Some((last, size)) = cache.last {
-            if last == handle {
-                return size;
-            }
-        }
-        let size = *cache.all.entry(handle).or_insert_with(|| {
-            let h = handle as u32;
-            // Handles: 2 bits kind (builtin, direct, indirect), 4 bits
-            // object kind (3 is a datatype), then the payload.
-            if (h >> 26) & 0xf != 3 {
-                return None;
-            }
-            match h >> 30 {
-                // A predefined type's size is in bits 8..16 of its handle.
-                1 => Some(u64::from((h >> 8) & 0xff)),
-                2 => {
-                    let (size_of, size_off) = self.layout.datatype_size?;
-                    let base = self.globals.datatype_direct?;
-                    let index = u64::from(h & 0x03ff_ffff);
-                    let at = at(base, index.checked_mul(size_of)?.checked_add(size_off)?);
-                    let word = mem.abi().address_bytes();
-                    read_int(mem, at, word, "MPIR_Datatype.size")
-                        .ok()
-                        .and_then(|s| u64::try_from(s).ok())
-                }
-                _ => None,
-            }
-        });
-        cache.last = Some((handle, size));
-        size
+        cache.size_of(
+            mem,
+            handle,
+            self.layout.datatype_size,
+            self.globals.datatype_direct,
+        )
     }
 
     /// Appends the requests of one receive queue to `out`, one list per
@@ -974,7 +684,7 @@ impl MpichCh3 {
         let first = read_pointer(mem, head_var, "receive queue head")?;
         let word = mem.abi().address_bytes();
         let mut comm_of = CommFinder::default();
-        self.walk(
+        walk(
             mem,
             first,
             ListShape {
@@ -1090,7 +800,7 @@ impl MpichCh3 {
         let len = span.end.saturating_sub(span.start);
         let mut buf = Vec::new();
         let mut comm_of = CommFinder::default();
-        self.walk(
+        walk(
             mem,
             first,
             ListShape {

@@ -31,6 +31,24 @@ pub fn ref_mpich() -> PathBuf {
     prefix
 }
 
+/// The reference MPICH with the CH4 device (ch4:ucx), built beside the
+/// CH3 one by `scripts/build-ref-mpich.sh ch4`.
+pub fn ref_mpich_ch4() -> PathBuf {
+    let prefix = std::env::var_os("MPIDD_REF_MPICH_CH4")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/mpidd/mpich-4.0.2-ch4")
+        });
+    assert!(
+        prefix.join(".mpidd-complete").exists() && prefix.join("lib/libmpi.so").exists(),
+        "the reference MPICH with CH4 is not built at {}: run \
+         `bash scripts/build-ref-mpich.sh ch4` (scripts/test.sh does)",
+        prefix.display()
+    );
+    prefix
+}
+
 pub fn mpidd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mpidd"))
 }
@@ -73,7 +91,18 @@ impl Job {
         args: &[&str],
         env: &[(&str, V)],
     ) -> Job {
-        let prefix = ref_mpich();
+        Self::start_on(&ref_mpich(), name, program, launch, args, env)
+    }
+
+    /// As [`Job::start_launched`], with the MPICH installed at `prefix`.
+    pub fn start_on<V: AsRef<std::ffi::OsStr>>(
+        prefix: &Path,
+        name: &str,
+        program: &str,
+        launch: &[&str],
+        args: &[&str],
+        env: &[(&str, V)],
+    ) -> Job {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();

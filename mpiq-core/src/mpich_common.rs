@@ -1,0 +1,359 @@
+//! What MPICH keeps the same under every device, read the same way by
+//! the CH3 and CH4 queue decoders: the communicator records, the lists
+//! they walk (bounded and cycle-checked), and the small caches of one
+//! queue read.
+
+use std::collections::{HashMap, HashSet};
+
+use mpidd_read::Limits;
+use mpidd_types::TargetAddr;
+
+use crate::decoder::{DecodeError, NativeTarget};
+use crate::mqs_target::ByteSource;
+use crate::target_read::{read_bytes, read_int, read_pointer, Record};
+
+/// `base + offset` in the target's address space (wrapping, as the
+/// target's own arithmetic would; a wild address fails at the read).
+pub(crate) fn at(base: TargetAddr, offset: u64) -> TargetAddr {
+    TargetAddr(base.0.wrapping_add(offset))
+}
+
+/// MPICH's `MPI_ANY_SOURCE`.
+pub(crate) const MPICH_ANY_SOURCE: i64 = -2;
+/// MPICH's `MPI_ANY_TAG`.
+pub(crate) const MPICH_ANY_TAG: i64 = -1;
+/// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
+pub(crate) const COMM_NAME_LEN: usize = 128;
+
+/// How many times a changing communicator list is re-read.
+pub(crate) const TRIES: u32 = 3;
+
+/// Bytes `[start, end)` of a record: the smallest window that holds the
+/// fields one queue decodes, so a request is read (or borrowed) once and
+/// no more of it than that.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Span {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+}
+
+/// How to walk one kind of target list: where each node's next pointer
+/// is, which bytes of each node to read, and what to call it in errors.
+#[derive(Clone, Copy)]
+pub(crate) struct ListShape {
+    pub(crate) next_offset: u64,
+    pub(crate) span: Span,
+    pub(crate) what: &'static str,
+}
+
+/// Element sizes of datatypes by handle, for one queue read. Most
+/// requests share a datatype, so the last answer is kept apart from the
+/// map and answers without hashing.
+#[derive(Default)]
+pub(crate) struct TypeSizes {
+    pub(crate) last: Option<(i64, Option<u64>)>,
+    pub(crate) all: HashMap<i64, Option<u64>>,
+}
+
+/// Finds the communicator of a context id, remembering the last one
+/// found: consecutive requests mostly belong to the same communicator.
+#[derive(Default)]
+pub(crate) struct CommFinder {
+    pub(crate) last: Option<usize>,
+}
+
+impl CommFinder {
+    /// The index in `comms` of the first communicator whose `key` is
+    /// `context`.
+    pub(crate) fn find(
+        &mut self,
+        comms: &[CommInfo],
+        context: i64,
+        key: impl Fn(&CommInfo) -> i64,
+    ) -> Option<usize> {
+        // `last` is always a first match, so the shortcut agrees with the
+        // search even when corrupt memory gives two communicators one id.
+        if let Some(i) = self.last {
+            if comms.get(i).is_some_and(|c| key(c) == context) {
+                return Some(i);
+            }
+        }
+        let found = comms.iter().position(|c| key(c) == context);
+        if found.is_some() {
+            self.last = found;
+        }
+        found
+    }
+}
+
+/// One communicator as read from the target.
+#[derive(Clone, Debug)]
+pub(crate) struct CommInfo {
+    pub(crate) addr: TargetAddr,
+    pub(crate) name: String,
+    pub(crate) context_id: i64,
+    pub(crate) recvcontext_id: i64,
+    pub(crate) rank: i64,
+    pub(crate) size: i64,
+    /// `MPI_COMM_WORLD` rank of each peer (local rank for intracomms,
+    /// remote rank for intercomms), when it could be read.
+    pub(crate) world: Option<Vec<i64>>,
+    /// Why `world` is `None`, for the diagnostics.
+    pub(crate) world_error: Option<String>,
+}
+
+pub(crate) fn symbol(
+    target: &NativeTarget<'_>,
+    name: &'static str,
+    hint: &'static str,
+) -> Result<TargetAddr, DecodeError> {
+    target
+        .symbols
+        .lookup(name)
+        .map(|s| s.addr)
+        .ok_or_else(|| DecodeError::MissingSymbol {
+            name,
+            searched: target.symbols.searched_objects().join(", "),
+            hint,
+        })
+}
+
+/// Walks a target list from `first`, following the pointer at
+/// `next_offset` of each node and handing `visit` each node's span;
+/// cycles and overlong lists are errors.
+pub(crate) fn walk(
+    mem: &dyn ByteSource,
+    first: TargetAddr,
+    shape: ListShape,
+    limits: &Limits,
+    mut visit: impl FnMut(&Record<'_>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let ListShape {
+        next_offset,
+        span,
+        what,
+    } = shape;
+    if first.0 == 0 {
+        return Ok(());
+    }
+    let len = span.end.saturating_sub(span.start);
+    limits.check_record_bytes(what, first, len)?;
+    // One buffer for the whole walk, used only where the source cannot
+    // lend its own bytes: a 100,000-request queue would otherwise
+    // allocate 100,000 times.
+    let mut buf = vec![0u8; len as usize];
+    let abi = mem.abi();
+    let (order, word) = (abi.byte_order, abi.address_bytes());
+    // Brent's cycle detection: the node last saved is compared with
+    // each one walked, and saved anew after 1, 2, 4, ... steps, so a
+    // loop is caught within twice its length, with no memory and no
+    // hashing per node. An alarm (a repeat or the length limit) walks
+    // the list again to name the exact entry, as an error path may.
+    let mut saved = TargetAddr(0);
+    let mut power = 1u64;
+    let mut since = 0u64;
+    let mut walked = 0u64;
+    let mut node = first;
+    // Each node is decoded as it is read, so a queue of 100,000
+    // requests never holds 100,000 raw copies.
+    while node.0 != 0 {
+        if node == saved || walked >= limits.max_list_len {
+            return Err(list_error(mem, first, shape, limits, node, walked));
+        }
+        let bytes = mem.view(at(node, span.start), &mut buf, what)?;
+        let rec = Record {
+            base: node,
+            start: span.start,
+            bytes,
+            order,
+            what,
+        };
+        let next = TargetAddr(rec.uint(next_offset, word)?);
+        visit(&rec)?;
+        walked += 1;
+        since += 1;
+        if since == power {
+            saved = node;
+            power = power.saturating_mul(2);
+            since = 0;
+        }
+        node = next;
+    }
+    Ok(())
+}
+
+/// The error of a list walk that met a node twice, or reached
+/// [`Limits::max_list_len`] at `stopped` after `walked` nodes: the
+/// list is walked again remembering every node, so a cycle is named by
+/// its first repeated entry and the count before it, and a list that is
+/// merely long by where the limit stopped it. A target that changed
+/// between the walks gets the first walk's finding.
+pub(crate) fn list_error(
+    mem: &dyn ByteSource,
+    first: TargetAddr,
+    shape: ListShape,
+    limits: &Limits,
+    stopped: TargetAddr,
+    walked: u64,
+) -> DecodeError {
+    let what = shape.what;
+    let mut seen = HashSet::new();
+    let mut node = first;
+    while node.0 != 0 {
+        let len = seen.len() as u64;
+        if !seen.insert(node.0) {
+            return DecodeError::Cycle {
+                what,
+                addr: node,
+                len,
+            };
+        }
+        if len >= limits.max_list_len {
+            return DecodeError::TooLong {
+                what,
+                limit: limits.max_list_len,
+                addr: node,
+            };
+        }
+        node = match read_pointer(mem, at(node, shape.next_offset), what) {
+            Ok(next) => next,
+            Err(e) => return e.into(),
+        };
+    }
+    if walked >= limits.max_list_len {
+        DecodeError::TooLong {
+            what,
+            limit: limits.max_list_len,
+            addr: stopped,
+        }
+    } else {
+        DecodeError::Cycle {
+            what,
+            addr: stopped,
+            len: walked,
+        }
+    }
+}
+
+pub(crate) fn checked_count(
+    count: i64,
+    what: &'static str,
+    at: TargetAddr,
+    limits: &Limits,
+) -> Result<u64, DecodeError> {
+    let n = u64::try_from(count).map_err(|_| mpidd_read::ReadError::NegativeCount {
+        what,
+        addr: at,
+        count,
+    })?;
+    if n > limits.max_table_entries {
+        return Err(mpidd_read::ReadError::LimitExceeded {
+            what,
+            addr: at,
+            count: n,
+            max: limits.max_table_entries,
+            limit: "max_table_entries",
+        }
+        .into());
+    }
+    Ok(n)
+}
+
+impl TypeSizes {
+    /// Bytes per element of the datatype with this handle, when MPICH's
+    /// handle encoding or its direct pool (`MPIR_Datatype_direct` at
+    /// `direct`, whose records are `(sizeof MPIR_Datatype, offset of
+    /// size)` as `layout` gives) tells it.
+    pub(crate) fn size_of(
+        &mut self,
+        mem: &dyn ByteSource,
+        handle: i64,
+        layout: Option<(u64, u64)>,
+        direct: Option<TargetAddr>,
+    ) -> Option<u64> {
+        if let Some((last, size)) = self.last {
+            if last == handle {
+                return size;
+            }
+        }
+        let size = *self.all.entry(handle).or_insert_with(|| {
+            let h = handle as u32;
+            // Handles: 2 bits kind (builtin, direct, indirect), 4 bits
+            // object kind (3 is a datatype), then the payload.
+            if (h >> 26) & 0xf != 3 {
+                return None;
+            }
+            match h >> 30 {
+                // A predefined type's size is in bits 8..16 of its handle.
+                1 => Some(u64::from((h >> 8) & 0xff)),
+                2 => {
+                    let (size_of, size_off) = layout?;
+                    let base = direct?;
+                    let index = u64::from(h & 0x03ff_ffff);
+                    let at = at(base, index.checked_mul(size_of)?.checked_add(size_off)?);
+                    let word = mem.abi().address_bytes();
+                    read_int(mem, at, word, "MPIR_Datatype.size")
+                        .ok()
+                        .and_then(|s| u64::try_from(s).ok())
+                }
+                _ => None,
+            }
+        });
+        self.last = Some((handle, size));
+        size
+    }
+}
+
+/// Where an `MPIR_Group` keeps its members' world ranks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GroupLayout {
+    /// `MPIR_Group.size`.
+    pub(crate) size: u64,
+    /// `MPIR_Group.lrank_to_lpid`, a pointer to `size` pmap records.
+    pub(crate) pmap: u64,
+    /// `sizeof(MPII_Group_pmap_t)`.
+    pub(crate) pmap_size: u64,
+    /// `MPII_Group_pmap_t.lpid` (an `uint64_t` in MPICH 4.0).
+    pub(crate) pmap_lpid: u64,
+}
+
+impl GroupLayout {
+    /// World ranks from the `MPIR_Group` at `group`, whose `size` must be
+    /// the communicator's `expected` size.
+    pub(crate) fn world_ranks(
+        &self,
+        mem: &dyn ByteSource,
+        group: TargetAddr,
+        expected: i64,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        let found = read_int(mem, at(group, self.size), 4, "MPIR_Group.size")?;
+        if found != expected {
+            return Err(DecodeError::MemberCount {
+                what: "MPIR_Group",
+                addr: group,
+                expected,
+                found,
+            });
+        }
+        let n = checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
+        let pmap = read_pointer(mem, at(group, self.pmap), "MPIR_Group.lrank_to_lpid")?;
+        let bytes = read_bytes(
+            mem,
+            pmap,
+            n.saturating_mul(self.pmap_size),
+            "MPIR_Group.lrank_to_lpid",
+            limits,
+        )?;
+        let r = Record {
+            base: pmap,
+            start: 0,
+            bytes: &bytes,
+            order: mem.abi().byte_order,
+            what: "MPII_Group_pmap_t",
+        };
+        (0..n)
+            .map(|i| Ok(r.int(i * self.pmap_size + self.pmap_lpid, 8)?))
+            .collect()
+    }
+}
