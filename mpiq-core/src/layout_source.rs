@@ -31,6 +31,48 @@ pub trait LayoutSource {
                 .collect(),
         }
     }
+
+    /// The member at a dotted `path` in `type_name` (each step through
+    /// typedefs and anonymous members), with its size. The default only
+    /// answers single-step paths, without a size.
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        if path.contains('.') {
+            return Err(LayoutError {
+                type_name: type_name.to_string(),
+                member: Some(path.to_string()),
+                reason: "this layout source answers no nested member paths".to_string(),
+            });
+        }
+        Err(LayoutError {
+            type_name: type_name.to_string(),
+            member: Some(path.to_string()),
+            reason: format!(
+                "this layout source gives no member sizes (offset {})",
+                self.member_offset(type_name, path)?
+            ),
+        })
+    }
+
+    /// The enumerators of the enumeration `type_name`, in declaration
+    /// order. The default has none.
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        Err(LayoutError {
+            type_name: type_name.to_string(),
+            member: None,
+            reason: "this layout source gives no enumerators".to_string(),
+        })
+    }
+}
+
+/// Where a member is in its type, from [`LayoutSource::member`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// Byte offset from the start of the outer type.
+    pub offset: u64,
+    /// Byte size of the member (of the whole array, for an array).
+    pub size: u64,
+    /// For an array member, its element count.
+    pub array_len: Option<u64>,
 }
 
 /// A type's size and the offsets of some of its members, from
@@ -92,6 +134,40 @@ impl LayoutSource for TypeOracle {
         self.find_type(type_name)
             .map(|t| t.size)
             .map_err(|e| LayoutError::from_type_error(type_name, None, &e))
+    }
+
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        let field = self
+            .offset_of(type_name, path)
+            .map_err(|e| LayoutError::from_type_error(type_name, Some(path), &e))?;
+        let size = field.size.ok_or_else(|| LayoutError {
+            type_name: type_name.to_string(),
+            member: Some(path.to_string()),
+            reason: "the debug info gives the member no size".to_string(),
+        })?;
+        Ok(Member {
+            offset: field.offset,
+            size,
+            array_len: field.array_len,
+        })
+    }
+
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        let layout = self
+            .find_type(type_name)
+            .map_err(|e| LayoutError::from_type_error(type_name, None, &e))?;
+        if layout.enumerators.is_empty() {
+            return Err(LayoutError {
+                type_name: type_name.to_string(),
+                member: None,
+                reason: format!("{type_name} (from {}) is not an enumeration", layout.object),
+            });
+        }
+        Ok(layout
+            .enumerators
+            .into_iter()
+            .map(|e| (e.name, e.value))
+            .collect())
     }
 }
 

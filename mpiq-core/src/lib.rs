@@ -61,6 +61,7 @@ pub mod compare;
 mod decoder;
 mod layout_source;
 pub mod model;
+mod list_walk;
 mod mpich_ch3;
 mod mpich_rank;
 #[allow(unsafe_code)]
@@ -73,7 +74,7 @@ mod mqs_target;
 mod target_read;
 
 pub use decoder::{detect, DecodeError, NativeTarget, QueueDecoder};
-pub use layout_source::{LayoutError, LayoutSource, LayoutTable, TypeMembers};
+pub use layout_source::{LayoutError, LayoutSource, LayoutTable, Member, TypeMembers};
 pub use mpich_ch3::MpichCh3;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
