@@ -70,6 +70,12 @@ apt-get source -q "openmpi=$version*" >source.log 2>&1 || apt-get source -q open
 }
 srcdir=$(find . -maxdepth 1 -type d -name "openmpi-*" | head -n1)
 cd "$srcdir"
+# Debian's patches leave configure.ac, some m4 and Makefile.am files newer
+# than the configure and Makefile.in generated from them, so make would rerun
+# autotools (which are not installed, and not needed: see above). The patched
+# files are dated back before the generated ones.
+find . -path ./debian -prune -o -type f -newer configure -print0 |
+  xargs -0 -r touch -d '2000-01-01 00:00:00'
 
 # -O1 rather than Debian's -O3: optimisation changes no layout, and halves
 # the compile time. Debian's USER/HOSTNAME trick keeps the build identity out

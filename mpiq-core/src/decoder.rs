@@ -8,6 +8,7 @@ use crate::layout_source::{LayoutError, LayoutSource};
 use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
 use crate::mqs_target::ByteSource;
+use crate::ompi_ob1::{is_open_mpi, OmpiOb1};
 
 /// One MPI process as a native decoder sees it.
 pub struct NativeTarget<'a> {
@@ -80,6 +81,17 @@ pub enum DecodeError {
         /// The count the record gives.
         found: i64,
     },
+    /// A record in the target holds values no correct Open MPI or MPICH
+    /// writes there.
+    #[error("the {what} at {addr} is corrupt: {reason}")]
+    Corrupt {
+        /// The record's type.
+        what: &'static str,
+        /// Its address.
+        addr: TargetAddr,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A running target kept changing its communicators while they were
     /// read.
     #[error("the communicator list changed during each of {tries} reads (sequence number {first} then {last}); stop the process to read it")]
@@ -114,10 +126,12 @@ pub trait QueueDecoder: Send + Sync {
     ) -> Result<ProcessQueues, DecodeError>;
 }
 
-/// Picks the decoder for the target's MPI: MPICH (by `MPII_Version_string`
-/// and `MPII_Version_device`) with the CH3 device. MPICH's CH4 device keeps
-/// no debugger queues (its own library cannot show them either), and other
-/// MPIs have no native decoder yet: both are refused, saying so.
+/// Picks the decoder for the target's MPI: Open MPI (by its exported
+/// `ompi_mpi_communicators`) with the ob1 PML, or MPICH (by
+/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device. MPICH's CH4 device keeps
+/// no debugger queues (its own library cannot show them either), and Open
+/// MPI's other PMLs (cm, ucx) keep their queues in the network library:
+/// both are refused, saying so.
 pub fn detect(
     target: &NativeTarget<'_>,
     limits: &Limits,
@@ -128,16 +142,14 @@ pub fn detect(
             .ok()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
+    if is_open_mpi(target.symbols) {
+        return Ok(Box::new(OmpiOb1::new(target, limits)?));
+    }
     let Some(version) = string("MPII_Version_string") else {
-        let hint = if target.symbols.lookup("ompi_comm_f_to_c_table").is_some()
-            || target.symbols.lookup("ompi_mpi_comm_world").is_some()
-        {
-            "this is Open MPI, which has no native decoder yet; use its libompi_dbg_msgq.so with --dll"
-        } else {
-            "MPICH's MPII_Version_string is not there: not MPICH, or no MPI library is loaded"
-        };
         return Err(DecodeError::Unsupported {
-            reason: hint.to_string(),
+            reason: "neither MPICH's MPII_Version_string nor Open MPI's ompi_mpi_communicators is there: \
+                     no MPI library is loaded"
+                .to_string(),
         });
     };
     let device = string("MPII_Version_device").unwrap_or_default();

@@ -75,6 +75,17 @@ pub struct Member {
     pub array_len: Option<u64>,
 }
 
+/// Every layout question a decoder asks, declared in one place so that a
+/// layout profile can be made for exactly these answers: the types whose
+/// size and members (dotted paths) it reads, and the enumerators it uses.
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutQuestions {
+    /// Each type with the member paths asked of it (its size is asked too).
+    pub types: &'static [(&'static str, &'static [&'static str])],
+    /// Each enumeration with the enumerators asked of it.
+    pub enums: &'static [(&'static str, &'static [&'static str])],
+}
+
 /// A type's size and the offsets of some of its members, from
 /// [`LayoutSource::type_members`].
 #[derive(Clone, Debug, PartialEq, Eq)]

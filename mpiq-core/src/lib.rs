@@ -60,8 +60,8 @@
 pub mod compare;
 mod decoder;
 mod layout_source;
-pub mod model;
 mod list_walk;
+pub mod model;
 mod mpich_ch3;
 mod mpich_rank;
 #[allow(unsafe_code)]
@@ -71,12 +71,16 @@ mod mqs_callbacks;
 #[allow(unsafe_code)]
 mod mqs_host;
 mod mqs_target;
+mod ompi_ob1;
 mod target_read;
 
 pub use decoder::{detect, DecodeError, NativeTarget, QueueDecoder};
-pub use layout_source::{LayoutError, LayoutSource, LayoutTable, Member, TypeMembers};
+pub use layout_source::{
+    LayoutError, LayoutQuestions, LayoutSource, LayoutTable, Member, TypeMembers,
+};
 pub use mpich_ch3::MpichCh3;
 pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};
 pub use mqs_target::{ByteSource, MqsTarget, TargetTypeSizes};
+pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};

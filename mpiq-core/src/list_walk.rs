@@ -155,4 +155,3 @@ fn list_error(
         }
     }
 }
-

@@ -33,13 +33,12 @@ use mpidd_types::TargetAddr;
 
 use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
 use crate::layout_source::{LayoutError, LayoutSource};
+use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mqs_target::ByteSource;
-use crate::list_walk::{at, walk, ListShape, Span};
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
-
 
 /// MPICH's `MPI_ANY_SOURCE`.
 const MPICH_ANY_SOURCE: i64 = -2;
