@@ -194,6 +194,8 @@ impl LayoutSource for TypeOracle {
 #[derive(Clone, Debug, Default)]
 pub struct LayoutTable {
     types: std::collections::HashMap<String, (u64, Vec<(String, u64)>)>,
+    paths: std::collections::HashMap<(String, String), Member>,
+    enums: std::collections::HashMap<String, Vec<(String, i128)>>,
 }
 
 impl LayoutTable {
@@ -209,7 +211,46 @@ impl LayoutTable {
     }
 }
 
+impl LayoutTable {
+    /// Adds the member at a dotted `path` of `type_name`, with its size
+    /// (answered by [`LayoutSource::member`]).
+    pub fn insert_member(&mut self, type_name: &str, path: &str, member: Member) {
+        self.paths
+            .insert((type_name.to_string(), path.to_string()), member);
+    }
+
+    /// Adds an enumeration with these enumerators.
+    pub fn insert_enum(&mut self, type_name: &str, enumerators: &[(&str, i128)]) {
+        self.enums.insert(
+            type_name.to_string(),
+            enumerators
+                .iter()
+                .map(|(n, v)| (n.to_string(), *v))
+                .collect(),
+        );
+    }
+}
+
 impl LayoutSource for LayoutTable {
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        self.paths
+            .get(&(type_name.to_string(), path.to_string()))
+            .copied()
+            .ok_or_else(|| LayoutError {
+                type_name: type_name.to_string(),
+                member: Some(path.to_string()),
+                reason: "no such member in the table".to_string(),
+            })
+    }
+
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        self.enums.get(type_name).cloned().ok_or_else(|| LayoutError {
+            type_name: type_name.to_string(),
+            member: None,
+            reason: "no such enumeration in the table".to_string(),
+        })
+    }
+
     fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
         let missing = |reason: &str| LayoutError {
             type_name: type_name.to_string(),

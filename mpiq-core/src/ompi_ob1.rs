@@ -897,6 +897,10 @@ impl OmpiOb1 {
         };
         let count = l.group_count.int(&r)?;
         let n = checked_count(count, "ompi_group_t.grp_proc_count", group, limits)?;
+        if n == 0 {
+            // MPI_GROUP_EMPTY's, and MPI_COMM_NULL's, have no proc table.
+            return Ok(Vec::new());
+        }
         let procs = l.group_procs.addr(&r)?;
         let ptrs = read_bytes(
             mem,
@@ -1279,6 +1283,10 @@ impl OmpiOb1 {
             limits,
         )?;
         let procs = l.ob1_procs.addr(&h)?;
+        if n == 0 || procs.0 == 0 {
+            posted.sort_by_key(|(seq, _)| *seq);
+            return Ok((posted.into_iter().map(|(_, op)| op).collect(), unexpected));
+        }
         let table = read_bytes(
             mem,
             procs,
