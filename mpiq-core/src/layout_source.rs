@@ -244,11 +244,14 @@ impl LayoutSource for LayoutTable {
     }
 
     fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
-        self.enums.get(type_name).cloned().ok_or_else(|| LayoutError {
-            type_name: type_name.to_string(),
-            member: None,
-            reason: "no such enumeration in the table".to_string(),
-        })
+        self.enums
+            .get(type_name)
+            .cloned()
+            .ok_or_else(|| LayoutError {
+                type_name: type_name.to_string(),
+                member: None,
+                reason: "no such enumeration in the table".to_string(),
+            })
     }
 
     fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
