@@ -61,12 +61,15 @@ const HDR_TYPE_RGET: u64 = 0x43;
 /// of a match header on the wire (its struct is padded to more).
 const MATCH_HDR_LEN: u64 = 14;
 
-/// The symbols the decoder starts from, and the object each is in.
-pub const OB1_SYMBOLS: [(&str, &str); 4] = [
+/// The symbols the decoder starts from, and the object each is in (all
+/// three in `.dynsym`, so Debian's stripped library has them too). The
+/// types it reads are in libmpi's debug info (`ompi_*`, `mca_pml_base_*`),
+/// libopen-pal's (`opal_*`) and mca_pml_ob1.so's (`mca_pml_ob1_*`,
+/// `mca_bml_*`, `mca_btl_*`).
+pub const OB1_SYMBOLS: [(&str, &str); 3] = [
     ("ompi_mpi_communicators", "libmpi.so.40"),
     ("mca_pml_base_send_requests", "libmpi.so.40"),
     ("mca_pml_base_selected_component", "libmpi.so.40"),
-    ("mca_pml_ob1", "mca_pml_ob1.so"),
 ];
 
 /// Every layout question the ob1 decoder asks: the sizes of these types,
