@@ -79,6 +79,15 @@ MPIDD_REF_MPICH_CH4="$(bash scripts/build-ref-mpich.sh ch4 | tail -n 1)"
 export MPIDD_REF_MPICH_CH4
 echo "   $MPIDD_REF_MPICH_CH4"
 
+# The reference Open MPI with debug info and its libompi_dbg_msgq.so, for
+# the ob1 decoder's real-job tests (examples/tests/ompi_queues.rs): built
+# once per machine (about 20 minutes on 2 cores), then reused. The script
+# installs its own build dependencies (libpmix-dev, libhwloc-dev, ...).
+echo "== reference Open MPI"
+MPIDD_REF_OMPI="$(bash scripts/build-ref-ompi.sh | tail -n 1)"
+export MPIDD_REF_OMPI
+echo "   $MPIDD_REF_OMPI"
+
 echo "== cargo fmt"
 cargo fmt --all -- --check
 # fuzz/ is its own workspace with its own lock file: a dependency added to a

@@ -139,10 +139,15 @@ fn read<T: OpenTarget>(
             None => {
                 match mpich_world_rank(t, t, &types) {
                     Ok(rank) => rank,
-                    Err(e) => {
-                        eprintln!("mpidd: warning: the process's world rank is unknown ({e}); pass --rank");
-                        -1
-                    }
+                    // Other MPIs (Open MPI): the native decoder's reading
+                    // of MPI_COMM_WORLD gives the rank.
+                    Err(e) => match native().map(|q| i32::try_from(q.global_rank)) {
+                        Ok(Ok(rank)) if rank >= 0 => rank,
+                        _ => {
+                            eprintln!("mpidd: warning: the process's world rank is unknown ({e}); pass --rank");
+                            -1
+                        }
+                    },
                 }
             }
         };
