@@ -43,30 +43,73 @@ pub struct OmpiJob {
     pub dir: PathBuf,
 }
 
+/// Which Open MPI a job runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OmpiBuild {
+    /// The reference build, with debug info (scripts/build-ref-ompi.sh).
+    Reference,
+    /// Debian's own packages as installed: stripped, and the program built
+    /// with -O2 and no -g, so no debug info is anywhere.
+    Stock,
+}
+
+/// Debian's Open MPI compiler wrapper and launcher.
+fn stock_ompi() -> (PathBuf, PathBuf) {
+    let (mpicc, mpirun) = (
+        PathBuf::from("/usr/bin/mpicc.openmpi"),
+        PathBuf::from("/usr/bin/mpirun.openmpi"),
+    );
+    assert!(
+        mpicc.exists() && mpirun.exists(),
+        "Debian's Open MPI is not installed: apt-get install openmpi-bin libopenmpi-dev \
+         (scripts/test.sh does)"
+    );
+    (mpicc, mpirun)
+}
+
 impl OmpiJob {
     /// tests/openmpi/PROGRAM.c built with the reference mpicc and run by
     /// its mpirun as 4 ranks on the shared-memory transport, in a fresh
     /// directory `name` that is also the program's argument.
     pub fn start(name: &str, program: &str) -> OmpiJob {
-        let prefix = ref_ompi();
+        Self::start_on(OmpiBuild::Reference, name, program)
+    }
+
+    /// As [`OmpiJob::start`], on `build`.
+    pub fn start_on(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
+        let (mpicc, mpirun, cflags) = match build {
+            OmpiBuild::Reference => {
+                let prefix = ref_ompi();
+                (
+                    prefix.join("bin/mpicc"),
+                    prefix.join("bin/mpirun"),
+                    "-g -O0",
+                )
+            }
+            OmpiBuild::Stock => {
+                let (mpicc, mpirun) = stock_ompi();
+                (mpicc, mpirun, "-O2 -g0")
+            }
+        };
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let exe = dir.join(program);
         let src =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
-        let out = Command::new(prefix.join("bin/mpicc"))
-            .args(["-g", "-O0", "-o"])
+        let out = Command::new(&mpicc)
+            .args(cflags.split(' '))
+            .arg("-o")
             .arg(&exe)
             .arg(src)
             .output()
-            .expect("run the reference mpicc");
+            .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
         assert!(
             out.status.success(),
             "mpicc failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut mpirun = Command::new(prefix.join("bin/mpirun"))
+        let mut mpirun = Command::new(&mpirun)
             // Root in containers; more ranks than cores on small machines;
             // shared memory between the ranks, as on one node.
             .args(["--allow-run-as-root", "--oversubscribe"])
@@ -77,7 +120,7 @@ impl OmpiJob {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start the reference mpirun");
+            .expect("start mpirun");
         let stdout = mpirun.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
