@@ -10,7 +10,9 @@ stock .text (relocation fields as wildcards), each relocation that names one
 of NAME... is resolved against the stock bytes: a PC-relative field gives
 the symbol's address directly, an unrelaxed GOT load gives the GOT slot,
 whose R_X86_64_RELATIVE or GLOB_DAT relocation in the stock .rela.dyn gives
-the address. Every reference must agree. Prints, per name, the address,
+the address. Pointers to NAME in the initialized data of a global found
+that way (a handle pool's `direct` member) are read from the stock
+.rela.dyn too. Every reference must agree. Prints, per name, the address,
 the stock section it falls in, the number of references that agree, and any
 that do not.
 
@@ -104,6 +106,34 @@ def main():
                         found[name][f"GOT slot {slot:#x} without relocation"] += 1
                         continue
                 found[name][value] += 1
+    # Pointers in initialized data: a global found above whose object holds
+    # a relocation to NAME at some offset (e.g. MPIR_Comm_mem's `direct`
+    # member pointing at MPIR_Comm_direct) is a R_X86_64_RELATIVE in the
+    # stock .rela.dyn at the same offset from the stock address.
+    known = {n: c.most_common(1)[0][0] for n, c in found.items()
+             if isinstance(c.most_common(1)[0][0], int)}
+    for path in sorted(glob.glob(os.path.join(tree, "**/.libs/*.o"), recursive=True)):
+        e = ELFFile(open(path, "rb"))
+        symtab = e.get_section_by_name(".symtab")
+        if symtab is None:
+            continue
+        holders = [s for s in symtab.iter_symbols()
+                   if s.name in known and isinstance(s["st_shndx"], int) and s["st_size"]]
+        for holder in holders:
+            sec = e.get_section(holder["st_shndx"])
+            rsec = e.get_section_by_name(".rela" + sec.name)
+            for r in rsec.iter_relocations() if rsec else []:
+                off = r["r_offset"] - holder["st_value"]
+                if not 0 <= off < holder["st_size"]:
+                    continue
+                if describe_reloc_type(r["r_info_type"], e) != "R_X86_64_64":
+                    continue
+                name = symtab.get_symbol(r["r_info_sym"]).name
+                if name not in names or r["r_addend"] != 0:
+                    continue
+                value = got_target.get(known[holder.name] + off)
+                if value is not None:
+                    found[name][value] += 1
     for name in sorted(names):
         counts = found.get(name)
         if not counts:
