@@ -58,43 +58,10 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ]; then
   exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ]; then as_root=(); else as_root=(sudo); fi
-
-# A deb-src entry for every deb entry of the machine's own apt configuration,
-# so the source comes from the same mirror the binaries come from.
-src_list=/etc/apt/sources.list.d/mpidd-deb-src.sources
-if ! apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null | grep -q '^Sources$'; then
-  tmp=$(mktemp)
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -e "$f" ] || continue
-    [ "$f" = "$src_list" ] && continue
-    # Keep deb822 stanzas whose Types include deb, retyped as deb-src
-    # (perl-base is essential on Debian; mawk lacks word boundaries).
-    perl -0777 -ne 'for (split /\n\s*\n/) { next unless /^Types:.*\bdeb\b/m; s/^Types:.*$/Types: deb-src/m; print "$_\n\n" }' "$f" >>"$tmp"
-  done
-  if [ -f /etc/apt/sources.list ]; then
-    grep -E '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list |
-      sed -E 's/^([[:space:]]*)deb([[:space:]])/\1deb-src\2/' >"$tmp.list" || true
-    if [ -s "$tmp.list" ]; then
-      "${as_root[@]}" cp "$tmp.list" /etc/apt/sources.list.d/mpidd-deb-src.list
-    fi
-    rm -f "$tmp.list"
-  fi
-  if [ -s "$tmp" ]; then
-    "${as_root[@]}" cp "$tmp" "$src_list"
-  fi
-  rm -f "$tmp"
-  "${as_root[@]}" apt-get update -q
-fi
-
-need=(dpkg-dev build-essential python3 perl pkg-config "${device_packages[@]}")
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=scripts/lib/debian-source.sh
+. "$(dirname "$0")/lib/debian-source.sh"
+ensure_deb_src
+ensure_packages dpkg-dev build-essential python3 perl pkg-config "${device_packages[@]}"
 
 work="$(dirname "$prefix")/build-mpich-$version-$device"
 rm -rf "$work"

@@ -11,6 +11,7 @@ use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
 use crate::mpich_ch4::MpichCh4;
 use crate::mqs_target::ByteSource;
+use crate::ompi_ob1::{ompi_version, OmpiOb1};
 use mpidd_read::{LayoutError, Layouts};
 
 /// One MPI process as a native decoder sees it.
@@ -87,6 +88,17 @@ pub enum DecodeError {
         /// The count the record gives.
         found: i64,
     },
+    /// A record in the target holds values no correct Open MPI or MPICH
+    /// writes there.
+    #[error("the {what} at {addr} is corrupt: {reason}")]
+    Corrupt {
+        /// The record's type.
+        what: &'static str,
+        /// Its address.
+        addr: TargetAddr,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A running target kept changing its communicators while they were
     /// read.
     #[error("the communicator list changed during each of {tries} reads (sequence number {first} then {last}); stop the process to read it")]
@@ -130,17 +142,24 @@ pub enum DecoderKind {
     MpichCh3,
     /// MPICH 4.0 with the CH4 device ([`MpichCh4`]).
     MpichCh4,
+    /// Open MPI with the ob1 PML ([`OmpiOb1`]).
+    OmpiOb1,
 }
 
 impl DecoderKind {
     /// Every native decoder.
-    pub const ALL: &'static [DecoderKind] = &[DecoderKind::MpichCh3, DecoderKind::MpichCh4];
+    pub const ALL: &'static [DecoderKind] = &[
+        DecoderKind::MpichCh3,
+        DecoderKind::MpichCh4,
+        DecoderKind::OmpiOb1,
+    ];
 
     /// Its short name, e.g. `mpich-ch3`.
     pub fn name(self) -> &'static str {
         match self {
             DecoderKind::MpichCh3 => "mpich-ch3",
             DecoderKind::MpichCh4 => "mpich-ch4",
+            DecoderKind::OmpiOb1 => "ompi-ob1",
         }
     }
 
@@ -156,6 +175,7 @@ impl DecoderKind {
         match self {
             DecoderKind::MpichCh3 => MpichCh3::ask_layouts(layouts),
             DecoderKind::MpichCh4 => MpichCh4::ask_layouts(layouts),
+            DecoderKind::OmpiOb1 => OmpiOb1::ask_layouts(layouts),
         }
     }
 
@@ -166,6 +186,7 @@ impl DecoderKind {
         match self {
             DecoderKind::MpichCh3 => MpichCh3::missing_layouts(layouts),
             DecoderKind::MpichCh4 => MpichCh4::missing_layouts(layouts),
+            DecoderKind::OmpiOb1 => OmpiOb1::missing_layouts(layouts),
         }
     }
 }
@@ -184,10 +205,11 @@ pub struct Identified {
     pub library: String,
 }
 
-/// Finds which decoder reads the target's MPI: MPICH (by
-/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device,
-/// or 4.0 with the CH4 device. Other MPIs have no native decoder yet: they
-/// are refused, saying so.
+/// Finds which decoder reads the target's MPI: Open MPI (by its exported
+/// `ompi_mpi_communicators`), whose PML the decoder checks once it has
+/// layouts, or MPICH (by `MPII_Version_string` and `MPII_Version_device`)
+/// with the CH3 device or, on 4.0, the CH4 device. Anything else is
+/// refused, saying so.
 pub fn identify(
     memory: &dyn ByteSource,
     symbols: &dyn SymbolSource,
@@ -199,16 +221,19 @@ pub fn identify(
             .ok()
             .map(|b| (String::from_utf8_lossy(&b).into_owned(), sym.object))
     };
+    if let Some(comms) = symbols.lookup("ompi_mpi_communicators") {
+        return Ok(Identified {
+            kind: DecoderKind::OmpiOb1,
+            version: ompi_version(memory, symbols, limits).unwrap_or_default(),
+            device: String::new(),
+            library: comms.object,
+        });
+    }
     let Some((version, library)) = string("MPII_Version_string") else {
-        let hint = if symbols.lookup("ompi_comm_f_to_c_table").is_some()
-            || symbols.lookup("ompi_mpi_comm_world").is_some()
-        {
-            "this is Open MPI, which has no native decoder yet; use its libompi_dbg_msgq.so with --dll"
-        } else {
-            "MPICH's MPII_Version_string is not there: not MPICH, or no MPI library is loaded"
-        };
         return Err(DecodeError::Unsupported {
-            reason: hint.to_string(),
+            reason: "neither MPICH's MPII_Version_string nor Open MPI's ompi_mpi_communicators is there: \
+                     no MPI library is loaded"
+                .to_string(),
         });
     };
     let device = string("MPII_Version_device").unwrap_or_default().0;
@@ -261,6 +286,7 @@ pub fn detect(
             &found.version,
             &found.device,
         )?)),
+        DecoderKind::OmpiOb1 => Ok(Box::new(OmpiOb1::new(target, limits)?)),
     }
 }
 
@@ -280,13 +306,22 @@ pub fn decoder_layouts<'a>(
         .find(|o| o.name == found.library)
         .map(|o| o.path.clone());
     let id = path.as_deref().and_then(|p| build_id(p).ok().flatten());
+    // Only the objects some profile describes are opened for their
+    // build-ids: a process has dozens of others.
+    let companions: Vec<(String, Option<Vec<u8>>)> = objects
+        .objects()
+        .filter(|o| o.name != found.library)
+        .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
+        .map(|o| (o.name.clone(), build_id(&o.path).ok().flatten()))
+        .collect();
     choose_layouts(
         dwarf,
         &|l| found.kind.missing_layouts(l),
         &found.library,
         id.as_deref(),
-        Some(&found.version),
+        (!found.version.is_empty()).then_some(found.version.as_str()),
         profiles,
+        &companions,
     )
 }
 

@@ -59,6 +59,7 @@
 
 pub mod compare;
 mod decoder;
+mod list_walk;
 pub mod model;
 mod mpich_ch3;
 mod mpich_ch4;
@@ -71,6 +72,7 @@ mod mqs_callbacks;
 #[allow(unsafe_code)]
 mod mqs_host;
 mod mqs_target;
+mod ompi_ob1;
 mod target_read;
 
 pub use decoder::{
@@ -84,3 +86,4 @@ pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};
 pub use mqs_target::{ByteSource, MqsTarget, TargetTypeSizes};
+pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};

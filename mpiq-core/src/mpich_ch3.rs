@@ -493,6 +493,7 @@ impl MpichCh3 {
                     end: l.comm_size,
                 },
                 what: "MPIR_Comm",
+                end: TargetAddr(0),
             },
             limits,
             |r| {
@@ -691,6 +692,7 @@ impl MpichCh3 {
                 next_offset: l.req_next,
                 span,
                 what,
+                end: TargetAddr(0),
             },
             limits,
             |r| {
@@ -810,6 +812,7 @@ impl MpichCh3 {
                     end: l.sendq_size,
                 },
                 what: "send queue (MPIR_Sendq)",
+                end: TargetAddr(0),
             },
             limits,
             |r| {

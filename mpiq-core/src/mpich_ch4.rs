@@ -381,6 +381,7 @@ impl MpichCh4 {
                     end: l.comm_size,
                 },
                 what: "MPIR_Comm",
+                end: TargetAddr(0),
             },
             limits,
             |r| {
@@ -498,6 +499,7 @@ impl MpichCh4 {
                         } else {
                             "MPIDIG posted list (MPIR_Request)"
                         },
+                        end: TargetAddr(0),
                     },
                     limits,
                     |r| {
@@ -852,6 +854,7 @@ impl MpichCh4 {
                     end: q.size,
                 },
                 what: "send queue (MPIR_Sendq)",
+                end: TargetAddr(0),
             },
             limits,
             |s| {

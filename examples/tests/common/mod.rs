@@ -5,4 +5,5 @@
 
 pub mod hung_job;
 pub mod mpich_job;
+pub mod ompi_job;
 pub mod queue_checks;
