@@ -6,7 +6,7 @@
 #
 #   bash scripts/bench-live-job.sh [N]
 #
-# Prints a Markdown table. Needs what scripts/test.sh installs (gdb, the
+# Prints each figure as it is taken. Needs what scripts/test.sh installs (gdb, the
 # reference MPICH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,20 +45,19 @@ gdb_all() {
     gdb -batch -nx -p "$pid" -ex 'thread apply all bt' </dev/null
   done
 }
+# Each figure is printed as soon as it is taken: with many spinning ranks
+# on few cores the gdb loop can take many minutes.
+echo "ranks: $n on $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 # The first run reads the libraries' DWARF from disk for the first time
 # since the build (cold page cache for mpidd's own reads); the second finds
 # them cached.
 start=$(date +%s%N)
 "$mpidd" job --pid "$launcher" >"$work/report" 2>&1
 first=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN { printf "%.2f", ns / 1e9 }')
-verdict=$(head -n 1 "$work/report")
-grep -qi "deadlock" "$work/report" || { echo "error: no deadlock found:" >&2; cat "$work/report" >&2; exit 1; }
-second=$(secs "$mpidd" job --pid "$launcher")
-nostacks=$(secs "$mpidd" job --pid "$launcher" --no-stacks)
-gdb=$(secs gdb_all)
-load=$(cut -d' ' -f1 /proc/loadavg)
-echo "| ranks | cores | load | mpidd job (first run) | mpidd job (again) | mpidd job --no-stacks | gdb, every rank's stacks in turn |"
-echo "|---|---|---|---|---|---|---|"
-echo "| $n | $(nproc) | $load | $first s | $second s | $nostacks s | $gdb s |"
-echo
-echo "verdict: $verdict"
+grep -qi "^DEADLOCK" "$work/report" || { echo "error: no deadlock found:" >&2; cat "$work/report" >&2; exit 1; }
+echo "verdict: $(grep -i '^DEADLOCK' "$work/report")"
+echo "mpidd job --pid LAUNCHER, first run: $first s"
+echo "mpidd job --pid LAUNCHER, again: $(secs "$mpidd" job --pid "$launcher") s"
+echo "mpidd job --pid LAUNCHER --no-stacks: $(secs "$mpidd" job --pid "$launcher" --no-stacks) s"
+echo "gdb -batch -p PID -ex 'thread apply all bt', every rank in turn: $(secs gdb_all) s"
+echo "load at the end: $(cut -d' ' -f1 /proc/loadavg)"
