@@ -74,22 +74,33 @@ if ! { [ -f "$cache/recipe" ] && [ "$(cat "$cache/recipe")" = "$recipe" ] && [ -
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get build-dep -y -q --arch-only "mpich=$version" >/dev/null
 
   mkdir -p "$cache"
-  "${as_root[@]}" rm -rf "$top"
-  "${as_root[@]}" mkdir -p "$top"
-  "${as_root[@]}" chown "$(id -u):$(id -g)" "$top"
-  cd "$top"
-  apt-get source -q --download-only "mpich=$version" >"$cache/source.log" 2>&1 || {
-    cat "$cache/source.log" >&2
-    echo "error: apt-get source mpich=$version failed" >&2
-    exit 1
-  }
-  dpkg-source -x -q "mpich_$version.dsc" "$(basename "$srcdir")" >>"$cache/source.log" 2>&1
+  # The build takes hours: a tree this recipe configured is built on from
+  # where it stopped (make's own timestamps) rather than started again.
+  targets=clean,mpidd-libmpich
+  if [ -f "$srcdir/debian/mpidd-configured" ] &&
+    [ "$(cat "$srcdir/debian/mpidd-configured")" = "$recipe" ]; then
+    targets=mpidd-libmpich
+    echo "== resuming the build in $srcdir" >&2
+  else
+    "${as_root[@]}" rm -rf "$top"
+    "${as_root[@]}" mkdir -p "$top"
+    "${as_root[@]}" chown "$(id -u):$(id -g)" "$top"
+    cd "$top"
+    apt-get source -q --download-only "mpich=$version" >"$cache/source.log" 2>&1 || {
+      cat "$cache/source.log" >&2
+      echo "error: apt-get source mpich=$version failed" >&2
+      exit 1
+    }
+    dpkg-source -x -q "mpich_$version.dsc" "$(basename "$srcdir")" >>"$cache/source.log" 2>&1
+    # A binNMU is built from the source with one changelog entry added on
+    # top (the one the binary package ships); dpkg-buildpackage takes
+    # SOURCE_DATE_EPOCH from it.
+    { zcat /usr/share/doc/libmpich12/changelog.Debian.amd64.gz; echo; cat "$srcdir/debian/changelog"; } \
+      >"$srcdir/debian/changelog.new"
+    mv "$srcdir/debian/changelog.new" "$srcdir/debian/changelog"
+    rm -f "$cache/build.log" "$cache/build-runs"
+  fi
   cd "$srcdir"
-  # A binNMU is built from the source with one changelog entry added on top
-  # (the one the binary package ships); dpkg-buildpackage takes
-  # SOURCE_DATE_EPOCH from it.
-  { zcat /usr/share/doc/libmpich12/changelog.Debian.amd64.gz; echo; cat debian/changelog; } >debian/changelog.new
-  mv debian/changelog.new debian/changelog
 
   # gcc finds `as` and collect2 finds `ld` through COMPILER_PATH first: these
   # put gcc-12 12.2.0-14's identification where 12.2.0-14+deb12u1 writes its
@@ -123,21 +134,23 @@ exec /usr/bin/ld "\${args[@]}"
 EOF
   chmod +x "$fix/as" "$fix/ld"
 
-  # Debian's own steps up to configure (autogen.sh, its configure options),
-  # then only what libmpich.so.12 is linked from, with debhelper's
-  # environment. Debian's libtool also compiles every file a second time
-  # without -fPIC for libmpich.a; that copy is not in the shared library and
-  # is skipped (build_old_libs=no after configure).
-  # dh's own sequence for build-arch up to configure (dh has no --until
-  # any more), as in the log of a full dpkg-buildpackage -B.
-  cat >"$cache/libmpich.mk" <<'EOF'
-mpidd-libmpich:
+  # dh's own sequence for build-arch up to configure (dh has no --until any
+  # more), as in the log of a full dpkg-buildpackage -B: autogen.sh and
+  # Debian's configure options. Then only what libmpich.so.12 is linked
+  # from, with debhelper's environment. Debian's libtool also compiles every
+  # file a second time without -fPIC for libmpich.a; that copy is not in the
+  # shared library and is skipped (build_old_libs=no after configure).
+  cat >"$cache/libmpich.mk" <<EOF
+debian/mpidd-configured:
 	dh_testdir
 	dh_update_autotools_config -a
-	$(MAKE) -f debian/rules override_dh_autoreconf
-	$(MAKE) -f debian/rules override_dh_auto_configure
-	for f in libtool modules/yaksa/libtool modules/json-c/libtool src/mpl/libtool src/mpi/romio/libtool; do \
-	  sed -i '0,/^build_old_libs=yes$$/s//build_old_libs=no/' $$f; done
+	\$(MAKE) -f debian/rules override_dh_autoreconf
+	\$(MAKE) -f debian/rules override_dh_auto_configure
+	for f in libtool modules/yaksa/libtool modules/json-c/libtool src/mpl/libtool src/mpi/romio/libtool; do \\
+	  sed -i '0,/^build_old_libs=yes\$\$/s//build_old_libs=no/' \$\$f; done
+	printf '%s\\n' '$recipe' >\$@
+
+mpidd-libmpich: debian/mpidd-configured
 	dh_auto_build -a -- ./src/include/mpio.h src/include/mpir_ext.h
 	dh_auto_build -a -D src/mpl
 	dh_auto_build -a -D modules/json-c
@@ -152,10 +165,11 @@ EOF
   start=$(date +%s)
   env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 HOME=/nonexistent \
     COMPILER_PATH="$fix" DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
-    nice -n 10 dpkg-buildpackage -B -d -uc -us -R"make -f debian/rules -f $cache/libmpich.mk" -Tclean,mpidd-libmpich \
-    >"$cache/build.log" 2>&1 || {
+    nice -n 10 dpkg-buildpackage -B -d -uc -us -R"make -f debian/rules -f $cache/libmpich.mk" -T"$targets" \
+    >>"$cache/build.log" 2>&1 || {
+    echo "$(($(date +%s) - start))" >>"$cache/build-runs"
     tail -n 40 "$cache/build.log" >&2
-    echo "error: the build failed; its log is $cache/build.log" >&2
+    echo "error: the build failed or was stopped; its log is $cache/build.log; run again to go on" >&2
     exit 1
   }
   end=$(date +%s)
@@ -176,7 +190,8 @@ EOF
   cp "$out" "$out.stripped"
   strip --remove-section=.comment --remove-section=.note --strip-unneeded "$out.stripped"
   objcopy --add-gnu-debuglink "$debug" "$out.stripped"
-  echo "$((end - start)) s" >"$cache/build-time"
+  echo "$((end - start))" >>"$cache/build-runs"
+  echo "$(awk '{ s += $1 } END { print s }' "$cache/build-runs") s in $(wc -l <"$cache/build-runs") run(s)" >"$cache/build-time"
   printf '%s\n' "$recipe" >"$cache/recipe"
   cd /
   "${as_root[@]}" rm -rf "$top"
