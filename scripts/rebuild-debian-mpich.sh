@@ -13,7 +13,7 @@
 #   libmpich.so.12.2.2        the link output, unstripped: .symtab and DWARF
 #   .build-id/XX/YYY.debug    its debug file, made as dh_strip makes it
 #   libmpich.so.12.2.2.stripped  the library, stripped as dh_strip strips it
-#   build.log, build-time, recipe
+#   build.log, build-runs (seconds per run), build-time, recipe
 #
 # The build-ids will differ: yaksa's generator writes the cases of its
 # pack/unpack functions in Python set order, random in every run, and
@@ -24,7 +24,10 @@
 # Cost: autogen.sh and configure ~10 minutes, then about 1,400 C files
 # compiled once each (the non-PIC copies Debian also builds, for
 # libmpich.a, are skipped), most of them large generated yaksa files: hours
-# on 2 busy cores. Not for CI.
+# on 2 busy cores. Not for CI. The build happens in the stock build
+# directory (/build/mpich-XXXXXX/mpich-4.0.2, read from the stock library),
+# which is kept: a run that is stopped is taken up by the next one where it
+# stopped. A finished build is copied into the cache and the tree removed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib/debian-source.sh
