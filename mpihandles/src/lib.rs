@@ -86,6 +86,7 @@ mod mpich_predefined;
 mod mpich_request;
 mod mpich_status;
 mod mpich_win;
+mod type_map;
 mod target;
 
 use mpidd_types::TargetAddr;
