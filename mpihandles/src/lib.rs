@@ -86,6 +86,17 @@ mod mpich_predefined;
 mod mpich_request;
 mod mpich_status;
 mod mpich_win;
+mod ompi;
+mod ompi_comm;
+mod ompi_datatype;
+mod ompi_errhandler;
+mod ompi_file;
+mod ompi_info;
+mod ompi_layout;
+mod ompi_op;
+mod ompi_opal;
+mod ompi_request;
+mod ompi_win;
 mod type_map;
 mod target;
 
@@ -100,6 +111,8 @@ pub use model::{
     TypeMapEntry, WinDetails,
 };
 pub use mpich::Mpich;
+pub use ompi::Ompi;
+pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
 pub use mpich_ch4_map::ch4_world_ranks;
 pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
