@@ -62,7 +62,8 @@ const PREDEFINED: &[(HandleKind, &str, &str, bool)] = &[
     (HandleKind::File, "ompi_mpi_file_null", "MPI_FILE_NULL", true),
 ];
 
-/// The pointer array each kind's Fortran INTEGERs index, and the class
+/// The pointer array each kind's Fortran INTEGERs index (the operations'
+/// symbol points to theirs), and the class
 /// every object of the kind derives from. Predefined datatypes are
 /// initialized statically with the class of their base,
 /// `opal_datatype_t`.
@@ -267,7 +268,13 @@ impl<'a> Ompi<'a> {
             table,
             "Open MPI's libmpi.so.40 exports it: its Fortran handles index it",
         )?;
-        PointerArray::at(&self.ctx, &self.l, sym.addr, table)
+        // The operations' array is allocated: the symbol is a pointer to it.
+        let addr = if kind == HandleKind::Op {
+            self.ctx.pointer(sym.addr, table)?
+        } else {
+            sym.addr
+        };
+        PointerArray::at(&self.ctx, &self.l, addr, table)
     }
 
     /// Every live object of `kind` (those in its pointer array).

@@ -42,7 +42,13 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
     let name = r.chars(m.name)?;
     Ok(Decoded {
         details: Details::Op(OpDetails {
-            op_kind: Availability::Value(m.types.name(r.int(m.op_type)?)),
+            // A user operation's type is the enumeration's count,
+            // OMPI_OP_NUM_OF_TYPES.
+            op_kind: Availability::Value(if intrinsic {
+                m.types.name(r.int(m.op_type)?)
+            } else {
+                "user".to_string()
+            }),
             commutative: Availability::Value(flags & OP_COMMUTE != 0),
             language,
             user_function,
