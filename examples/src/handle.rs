@@ -182,7 +182,9 @@ fn ompi_layouts<'a, T: OpenTarget>(
         .map(|o| o.path.clone());
     let id = path.as_deref().and_then(|p| build_id(p).ok().flatten());
     let version = t.lookup("opal_version_string").and_then(|s| {
-        let raw = t.read_c_string(s.addr, 64.min(limits.max_string_len)).ok()?;
+        let raw = t
+            .read_c_string(s.addr, 64.min(limits.max_string_len))
+            .ok()?;
         Some(String::from_utf8_lossy(&raw).into_owned())
     });
     let (layouts, origin) = choose_layouts(

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use mpidd_read::LayoutError;
 use mpidd_read::{
     build_id, build_id_hex, object_arch, shipped_profiles, LayoutProfile, LayoutTable, Layouts,
     ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
 };
-use mpidd_read::LayoutError;
 use mpiq_core::DecoderKind;
 
 /// `mpidd profile ...`

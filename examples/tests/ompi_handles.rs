@@ -150,7 +150,10 @@ fn check_user_object(v: &Value, w: &Written, name: &str) {
     assert_eq!(v["predefined"], false);
     assert_eq!(val(&v["state"]), "live", "{v:#}");
     assert_eq!(val(&v["freed_by_implementation"]), false);
-    assert!(v["implementation"].as_str().unwrap().starts_with("Open MPI 4.1.4"));
+    assert!(v["implementation"]
+        .as_str()
+        .unwrap()
+        .starts_with("Open MPI 4.1.4"));
 }
 
 /// The holes of one `struct rec` element, from the offsets the compiler
@@ -203,7 +206,13 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     assert!(reason(&v["freed_by_application"]).contains("OMPI_COMM_ISFREED"));
     // Its Fortran INTEGER and the global that holds it name the same
     // object.
-    let fortran = s.json(&["--kind", "comm", "--fortran", "--value", &w.f("cart").to_string()]);
+    let fortran = s.json(&[
+        "--kind",
+        "comm",
+        "--fortran",
+        "--value",
+        &w.f("cart").to_string(),
+    ]);
     assert_eq!(fortran["object_address"], v["object_address"]);
     let by_var = s.json(&["--kind", "comm", "--var", "mpidd_cart_comm"]);
     assert_eq!(by_var["object_address"], v["object_address"]);
@@ -245,7 +254,10 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     };
     assert_eq!(val(&d["local_world_ranks"]), &mine);
     assert_eq!(val(&d["remote_world_ranks"]), &theirs);
-    assert_ne!(ref_ptr(val(&d["local_group"])), ref_ptr(val(&d["remote_group"])));
+    assert_ne!(
+        ref_ptr(val(&d["local_group"])),
+        ref_ptr(val(&d["remote_group"]))
+    );
 
     // The duplicate every rank but 1 freed; rank 0's pending receive
     // keeps its object alive there; on ranks 2 and 3 its memory went back
@@ -280,7 +292,13 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
                 e.contains("does not point at one") && e.contains("freed"),
                 "{e}"
             );
-            let e = s.error(&["--kind", "comm", "--fortran", "--value", &w.f("doomed").to_string()]);
+            let e = s.error(&[
+                "--kind",
+                "comm",
+                "--fortran",
+                "--value",
+                &w.f("doomed").to_string(),
+            ]);
             assert!(e.contains("is empty"), "its Fortran slot was cleared: {e}");
         }
     }
@@ -292,7 +310,11 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     assert_eq!(val(&d["request_kind"]), "persistent_receive");
     assert_eq!(val(&d["persistent"]), true);
     assert_eq!(val(&d["active"]), true);
-    assert_eq!(val(&d["complete"]), false, "its sender sends after the stop");
+    assert_eq!(
+        val(&d["complete"]),
+        false,
+        "its sender sends after the stop"
+    );
     assert_eq!(val(&d["created_by"]), "MPI_Recv_init");
     assert_eq!(val(&d["peer"]), &json!({"rank": (rank + 1) % 4}));
     assert_eq!(val(&d["tag"]), w.k("tag_persist"));
@@ -306,7 +328,11 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     let d = &v["details"];
     assert_eq!(val(&d["request_kind"]), "send");
     assert_eq!(val(&d["created_by"]), "MPI_Issend");
-    assert_eq!(val(&d["complete"]), false, "its receiver receives after the stop");
+    assert_eq!(
+        val(&d["complete"]),
+        false,
+        "its receiver receives after the stop"
+    );
     assert_eq!(val(&d["peer"]), &json!({"rank": (rank + 2) % 4}));
     assert_eq!(val(&d["tag"]), w.k("tag_big"));
     assert_eq!(ref_ptr(val(&d["communicator"])), world);
@@ -341,7 +367,12 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
         assert_eq!(val(&st["cancelled"]), false);
         assert_eq!(st["address"], w.addrs["status"]);
     };
-    let st = s.json(&["--kind", "status", "--address", &w.addrs["status"].to_string()]);
+    let st = s.json(&[
+        "--kind",
+        "status",
+        "--address",
+        &w.addrs["status"].to_string(),
+    ]);
     expect_status(&st);
     assert!(reason(&st["elements"]).contains("datatype"));
     let st = s.json(&[
@@ -366,8 +397,17 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     assert_eq!(val(&v["fortran_index"]), w.f("world"));
     assert_eq!(val(&v["freed_by_application"]), false);
     assert_eq!(val(&v["details"]["rank"]), rank);
-    assert_eq!(val(&v["details"]["local_world_ranks"]), &json!([0, 1, 2, 3]));
-    let v = s.json(&["--kind", "comm", "--fortran", "--value", &w.f("self").to_string()]);
+    assert_eq!(
+        val(&v["details"]["local_world_ranks"]),
+        &json!([0, 1, 2, 3])
+    );
+    let v = s.json(&[
+        "--kind",
+        "comm",
+        "--fortran",
+        "--value",
+        &w.f("self").to_string(),
+    ]);
     assert_eq!(v["predefined_name"], "MPI_COMM_SELF");
     assert_eq!(val(&v["details"]["local_world_ranks"]), &json!([rank]));
 
@@ -410,14 +450,20 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     check_user_object(&v, w, "strct");
     let d = &v["details"];
     assert_eq!(val(&d["name"]), "mpidd_struct");
-    assert_eq!(val(&d["size"]), 1 + w.k("sizeof_double") + w.k("sizeof_int"));
+    assert_eq!(
+        val(&d["size"]),
+        1 + w.k("sizeof_double") + w.k("sizeof_int")
+    );
     assert_eq!(val(&d["extent"]), extent);
     assert_eq!(val(&d["lb"]), w.k("struct_lb"));
     assert_eq!(val(&d["committed"]), true);
     let cons = val(&d["constructor"]);
     assert_eq!(cons["combiner"], "MPI_COMBINER_STRUCT");
     assert_eq!(cons["integers"], json!([3, 1, 1, 1]));
-    assert_eq!(cons["addresses"], json!([w.k("rec_c"), w.k("rec_d"), w.k("rec_i")]));
+    assert_eq!(
+        cons["addresses"],
+        json!([w.k("rec_c"), w.k("rec_d"), w.k("rec_i")])
+    );
     let args: Vec<u64> = cons["types"]
         .as_array()
         .unwrap()
@@ -483,7 +529,13 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     // was cleared.
     let e = s.error(&["--kind", "datatype", "--value", &w.c("gone")]);
     assert!(e.contains("freed"), "{e}");
-    let e = s.error(&["--kind", "datatype", "--fortran", "--value", &w.f("gone").to_string()]);
+    let e = s.error(&[
+        "--kind",
+        "datatype",
+        "--fortran",
+        "--value",
+        &w.f("gone").to_string(),
+    ]);
     assert!(e.contains("is empty"), "{e}");
 
     let v = s.view("datatype", &w.c("mpi_int"));
@@ -491,7 +543,10 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     assert_eq!(v["predefined_name"], "MPI_INT");
     assert_eq!(val(&v["fortran_index"]), w.f("mpi_int"));
     assert_eq!(val(&v["details"]["size"]), sz);
-    assert_eq!(val(&v["details"]["constructor"])["combiner"], "MPI_COMBINER_NAMED");
+    assert_eq!(
+        val(&v["details"]["constructor"])["combiner"],
+        "MPI_COMBINER_NAMED"
+    );
 
     // The non-commutative user operation, and MPI_SUM.
     let v = s.view("op", &w.c("op"));
@@ -548,8 +603,14 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
     assert_eq!(val(&d["disp_unit"]), sz);
     assert_eq!(val(&d["flavor"]), "MPI_WIN_FLAVOR_CREATE");
     // MPI_WIN_UNIFIED or MPI_WIN_SEPARATE, as the component chose.
-    assert!([0, 1].contains(&val(&d["model"]).as_i64().unwrap()), "{d:#}");
-    assert_eq!(val(&d["errhandler"])["predefined_name"], "MPI_ERRORS_ARE_FATAL");
+    assert!(
+        [0, 1].contains(&val(&d["model"]).as_i64().unwrap()),
+        "{d:#}"
+    );
+    assert_eq!(
+        val(&d["errhandler"])["predefined_name"],
+        "MPI_ERRORS_ARE_FATAL"
+    );
 
     // The file, by pointer, by its Fortran INTEGER and by variable.
     let v = s.view("file", &w.c("file"));
@@ -569,9 +630,22 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
         "the hint given to MPI_File_open: {d:#}"
     );
     assert_eq!(ref_ptr(val(&d["communicator"])), world);
-    assert_eq!(val(&d["atomic"]), false, "OMPIO's atomic mode is off by default");
-    assert_eq!(val(&d["errhandler"])["predefined_name"], "MPI_ERRORS_RETURN");
-    let by_fortran = s.json(&["--kind", "file", "--fortran", "--value", &w.f("file").to_string()]);
+    assert_eq!(
+        val(&d["atomic"]),
+        false,
+        "OMPIO's atomic mode is off by default"
+    );
+    assert_eq!(
+        val(&d["errhandler"])["predefined_name"],
+        "MPI_ERRORS_RETURN"
+    );
+    let by_fortran = s.json(&[
+        "--kind",
+        "file",
+        "--fortran",
+        "--value",
+        &w.f("file").to_string(),
+    ]);
     assert_eq!(by_fortran["c_handle"], v["c_handle"]);
     let by_var = s.json(&["--kind", "file", "--var", "mpidd_file"]);
     assert_eq!(by_var["c_handle"], v["c_handle"]);
@@ -581,10 +655,18 @@ fn check_rank(rank: i64, s: &Source, w: &Written, full: bool) {
         .iter()
         .map(ref_ptr)
         .collect();
-    assert_eq!(world_files, [w.ptr("file")], "the files opened over MPI_COMM_WORLD");
+    assert_eq!(
+        world_files,
+        [w.ptr("file")],
+        "the files opened over MPI_COMM_WORLD"
+    );
 
     // The text form says the same, and says what is not available.
-    let out = s.cmd().args(["--kind", "comm", "--value", &w.c("cart")]).output().unwrap();
+    let out = s
+        .cmd()
+        .args(["--kind", "comm", "--value", &w.c("cart")])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for line in [
@@ -617,14 +699,24 @@ fn check_job(job: &OmpiJob, extra: &[String]) {
         let pid = job.pid(rank);
         let mut args = vec!["--pid".to_string(), pid.to_string()];
         args.extend_from_slice(extra);
-        check_rank(rank, &Source { args }, &written[rank as usize], rank == 0 || rank == 3);
+        check_rank(
+            rank,
+            &Source { args },
+            &written[rank as usize],
+            rank == 0 || rank == 3,
+        );
         wait_stopped(pid);
     }
     for rank in 0..4 {
         let core = gcore(&job.dir, job.pid(rank));
         let mut args = vec!["--core".to_string(), core.display().to_string()];
         args.extend_from_slice(extra);
-        check_rank(rank, &Source { args }, &written[rank as usize], rank == 0 || rank == 3);
+        check_rank(
+            rank,
+            &Source { args },
+            &written[rank as usize],
+            rank == 0 || rank == 3,
+        );
     }
 }
 
@@ -657,7 +749,10 @@ fn debian_profile(dir: &Path) -> PathBuf {
     let debian = Path::new(DEBIAN_LIBDIR);
     let objects = [
         (ref_lib.join("libmpi.so.40"), debian.join("libmpi.so.40")),
-        (ref_lib.join("libopen-pal.so.40"), debian.join("libopen-pal.so.40")),
+        (
+            ref_lib.join("libopen-pal.so.40"),
+            debian.join("libopen-pal.so.40"),
+        ),
         (
             ref_lib.join("openmpi/mca_io_ompio.so"),
             debian.join("openmpi/lib/openmpi3/mca_io_ompio.so"),
@@ -672,7 +767,10 @@ fn debian_profile(dir: &Path) -> PathBuf {
     }
     write
         .args(["--implementation", "Open MPI", "--impl-version", "4.1.4"])
-        .args(["--build", "Debian 12 openmpi 4.1.4-3, from the reference build"])
+        .args([
+            "--build",
+            "Debian 12 openmpi 4.1.4-3, from the reference build",
+        ])
         .arg("--output")
         .arg(&profile);
     let (ok, _, err) = run(&mut write);
@@ -700,8 +798,13 @@ fn every_handle_kind_on_debians_stripped_build_through_a_profile() {
 
     // Without the profile: refused, with the library and the ways out.
     let pid0 = job.pid(0).to_string();
-    let (ok, _, err) = run(mpidd().args(["handle", "--pid", &pid0, "--kind", "comm", "--value"]).arg(w.c("world")));
-    assert!(!ok, "Debian's stripped Open MPI cannot be decoded without a profile");
+    let (ok, _, err) = run(mpidd()
+        .args(["handle", "--pid", &pid0, "--kind", "comm", "--value"])
+        .arg(w.c("world")));
+    assert!(
+        !ok,
+        "Debian's stripped Open MPI cannot be decoded without a profile"
+    );
     for needle in [
         "libmpi.so.40",
         "version 4.1.4",
@@ -714,6 +817,9 @@ fn every_handle_kind_on_debians_stripped_build_through_a_profile() {
     }
     wait_stopped(job.pid(0));
 
-    check_job(&job, &["--profile".to_string(), profile.display().to_string()]);
+    check_job(
+        &job,
+        &["--profile".to_string(), profile.display().to_string()],
+    );
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }

@@ -97,8 +97,8 @@ mod ompi_op;
 mod ompi_opal;
 mod ompi_request;
 mod ompi_win;
-mod type_map;
 mod target;
+mod type_map;
 
 use mpidd_types::TargetAddr;
 
@@ -111,11 +111,11 @@ pub use model::{
     TypeMapEntry, WinDetails,
 };
 pub use mpich::Mpich;
-pub use ompi::Ompi;
-pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
 pub use mpich_ch4_map::ch4_world_ranks;
 pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
+pub use ompi::Ompi;
+pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
 
 /// Interprets one MPI implementation's handles in one process.
 pub trait HandleResolver {

@@ -211,4 +211,3 @@ pub(crate) fn decode(
         ),
     })
 }
-

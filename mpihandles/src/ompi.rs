@@ -23,7 +23,9 @@ use crate::error::HandleError;
 use crate::model::{
     Availability, CHandle, Details, HandleKind, HandleRef, HandleView, ObjectState, StatusView,
 };
-use crate::ompi_layout::{OmpiLayout, COMM_INTRINSIC, DT_PREDEFINED, GROUP_INTRINSIC, MPI_UNDEFINED, OP_INTRINSIC};
+use crate::ompi_layout::{
+    OmpiLayout, COMM_INTRINSIC, DT_PREDEFINED, GROUP_INTRINSIC, MPI_UNDEFINED, OP_INTRINSIC,
+};
 use crate::ompi_opal::{class_chain, header, PointerArray};
 use crate::target::Ctx;
 use crate::{
@@ -36,15 +38,60 @@ use mpidd_read::Layouts;
 /// (kind, symbol, MPI name, whether it is the kind's null handle). The
 /// predefined datatypes and operations carry their MPI names themselves.
 const PREDEFINED: &[(HandleKind, &str, &str, bool)] = &[
-    (HandleKind::Comm, "ompi_mpi_comm_world", "MPI_COMM_WORLD", false),
-    (HandleKind::Comm, "ompi_mpi_comm_self", "MPI_COMM_SELF", false),
-    (HandleKind::Comm, "ompi_mpi_comm_null", "MPI_COMM_NULL", true),
-    (HandleKind::Group, "ompi_mpi_group_empty", "MPI_GROUP_EMPTY", false),
-    (HandleKind::Group, "ompi_mpi_group_null", "MPI_GROUP_NULL", true),
-    (HandleKind::Datatype, "ompi_mpi_datatype_null", "MPI_DATATYPE_NULL", true),
-    (HandleKind::Errhandler, "ompi_mpi_errhandler_null", "MPI_ERRHANDLER_NULL", true),
-    (HandleKind::Errhandler, "ompi_mpi_errors_are_fatal", "MPI_ERRORS_ARE_FATAL", false),
-    (HandleKind::Errhandler, "ompi_mpi_errors_return", "MPI_ERRORS_RETURN", false),
+    (
+        HandleKind::Comm,
+        "ompi_mpi_comm_world",
+        "MPI_COMM_WORLD",
+        false,
+    ),
+    (
+        HandleKind::Comm,
+        "ompi_mpi_comm_self",
+        "MPI_COMM_SELF",
+        false,
+    ),
+    (
+        HandleKind::Comm,
+        "ompi_mpi_comm_null",
+        "MPI_COMM_NULL",
+        true,
+    ),
+    (
+        HandleKind::Group,
+        "ompi_mpi_group_empty",
+        "MPI_GROUP_EMPTY",
+        false,
+    ),
+    (
+        HandleKind::Group,
+        "ompi_mpi_group_null",
+        "MPI_GROUP_NULL",
+        true,
+    ),
+    (
+        HandleKind::Datatype,
+        "ompi_mpi_datatype_null",
+        "MPI_DATATYPE_NULL",
+        true,
+    ),
+    (
+        HandleKind::Errhandler,
+        "ompi_mpi_errhandler_null",
+        "MPI_ERRHANDLER_NULL",
+        true,
+    ),
+    (
+        HandleKind::Errhandler,
+        "ompi_mpi_errors_are_fatal",
+        "MPI_ERRORS_ARE_FATAL",
+        false,
+    ),
+    (
+        HandleKind::Errhandler,
+        "ompi_mpi_errors_return",
+        "MPI_ERRORS_RETURN",
+        false,
+    ),
     (
         HandleKind::Errhandler,
         "ompi_mpi_errors_throw_exceptions",
@@ -52,14 +99,34 @@ const PREDEFINED: &[(HandleKind, &str, &str, bool)] = &[
         false,
     ),
     (HandleKind::Op, "ompi_mpi_op_null", "MPI_OP_NULL", true),
-    (HandleKind::Info, "ompi_mpi_info_null", "MPI_INFO_NULL", true),
+    (
+        HandleKind::Info,
+        "ompi_mpi_info_null",
+        "MPI_INFO_NULL",
+        true,
+    ),
     (HandleKind::Info, "ompi_mpi_info_env", "MPI_INFO_ENV", false),
-    (HandleKind::Request, "ompi_request_null", "MPI_REQUEST_NULL", true),
+    (
+        HandleKind::Request,
+        "ompi_request_null",
+        "MPI_REQUEST_NULL",
+        true,
+    ),
     // The completed request Open MPI hands out for an operation that
     // finished at once (ob1's inline sends): no MPI name.
-    (HandleKind::Request, "ompi_request_empty", "ompi_request_empty", false),
+    (
+        HandleKind::Request,
+        "ompi_request_empty",
+        "ompi_request_empty",
+        false,
+    ),
     (HandleKind::Win, "ompi_mpi_win_null", "MPI_WIN_NULL", true),
-    (HandleKind::File, "ompi_mpi_file_null", "MPI_FILE_NULL", true),
+    (
+        HandleKind::File,
+        "ompi_mpi_file_null",
+        "MPI_FILE_NULL",
+        true,
+    ),
 ];
 
 /// The pointer array each kind's Fortran INTEGERs index (the operations'
@@ -149,10 +216,11 @@ impl<'a> Ompi<'a> {
             "ompi_comm_f_to_c_table",
             "Open MPI's libmpi.so.40 exports it: no Open MPI library is loaded",
         )?;
-        let l = OmpiLayout::resolve(layouts)
-            .map_err(|missing| HandleError::Layout(missing.into_iter().next().unwrap_or_else(|| {
+        let l = OmpiLayout::resolve(layouts).map_err(|missing| {
+            HandleError::Layout(missing.into_iter().next().unwrap_or_else(|| {
                 mpidd_read::LayoutError::new("ompi_communicator_t", None, "unknown")
-            })))?;
+            }))
+        })?;
         let predefined = PREDEFINED
             .iter()
             .filter_map(|&(kind, symbol, name, null)| {
@@ -175,7 +243,9 @@ impl<'a> Ompi<'a> {
                 (!name.is_empty()).then_some(name)
             });
         let version = symbols.lookup("opal_version_string").and_then(|s| {
-            let raw = mem.read_c_string(s.addr, 64.min(limits.max_string_len)).ok()?;
+            let raw = mem
+                .read_c_string(s.addr, 64.min(limits.max_string_len))
+                .ok()?;
             let v = String::from_utf8_lossy(&raw).into_owned();
             (!v.is_empty()).then_some(v)
         });
@@ -221,12 +291,16 @@ impl<'a> Ompi<'a> {
     /// A view of the handle whose Fortran INTEGER is `value`: the object
     /// at that index of the kind's pointer array.
     pub fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError> {
-        let addr = self.from_fortran(kind, value)?;
+        let addr = self.object_of_fortran(kind, value)?;
         self.view(kind, addr)
     }
 
     /// The object whose Fortran INTEGER of `kind` is `value`.
-    pub(crate) fn from_fortran(&self, kind: HandleKind, value: i32) -> Result<TargetAddr, HandleError> {
+    pub(crate) fn object_of_fortran(
+        &self,
+        kind: HandleKind,
+        value: i32,
+    ) -> Result<TargetAddr, HandleError> {
         let fail = |reason: String| HandleError::Fortran {
             kind,
             value,
@@ -234,7 +308,8 @@ impl<'a> Ompi<'a> {
         };
         let (table, _) = kind_info(kind)
             .ok_or_else(|| fail("a status has no Fortran handle: read it at its address".into()))?;
-        let index = u64::try_from(value).map_err(|_| fail("Fortran handles are never negative".into()))?;
+        let index =
+            u64::try_from(value).map_err(|_| fail("Fortran handles are never negative".into()))?;
         let array = self.table(kind)?;
         let slot = array
             .get(&self.ctx, index, table)
@@ -250,7 +325,11 @@ impl<'a> Ompi<'a> {
 
     /// The `MPI_Status` at `addr`; with a datatype handle, its element
     /// count too.
-    pub fn status(&self, addr: TargetAddr, datatype: Option<i64>) -> Result<StatusView, HandleError> {
+    pub fn status(
+        &self,
+        addr: TargetAddr,
+        datatype: Option<i64>,
+    ) -> Result<StatusView, HandleError> {
         ompi_request::status(self, addr, datatype)
     }
 
@@ -292,7 +371,11 @@ impl<'a> Ompi<'a> {
 
     /// The name Open MPI's symbols give the predefined object `addr` of
     /// `kind`, and whether it is the null handle.
-    fn predefined_symbol(&self, kind: HandleKind, addr: TargetAddr) -> Option<(&'static str, bool)> {
+    fn predefined_symbol(
+        &self,
+        kind: HandleKind,
+        addr: TargetAddr,
+    ) -> Option<(&'static str, bool)> {
         self.predefined
             .iter()
             .find(|(a, k, _, _)| *a == addr && *k == kind)
@@ -300,12 +383,16 @@ impl<'a> Ompi<'a> {
     }
 
     /// Checks that `addr` points at an object of `kind`, by its class.
-    pub(crate) fn check_class(&self, kind: HandleKind, addr: TargetAddr) -> Result<i64, HandleError> {
+    pub(crate) fn check_class(
+        &self,
+        kind: HandleKind,
+        addr: TargetAddr,
+    ) -> Result<i64, HandleError> {
         let (_, class) = kind_info(kind)
             .ok_or_else(|| HandleError::Unsupported(format!("{kind} is not a handle")))?;
         let not = |reason: String| HandleError::NotAnObject { kind, addr, reason };
-        let (class_ptr, refcount) = header(&self.ctx, &self.l, addr)
-            .map_err(|e| not(format!("it cannot be read: {e}")))?;
+        let (class_ptr, refcount) =
+            header(&self.ctx, &self.l, addr).map_err(|e| not(format!("it cannot be read: {e}")))?;
         let classes = class_chain(&self.ctx, &self.l, class_ptr).map_err(|e| {
             not(format!(
                 "its class pointer {class_ptr} does not lead to an Open MPI class ({e}): the \
@@ -386,7 +473,12 @@ impl<'a> Ompi<'a> {
 
     /// The Fortran INTEGER of the object `addr`, from its own index, when
     /// the kind's pointer array holds it there.
-    fn fortran_index(&self, kind: HandleKind, addr: TargetAddr, own: Availability<i64>) -> Availability<i32> {
+    fn fortran_index(
+        &self,
+        kind: HandleKind,
+        addr: TargetAddr,
+        own: Availability<i64>,
+    ) -> Availability<i32> {
         let Some(index) = own.value().copied() else {
             return Availability::NotAvailable {
                 reason: own.reason().unwrap_or_default().to_string(),
@@ -405,7 +497,9 @@ impl<'a> Ompi<'a> {
         match found {
             Ok(p) if p == addr => match i32::try_from(index) {
                 Ok(i) => Availability::Value(i),
-                Err(_) => Availability::not_available(format!("its index {index} is not an INTEGER")),
+                Err(_) => {
+                    Availability::not_available(format!("its index {index} is not an INTEGER"))
+                }
             },
             Ok(p) => Availability::not_available(format!(
                 "its index {index} in {table} holds {p}, not this object"
@@ -420,7 +514,9 @@ impl<'a> Ompi<'a> {
         let mut r = HandleRef {
             kind,
             c_handle: CHandle::Pointer(addr),
-            predefined_name: self.predefined_symbol(kind, addr).map(|(n, _)| n.to_string()),
+            predefined_name: self
+                .predefined_symbol(kind, addr)
+                .map(|(n, _)| n.to_string()),
             name: None,
         };
         if let Some((name, predefined)) = self.own_name(kind, addr) {
@@ -441,7 +537,13 @@ impl<'a> Ompi<'a> {
     fn own_name(&self, kind: HandleKind, addr: TargetAddr) -> Option<(String, bool)> {
         let l = &self.l;
         let (size, what, name, flags, predefined_bit) = match kind {
-            HandleKind::Comm => (l.comm.size, l.comm.name, l.comm.m.name, l.comm.m.flags, COMM_INTRINSIC),
+            HandleKind::Comm => (
+                l.comm.size,
+                l.comm.name,
+                l.comm.m.name,
+                l.comm.m.flags,
+                COMM_INTRINSIC,
+            ),
             HandleKind::Datatype => (
                 l.datatype.size,
                 l.datatype.name,
@@ -449,10 +551,19 @@ impl<'a> Ompi<'a> {
                 l.datatype.m.flags,
                 DT_PREDEFINED,
             ),
-            HandleKind::Op => (l.op.size, l.op.name, l.op.m.name, l.op.m.flags, OP_INTRINSIC),
+            HandleKind::Op => (
+                l.op.size,
+                l.op.name,
+                l.op.m.name,
+                l.op.m.flags,
+                OP_INTRINSIC,
+            ),
             HandleKind::Win => (l.win.size, l.win.name, l.win.m.name, l.win.m.name, 0),
             HandleKind::Group => {
-                let r = self.ctx.record_sized(addr, l.group.size, l.group.name).ok()?;
+                let r = self
+                    .ctx
+                    .record_sized(addr, l.group.size, l.group.name)
+                    .ok()?;
                 let f = r.uint(l.group.m.flags).ok()?;
                 return Some((String::new(), f & GROUP_INTRINSIC != 0));
             }

@@ -143,7 +143,8 @@ pub(crate) fn world_rank(o: &Ompi<'_>) -> Result<i32, HandleError> {
         why: "Open MPI's libmpi.so.40 exports it: the world rank is its c_my_rank",
     })?;
     let m = o.l.comm.m.my_rank;
-    Ok(o.ctx.int(at(world, m.offset), m.size, "ompi_mpi_comm_world.c_my_rank")? as i32)
+    Ok(o.ctx
+        .int(at(world, m.offset), m.size, "ompi_mpi_comm_world.c_my_rank")? as i32)
 }
 
 /// One group as read.
@@ -196,8 +197,11 @@ pub(crate) fn group(o: &Ompi<'_>, addr: TargetAddr) -> Result<Group, HandleError
                     // a 64-bit one, the bits above the flag of a 32-bit one.
                     return Ok(if word == 8 { p >> 32 } else { p >> 1 } as i64);
                 }
-                Ok(ctx.int(at(TargetAddr(p), vpid.offset), vpid.size, "ompi_proc_t.super.proc_name.vpid")?
-                    & 0xffff_ffff)
+                Ok(ctx.int(
+                    at(TargetAddr(p), vpid.offset),
+                    vpid.size,
+                    "ompi_proc_t.super.proc_name.vpid",
+                )? & 0xffff_ffff)
             })
             .collect()
     })();
@@ -312,7 +316,11 @@ fn topology(o: &Ompi<'_>, r: &Rec, flags: u64) -> Result<Topology, HandleError> 
         if n == 0 {
             return Ok(Vec::new());
         }
-        Ok(ctx.ints(ptr, n, 4, what)?.into_iter().map(|v| v as i32).collect())
+        Ok(ctx
+            .ints(ptr, n, 4, what)?
+            .into_iter()
+            .map(|v| v as i32)
+            .collect())
     };
     match kind {
         COMM_CART => {

@@ -38,7 +38,9 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
     Ok(Decoded {
         details: Details::Errhandler(ErrhandlerDetails {
             object_kind: if predefined {
-                Availability::not_available("a predefined error handler serves every kind of object")
+                Availability::not_available(
+                    "a predefined error handler serves every kind of object",
+                )
             } else if object_kind.is_empty() {
                 Availability::Value(object_type)
             } else {
@@ -76,8 +78,18 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
 fn attached_to(o: &Ompi<'_>, addr: TargetAddr) -> Result<Vec<HandleRef>, HandleError> {
     let mut out = referring(o, HandleKind::Errhandler, addr)?;
     for (kind, size, name, member) in [
-        (HandleKind::Win, o.l.win.size, o.l.win.name, o.l.win.m.errhandler),
-        (HandleKind::File, o.l.file.size, o.l.file.name, o.l.file.m.errhandler),
+        (
+            HandleKind::Win,
+            o.l.win.size,
+            o.l.win.name,
+            o.l.win.m.errhandler,
+        ),
+        (
+            HandleKind::File,
+            o.l.file.size,
+            o.l.file.name,
+            o.l.file.m.errhandler,
+        ),
     ] {
         for object in o.all(kind)? {
             let r = o.ctx.record_sized(object, size, name)?;

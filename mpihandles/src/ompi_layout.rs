@@ -163,7 +163,13 @@ pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
     ),
     LayoutNeed::members(
         "ompi_status_public_t",
-        &["MPI_SOURCE", "MPI_TAG", "MPI_ERROR", "_cancelled", "_ucount"],
+        &[
+            "MPI_SOURCE",
+            "MPI_TAG",
+            "MPI_ERROR",
+            "_cancelled",
+            "_ucount",
+        ],
     ),
     LayoutNeed::members(
         "mca_pml_base_request_t",
@@ -192,7 +198,13 @@ pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
     ),
     LayoutNeed::members(
         "ompi_op_t",
-        &["o_name", "op_type", "o_flags", "o_f_to_c_index", "o_func.c_fn"],
+        &[
+            "o_name",
+            "op_type",
+            "o_flags",
+            "o_f_to_c_index",
+            "o_func.c_fn",
+        ],
     )
     .with_member_enums(&["op_type"]),
     LayoutNeed::members(
@@ -208,10 +220,7 @@ pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
             "eh_f_to_c_index",
         ],
     ),
-    LayoutNeed::members(
-        "ompi_info_t",
-        &["super", "i_f_to_c_index", "i_freed"],
-    ),
+    LayoutNeed::members("ompi_info_t", &["super", "i_f_to_c_index", "i_freed"]),
     LayoutNeed::members(
         "ompi_win_t",
         &[
@@ -548,8 +557,11 @@ impl Asker<'_> {
             // is a corrupt source.
             Ok(m) if m.offset.checked_add(m.size).is_some_and(|e| e < 1 << 32) => m,
             Ok(_) => {
-                self.missing
-                    .push(LayoutError::new(ty, Some(path), "its offset or size is absurd"));
+                self.missing.push(LayoutError::new(
+                    ty,
+                    Some(path),
+                    "its offset or size is absurd",
+                ));
                 NO_MEMBER
             }
             Err(e) => {
@@ -1032,9 +1044,6 @@ mod tests {
         table = serde_json::from_value(serde_json::Value::Object(json)).unwrap();
         assert!(ompi_missing_layouts(&table).is_empty());
         let l = OmpiLayout::resolve(&table).expect("OMPIO's are optional");
-        assert_eq!(
-            l.ompio.unwrap_err().type_name,
-            "mca_common_ompio_data_t"
-        );
+        assert_eq!(l.ompio.unwrap_err().type_name, "mca_common_ompio_data_t");
     }
 }

@@ -108,7 +108,12 @@ impl PointerArray {
     }
 
     /// Slot `index`, or an error saying it is out of range.
-    pub(crate) fn get(&self, ctx: &Ctx<'_>, index: u64, what: &'static str) -> Result<TargetAddr, HandleError> {
+    pub(crate) fn get(
+        &self,
+        ctx: &Ctx<'_>,
+        index: u64,
+        what: &'static str,
+    ) -> Result<TargetAddr, HandleError> {
         if index >= self.size {
             return Err(HandleError::Unsupported(format!(
                 "index {index} is past the {} slots of {what} at {}",
@@ -120,7 +125,11 @@ impl PointerArray {
     }
 
     /// Every non-NULL slot, with its index.
-    pub(crate) fn all(&self, ctx: &Ctx<'_>, what: &'static str) -> Result<Vec<(u64, TargetAddr)>, HandleError> {
+    pub(crate) fn all(
+        &self,
+        ctx: &Ctx<'_>,
+        what: &'static str,
+    ) -> Result<Vec<(u64, TargetAddr)>, HandleError> {
         let word = ctx.word();
         let len = self
             .size

@@ -89,8 +89,9 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
         status,
         generalized: Availability::not_available("not a generalized request"),
     };
-    let mut freed_by_application =
-        Availability::not_available(format!("Open MPI keeps no such mark on a {req_type} request"));
+    let mut freed_by_application = Availability::not_available(format!(
+        "Open MPI keeps no such mark on a {req_type} request"
+    ));
     match req_type.as_str() {
         "OMPI_REQUEST_PML" => {
             freed_by_application = pml(o, addr, persistent, &mut details)?;
@@ -157,7 +158,14 @@ fn pml(
         })()
         .into()
     } else if kind == "MCA_PML_REQUEST_RECV" {
-        Availability::Value(if persistent { "MPI_Recv_init" } else { "MPI_Irecv" }.to_string())
+        Availability::Value(
+            if persistent {
+                "MPI_Recv_init"
+            } else {
+                "MPI_Irecv"
+            }
+            .to_string(),
+        )
     } else {
         Availability::not_available(format!("a {kind} request"))
     };
@@ -217,7 +225,9 @@ pub(crate) fn status_at(
     let bytes = r.uint(m.ucount)?;
     let count_bytes = i64::try_from(bytes)
         .map(Availability::Value)
-        .unwrap_or_else(|_| Availability::not_available(format!("{bytes} bytes do not fit 63 bits")));
+        .unwrap_or_else(|_| {
+            Availability::not_available(format!("{bytes} bytes do not fit 63 bits"))
+        });
     let elements = match (datatype, count_bytes.value()) {
         (None, _) => Availability::not_available(
             "a status does not say its datatype: give one to count elements",
@@ -246,7 +256,9 @@ fn elements(o: &Ompi<'_>, datatype: i64, bytes: i64) -> Result<i64, HandleError>
     })?);
     o.check_class(HandleKind::Datatype, addr)?;
     let f = o.l.datatype.m.size;
-    let size = o.ctx.int(at(addr, f.offset), f.size, "ompi_datatype_t.super.size")?;
+    let size = o
+        .ctx
+        .int(at(addr, f.offset), f.size, "ompi_datatype_t.super.size")?;
     if size <= 0 || bytes % size != 0 {
         return Err(HandleError::Unsupported(format!(
             "{bytes} bytes are not a whole number of {size}-byte elements (MPI_UNDEFINED)"

@@ -38,9 +38,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
         match &attrs {
             Ok(list) => match attribute(list, key) {
                 Some(a) => Availability::Value(a.value),
-                None => Availability::not_available(format!(
-                    "the window has no {what} attribute"
-                )),
+                None => Availability::not_available(format!("the window has no {what} attribute")),
             },
             Err(e) => Availability::not_available(format!("its attributes: {e}")),
         }

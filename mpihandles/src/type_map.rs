@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use crate::error::HandleError;
-use crate::model::{Availability, Constructor, HandleRef, Hole, TypeArgument, TypeMap, TypeMapEntry};
+use crate::model::{
+    Availability, Constructor, HandleRef, Hole, TypeArgument, TypeMap, TypeMapEntry,
+};
 
 /// How deep constructors are followed: far beyond any real type, while a
 /// corrupt target whose contents refer back to themselves ends.
@@ -631,7 +633,10 @@ mod tests {
             ]
         );
         let (c, map, _) = Expander::new(&src).expand(3, 1 << 20);
-        assert!(c.value().is_some(), "the constructor nests to the depth limit");
+        assert!(
+            c.value().is_some(),
+            "the constructor nests to the depth limit"
+        );
         assert!(map.reason().unwrap().contains("deeper"), "{map:?}");
     }
 }
