@@ -96,6 +96,7 @@ mod ompi_layout;
 mod ompi_op;
 mod ompi_opal;
 mod ompi_request;
+mod ompi_synthetic;
 mod ompi_win;
 mod target;
 mod type_map;
@@ -116,6 +117,9 @@ pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 pub use ompi::Ompi;
 pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+pub use ompi_synthetic::{
+    CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
+};
 
 /// Interprets one MPI implementation's handles in one process.
 pub trait HandleResolver {
