@@ -753,9 +753,11 @@ impl SyntheticOmpi {
         r
     }
 
-    /// Everything made: the memory, the symbols and the layouts.
-    pub fn finish(self) -> (SyntheticMemory, SymbolTable, LayoutTable) {
+    /// Everything made: the memory (as much of the segment as was used),
+    /// the symbols and the layouts.
+    pub fn finish(mut self) -> (SyntheticMemory, SymbolTable, LayoutTable) {
         let mut memory = SyntheticMemory::new(self.abi);
+        self.bytes.truncate(self.used as usize);
         memory.map(TargetAddr(SYNTHETIC_BASE), self.bytes);
         (memory, self.symbols, self.layouts)
     }
