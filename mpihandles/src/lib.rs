@@ -19,7 +19,12 @@
 //!   every offset and size from the library's debug info through
 //!   [`Layouts`] (the library's DWARF through the
 //!   [`TypeOracle`](mpidd_read::TypeOracle), a layout profile, or a
-//!   [`LayoutTable`]).
+//!   [`LayoutTable`]). [`Ompi`] decodes Open MPI 4.1's: pointers checked
+//!   by the class their object carries, Fortran INTEGERs through the
+//!   exported f2c pointer arrays, every layout question declared in
+//!   [`OMPI_HANDLE_LAYOUT`] so that a layout profile can serve Debian's
+//!   stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
+//!   [`SyntheticOmpi`] lays out an Open MPI process for tests and fuzzing.
 //!
 //! Every read is bounded by [`Limits`](mpidd_read::Limits), and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
