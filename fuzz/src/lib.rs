@@ -1033,6 +1033,8 @@ pub mod handles {
 /// list of entries (each type's size, each member's offset and width, each
 /// enumerator's value) that the input changes or removes.
 pub mod ompi_handles {
+    use std::sync::OnceLock;
+
     use mpihandles::{LayoutTable, SyntheticOmpi};
     use serde_json::Value;
 
@@ -1053,12 +1055,27 @@ pub mod ompi_handles {
     /// `None` when removed.
     pub type Values = Vec<Option<(u64, u64)>>;
 
-    fn json(word: u64) -> Value {
-        serde_json::to_value(SyntheticOmpi::layouts(word)).expect("a table is plain data")
+    /// The default table's JSON form for pointers of `word` bytes, made
+    /// once per width: every input starts from it.
+    fn json(word: u64) -> &'static Value {
+        static FOUR: OnceLock<Value> = OnceLock::new();
+        static EIGHT: OnceLock<Value> = OnceLock::new();
+        let make =
+            || serde_json::to_value(SyntheticOmpi::layouts(word)).expect("a table is plain data");
+        if word == 4 {
+            FOUR.get_or_init(make)
+        } else {
+            EIGHT.get_or_init(make)
+        }
     }
 
     /// Every entry, in the table's order (the same for every width).
-    pub fn entries() -> Vec<Entry> {
+    pub fn entries() -> &'static [Entry] {
+        static ENTRIES: OnceLock<Vec<Entry>> = OnceLock::new();
+        ENTRIES.get_or_init(make_entries)
+    }
+
+    fn make_entries() -> Vec<Entry> {
         let mut out = Vec::new();
         let Value::Object(types) = json(8) else {
             return out;
@@ -1101,7 +1118,14 @@ pub mod ompi_handles {
 
     /// The default values for pointers of `word` bytes.
     pub fn defaults(word: u64) -> Values {
-        values_of(&SyntheticOmpi::layouts(word))
+        static FOUR: OnceLock<Values> = OnceLock::new();
+        static EIGHT: OnceLock<Values> = OnceLock::new();
+        let make = || values_of(&SyntheticOmpi::layouts(word));
+        if word == 4 {
+            FOUR.get_or_init(make).clone()
+        } else {
+            EIGHT.get_or_init(make).clone()
+        }
     }
 
     /// Most overrides one input applies: enough for every entry's value
@@ -1138,7 +1162,7 @@ pub mod ompi_handles {
 
     /// The table of `values` (for pointers of `word` bytes).
     pub fn table(values: &[Option<(u64, u64)>], word: u64) -> LayoutTable {
-        let mut json = json(word);
+        let mut json = json(word).clone();
         for (e, v) in entries().iter().zip(values) {
             match (e, v) {
                 (Entry::Size(t), None) => {
