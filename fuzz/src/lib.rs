@@ -1080,7 +1080,7 @@ pub mod ompi_handles {
         let Value::Object(types) = json(8) else {
             return out;
         };
-        for (ty, t) in &types {
+        for (ty, t) in types {
             if t.get("size").is_some() {
                 out.push(Entry::Size(ty.clone()));
             }
