@@ -12,7 +12,8 @@
 #     DWARF versions and name indexes, and pieces of the reference MPICH
 #     (two members of its libmpi.a linked alone, and libtvmpich.so);
 #   - the reference MPICH's real offsets for the queue decoder's layout
-#     and for the handle objects.
+#     and for the handle objects;
+#   - the reference Open MPI's real offsets for its handle objects.
 #
 # Needs what scripts/test.sh installs (gcc and the cross compilers,
 # qemu-user, gdb) and the reference MPICH (scripts/build-ref-mpich.sh,
@@ -24,6 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 out=${1:-$here/seeds}
 mpich=${MPIDD_REF_MPICH:-$HOME/.cache/mpidd/mpich-4.0.2}
+ompi=${MPIDD_REF_OMPI:-$HOME/.cache/mpidd/openmpi-4.1.4}
 
 die() { echo "seed.sh: error: $*" >&2; exit 1; }
 
@@ -37,9 +39,14 @@ for f in lib/libmpi.so lib/libmpi.a lib/libtvmpich.so; do
   [ -e "$mpich/$f" ] ||
     die "$mpich/$f not found: build the reference MPICH with scripts/build-ref-mpich.sh"
 done
+ompi_objects=("$ompi/lib/libmpi.so.40" "$ompi/lib/libopen-pal.so.40" "$ompi/lib/openmpi/mca_io_ompio.so")
+for f in "${ompi_objects[@]}"; do
+  [ -e "$f" ] ||
+    die "$f not found: build the reference Open MPI with scripts/build-ref-ompi.sh"
+done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,handles}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,handles,ompi_handles}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -58,6 +65,7 @@ gen="$target_dir/release/examples/make_seeds"
 echo "== synthetic seeds"
 "$gen" synthetic "$out"
 "$gen" mpich-real "$out" "$mpich/lib/libmpi.so"
+"$gen" ompi-real "$out" "${ompi_objects[@]}"
 
 echo "== objects with debug info"
 src="$root/mpidd-read/tests/c"

@@ -21,7 +21,9 @@ packages=(
   libc6-dev-i386-cross
   # aarch64 guest cores of the stack tests (mpidd-read/tests/stacks.rs).
   libc6-dev-arm64-cross
-  # A real Open MPI job, and gcore to dump its launcher.
+  # A real Open MPI job, and gcore to dump its launcher; Debian's stripped
+  # Open MPI is also what the handle tests read through a layout profile
+  # (examples/tests/ompi_handles.rs, run by mpirun.openmpi).
   openmpi-bin
   libopenmpi-dev
   gdb
@@ -80,7 +82,9 @@ export MPIDD_REF_MPICH_CH4
 echo "   $MPIDD_REF_MPICH_CH4"
 
 # The reference Open MPI with debug info and its libompi_dbg_msgq.so, for
-# the ob1 decoder's real-job tests (examples/tests/ompi_queues.rs): built
+# the ob1 decoder's real-job tests (examples/tests/ompi_queues.rs) and the
+# handle tests (examples/tests/ompi_handles.rs, whose profile for Debian's
+# build is written from its DWARF): built
 # once per machine (about 20 minutes on 2 cores), then reused. The script
 # installs its own build dependencies (libpmix-dev, libhwloc-dev, ...).
 echo "== reference Open MPI"

@@ -1,10 +1,14 @@
 //! `mpidd handle`: what one MPI handle of a process means.
 
 use std::io::Write;
+use std::path::PathBuf;
 
-use mpidd_read::{Limits, SymbolSource, TargetMemory, TypeOracle};
+use mpidd_read::{
+    choose_loaded_layouts, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ProfileError,
+    SymbolSource, TargetMemory, TypeOracle,
+};
 use mpidd_types::TargetAddr;
-use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich};
+use mpihandles::{ompi_missing_layouts, HandleError, HandleKind, HandleResolver, Mpich, Ompi};
 use serde_json::Value;
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, TargetArgs};
@@ -25,6 +29,7 @@ pub struct HandleArgs {
     kind: HandleKind,
     /// The handle's value: decimal (MPICH's handles are negative ints for
     /// most user objects) or 0x-prefixed hex; for a file, ROMIO's pointer.
+    /// Open MPI's handles are pointers.
     #[arg(long, value_parser = parse_number, allow_hyphen_values = true,
           required_unless_present_any = ["var", "address"], conflicts_with_all = ["var", "address"])]
     value: Option<i64>,
@@ -45,6 +50,11 @@ pub struct HandleArgs {
     /// Most entries read from one target table, list or type map.
     #[arg(long, default_value_t = Limits::default().max_table_entries)]
     max_table_entries: u64,
+    /// A layout profile to use when the MPI library has no debug info
+    /// (besides the profiles mpidd ships); chosen only for a library whose
+    /// build-id it lists. Repeatable.
+    #[arg(long = "profile", value_name = "FILE")]
+    profiles: Vec<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -83,6 +93,13 @@ pub enum HandleCliError {
     /// The handle could not be interpreted.
     #[error(transparent)]
     Handle(#[from] HandleError),
+    /// Neither the MPI library's debug info nor a layout profile describes
+    /// it.
+    #[error(transparent)]
+    NoLayouts(#[from] NoLayouts),
+    /// A layout profile could not be read.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
     /// The variable is not in the program.
     #[error("{0}")]
     Variable(String),
@@ -113,6 +130,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         max_table_entries: args.max_table_entries,
         ..Limits::default()
     };
+    let profiles = crate::profile::load_all(&args.profiles)?;
     let source = args.target.source(&Limits::default());
     let value = read_target(
         source,
@@ -120,6 +138,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         HandleReader {
             args: &args,
             limits,
+            profiles: &profiles,
         },
     )?;
     match print(&value, args.json) {
@@ -132,20 +151,73 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
 struct HandleReader<'a> {
     args: &'a HandleArgs,
     limits: Limits,
+    profiles: &'a [LayoutProfile],
 }
 
 impl ReadTarget for HandleReader<'_> {
     type Output = Value;
     type Error = HandleCliError;
     fn read<T: OpenTarget>(self, t: &T) -> Result<Value, HandleCliError> {
-        read(t, self.args, self.limits)
+        read(t, self.args, self.limits, self.profiles)
     }
 }
 
-fn read<T: OpenTarget>(t: &T, args: &HandleArgs, limits: Limits) -> Result<Value, HandleCliError> {
+/// Open MPI's library, found by a symbol only it exports.
+const OMPI_SYMBOL: &str = "ompi_comm_f_to_c_table";
+
+/// The layouts to read the Open MPI of `t` with: its DWARF when that has
+/// every required answer, else a profile made for its `libmpi`'s
+/// build-id.
+fn ompi_layouts<'a, T: OpenTarget>(
+    t: &T,
+    dwarf: &'a TypeOracle,
+    profiles: &'a [LayoutProfile],
+    limits: &Limits,
+) -> Result<&'a dyn mpidd_read::Layouts, HandleCliError> {
+    let library = t.lookup(OMPI_SYMBOL).map(|s| s.object).unwrap_or_default();
+    let version = t.lookup("opal_version_string").and_then(|s| {
+        let raw = t
+            .read_c_string(s.addr, 64.min(limits.max_string_len))
+            .ok()?;
+        Some(String::from_utf8_lossy(&raw).into_owned())
+    });
+    let (layouts, origin) = choose_loaded_layouts(
+        dwarf,
+        &ompi_missing_layouts,
+        &library,
+        version.as_deref(),
+        t.elf_symbols(),
+        profiles,
+    )?;
+    if let LayoutOrigin::Profile(id) = origin {
+        eprintln!(
+            "mpidd: the layouts of {library} come from the profile of {} {} ({})",
+            id.implementation, id.version, id.build
+        );
+    }
+    Ok(layouts)
+}
+
+fn read<T: OpenTarget>(
+    t: &T,
+    args: &HandleArgs,
+    limits: Limits,
+    profiles: &[LayoutProfile],
+) -> Result<Value, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
-    let mpich = Mpich::new(t, t, &oracle, limits)?;
-    let resolver: &dyn HandleResolver = &mpich;
+    let ompi;
+    let mpich;
+    let resolver: &dyn HandleResolver = if t.lookup(OMPI_SYMBOL).is_some() {
+        let layouts = ompi_layouts(t, &oracle, profiles, &limits)?;
+        ompi = Ompi::new(t, t, layouts, limits)?;
+        &ompi
+    } else {
+        mpich = Mpich::new(t, t, &oracle, limits)?;
+        &mpich
+    };
+    // Open MPI's handles are all pointers; MPICH's are ints, but for
+    // ROMIO's files.
+    let pointers = t.lookup(OMPI_SYMBOL).is_some();
     if args.kind == HandleKind::Status {
         let addr = match (&args.var, args.address) {
             (Some(var), _) => variable(t, var, None)?.0,
@@ -156,7 +228,7 @@ fn read<T: OpenTarget>(t: &T, args: &HandleArgs, limits: Limits) -> Result<Value
     }
     let value = match (&args.var, args.value) {
         (Some(var), _) => {
-            let width = if args.kind == HandleKind::File && !args.fortran {
+            let width = if (pointers || args.kind == HandleKind::File) && !args.fortran {
                 t.abi().address_bytes() as u64
             } else {
                 4

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use mpidd_read::LayoutError;
 use mpidd_read::{
     build_id, build_id_hex, object_arch, shipped_profiles, so_stem, LayoutProfile, LayoutTable,
     Layouts, ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
@@ -38,8 +39,9 @@ pub struct WriteArgs {
     /// mca_pml_ob1.so). Repeatable.
     #[arg(long = "object", value_name = "PATH", required = true)]
     objects: Vec<PathBuf>,
-    /// The decoders to write the profile for (`mpich-ch3`, ...).
-    /// Repeatable; by default every decoder.
+    /// The decoders to write the profile for (`mpich-ch3`, ...,
+    /// `ompi-handles` for the Open MPI handle decoders). Repeatable; by
+    /// default every decoder whose required questions the objects answer.
     #[arg(long = "decoder", value_name = "NAME")]
     decoders: Vec<String>,
     /// The implementation, e.g. "Open MPI".
@@ -123,14 +125,50 @@ pub fn run(command: ProfileCommand) -> Result<(), ProfileCliError> {
     }
 }
 
+/// What a profile can be written for: a native queue decoder, or the
+/// Open MPI handle decoders of `mpihandles`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decoder {
+    Queues(DecoderKind),
+    OmpiHandles,
+}
+
+impl Decoder {
+    fn all() -> impl Iterator<Item = Decoder> {
+        DecoderKind::ALL
+            .iter()
+            .map(|&k| Decoder::Queues(k))
+            .chain([Decoder::OmpiHandles])
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Decoder::Queues(k) => k.name(),
+            Decoder::OmpiHandles => "ompi-handles",
+        }
+    }
+
+    fn ask_layouts(self, layouts: &dyn Layouts) {
+        match self {
+            Decoder::Queues(k) => k.ask_layouts(layouts),
+            Decoder::OmpiHandles => mpihandles::ompi_ask_layouts(layouts),
+        }
+    }
+
+    fn missing_layouts(self, layouts: &dyn Layouts) -> Vec<LayoutError> {
+        match self {
+            Decoder::Queues(k) => k.missing_layouts(layouts),
+            Decoder::OmpiHandles => mpihandles::ompi_missing_layouts(layouts),
+        }
+    }
+}
+
 /// The decoders named, or else every decoder whose required questions the
 /// objects answer (a CH3 build does not describe CH4's types).
-fn decoders(names: &[String], oracle: &TypeOracle) -> Result<Vec<DecoderKind>, ProfileCliError> {
+fn decoders(names: &[String], oracle: &TypeOracle) -> Result<Vec<Decoder>, ProfileCliError> {
     if names.is_empty() {
         let mut gaps = Vec::new();
-        let kinds: Vec<DecoderKind> = DecoderKind::ALL
-            .iter()
-            .copied()
+        let kinds: Vec<Decoder> = Decoder::all()
             .filter(|k| match k.missing_layouts(oracle).into_iter().next() {
                 None => true,
                 Some(first) => {
@@ -147,8 +185,8 @@ fn decoders(names: &[String], oracle: &TypeOracle) -> Result<Vec<DecoderKind>, P
     names
         .iter()
         .map(|n| {
-            DecoderKind::from_name(n).ok_or_else(|| {
-                let known: Vec<&str> = DecoderKind::ALL.iter().map(|k| k.name()).collect();
+            Decoder::all().find(|k| k.name() == n).ok_or_else(|| {
+                let known: Vec<&str> = Decoder::all().map(|k| k.name()).collect();
                 ProfileCliError::UnknownDecoder(n.clone(), known.join(", "))
             })
         })
@@ -186,7 +224,7 @@ fn hex_id(path: &Path) -> Result<Option<String>, ProfileCliError> {
 }
 
 /// Every layout question of `kinds`.
-fn ask(kinds: &[DecoderKind]) -> impl Fn(&dyn Layouts) + '_ {
+fn ask(kinds: &[Decoder]) -> impl Fn(&dyn Layouts) + '_ {
     move |l: &dyn Layouts| {
         for k in kinds {
             k.ask_layouts(l);

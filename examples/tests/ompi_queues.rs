@@ -286,7 +286,7 @@ fn compared_with_libompi_dbg_msgq() {
 /// posted, live and from cores.
 #[test]
 fn ob1_queues_of_stock_debian_open_mpi_through_the_shipped_profile() {
-    let job = OmpiJob::start_on(OmpiBuild::Stock, "ompi-queues-stock", "queues");
+    let job = OmpiJob::start_on(OmpiBuild::Debian, "ompi-queues-stock", "queues");
     let profile_note = |err: &str| {
         assert!(
             err.contains("profile of Open MPI 4.1.4") && err.contains("libmpi.so.40"),

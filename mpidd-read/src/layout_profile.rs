@@ -400,3 +400,36 @@ pub fn choose_layouts<'a>(
         near_miss,
     })
 }
+
+/// [`choose_layouts`] for a library loaded in a process or core, as
+/// `objects` (its loaded objects) lists it: the library's build-id is read
+/// from its file, and so are those of the other loaded objects a profile
+/// describes (a process has dozens of others, which are not opened).
+pub fn choose_loaded_layouts<'a>(
+    dwarf: &'a dyn Layouts,
+    missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
+    library: &str,
+    version: Option<&str>,
+    objects: &crate::ElfSymbols,
+    profiles: &'a [LayoutProfile],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    let id = objects
+        .objects()
+        .find(|o| o.name == library)
+        .and_then(|o| crate::build_id(&o.path).ok().flatten());
+    let companions: Vec<(String, Option<Vec<u8>>)> = objects
+        .objects()
+        .filter(|o| o.name != library)
+        .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
+        .map(|o| (o.name.clone(), crate::build_id(&o.path).ok().flatten()))
+        .collect();
+    choose_layouts(
+        dwarf,
+        missing,
+        library,
+        id.as_deref(),
+        version,
+        profiles,
+        &companions,
+    )
+}

@@ -55,6 +55,17 @@ pub enum HandleError {
         /// The null handle's name.
         name: String,
     },
+    /// The pointer handle is the kind's null handle (an object in Open
+    /// MPI, standing for no object).
+    #[error("{addr} is {name}, the null {kind}: it refers to no object")]
+    NullObject {
+        /// The kind.
+        kind: HandleKind,
+        /// The handle.
+        addr: TargetAddr,
+        /// The null handle's name.
+        name: String,
+    },
     /// The handle's bits name another kind of object.
     #[error("{value:#010x} is not an {expected} handle: its bits name {found}")]
     WrongKind {

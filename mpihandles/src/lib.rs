@@ -19,7 +19,12 @@
 //!   every offset and size from the library's debug info through
 //!   [`Layouts`] (the library's DWARF through the
 //!   [`TypeOracle`](mpidd_read::TypeOracle), a layout profile, or a
-//!   [`LayoutTable`]).
+//!   [`LayoutTable`]). [`Ompi`] decodes Open MPI 4.1's: pointers checked
+//!   by the class their object carries, Fortran INTEGERs through the
+//!   exported f2c pointer arrays, every layout question declared in
+//!   [`OMPI_HANDLE_LAYOUT`] so that a layout profile can serve Debian's
+//!   stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
+//!   [`SyntheticOmpi`] lays out an Open MPI process for tests and fuzzing.
 //!
 //! Every read is bounded by [`Limits`](mpidd_read::Limits), and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
@@ -86,7 +91,20 @@ mod mpich_predefined;
 mod mpich_request;
 mod mpich_status;
 mod mpich_win;
+mod ompi;
+mod ompi_comm;
+mod ompi_datatype;
+mod ompi_errhandler;
+mod ompi_file;
+mod ompi_info;
+mod ompi_layout;
+mod ompi_op;
+mod ompi_opal;
+mod ompi_request;
+mod ompi_synthetic;
+mod ompi_win;
 mod target;
+mod type_map;
 
 use mpidd_types::TargetAddr;
 
@@ -102,6 +120,11 @@ pub use mpich::Mpich;
 pub use mpich_ch4_map::ch4_world_ranks;
 pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
+pub use ompi::Ompi;
+pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+pub use ompi_synthetic::{
+    CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
+};
 
 /// Interprets one MPI implementation's handles in one process.
 pub trait HandleResolver {

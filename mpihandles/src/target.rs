@@ -88,6 +88,22 @@ impl Ctx<'_> {
         })
     }
 
+    /// `size` bytes at `addr` as a record of the type `what`, whose size
+    /// the caller already knows.
+    pub(crate) fn record_sized(
+        &self,
+        addr: TargetAddr,
+        size: u64,
+        what: &'static str,
+    ) -> Result<Rec, HandleError> {
+        Ok(Rec {
+            base: addr,
+            bytes: self.bytes(addr, size, what)?,
+            order: self.order(),
+            what,
+        })
+    }
+
     pub(crate) fn pointer(
         &self,
         addr: TargetAddr,

@@ -2,8 +2,8 @@
 //! one is picked for a target.
 
 use mpidd_read::{
-    build_id, choose_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts,
-    ReadError, SymbolSource,
+    choose_loaded_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ReadError,
+    SymbolSource,
 };
 use mpidd_types::TargetAddr;
 
@@ -301,27 +301,13 @@ pub fn decoder_layouts<'a>(
     objects: &ElfSymbols,
     profiles: &'a [LayoutProfile],
 ) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
-    let path = objects
-        .objects()
-        .find(|o| o.name == found.library)
-        .map(|o| o.path.clone());
-    let id = path.as_deref().and_then(|p| build_id(p).ok().flatten());
-    // Only the objects some profile describes are opened for their
-    // build-ids: a process has dozens of others.
-    let companions: Vec<(String, Option<Vec<u8>>)> = objects
-        .objects()
-        .filter(|o| o.name != found.library)
-        .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
-        .map(|o| (o.name.clone(), build_id(&o.path).ok().flatten()))
-        .collect();
-    choose_layouts(
+    choose_loaded_layouts(
         dwarf,
         &|l| found.kind.missing_layouts(l),
         &found.library,
-        id.as_deref(),
         (!found.version.is_empty()).then_some(found.version.as_str()),
+        objects,
         profiles,
-        &companions,
     )
 }
 

@@ -1,6 +1,7 @@
-//! The reference Open MPI build (scripts/build-ref-ompi.sh) and 4-rank jobs
-//! of tests/openmpi/queues.c, run by its own mpirun, that have stopped
-//! themselves after writing down what each rank posted.
+//! The reference Open MPI build (scripts/build-ref-ompi.sh), Debian's own
+//! Open MPI, and 4-rank jobs of the programs in tests/openmpi/ that have
+//! stopped themselves after writing down what each rank made: run by the
+//! reference build's mpirun, or by Debian's on either build.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,33 @@ pub fn ref_ompi() -> PathBuf {
     prefix
 }
 
+/// Which Open MPI a program is built with and runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OmpiBuild {
+    /// The reference build, with debug info (`ref_ompi()`).
+    Reference,
+    /// Debian's packages (openmpi-bin, libopenmpi-dev): stripped.
+    Debian,
+}
+
+/// Debian's Open MPI tools, named for Open MPI (the plain names may be
+/// MPICH's when both are installed).
+pub const DEBIAN_MPIRUN: &str = "/usr/bin/mpirun.openmpi";
+pub const DEBIAN_MPICC: &str = "/usr/bin/mpicc.openmpi";
+/// Where Debian's libmpi is.
+pub const DEBIAN_LIBDIR: &str = "/usr/lib/x86_64-linux-gnu";
+
+/// Checks that Debian's Open MPI is installed.
+pub fn debian_ompi() {
+    for tool in [DEBIAN_MPIRUN, DEBIAN_MPICC] {
+        assert!(
+            Path::new(tool).exists(),
+            "{tool} is missing: apt-get install openmpi-bin libopenmpi-dev \
+             (scripts/test.sh installs them)"
+        );
+    }
+}
+
 /// Open MPI's own message-queue library in an install.
 pub fn msgq_dll(prefix: &Path) -> PathBuf {
     prefix.join("lib/openmpi/libompi_dbg_msgq.so")
@@ -43,78 +71,62 @@ pub struct OmpiJob {
     pub dir: PathBuf,
 }
 
-/// Which Open MPI a job runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OmpiBuild {
-    /// The reference build, with debug info (scripts/build-ref-ompi.sh).
-    Reference,
-    /// Debian's own packages as installed: stripped, and the program built
-    /// with -O2 and no -g, so no debug info is anywhere.
-    Stock,
-}
-
-/// Debian's Open MPI compiler wrapper and launcher.
-fn stock_ompi() -> (PathBuf, PathBuf) {
-    let (mpicc, mpirun) = (
-        PathBuf::from("/usr/bin/mpicc.openmpi"),
-        PathBuf::from("/usr/bin/mpirun.openmpi"),
-    );
-    assert!(
-        mpicc.exists() && mpirun.exists(),
-        "Debian's Open MPI is not installed: apt-get install openmpi-bin libopenmpi-dev \
-         (scripts/test.sh does)"
-    );
-    (mpicc, mpirun)
-}
-
 impl OmpiJob {
     /// tests/openmpi/PROGRAM.c built with the reference mpicc and run by
     /// its mpirun as 4 ranks on the shared-memory transport, in a fresh
     /// directory `name` that is also the program's argument.
     pub fn start(name: &str, program: &str) -> OmpiJob {
-        Self::start_on(OmpiBuild::Reference, name, program)
+        let prefix = ref_ompi();
+        let dir = fresh_dir(name);
+        let exe = build_with(&prefix.join("bin/mpicc"), &dir, program);
+        let mut mpirun = Command::new(prefix.join("bin/mpirun"));
+        mpirun.args(MPIRUN_ARGS);
+        Self::launch(mpirun, &exe, dir)
     }
 
-    /// As [`OmpiJob::start`], on `build`.
+    /// tests/openmpi/PROGRAM.c built with `build`'s mpicc and run by
+    /// Debian's mpirun as 4 ranks on the shared-memory transport, in a
+    /// fresh directory `name` that is also the program's argument. The
+    /// reference build's ranks find its libraries through
+    /// LD_LIBRARY_PATH, given to them alone: mpirun stays on Debian's.
     pub fn start_on(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
-        let (mpicc, mpirun, cflags) = match build {
+        debian_ompi();
+        let dir = fresh_dir(name);
+        let mut mpirun = Command::new(DEBIAN_MPIRUN);
+        mpirun.args(MPIRUN_ARGS);
+        let exe = match build {
             OmpiBuild::Reference => {
                 let prefix = ref_ompi();
-                (
-                    prefix.join("bin/mpicc"),
-                    prefix.join("bin/mpirun"),
-                    "-g -O0",
-                )
+                mpirun
+                    .arg("-x")
+                    .arg(format!("LD_LIBRARY_PATH={}", prefix.join("lib").display()));
+                build_with(&prefix.join("bin/mpicc"), &dir, program)
             }
-            OmpiBuild::Stock => {
-                let (mpicc, mpirun) = stock_ompi();
-                (mpicc, mpirun, "-O2 -g0")
-            }
+            OmpiBuild::Debian => build_with(Path::new(DEBIAN_MPICC), &dir, program),
         };
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let exe = dir.join(program);
-        let src =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
-        let out = Command::new(&mpicc)
-            .args(cflags.split(' '))
-            .arg("-o")
-            .arg(&exe)
-            .arg(src)
-            .output()
-            .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
-        assert!(
-            out.status.success(),
-            "mpicc failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut mpirun = Command::new(&mpirun)
-            // Root in containers; more ranks than cores on small machines;
-            // shared memory between the ranks, as on one node.
-            .args(["--allow-run-as-root", "--oversubscribe"])
-            .args(["--mca", "btl", "self,vader", "-n", "4"])
-            .arg(&exe)
+        let job = Self::launch(mpirun, &exe, dir);
+        // Each rank runs on the build asked for.
+        let want = match build {
+            OmpiBuild::Reference => ref_ompi().join("lib/libmpi.so.40"),
+            OmpiBuild::Debian => Path::new(DEBIAN_LIBDIR).join("libmpi.so.40"),
+        };
+        let want = std::fs::canonicalize(&want).unwrap();
+        for &(_, pid) in &job.ranks {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+            assert!(
+                maps.contains(want.to_str().unwrap()),
+                "rank {pid} does not run on {}",
+                want.display()
+            );
+        }
+        job
+    }
+
+    /// Runs `mpirun EXE DIR` and waits for the 4 ranks to stop themselves.
+    fn launch(mut mpirun: Command, exe: &Path, dir: PathBuf) -> OmpiJob {
+        let mut mpirun = mpirun
+            .args(["-n", "4"])
+            .arg(exe)
             .arg(&dir)
             .current_dir(&dir)
             .stdout(Stdio::piped())
@@ -173,6 +185,43 @@ impl OmpiJob {
         self.ranks.clear();
         status
     }
+}
+
+/// Root in containers; more ranks than cores on small machines; shared
+/// memory between the ranks, as on one node.
+const MPIRUN_ARGS: [&str; 5] = [
+    "--allow-run-as-root",
+    "--oversubscribe",
+    "--mca",
+    "btl",
+    "self,vader",
+];
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// tests/openmpi/PROGRAM.c built into `dir` with `mpicc`, with debug info
+/// for the program itself (its globals, for `--var`).
+fn build_with(mpicc: &Path, dir: &Path, program: &str) -> PathBuf {
+    let exe = dir.join(program);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
+    let out = Command::new(mpicc)
+        .args(["-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        mpicc.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
 }
 
 impl Drop for OmpiJob {
