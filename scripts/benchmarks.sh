@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the side-by-side benchmarks P1-P5 of issue 8 in one go and writes
+# Runs the side-by-side benchmarks P1-P5 of issue 8 (and P3 on MPICH's CH4
+# device, scripts/bench-ch4-queues.sh) in one go and writes
 # BENCHMARKS.md at the repo root with the figures and the commands that
 # produced them. Takes about ten minutes on 2 cores.
 #
@@ -90,6 +91,8 @@ p3_native=$(criterion_ms P3 native)
 p3_dll=$(criterion_ms P3 libtvmpich)
 kill -CONT $pids; wait 2>/dev/null || true; pids=
 
+ch4_section="$(bash scripts/bench-ch4-queues.sh)"
+
 echo "== P4: syscalls of a live read" >&2
 p4() {
   local n=$1
@@ -164,6 +167,8 @@ its \`gcore\` core for the core rows.
 | decode only, libtvmpich.so (criterion) | \`MqsLibrary::read_queues\` on the open core | ${p3_dll} ms | |
 
 Decode only, the native decoder is $(ratio "$p3_dll" "$p3_native")× faster than the vendor library through the host (target: 10×).
+
+${ch4_section}
 
 ## P4: syscalls of a live MPIR table read
 

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::{
-    build_id, choose_layouts, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ProfileError,
+    choose_loaded_layouts, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ProfileError,
     SymbolSource, TargetMemory, TypeOracle,
 };
 use mpidd_types::TargetAddr;
@@ -175,29 +175,23 @@ fn ompi_layouts<'a, T: OpenTarget>(
     limits: &Limits,
 ) -> Result<&'a dyn mpidd_read::Layouts, HandleCliError> {
     let library = t.lookup(OMPI_SYMBOL).map(|s| s.object).unwrap_or_default();
-    let path = t
-        .elf_symbols()
-        .objects()
-        .find(|o| o.name == library)
-        .map(|o| o.path.clone());
-    let id = path.as_deref().and_then(|p| build_id(p).ok().flatten());
     let version = t.lookup("opal_version_string").and_then(|s| {
         let raw = t
             .read_c_string(s.addr, 64.min(limits.max_string_len))
             .ok()?;
         Some(String::from_utf8_lossy(&raw).into_owned())
     });
-    let (layouts, origin) = choose_layouts(
+    let (layouts, origin) = choose_loaded_layouts(
         dwarf,
         &ompi_missing_layouts,
         &library,
-        id.as_deref(),
         version.as_deref(),
+        t.elf_symbols(),
         profiles,
     )?;
     if let LayoutOrigin::Profile(id) = origin {
         eprintln!(
-            "mpidd: {library} has no debug info; its layouts come from the profile of {} {} ({})",
+            "mpidd: the layouts of {library} come from the profile of {} {} ({})",
             id.implementation, id.version, id.build
         );
     }

@@ -138,6 +138,11 @@ enum Command {
         /// whose build-id it lists. Repeatable.
         #[arg(long = "profile", value_name = "FILE")]
         profiles: Vec<PathBuf>,
+        /// Take the layouts from a matching profile even when the library
+        /// has debug info: reads a debug build as its stripped twin would
+        /// be read, to check a profile against it.
+        #[arg(long)]
+        prefer_profile: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -238,6 +243,7 @@ fn main() -> ExitCode {
             max_communicators,
             max_operations,
             profiles,
+            prefer_profile,
             json,
         } => {
             match profile::load_all(&profiles) {
@@ -251,6 +257,7 @@ fn main() -> ExitCode {
                     let options = queues::Options {
                         reader,
                         profiles,
+                        prefer_profile,
                         rank,
                         no_stop,
                         json,

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use mpidd_read::LayoutError;
 use mpidd_read::{
-    build_id, build_id_hex, object_arch, shipped_profiles, LayoutProfile, LayoutTable, Layouts,
-    ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
+    build_id, build_id_hex, object_arch, shipped_profiles, so_stem, LayoutProfile, LayoutTable,
+    Layouts, ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
 };
 use mpiq_core::DecoderKind;
 
@@ -56,7 +56,7 @@ pub struct WriteArgs {
     build: String,
     /// Stripped objects of the same source and options (a distribution's
     /// package) that the profile is for: their build-ids select it.
-    /// Matched to --object by file name. Repeatable.
+    /// Matched to --object by name up to `.so` (libmpi.so.40 matches libmpi.so.40.30.4). Repeatable.
     #[arg(long = "for-build", value_name = "PATH")]
     for_builds: Vec<PathBuf>,
     /// Where to write it (standard output by default).
@@ -193,10 +193,14 @@ fn decoders(names: &[String], oracle: &TypeOracle) -> Result<Vec<Decoder>, Profi
         .collect()
 }
 
+/// The name a loaded object goes by: the file name of what `path` resolves
+/// to (`libmpi.so.40` is a link to `libmpi.so.40.30.4`, and the process
+/// maps the latter).
 fn file_name(path: &Path) -> String {
-    path.file_name()
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    real.file_name()
         .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string())
+        .unwrap_or_else(|| real.display().to_string())
 }
 
 fn oracle(objects: &[PathBuf]) -> Result<TypeOracle, ProfileCliError> {
@@ -235,7 +239,11 @@ fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
     for path in &args.objects {
         let name = file_name(path);
         let mut build_ids = Vec::new();
-        for stripped in args.for_builds.iter().filter(|p| file_name(p) == name) {
+        for stripped in args
+            .for_builds
+            .iter()
+            .filter(|p| so_stem(&file_name(p)) == so_stem(&name))
+        {
             match hex_id(stripped)? {
                 Some(id) => build_ids.push(id),
                 None => {

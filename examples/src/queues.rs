@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mpidd_read::{LayoutOrigin, LayoutProfile, Limits, TypeOracle};
+use mpidd_read::{LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, TypeOracle};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
@@ -31,6 +31,9 @@ pub struct Options {
     /// Layout profiles for libraries without debug info (the shipped ones
     /// and the user's).
     pub profiles: Vec<LayoutProfile>,
+    /// Ignore the library's debug info and take its layouts from a
+    /// matching profile.
+    pub prefer_profile: bool,
     /// The process's `MPI_COMM_WORLD` rank, when the caller knows it.
     pub rank: Option<i32>,
     /// Leave a live process running while it is read.
@@ -110,18 +113,24 @@ fn read<T: OpenTarget>(
     options: &Options,
 ) -> Result<Readings, QueuesError> {
     let types = TypeOracle::from_symbols(t.elf_symbols());
+    let no_dwarf = LayoutTable::default();
     let native = || -> Result<ProcessQueues, QueuesError> {
+        let dwarf: &dyn Layouts = if options.prefer_profile {
+            &no_dwarf
+        } else {
+            &types
+        };
         let (queues, origin) = read_native_queues(
             t,
             t,
             t.elf_symbols(),
-            &types,
+            dwarf,
             &options.profiles,
             &options.read_limits,
         )?;
         if let LayoutOrigin::Profile(id) = origin {
             eprintln!(
-                "mpidd: {} has no debug info; its layouts come from the profile of {} {} ({})",
+                "mpidd: the layouts of {} come from the profile of {} {} ({})",
                 id.objects
                     .first()
                     .map(|o| o.name.as_str())

@@ -7,15 +7,20 @@
 //!   (tests/mqs_host/c_host.c: /proc/PID/mem, libelf symbols, libdw
 //!   types), including a host that misuses it;
 //! - on an MPICH whose library lost its debug info, where it must say what
-//!   is missing.
+//!   is missing;
+//! - on the reference MPICH built with CH4 (`ch4:ucx`), under both hosts,
+//!   where its layouts come from the callbacks and MPICH's declarations
+//!   (mpiq-core/mqs-dll/src/mpich_declarations.rs).
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::mpich_job::{gcore, mpidd, ref_mpich, wait_stopped, Job};
-use common::queue_checks::{check_against_libtvmpich, check_rank_ours, queues};
+use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
+use common::queue_checks::{
+    check_against_libtvmpich, check_rank_ch4, check_rank_ours, native, queues, Ch4Reader,
+};
 use serde_json::Value;
 
 /// The library, which cargo builds with mpidd (it is a dependency).
@@ -82,6 +87,8 @@ struct HostRun {
     comms: Vec<Vec<String>>,
     ops: Vec<Vec<String>>,
     hostile: Vec<(String, String)>,
+    /// What the library handed to the host's `mqs_dprints`.
+    log: Vec<String>,
 }
 
 fn run_c_host(host: &Path, library: &Path, pid: i32, rank: i64, hostile: bool) -> HostRun {
@@ -104,6 +111,11 @@ fn run_c_host(host: &Path, library: &Path, pid: i32, rank: i64, hostile: bool) -
         comms: Vec::new(),
         ops: Vec::new(),
         hostile: Vec::new(),
+        log: String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter_map(|l| l.strip_prefix("library: "))
+            .map(str::to_string)
+            .collect(),
     };
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
@@ -315,5 +327,109 @@ fn an_mpich_without_debug_info_is_told_what_is_missing() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("MPIR_Comm_list"), "{stderr}");
+    assert_eq!(job.finish(), 0);
+}
+
+/// The CH4 decoder through our library: the queues job on the CH4
+/// reference build, under our host live and from cores, and under the C
+/// host live. What each rank must show comes from the program
+/// ([`check_rank_ch4`]); through the interface as through the native
+/// decoder, field for field.
+#[test]
+fn serves_mpich_ch4_under_our_host_and_an_independent_c_host() {
+    let host = c_host();
+    let library = our_library();
+    let job = Job::start_on(
+        &ref_mpich_ch4(),
+        "mqs-library-ch4",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    let same_as_native = |args: &[&str]| {
+        let q = ours(args);
+        let left: mpiq_core::model::ProcessQueues = serde_json::from_value(native(args)).unwrap();
+        let right: mpiq_core::model::ProcessQueues = serde_json::from_value(q.clone()).unwrap();
+        let differences = mpiq_core::compare::compare(&left, &right);
+        assert!(
+            differences.is_empty(),
+            "our library and the native decoder differ on {args:?}: {differences:#?}"
+        );
+        q
+    };
+    for rank in 0..4 {
+        let pid = job.pid(rank);
+        let pid_arg = pid.to_string();
+        check_rank_ch4(
+            rank,
+            &same_as_native(&["--pid", &pid_arg]),
+            Ch4Reader::OurLibrary,
+        );
+
+        let run = run_c_host(&host, &library, pid, rank, false);
+        assert!(
+            run.image
+                .starts_with("0 mpiq_mqs: the image has MPICH's CH4 message queues"),
+            "{}",
+            run.image
+        );
+        assert_eq!(run.process, "0 ok");
+        let comm = |name: &str| {
+            run.comms
+                .iter()
+                .find(|c| c[0] == name)
+                .unwrap_or_else(|| panic!("no {name} in {:?}", run.comms))
+        };
+        let world = comm("MPI_COMM_WORLD");
+        assert_eq!(
+            (world[1].as_str(), world[2].as_str(), world[4].as_str()),
+            ("4", rank.to_string().as_str(), "group 0 1 2 3"),
+            "size, rank and mqs_get_comm_group"
+        );
+        let (split, members) = if rank % 2 == 0 {
+            ("mpidd_split_even", "group 0 2")
+        } else {
+            ("mpidd_split_odd", "group 1 3")
+        };
+        assert_eq!(
+            comm(split)[4],
+            members,
+            "world ranks from CH4's rank map, through declared members of unnamed types"
+        );
+        // (class, desired local rank, global rank, tag wild, tag, length):
+        // rank 2's rendezvous send to 3, whose length MPICH does not keep
+        // under UCX.
+        let got: Vec<[&str; 6]> = run
+            .ops
+            .iter()
+            .map(|o| [&o[0], &o[2], &o[3], &o[4], &o[5], &o[6]].map(String::as_str))
+            .collect();
+        let expected: Vec<[&str; 6]> = match rank {
+            2 => vec![["0", "3", "3", "0", "33", "-1"]],
+            _ => vec![],
+        };
+        assert_eq!(got, expected, "rank {rank} through the C host");
+        let ucx_receives = run
+            .log
+            .iter()
+            .filter(|l| l.starts_with("mpiq_mqs: a pending receive posted to UCX"))
+            .count();
+        assert_eq!(
+            ucx_receives,
+            if rank == 0 { 3 } else { 0 },
+            "rank 0's receives, through mqs_dprints: {:#?}",
+            run.log
+        );
+        wait_stopped(pid);
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        check_rank_ch4(
+            rank,
+            &same_as_native(&["--core", core.to_str().unwrap()]),
+            Ch4Reader::OurLibrary,
+        );
+    }
     assert_eq!(job.finish(), 0);
 }

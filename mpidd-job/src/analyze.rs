@@ -1,7 +1,7 @@
 //! From the readings of a job's ranks to its report: states, operations
 //! matched across ranks, the wait-for graph and the findings.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::findings::find;
 use crate::model::{Edge, JobReport, Operation, OperationKind, RankReport, RankState, SCHEMA};
@@ -148,10 +148,11 @@ fn edges(comms: &BTreeMap<i64, Vec<CommOps>>, states: &BTreeMap<i64, RankState>)
         )
     };
     let mut edges: Vec<Edge> = Vec::new();
+    let mut seen: HashSet<Edge> = HashSet::new();
     let mut inferred_from = BTreeSet::new();
     let mut inferred = Vec::new();
     let mut push = |e: Edge| {
-        if e.from != e.to && !edges.contains(&e) {
+        if e.from != e.to && seen.insert(e.clone()) {
             edges.push(e);
         }
     };

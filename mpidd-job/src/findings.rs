@@ -157,20 +157,33 @@ fn deadlock(job: &Job<'_>, cycle: &[i64]) -> Finding {
 /// Ranks that can never go on but are on no listed cycle wait on a
 /// deadlock: they are reported apart from the cycles.
 fn chains(job: &Job<'_>, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Finding> {
+    // The ranks whose chains are reported: waiting, not deadlocked, not
+    // running their own code.
+    let chained = |r: &i64| {
+        !dead.contains(r)
+            && job.graph.waits(*r)
+            && job.states.get(r) != Some(&RankState::OutsideMpi)
+            && job.states.contains_key(r)
+    };
     let mut by_root: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
-    let mut on_deadlock: BTreeSet<i64> = dead.difference(on_cycle).copied().collect();
-    for &r in job.states.keys() {
-        if dead.contains(&r) || !job.graph.waits(r) || job.states[&r] == RankState::OutsideMpi {
-            continue;
-        }
-        let (roots, reached) = job.graph.roots(r, dead);
-        for root in roots {
-            by_root.entry(root).or_default().insert(r);
-        }
-        if !reached.is_empty() {
-            on_deadlock.insert(r);
+    for root in job.graph.roots(dead) {
+        let waiters: BTreeSet<i64> = job
+            .graph
+            .waiting_on([root], dead)
+            .into_iter()
+            .filter(chained)
+            .collect();
+        if !waiters.is_empty() {
+            by_root.insert(root, waiters);
         }
     }
+    let mut on_deadlock: BTreeSet<i64> = dead.difference(on_cycle).copied().collect();
+    on_deadlock.extend(
+        job.graph
+            .waiting_on(dead.iter().copied(), dead)
+            .into_iter()
+            .filter(chained),
+    );
     let mut out = Vec::new();
     for (root, waiters) in by_root {
         let report = job.by_world.get(&root).map(|&i| &job.ranks[i]);

@@ -117,7 +117,7 @@ pub struct Operation {
 }
 
 /// One edge of the wait-for graph.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Edge {
     /// The world rank that waits.
     pub from: i64,

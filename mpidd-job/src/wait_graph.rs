@@ -17,16 +17,20 @@ const MAX_CYCLE_STEPS: u64 = 1_000_000;
 pub(crate) struct WaitGraph {
     /// Edges leaving each rank.
     out: BTreeMap<i64, Vec<usize>>,
+    /// Edges arriving at each rank.
+    into: BTreeMap<i64, Vec<usize>>,
     edges: Vec<Edge>,
 }
 
 impl WaitGraph {
     pub fn new(edges: Vec<Edge>) -> Self {
         let mut out: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+        let mut into: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
         for (i, e) in edges.iter().enumerate() {
             out.entry(e.from).or_default().push(i);
+            into.entry(e.to).or_default().push(i);
         }
-        WaitGraph { out, edges }
+        WaitGraph { out, into, edges }
     }
 
     pub fn edges(&self) -> &[Edge] {
@@ -92,43 +96,153 @@ impl WaitGraph {
 
     /// Elementary cycles among `within`, each starting at its lowest rank
     /// and following the waits; at most [`MAX_CYCLES`], shortest first.
+    ///
+    /// As in Johnson's algorithm, the search runs only inside strongly
+    /// connected components: a cycle lies in one, and once every cycle
+    /// through a component's lowest rank is found, that rank is dropped
+    /// and what remains is split again. A ring of a thousand ranks is then
+    /// one search, not a thousand that each walk most of the ring.
     pub fn cycles(&self, within: &BTreeSet<i64>) -> Vec<Vec<i64>> {
         let mut found: BTreeSet<Vec<i64>> = BTreeSet::new();
         let mut steps = 0u64;
-        for &start in within {
-            // Cycles through `start` that use only ranks above it, so each
-            // cycle is found once, from its lowest rank.
-            let mut path = vec![start];
-            let mut on_path: BTreeSet<i64> = BTreeSet::from([start]);
-            let mut stack: Vec<Vec<i64>> = vec![self.next_ranks(start, start, within)];
-            while let Some(top) = stack.last_mut() {
-                steps += 1;
-                if steps > MAX_CYCLE_STEPS || found.len() >= MAX_CYCLES {
-                    break;
-                }
-                match top.pop() {
-                    Some(next) if next == start => {
-                        found.insert(path.clone());
-                    }
-                    Some(next) if !on_path.contains(&next) => {
-                        path.push(next);
-                        on_path.insert(next);
-                        stack.push(self.next_ranks(next, start, within));
-                    }
-                    Some(_) => {}
-                    None => {
-                        stack.pop();
-                        if let Some(r) = path.pop() {
-                            on_path.remove(&r);
-                        }
-                    }
-                }
+        let mut work = self.components(within);
+        while let Some(mut component) = work.pop() {
+            if steps > MAX_CYCLE_STEPS || found.len() >= MAX_CYCLES {
+                break;
             }
+            let Some(&start) = component.first() else {
+                continue;
+            };
+            self.cycles_through(start, &component, &mut found, &mut steps);
+            component.remove(&start);
+            work.extend(self.components(&component));
         }
         let mut cycles: Vec<Vec<i64>> = found.into_iter().collect();
         cycles.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
         cycles.truncate(MAX_CYCLES);
         cycles
+    }
+
+    /// Adds to `found` the cycles through `start` that use only ranks of
+    /// `within` above it, so that each cycle is found once, from its
+    /// lowest rank; `steps` counts toward [`MAX_CYCLE_STEPS`].
+    fn cycles_through(
+        &self,
+        start: i64,
+        within: &BTreeSet<i64>,
+        found: &mut BTreeSet<Vec<i64>>,
+        steps: &mut u64,
+    ) {
+        let mut path = vec![start];
+        let mut on_path: BTreeSet<i64> = BTreeSet::from([start]);
+        let mut stack: Vec<Vec<i64>> = vec![self.next_ranks(start, start, within)];
+        while let Some(top) = stack.last_mut() {
+            *steps += 1;
+            if *steps > MAX_CYCLE_STEPS || found.len() >= MAX_CYCLES {
+                return;
+            }
+            match top.pop() {
+                Some(next) if next == start => {
+                    found.insert(path.clone());
+                }
+                Some(next) if !on_path.contains(&next) => {
+                    path.push(next);
+                    on_path.insert(next);
+                    stack.push(self.next_ranks(next, start, within));
+                }
+                Some(_) => {}
+                None => {
+                    stack.pop();
+                    if let Some(r) = path.pop() {
+                        on_path.remove(&r);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The strongly connected components of the graph restricted to
+    /// `within` that can hold a cycle (two ranks or more, or one that
+    /// waits on itself), by Tarjan's algorithm without recursion.
+    fn components(&self, within: &BTreeSet<i64>) -> Vec<BTreeSet<i64>> {
+        struct Visit {
+            index: usize,
+            low: usize,
+            on_stack: bool,
+        }
+        let mut visits: BTreeMap<i64, Visit> = BTreeMap::new();
+        let mut stack: Vec<i64> = Vec::new();
+        let mut out = Vec::new();
+        let succ = |r: i64| -> Vec<i64> {
+            self.targets(r)
+                .map(|e| e.to)
+                .filter(|t| within.contains(t))
+                .collect()
+        };
+        for &root in within {
+            if visits.contains_key(&root) {
+                continue;
+            }
+            // Each frame: a rank and its successors not yet looked at.
+            let mut frames: Vec<(i64, std::vec::IntoIter<i64>)> = Vec::new();
+            let open = |r: i64, visits: &mut BTreeMap<i64, Visit>, stack: &mut Vec<i64>| {
+                let index = visits.len();
+                visits.insert(
+                    r,
+                    Visit {
+                        index,
+                        low: index,
+                        on_stack: true,
+                    },
+                );
+                stack.push(r);
+            };
+            open(root, &mut visits, &mut stack);
+            frames.push((root, succ(root).into_iter()));
+            while let Some((r, next)) = frames.last_mut() {
+                let r = *r;
+                match next.next() {
+                    Some(t) => match visits.get(&t) {
+                        None => {
+                            open(t, &mut visits, &mut stack);
+                            frames.push((t, succ(t).into_iter()));
+                        }
+                        Some(v) if v.on_stack => {
+                            let index = v.index;
+                            let rv = visits.get_mut(&r).expect("opened");
+                            rv.low = rv.low.min(index);
+                        }
+                        Some(_) => {}
+                    },
+                    None => {
+                        frames.pop();
+                        let (index, low) = {
+                            let v = &visits[&r];
+                            (v.index, v.low)
+                        };
+                        if let Some((parent, _)) = frames.last() {
+                            let p = visits.get_mut(parent).expect("opened");
+                            p.low = p.low.min(low);
+                        }
+                        if low == index {
+                            let mut component = BTreeSet::new();
+                            while let Some(m) = stack.pop() {
+                                visits.get_mut(&m).expect("opened").on_stack = false;
+                                component.insert(m);
+                                if m == r {
+                                    break;
+                                }
+                            }
+                            let cyclic = component.len() > 1 || succ(r).contains(&r);
+                            if cyclic {
+                                out.push(component);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The distinct ranks `rank` waits on that are in `within` and not
@@ -142,26 +256,37 @@ impl WaitGraph {
         set.into_iter().rev().collect()
     }
 
-    /// The ranks at the end of the waits of `rank`: every rank reachable
-    /// from it that waits on nothing itself, with the ranks on the way.
-    /// Ranks in `skip` (the deadlocked) are not followed.
-    pub fn roots(&self, rank: i64, skip: &BTreeSet<i64>) -> (BTreeSet<i64>, BTreeSet<i64>) {
-        let mut roots = BTreeSet::new();
-        let mut seen = BTreeSet::from([rank]);
-        let mut todo = vec![rank];
-        let mut reached_deadlock = BTreeSet::new();
-        while let Some(r) = todo.pop() {
-            for e in self.targets(r) {
-                if skip.contains(&e.to) {
-                    reached_deadlock.insert(e.to);
-                } else if !self.waits(e.to) {
-                    roots.insert(e.to);
-                } else if seen.insert(e.to) {
-                    todo.push(e.to);
+    /// The ranks at the end of chains of waits: ranks that are waited on
+    /// and wait on nothing themselves, outside `skip` (the deadlocked).
+    pub fn roots(&self, skip: &BTreeSet<i64>) -> BTreeSet<i64> {
+        self.into
+            .keys()
+            .copied()
+            .filter(|r| !self.waits(*r) && !skip.contains(r))
+            .collect()
+    }
+
+    /// Every rank whose waits lead to one of `targets`, following waits
+    /// backwards through ranks outside `skip` (a chain that meets a
+    /// deadlocked rank ends there). One pass for all of a root's waiters,
+    /// where asking each waiter for its roots would walk the same chain
+    /// once per rank on it.
+    pub fn waiting_on(
+        &self,
+        targets: impl IntoIterator<Item = i64>,
+        skip: &BTreeSet<i64>,
+    ) -> BTreeSet<i64> {
+        let mut todo: Vec<i64> = targets.into_iter().collect();
+        let mut seen: BTreeSet<i64> = BTreeSet::new();
+        while let Some(t) = todo.pop() {
+            for &i in self.into.get(&t).into_iter().flatten() {
+                let from = self.edges[i].from;
+                if !skip.contains(&from) && seen.insert(from) {
+                    todo.push(from);
                 }
             }
         }
-        (roots, reached_deadlock)
+        seen
     }
 
     /// The first edge from `from` to `to`, for describing a wait.
@@ -209,8 +334,8 @@ mod tests {
         states.insert(0, RankState::OutsideMpi);
         let dead = g.deadlocked(&states);
         assert!(dead.is_empty());
-        let (roots, _) = g.roots(3, &dead);
-        assert_eq!(roots, BTreeSet::from([0]));
+        assert_eq!(g.roots(&dead), BTreeSet::from([0]));
+        assert_eq!(g.waiting_on([0], &dead), BTreeSet::from([1, 2, 3]));
     }
 
     #[test]

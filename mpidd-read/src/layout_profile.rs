@@ -180,19 +180,68 @@ impl LayoutProfile {
         s
     }
 
-    /// Whether this profile describes the object `name` (a file name or a
-    /// path) with build-id `build_id`.
-    pub fn describes(&self, name: &str, build_id: &[u8]) -> bool {
-        let file = Path::new(name)
-            .file_name()
-            .and_then(|f| f.to_str())
-            .unwrap_or(name);
+    /// Why this profile does not fit the loaded `companions` (names or
+    /// paths, with build-ids): the first object it describes that is
+    /// loaded (known by its name up to `.so`, whatever version suffix or
+    /// directory it has) with a build-id it was not made for. `None` when
+    /// all fit.
+    pub fn companion_mismatch(&self, companions: &[(String, Option<Vec<u8>>)]) -> Option<String> {
+        companions.iter().find_map(|(name, id)| {
+            let object = self
+                .identity
+                .objects
+                .iter()
+                .find(|o| so_stem(&o.name) == so_stem(name))?;
+            let fits = id.as_deref().is_some_and(|id| {
+                let hex = hex(id);
+                object
+                    .build_ids
+                    .iter()
+                    .any(|b| b.eq_ignore_ascii_case(&hex))
+            });
+            (!fits).then(|| {
+                format!(
+                    "the {} {} profile is for this library, but {name} is loaded with build-id {}, \
+                     which it was not made for",
+                    self.identity.implementation,
+                    self.identity.version,
+                    id.as_deref().map(hex).unwrap_or_else(|| "none".to_string())
+                )
+            })
+        })
+    }
+
+    /// Whether this profile describes an object called `name` (a name or
+    /// a path; compared up to `.so`), whatever its build.
+    pub fn mentions(&self, name: &str) -> bool {
+        self.identity
+            .objects
+            .iter()
+            .any(|o| so_stem(&o.name) == so_stem(name))
+    }
+
+    /// Whether this profile was made for an object with build-id
+    /// `build_id`. The build-id alone decides: a library is often loaded
+    /// under another name than the one it was built as (a copy, a link).
+    pub fn describes(&self, build_id: &[u8]) -> bool {
         let hex = hex(build_id);
         self.identity
             .objects
             .iter()
-            .any(|o| o.name == file && o.build_ids.iter().any(|b| b.eq_ignore_ascii_case(&hex)))
+            .any(|o| o.build_ids.iter().any(|b| b.eq_ignore_ascii_case(&hex)))
     }
+}
+
+/// An object's name without directory and version, which profiles match
+/// objects by: `libmpi` for `/usr/lib/libmpi.so.40.30.4`, `mca_pml_ob1`
+/// for `mca_pml_ob1.so`.
+///
+/// ```
+/// assert_eq!(mpidd_read::so_stem("/usr/lib/libmpi.so.40.30.4"), "libmpi");
+/// ```
+pub fn so_stem(name: &str) -> &str {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    file.find(".so").map_or(file, |i| &file[..i])
 }
 
 /// The CPU an ELF object is built for, as profiles name it: `object`'s
@@ -237,7 +286,10 @@ pub fn shipped_profiles() -> Vec<LayoutProfile> {
         .collect()
 }
 
-const SHIPPED: &[(&str, &str)] = &[];
+const SHIPPED: &[(&str, &str)] = &[(
+    "openmpi-4.1.4-debian12-amd64",
+    include_str!("../profiles/openmpi-4.1.4-debian12-amd64.json"),
+)];
 
 /// The library whose private types no source of layouts describes, with
 /// what is missing; its `Display` is the paragraph a person reads.
@@ -255,6 +307,10 @@ pub struct NoLayouts {
     pub first: Option<Box<LayoutError>>,
     /// How many profiles were tried.
     pub profiles_tried: usize,
+    /// A profile made for this library that was still refused, and why:
+    /// another object it describes is loaded in a build it was not made
+    /// for (a component of another package version).
+    pub near_miss: Option<String>,
 }
 
 impl fmt::Display for NoLayouts {
@@ -284,7 +340,11 @@ impl fmt::Display for NoLayouts {
              a profile from it with `mpidd profile write` and pass it with \
              --profile.",
             self.profiles_tried
-        )
+        )?;
+        if let Some(why) = &self.near_miss {
+            write!(f, " (One was close: {why}.)")?;
+        }
+        Ok(())
     }
 }
 
@@ -302,6 +362,12 @@ pub enum LayoutOrigin {
 /// (questions it can do without may stay unanswered), else the first of
 /// `profiles` that describes the library, else a [`NoLayouts`] saying what
 /// is missing and the ways out.
+///
+/// `companions` are the other objects loaded beside the library, by file
+/// name with their build-ids. A profile that also describes one of them
+/// (types of a plugin, say) is chosen only if that object's build-id is
+/// one it was made for: a component from another build may lay its types
+/// out differently.
 pub fn choose_layouts<'a>(
     dwarf: &'a dyn Layouts,
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
@@ -309,14 +375,19 @@ pub fn choose_layouts<'a>(
     build_id: Option<&[u8]>,
     version: Option<&str>,
     profiles: &'a [LayoutProfile],
+    companions: &[(String, Option<Vec<u8>>)],
 ) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
     let unanswered = missing(dwarf);
     if unanswered.is_empty() {
         return Ok((dwarf, LayoutOrigin::Dwarf));
     }
+    let mut near_miss = None;
     if let Some(id) = build_id {
-        if let Some(p) = profiles.iter().find(|p| p.describes(library, id)) {
-            return Ok((&p.layouts, LayoutOrigin::Profile(p.identity.clone())));
+        for p in profiles.iter().filter(|p| p.describes(id)) {
+            match p.companion_mismatch(companions) {
+                None => return Ok((&p.layouts, LayoutOrigin::Profile(p.identity.clone()))),
+                Some(why) => near_miss = near_miss.or(Some(why)),
+            }
         }
     }
     Err(NoLayouts {
@@ -326,5 +397,39 @@ pub fn choose_layouts<'a>(
         unanswered: unanswered.len(),
         first: unanswered.into_iter().next().map(Box::new),
         profiles_tried: profiles.len(),
+        near_miss,
     })
+}
+
+/// [`choose_layouts`] for a library loaded in a process or core, as
+/// `objects` (its loaded objects) lists it: the library's build-id is read
+/// from its file, and so are those of the other loaded objects a profile
+/// describes (a process has dozens of others, which are not opened).
+pub fn choose_loaded_layouts<'a>(
+    dwarf: &'a dyn Layouts,
+    missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
+    library: &str,
+    version: Option<&str>,
+    objects: &crate::ElfSymbols,
+    profiles: &'a [LayoutProfile],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    let id = objects
+        .objects()
+        .find(|o| o.name == library)
+        .and_then(|o| crate::build_id(&o.path).ok().flatten());
+    let companions: Vec<(String, Option<Vec<u8>>)> = objects
+        .objects()
+        .filter(|o| o.name != library)
+        .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
+        .map(|o| (o.name.clone(), crate::build_id(&o.path).ok().flatten()))
+        .collect();
+    choose_layouts(
+        dwarf,
+        missing,
+        library,
+        id.as_deref(),
+        version,
+        profiles,
+        &companions,
+    )
 }

@@ -113,9 +113,9 @@ pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, Symbo
 pub use error::ReadError;
 pub use layout_error::LayoutError;
 pub use layout_profile::{
-    choose_layouts, hex as build_id_hex, object_arch, shipped_profiles, LayoutOrigin,
-    LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject, ProfileSymbol,
-    PROFILE_FORMAT,
+    choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
+    so_stem, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject,
+    ProfileSymbol, PROFILE_FORMAT,
 };
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;

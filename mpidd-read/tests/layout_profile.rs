@@ -135,6 +135,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         Some(&release_id),
         Some("1"),
         &profiles,
+        &[],
     )
     .expect("the profile describes the release build");
     assert!(matches!(origin, LayoutOrigin::Profile(ref i) if i.implementation == "oracle fixture"));
@@ -148,6 +149,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         Some(&debug_id),
         None,
         &profiles,
+        &[],
     )
     .unwrap();
     assert_eq!(origin, LayoutOrigin::Dwarf);
@@ -160,6 +162,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         Some(&[0xab; 20]),
         Some("1"),
         &profiles,
+        &[],
     )
     .err()
     .expect("no profile for an unknown build-id");
@@ -176,6 +179,35 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         assert!(text.contains(part), "{part:?} missing from: {text}");
     }
     assert!(refused.unanswered > 40, "{refused:?}");
+
+    // A profile that also describes a plugin is refused when the loaded
+    // plugin is another build, even though the library itself matches.
+    let mut with_plugin = profiles[0].clone();
+    with_plugin.identity.objects.push(ProfileObject {
+        name: "libplugin.so".into(),
+        source_build_id: None,
+        build_ids: vec!["cd".repeat(20)],
+    });
+    let with_plugin = [with_plugin];
+    let choose = |plugin_id: u8| {
+        choose_layouts(
+            &stripped,
+            &ask_all,
+            release.to_str().unwrap(),
+            Some(&release_id),
+            Some("1"),
+            &with_plugin,
+            &[("/opt/x/libplugin.so".to_string(), Some(vec![plugin_id; 20]))],
+        )
+        .map(|(_, origin)| origin)
+    };
+    assert!(matches!(choose(0xcd), Ok(LayoutOrigin::Profile(_))));
+    let refused = choose(0xef).expect_err("a plugin of another build");
+    let text = refused.to_string();
+    assert!(
+        text.contains("/opt/x/libplugin.so") && text.contains(&"ef".repeat(20)),
+        "{text}"
+    );
 
     std::fs::remove_dir_all(&debug_dir).ok();
     std::fs::remove_dir_all(&release_dir).ok();

@@ -91,6 +91,48 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
     })
 }
 
+/// The communicators, predefined or handed out and not freed, whose
+/// `context_id` is `id`, as references. Bounded as
+/// [`mpich_pools::live_objects`] is.
+pub(crate) fn with_context_id(m: &Mpich<'_>, id: i64) -> Result<Vec<HandleRef>, HandleError> {
+    let ctx = &m.ctx;
+    let Some(spec) = mpich_pools::spec(HandleKind::Comm) else {
+        return Ok(Vec::new());
+    };
+    let handle = ctx.m(C, "handle")?;
+    let context = ctx.m(C, "context_id")?;
+    let mut out = Vec::new();
+    let mut keep = |r: &Rec| -> Result<(), HandleError> {
+        let h = r.int(handle)?;
+        if h != 0 && r.int(context)? == id {
+            out.push(m.reference(HandleKind::Comm, h as u32));
+        }
+        Ok(())
+    };
+    if let Some((array, _)) = spec.builtin {
+        let size = ctx.size_of(C)?;
+        let sym = ctx.symbol(array, "the predefined objects")?;
+        let count = sym.size / size;
+        let bytes = ctx.bytes(
+            sym.addr,
+            count.saturating_mul(size),
+            "MPICH builtin objects",
+        )?;
+        for (i, chunk) in bytes.chunks_exact(size as usize).enumerate() {
+            keep(&Rec {
+                base: at(sym.addr, i as u64 * size),
+                bytes: chunk.to_vec(),
+                order: ctx.order(),
+                what: C,
+            })?;
+        }
+    }
+    for r in mpich_pools::live_objects(ctx, &spec)? {
+        keep(&r)?;
+    }
+    Ok(out)
+}
+
 fn comm_kind(ctx: &Ctx<'_>, r: &Rec) -> Availability<CommKind> {
     let read = || -> Result<CommKind, HandleError> {
         let v = r.int(ctx.m(C, "comm_kind")?)?;

@@ -428,6 +428,22 @@ pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located
     })
 }
 
+/// Request pools a handle can name: its 6 pool bits
+/// ([`MpichHandle::decode_request`]), MPICH's `REQUEST_POOL_MAX`, the
+/// length of `MPIR_Request_mem`.
+const REQUEST_POOLS: u64 = 64;
+
+/// How many allocators `spec`'s kind has: the allocator symbol's size over
+/// an allocator's, or, when the symbol source does not give sizes, one per
+/// pool a handle can name.
+fn pool_count(ctx: &Ctx<'_>, spec: &PoolSpec, symbol_size: u64) -> Result<u64, HandleError> {
+    let alloc_size = ctx.size_of("MPIR_Object_alloc_t")?;
+    Ok(match (symbol_size, spec.kind) {
+        (0, HandleKind::Request) => REQUEST_POOLS,
+        (n, _) => (n / alloc_size).max(1),
+    })
+}
+
 /// The allocator of `spec`'s kind (of request pool `pool`).
 pub(crate) fn allocator_of(
     ctx: &Ctx<'_>,
@@ -436,7 +452,7 @@ pub(crate) fn allocator_of(
 ) -> Result<Allocator, HandleError> {
     let sym = ctx.symbol(spec.mem, "the object allocator")?;
     let alloc_size = ctx.size_of("MPIR_Object_alloc_t")?;
-    let pools = (sym.size / alloc_size).max(1);
+    let pools = pool_count(ctx, spec, sym.size)?;
     if u64::from(pool) >= pools {
         return Err(HandleError::OutOfRange {
             value: pool,
@@ -496,7 +512,7 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
     let size = ctx.size_of(spec.object_type)?;
     let handle_m = ctx.m(spec.object_type, "handle")?;
     let mem = ctx.symbol(spec.mem, "the object allocator")?;
-    let pools = (mem.size / ctx.size_of("MPIR_Object_alloc_t")?).max(1);
+    let pools = pool_count(ctx, spec, mem.size)?;
     let mut out = Vec::new();
     let mut visited = 0u64;
     let mut budget = |n: u64, addr: TargetAddr| -> Result<(), HandleError> {
@@ -541,7 +557,13 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
         let free = alloc.free_set(ctx)?;
         if pool == 0 {
             let direct = ctx.symbol(spec.direct, "the preallocated objects")?;
-            let count = direct.size / size;
+            // A symbol source that knows addresses only (a debugger's
+            // `mqs_find_symbol`) leaves the array's length to the
+            // allocator, which records it for MPICH's own use.
+            let count = match direct.size {
+                0 => u64::try_from(alloc.direct_size.max(0)).unwrap_or(0),
+                n => n / size,
+            };
             budget(count, direct.addr)?;
             let bytes = ctx.bytes(direct.addr, count * size, "MPICH direct objects")?;
             keep(direct.addr, bytes, &free);

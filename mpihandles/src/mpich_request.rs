@@ -26,6 +26,16 @@ const ANY_SOURCE: i64 = -2;
 const PROC_NULL: i64 = -1;
 const ANY_TAG: i64 = -1;
 
+/// Why a point-to-point request can have no communicator. Under CH4 the
+/// network module's send and receive (`MPIDI_UCX_send`, `MPIDI_UCX_recv`,
+/// `ch4/netmod/ucx/`) neither set `comm` (`MPIR_Request_create_from_pool`
+/// leaves it NULL) nor hold a reference on the communicator, which the
+/// application may then free while the operation is pending: MPICH then
+/// returns the communicator object to its allocator at once.
+const NO_COMM: &str = "MPICH recorded no communicator for this request (MPIR_Request.comm is \
+                       NULL): CH4 hands operations to its network module (UCX) without one, and \
+                       the context id is then only in UCX's own request";
+
 pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, HandleError> {
     let ctx = &m.ctx;
     let r = ctx.record(addr, R)?;
@@ -73,14 +83,6 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
     } else {
         Availability::not_available("only persistent requests are started and stopped")
     };
-    let communicator = (|| -> Result<Option<HandleRef>, HandleError> {
-        let ptr = r.ptr(ctx.m(R, "comm")?)?;
-        if ptr.is_null() {
-            return Ok(None);
-        }
-        Ok(Some(m.reference_at(HandleKind::Comm, ptr, "MPIR_Comm")?))
-    })()
-    .into();
     let point_to_point = matches!(
         request_kind,
         RequestKind::Send
@@ -89,28 +91,37 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
             | RequestKind::PersistentReceive
             | RequestKind::MatchedProbe
     );
-    let (peer, tag) = if point_to_point {
-        match envelope(m, &r, &request_kind) {
-            Ok((rank, tag)) => (
-                rank.map(|rank| match rank {
-                    ANY_SOURCE => Peer::AnySource,
-                    PROC_NULL => Peer::ProcNull,
-                    n => Peer::Rank(n as i32),
-                }),
-                tag.map(|tag| (tag != ANY_TAG).then_some(tag as i32)),
-            ),
-            Err(e) => (
-                Availability::not_available(e.to_string()),
-                Availability::not_available(e.to_string()),
-            ),
-        }
+    let envelope = if point_to_point {
+        envelope(m, &r, &request_kind).unwrap_or_else(|e| Envelope::unknown(e.to_string()))
     } else {
-        let why = "not a point-to-point request";
-        (
-            Availability::not_available(why),
-            Availability::not_available(why),
-        )
+        Envelope::unknown("not a point-to-point request".to_string())
     };
+    let comm_ptr = ctx
+        .m(R, "comm")
+        .map_err(HandleError::from)
+        .and_then(|f| Ok(r.ptr(f)?));
+    let communicator = match comm_ptr {
+        Ok(ptr) if ptr.is_null() && point_to_point && ctx.m(R, "dev.ch4").is_ok() => {
+            match envelope.sendq_context_id {
+                Some(id) => comm_of_context(m, id),
+                None => Availability::not_available(NO_COMM),
+            }
+        }
+        Ok(ptr) if ptr.is_null() => Availability::Value(None),
+        Ok(ptr) => m
+            .reference_at(HandleKind::Comm, ptr, "MPIR_Comm")
+            .map(Some)
+            .into(),
+        Err(e) => Availability::not_available(e.to_string()),
+    };
+    let peer = envelope.rank.map(|rank| match rank {
+        ANY_SOURCE => Peer::AnySource,
+        PROC_NULL => Peer::ProcNull,
+        n => Peer::Rank(n as i32),
+    });
+    let tag = envelope
+        .tag
+        .map(|tag| (tag != ANY_TAG).then_some(tag as i32));
     let status = match complete.value() {
         Some(true) if !persistent => (|| -> Result<_, HandleError> {
             let f = ctx.m(R, "status")?;
@@ -212,32 +223,32 @@ pub(crate) fn referring_to(
 /// `dev.ch4.am.u.recv`; a send's destination there in `u.send.dest` but
 /// its tag only in the debugger's send-queue entry (`u.send.dbg_next`, an
 /// `MPIR_Sendq`, which has both). Receives handed to UCX keep them only in
-/// UCX's own request.
-fn envelope(
-    m: &Mpich<'_>,
-    r: &Rec,
-    kind: &RequestKind,
-) -> Result<(Availability<i64>, Availability<i64>), HandleError> {
+/// UCX's own request; a CH4 built without a shared-memory module (no
+/// `dev.is_local`) hands every one to it.
+fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, HandleError> {
     let ctx = &m.ctx;
     if let (Ok(rank), Ok(tag)) = (
         ctx.m(R, "dev.match.parts.rank"),
         ctx.m(R, "dev.match.parts.tag"),
     ) {
-        return Ok((
-            Availability::Value(r.int(rank)?),
-            Availability::Value(r.int(tag)?),
-        ));
+        return Ok(Envelope::known(r.int(rank)?, r.int(tag)?));
     }
     if matches!(
         kind,
         RequestKind::PersistentSend | RequestKind::PersistentReceive
     ) {
-        return Ok((
-            Availability::Value(r.int(ctx.m(R, "dev.ch4.preq.rank")?)?),
-            Availability::Value(r.int(ctx.m(R, "dev.ch4.preq.tag")?)?),
+        return Ok(Envelope::known(
+            r.int(ctx.m(R, "dev.ch4.preq.rank")?)?,
+            r.int(ctx.m(R, "dev.ch4.preq.tag")?)?,
         ));
     }
-    let local = r.int(ctx.m(R, "dev.is_local")?)? != 0;
+    // A CH4 built with a network module and no shared-memory module
+    // (`MPIDI_CH4_DIRECT_NETMOD`, as ch4:ucx always is) has no `is_local`:
+    // every point-to-point operation goes to the network module.
+    let local = match ctx.m(R, "dev.is_local") {
+        Ok(f) => r.int(f)? != 0,
+        Err(_) => false,
+    };
     if *kind == RequestKind::Send {
         let entry = ctx
             .m(R, "u.send.dbg_next")
@@ -246,36 +257,86 @@ fn envelope(
             .transpose()?
             .filter(|p| !p.is_null());
         if let Some(entry) = entry {
-            let q = ctx.record(entry, "MPIR_Sendq")?;
-            return Ok((
-                Availability::Value(q.int(ctx.m("MPIR_Sendq", "rank")?)?),
-                Availability::Value(q.int(ctx.m("MPIR_Sendq", "tag")?)?),
-            ));
+            const Q: &str = "MPIR_Sendq";
+            let q = ctx.record(entry, Q)?;
+            let mut e = Envelope::known(q.int(ctx.m(Q, "rank")?)?, q.int(ctx.m(Q, "tag")?)?);
+            e.sendq_context_id = Some(q.int(ctx.m(Q, "context_id")?)?);
+            return Ok(e);
         }
         let no_tag = "CH4 keeps a send's tag only in the debugger's send queue, which does not \
                       hold this send (a blocking send, or MPICH without debugger support)";
         if local {
-            return Ok((
-                Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.send.dest")?)?),
-                Availability::not_available(no_tag),
-            ));
+            return Ok(Envelope {
+                rank: Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.send.dest")?)?),
+                tag: Availability::not_available(no_tag),
+                sendq_context_id: None,
+            });
         }
-        return Ok((
-            Availability::not_available(
+        return Ok(Envelope {
+            rank: Availability::not_available(
                 "sent through the network module: its peer is only in the network library's request",
             ),
-            Availability::not_available(no_tag),
-        ));
+            tag: Availability::not_available(no_tag),
+            sendq_context_id: None,
+        });
     }
     if local {
-        return Ok((
-            Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.recv.source")?)?),
-            Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.recv.tag")?)?),
+        return Ok(Envelope::known(
+            r.int(ctx.m(R, "dev.ch4.am.u.recv.source")?)?,
+            r.int(ctx.m(R, "dev.ch4.am.u.recv.tag")?)?,
         ));
     }
     let why = "posted to the network module (UCX): its source and tag are only in UCX's request";
-    Ok((
-        Availability::not_available(why),
-        Availability::not_available(why),
-    ))
+    Ok(Envelope::unknown(why.to_string()))
+}
+
+/// A point-to-point request's peer and tag, as [`envelope`] found them.
+struct Envelope {
+    rank: Availability<i64>,
+    tag: Availability<i64>,
+    /// The context id of the debugger's send-queue entry, the one place a
+    /// CH4 send handed to the network module keeps its communicator.
+    sendq_context_id: Option<i64>,
+}
+
+impl Envelope {
+    fn known(rank: i64, tag: i64) -> Envelope {
+        Envelope {
+            rank: Availability::Value(rank),
+            tag: Availability::Value(tag),
+            sendq_context_id: None,
+        }
+    }
+
+    fn unknown(why: String) -> Envelope {
+        Envelope {
+            rank: Availability::not_available(why.clone()),
+            tag: Availability::not_available(why),
+            sendq_context_id: None,
+        }
+    }
+}
+
+/// The communicator whose (send) context id is `id`, among the
+/// predefined and the live ones. MPICH allocates context ids per process,
+/// but an intercommunicator's send context id is its peer group's, which
+/// may equal a local one; more than one match is reported, not guessed.
+fn comm_of_context(m: &Mpich<'_>, id: i64) -> Availability<Option<HandleRef>> {
+    match crate::mpich_comm::with_context_id(m, id) {
+        Ok(found) => match found.as_slice() {
+            [one] => Availability::Value(Some(one.clone())),
+            [] => Availability::not_available(format!(
+                "the send-queue entry names context id {id}, which no live communicator has \
+                 (the application freed it)"
+            )),
+            many => Availability::not_available(format!(
+                "the send-queue entry names context id {id}, which {} live communicators share",
+                many.len()
+            )),
+        },
+        Err(e) => Availability::not_available(format!(
+            "the send-queue entry names context id {id}, but the communicators could not be \
+             read: {e}"
+        )),
+    }
 }

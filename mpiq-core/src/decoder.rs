@@ -2,8 +2,8 @@
 //! one is picked for a target.
 
 use mpidd_read::{
-    build_id, choose_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts,
-    ReadError, SymbolSource,
+    choose_loaded_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ReadError,
+    SymbolSource,
 };
 use mpidd_types::TargetAddr;
 
@@ -301,17 +301,12 @@ pub fn decoder_layouts<'a>(
     objects: &ElfSymbols,
     profiles: &'a [LayoutProfile],
 ) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
-    let path = objects
-        .objects()
-        .find(|o| o.name == found.library)
-        .map(|o| o.path.clone());
-    let id = path.as_deref().and_then(|p| build_id(p).ok().flatten());
-    choose_layouts(
+    choose_loaded_layouts(
         dwarf,
         &|l| found.kind.missing_layouts(l),
         &found.library,
-        id.as_deref(),
-        Some(&found.version),
+        (!found.version.is_empty()).then_some(found.version.as_str()),
+        objects,
         profiles,
     )
 }

@@ -16,7 +16,9 @@
  *             rank 0 posts a receive from rank 1 (tag TAG_DOOMED) and which
  *             every rank frees before the stop (rank 1 sends on its own
  *             duplicate only after the stop, so rank 0's receive is
- *             pending)
+ *             pending). Under CH3 that receive holds a reference that keeps
+ *             rank 0's object alive; under ch4:ucx it holds none, and the
+ *             object is freed at once.
  *   strct     MPI_Type_create_struct of struct rec {char c; double d; int i}
  *             (holes after c and after i), committed, named "mpidd_struct"
  *   pair      MPI_Type_contiguous(2, strct), committed, named "mpidd_pair"

@@ -1,7 +1,7 @@
 //! What the queues of tests/mpich/queues.c must hold, as the vendor
 //! library and as the native decoder report them.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::mpich_job::{mpidd, ref_mpich};
 
@@ -352,5 +352,97 @@ pub fn assert_only_documented_differences(differences: &[Value]) {
             _ => false,
         };
         assert!(documented, "an undocumented difference: {d:#}");
+    }
+}
+
+/// Who read a CH4 rank's queues for `mpidd queues`.
+#[derive(Clone, Copy, Debug)]
+pub enum Ch4Reader {
+    /// The native decoder.
+    Native,
+    /// Our mqs library (libmpiq_mqs.so) under our host, which passes on
+    /// the decoder's notes through `mqs_dprints`.
+    OurLibrary,
+}
+
+/// What tests/mpich/queues.c posted, as far as MPICH keeps it under CH4
+/// with UCX (docs/ch4.md): the communicators and their world ranks, rank
+/// 2's rendezvous send, and rank 0's three receives posted to UCX, which
+/// only the notes can report (their communicator is in UCX's request).
+pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
+    let (source, note_prefix) = match reader {
+        Ch4Reader::Native => ("ch4:ucx", ""),
+        Ch4Reader::OurLibrary => ("mpiq_mqs", "library says: mpiq_mqs: "),
+    };
+    assert!(
+        q["source"].as_str().unwrap().contains(source),
+        "{}",
+        q["source"]
+    );
+    assert_eq!(q["global_rank"], rank);
+    let world = comm(q, "MPI_COMM_WORLD");
+    assert_eq!(
+        (world["size"].as_i64(), world["local_rank"].as_i64()),
+        (Some(4), Some(rank))
+    );
+    assert_eq!(world["group"], json!([0, 1, 2, 3]));
+    let dup = comm(q, "mpidd_dup");
+    assert_eq!(dup["group"], json!([0, 1, 2, 3]));
+    let split = comm(
+        q,
+        if rank % 2 == 0 {
+            "mpidd_split_even"
+        } else {
+            "mpidd_split_odd"
+        },
+    );
+    let members = if rank % 2 == 0 { [0, 2] } else { [1, 3] };
+    assert_eq!(
+        (split["size"].as_i64(), split["local_rank"].as_i64()),
+        (Some(2), Some(rank / 2))
+    );
+    assert_eq!(
+        split["group"],
+        json!(members),
+        "the split's world ranks, from CH4's rank map"
+    );
+    let diagnostics: Vec<&str> = q["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    let ucx_receives = diagnostics
+        .iter()
+        .filter_map(|d| d.strip_prefix(note_prefix))
+        .filter(|d| d.starts_with("a pending receive posted to UCX"))
+        .count();
+    match rank {
+        0 => {
+            // The three receives rank 0 posted, one entry each.
+            assert_eq!(ucx_receives, 3, "{diagnostics:#?}");
+            assert!(
+                diagnostics
+                    .iter()
+                    .filter_map(|d| d.strip_prefix(note_prefix))
+                    .any(|d| d.starts_with("UCX's types:") && d.contains("ucp_request_t")),
+                "says which types are missing: {diagnostics:#?}"
+            );
+        }
+        2 => {
+            assert_eq!(ucx_receives, 0, "{diagnostics:#?}");
+            let s = ops(world, "pending_sends");
+            assert_eq!(s.len(), 1, "the rendezvous MPI_Isend: {world:#}");
+            assert_eq!(s[0]["status"], "pending", "its receiver has not received");
+            assert_eq!(
+                (
+                    s[0]["desired_local_rank"].as_i64(),
+                    s[0]["desired_global_rank"].as_i64(),
+                    s[0]["desired_tag"].as_i64()
+                ),
+                (Some(3), Some(3), Some(33))
+            );
+        }
+        _ => assert_eq!(ucx_receives, 0, "{diagnostics:#?}"),
     }
 }

@@ -1,17 +1,24 @@
 //! A target seen through a debugger's callbacks: memory through
 //! `mqs_fetch_data`, byte order through `mqs_target_to_host`, widths through
 //! `mqs_get_type_sizes`, symbols through `mqs_find_symbol`, and types through
-//! `mqs_find_type`/`mqs_field_offset`/`mqs_sizeof`. The native decoders run
-//! on this exactly as on a core file or a live process.
+//! `mqs_find_type`/`mqs_field_offset`/`mqs_sizeof` (completed by MPICH's
+//! declarations, [`DeclaredLayouts`](crate::declared_layouts::DeclaredLayouts)).
+//! The native decoders run on this exactly as on a core file or a live
+//! process.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CString};
 use std::io;
 
 use mpidd_read::{ReadError, Symbol, SymbolSource};
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
-use mpiq_core::mqs_abi::{MqsImage, MqsProcess, MqsTaddr, MqsTargetTypeSizes, MQS_LANG_C, MQS_OK};
-use mpiq_core::{ByteSource, LayoutError, Layouts, Member};
+use mpiq_core::mqs_abi::{
+    MqsImage, MqsProcess, MqsTaddr, MqsTargetTypeSizes, MqsType, MQS_LANG_C, MQS_OK,
+};
+use mpiq_core::{ByteSource, LayoutError};
 
+use crate::declared_layouts::{ScalarSizes, TypeCallbacks};
 use crate::host_abi::{HostImage, HostProcess};
 
 /// A process's memory through its callbacks.
@@ -79,7 +86,7 @@ fn backend(what: &'static str, addr: TargetAddr, why: &str) -> ReadError {
 
 /// The target's ABI as the debugger describes it: the pointer size from
 /// `mqs_get_type_sizes`, the byte order from what `mqs_target_to_host`
-/// does to a known value.
+/// does to a known value; and the sizes of `int` and pointers.
 ///
 /// # Safety
 /// `image` and `process` are the debugger's tables for this process.
@@ -87,7 +94,7 @@ pub(crate) unsafe fn probe_abi(
     image: &HostImage,
     process_callbacks: &HostProcess,
     process: *mut MqsProcess,
-) -> Option<TargetAbi> {
+) -> Option<(TargetAbi, ScalarSizes)> {
     // Seven ints: room for Open MPI's longer form of the struct too.
     let mut sizes = [0 as c_int; 7];
     // SAFETY: the buffer holds either form of mqs_target_type_sizes.
@@ -111,16 +118,37 @@ pub(crate) unsafe fn probe_abi(
         0x0100_0000 => ByteOrder::Little,
         _ => return None,
     };
-    Some(TargetAbi::new(order, width))
+    let sizes = ScalarSizes {
+        int: u64::try_from(sizes[1]).ok().filter(|&n| n > 0)?,
+        pointer: width.bytes() as u64,
+    };
+    Some((TargetAbi::new(order, width), sizes))
+}
+
+/// The debugger's answers about one image's types, each asked once: the
+/// layouts are asked again at every reading, and a debugger may keep every
+/// type handle it gives out for the life of the image.
+#[derive(Default)]
+pub(crate) struct TypeCache {
+    /// `mqs_find_type` by name (NULL when it does not know the type).
+    handles: RefCell<HashMap<String, *mut MqsType>>,
+    /// `mqs_field_offset` by type and member.
+    offsets: RefCell<HashMap<(String, String), c_int>>,
+    /// `mqs_sizeof` by type.
+    sizes: RefCell<HashMap<String, c_int>>,
 }
 
 /// An image's symbols and types through its callbacks.
-pub(crate) struct CallbackImage {
+pub(crate) struct CallbackImage<'a> {
     pub(crate) image: *mut MqsImage,
     pub(crate) callbacks: *const HostImage,
+    /// The target's `int` and pointer sizes, once a process of the image
+    /// has been set up.
+    pub(crate) sizes: Option<ScalarSizes>,
+    pub(crate) cache: &'a TypeCache,
 }
 
-impl CallbackImage {
+impl CallbackImage<'_> {
     fn table(&self) -> Option<&HostImage> {
         // SAFETY: the debugger keeps its image table valid while the image
         // is set up; checked for NULL.
@@ -128,7 +156,7 @@ impl CallbackImage {
     }
 }
 
-impl SymbolSource for CallbackImage {
+impl SymbolSource for CallbackImage<'_> {
     fn lookup(&self, name: &str) -> Option<Symbol> {
         let find = self.table()?.find_symbol?;
         let c_name = CString::new(name).ok()?;
@@ -149,98 +177,104 @@ impl SymbolSource for CallbackImage {
     }
 }
 
-// The message-queue callbacks give offsets and sizes of types only: no
-// member sizes and no enumerators, which the queue decoders do not ask.
-impl Layouts for CallbackImage {
-    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
-        Err(LayoutError::new(
-            type_name,
-            Some(path),
-            "the debugger's callbacks give member offsets, not member sizes",
-        ))
+impl<T: TypeCallbacks> TypeCallbacks for &T {
+    fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {
+        (**self).type_size(type_name)
     }
-
-    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
-        Err(LayoutError::new(
-            type_name,
-            None,
-            "the debugger's callbacks describe no enumerations",
-        ))
+    fn field_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
+        (**self).field_offset(type_name, member)
     }
+    fn scalar_sizes(&self) -> Option<ScalarSizes> {
+        (**self).scalar_sizes()
+    }
+}
 
-    fn member_enumerators(
+impl CallbackImage<'_> {
+    /// The debugger's handle for the type `type_name`, and its table.
+    fn find(
         &self,
         type_name: &str,
-        path: &str,
-    ) -> Result<Vec<(String, i128)>, LayoutError> {
-        Err(LayoutError::new(
-            type_name,
-            Some(path),
-            "the debugger's callbacks describe no enumerations",
-        ))
-    }
-
-    fn member_fields(
-        &self,
-        type_name: &str,
-        path: &str,
-    ) -> Result<Vec<(String, Member)>, LayoutError> {
-        Err(LayoutError::new(
-            type_name,
-            Some(path),
-            "the debugger's callbacks list no members",
-        ))
-    }
-
-    fn member_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
-        let missing = |reason: &str| LayoutError {
-            type_name: type_name.to_string(),
-            member: Some(member.to_string()),
-            reason: reason.to_string(),
-        };
+        member: Option<&str>,
+    ) -> Result<(*mut MqsType, &HostImage), LayoutError> {
+        let missing = |reason: &str| LayoutError::new(type_name, member, reason);
         let table = self.table().ok_or_else(|| missing("no image callbacks"))?;
-        let (Some(find), Some(offset)) = (table.find_type, table.field_offset) else {
-            return Err(missing(
-                "the debugger gave no mqs_find_type or mqs_field_offset",
-            ));
+        let cached = self.cache.handles.borrow().get(type_name).copied();
+        let handle = match cached {
+            Some(handle) => handle,
+            None => {
+                let find = table
+                    .find_type
+                    .ok_or_else(|| missing("the debugger gave no mqs_find_type"))?;
+                let ty = CString::new(type_name).map_err(|_| missing("a name with a NUL"))?;
+                // SAFETY: a NUL-terminated name the debugger only reads.
+                let handle = unsafe { find(self.image, ty.as_ptr() as *mut _, MQS_LANG_C) };
+                self.cache
+                    .handles
+                    .borrow_mut()
+                    .insert(type_name.to_string(), handle);
+                handle
+            }
         };
-        let ty = CString::new(type_name).map_err(|_| missing("a name with a NUL"))?;
-        let field = CString::new(member).map_err(|_| missing("a name with a NUL"))?;
-        // SAFETY: NUL-terminated names the debugger only reads.
-        let handle = unsafe { find(self.image, ty.as_ptr() as *mut _, MQS_LANG_C) };
         if handle.is_null() {
             return Err(missing(
                 "the debugger's mqs_find_type does not know the type",
             ));
         }
-        // SAFETY: a type handle the debugger just gave, and a name.
-        let off = unsafe { offset(handle, field.as_ptr() as *mut _) };
+        Ok((handle, table))
+    }
+}
+
+// The message-queue callbacks give a named type's size and its members'
+// offsets; `DeclaredLayouts` adds what MPICH declares.
+impl TypeCallbacks for CallbackImage<'_> {
+    fn field_offset(&self, type_name: &str, member: &str) -> Result<u64, LayoutError> {
+        let missing = |reason: &str| LayoutError::new(type_name, Some(member), reason);
+        let key = (type_name.to_string(), member.to_string());
+        let cached = self.cache.offsets.borrow().get(&key).copied();
+        let off = match cached {
+            Some(off) => off,
+            None => {
+                let (handle, table) = self.find(type_name, Some(member))?;
+                let offset = table
+                    .field_offset
+                    .ok_or_else(|| missing("the debugger gave no mqs_field_offset"))?;
+                let field = CString::new(member).map_err(|_| missing("a name with a NUL"))?;
+                // SAFETY: a type handle the debugger gave, and a name it
+                // only reads.
+                let off = unsafe { offset(handle, field.as_ptr() as *mut _) };
+                self.cache.offsets.borrow_mut().insert(key, off);
+                off
+            }
+        };
         u64::try_from(off).map_err(|_| missing("mqs_field_offset returned -1: no such member"))
     }
 
-    fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
-        let missing = |reason: &str| LayoutError {
-            type_name: type_name.to_string(),
-            member: None,
-            reason: reason.to_string(),
+    fn type_size(&self, type_name: &str) -> Result<u64, LayoutError> {
+        let missing = |reason: &str| LayoutError::new(type_name, None, reason);
+        let cached = self.cache.sizes.borrow().get(type_name).copied();
+        let n = match cached {
+            Some(n) => n,
+            None => {
+                let (handle, table) = self.find(type_name, None)?;
+                let size = table
+                    .sizeof
+                    .ok_or_else(|| missing("the debugger gave no mqs_sizeof"))?;
+                // SAFETY: a type handle the debugger gave.
+                let n = unsafe { size(handle) };
+                self.cache
+                    .sizes
+                    .borrow_mut()
+                    .insert(type_name.to_string(), n);
+                n
+            }
         };
-        let table = self.table().ok_or_else(|| missing("no image callbacks"))?;
-        let (Some(find), Some(size)) = (table.find_type, table.sizeof) else {
-            return Err(missing("the debugger gave no mqs_find_type or mqs_sizeof"));
-        };
-        let ty = CString::new(type_name).map_err(|_| missing("a name with a NUL"))?;
-        // SAFETY: a NUL-terminated name the debugger only reads.
-        let handle = unsafe { find(self.image, ty.as_ptr() as *mut _, MQS_LANG_C) };
-        if handle.is_null() {
-            return Err(missing(
-                "the debugger's mqs_find_type does not know the type",
-            ));
-        }
-        // SAFETY: a type handle the debugger just gave.
-        let n = unsafe { size(handle) };
         u64::try_from(n)
             .ok()
             .filter(|&n| n > 0)
             .ok_or_else(|| missing("mqs_sizeof returned no size"))
+    }
+
+    fn scalar_sizes(&self) -> Option<ScalarSizes> {
+        self.sizes
     }
 }

@@ -5,7 +5,10 @@
 //! The decoders run unchanged on the debugger's callbacks: memory through
 //! `mqs_fetch_data` and `mqs_target_to_host`, widths through
 //! `mqs_get_type_sizes`, symbols through `mqs_find_symbol`, types through
-//! `mqs_find_type`, `mqs_field_offset` and `mqs_sizeof`. So a debugger gets
+//! `mqs_find_type`, `mqs_field_offset` and `mqs_sizeof`, completed for
+//! MPICH's CH4 device by what MPICH declares where the callbacks cannot
+//! answer (`mpich_declarations`). The decoder's notes, which the interface
+//! has no place for, go to the debugger's `mqs_dprints`. So a debugger gets
 //! what the native decoders add over the vendor library: world ranks,
 //! `MPI_ANY_SOURCE` as −1 and `MPI_ANY_TAG` as `tag_wild`, lengths in bytes,
 //! no reads at offset 0, bounded walks, and an iterator that answers
@@ -34,7 +37,9 @@
 #![allow(unsafe_code)]
 
 mod callback_target;
+mod declared_layouts;
 mod host_abi;
+mod mpich_declarations;
 mod state;
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -49,9 +54,10 @@ use mpiq_core::mqs_abi::{
     MqsCommunicator, MqsImage, MqsJob, MqsPendingOperation, MqsProcess, MqsProcessLocation,
     MqsTaddr, MqsTword, MQS_COMPATIBILITY_MPI2, MQS_END_OF_LIST, MQS_NO_INFORMATION, MQS_OK,
 };
-use mpiq_core::{detect, MpichCh3, NativeTarget};
+use mpiq_core::{detect, DecoderKind, NativeTarget};
 
-use callback_target::{probe_abi, CallbackImage, CallbackMemory};
+use callback_target::{probe_abi, CallbackImage, CallbackMemory, TypeCache};
+use declared_layouts::DeclaredLayouts;
 use host_abi::{HostBasic, HostImage, HostJob, HostProcess};
 use state::{basic, host_box, host_drop, ImageInfo, JobInfo, ProcessInfo, BASIC, LAST_DETAIL};
 
@@ -79,7 +85,7 @@ pub const ERR_NO_MEMORY: c_int = 108;
 pub const ERR_NO_ABI: c_int = 109;
 
 static VERSION: &CStr =
-    c"mpiq_mqs 0.1.0: native MPICH (CH3) message queues from the mpidd workspace";
+    c"mpiq_mqs 0.1.0: native MPICH (CH3, and CH4 of MPICH 4.0) message queues from the mpidd workspace";
 
 /// Runs an entry point's body; a panic becomes [`ERR_PANIC`].
 fn guarded(body: impl FnOnce() -> c_int) -> c_int {
@@ -204,6 +210,7 @@ pub unsafe extern "C" fn mqs_setup_image(image: *mut MqsImage, callbacks: *const
         let Some(info) = host_box(ImageInfo {
             callbacks: callbacks as *const HostImage,
             message: CString::default(),
+            types: TypeCache::default(),
         }) else {
             return ERR_NO_MEMORY;
         };
@@ -231,30 +238,10 @@ pub unsafe extern "C" fn mqs_image_has_queues(
         let source = CallbackImage {
             image,
             callbacks: info.callbacks,
+            sizes: None,
+            cache: &info.types,
         };
-        use mpidd_read::SymbolSource;
-        let (code, text) = if source.lookup("MPII_Version_string").is_none() {
-            (
-                ERR_UNSUPPORTED,
-                "mpiq_mqs: %s is not MPICH (it has no MPII_Version_string): this library reads MPICH's queues only".to_string(),
-            )
-        } else {
-            let missing = MpichCh3::missing(&source, &source);
-            if missing.is_empty() {
-                (
-                    MQS_OK,
-                    "mpiq_mqs: %s has MPICH's message queues".to_string(),
-                )
-            } else {
-                (
-                    ERR_UNSUPPORTED,
-                    format!(
-                        "mpiq_mqs: %s lacks what MPICH's message queues need: {}. Build MPICH with --enable-debuginfo and keep its debug info (-g, not stripped), or give the debugger its debug files",
-                        missing.join("; ").replace('%', "%%")
-                    ),
-                )
-            }
-        };
+        let (code, text) = image_check(&source);
         info.message = CString::new(text.replace('\0', " ")).unwrap_or_default();
         if code != MQS_OK {
             fail(
@@ -269,6 +256,78 @@ pub unsafe extern "C" fn mqs_image_has_queues(
         }
         code
     })
+}
+
+/// Whether an image has what a decoder needs, and the message saying so
+/// (a printf format for the image's name).
+fn image_check(source: &CallbackImage<'_>) -> (c_int, String) {
+    use mpidd_read::SymbolSource;
+    let fix = "Build MPICH with --enable-debuginfo and keep its debug info (-g, not stripped), \
+               or give the debugger its debug files";
+    if source.lookup("MPII_Version_string").is_none() {
+        return (
+            ERR_UNSUPPORTED,
+            "mpiq_mqs: %s is not MPICH (it has no MPII_Version_string): this library reads \
+             MPICH's queues only"
+                .to_string(),
+        );
+    }
+    let types = DeclaredLayouts { callbacks: source };
+    // CH4 keeps its global state in MPIDI_global, CH3 in MPIDI_Process.
+    if source.lookup("MPIDI_global").is_some() {
+        // Member sizes need the target's int and pointer sizes, which come
+        // with a process: here the symbols and the debugger's knowledge of
+        // the types the CH4 decoder starts from are checked, the rest at
+        // mqs_setup_process.
+        let mut missing: Vec<String> = ["MPIR_All_communicators", "MPIR_Request_mem"]
+            .into_iter()
+            .filter(|s| source.lookup(s).is_none())
+            .map(|s| format!("the symbol {s}"))
+            .collect();
+        for ty in [
+            "MPIR_Comm_list",
+            "MPIR_Comm",
+            "MPIR_Request",
+            "MPIDI_CH4_Global_t",
+            "MPIDI_Devcomm_t",
+            "MPIDI_Devreq_t",
+            "MPIR_Object_alloc_t",
+        ] {
+            if let Err(e) = mpidd_read::Layouts::size_of(&types, ty) {
+                missing.push(format!("the {e}"));
+            }
+        }
+        return if missing.is_empty() {
+            (
+                MQS_OK,
+                "mpiq_mqs: %s has MPICH's CH4 message queues".to_string(),
+            )
+        } else {
+            (
+                ERR_UNSUPPORTED,
+                format!(
+                    "mpiq_mqs: %s lacks what MPICH's CH4 message queues need: {}. {fix}",
+                    missing.join("; ").replace('%', "%%")
+                ),
+            )
+        };
+    }
+    let missing = DecoderKind::MpichCh3.missing_layouts(&types);
+    if missing.is_empty() {
+        (
+            MQS_OK,
+            "mpiq_mqs: %s has MPICH's message queues".to_string(),
+        )
+    } else {
+        let missing: Vec<String> = missing.iter().map(|e| format!("the {e}")).collect();
+        (
+            ERR_UNSUPPORTED,
+            format!(
+                "mpiq_mqs: %s lacks what MPICH's message queues need: {}. {fix}",
+                missing.join("; ").replace('%', "%%")
+            ),
+        )
+    }
 }
 
 /// Frees per-image state.
@@ -310,7 +369,7 @@ pub unsafe extern "C" fn mqs_setup_process(
             return ERR_NOT_SET_UP;
         };
         // SAFETY: both tables are the debugger's for this process.
-        let Some(abi) = (unsafe { probe_abi(image_cb, cb, process) }) else {
+        let Some((abi, sizes)) = (unsafe { probe_abi(image_cb, cb, process) }) else {
             return ERR_NO_ABI;
         };
         let limits = Limits::default();
@@ -322,11 +381,14 @@ pub unsafe extern "C" fn mqs_setup_process(
         let source = CallbackImage {
             image,
             callbacks: image_info.callbacks,
+            sizes: Some(sizes),
+            cache: &image_info.types,
         };
+        let types = DeclaredLayouts { callbacks: &source };
         let target = NativeTarget {
             memory: &memory,
             symbols: &source,
-            types: &source,
+            types: &types,
         };
         let decoder = detect(&target, &limits).map_err(|e| e.to_string());
         let Some(put) = basic().and_then(|b| b.put_process_info) else {
@@ -335,6 +397,7 @@ pub unsafe extern "C" fn mqs_setup_process(
         let Some(info) = host_box(ProcessInfo {
             callbacks: table,
             abi,
+            sizes,
             decoder,
             snapshot: None,
             communicator: 0,
@@ -430,14 +493,23 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
         let source = CallbackImage {
             image,
             callbacks: image_info.callbacks,
+            sizes: Some(info.sizes),
+            cache: &image_info.types,
         };
+        let types = DeclaredLayouts { callbacks: &source };
         let target = NativeTarget {
             memory: &memory,
             symbols: &source,
-            types: &source,
+            types: &types,
         };
         match decoder.read_queues(&target, &info.limits) {
             Ok(queues) => {
+                // What the interface has no place for (receives whose
+                // communicator is unknown, what could not be read) goes to
+                // the debugger's log.
+                for note in &queues.diagnostics {
+                    debug_print(&format!("mpiq_mqs: {note}"));
+                }
                 info.snapshot = Some(queues);
                 info.communicator = 0;
                 info.operation = None;
@@ -449,6 +521,18 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
             }
         }
     })
+}
+
+/// Hands a line to the debugger's `mqs_dprints`, if it gave one.
+fn debug_print(text: &str) {
+    let Some(print) = basic().and_then(|b| b.dprints) else {
+        return;
+    };
+    if let Ok(line) = CString::new(text.replace('\0', " ")) {
+        // SAFETY: the debugger's callback, given a NUL-terminated string it
+        // only reads during the call.
+        unsafe { print(line.as_ptr()) };
+    }
 }
 
 /// Starts at the first communicator.

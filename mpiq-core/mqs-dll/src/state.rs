@@ -13,6 +13,8 @@ use mpidd_types::TargetAbi;
 use mpiq_core::model::{ProcessQueues, QueueKind};
 use mpiq_core::QueueDecoder;
 
+use crate::callback_target::TypeCache;
+use crate::declared_layouts::ScalarSizes;
 use crate::host_abi::{HostBasic, HostImage, HostJob, HostProcess};
 
 /// The debugger's basic callbacks, from `mqs_setup_basic_callbacks`.
@@ -34,12 +36,16 @@ pub(crate) struct ImageInfo {
     /// The text `mqs_image_has_queues` hands out; kept here so the pointer
     /// stays valid while the image is set up.
     pub(crate) message: CString,
+    /// The debugger's answers about the image's types.
+    pub(crate) types: TypeCache,
 }
 
 /// Per process.
 pub(crate) struct ProcessInfo {
     pub(crate) callbacks: *const HostProcess,
     pub(crate) abi: TargetAbi,
+    /// The target's `int` and pointer sizes, for the layouts.
+    pub(crate) sizes: ScalarSizes,
     pub(crate) decoder: Result<Box<dyn QueueDecoder>, String>,
     /// The last reading, from `mqs_update_communicator_list`.
     pub(crate) snapshot: Option<ProcessQueues>,

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Regenerates the layout profile mpidd ships for Debian 12's own, stripped
+# Open MPI 4.1.4 on amd64 (mpidd-read/profiles/), from the DWARF of the
+# reference build (scripts/build-ref-ompi.sh: the same source package and
+# the configure options that shape the structs). The profile is chosen at
+# run time by the build-ids of the installed Debian objects, so it is written
+# on a machine that has Debian's openmpi packages installed.
+#
+#   write-ompi-profile.sh [OUTPUT]
+#
+#   MPIDD  the mpidd binary to run (default: cargo run -p mpidd)
+#
+# The test examples/tests/ompi_profile.rs fails when the shipped profile no
+# longer equals what this script writes, or when the installed packages are
+# another build; rerun this script then, and review the diff.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+out="${1:-mpidd-read/profiles/openmpi-4.1.4-debian12-amd64.json}"
+ref="${MPIDD_REF_OMPI:-$(bash scripts/build-ref-ompi.sh | tail -n 1)}"
+arch_dir=/usr/lib/x86_64-linux-gnu
+components="$arch_dir/openmpi/lib/openmpi3"
+for f in "$arch_dir/libmpi.so.40" "$arch_dir/libopen-pal.so.40" "$components/mca_pml_ob1.so" "$components/mca_io_ompio.so"; do
+  if [ ! -e "$f" ]; then
+    echo "error: $f is missing: install Debian's Open MPI (apt-get install openmpi-bin libopenmpi-dev)" >&2
+    exit 1
+  fi
+done
+package="$(dpkg-query -W -f='${Version}' libopenmpi3)"
+
+# The objects whose DWARF holds the types each reader asks about: libmpi
+# (ompi_*, mca_pml_base_*), libopen-pal (opal_*), the ob1 component
+# (mca_pml_ob1_*, mca_bml_*, mca_btl_*) for the queue decoder, and OMPIO
+# (mca_common_ompio_data_t) for the handle decoders' files.
+if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
+"${mpidd[@]}" profile write \
+  --object "$ref/lib/libmpi.so.40" \
+  --object "$ref/lib/libopen-pal.so.40" \
+  --object "$ref/lib/openmpi/mca_pml_ob1.so" \
+  --object "$ref/lib/openmpi/mca_io_ompio.so" \
+  --decoder ompi-ob1 \
+  --decoder ompi-handles \
+  --implementation "Open MPI" \
+  --impl-version 4.1.4 \
+  --build "Debian 12 openmpi $package (amd64), layouts from scripts/build-ref-ompi.sh" \
+  --for-build "$arch_dir/libmpi.so.40" \
+  --for-build "$arch_dir/libopen-pal.so.40" \
+  --for-build "$components/mca_pml_ob1.so" \
+  --for-build "$components/mca_io_ompio.so" \
+  --output "$out"
+echo "$out"
