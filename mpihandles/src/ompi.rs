@@ -217,8 +217,9 @@ impl<'a> Ompi<'a> {
             "Open MPI's libmpi.so.40 exports it: no Open MPI library is loaded",
         )?;
         let l = OmpiLayout::resolve(layouts).map_err(|missing| {
+            // Never empty: resolve fails only with what is missing.
             HandleError::Layout(missing.into_iter().next().unwrap_or_else(|| {
-                mpidd_read::LayoutError::new("ompi_communicator_t", None, "unknown")
+                mpidd_read::LayoutError::new("ompi_communicator_t", None, "not answered")
             }))
         })?;
         let predefined = PREDEFINED
@@ -536,29 +537,28 @@ impl<'a> Ompi<'a> {
     /// Open MPI marks the object predefined.
     fn own_name(&self, kind: HandleKind, addr: TargetAddr) -> Option<(String, bool)> {
         let l = &self.l;
-        let (size, what, name, flags, predefined_bit) = match kind {
+        // (record size, type, name member, the flags member and its
+        // predefined bit, for the kinds Open MPI predefines objects of).
+        let (size, what, name, flags) = match kind {
             HandleKind::Comm => (
                 l.comm.size,
                 l.comm.name,
                 l.comm.m.name,
-                l.comm.m.flags,
-                COMM_INTRINSIC,
+                Some((l.comm.m.flags, COMM_INTRINSIC)),
             ),
             HandleKind::Datatype => (
                 l.datatype.size,
                 l.datatype.name,
                 l.datatype.m.name,
-                l.datatype.m.flags,
-                DT_PREDEFINED,
+                Some((l.datatype.m.flags, DT_PREDEFINED)),
             ),
             HandleKind::Op => (
                 l.op.size,
                 l.op.name,
                 l.op.m.name,
-                l.op.m.flags,
-                OP_INTRINSIC,
+                Some((l.op.m.flags, OP_INTRINSIC)),
             ),
-            HandleKind::Win => (l.win.size, l.win.name, l.win.m.name, l.win.m.name, 0),
+            HandleKind::Win => (l.win.size, l.win.name, l.win.m.name, None),
             HandleKind::Group => {
                 let r = self
                     .ctx
@@ -571,7 +571,10 @@ impl<'a> Ompi<'a> {
         };
         self.check_class(kind, addr).ok()?;
         let r = self.ctx.record_sized(addr, size, what).ok()?;
-        let predefined = predefined_bit != 0 && r.uint(flags).ok()? & predefined_bit != 0;
+        let predefined = match flags {
+            Some((member, bit)) => r.uint(member).ok()? & bit != 0,
+            None => false,
+        };
         Some((r.chars(name).ok()?, predefined))
     }
 
