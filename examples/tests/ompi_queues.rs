@@ -319,9 +319,11 @@ fn the_shipped_profile_reads_the_reference_build_as_its_dwarf_does() {
         .expect("mpidd ships the Open MPI 4.1.4 profile");
     let prefix = ref_ompi();
     for o in &mut profile.identity.objects {
-        let path = match o.name.as_str() {
-            "mca_pml_ob1.so" => prefix.join("lib/openmpi").join(&o.name),
-            _ => prefix.join("lib").join(&o.name),
+        // Open MPI installs its components (mca_*) in lib/openmpi.
+        let path = if o.name.starts_with("mca_") {
+            prefix.join("lib/openmpi").join(&o.name)
+        } else {
+            prefix.join("lib").join(&o.name)
         };
         let id = mpidd_read::build_id(&path)
             .unwrap()
