@@ -12,18 +12,21 @@
 #     DWARF versions and name indexes, and pieces of the reference MPICH
 #     (two members of its libmpi.a linked alone, and libtvmpich.so);
 #   - the reference MPICH's real offsets for the queue decoder's layout
-#     and for the handle objects.
+#     and for the handle objects, and the reference Open MPI's for ob1's
+#     structures.
 #
 # Needs what scripts/test.sh installs (gcc and the cross compilers,
-# qemu-user, gdb) and the reference MPICH (scripts/build-ref-mpich.sh,
-# found through MPIDD_REF_MPICH or in ~/.cache/mpidd). A missing tool is an
-# error, not a smaller corpus.
+# qemu-user, gdb), the reference MPICH (scripts/build-ref-mpich.sh, found
+# through MPIDD_REF_MPICH or in ~/.cache/mpidd) and the reference Open MPI
+# (scripts/build-ref-ompi.sh, MPIDD_REF_OMPI or ~/.cache/mpidd). A missing
+# tool is an error, not a smaller corpus.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 out=${1:-$here/seeds}
 mpich=${MPIDD_REF_MPICH:-$HOME/.cache/mpidd/mpich-4.0.2}
+ompi=${MPIDD_REF_OMPI:-$HOME/.cache/mpidd/openmpi-4.1.4}
 
 die() { echo "seed.sh: error: $*" >&2; exit 1; }
 
@@ -37,9 +40,13 @@ for f in lib/libmpi.so lib/libmpi.a lib/libtvmpich.so; do
   [ -e "$mpich/$f" ] ||
     die "$mpich/$f not found: build the reference MPICH with scripts/build-ref-mpich.sh"
 done
+for f in lib/libmpi.so lib/libopen-pal.so lib/openmpi/mca_pml_ob1.so; do
+  [ -e "$ompi/$f" ] ||
+    die "$ompi/$f not found: build the reference Open MPI with scripts/build-ref-ompi.sh"
+done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,handles}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -58,6 +65,7 @@ gen="$target_dir/release/examples/make_seeds"
 echo "== synthetic seeds"
 "$gen" synthetic "$out"
 "$gen" mpich-real "$out" "$mpich/lib/libmpi.so"
+"$gen" ompi-real "$out" "$ompi"
 
 echo "== objects with debug info"
 src="$root/mpidd-read/tests/c"
