@@ -2,9 +2,10 @@
 
 use std::io::Write;
 
-use mpidd_read::{Limits, SymbolSource, TargetMemory, TypeOracle};
+use mpidd_read::{Layouts, Limits, SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::TargetAddr;
-use mpihandles::{HandleError, HandleKind, HandleResolver, Mpich};
+use mpihandles::{Availability, Details, HandleError, HandleKind, HandleResolver, Mpich};
+use mpiq_core::{identify, world_rank, DecoderKind};
 use serde_json::Value;
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, TargetArgs};
@@ -89,6 +90,9 @@ pub enum HandleCliError {
     /// The arguments do not fit together.
     #[error("{0}")]
     Usage(String),
+    /// The process runs an MPI whose handles no decoder reads.
+    #[error("{0}")]
+    OtherMpi(String),
     /// JSON output failed.
     #[error("cannot print JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -117,6 +121,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
     let value = read_target(
         source,
         !args.no_stop,
+        args.target.verbose(),
         HandleReader {
             args: &args,
             limits,
@@ -144,7 +149,7 @@ impl ReadTarget for HandleReader<'_> {
 
 fn read<T: OpenTarget>(t: &T, args: &HandleArgs, limits: Limits) -> Result<Value, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
-    let mpich = Mpich::new(t, t, &oracle, limits)?;
+    let mpich = Mpich::new(t, t, &oracle, limits).map_err(|e| other_mpi(e, t, &oracle, &limits))?;
     let resolver: &dyn HandleResolver = &mpich;
     if args.kind == HandleKind::Status {
         let addr = match (&args.var, args.address) {
@@ -166,14 +171,60 @@ fn read<T: OpenTarget>(t: &T, args: &HandleArgs, limits: Limits) -> Result<Value
         (None, Some(v)) => v,
         (None, None) => unreachable!("clap requires --value, --var or --address"),
     };
-    let view = if args.fortran {
+    let mut view = if args.fortran {
         let v = i32::try_from(value)
             .map_err(|_| HandleCliError::Usage(format!("{value} is not a Fortran INTEGER")))?;
         resolver.resolve_fortran(args.kind, v)?
     } else {
         resolver.resolve(args.kind, value)?
     };
+    if let Details::Comm(comm) = &mut view.details {
+        fill_world_rank(&mut comm.world_rank, t, &oracle, &limits);
+    }
     Ok(serde_json::to_value(view)?)
+}
+
+/// A process that is not MPICH: which MPI it is, in which library, and its
+/// world rank, rather than only what it is not.
+fn other_mpi<T: OpenTarget>(
+    e: HandleError,
+    t: &T,
+    layouts: &dyn Layouts,
+    limits: &Limits,
+) -> HandleCliError {
+    if !matches!(e, HandleError::NotThisImplementation { .. }) {
+        return e.into();
+    }
+    let found = match identify(t, t, limits) {
+        Ok(found) if found.kind == DecoderKind::OmpiOb1 => found,
+        _ => return e.into(),
+    };
+    let rank = match world_rank(t, t, layouts, limits) {
+        Ok(r) => format!("world rank {} (read from {})", r.rank, r.source),
+        Err(e) => format!("world rank unknown: {e}"),
+    };
+    let library = found.library.rsplit('/').next().unwrap_or(&found.library);
+    HandleCliError::OtherMpi(format!(
+        "an Open MPI {} process, {rank}, with {library}: mpidd reads no Open MPI handles yet",
+        found.version
+    ))
+}
+
+/// A communicator's `world_rank` that its decoder could not read comes
+/// from the process by the other ways ([`world_rank`]: the MPI library's
+/// own globals, or the launcher's environment, which needs no debug info).
+fn fill_world_rank<T: OpenTarget>(
+    field: &mut Availability<i32>,
+    t: &T,
+    layouts: &dyn Layouts,
+    limits: &Limits,
+) {
+    if let Availability::NotAvailable { reason } = field {
+        *field = match world_rank(t, t, layouts, limits) {
+            Ok(found) => Availability::Value(found.rank),
+            Err(e) => Availability::not_available(format!("{reason}; {e}")),
+        };
+    }
 }
 
 /// The address of the global `name`, and with `width`, the integer of that
@@ -186,7 +237,7 @@ fn variable<T: TargetMemory + SymbolSource>(
     let sym = t.lookup(name).ok_or_else(|| {
         HandleCliError::Variable(format!(
             "no global variable {name} in {}",
-            t.searched_objects().join(", ")
+            mpidd_read::searched_summary(t)
         ))
     })?;
     let Some(width) = width else {

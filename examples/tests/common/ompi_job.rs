@@ -1,6 +1,7 @@
-//! The reference Open MPI build (scripts/build-ref-ompi.sh) and 4-rank jobs
-//! of tests/openmpi/queues.c, run by its own mpirun, that have stopped
-//! themselves after writing down what each rank posted.
+//! The reference Open MPI build (scripts/build-ref-ompi.sh), Debian's own
+//! stripped Open MPI, and 4-rank jobs of tests/openmpi/queues.c, run by
+//! their own mpirun, that have stopped themselves after writing down what
+//! each rank posted.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -33,6 +34,53 @@ pub fn msgq_dll(prefix: &Path) -> PathBuf {
     prefix.join("lib/openmpi/libompi_dbg_msgq.so")
 }
 
+/// Which Open MPI builds and runs a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OmpiBuild {
+    /// The reference build, with debug info (scripts/build-ref-ompi.sh).
+    Reference,
+    /// Debian's own, stripped, without debug info anywhere (`openmpi-bin`
+    /// and `libopenmpi-dev`, which scripts/test.sh installs); the program
+    /// is built without -g too.
+    Stock,
+}
+
+impl OmpiBuild {
+    fn mpicc(self) -> PathBuf {
+        match self {
+            OmpiBuild::Reference => ref_ompi().join("bin/mpicc"),
+            OmpiBuild::Stock => stock("/usr/bin/mpicc.openmpi"),
+        }
+    }
+
+    fn mpirun(self) -> PathBuf {
+        match self {
+            OmpiBuild::Reference => ref_ompi().join("bin/mpirun"),
+            OmpiBuild::Stock => stock("/usr/bin/mpirun.openmpi"),
+        }
+    }
+
+    /// Its own message-queue library.
+    pub fn msgq_dll(self) -> PathBuf {
+        match self {
+            OmpiBuild::Reference => msgq_dll(&ref_ompi()),
+            OmpiBuild::Stock => {
+                stock("/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/libompi_dbg_msgq.so")
+            }
+        }
+    }
+}
+
+/// A file of Debian's Open MPI, which must be installed.
+fn stock(path: &str) -> PathBuf {
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: apt-get install openmpi-bin libopenmpi-dev \
+         (bash scripts/test.sh does)"
+    );
+    PathBuf::from(path)
+}
+
 /// A running `mpirun -n 4 queues DIR` whose ranks have stopped themselves.
 /// Dropping it continues the ranks and ends the job, so a failed assertion
 /// leaves nothing stopped behind.
@@ -40,6 +88,9 @@ pub struct OmpiJob {
     pub mpirun: Child,
     /// (rank, pid), by rank.
     pub ranks: Vec<(i64, i32)>,
+    /// Each rank's `MPI_COMM_WORLD` handle (a pointer), by rank, as the
+    /// program printed it.
+    pub comm_world: Vec<u64>,
     pub dir: PathBuf,
 }
 
@@ -48,25 +99,34 @@ impl OmpiJob {
     /// its mpirun as 4 ranks on the shared-memory transport, in a fresh
     /// directory `name` that is also the program's argument.
     pub fn start(name: &str, program: &str) -> OmpiJob {
-        let prefix = ref_ompi();
+        OmpiJob::start_on(OmpiBuild::Reference, name, program)
+    }
+
+    /// The same with the Open MPI `build`.
+    pub fn start_on(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let exe = dir.join(program);
         let src =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
-        let out = Command::new(prefix.join("bin/mpicc"))
-            .args(["-g", "-O0", "-o"])
+        let debug: &[&str] = match build {
+            OmpiBuild::Reference => &["-g"],
+            OmpiBuild::Stock => &[],
+        };
+        let out = Command::new(build.mpicc())
+            .args(debug)
+            .args(["-O0", "-o"])
             .arg(&exe)
             .arg(src)
             .output()
-            .expect("run the reference mpicc");
+            .expect("run mpicc");
         assert!(
             out.status.success(),
             "mpicc failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut mpirun = Command::new(prefix.join("bin/mpirun"))
+        let mut mpirun = Command::new(build.mpirun())
             // Root in containers; more ranks than cores on small machines;
             // shared memory between the ranks, as on one node.
             .args(["--allow-run-as-root", "--oversubscribe"])
@@ -77,7 +137,7 @@ impl OmpiJob {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start the reference mpirun");
+            .expect("start mpirun");
         let stdout = mpirun.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -90,8 +150,10 @@ impl OmpiJob {
         let mut job = OmpiJob {
             mpirun,
             ranks: Vec::new(),
+            comm_world: Vec::new(),
             dir,
         };
+        let mut handles = Vec::new();
         while job.ranks.len() < 4 {
             let line = rx
                 .recv_timeout(Duration::from_secs(120))
@@ -100,10 +162,15 @@ impl OmpiJob {
             if words.next() == Some("READY") {
                 let rank = words.next().unwrap().parse().unwrap();
                 let pid = words.next().unwrap().parse().unwrap();
+                let handle = words.next().expect("MPI_COMM_WORLD on the READY line");
+                let handle = u64::from_str_radix(handle.trim_start_matches("0x"), 16).unwrap();
                 job.ranks.push((rank, pid));
+                handles.push((rank, handle));
             }
         }
         job.ranks.sort();
+        handles.sort();
+        job.comm_world = handles.into_iter().map(|(_, h)| h).collect();
         for &(_, pid) in &job.ranks {
             wait_stopped(pid);
         }
