@@ -13,12 +13,14 @@
 #     (two members of its libmpi.a linked alone, and libtvmpich.so);
 #   - the reference MPICH's real offsets for the queue decoder's layout
 #     and for the handle objects;
-#   - the reference Open MPI's real offsets for its handle objects.
+#   - the reference Open MPI's real offsets for ob1's structures and for its
+#     handle objects.
 #
 # Needs what scripts/test.sh installs (gcc and the cross compilers,
-# qemu-user, gdb) and the reference MPICH (scripts/build-ref-mpich.sh,
-# found through MPIDD_REF_MPICH or in ~/.cache/mpidd). A missing tool is an
-# error, not a smaller corpus.
+# qemu-user, gdb), the reference MPICH (scripts/build-ref-mpich.sh, found
+# through MPIDD_REF_MPICH or in ~/.cache/mpidd) and the reference Open MPI
+# (scripts/build-ref-ompi.sh, MPIDD_REF_OMPI or ~/.cache/mpidd). A missing
+# tool is an error, not a smaller corpus.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,14 +41,15 @@ for f in lib/libmpi.so lib/libmpi.a lib/libtvmpich.so; do
   [ -e "$mpich/$f" ] ||
     die "$mpich/$f not found: build the reference MPICH with scripts/build-ref-mpich.sh"
 done
-ompi_objects=("$ompi/lib/libmpi.so.40" "$ompi/lib/libopen-pal.so.40" "$ompi/lib/openmpi/mca_io_ompio.so")
+ompi_objects=("$ompi/lib/libmpi.so.40" "$ompi/lib/libopen-pal.so.40"
+              "$ompi/lib/openmpi/mca_io_ompio.so" "$ompi/lib/openmpi/mca_pml_ob1.so")
 for f in "${ompi_objects[@]}"; do
   [ -e "$f" ] ||
     die "$f not found: build the reference Open MPI with scripts/build-ref-ompi.sh"
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,handles,ompi_handles}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -65,7 +68,7 @@ gen="$target_dir/release/examples/make_seeds"
 echo "== synthetic seeds"
 "$gen" synthetic "$out"
 "$gen" mpich-real "$out" "$mpich/lib/libmpi.so"
-"$gen" ompi-real "$out" "${ompi_objects[@]}"
+"$gen" ompi-real "$out" "$ompi"
 
 echo "== objects with debug info"
 src="$root/mpidd-read/tests/c"

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 secs=${1:-60}
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [SECONDS_PER_TARGET [TARGET...]]" >&2; exit 2; }
-all=(records core_file mpir mpi2dd type_oracle mpich_queues mpich_ch4_queues handles ompi_handles)
+all=(records core_file mpir mpi2dd type_oracle mpich_queues mpich_ch4_queues ompi_ob1_queues handles ompi_handles)
 targets=("${@:2}")
 ((${#targets[@]})) || targets=("${all[@]}")
 for t in "${targets[@]}"; do
@@ -38,7 +38,7 @@ logs=$(mktemp -d)
 trap 'rm -rf "$scratch" "$logs"' EXIT
 
 failed=()
-printf '%-14s %8s %12s %10s  %s\n' target seconds executions exec/s result
+printf '%-16s %8s %12s %10s  %s\n' target seconds executions exec/s result
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"
   log="$logs/$t.log"
@@ -59,7 +59,7 @@ for t in "${targets[@]}"; do
     grep -E 'ERROR: libFuzzer|panicked at|SUMMARY|Test unit written' "$log" | head -n 8 >&2 || true
     tail -n 30 "$log" >&2
   fi
-  printf '%-14s %8s %12s %10s  %s\n' "$t" "$elapsed" "${runs:-0}" "${rate:-0}" "$result"
+  printf '%-16s %8s %12s %10s  %s\n' "$t" "$elapsed" "${runs:-0}" "${rate:-0}" "$result"
 done
 
 if ((${#failed[@]})); then

@@ -1,5 +1,5 @@
 //! Inputs shared by the benchmarks: a million-entry MPIR core made by the
-//! synthetic job builder, and the reference MPICH install.
+//! synthetic job builder, and the reference MPICH and Open MPI installs.
 //!
 //! ```no_run
 //! let core = mpidd_benches::million_rank_core();
@@ -69,6 +69,23 @@ pub fn reference_mpich() -> PathBuf {
     assert!(
         prefix.join("lib/libmpi.so").exists(),
         "the reference MPICH is not at {}: run `bash scripts/build-ref-mpich.sh`",
+        prefix.display()
+    );
+    prefix
+}
+
+/// The reference Open MPI install (`$MPIDD_REF_OMPI`, default
+/// `~/.cache/mpidd/openmpi-4.1.4`), which `scripts/build-ref-ompi.sh` makes.
+pub fn reference_ompi() -> PathBuf {
+    let prefix = std::env::var_os("MPIDD_REF_OMPI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/mpidd/openmpi-4.1.4")
+        });
+    assert!(
+        prefix.join("lib/openmpi/libompi_dbg_msgq.so").exists(),
+        "the reference Open MPI is not at {}: run `bash scripts/build-ref-ompi.sh`",
         prefix.display()
     );
     prefix

@@ -4,11 +4,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::{
-    choose_loaded_layouts, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ProfileError,
+    choose_loaded_layouts, LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError,
     SymbolSource, TargetMemory, TypeOracle,
 };
 use mpidd_types::TargetAddr;
-use mpihandles::{ompi_missing_layouts, HandleError, HandleKind, HandleResolver, Mpich, Ompi};
+use mpihandles::{
+    ompi_missing_layouts, Availability, Details, HandleError, HandleKind, HandleResolver, Mpich,
+    Ompi,
+};
+use mpiq_core::world_rank;
 use serde_json::Value;
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, TargetArgs};
@@ -135,6 +139,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
     let value = read_target(
         source,
         !args.no_stop,
+        args.target.verbose(),
         HandleReader {
             args: &args,
             limits,
@@ -207,8 +212,9 @@ fn read<T: OpenTarget>(
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
     let ompi;
     let mpich;
+    let mut layouts: &dyn Layouts = &oracle;
     let resolver: &dyn HandleResolver = if t.lookup(OMPI_SYMBOL).is_some() {
-        let layouts = ompi_layouts(t, &oracle, profiles, &limits)?;
+        layouts = ompi_layouts(t, &oracle, profiles, &limits)?;
         ompi = Ompi::new(t, t, layouts, limits)?;
         &ompi
     } else {
@@ -238,14 +244,34 @@ fn read<T: OpenTarget>(
         (None, Some(v)) => v,
         (None, None) => unreachable!("clap requires --value, --var or --address"),
     };
-    let view = if args.fortran {
+    let mut view = if args.fortran {
         let v = i32::try_from(value)
             .map_err(|_| HandleCliError::Usage(format!("{value} is not a Fortran INTEGER")))?;
         resolver.resolve_fortran(args.kind, v)?
     } else {
         resolver.resolve(args.kind, value)?
     };
+    if let Details::Comm(comm) = &mut view.details {
+        fill_world_rank(&mut comm.world_rank, t, layouts, &limits);
+    }
     Ok(serde_json::to_value(view)?)
+}
+
+/// A communicator's `world_rank` that its decoder could not read comes
+/// from the process by the other ways ([`world_rank`]: the MPI library's
+/// own globals, or the launcher's environment, which needs no debug info).
+fn fill_world_rank<T: OpenTarget>(
+    field: &mut Availability<i32>,
+    t: &T,
+    layouts: &dyn Layouts,
+    limits: &Limits,
+) {
+    if let Availability::NotAvailable { reason } = field {
+        *field = match world_rank(t, t, layouts, limits) {
+            Ok(found) => Availability::Value(found.rank),
+            Err(e) => Availability::not_available(format!("{reason}; {e}")),
+        };
+    }
 }
 
 /// The address of the global `name`, and with `width`, the integer of that
@@ -258,7 +284,7 @@ fn variable<T: TargetMemory + SymbolSource>(
     let sym = t.lookup(name).ok_or_else(|| {
         HandleCliError::Variable(format!(
             "no global variable {name} in {}",
-            t.searched_objects().join(", ")
+            mpidd_read::searched_summary(t)
         ))
     })?;
     let Some(width) = width else {

@@ -124,7 +124,8 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         compare_dll: Option<PathBuf>,
         /// The process's MPI_COMM_WORLD rank, if it cannot be read from the
-        /// process (MPICH's is).
+        /// process (MPICH's and Open MPI's are, from the library or from
+        /// the launcher's environment).
         #[arg(long)]
         rank: Option<i32>,
         /// Most communicators taken from the library.
@@ -232,7 +233,14 @@ fn main() -> ExitCode {
                 (false, true) => procs::Format::Summary,
                 (false, false) => procs::Format::Text,
             };
-            procs::run(target.source(&limits), format, packing, &limits).map_err(|e| e.to_string())
+            procs::run(
+                target.source(&limits),
+                format,
+                packing,
+                &limits,
+                target.verbose(),
+            )
+            .map_err(|e| e.to_string())
         }
         Command::Queues {
             target,
@@ -260,6 +268,7 @@ fn main() -> ExitCode {
                         prefer_profile,
                         rank,
                         no_stop,
+                        verbose: target.verbose(),
                         json,
                         limits: MqsLimits {
                             max_communicators,

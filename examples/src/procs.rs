@@ -11,7 +11,7 @@ use mpidd_read::{
 use mpidd_types::Packing;
 use serde::Serialize;
 
-use crate::target_args::{open_core, Source};
+use crate::target_args::{explain_failure, open_core, Source};
 
 /// How to print what was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,8 +138,9 @@ pub fn run(
     format: Format,
     packing: Packing,
     limits: &Limits,
+    verbose: bool,
 ) -> Result<(), ProcsError> {
-    match print(source, format, packing, limits) {
+    match print(source, format, packing, limits, verbose) {
         Err(ProcsError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(ProcsError::Json(e)) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
             Ok(())
@@ -153,11 +154,14 @@ fn print(
     format: Format,
     packing: Packing,
     limits: &Limits,
+    verbose: bool,
 ) -> Result<(), ProcsError> {
     let report = match source {
         Source::Core { core, options } => {
             let t = open_core(&core, &options)?;
-            let (mpir, p) = read(&t, packing, limits)?;
+            let read = read(&t, packing, limits);
+            explain_failure(&t, verbose, &read);
+            let (mpir, p) = read?;
             Report {
                 mpir,
                 mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
@@ -167,7 +171,9 @@ fn print(
         // written once, when the job spawns.
         Source::Pid(pid) => {
             let t = LiveTarget::open(pid)?;
-            let (mpir, p) = read(&t, packing, limits)?;
+            let read = read(&t, packing, limits);
+            explain_failure(&t, verbose, &read);
+            let (mpir, p) = read?;
             let mpi2dd = match p {
                 None => None,
                 Some(process) => {

@@ -8,7 +8,7 @@ use mpidd_read::{LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, Type
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
-    mpich_world_rank, read_native_queues, DecodeError, MqsError, MqsLibrary, MqsLimits, MqsTarget,
+    read_native_queues, world_rank, DecodeError, MqsError, MqsLibrary, MqsLimits, MqsTarget,
     TargetTypeSizes,
 };
 
@@ -38,6 +38,8 @@ pub struct Options {
     pub rank: Option<i32>,
     /// Leave a live process running while it is read.
     pub no_stop: bool,
+    /// On failure, list every object searched.
+    pub verbose: bool,
     /// Print JSON.
     pub json: bool,
     /// Bounds on the library's iterators.
@@ -72,7 +74,12 @@ pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
         Reader::Native => None,
         Reader::Dll(path) | Reader::Compare(path) => Some(MqsLibrary::load(path)?),
     };
-    let readings = read_target(source, !options.no_stop, QueueReader { library, options })?;
+    let readings = read_target(
+        source,
+        !options.no_stop,
+        options.verbose,
+        QueueReader { library, options },
+    )?;
     let printed = match readings {
         Readings::One(queues) => print(&queues, options.json),
         Readings::Two { native, dll } => print_comparison(&native, &dll, options.json),
@@ -145,20 +152,18 @@ fn read<T: OpenTarget>(
     let dll = |library: &MqsLibrary| -> Result<ProcessQueues, QueuesError> {
         let rank = match options.rank {
             Some(rank) => rank,
-            None => {
-                match mpich_world_rank(t, t, &types) {
-                    Ok(rank) => rank,
-                    // Other MPIs (Open MPI): the native decoder's reading
-                    // of MPI_COMM_WORLD gives the rank.
-                    Err(e) => match native().map(|q| i32::try_from(q.global_rank)) {
-                        Ok(Ok(rank)) if rank >= 0 => rank,
-                        _ => {
-                            eprintln!("mpidd: warning: the process's world rank is unknown ({e}); pass --rank");
-                            -1
-                        }
-                    },
-                }
-            }
+            None => match world_rank(t, t, &types, &options.read_limits) {
+                Ok(found) => found.rank,
+                // A layout profile may still give the native decoder the
+                // world communicator.
+                Err(e) => match native().map(|q| i32::try_from(q.global_rank)) {
+                    Ok(Ok(rank)) if rank >= 0 => rank,
+                    _ => {
+                        eprintln!("mpidd: warning: {e}; pass --rank to give it");
+                        -1
+                    }
+                },
+            },
         };
         let target = MqsTarget {
             image_name: image.display().to_string(),

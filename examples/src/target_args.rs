@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use mpidd_read::{
     AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch,
     ElfSymbols, FileSearch, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
+    LIST_IN_FULL,
 };
 
 /// The options that name a target, shared by `procs`, `queues` and
@@ -35,6 +36,11 @@ pub struct TargetArgs {
     /// A running process on this machine.
     #[arg(long)]
     pid: Option<i32>,
+    /// When something is not found, list every object searched (a live
+    /// MPI process maps dozens; messages name only the MPI libraries and
+    /// count the rest).
+    #[arg(long)]
+    verbose: bool,
 }
 
 /// Where to read from.
@@ -67,6 +73,13 @@ impl TargetArgs {
             // refused by the kernel with a clear error, never a panic.
             (None, pid) => Source::Pid(pid.unwrap_or(0)),
         }
+    }
+}
+
+impl TargetArgs {
+    /// Whether `--verbose` was given.
+    pub fn verbose(&self) -> bool {
+        self.verbose
     }
 }
 
@@ -164,15 +177,25 @@ pub trait ReadTarget {
 /// thread, through ptrace) unless `stop` is false, so that it cannot
 /// change what is read, and it is let go on every path, the reader's
 /// failure included; a process that was already stopped stays stopped.
+/// When the reader fails, `verbose` lists every object the target's
+/// symbols were searched in (the failure's own message names only the
+/// few that matter); otherwise a message that counted them says how to
+/// see them.
 pub fn read_target<R: ReadTarget>(
     source: Source,
     stop: bool,
+    verbose: bool,
     reader: R,
-) -> Result<R::Output, R::Error> {
+) -> Result<R::Output, R::Error>
+where
+    R::Error: std::fmt::Display,
+{
     match source {
         Source::Core { core, options } => {
             let t = open_core(&core, &options).map_err(OpenError::from)?;
-            reader.read(&t)
+            let read = reader.read(&t);
+            explain_failure(&t, verbose, &read);
+            read
         }
         Source::Pid(pid) => {
             let guard = if stop {
@@ -182,11 +205,41 @@ pub fn read_target<R: ReadTarget>(
             };
             let read = LiveTarget::open(pid)
                 .map_err(|e| R::Error::from(OpenError::from(e)))
-                .and_then(|t| reader.read(&t));
+                .and_then(|t| {
+                    let read = reader.read(&t);
+                    explain_failure(&t, verbose, &read);
+                    read
+                });
             if let Some(guard) = guard {
                 guard.detach().map_err(OpenError::from)?;
             }
             read
         }
+    }
+}
+
+/// After a failed read: with `verbose`, every object searched, one a line;
+/// without, a pointer to `--verbose` when the failure's message counted
+/// more objects than it named.
+pub fn explain_failure<T: SymbolSource, O, E: std::fmt::Display>(
+    t: &T,
+    verbose: bool,
+    read: &Result<O, E>,
+) {
+    let Err(e) = read else { return };
+    let objects = t.searched_objects();
+    if verbose {
+        eprintln!("mpidd: the {} objects searched:", objects.len());
+        for o in &objects {
+            eprintln!("  {o}");
+        }
+    } else if objects.len() > LIST_IN_FULL
+        && e.to_string()
+            .contains(&format!("{} objects", objects.len()))
+    {
+        eprintln!(
+            "mpidd: (--verbose lists all {} objects searched)",
+            objects.len()
+        );
     }
 }

@@ -347,6 +347,15 @@ pub mod names {
         "MPII_Version_device",
         "ompi_comm_f_to_c_table",
     ];
+
+    /// What the ob1 queue decoder and its detection look up.
+    pub const OB1: &[&str] = &[
+        "ompi_mpi_communicators",
+        "mca_pml_base_send_requests",
+        "mca_pml_base_selected_component",
+        "opal_version_string",
+        "MPII_Version_string",
+    ];
 }
 
 /// The MPICH layout the queue target starts from and the fuzzer bends.
@@ -533,12 +542,11 @@ pub const CH4_SYMBOLS: &[&str] = &[
     "MPII_Version_device",
 ];
 
-/// The layouts of MPICH's handle objects the `handles` target starts from
-/// and the fuzzer bends: a [`mpihandles::LayoutTable`] built from
-/// [`handles::DEFAULT`] for the process's pointer width, then changed by
-/// the input.
-pub mod handles {
-    use mpihandles::LayoutTable;
+/// A layout the fuzzer bends, shared by the targets whose decoders take a
+/// [`mpidd_read::LayoutTable`]: sizes, member offsets and widths, and
+/// enumerator values, each entry changeable or removable by the input.
+pub mod bent {
+    use mpidd_read::LayoutTable;
 
     use crate::Cursor;
 
@@ -553,7 +561,174 @@ pub mod handles {
         Chars(u64),
     }
 
-    use Width::{Bytes as B, Chars, Word as W};
+    /// One entry's value: an offset or size and a width for a layout
+    /// entry, a value for an enumerator; `None` when removed.
+    pub type Values = Vec<Option<(u64, u64)>>;
+
+    /// Most overrides one input applies: enough for every entry's
+    /// offset and width (a real library's layout is one such list).
+    pub const MAX_OVERRIDES: usize = 512;
+
+    /// The entries of one layout and their defaults.
+    pub struct LayoutSpec {
+        /// `(type, member, value, width)`: a member's offset and width, or
+        /// with no member the type's size (its width unused).
+        pub default: &'static [(&'static str, Option<&'static str>, u64, Width)],
+        /// `(enumeration, enumerator, value)`.
+        pub enumerators: &'static [(&'static str, &'static str, i128)],
+        /// `(type, member, enumeration)`: the members whose enumerators
+        /// the decoders ask for.
+        pub member_enums: &'static [(&'static str, &'static str, &'static str)],
+    }
+
+    impl LayoutSpec {
+        /// The default values for a target whose pointers are `word`
+        /// bytes: [`LayoutSpec::default`] then
+        /// [`LayoutSpec::enumerators`], one per entry.
+        pub fn defaults(&self, word: u64) -> Values {
+            self.default
+                .iter()
+                .map(|&(_, _, v, w)| {
+                    Some((
+                        v,
+                        match w {
+                            Width::Bytes(n) | Width::Chars(n) => n,
+                            Width::Word => word,
+                        },
+                    ))
+                })
+                .chain(
+                    self.enumerators
+                        .iter()
+                        .map(|&(_, _, v)| Some((v as u64, 0))),
+                )
+                .collect()
+        }
+
+        /// Reads the overrides to the defaults for pointers of `word`
+        /// bytes:
+        ///
+        /// ```text
+        /// layout   := n:u16 override{n % 513}
+        /// override := entry:u16 what:u8 value:u64
+        /// ```
+        ///
+        /// `entry` modulo the number of entries (the layout's, then the
+        /// enumerators); `what` modulo 3: 0 sets the offset, size or
+        /// enumerator value, 1 the member's width, 2 removes the entry (a
+        /// type without a size is removed with all its members).
+        pub fn parse(&self, c: &mut Cursor<'_>, word: u64) -> Values {
+            let mut values = self.defaults(word);
+            let n = usize::from(c.u8()) | usize::from(c.u8()) << 8;
+            for _ in 0..n % (MAX_OVERRIDES + 1) {
+                let entry = (usize::from(c.u8()) | usize::from(c.u8()) << 8) % values.len();
+                let what = c.u8() % 3;
+                let value = c.u64();
+                let v = &mut values[entry];
+                *v = match (what, *v) {
+                    (0, Some((_, w))) => Some((value, w)),
+                    (1, Some((o, _))) => Some((o, value)),
+                    (0 | 1, None) => Some((value, value)),
+                    _ => None,
+                };
+            }
+            values
+        }
+
+        /// The table of `values`.
+        pub fn table(&self, values: &[Option<(u64, u64)>]) -> LayoutTable {
+            let mut t = LayoutTable::default();
+            let (layout, enums) = values.split_at(self.default.len());
+            for (&(ty, member, _, _), v) in self.default.iter().zip(layout) {
+                let Some((value, width)) = *v else { continue };
+                match member {
+                    None => {
+                        t.add_type(ty, value);
+                    }
+                    Some(m) => {
+                        let sized =
+                            self.default.iter().zip(layout).any(|((t2, m2, _, _), v2)| {
+                                *t2 == ty && m2.is_none() && v2.is_some()
+                            });
+                        if !sized {
+                            continue;
+                        }
+                        match self.default.iter().find(|e| e.0 == ty && e.1 == member) {
+                            Some((_, _, _, Width::Chars(_))) => {
+                                t.add_array(ty, m, value, width, width);
+                            }
+                            _ => {
+                                t.add_member(ty, m, value, width);
+                            }
+                        }
+                    }
+                }
+            }
+            let mut names: Vec<&str> = self.enumerators.iter().map(|e| e.0).collect();
+            names.dedup();
+            for name in names {
+                let list: Vec<(&str, i128)> = self
+                    .enumerators
+                    .iter()
+                    .zip(enums)
+                    .filter(|((e, _, _), _)| *e == name)
+                    .filter_map(|((_, n, _), v)| Some((*n, i128::from((*v)?.0 as i64))))
+                    .collect();
+                t.add_enum(name, &list);
+            }
+            for &(ty, m, e) in self.member_enums {
+                t.add_member_enum(ty, m, e);
+            }
+            t
+        }
+
+        /// Writes overrides that turn the defaults for `word` into
+        /// `values`, for seeds.
+        pub fn encode(&self, values: &[Option<(u64, u64)>], word: u64, out: &mut Vec<u8>) {
+            let mut changes: Vec<(u16, u8, u64)> = Vec::new();
+            for (i, (d, v)) in self.defaults(word).iter().zip(values).enumerate() {
+                let i = i as u16;
+                match (d, v) {
+                    (Some(d), Some(v)) => {
+                        if d.0 != v.0 {
+                            changes.push((i, 0, v.0));
+                        }
+                        if d.1 != v.1 {
+                            changes.push((i, 1, v.1));
+                        }
+                    }
+                    (_, None) => changes.push((i, 2, 0)),
+                    (None, Some(_)) => unreachable!("every default is set"),
+                }
+            }
+            assert!(
+                changes.len() <= MAX_OVERRIDES,
+                "too many layout changes for a seed"
+            );
+            out.extend_from_slice(&(changes.len() as u16).to_le_bytes());
+            for (entry, what, value) in changes {
+                out.extend_from_slice(&entry.to_le_bytes());
+                out.push(what);
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// The layouts of MPICH's handle objects the `handles` target starts from
+/// and the fuzzer bends: a [`mpihandles::LayoutTable`] built from
+/// [`handles::DEFAULT`] for the process's pointer width, then changed by
+/// the input.
+pub mod handles {
+    use mpihandles::LayoutTable;
+
+    use crate::Cursor;
+
+    use crate::bent::{
+        LayoutSpec,
+        Width::{Bytes as B, Chars, Word as W},
+    };
+    pub use crate::bent::{Values, Width, MAX_OVERRIDES};
 
     /// `(type, member, value, width)`: a member's offset and width, or
     /// with no member the type's size (its width unused). A synthetic
@@ -893,136 +1068,398 @@ pub mod handles {
         ("MPIR_Win", "states.exposure_state", "MPIDI_Win_state"),
     ];
 
-    /// One entry's value: an offset or size and a width for a layout
-    /// entry, a value for an enumerator; `None` when removed.
-    pub type Values = Vec<Option<(u64, u64)>>;
+    /// The synthetic MPICH's layout, as the shared format takes it.
+    pub const SPEC: LayoutSpec = LayoutSpec {
+        default: DEFAULT,
+        enumerators: ENUMERATORS,
+        member_enums: MEMBER_ENUMS,
+    };
 
     /// The default values for a target whose pointers are `word` bytes:
     /// [`DEFAULT`] then [`ENUMERATORS`], one per entry.
     pub fn defaults(word: u64) -> Values {
-        DEFAULT
-            .iter()
-            .map(|&(_, _, v, w)| {
-                Some((
-                    v,
-                    match w {
-                        Width::Bytes(n) | Width::Chars(n) => n,
-                        Width::Word => word,
-                    },
-                ))
-            })
-            .chain(ENUMERATORS.iter().map(|&(_, _, v)| Some((v as u64, 0))))
-            .collect()
+        SPEC.defaults(word)
     }
 
-    /// Most overrides one input applies: enough for every entry's
-    /// offset and width (the real MPICH's layout is one).
-    pub const MAX_OVERRIDES: usize = 512;
-
-    /// Reads the overrides to the defaults for pointers of `word` bytes:
-    ///
-    /// ```text
-    /// layout   := n:u16 override{n % 513}
-    /// override := entry:u16 what:u8 value:u64
-    /// ```
-    ///
-    /// `entry` modulo the number of entries ([`DEFAULT`] then
-    /// [`ENUMERATORS`]); `what` modulo 3: 0 sets the offset, size or
-    /// enumerator value, 1 the member's width, 2 removes the entry (a type
-    /// without a size is removed with all its members).
+    /// Reads the overrides to the defaults for pointers of `word` bytes
+    /// ([`LayoutSpec::parse`]).
     pub fn parse(c: &mut Cursor<'_>, word: u64) -> Values {
-        let mut values = defaults(word);
-        let n = usize::from(c.u8()) | usize::from(c.u8()) << 8;
-        for _ in 0..n % (MAX_OVERRIDES + 1) {
-            let entry = (usize::from(c.u8()) | usize::from(c.u8()) << 8) % values.len();
-            let what = c.u8() % 3;
-            let value = c.u64();
-            let v = &mut values[entry];
-            *v = match (what, *v) {
-                (0, Some((_, w))) => Some((value, w)),
-                (1, Some((o, _))) => Some((o, value)),
-                (0 | 1, None) => Some((value, value)),
-                _ => None,
-            };
-        }
-        values
+        SPEC.parse(c, word)
     }
 
     /// The table of `values`.
     pub fn table(values: &[Option<(u64, u64)>]) -> LayoutTable {
-        let mut t = LayoutTable::default();
-        let (layout, enums) = values.split_at(DEFAULT.len());
-        for (&(ty, member, _, _), v) in DEFAULT.iter().zip(layout) {
-            let Some((value, width)) = *v else { continue };
-            match member {
-                None => {
-                    t.add_type(ty, value);
-                }
-                Some(m) => {
-                    let sized = DEFAULT
-                        .iter()
-                        .zip(layout)
-                        .any(|((t2, m2, _, _), v2)| *t2 == ty && m2.is_none() && v2.is_some());
-                    if !sized {
-                        continue;
-                    }
-                    match DEFAULT.iter().find(|e| e.0 == ty && e.1 == member) {
-                        Some((_, _, _, Width::Chars(_))) => {
-                            t.add_array(ty, m, value, width, width);
-                        }
-                        _ => {
-                            t.add_member(ty, m, value, width);
-                        }
-                    }
-                }
-            }
-        }
-        let mut names: Vec<&str> = ENUMERATORS.iter().map(|e| e.0).collect();
-        names.dedup();
-        for name in names {
-            let list: Vec<(&str, i128)> = ENUMERATORS
-                .iter()
-                .zip(enums)
-                .filter(|((e, _, _), _)| *e == name)
-                .filter_map(|((_, n, _), v)| Some((*n, i128::from((*v)?.0 as i64))))
-                .collect();
-            t.add_enum(name, &list);
-        }
-        for &(ty, m, e) in MEMBER_ENUMS {
-            t.add_member_enum(ty, m, e);
-        }
-        t
+        SPEC.table(values)
     }
 
     /// Writes overrides that turn the defaults for `word` into `values`,
     /// for seeds.
     pub fn encode(values: &[Option<(u64, u64)>], word: u64, out: &mut Vec<u8>) {
-        let mut changes: Vec<(u16, u8, u64)> = Vec::new();
-        for (i, (d, v)) in defaults(word).iter().zip(values).enumerate() {
-            let i = i as u16;
-            match (d, v) {
-                (Some(d), Some(v)) => {
-                    if d.0 != v.0 {
-                        changes.push((i, 0, v.0));
-                    }
-                    if d.1 != v.1 {
-                        changes.push((i, 1, v.1));
-                    }
-                }
-                (_, None) => changes.push((i, 2, 0)),
-                (None, Some(_)) => unreachable!("every default is set"),
-            }
-        }
-        assert!(
-            changes.len() <= MAX_OVERRIDES,
-            "too many layout changes for a seed"
-        );
-        out.extend_from_slice(&(changes.len() as u16).to_le_bytes());
-        for (entry, what, value) in changes {
-            out.extend_from_slice(&entry.to_le_bytes());
-            out.push(what);
-            out.extend_from_slice(&value.to_le_bytes());
-        }
+        SPEC.encode(values, word, out)
+    }
+}
+
+/// The layout of Open MPI's ob1 structures the `ompi_ob1_queues` target
+/// starts from and the fuzzer bends: every question of
+/// [`mpiq_core::OB1_LAYOUT`], answered by a synthetic Open MPI in which
+/// every member has its own 8-byte slot (so one table serves 32- and
+/// 64-bit targets) and only pointers and `size_t`s follow the process's
+/// word; then changed by the input ([`bent::LayoutSpec::parse`]).
+pub mod ob1 {
+    use mpidd_read::LayoutTable;
+
+    use crate::bent::{
+        LayoutSpec, Values,
+        Width::{Bytes as B, Chars, Word as W},
+    };
+    use crate::Cursor;
+
+    /// `(type, member, value, width)`, as [`LayoutSpec::default`]. A
+    /// request or fragment is an `opal_list_item_t` (its `obj_class` at 0,
+    /// its links at 16 and 24), as in Open MPI; the rest is made up.
+    pub const DEFAULT: &[(&str, Option<&str>, u64, crate::bent::Width)] = &[
+        ("opal_pointer_array_t", None, 32, B(0)),
+        ("opal_pointer_array_t", Some("lowest_free"), 0, B(4)),
+        ("opal_pointer_array_t", Some("number_free"), 8, B(4)),
+        ("opal_pointer_array_t", Some("size"), 16, B(4)),
+        ("opal_pointer_array_t", Some("addr"), 24, W),
+        ("opal_object_t", None, 16, B(0)),
+        ("opal_object_t", Some("obj_class"), 0, W),
+        ("opal_list_item_t", None, 40, B(0)),
+        ("opal_list_item_t", Some("opal_list_next"), 16, W),
+        ("opal_list_item_t", Some("opal_list_prev"), 24, W),
+        ("opal_list_t", None, 64, B(0)),
+        ("opal_list_t", Some("opal_list_sentinel"), 16, B(40)),
+        ("opal_free_list_t", None, 120, B(0)),
+        ("opal_free_list_t", Some("fl_num_allocated"), 0, W),
+        ("opal_free_list_t", Some("fl_num_per_alloc"), 8, W),
+        ("opal_free_list_t", Some("fl_frag_size"), 16, W),
+        ("opal_free_list_t", Some("fl_frag_alignment"), 24, W),
+        ("opal_free_list_t", Some("fl_frag_class"), 32, W),
+        ("opal_free_list_t", Some("fl_allocations"), 40, B(64)),
+        ("opal_free_list_item_t", None, 48, B(0)),
+        ("ompi_communicator_t", None, 112, B(0)),
+        ("ompi_communicator_t", Some("c_name"), 0, Chars(64)),
+        ("ompi_communicator_t", Some("c_contextid"), 64, B(4)),
+        ("ompi_communicator_t", Some("c_my_rank"), 72, B(4)),
+        ("ompi_communicator_t", Some("c_flags"), 80, B(4)),
+        ("ompi_communicator_t", Some("c_local_group"), 88, W),
+        ("ompi_communicator_t", Some("c_remote_group"), 96, W),
+        ("ompi_communicator_t", Some("c_pml_comm"), 104, W),
+        ("ompi_group_t", None, 24, B(0)),
+        ("ompi_group_t", Some("grp_proc_count"), 0, B(4)),
+        ("ompi_group_t", Some("grp_my_rank"), 8, B(4)),
+        ("ompi_group_t", Some("grp_proc_pointers"), 16, W),
+        ("ompi_proc_t", None, 16, B(0)),
+        ("ompi_proc_t", Some("super.proc_name.vpid"), 8, B(4)),
+        ("ompi_datatype_t", None, 16, B(0)),
+        ("ompi_datatype_t", Some("super.size"), 8, W),
+        ("mca_pml_base_component_t", None, 64, B(0)),
+        (
+            "mca_pml_base_component_t",
+            Some("pmlm_version.mca_component_name"),
+            0,
+            Chars(64),
+        ),
+        ("mca_pml_ob1_comm_t", None, 80, B(0)),
+        ("mca_pml_ob1_comm_t", Some("wild_receives"), 0, B(64)),
+        ("mca_pml_ob1_comm_t", Some("procs"), 64, W),
+        ("mca_pml_ob1_comm_t", Some("num_procs"), 72, W),
+        ("mca_pml_ob1_comm_proc_t", None, 144, B(0)),
+        (
+            "mca_pml_ob1_comm_proc_t",
+            Some("expected_sequence"),
+            0,
+            B(2),
+        ),
+        ("mca_pml_ob1_comm_proc_t", Some("frags_cant_match"), 8, W),
+        (
+            "mca_pml_ob1_comm_proc_t",
+            Some("specific_receives"),
+            16,
+            B(64),
+        ),
+        (
+            "mca_pml_ob1_comm_proc_t",
+            Some("unexpected_frags"),
+            80,
+            B(64),
+        ),
+        ("mca_pml_ob1_recv_request_t", None, 104, B(0)),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_ompi.req_complete"),
+            40,
+            W,
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_ompi.req_state"),
+            48,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_datatype"),
+            56,
+            W,
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_addr"),
+            64,
+            W,
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_count"),
+            72,
+            W,
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_peer"),
+            80,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_tag"),
+            88,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_recv_request_t",
+            Some("req_recv.req_base.req_sequence"),
+            96,
+            B(8),
+        ),
+        ("mca_pml_ob1_send_request_t", None, 200, B(0)),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_ompi.req_type"),
+            40,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_ompi.req_complete"),
+            48,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_ompi.req_state"),
+            56,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_pml_complete"),
+            64,
+            B(1),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_free_called"),
+            72,
+            B(1),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_type"),
+            80,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_comm"),
+            88,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_datatype"),
+            96,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_addr"),
+            104,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_count"),
+            112,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_peer"),
+            120,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_tag"),
+            128,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_base.req_sequence"),
+            136,
+            B(8),
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_addr"),
+            144,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_bytes_packed"),
+            152,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_send.req_send_mode"),
+            160,
+            B(4),
+        ),
+        ("mca_pml_ob1_send_request_t", Some("req_endpoint"), 168, W),
+        ("mca_pml_ob1_send_request_t", Some("req_recv"), 176, B(8)),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_bytes_delivered"),
+            184,
+            W,
+        ),
+        (
+            "mca_pml_ob1_send_request_t",
+            Some("req_rdma_cnt"),
+            192,
+            B(4),
+        ),
+        ("mca_pml_ob1_recv_frag_t", None, 136, B(0)),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("super.super.opal_list_next"),
+            16,
+            W,
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("super.super.opal_list_prev"),
+            24,
+            W,
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("hdr.hdr_common.hdr_type"),
+            40,
+            B(1),
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("hdr.hdr_match.hdr_ctx"),
+            48,
+            B(2),
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("hdr.hdr_match.hdr_src"),
+            56,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("hdr.hdr_match.hdr_tag"),
+            64,
+            B(4),
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("hdr.hdr_match.hdr_seq"),
+            72,
+            B(2),
+        ),
+        (
+            "mca_pml_ob1_recv_frag_t",
+            Some("hdr.hdr_rndv.hdr_msg_length"),
+            80,
+            B(8),
+        ),
+        ("mca_pml_ob1_recv_frag_t", Some("num_segments"), 88, W),
+        ("mca_pml_ob1_recv_frag_t", Some("range"), 96, W),
+        ("mca_pml_ob1_recv_frag_t", Some("segments"), 104, B(32)),
+        ("mca_pml_ob1_rendezvous_hdr_t", None, 24, B(0)),
+        ("mca_pml_ob1_hdr_t", None, 48, B(0)),
+        ("mca_btl_base_segment_t", None, 16, B(0)),
+        ("mca_btl_base_segment_t", Some("seg_addr"), 0, W),
+        ("mca_btl_base_segment_t", Some("seg_len"), 8, B(8)),
+        ("mca_bml_base_endpoint_t", None, 64, B(0)),
+        ("mca_bml_base_endpoint_t", Some("btl_eager"), 8, B(24)),
+        ("mca_bml_base_btl_array_t", None, 24, B(0)),
+        ("mca_bml_base_btl_array_t", Some("arr_size"), 0, W),
+        ("mca_bml_base_btl_array_t", Some("bml_btls"), 16, W),
+        ("mca_bml_base_btl_t", None, 16, B(0)),
+        ("mca_bml_base_btl_t", Some("btl"), 0, W),
+        ("mca_btl_base_module_t", None, 16, B(0)),
+        ("mca_btl_base_module_t", Some("btl_eager_limit"), 8, W),
+    ];
+
+    /// `(enumeration, enumerator, value)`, Open MPI 4.1.4's values.
+    pub const ENUMERATORS: &[(&str, &str, i128)] = &[
+        ("ompi_request_state_t", "OMPI_REQUEST_INVALID", 0),
+        ("ompi_request_state_t", "OMPI_REQUEST_INACTIVE", 1),
+        ("ompi_request_state_t", "OMPI_REQUEST_ACTIVE", 2),
+        ("ompi_request_state_t", "OMPI_REQUEST_CANCELLED", 3),
+        ("ompi_request_type_t", "OMPI_REQUEST_PML", 0),
+        ("ompi_request_type_t", "OMPI_REQUEST_IO", 1),
+        ("mca_pml_base_request_type_t", "MCA_PML_REQUEST_NULL", 0),
+        ("mca_pml_base_request_type_t", "MCA_PML_REQUEST_SEND", 1),
+        ("mca_pml_base_request_type_t", "MCA_PML_REQUEST_RECV", 2),
+        (
+            "mca_pml_base_send_mode_t",
+            "MCA_PML_BASE_SEND_SYNCHRONOUS",
+            0,
+        ),
+        ("mca_pml_base_send_mode_t", "MCA_PML_BASE_SEND_COMPLETE", 1),
+        ("mca_pml_base_send_mode_t", "MCA_PML_BASE_SEND_BUFFERED", 2),
+        ("mca_pml_base_send_mode_t", "MCA_PML_BASE_SEND_READY", 3),
+        ("mca_pml_base_send_mode_t", "MCA_PML_BASE_SEND_STANDARD", 4),
+    ];
+
+    /// The synthetic ob1 layout, as the shared format takes it.
+    pub const SPEC: LayoutSpec = LayoutSpec {
+        default: DEFAULT,
+        enumerators: ENUMERATORS,
+        member_enums: &[],
+    };
+
+    /// The default values for pointers of `word` bytes.
+    pub fn defaults(word: u64) -> Values {
+        SPEC.defaults(word)
+    }
+
+    /// Reads the overrides ([`LayoutSpec::parse`]).
+    pub fn parse(c: &mut Cursor<'_>, word: u64) -> Values {
+        SPEC.parse(c, word)
+    }
+
+    /// The table of `values`.
+    pub fn table(values: &[Option<(u64, u64)>]) -> LayoutTable {
+        SPEC.table(values)
+    }
+
+    /// Writes overrides that turn the defaults for `word` into `values`.
+    pub fn encode(values: &[Option<(u64, u64)>], word: u64, out: &mut Vec<u8>) {
+        SPEC.encode(values, word, out)
     }
 }
 

@@ -17,8 +17,7 @@ use mpidd_read::{
 };
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    mpich_world_rank, read_native_queues, Layouts, MqsLibrary, MqsLimits, MqsTarget,
-    TargetTypeSizes,
+    read_native_queues, world_rank, Layouts, MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes,
 };
 
 use crate::reading::RankReading;
@@ -309,7 +308,11 @@ impl JobReader {
                 let oracle = TypeOracle::from_symbols(objects);
                 let rank = reading
                     .world_rank
-                    .or_else(|| mpich_world_rank(t, t, &oracle).ok().map(i64::from))
+                    .or_else(|| {
+                        world_rank(t, t, &oracle, limits)
+                            .ok()
+                            .map(|r| i64::from(r.rank))
+                    })
                     .unwrap_or(-1);
                 let target = MqsTarget {
                     image_name: image.display().to_string(),

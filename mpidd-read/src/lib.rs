@@ -87,6 +87,7 @@ pub mod mpir;
 pub mod mpir_protocol;
 mod proc_table;
 mod read_budget;
+mod searched_objects;
 mod stack_unwind;
 mod symbolize;
 mod symbols;
@@ -122,6 +123,7 @@ pub use limits::Limits;
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{TargetMemory, TargetMemoryMut};
 pub use read_budget::ReadBudget;
+pub use searched_objects::{is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL};
 pub use stack_unwind::{
     core_stacks, live_stacks, Frame, StackError, StackLimits, StackUnwinder, ThreadStack,
 };

@@ -102,7 +102,7 @@ pub struct Mpi2ddProcess {
 pub enum Mpi2ddError {
     /// The process has no `MPI2DD_info`.
     #[error("no {INFO_SYMBOL} symbol in {}: the process does not implement the MPI-2 debugger interface, or its symbols were stripped",
-        if searched.is_empty() { "any loaded object".to_string() } else { searched.join(", ") })]
+        if searched.is_empty() { "any loaded object".to_string() } else { crate::summarize_objects(searched) })]
     NoInfo {
         /// The objects searched.
         searched: Vec<String>,

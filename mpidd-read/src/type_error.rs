@@ -133,6 +133,10 @@ const LIST_IN_FULL: usize = 4;
 /// How many names a summary line shows before "and N more".
 const NAMES_SHOWN: usize = 6;
 
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 fn list(searched: &[SearchedObject]) -> String {
     if searched.is_empty() {
         return "no objects (none were added)".to_string();
@@ -144,29 +148,72 @@ fn list(searched: &[SearchedObject]) -> String {
             .collect::<Vec<_>>()
             .join("; ");
     }
-    let (stripped, telling): (Vec<&SearchedObject>, Vec<&SearchedObject>) = searched
+    let (mut stripped, telling): (Vec<&SearchedObject>, Vec<&SearchedObject>) = searched
         .iter()
         .partition(|o| !o.has_debug_info && o.problem.is_none() && o.debug_file.is_none());
-    let mut parts: Vec<String> = telling
+    // File names only: the paths are in the verbose list.
+    let short = |o: &SearchedObject| {
+        let name = file_name(&o.name);
+        match (&o.problem, o.declared_only, &o.debug_file) {
+            (Some(problem), _, _) => format!("{name}: {problem}"),
+            (None, true, _) => format!("{name}: only a declaration, no definition"),
+            (None, false, Some(d)) if !o.has_debug_info => {
+                format!("{name}: its debug file {} has no .debug_info", d.display())
+            }
+            (None, false, _) => name.to_string(),
+        }
+    };
+    // Objects with debug info that merely lack the type are told
+    // together; the others each say what is wrong.
+    let (plain, odd): (Vec<&SearchedObject>, Vec<&SearchedObject>) = telling
         .iter()
-        .take(NAMES_SHOWN)
-        .map(|o| o.to_string())
-        .collect();
-    if telling.len() > NAMES_SHOWN {
+        .partition(|o| o.has_debug_info && o.problem.is_none() && !o.declared_only);
+    let mut parts: Vec<String> = odd.iter().take(NAMES_SHOWN).map(|o| short(o)).collect();
+    if odd.len() > NAMES_SHOWN {
         parts.push(format!(
-            "{} more with debug info or problems",
-            telling.len() - NAMES_SHOWN
+            "{} more with problems or only declarations",
+            odd.len() - NAMES_SHOWN
+        ));
+    }
+    if !plain.is_empty() {
+        let names: Vec<&str> = plain
+            .iter()
+            .take(NAMES_SHOWN)
+            .map(|o| file_name(&o.name))
+            .collect();
+        let more = plain.len().saturating_sub(NAMES_SHOWN);
+        parts.push(format!(
+            "{} with debug info but not this type ({}{})",
+            plain.len(),
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         ));
     }
     if !stripped.is_empty() {
+        // The MPI libraries are the ones whose debug info matters: when
+        // they are among them, only they are named.
+        stripped.sort_by_key(|o| !crate::is_mpi_library(&o.name));
+        let mpi = stripped
+            .iter()
+            .take_while(|o| crate::is_mpi_library(&o.name))
+            .count();
+        let shown = if mpi > 0 {
+            mpi.min(NAMES_SHOWN)
+        } else {
+            NAMES_SHOWN
+        };
         let names: Vec<&str> = stripped
             .iter()
-            .take(NAMES_SHOWN)
-            .map(|o| o.name.as_str())
+            .take(shown)
+            .map(|o| file_name(&o.name))
             .collect();
-        let more = stripped.len().saturating_sub(NAMES_SHOWN);
+        let more = stripped.len().saturating_sub(shown);
         parts.push(format!(
-            "{} objects with no .debug_info, which look stripped (they need to be built \
+            "{} with no .debug_info, which look stripped (they need to be built \
              with -g, or their dbgsym packages installed, or their separate debug files \
              given): {}{}",
             stripped.len(),
@@ -236,19 +283,40 @@ mod tests {
         .to_string();
         assert!(text.contains("41 objects"), "{text}");
         assert!(
-            text.contains("libmpi.so.12 (/usr/lib/libmpi.so.12)"),
+            text.contains("1 with debug info but not this type (libmpi.so.12)"),
             "{text}"
         );
+        assert!(!text.contains("/usr/lib/"), "file names only: {text}");
         assert!(
-            text.contains("40 objects with no .debug_info, which look stripped"),
+            text.contains("40 with no .debug_info, which look stripped"),
             "{text}"
         );
-        assert!(
-            text.contains("/usr/lib/libstripped5.so and 34 more"),
-            "{text}"
-        );
+        assert!(text.contains("libstripped5.so and 34 more"), "{text}");
         assert!(!text.contains("libstripped6.so"), "{text}");
         assert_eq!(text.matches("look").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn the_stripped_mpi_libraries_are_named_first() {
+        let mut objects: Vec<SearchedObject> = (0..20)
+            .map(|i| SearchedObject {
+                name: format!("/usr/lib/libstripped{i}.so"),
+                ..searched(false, None)
+            })
+            .collect();
+        objects.push(SearchedObject {
+            name: "/usr/lib/x86_64-linux-gnu/libopen-pal.so.40.30.2".into(),
+            ..searched(false, None)
+        });
+        let text = TypeError::NotFound {
+            name: "opal_list_item_t".into(),
+            searched: objects,
+        }
+        .to_string();
+        assert!(
+            text.contains("given): libopen-pal.so.40.30.2 and 20 more"),
+            "{text}"
+        );
     }
 
     #[test]

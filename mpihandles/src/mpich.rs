@@ -66,7 +66,7 @@ impl<'a> Mpich<'a> {
             return Err(HandleError::NotThisImplementation {
                 implementation: "MPICH",
                 symbol: "MPIR_Comm_builtin".to_string(),
-                searched: symbols.searched_objects().join(", "),
+                searched: mpidd_read::searched_summary(symbols),
             });
         }
         let string = |name: &str| {

@@ -93,7 +93,7 @@ pub(crate) fn topology(ctx: &Ctx<'_>, attrs: &[Attribute]) -> Result<Topology, H
     let Some(sym) = ctx.symbols.lookup("MPIR_Topology_keyval") else {
         return Err(HandleError::NoSymbol {
             symbol: "MPIR_Topology_keyval".to_string(),
-            searched: ctx.symbols.searched_objects().join(", "),
+            searched: mpidd_read::searched_summary(ctx.symbols),
             why: "MPICH keeps topologies under this keyval",
         });
     };

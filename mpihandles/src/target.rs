@@ -54,7 +54,7 @@ impl Ctx<'_> {
             .lookup(name)
             .ok_or_else(|| HandleError::NoSymbol {
                 symbol: name.to_string(),
-                searched: self.symbols.searched_objects().join(", "),
+                searched: mpidd_read::searched_summary(self.symbols),
                 why,
             })
     }

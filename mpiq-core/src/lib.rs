@@ -16,8 +16,9 @@
 //!   interface defines them, and lengths in bytes.
 //! - [`compare`]: the differences between two readings (a native decoder
 //!   against a vendor library).
-//! - [`mpich_world_rank`]: an MPICH process's `MPI_COMM_WORLD` rank, read
-//!   from the process, which the libraries ask the debugger for.
+//! - [`world_rank`]: a process's `MPI_COMM_WORLD` rank (MPICH's or Open
+//!   MPI's), read from the process, which the libraries ask the debugger
+//!   for.
 //!
 //! # Example
 //!
@@ -64,7 +65,6 @@ pub mod model;
 mod mpich_ch3;
 mod mpich_ch4;
 mod mpich_common;
-mod mpich_rank;
 #[allow(unsafe_code)]
 pub mod mqs_abi;
 #[allow(unsafe_code)]
@@ -74,6 +74,7 @@ mod mqs_host;
 mod mqs_target;
 mod ompi_ob1;
 mod target_read;
+mod world_rank;
 
 pub use decoder::{
     decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind, Identified,
@@ -81,9 +82,9 @@ pub use decoder::{
 };
 pub use mpich_ch3::MpichCh3;
 pub use mpich_ch4::MpichCh4;
-pub use mpich_rank::{mpich_world_rank, WorldRankError};
 pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};
 pub use mqs_target::{ByteSource, MqsTarget, TargetTypeSizes};
 pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
+pub use world_rank::{mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError};

@@ -90,7 +90,7 @@ pub(crate) fn symbol(
         .map(|s| s.addr)
         .ok_or_else(|| DecodeError::MissingSymbol {
             name,
-            searched: target.symbols.searched_objects().join(", "),
+            searched: mpidd_read::searched_summary(target.symbols),
             hint,
         })
 }

@@ -425,6 +425,8 @@ struct FragFields {
     num_segments: Field,
     range: Field,
     segments: u64,
+    /// How many segments the fragment has room for.
+    segments_len: u64,
 }
 
 impl Layout {
@@ -490,7 +492,18 @@ impl Layout {
             msg_length: a.field(fr, "hdr.hdr_rndv.hdr_msg_length"),
             num_segments: a.field(fr, "num_segments"),
             range: a.field(fr, "range"),
-            segments: a.member(fr, "segments").offset,
+            segments: 0,
+            segments_len: 0,
+        };
+        let seg_size = a.size("mca_btl_base_segment_t");
+        let segments = a.member(fr, "segments");
+        let frag = FragFields {
+            segments: segments.offset,
+            // An array's length, or as many segments as its bytes hold.
+            segments_len: segments
+                .array_len
+                .unwrap_or_else(|| segments.size.checked_div(seg_size).unwrap_or(0)),
+            ..frag
         };
         let comm_fields = [
             a.field(comm, "c_contextid"),
@@ -540,7 +553,6 @@ impl Layout {
             send.delivered,
             send.rdma_cnt,
         ]);
-        let seg_size = a.size("mca_btl_base_segment_t");
         let mut frag_span = span_of(&[
             frag.next,
             frag.prev,
@@ -665,6 +677,39 @@ impl CommInfo {
     }
 }
 
+/// The operations of one queue of one communicator, at most
+/// [`Limits::max_list_len`]: ob1 spreads a queue over several lists (the
+/// wildcard receives and one list per peer, the out-of-order rings), and
+/// the bound a list has holds for the queue they make.
+struct QueueOps<T> {
+    ops: Vec<T>,
+    limit: u64,
+    what: &'static str,
+}
+
+impl<T> QueueOps<T> {
+    fn new(limits: &Limits, what: &'static str) -> Self {
+        QueueOps {
+            ops: Vec::new(),
+            limit: limits.max_list_len,
+            what,
+        }
+    }
+
+    /// Adds the operation read at `at`, unless the queue is full.
+    fn push(&mut self, op: T, at: TargetAddr) -> Result<(), DecodeError> {
+        if self.ops.len() as u64 >= self.limit {
+            return Err(DecodeError::TooLong {
+                what: self.what,
+                limit: self.limit,
+                addr: at,
+            });
+        }
+        self.ops.push(op);
+        Ok(())
+    }
+}
+
 /// The native decoder of Open MPI's ob1 PML.
 pub struct OmpiOb1 {
     name: String,
@@ -691,7 +736,7 @@ fn symbol(
         .map(|s| s.addr)
         .ok_or_else(|| DecodeError::MissingSymbol {
             name,
-            searched: target.symbols.searched_objects().join(", "),
+            searched: mpidd_read::searched_summary(target.symbols),
             hint,
         })
 }
@@ -771,11 +816,12 @@ impl OmpiOb1 {
         out
     }
 
+    /// Every communicator of the table, and notes on the entries left out.
     fn read_communicators(
         &self,
         mem: &dyn ByteSource,
         limits: &Limits,
-    ) -> Result<Vec<CommInfo>, DecodeError> {
+    ) -> Result<(Vec<CommInfo>, Vec<String>), DecodeError> {
         let l = &self.layout;
         let array = self.globals.communicators;
         let word = mem.abi().address_bytes();
@@ -814,15 +860,30 @@ impl OmpiOb1 {
             order: mem.abi().byte_order,
             what: "ompi_mpi_communicators.addr",
         };
-        let mut comms = Vec::new();
+        let mut comms: Vec<CommInfo> = Vec::new();
+        let mut notes = Vec::new();
+        let mut seen: HashMap<i64, TargetAddr> = HashMap::new();
         for i in 0..n {
             let addr = TargetAddr(t.uint(i * word as u64, word)?);
             if addr.0 == 0 {
                 continue;
             }
-            comms.push(self.read_communicator(mem, addr, limits)?);
+            let comm = self.read_communicator(mem, addr, limits)?;
+            // A context id names one communicator (it is its index in this
+            // table), and readings are paired by it: a second one with the
+            // same id is a corrupt entry, not a second communicator.
+            if let Some(first) = seen.insert(comm.context_id, addr) {
+                seen.insert(comm.context_id, first);
+                notes.push(format!(
+                    "ompi_mpi_communicators[{i}] (ompi_communicator_t at {addr}) repeats the \
+                     context id {} of the communicator at {first}: left out",
+                    comm.context_id
+                ));
+                continue;
+            }
+            comms.push(comm);
         }
-        Ok(comms)
+        Ok((comms, notes))
     }
 
     fn read_communicator(
@@ -1063,16 +1124,26 @@ impl OmpiOb1 {
         let src = f.src.int(r)?;
         let tag = f.tag.int(r)?;
         let segments = f.num_segments.uint(r)?;
+        if segments > f.segments_len {
+            return Err(DecodeError::Corrupt {
+                what: "mca_pml_ob1_recv_frag_t",
+                addr: r.base,
+                reason: format!(
+                    "num_segments {segments} is more than the {} segments it has room for",
+                    f.segments_len
+                ),
+            });
+        }
         // What came with the envelope: the segments' bytes, headers
         // included.
         let mut carried: u64 = 0;
         let mut first_segment = 0u64;
-        for i in 0..segments.min(limits.max_table_entries) {
+        for i in 0..segments {
             let base = f.segments.saturating_add(i.saturating_mul(l.seg_size));
             let (addr, len) = if i == 0 {
                 (
-                    r.uint(base + l.seg_addr.offset, l.seg_addr.size)?,
-                    r.uint(base + l.seg_len.offset, l.seg_len.size)?,
+                    r.uint(base.saturating_add(l.seg_addr.offset), l.seg_addr.size)?,
+                    r.uint(base.saturating_add(l.seg_len.offset), l.seg_len.size)?,
                 )
             } else {
                 let seg = read_bytes(
@@ -1178,7 +1249,7 @@ impl OmpiOb1 {
         first: TargetAddr,
         comm: &CommInfo,
         limits: &Limits,
-        out: &mut Vec<PendingOperation>,
+        out: &mut QueueOps<PendingOperation>,
     ) -> Result<(), DecodeError> {
         let l = &self.layout;
         let shape = |end: TargetAddr| ListShape {
@@ -1195,8 +1266,7 @@ impl OmpiOb1 {
             if range.0 != 0 {
                 ranges.push(range);
             }
-            out.push(self.fragment(mem, r, comm, limits, true)?);
-            Ok::<(), DecodeError>(())
+            out.push(self.fragment(mem, r, comm, limits, true)?, r.base)
         };
         let buf = read_bytes(
             mem,
@@ -1233,11 +1303,10 @@ impl OmpiOb1 {
                 order: mem.abi().byte_order,
                 what: "mca_pml_ob1_recv_frag_t",
             };
-            out.push(self.fragment(mem, &rec, comm, limits, true)?);
+            out.push(self.fragment(mem, &rec, comm, limits, true)?, range)?;
             let next = l.frag.next.addr(&rec)?;
             walk(mem, next, shape(range), limits, |r| {
-                out.push(self.fragment(mem, r, comm, limits, true)?);
-                Ok(())
+                out.push(self.fragment(mem, r, comm, limits, true)?, r.base)
             })?;
         }
         Ok(())
@@ -1252,8 +1321,8 @@ impl OmpiOb1 {
         types: &mut HashMap<u64, Option<u64>>,
     ) -> Result<(Vec<PendingOperation>, Vec<PendingOperation>), DecodeError> {
         let l = &self.layout;
-        let mut posted: Vec<(u64, PendingOperation)> = Vec::new();
-        let mut unexpected = Vec::new();
+        let mut posted = QueueOps::new(limits, "posted receives of one communicator");
+        let mut unexpected = QueueOps::new(limits, "unexpected messages of one communicator");
         if comm.pml_comm.0 == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -1264,10 +1333,7 @@ impl OmpiOb1 {
             l.recv_span,
             "wild_receives (mca_pml_ob1_recv_request_t)",
             limits,
-            |r| {
-                posted.push(self.posted_receive(mem, r, comm, types)?);
-                Ok(())
-            },
+            |r| posted.push(self.posted_receive(mem, r, comm, types)?, r.base),
         )?;
         let head_end = l.ob1_procs.end().max(l.ob1_num_procs.end());
         let head = read_bytes(mem, pml, head_end, "mca_pml_ob1_comm_t", limits)?;
@@ -1289,8 +1355,7 @@ impl OmpiOb1 {
         )?;
         let procs = l.ob1_procs.addr(&h)?;
         if n == 0 || procs.0 == 0 {
-            posted.sort_by_key(|(seq, _)| *seq);
-            return Ok((posted.into_iter().map(|(_, op)| op).collect(), unexpected));
+            return Ok(in_order(posted, unexpected));
         }
         let table = read_bytes(
             mem,
@@ -1318,10 +1383,7 @@ impl OmpiOb1 {
                 l.recv_span,
                 "specific_receives (mca_pml_ob1_recv_request_t)",
                 limits,
-                |r| {
-                    posted.push(self.posted_receive(mem, r, comm, types)?);
-                    Ok(())
-                },
+                |r| posted.push(self.posted_receive(mem, r, comm, types)?, r.base),
             )?;
             self.walk_list(
                 mem,
@@ -1329,10 +1391,7 @@ impl OmpiOb1 {
                 l.frag_span,
                 "unexpected_frags (mca_pml_ob1_recv_frag_t)",
                 limits,
-                |r| {
-                    unexpected.push(self.fragment(mem, r, comm, limits, false)?);
-                    Ok(())
-                },
+                |r| unexpected.push(self.fragment(mem, r, comm, limits, false)?, r.base),
             )?;
             let cant = read_pointer(
                 mem,
@@ -1343,10 +1402,7 @@ impl OmpiOb1 {
                 self.cant_match(mem, cant, comm, limits, &mut unexpected)?;
             }
         }
-        // Receives match in the order they were posted, which their
-        // sequence numbers keep across the wildcard and per-peer lists.
-        posted.sort_by_key(|(seq, _)| *seq);
-        Ok((posted.into_iter().map(|(_, op)| op).collect(), unexpected))
+        Ok(in_order(posted, unexpected))
     }
 
     /// The send requests in use, from the free list every ob1 send request
@@ -1637,6 +1693,20 @@ impl OmpiOb1 {
     }
 }
 
+/// Receives match in the order they were posted, which their sequence
+/// numbers keep across the wildcard and per-peer lists.
+fn in_order(
+    posted: QueueOps<(u64, PendingOperation)>,
+    unexpected: QueueOps<PendingOperation>,
+) -> (Vec<PendingOperation>, Vec<PendingOperation>) {
+    let mut posted = posted.ops;
+    posted.sort_by_key(|(seq, _)| *seq);
+    (
+        posted.into_iter().map(|(_, op)| op).collect(),
+        unexpected.ops,
+    )
+}
+
 fn c_text(raw: &[u8]) -> String {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
     String::from_utf8_lossy(&raw[..end]).into_owned()
@@ -1678,15 +1748,15 @@ impl QueueDecoder for OmpiOb1 {
     ) -> Result<ProcessQueues, DecodeError> {
         let budget = Budgeted::new(target.memory, limits);
         let mem: &dyn ByteSource = &budget;
-        let comms = self.read_communicators(mem, limits)?;
+        let (comms, notes) = self.read_communicators(mem, limits)?;
         let mut types = HashMap::new();
         let mut sends = self.pending_sends(mem, &comms, limits, &mut types)?;
         let global_rank = comms
             .iter()
             .find(|c| c.context_id == 0)
             .map_or(-1, |world| world.rank);
-        let mut diagnostics: Vec<String> =
-            comms.iter().filter_map(|c| c.world_error.clone()).collect();
+        let mut diagnostics = notes;
+        diagnostics.extend(comms.iter().filter_map(|c| c.world_error.clone()));
         let read = |operations| Queue::Read {
             operations,
             truncated: false,

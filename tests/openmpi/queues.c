@@ -27,8 +27,14 @@
  *
  * The receivers probe for the messages they expect (a probe leaves the
  * message unexpected) and write down what the probe saw. After a barrier
- * each rank prints "READY <rank> <pid>" and stops itself with SIGSTOP. When
- * continued, it completes everything and finalizes.
+ * each rank prints "READY <rank> <pid> <MPI_COMM_WORLD>" (the handle, a
+ * pointer) and stops itself with SIGSTOP. When continued, it completes
+ * everything and finalizes.
+ *
+ * With the arguments "scale N" instead of a directory, rank 0 posts N
+ * receives of one int from rank 1 on MPI_COMM_WORLD, tags 1000.., that
+ * nothing matches, the others post nothing, and every rank stops as above
+ * (for the benchmarks: scripts/bench-ompi-queues.sh).
  */
 #include <mpi.h>
 #include <signal.h>
@@ -74,12 +80,50 @@ static void probe(int source, int tag, MPI_Comm comm, const char *protocol, cons
             st.MPI_TAG, bytes, protocol, sync);
 }
 
+static void ready(int rank)
+{
+    printf("READY %d %ld %p\n", rank, (long) getpid(), (void *) MPI_COMM_WORLD);
+    fflush(stdout);
+    raise(SIGSTOP);
+}
+
+static int scale(int rank, int n)
+{
+    int *bufs = NULL;
+    MPI_Request *reqs = NULL;
+    if (rank == 0) {
+        bufs = calloc((size_t) n, sizeof(int));
+        reqs = calloc((size_t) n, sizeof(MPI_Request));
+        if (!bufs || !reqs)
+            return 1;
+        for (int i = 0; i < n; i++)
+            MPI_Irecv(&bufs[i], 1, MPI_INT, 1, 1000 + i, MPI_COMM_WORLD, &reqs[i]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    ready(rank);
+    if (rank == 0) {
+        for (int i = 0; i < n; i++) {
+            MPI_Cancel(&reqs[i]);
+            MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+        }
+    }
+    free(bufs);
+    free(reqs);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size == 4 && argc == 3 && strcmp(argv[1], "scale") == 0) {
+        int rc = scale(rank, atoi(argv[2]));
+        MPI_Finalize();
+        return rc;
+    }
     if (size != 4 || argc != 2) {
         if (rank == 0)
             fprintf(stderr, "queues: run with 4 ranks and a directory\n");
@@ -127,9 +171,7 @@ int main(int argc, char **argv)
     }
     fclose(posted);
     MPI_Barrier(MPI_COMM_WORLD);
-    printf("READY %d %ld\n", rank, (long) getpid());
-    fflush(stdout);
-    raise(SIGSTOP);
+    ready(rank);
 
     if (rank == 0) {
         MPI_Recv(s99, 5, MPI_INT, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

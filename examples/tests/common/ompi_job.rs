@@ -61,6 +61,19 @@ pub fn msgq_dll(prefix: &Path) -> PathBuf {
     prefix.join("lib/openmpi/libompi_dbg_msgq.so")
 }
 
+impl OmpiBuild {
+    /// Its own message-queue library.
+    pub fn msgq_dll(self) -> PathBuf {
+        match self {
+            OmpiBuild::Reference => msgq_dll(&ref_ompi()),
+            OmpiBuild::Debian => {
+                debian_ompi();
+                Path::new(DEBIAN_LIBDIR).join("openmpi/lib/openmpi3/libompi_dbg_msgq.so")
+            }
+        }
+    }
+}
+
 /// A running `mpirun -n 4 queues DIR` whose ranks have stopped themselves.
 /// Dropping it continues the ranks and ends the job, so a failed assertion
 /// leaves nothing stopped behind.
@@ -68,6 +81,9 @@ pub struct OmpiJob {
     pub mpirun: Child,
     /// (rank, pid), by rank.
     pub ranks: Vec<(i64, i32)>,
+    /// Each rank's `MPI_COMM_WORLD` handle (a pointer), by rank, when the
+    /// program prints it (queues.c does).
+    pub comm_world: Vec<Option<u64>>,
     pub dir: PathBuf,
 }
 
@@ -78,7 +94,7 @@ impl OmpiJob {
     pub fn start(name: &str, program: &str) -> OmpiJob {
         let prefix = ref_ompi();
         let dir = fresh_dir(name);
-        let exe = build_with(&prefix.join("bin/mpicc"), &dir, program);
+        let exe = build_with(&prefix.join("bin/mpicc"), &dir, program, true);
         let mut mpirun = Command::new(prefix.join("bin/mpirun"));
         mpirun.args(MPIRUN_ARGS);
         Self::launch(mpirun, &exe, dir)
@@ -90,6 +106,16 @@ impl OmpiJob {
     /// reference build's ranks find its libraries through
     /// LD_LIBRARY_PATH, given to them alone: mpirun stays on Debian's.
     pub fn start_on(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
+        Self::start_built(build, name, program, true)
+    }
+
+    /// The same, with the program built without debug info, as a user
+    /// builds it: then nothing in the job has DWARF on the Debian build.
+    pub fn start_without_debug_info(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
+        Self::start_built(build, name, program, false)
+    }
+
+    fn start_built(build: OmpiBuild, name: &str, program: &str, debug: bool) -> OmpiJob {
         debian_ompi();
         let dir = fresh_dir(name);
         let mut mpirun = Command::new(DEBIAN_MPIRUN);
@@ -100,9 +126,9 @@ impl OmpiJob {
                 mpirun
                     .arg("-x")
                     .arg(format!("LD_LIBRARY_PATH={}", prefix.join("lib").display()));
-                build_with(&prefix.join("bin/mpicc"), &dir, program)
+                build_with(&prefix.join("bin/mpicc"), &dir, program, debug)
             }
-            OmpiBuild::Debian => build_with(Path::new(DEBIAN_MPICC), &dir, program),
+            OmpiBuild::Debian => build_with(Path::new(DEBIAN_MPICC), &dir, program, debug),
         };
         let job = Self::launch(mpirun, &exe, dir);
         // Each rank runs on the build asked for.
@@ -145,8 +171,10 @@ impl OmpiJob {
         let mut job = OmpiJob {
             mpirun,
             ranks: Vec::new(),
+            comm_world: Vec::new(),
             dir,
         };
+        let mut handles = Vec::new();
         while job.ranks.len() < 4 {
             let line = rx
                 .recv_timeout(Duration::from_secs(120))
@@ -155,14 +183,25 @@ impl OmpiJob {
             if words.next() == Some("READY") {
                 let rank = words.next().unwrap().parse().unwrap();
                 let pid = words.next().unwrap().parse().unwrap();
+                let handle = words
+                    .next()
+                    .map(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).unwrap());
                 job.ranks.push((rank, pid));
+                handles.push((rank, handle));
             }
         }
         job.ranks.sort();
+        handles.sort();
+        job.comm_world = handles.into_iter().map(|(_, h)| h).collect();
         for &(_, pid) in &job.ranks {
             wait_stopped(pid);
         }
         job
+    }
+
+    /// Rank `rank`'s `MPI_COMM_WORLD` handle, as the program printed it.
+    pub fn comm_world(&self, rank: i64) -> u64 {
+        self.comm_world[rank as usize].expect("the program prints MPI_COMM_WORLD on its READY line")
     }
 
     pub fn pid(&self, rank: i64) -> i32 {
@@ -204,13 +243,14 @@ fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// tests/openmpi/PROGRAM.c built into `dir` with `mpicc`, with debug info
-/// for the program itself (its globals, for `--var`).
-fn build_with(mpicc: &Path, dir: &Path, program: &str) -> PathBuf {
+/// tests/openmpi/PROGRAM.c built into `dir` with `mpicc`, with `debug`
+/// info for the program itself (its globals, for `--var`).
+fn build_with(mpicc: &Path, dir: &Path, program: &str, debug: bool) -> PathBuf {
     let exe = dir.join(program);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
     let out = Command::new(mpicc)
-        .args(["-g", "-O0", "-o"])
+        .args(if debug { &["-g"][..] } else { &[] })
+        .args(["-O0", "-o"])
         .arg(&exe)
         .arg(src)
         .output()

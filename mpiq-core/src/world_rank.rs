@@ -1,0 +1,344 @@
+//! Which `MPI_COMM_WORLD` rank a process is, read from the process itself
+//! (the vendor message-queue libraries ask the debugger for it, and a
+//! person wants to see it):
+//! - MPICH keeps it in the global `MPIR_Process` (an `MPIR_Process_t`) as
+//!   the member `rank`;
+//! - Open MPI in its world communicator, the exported
+//!   `ompi_mpi_comm_world`, as `c_my_rank` (its offset from the layouts);
+//! - and the launcher tells every rank in its environment: Open MPI's
+//!   `mpirun` sets `OMPI_COMM_WORLD_RANK`, PMIx `PMIX_RANK`, MPICH's Hydra
+//!   `PMI_RANK`. Read through libc's `environ`, that needs no layouts at
+//!   all, so a stripped MPI library (Debian's) is no obstacle.
+
+use mpidd_read::{Layouts, Limits, SymbolSource, TargetMemory, TypeOracle};
+use mpidd_types::TargetAddr;
+use serde::Serialize;
+
+/// Why the rank could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorldRankError {
+    /// The process has no `MPIR_Process`: not MPICH, or stripped of local
+    /// symbols.
+    #[error("no symbol MPIR_Process in {searched}: not an MPICH process, or its library lost its local symbols")]
+    NoSymbol {
+        /// The objects searched, told short.
+        searched: String,
+    },
+    /// The type of `MPIR_Process` is not in the debug info.
+    #[error(transparent)]
+    Type(#[from] mpidd_read::TypeError),
+    /// The member could not be read.
+    #[error(transparent)]
+    Read(#[from] mpidd_read::ReadError),
+    /// No way of finding the rank worked; each way tried and why not.
+    #[error("its world rank is not in the process: {}", .tried.join("; "))]
+    NotFound {
+        /// One short reason per way tried.
+        tried: Vec<String>,
+    },
+}
+
+/// Where a world rank was read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum RankSource {
+    /// MPICH's `MPIR_Process.rank`.
+    MpichProcess,
+    /// Open MPI's `ompi_mpi_comm_world.c_my_rank`.
+    OmpiCommWorld,
+    /// The launcher's environment variable of this name.
+    Environment(&'static str),
+}
+
+impl std::fmt::Display for RankSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RankSource::MpichProcess => f.write_str("MPIR_Process.rank"),
+            RankSource::OmpiCommWorld => f.write_str("ompi_mpi_comm_world.c_my_rank"),
+            RankSource::Environment(var) => write!(f, "{var} in its environment"),
+        }
+    }
+}
+
+/// A process's `MPI_COMM_WORLD` rank and where it was read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorldRank {
+    /// The rank.
+    pub rank: i32,
+    /// Where it was read.
+    pub source: RankSource,
+}
+
+/// The launchers' variables, in the order they are believed: the MPI
+/// implementation's own before the process manager's.
+const RANK_VARIABLES: [&str; 3] = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"];
+/// Most environment entries looked at: far above any real environment,
+/// while a corrupt `environ` cannot keep the reader going.
+const MAX_ENVIRONMENT: u64 = 1 << 16;
+
+/// Reads `MPIR_Process.rank`, with the member's offset from the debug
+/// info of the library that defines it.
+pub fn mpich_world_rank<M, S>(
+    memory: &M,
+    symbols: &S,
+    types: &TypeOracle,
+) -> Result<i32, WorldRankError>
+where
+    M: TargetMemory + ?Sized,
+    S: SymbolSource + ?Sized,
+{
+    let sym = symbols
+        .lookup("MPIR_Process")
+        .ok_or_else(|| WorldRankError::NoSymbol {
+            searched: mpidd_read::searched_summary(symbols),
+        })?;
+    let field = types.offset_of("MPIR_Process_t", "rank")?;
+    let addr = TargetAddr(sym.addr.0.wrapping_add(field.offset));
+    Ok(memory.read_i32(addr, "MPIR_Process.rank")?)
+}
+
+/// The process's world rank, from the first way that gives one: MPICH's
+/// `MPIR_Process.rank` or Open MPI's `ompi_mpi_comm_world.c_my_rank`
+/// (with offsets from `layouts`), else the launcher's environment
+/// variable (which needs no layouts). Fails naming why each way failed.
+pub fn world_rank<M, S>(
+    memory: &M,
+    symbols: &S,
+    layouts: &dyn Layouts,
+    limits: &Limits,
+) -> Result<WorldRank, WorldRankError>
+where
+    M: TargetMemory + ?Sized,
+    S: SymbolSource + ?Sized,
+{
+    let mut tried = Vec::new();
+    let in_memory = [
+        (
+            "MPIR_Process",
+            "MPIR_Process_t",
+            "rank",
+            RankSource::MpichProcess,
+        ),
+        (
+            "ompi_mpi_comm_world",
+            "ompi_communicator_t",
+            "c_my_rank",
+            RankSource::OmpiCommWorld,
+        ),
+    ];
+    for (symbol, type_name, member, source) in in_memory {
+        let Some(sym) = symbols.lookup(symbol) else {
+            continue;
+        };
+        // Open MPI's ompi_mpi_comm_world is an ompi_predefined_communicator_t
+        // whose first member is the communicator itself.
+        match layouts.member(type_name, member) {
+            Ok(m) if m.size == 4 => {
+                let addr = TargetAddr(sym.addr.0.wrapping_add(m.offset));
+                match memory.read_i32(addr, "the world rank") {
+                    Ok(rank) => return Ok(WorldRank { rank, source }),
+                    Err(e) => tried.push(format!("{symbol}: {e}")),
+                }
+            }
+            Ok(m) => tried.push(format!(
+                "{type_name}.{member} is {} bytes, not an int",
+                m.size
+            )),
+            // The layout source's reason may list every object searched;
+            // the short form is enough here.
+            Err(_) => tried.push(format!(
+                "{symbol} is there but no debug info or profile gives {type_name}.{member}"
+            )),
+        }
+    }
+    match environment_rank(memory, symbols, limits) {
+        Ok(found) => Ok(found),
+        Err(why) => {
+            tried.push(why);
+            Err(WorldRankError::NotFound { tried })
+        }
+    }
+}
+
+/// The rank the launcher put in the process's environment.
+fn environment_rank<M, S>(memory: &M, symbols: &S, limits: &Limits) -> Result<WorldRank, String>
+where
+    M: TargetMemory + ?Sized,
+    S: SymbolSource + ?Sized,
+{
+    let not_found = || {
+        format!(
+            "no {} in its environment",
+            RANK_VARIABLES
+                .join(", ")
+                .replacen(", PMI_RANK", " or PMI_RANK", 1)
+        )
+    };
+    // The executable's copy first (a program that uses environ gets its
+    // own, by a copy relocation), as the symbol search goes.
+    let Some(sym) = symbols
+        .lookup("environ")
+        .or_else(|| symbols.lookup("__environ"))
+    else {
+        return Err("no symbol environ (libc's) to find its environment".to_string());
+    };
+    let word = memory.abi().address_bytes() as u64;
+    let what = "environ";
+    let vector = memory
+        .read_pointer(sym.addr, what)
+        .map_err(|e| format!("its environment: {e}"))?;
+    let mut best: Option<(usize, i32)> = None;
+    let max = limits.max_table_entries.min(MAX_ENVIRONMENT);
+    for i in 0..max {
+        let at = TargetAddr(vector.0.wrapping_add(i.wrapping_mul(word)));
+        let entry = memory
+            .read_pointer(at, what)
+            .map_err(|e| format!("its environment: {e}"))?;
+        if entry.0 == 0 {
+            break;
+        }
+        // An unreadable string is passed over: the rest may still say.
+        let Ok(text) = memory.read_c_string(entry, limits.max_string_len) else {
+            continue;
+        };
+        for (preference, var) in RANK_VARIABLES.iter().enumerate() {
+            let value = text
+                .strip_prefix(var.as_bytes())
+                .and_then(|rest| rest.strip_prefix(b"="))
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .and_then(|v| v.parse::<i32>().ok());
+            if let Some(rank) = value.filter(|&r| r >= 0) {
+                if best.is_none_or(|(p, _)| preference < p) {
+                    best = Some((preference, rank));
+                }
+            }
+        }
+    }
+    best.map(|(p, rank)| WorldRank {
+        rank,
+        source: RankSource::Environment(RANK_VARIABLES[p]),
+    })
+    .ok_or_else(not_found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mpidd_read::{LayoutTable, SymbolTable, SyntheticMemory};
+    use mpidd_types::TargetAbi;
+
+    /// A process whose `environ` lists `vars`, for `abi`.
+    fn with_environment(abi: TargetAbi, vars: &[&str]) -> (SyntheticMemory, SymbolTable) {
+        let word = abi.address_bytes() as u64;
+        let mut bytes = vec![0u8; 0x1000];
+        let base = 0x10_0000u64;
+        let vector = 0x100u64;
+        let mut text = 0x400u64;
+        let put = |bytes: &mut Vec<u8>, at: u64, v: u64| {
+            let b = if abi.byte_order == mpidd_types::ByteOrder::Big {
+                v.to_be_bytes()[8 - word as usize..].to_vec()
+            } else {
+                v.to_le_bytes()[..word as usize].to_vec()
+            };
+            bytes[at as usize..(at + word) as usize].copy_from_slice(&b);
+        };
+        put(&mut bytes, 0, base + vector);
+        for (i, v) in vars.iter().enumerate() {
+            put(&mut bytes, vector + i as u64 * word, base + text);
+            bytes[text as usize..text as usize + v.len()].copy_from_slice(v.as_bytes());
+            text += v.len() as u64 + 1;
+        }
+        let mut memory = SyntheticMemory::new(abi);
+        memory.map(TargetAddr(base), bytes);
+        let mut symbols = SymbolTable::new();
+        symbols.insert("/lib/libc.so.6", "environ", TargetAddr(base), word);
+        (memory, symbols)
+    }
+
+    #[test]
+    fn the_launchers_variable_gives_the_rank() {
+        for abi in [TargetAbi::X86_64, TargetAbi::POWERPC] {
+            let (m, s) = with_environment(
+                abi,
+                &[
+                    "HOME=/root",
+                    "PMIX_RANK=7",
+                    "OMPI_COMM_WORLD_RANK=3",
+                    "PMI_RANK=9",
+                ],
+            );
+            let r = world_rank(&m, &s, &LayoutTable::default(), &Limits::default()).unwrap();
+            assert_eq!(
+                r,
+                WorldRank {
+                    rank: 3,
+                    source: RankSource::Environment("OMPI_COMM_WORLD_RANK")
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn open_mpi_s_world_communicator_comes_first() {
+        let (mut m, mut s) = with_environment(TargetAbi::X86_64, &["OMPI_COMM_WORLD_RANK=3"]);
+        m.map(
+            TargetAddr(0x20_0000),
+            vec![0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0],
+        );
+        s.insert(
+            "/lib/libmpi.so.40",
+            "ompi_mpi_comm_world",
+            TargetAddr(0x20_0000),
+            512,
+        );
+        let mut layouts = LayoutTable::default();
+        layouts.add_type("ompi_communicator_t", 16).add_member(
+            "ompi_communicator_t",
+            "c_my_rank",
+            8,
+            4,
+        );
+        let r = world_rank(&m, &s, &layouts, &Limits::default()).unwrap();
+        assert_eq!((r.rank, r.source), (2, RankSource::OmpiCommWorld));
+        // Without its layout, the environment says.
+        let r = world_rank(&m, &s, &LayoutTable::default(), &Limits::default()).unwrap();
+        assert_eq!(r.rank, 3);
+    }
+
+    #[test]
+    fn nothing_found_says_why_each_way_failed() {
+        let (m, mut s) = with_environment(TargetAbi::X86_64, &["HOME=/root", "PMI_RANK=x"]);
+        s.insert(
+            "/lib/libmpi.so.40",
+            "ompi_mpi_comm_world",
+            TargetAddr(0x20_0000),
+            512,
+        );
+        let e = world_rank(&m, &s, &LayoutTable::default(), &Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "its world rank is not in the process: ompi_mpi_comm_world is there but no \
+             debug info or profile gives ompi_communicator_t.c_my_rank; no \
+             OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK in its environment"
+        );
+    }
+
+    #[test]
+    fn a_looping_environment_is_bounded() {
+        // environ points at itself: every entry is the same non-NULL
+        // pointer, read until the bound.
+        let mut memory = SyntheticMemory::new(TargetAbi::X86_64);
+        memory.map(TargetAddr(0x1000), 0x1000u64.to_le_bytes().repeat(512));
+        let mut symbols = SymbolTable::new();
+        symbols.insert("/lib/libc.so.6", "environ", TargetAddr(0x1000), 8);
+        let limits = Limits {
+            max_table_entries: 100,
+            ..Limits::default()
+        };
+        let e = world_rank(&memory, &symbols, &LayoutTable::default(), &limits).unwrap_err();
+        assert!(e.to_string().contains("in its environment"), "{e}");
+    }
+}
