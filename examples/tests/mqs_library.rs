@@ -10,7 +10,12 @@
 //!   is missing;
 //! - on the reference MPICH built with CH4 (`ch4:ucx`), under both hosts,
 //!   where its layouts come from the callbacks and MPICH's declarations
-//!   (mpiq-core/mqs-dll/src/mpich_declarations.rs).
+//!   (mpiq-core/mqs-dll/src/mpich_declarations.rs);
+//! - on Debian's stripped Open MPI, under both hosts, live and from cores,
+//!   where its layouts come from the shipped profile that the build-ids in
+//!   the process's own mapped headers pick
+//!   (mpiq-core/mqs-dll/src/ompi_layouts.rs), and on the reference Open MPI
+//!   through a profile named in `MPIDD_PROFILES`.
 
 mod common;
 
@@ -18,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
+use common::ompi_job::{ref_ompi, OmpiBuild, OmpiJob};
 use common::queue_checks::{
     check_against_libtvmpich, check_rank_ch4, check_rank_ours, native, queues, Ch4Reader,
 };
@@ -36,7 +42,16 @@ fn our_library() -> PathBuf {
 }
 
 fn ours(args: &[&str]) -> Value {
-    let out = mpidd()
+    ours_with_profiles(args, None)
+}
+
+/// [`ours`], with `MPIDD_PROFILES` set to `profiles` for the library.
+fn ours_with_profiles(args: &[&str], profiles: Option<&Path>) -> Value {
+    let mut cmd = mpidd();
+    if let Some(p) = profiles {
+        cmd.env("MPIDD_PROFILES", p);
+    }
+    let out = cmd
         .arg("queues")
         .args(args)
         .arg("--dll")
@@ -92,7 +107,22 @@ struct HostRun {
 }
 
 fn run_c_host(host: &Path, library: &Path, pid: i32, rank: i64, hostile: bool) -> HostRun {
+    run_c_host_with(host, library, pid, rank, hostile, None)
+}
+
+/// [`run_c_host`], with `MPIDD_PROFILES` set to `profiles` for the library.
+fn run_c_host_with(
+    host: &Path,
+    library: &Path,
+    pid: i32,
+    rank: i64,
+    hostile: bool,
+    profiles: Option<&Path>,
+) -> HostRun {
     let mut cmd = Command::new(host);
+    if let Some(p) = profiles {
+        cmd.env("MPIDD_PROFILES", p);
+    }
     cmd.arg(library).arg(pid.to_string()).arg(rank.to_string());
     if hostile {
         cmd.arg("hostile");
@@ -431,5 +461,185 @@ fn serves_mpich_ch4_under_our_host_and_an_independent_c_host() {
             Ch4Reader::OurLibrary,
         );
     }
+    assert_eq!(job.finish(), 0);
+}
+
+/// Our library's reading of `args` equals the native decoder's on every
+/// field the interface carries.
+fn ours_same_as_native(args: &[&str], profiles: Option<&Path>) -> Value {
+    let q = ours_with_profiles(args, profiles);
+    let left: mpiq_core::model::ProcessQueues = serde_json::from_value(native(args)).unwrap();
+    let right: mpiq_core::model::ProcessQueues = serde_json::from_value(q.clone()).unwrap();
+    let differences = mpiq_core::compare::compare(&left, &right);
+    assert!(
+        differences.is_empty(),
+        "our library and the native decoder differ on {args:?}: {differences:#?}"
+    );
+    q
+}
+
+/// What the C host must print for a reading: each communicator's name,
+/// size, rank and world ranks, and each operation's class, desired peer
+/// (local and world), wildcard, tag and length and actual peer, tag and
+/// length, in the interface's order (sends, receives, unexpected).
+fn c_host_view(q: &Value) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let mut comms = Vec::new();
+    let mut ops = Vec::new();
+    for c in q["communicators"].as_array().unwrap() {
+        let mut group = "group".to_string();
+        for r in c["group"].as_array().into_iter().flatten() {
+            group.push_str(&format!(" {r}"));
+        }
+        comms.push(vec![
+            c["name"].as_str().unwrap().to_string(),
+            c["size"].to_string(),
+            c["local_rank"].to_string(),
+            group,
+        ]);
+        for (class, queue) in [
+            (0, "pending_sends"),
+            (1, "pending_receives"),
+            (2, "unexpected_messages"),
+        ] {
+            for op in c[queue]["operations"].as_array().into_iter().flatten() {
+                let tag_wild = u8::from(op["tag_wild"] == true);
+                ops.push(
+                    [
+                        class.to_string(),
+                        op["desired_local_rank"].to_string(),
+                        op["desired_global_rank"].to_string(),
+                        tag_wild.to_string(),
+                        op["desired_tag"].to_string(),
+                        op["desired_length"].to_string(),
+                        op["actual_local_rank"].to_string(),
+                        op["actual_tag"].to_string(),
+                        op["actual_length"].to_string(),
+                    ]
+                    .to_vec(),
+                );
+            }
+        }
+    }
+    (comms, ops)
+}
+
+/// The same fields of what the C host printed.
+fn c_host_printed(run: &HostRun) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let comms = run
+        .comms
+        .iter()
+        .map(|c| vec![c[0].clone(), c[1].clone(), c[2].clone(), c[4].clone()])
+        .collect();
+    let ops = run
+        .ops
+        .iter()
+        .map(|o| {
+            [0, 2, 3, 4, 5, 6, 8, 10, 11]
+                .iter()
+                .map(|&i| o[i].clone())
+                .collect()
+        })
+        .collect();
+    (comms, ops)
+}
+
+/// Open MPI through our library, on `job`: under our host live and from
+/// cores, equal to the native decoder (which ompi_queues.rs checks against
+/// what the program posted), and under the C host live, where every
+/// communicator and operation it prints is the native decoder's.
+fn serves_open_mpi(job: &OmpiJob, profiles: Option<&Path>) {
+    let host = c_host();
+    let library = our_library();
+    for rank in 0..4 {
+        let pid = job.pid(rank);
+        let p = pid.to_string();
+        let q = ours_same_as_native(&["--pid", &p], profiles);
+        assert_eq!(q["global_rank"], rank);
+        assert!(
+            q["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d.as_str().unwrap().contains("profile of Open MPI 4.1.4")),
+            "the library says where its layouts come from: {:#}",
+            q["diagnostics"]
+        );
+        wait_stopped(pid);
+
+        let run = run_c_host_with(&host, &library, pid, rank, false, profiles);
+        assert!(
+            run.image
+                .starts_with("0 mpiq_mqs: the image has Open MPI's message queues (ob1)"),
+            "{}",
+            run.image
+        );
+        assert_eq!(run.process, "0 ok");
+        let native_now = native(&["--pid", &p]);
+        assert_eq!(
+            c_host_printed(&run),
+            c_host_view(&native_now),
+            "rank {rank} through the C host"
+        );
+        assert!(
+            !run.ops.is_empty(),
+            "the job leaves operations at every rank"
+        );
+        wait_stopped(pid);
+
+        let core = gcore(&job.dir, pid);
+        ours_same_as_native(&["--core", core.to_str().unwrap()], profiles);
+    }
+}
+
+/// Debian's own Open MPI, stripped, with the program built without debug
+/// info: nothing a debugger's type callbacks could answer.
+#[test]
+fn serves_debians_stock_open_mpi_under_our_host_and_an_independent_c_host() {
+    let job = OmpiJob::start_without_debug_info(OmpiBuild::Debian, "mqs-library-ompi", "queues");
+    serves_open_mpi(&job, None);
+    assert_eq!(job.finish(), 0);
+}
+
+/// The reference Open MPI, whose build-ids no shipped profile lists: our
+/// library refuses it with the ways out, then reads it through the
+/// shipped profile extended with its build-ids and named in
+/// `MPIDD_PROFILES`.
+#[test]
+fn serves_the_reference_open_mpi_through_a_profile_named_in_mpidd_profiles() {
+    let job = OmpiJob::start("mqs-library-ompi-ref", "queues");
+    let p = job.pid(0).to_string();
+    let out = mpidd()
+        .args(["queues", "--pid", &p, "--dll"])
+        .arg(our_library())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("no layout profile") || err.contains("profile"),
+        "{err}"
+    );
+    wait_stopped(job.pid(0));
+
+    let mut profile = mpidd_read::shipped_profiles()
+        .into_iter()
+        .find(|p| p.identity.implementation == "Open MPI" && p.identity.version == "4.1.4")
+        .expect("mpidd ships the Open MPI 4.1.4 profile");
+    let prefix = ref_ompi();
+    for o in &mut profile.identity.objects {
+        // Open MPI installs its components (mca_*) in lib/openmpi.
+        let path = if o.name.starts_with("mca_") {
+            prefix.join("lib/openmpi").join(&o.name)
+        } else {
+            prefix.join("lib").join(&o.name)
+        };
+        let id = mpidd_read::build_id(&path)
+            .unwrap()
+            .expect("the reference build has build-ids");
+        o.build_ids.push(mpidd_read::build_id_hex(&id));
+    }
+    let file = job.dir.join("reference-profile.json");
+    std::fs::write(&file, profile.to_json()).unwrap();
+    serves_open_mpi(&job, Some(&file));
     assert_eq!(job.finish(), 0);
 }

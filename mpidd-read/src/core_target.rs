@@ -4,8 +4,6 @@ use std::path::{Path, PathBuf};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
-use object::read::elf::{FileHeader, ProgramHeader};
-use object::{elf, Endianness};
 use serde::Serialize;
 
 use crate::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
@@ -406,7 +404,7 @@ impl CoreTarget {
         let in_file = p.build_id.as_ref()?;
         let mut page = vec![0u8; PAGE_MASK as usize + 1];
         let n = self.core.read_dumped(TargetAddr(first_page), &mut page);
-        let in_core = build_id_in_image(&page[..n])?;
+        let in_core = crate::debug_files::build_id_in_headers(&page[..n])?;
         (in_core != *in_file).then(|| ObjectProblem::BuildIdMismatch {
             recorded: recorded.to_string(),
             file: on_disk.to_path_buf(),
@@ -414,33 +412,6 @@ impl CoreTarget {
             in_file: hex(in_file),
         })
     }
-}
-
-/// The build-id note of an ELF image whose first bytes are `image` (as
-/// mapped: the headers and notes of a typical object sit in its first
-/// page). `None` if the bytes are not an ELF header or hold no such note.
-fn build_id_in_image(image: &[u8]) -> Option<Vec<u8>> {
-    match object::FileKind::parse(image).ok()? {
-        object::FileKind::Elf64 => build_id_from::<elf::FileHeader64<Endianness>>(image),
-        object::FileKind::Elf32 => build_id_from::<elf::FileHeader32<Endianness>>(image),
-        _ => None,
-    }
-}
-
-fn build_id_from<Elf: FileHeader<Endian = Endianness>>(image: &[u8]) -> Option<Vec<u8>> {
-    let header = Elf::parse(image).ok()?;
-    let endian = header.endian().ok()?;
-    for ph in header.program_headers(endian, image).ok()? {
-        let Ok(Some(mut notes)) = ph.notes(endian, image) else {
-            continue;
-        };
-        while let Ok(Some(note)) = notes.next() {
-            if note.name() == elf::ELF_NOTE_GNU && note.n_type(endian) == elf::NT_GNU_BUILD_ID {
-                return Some(note.desc().to_vec());
-            }
-        }
-    }
-    None
 }
 
 fn hex(bytes: &[u8]) -> String {

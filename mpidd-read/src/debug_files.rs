@@ -75,6 +75,49 @@ pub fn build_id_from_bytes(data: &[u8]) -> Result<Option<&[u8]>, SymbolError> {
         .map_err(malformed)
 }
 
+/// The build-id note of an ELF image whose first bytes are `image`, as
+/// the object is mapped: the ELF header, the program headers and the
+/// notes sit in the first page of a typical object, at file offsets equal
+/// to their addresses from the object's base. `None` when the bytes are
+/// not an ELF header or hold no such note (section headers, which a
+/// mapped image lacks, are not needed).
+///
+/// ```
+/// assert_eq!(mpidd_read::build_id_in_headers(b"not an ELF image"), None);
+/// ```
+pub fn build_id_in_headers(image: &[u8]) -> Option<Vec<u8>> {
+    match object::FileKind::parse(image).ok()? {
+        object::FileKind::Elf64 => {
+            build_id_in::<object::elf::FileHeader64<object::Endianness>>(image)
+        }
+        object::FileKind::Elf32 => {
+            build_id_in::<object::elf::FileHeader32<object::Endianness>>(image)
+        }
+        _ => None,
+    }
+}
+
+fn build_id_in<Elf: object::read::elf::FileHeader<Endian = object::Endianness>>(
+    image: &[u8],
+) -> Option<Vec<u8>> {
+    use object::read::elf::ProgramHeader;
+    let header = Elf::parse(image).ok()?;
+    let endian = header.endian().ok()?;
+    for ph in header.program_headers(endian, image).ok()? {
+        let Ok(Some(mut notes)) = ph.notes(endian, image) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.name() == object::elf::ELF_NOTE_GNU
+                && note.n_type(endian) == object::elf::NT_GNU_BUILD_ID
+            {
+                return Some(note.desc().to_vec());
+            }
+        }
+    }
+    None
+}
+
 /// How a debug file was matched to its object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatchedBy {

@@ -106,8 +106,8 @@ pub use byte_source::{decode_int, decode_uint, ByteSource};
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use debug_files::{
-    build_id, build_id_from_bytes, DebugFile, DebugLookup, DebugSearch, MatchedBy, RejectReason,
-    Rejection, DEFAULT_DEBUG_ROOT,
+    build_id, build_id_from_bytes, build_id_in_headers, DebugFile, DebugLookup, DebugSearch,
+    MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
 };
 pub use dwarf_index::{IndexStats, NameIndexKind};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};

@@ -117,6 +117,62 @@ pub fn read_link_map<M: TargetMemory + ?Sized>(
     Ok(out)
 }
 
+/// How much of an object's first page is read for its headers and notes:
+/// the smallest page any Linux CPU has.
+const HEADER_BYTES: usize = 4096;
+/// The smallest ELF header (ELF32's).
+const MIN_ELF_HEADER: usize = 52;
+
+/// The GNU build-id of the shared object the dynamic linker placed at
+/// `bias` (its [`LinkMapEntry::bias`]), read from the object's headers as
+/// they are mapped in the target: a shared object's first segment starts
+/// at address 0 and file offset 0, so its ELF header, program headers and
+/// notes sit at `bias` on. `None` when no ELF header is there (a
+/// prelinked object, the executable) or the headers hold no build-id.
+/// This is how a reader that sees only the target (a message-queue library
+/// under a debugger, a core without its files) tells which build of a
+/// library a process runs.
+pub fn mapped_build_id<M: TargetMemory + ?Sized>(
+    mem: &M,
+    bias: u64,
+) -> Result<Option<Vec<u8>>, ReadError> {
+    let mut page = vec![0u8; HEADER_BYTES];
+    let at = TargetAddr(bias);
+    let n = mem.read_into(at, &mut page)?;
+    if n < MIN_ELF_HEADER {
+        return Err(ReadError::ShortRead {
+            what: "ELF header of a loaded object",
+            addr: at,
+            wanted: HEADER_BYTES,
+            got: n,
+        });
+    }
+    Ok(crate::debug_files::build_id_in_headers(&page[..n]))
+}
+
+/// The objects of the dynamic linker's list (at `r_debug`) whose names
+/// `wanted` accepts, each with its [`mapped_build_id`] or the error that
+/// reading it met. Only the objects asked for are read: a process maps
+/// dozens.
+pub fn loaded_build_ids<M: TargetMemory + ?Sized>(
+    mem: &M,
+    r_debug: TargetAddr,
+    wanted: &dyn Fn(&str) -> bool,
+    limits: &Limits,
+) -> Result<LoadedBuildIds, ReadError> {
+    Ok(read_link_map(mem, r_debug, limits)?
+        .into_iter()
+        .filter(|e| !e.name.is_empty() && wanted(&e.name))
+        .map(|e| {
+            let id = mapped_build_id(mem, e.bias);
+            (e, id)
+        })
+        .collect())
+}
+
+/// What [`loaded_build_ids`] finds: each object and its build-id.
+pub type LoadedBuildIds = Vec<(LinkMapEntry, Result<Option<Vec<u8>>, ReadError>)>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +266,112 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// The first bytes of a shared object as the dynamic linker maps
+    /// them: an ELF header for `abi`, one PT_NOTE program header and a GNU
+    /// build-id note `id`, laid out by hand (the reader parses with the
+    /// object crate).
+    fn mapped_headers(abi: TargetAbi, id: &[u8]) -> Vec<u8> {
+        let wide = abi.address_bytes() == 8;
+        let be = abi.byte_order == mpidd_types::ByteOrder::Big;
+        let u16b = |v: u16| if be { v.to_be_bytes() } else { v.to_le_bytes() };
+        let u32b = |v: u32| if be { v.to_be_bytes() } else { v.to_le_bytes() };
+        let word = |v: u64| -> Vec<u8> {
+            if wide {
+                (if be { v.to_be_bytes() } else { v.to_le_bytes() }).to_vec()
+            } else {
+                u32b(v as u32).to_vec()
+            }
+        };
+        let (ehsize, phentsize) = if wide { (64u64, 56u64) } else { (52, 32) };
+        let note_at = ehsize + phentsize;
+        let mut note = Vec::new();
+        note.extend(u32b(4));
+        note.extend(u32b(id.len() as u32));
+        note.extend(u32b(3)); // NT_GNU_BUILD_ID
+        note.extend(b"GNU\0");
+        note.extend(id);
+        while note.len() % 4 != 0 {
+            note.push(0);
+        }
+        let mut h = vec![0x7f, b'E', b'L', b'F', if wide { 2 } else { 1 }];
+        h.push(if be { 2 } else { 1 });
+        h.push(1);
+        h.resize(16, 0);
+        h.extend(u16b(3)); // ET_DYN
+        h.extend(u16b(if wide { 62 } else { 3 }));
+        h.extend(u32b(1));
+        h.extend(word(0)); // e_entry
+        h.extend(word(ehsize)); // e_phoff
+        h.extend(word(0)); // e_shoff
+        h.extend(u32b(0));
+        h.extend(u16b(ehsize as u16));
+        h.extend(u16b(phentsize as u16));
+        h.extend(u16b(1));
+        h.extend(u16b(0));
+        h.extend(u16b(0));
+        h.extend(u16b(0));
+        assert_eq!(h.len() as u64, ehsize);
+        h.extend(u32b(4)); // PT_NOTE
+        if wide {
+            h.extend(u32b(4)); // p_flags
+            h.extend(word(note_at));
+            h.extend(word(note_at));
+            h.extend(word(note_at));
+            h.extend(word(note.len() as u64));
+            h.extend(word(note.len() as u64));
+            h.extend(word(4));
+        } else {
+            h.extend(word(note_at));
+            h.extend(word(note_at));
+            h.extend(word(note_at));
+            h.extend(word(note.len() as u64));
+            h.extend(word(note.len() as u64));
+            h.extend(u32b(4)); // p_flags
+            h.extend(word(4));
+        }
+        h.extend(note);
+        h
+    }
+
+    #[test]
+    fn build_ids_of_listed_objects_come_from_their_mapped_headers() {
+        for abi in [TargetAbi::X86_64, TargetAbi::S390X, TargetAbi::I686] {
+            let mut mem = target(
+                abi,
+                &[
+                    (0x40000, "", 0x3100),
+                    (0x70000, "/usr/lib/libmpi.so.40", 0x3200),
+                    (0x90000, "/lib/libc.so.6", 0x3300),
+                    (0xa0000, "/usr/lib/libopen-pal.so.40", 0),
+                ],
+            );
+            let id = [0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4];
+            mem.map(TargetAddr(0x70000), mapped_headers(abi, &id));
+            // libc is wanted by no one; libopen-pal's headers are not mapped.
+            let wanted = |n: &str| n.contains("libmpi") || n.contains("libopen-pal");
+            let found =
+                loaded_build_ids(&mem, TargetAddr(0x2000), &wanted, &Limits::default()).unwrap();
+            assert_eq!(found.len(), 2, "{abi:?}");
+            assert_eq!(found[0].0.name, "/usr/lib/libmpi.so.40");
+            assert_eq!(found[0].1.as_ref().unwrap().as_deref(), Some(&id[..]));
+            let err = found[1].1.as_ref().unwrap_err();
+            assert!(
+                err.to_string().contains("0xa0000") || err.to_string().contains("a0000"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_an_elf_header_have_no_build_id() {
+        let abi = TargetAbi::X86_64;
+        let mut mem = SyntheticMemory::new(abi);
+        mem.map(TargetAddr(0x5000), vec![0x55; 4096]);
+        assert_eq!(mapped_build_id(&mem, 0x5000).unwrap(), None);
+        mem.map(TargetAddr(0x9000), vec![0x7f; 8]);
+        assert!(mapped_build_id(&mem, 0x9000).is_err());
     }
 
     #[test]

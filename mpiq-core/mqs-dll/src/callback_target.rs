@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CString};
 use std::io;
 
-use mpidd_read::{ReadError, Symbol, SymbolSource};
+use mpidd_read::{ReadError, Symbol, SymbolSource, TargetMemory};
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::mqs_abi::{
     MqsImage, MqsProcess, MqsTaddr, MqsTargetTypeSizes, MqsType, MQS_LANG_C, MQS_OK,
 };
-use mpiq_core::{ByteSource, LayoutError};
+use mpiq_core::LayoutError;
 
 use crate::declared_layouts::{ScalarSizes, TypeCallbacks};
 use crate::host_abi::{HostImage, HostProcess};
@@ -32,37 +32,50 @@ pub(crate) struct CallbackMemory {
 /// reads are split (the size argument is a C `int`).
 const MAX_FETCH: usize = 1 << 20;
 
-impl ByteSource for CallbackMemory {
+impl CallbackMemory {
+    /// One `mqs_fetch_data` of all of `buf` at `addr`: its return code.
+    fn fetch(&self, addr: u64, buf: &mut [u8]) -> Result<c_int, ReadError> {
+        // SAFETY: the table is the debugger's, kept valid while its process
+        // is set up (the interface's promise); checked for NULL.
+        let fetch = unsafe { self.callbacks.as_ref() }.and_then(|c| c.fetch_data);
+        let Some(fetch) = fetch else {
+            return Err(backend(
+                "target memory",
+                TargetAddr(addr),
+                "the debugger gave no mqs_fetch_data",
+            ));
+        };
+        // SAFETY: `buf` is writable for its length, which fits a C int
+        // (callers split at MAX_FETCH); the debugger writes at most that.
+        Ok(unsafe {
+            fetch(
+                self.process,
+                addr as MqsTaddr,
+                buf.len() as c_int,
+                buf.as_mut_ptr() as *mut c_void,
+            )
+        })
+    }
+}
+
+impl TargetMemory for CallbackMemory {
     fn abi(&self) -> TargetAbi {
         self.abi
     }
 
+    /// Exact reads, which the decoders make, fail with the debugger's own
+    /// return code.
     fn read_exact(
         &self,
         addr: TargetAddr,
         buf: &mut [u8],
         what: &'static str,
     ) -> Result<(), ReadError> {
-        // SAFETY: the table is the debugger's, kept valid while its process
-        // is set up (the interface's promise); checked for NULL.
-        let fetch = unsafe { self.callbacks.as_ref() }.and_then(|c| c.fetch_data);
-        let Some(fetch) = fetch else {
-            return Err(backend(what, addr, "the debugger gave no mqs_fetch_data"));
-        };
         let mut done = 0;
         while done < buf.len() {
             let n = (buf.len() - done).min(MAX_FETCH);
             let at = addr.0.wrapping_add(done as u64);
-            // SAFETY: `buf[done..done + n]` is writable; the debugger writes
-            // at most `n` bytes there.
-            let rc = unsafe {
-                fetch(
-                    self.process,
-                    at as MqsTaddr,
-                    n as c_int,
-                    buf[done..].as_mut_ptr() as *mut c_void,
-                )
-            };
+            let rc = self.fetch(at, &mut buf[done..done + n])?;
             if rc != MQS_OK {
                 return Err(backend(
                     what,
@@ -73,6 +86,38 @@ impl ByteSource for CallbackMemory {
             done += n;
         }
         Ok(())
+    }
+
+    /// `mqs_fetch_data` is all or nothing; where a read fails, the longest
+    /// readable prefix is found by halving, so a read that runs off the
+    /// end of a mapping gets what lies before it (as from a core or a live
+    /// process), in a few calls.
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        let mut done = 0;
+        while done < buf.len() {
+            let n = (buf.len() - done).min(MAX_FETCH);
+            let at = addr.0.wrapping_add(done as u64);
+            if self.fetch(at, &mut buf[done..done + n])? == MQS_OK {
+                done += n;
+                continue;
+            }
+            // Invariant: `lo` bytes at `at` are known readable (and read),
+            // `hi` bytes are not.
+            let (mut lo, mut hi) = (0usize, n);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if self.fetch(at, &mut buf[done..done + mid])? == MQS_OK {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            if lo > 0 {
+                self.fetch(at, &mut buf[done..done + lo])?;
+            }
+            return Ok(done + lo);
+        }
+        Ok(done)
     }
 }
 

@@ -7,7 +7,10 @@
 //! `mqs_get_type_sizes`, symbols through `mqs_find_symbol`, types through
 //! `mqs_find_type`, `mqs_field_offset` and `mqs_sizeof`, completed for
 //! MPICH's CH4 device by what MPICH declares where the callbacks cannot
-//! answer (`mpich_declarations`). The decoder's notes, which the interface
+//! answer (`mpich_declarations`). Open MPI's layouts come from the layout
+//! profile of the build the process runs, which its loaded objects'
+//! build-ids pick (`ompi_layouts`): Debian's stripped Open MPI has no
+//! types for a debugger to give. The decoder's notes, which the interface
 //! has no place for, go to the debugger's `mqs_dprints`. So a debugger gets
 //! what the native decoders add over the vendor library: world ranks,
 //! `MPI_ANY_SOURCE` as −1 and `MPI_ANY_TAG` as `tag_wild`, lengths in bytes,
@@ -40,6 +43,7 @@ mod callback_target;
 mod declared_layouts;
 mod host_abi;
 mod mpich_declarations;
+mod ompi_layouts;
 mod state;
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -54,7 +58,7 @@ use mpiq_core::mqs_abi::{
     MqsCommunicator, MqsImage, MqsJob, MqsPendingOperation, MqsProcess, MqsProcessLocation,
     MqsTaddr, MqsTword, MQS_COMPATIBILITY_MPI2, MQS_END_OF_LIST, MQS_NO_INFORMATION, MQS_OK,
 };
-use mpiq_core::{detect, DecoderKind, NativeTarget};
+use mpiq_core::{detect, identify, DecoderKind, NativeTarget};
 
 use callback_target::{probe_abi, CallbackImage, CallbackMemory, TypeCache};
 use declared_layouts::DeclaredLayouts;
@@ -85,7 +89,7 @@ pub const ERR_NO_MEMORY: c_int = 108;
 pub const ERR_NO_ABI: c_int = 109;
 
 static VERSION: &CStr =
-    c"mpiq_mqs 0.1.0: native MPICH (CH3, and CH4 of MPICH 4.0) message queues from the mpidd workspace";
+    c"mpiq_mqs 0.1.0: native MPICH (CH3, and CH4 of MPICH 4.0) and Open MPI (ob1) message queues from the mpidd workspace";
 
 /// Runs an entry point's body; a panic becomes [`ERR_PANIC`].
 fn guarded(body: impl FnOnce() -> c_int) -> c_int {
@@ -264,11 +268,28 @@ fn image_check(source: &CallbackImage<'_>) -> (c_int, String) {
     use mpidd_read::SymbolSource;
     let fix = "Build MPICH with --enable-debuginfo and keep its debug info (-g, not stripped), \
                or give the debugger its debug files";
+    if source.lookup("ompi_mpi_communicators").is_some() {
+        // Which build it is, and so the layouts, can only be told from a
+        // process's memory: checked at mqs_setup_process.
+        return if source.lookup("mca_pml").is_some() {
+            (
+                MQS_OK,
+                "mpiq_mqs: %s has Open MPI's message queues (ob1)".to_string(),
+            )
+        } else {
+            (
+                ERR_UNSUPPORTED,
+                "mpiq_mqs: %s is Open MPI, but the debugger's mqs_find_symbol does not find its \
+                 mca_pml, where the queues start"
+                    .to_string(),
+            )
+        };
+    }
     if source.lookup("MPII_Version_string").is_none() {
         return (
             ERR_UNSUPPORTED,
-            "mpiq_mqs: %s is not MPICH (it has no MPII_Version_string): this library reads \
-             MPICH's queues only"
+            "mpiq_mqs: %s is neither MPICH (it has no MPII_Version_string) nor Open MPI (no \
+             ompi_mpi_communicators): this library reads their queues only"
                 .to_string(),
         );
     }
@@ -384,13 +405,36 @@ pub unsafe extern "C" fn mqs_setup_process(
             sizes: Some(sizes),
             cache: &image_info.types,
         };
-        let types = DeclaredLayouts { callbacks: &source };
-        let target = NativeTarget {
-            memory: &memory,
-            symbols: &source,
-            types: &types,
+        let declared = DeclaredLayouts { callbacks: &source };
+        // Open MPI's layouts come from the profile of its build when the
+        // debugger's types do not answer (a stripped build).
+        let profile = match identify(&memory, &source, &limits) {
+            Ok(found) if found.kind == DecoderKind::OmpiOb1 => {
+                ompi_layouts::ompi_profile(&memory, &source, &found.version, &limits).map(Some)
+            }
+            _ => Ok(None),
         };
-        let decoder = detect(&target, &limits).map_err(|e| e.to_string());
+        let (decoder, profile) = match profile {
+            Ok(profile) => {
+                let types: &dyn mpidd_read::Layouts = match &profile {
+                    Some(p) => &p.layouts,
+                    None => &declared,
+                };
+                let target = NativeTarget {
+                    memory: &memory,
+                    symbols: &source,
+                    types,
+                };
+                (detect(&target, &limits).map_err(|e| e.to_string()), profile)
+            }
+            Err(why) => (Err(why), None),
+        };
+        if let Some(p) = &profile {
+            debug_print(&format!(
+                "mpiq_mqs: the layouts come from the profile of {} {} ({})",
+                p.identity.implementation, p.identity.version, p.identity.build
+            ));
+        }
         let Some(put) = basic().and_then(|b| b.put_process_info) else {
             return ERR_NO_MEMORY;
         };
@@ -399,6 +443,7 @@ pub unsafe extern "C" fn mqs_setup_process(
             abi,
             sizes,
             decoder,
+            profile,
             snapshot: None,
             communicator: 0,
             operation: None,
@@ -496,11 +541,15 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
             sizes: Some(info.sizes),
             cache: &image_info.types,
         };
-        let types = DeclaredLayouts { callbacks: &source };
+        let declared = DeclaredLayouts { callbacks: &source };
+        let types: &dyn mpidd_read::Layouts = match &info.profile {
+            Some(p) => &p.layouts,
+            None => &declared,
+        };
         let target = NativeTarget {
             memory: &memory,
             symbols: &source,
-            types: &types,
+            types,
         };
         match decoder.read_queues(&target, &info.limits) {
             Ok(queues) => {

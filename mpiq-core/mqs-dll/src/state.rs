@@ -8,7 +8,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
-use mpidd_read::Limits;
+use mpidd_read::{LayoutProfile, Limits};
 use mpidd_types::TargetAbi;
 use mpiq_core::model::{ProcessQueues, QueueKind};
 use mpiq_core::QueueDecoder;
@@ -47,6 +47,9 @@ pub(crate) struct ProcessInfo {
     /// The target's `int` and pointer sizes, for the layouts.
     pub(crate) sizes: ScalarSizes,
     pub(crate) decoder: Result<Box<dyn QueueDecoder>, String>,
+    /// The layout profile the decoder reads with, when the debugger's
+    /// types do not describe the MPI library (Open MPI without debug info).
+    pub(crate) profile: Option<LayoutProfile>,
     /// The last reading, from `mqs_update_communicator_list`.
     pub(crate) snapshot: Option<ProcessQueues>,
     pub(crate) communicator: usize,
