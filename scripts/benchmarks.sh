@@ -92,6 +92,7 @@ p3_dll=$(criterion_ms P3 libtvmpich)
 kill -CONT $pids; wait 2>/dev/null || true; pids=
 
 ch4_section="$(bash scripts/bench-ch4-queues.sh)"
+ompi_section="$(bash scripts/bench-ompi-queues.sh)"
 
 echo "== P4: syscalls of a live read" >&2
 p4() {
@@ -169,6 +170,8 @@ its \`gcore\` core for the core rows.
 Decode only, the native decoder is $(ratio "$p3_dll" "$p3_native")× faster than the vendor library through the host (target: 10×).
 
 ${ch4_section}
+
+${ompi_section}
 
 ## P4: syscalls of a live MPIR table read
 

@@ -1016,9 +1016,14 @@ impl OmpiOb1 {
         &self,
         mem: &dyn ByteSource,
         datatype: TargetAddr,
-        cache: &mut HashMap<u64, Option<u64>>,
+        cache: &mut DatatypeSizes,
     ) -> Option<u64> {
-        *cache.entry(datatype.0).or_insert_with(|| {
+        if let Some((addr, size)) = cache.last {
+            if addr == datatype.0 {
+                return size;
+            }
+        }
+        let size = *cache.all.entry(datatype.0).or_insert_with(|| {
             let f = self.layout.datatype_size;
             let mut buf = [0u8; 8];
             let n = f.size.clamp(1, 8);
@@ -1029,7 +1034,9 @@ impl OmpiOb1 {
             )
             .ok()?;
             Some(mpidd_read::decode_uint(&buf[..n], mem.abi().byte_order))
-        })
+        });
+        cache.last = Some((datatype.0, size));
+        size
     }
 
     /// Walks an `opal_list_t` at `list`, visiting each item's span.
@@ -1065,7 +1072,7 @@ impl OmpiOb1 {
         mem: &dyn ByteSource,
         r: &Record<'_>,
         comm: &CommInfo,
-        types: &mut HashMap<u64, Option<u64>>,
+        types: &mut DatatypeSizes,
     ) -> Result<(u64, PendingOperation), DecodeError> {
         let f = &self.layout.recv;
         let peer = f.peer.int(r)?;
@@ -1318,7 +1325,7 @@ impl OmpiOb1 {
         mem: &dyn ByteSource,
         comm: &CommInfo,
         limits: &Limits,
-        types: &mut HashMap<u64, Option<u64>>,
+        types: &mut DatatypeSizes,
     ) -> Result<(Vec<PendingOperation>, Vec<PendingOperation>), DecodeError> {
         let l = &self.layout;
         let mut posted = QueueOps::new(limits, "posted receives of one communicator");
@@ -1412,7 +1419,7 @@ impl OmpiOb1 {
         mem: &dyn ByteSource,
         comms: &[CommInfo],
         limits: &Limits,
-        types: &mut HashMap<u64, Option<u64>>,
+        types: &mut DatatypeSizes,
     ) -> Result<HashMap<u64, Vec<(u64, PendingOperation)>>, DecodeError> {
         let l = &self.layout;
         let fl = self.globals.send_requests;
@@ -1568,7 +1575,7 @@ impl OmpiOb1 {
         comm: &CommInfo,
         state: i64,
         limits: &Limits,
-        types: &mut HashMap<u64, Option<u64>>,
+        types: &mut DatatypeSizes,
     ) -> Result<PendingOperation, DecodeError> {
         let l = &self.layout;
         let f = &l.send;
@@ -1695,12 +1702,24 @@ impl OmpiOb1 {
 
 /// Receives match in the order they were posted, which their sequence
 /// numbers keep across the wildcard and per-peer lists.
+/// The sizes of the datatypes operations name, each read once. A queue's
+/// operations mostly name one datatype, so the last one asked is kept
+/// apart from the table, which hashing would otherwise dominate.
+#[derive(Default)]
+pub(crate) struct DatatypeSizes {
+    last: Option<(u64, Option<u64>)>,
+    all: HashMap<u64, Option<u64>>,
+}
+
 fn in_order(
     posted: QueueOps<(u64, PendingOperation)>,
     unexpected: QueueOps<PendingOperation>,
 ) -> (Vec<PendingOperation>, Vec<PendingOperation>) {
     let mut posted = posted.ops;
-    posted.sort_by_key(|(seq, _)| *seq);
+    // One list (the usual case) is in order already.
+    if !posted.is_sorted_by_key(|(seq, _)| *seq) {
+        posted.sort_by_key(|(seq, _)| *seq);
+    }
     (
         posted.into_iter().map(|(_, op)| op).collect(),
         unexpected.ops,
@@ -1749,7 +1768,7 @@ impl QueueDecoder for OmpiOb1 {
         let budget = Budgeted::new(target.memory, limits);
         let mem: &dyn ByteSource = &budget;
         let (comms, notes) = self.read_communicators(mem, limits)?;
-        let mut types = HashMap::new();
+        let mut types = DatatypeSizes::default();
         let mut sends = self.pending_sends(mem, &comms, limits, &mut types)?;
         let global_rank = comms
             .iter()

@@ -90,7 +90,8 @@ impl Record<'_> {
             .and_then(|s| usize::try_from(s).ok());
         start
             .and_then(|s| self.bytes.get(s..s.checked_add(size)?))
-            .ok_or(ReadError::ShortRead {
+            // Built only on failure: a queue decodes millions of fields.
+            .ok_or_else(|| ReadError::ShortRead {
                 what: self.what,
                 addr: TargetAddr(self.base.0.wrapping_add(offset)),
                 wanted: size,
