@@ -1,5 +1,6 @@
-//! 4-rank jobs of the tests/mpich/hang_*.c programs, run with the reference
-//! MPICH's `mpiexec.hydra`, that hang for real inside MPI calls (nothing
+//! 4-rank jobs of the tests/mpich/hang_*.c programs (plain MPI, whatever
+//! their folder says), run with the reference MPICH's `mpiexec.hydra` or
+//! with Debian's own Open MPI, that hang for real inside MPI calls (nothing
 //! stops them). Dropping a [`HungJob`] kills the whole job: the launcher,
 //! its proxies and the ranks, so a failed assertion leaves nothing behind.
 
@@ -14,6 +15,18 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::mpich_job::ref_mpich;
+use super::ompi_job::{debian_ompi, DEBIAN_MPICC, DEBIAN_MPIRUN};
+
+/// Which MPI builds and runs a hung job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HangMpi {
+    /// The reference MPICH (CH3, debug info), `mpiexec.hydra`.
+    ReferenceMpich,
+    /// Debian's own Open MPI, stripped, `mpirun.openmpi` on the
+    /// shared-memory transport; the program itself is built with `-g`, as
+    /// a user's is while they look for a hang.
+    DebianOpenMpi,
+}
 
 /// A running `mpiexec.hydra -n 4 PROGRAM` whose ranks have all printed
 /// `READY` and then blocked.
@@ -31,19 +44,51 @@ impl HungJob {
     /// tests/mpich/PROGRAM.c, built with the reference mpicc (`-g -O0`),
     /// run as 4 ranks in a fresh directory named `name`.
     pub fn start(name: &str, program: &str) -> HungJob {
-        let prefix = ref_mpich();
+        Self::start_on(HangMpi::ReferenceMpich, name, program)
+    }
+
+    /// The same on `mpi`.
+    pub fn start_on(mpi: HangMpi, name: &str, program: &str) -> HungJob {
+        let (mpicc, launcher, args): (PathBuf, PathBuf, &[&str]) = match mpi {
+            HangMpi::ReferenceMpich => {
+                let prefix = ref_mpich();
+                (
+                    prefix.join("bin/mpicc"),
+                    prefix.join("bin/mpiexec.hydra"),
+                    &["-n", "4"],
+                )
+            }
+            HangMpi::DebianOpenMpi => {
+                debian_ompi();
+                (
+                    PathBuf::from(DEBIAN_MPICC),
+                    PathBuf::from(DEBIAN_MPIRUN),
+                    // Root in containers; more ranks than cores; shared
+                    // memory between the ranks, as on one node.
+                    &[
+                        "--allow-run-as-root",
+                        "--oversubscribe",
+                        "--mca",
+                        "btl",
+                        "self,vader",
+                        "-n",
+                        "4",
+                    ],
+                )
+            }
+        };
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let exe = dir.join(program);
         let source =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
-        let out = Command::new(prefix.join("bin/mpicc"))
+        let out = Command::new(&mpicc)
             .args(["-g", "-O0", "-Wall", "-o"])
             .arg(&exe)
             .arg(&source)
             .output()
-            .expect("run the reference mpicc");
+            .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
         assert!(
             out.status.success(),
             "mpicc {} failed: {}",
@@ -55,8 +100,8 @@ impl HungJob {
         // mpiexec's).
         let mut mpiexec = Command::new("nice")
             .args(["-n", "19"])
-            .arg(prefix.join("bin/mpiexec.hydra"))
-            .args(["-n", "4"])
+            .arg(&launcher)
+            .args(args)
             .arg(&exe)
             .current_dir(&dir)
             .stdin(Stdio::null())
@@ -65,7 +110,7 @@ impl HungJob {
             // once even if a proxy outlives the launcher.
             .process_group(0)
             .spawn()
-            .expect("start the reference mpiexec.hydra");
+            .unwrap_or_else(|e| panic!("start {}: {e}", launcher.display()));
         let stdout = mpiexec.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

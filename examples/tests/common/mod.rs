@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod hung_job;
+pub mod job_checks;
 pub mod mpich_job;
 pub mod ompi_job;
 pub mod queue_checks;

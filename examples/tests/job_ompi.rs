@@ -1,0 +1,214 @@
+//! `mpidd job` on real hung 4-rank jobs of Debian's own Open MPI: the
+//! tests/mpich/hang_*.c programs (plain MPI) built with `mpicc.openmpi`
+//! and run by `mpirun.openmpi`, on the stripped libraries Debian ships,
+//! read through the layout profile mpidd ships for them. Each job is read
+//! live through its `mpirun` and from `gcore` cores of its ranks, and must
+//! give the cycles, edges and findings worked out from the programs and
+//! from what Open MPI does underneath (noted at each test where it differs
+//! from MPICH, job_mpich.rs).
+
+mod common;
+
+use common::hung_job::HangMpi;
+use common::job_checks::{check_job_on, one_at_a_time, pending, Expected, MIB8};
+
+const OMPI: HangMpi = HangMpi::DebianOpenMpi;
+
+#[test]
+fn ring_of_receives_is_one_cycle() {
+    let _serial = one_at_a_time();
+    let expected = Expected {
+        cycles: vec![vec![0, 3, 2, 1]],
+        edges: vec![
+            (0, 3, "receive"),
+            (1, 0, "receive"),
+            (2, 1, "receive"),
+            (3, 2, "receive"),
+        ],
+        findings: vec![("deadlock_cycle", vec![0, 3, 2, 1])],
+        calls: [Some("MPI_Recv"); 4],
+    };
+    let (_job, live, cores) = check_job_on(OMPI, "hang_ring", &expected);
+    for report in [&live, &cores] {
+        for r in 0..4 {
+            let recv = pending(report, r, "receive");
+            assert_eq!(recv.len(), 1, "rank {r}: {recv:?}");
+            assert_eq!(recv[0]["peer"], (r as i64 + 3) % 4);
+            assert_eq!(recv[0]["tag"], 0);
+            assert_eq!(recv[0]["communicator"], "MPI_COMM_WORLD");
+        }
+    }
+}
+
+/// Unlike MPICH, which lists no blocking send, ob1 keeps every send
+/// request it has not completed: each blocked 8 MiB `MPI_Ssend` is a
+/// pending send of its own, not one inferred from the peer's unexpected
+/// queue.
+#[test]
+fn head_to_head_ssends_are_a_cycle_of_pending_sends() {
+    let _serial = one_at_a_time();
+    let expected = Expected {
+        cycles: vec![vec![0, 1]],
+        edges: vec![
+            (0, 1, "send"),
+            (1, 0, "send"),
+            (2, 0, "receive"),
+            (3, 0, "receive"),
+        ],
+        findings: vec![
+            ("deadlock_cycle", vec![0, 1]),
+            ("waits_on_deadlock", vec![2, 3]),
+        ],
+        calls: [
+            Some("MPI_Ssend"),
+            Some("MPI_Ssend"),
+            Some("MPI_Recv"),
+            Some("MPI_Recv"),
+        ],
+    };
+    let (_job, live, cores) = check_job_on(OMPI, "hang_ssend", &expected);
+    for report in [&live, &cores] {
+        for (r, peer) in [(0usize, 1i64), (1, 0)] {
+            let sends = pending(report, r, "send");
+            assert!(
+                sends
+                    .iter()
+                    .any(|o| o["peer"] == peer && o["tag"] == 5 && o["length"] == MIB8),
+                "rank {r}'s own send of 8 MiB to {peer}: {sends:?}"
+            );
+            assert!(
+                pending(report, r, "inferred_send").is_empty(),
+                "nothing needs inferring where the send is in memory"
+            );
+            let unexpected = pending(report, r, "unexpected");
+            assert!(
+                unexpected
+                    .iter()
+                    .any(|o| o["peer"] == peer && o["tag"] == 5 && o["length"] == MIB8),
+                "rank {r}'s unexpected 8 MiB from {peer}: {unexpected:?}"
+            );
+        }
+    }
+}
+
+/// Open MPI's barrier is point-to-point underneath, and ob1 shows it: for
+/// 4 ranks the barrier is a fan-in to rank 0, which receives from
+/// `MPI_ANY_SOURCE`, then a fan-out from it, with the collective's own
+/// negative tag (-16, `MCA_COLL_BASE_TAG_BARRIER`). So rank 0 waits on
+/// every other rank (one more fan-in message is missing: rank 1's, which
+/// sits in `MPI_Recv` with the wrong tag), ranks 2 and 3 wait for the
+/// fan-out from 0, and rank 1 for its tag 2 from 0. Where MPICH hides its
+/// barrier's messages and the job reads as "waits on a rank in MPI", here
+/// it is a deadlock: rank 0's wildcard wait can be ended by any rank, and
+/// every rank it could be ended by waits on rank 0.
+#[test]
+fn tag_mismatch_is_named() {
+    let _serial = one_at_a_time();
+    let expected = Expected {
+        cycles: vec![vec![0, 1], vec![0, 2], vec![0, 3]],
+        edges: vec![
+            (0, 1, "receive"),
+            (0, 2, "receive"),
+            (0, 3, "receive"),
+            (1, 0, "receive"),
+            (2, 0, "receive"),
+            (3, 0, "receive"),
+        ],
+        findings: vec![
+            ("deadlock_cycle", vec![0, 1]),
+            ("deadlock_cycle", vec![0, 2]),
+            ("deadlock_cycle", vec![0, 3]),
+            ("unmatchable_receive", vec![1, 0]),
+            ("collective_mismatch", vec![1]),
+        ],
+        calls: [
+            Some("MPI_Barrier"),
+            Some("MPI_Recv"),
+            Some("MPI_Barrier"),
+            Some("MPI_Barrier"),
+        ],
+    };
+    let (_job, live, cores) = check_job_on(OMPI, "hang_tag", &expected);
+    for report in [&live, &cores] {
+        let mismatch = report["findings"][4]["summary"].as_str().unwrap();
+        assert!(
+            mismatch.starts_with(
+                "3 of 4 ranks of MPI_COMM_WORLD are in MPI_Barrier; rank 1 is in MPI_Recv"
+            ),
+            "{mismatch}"
+        );
+        let recv = pending(report, 1, "receive");
+        assert!(
+            recv.iter().any(|o| o["peer"] == 0 && o["tag"] == 2),
+            "{recv:?}"
+        );
+        let unexpected = pending(report, 1, "unexpected");
+        assert!(
+            unexpected
+                .iter()
+                .any(|o| o["peer"] == 0 && o["tag"] == 1 && o["length"] == 4),
+            "{unexpected:?}"
+        );
+        let root = pending(report, 0, "receive");
+        assert!(
+            root.iter().any(|o| o["peer"] == -1 && o["tag"] == -16),
+            "the barrier's fan-in at rank 0: {root:?}"
+        );
+    }
+}
+
+#[test]
+fn chain_ends_at_the_rank_that_computes() {
+    let _serial = one_at_a_time();
+    let expected = Expected {
+        cycles: vec![],
+        edges: vec![(1, 0, "receive"), (2, 1, "receive"), (3, 2, "receive")],
+        findings: vec![("waits_on_rank_outside_mpi", vec![1, 2, 3, 0])],
+        calls: [None, Some("MPI_Recv"), Some("MPI_Recv"), Some("MPI_Recv")],
+    };
+    let (job, live, cores) = check_job_on(OMPI, "hang_chain", &expected);
+    let line = job.source_line("/* HANG_LINE */");
+    let location = format!("compute at hang_chain.c:{line}");
+    for report in [&live, &cores] {
+        assert_eq!(
+            report["ranks"][0]["location"].as_str(),
+            Some(location.as_str()),
+            "{:#}",
+            report["ranks"][0]["threads"]
+        );
+    }
+}
+
+#[test]
+fn cycle_across_three_communicators() {
+    let _serial = one_at_a_time();
+    let expected = Expected {
+        cycles: vec![vec![0, 1, 2]],
+        edges: vec![
+            (0, 1, "receive"),
+            (1, 2, "receive"),
+            (2, 0, "receive"),
+            (3, 0, "receive"),
+        ],
+        findings: vec![
+            ("deadlock_cycle", vec![0, 1, 2]),
+            ("waits_on_deadlock", vec![3]),
+        ],
+        calls: [Some("MPI_Recv"); 4],
+    };
+    let (_job, live, cores) = check_job_on(OMPI, "hang_comms", &expected);
+    for report in [&live, &cores] {
+        let summary = report["findings"][0]["summary"].as_str().unwrap();
+        assert!(
+            summary.contains("across 3 communicators (MPI_COMM_WORLD, pair02, pair12)"),
+            "{summary}"
+        );
+        // Rank 1 receives from its local rank 1 of pair12, world rank 2.
+        let recv = pending(report, 1, "receive");
+        assert!(
+            recv.iter()
+                .any(|o| o["communicator"] == "pair12" && o["peer"] == 2 && o["peer_local"] == 1),
+            "{recv:?}"
+        );
+    }
+}
