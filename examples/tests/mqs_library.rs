@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
-use common::ompi_job::{ref_ompi, OmpiBuild, OmpiJob};
+use common::ompi_job::{shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob};
 use common::queue_checks::{
     check_against_libtvmpich, check_rank_ch4, check_rank_ours, native, queues, Ch4Reader,
 };
@@ -621,23 +621,7 @@ fn serves_the_reference_open_mpi_through_a_profile_named_in_mpidd_profiles() {
     );
     wait_stopped(job.pid(0));
 
-    let mut profile = mpidd_read::shipped_profiles()
-        .into_iter()
-        .find(|p| p.identity.implementation == "Open MPI" && p.identity.version == "4.1.4")
-        .expect("mpidd ships the Open MPI 4.1.4 profile");
-    let prefix = ref_ompi();
-    for o in &mut profile.identity.objects {
-        // Open MPI installs its components (mca_*) in lib/openmpi.
-        let path = if o.name.starts_with("mca_") {
-            prefix.join("lib/openmpi").join(&o.name)
-        } else {
-            prefix.join("lib").join(&o.name)
-        };
-        let id = mpidd_read::build_id(&path)
-            .unwrap()
-            .expect("the reference build has build-ids");
-        o.build_ids.push(mpidd_read::build_id_hex(&id));
-    }
+    let profile = shipped_profile_with_reference_build_ids();
     let file = job.dir.join("reference-profile.json");
     std::fs::write(&file, profile.to_json()).unwrap();
     serves_open_mpi(&job, Some(&file));

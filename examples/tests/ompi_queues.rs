@@ -13,7 +13,9 @@ mod common;
 use serde_json::Value;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
-use common::ompi_job::{msgq_dll, ref_ompi, OmpiBuild, OmpiJob};
+use common::ompi_job::{
+    msgq_dll, ref_ompi, shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob,
+};
 use common::queue_checks::{comm, ops};
 
 /// `mpidd queues ARGS --json` with the native decoder.
@@ -313,23 +315,7 @@ fn ob1_queues_of_stock_debian_open_mpi_through_the_shipped_profile() {
 /// build-ids, reads the reference job exactly as its DWARF does.
 #[test]
 fn the_shipped_profile_reads_the_reference_build_as_its_dwarf_does() {
-    let mut profile = mpidd_read::shipped_profiles()
-        .into_iter()
-        .find(|p| p.identity.implementation == "Open MPI" && p.identity.version == "4.1.4")
-        .expect("mpidd ships the Open MPI 4.1.4 profile");
-    let prefix = ref_ompi();
-    for o in &mut profile.identity.objects {
-        // Open MPI installs its components (mca_*) in lib/openmpi.
-        let path = if o.name.starts_with("mca_") {
-            prefix.join("lib/openmpi").join(&o.name)
-        } else {
-            prefix.join("lib").join(&o.name)
-        };
-        let id = mpidd_read::build_id(&path)
-            .unwrap()
-            .expect("the reference build has build-ids");
-        o.build_ids.push(mpidd_read::build_id_hex(&id));
-    }
+    let profile = shipped_profile_with_reference_build_ids();
     let job = OmpiJob::start("ompi-queues-profile", "queues");
     let file = job.dir.join("profile.json");
     std::fs::write(&file, profile.to_json()).unwrap();

@@ -56,6 +56,31 @@ pub fn debian_ompi() {
     }
 }
 
+/// The Open MPI 4.1.4 profile mpidd ships, made to also accept the
+/// reference build's objects by their build-ids: what a user writes for a
+/// build of their own, and a way to read the reference build through the
+/// profile path.
+pub fn shipped_profile_with_reference_build_ids() -> mpidd_read::LayoutProfile {
+    let mut profile = mpidd_read::shipped_profiles()
+        .into_iter()
+        .find(|p| p.identity.implementation == "Open MPI" && p.identity.version == "4.1.4")
+        .expect("mpidd ships the Open MPI 4.1.4 profile");
+    let prefix = ref_ompi();
+    for o in &mut profile.identity.objects {
+        // Open MPI installs its components (mca_*) in lib/openmpi.
+        let path = if o.name.starts_with("mca_") {
+            prefix.join("lib/openmpi").join(&o.name)
+        } else {
+            prefix.join("lib").join(&o.name)
+        };
+        let id = mpidd_read::build_id(&path)
+            .unwrap()
+            .expect("the reference build has build-ids");
+        o.build_ids.push(mpidd_read::build_id_hex(&id));
+    }
+    profile
+}
+
 /// Open MPI's own message-queue library in an install.
 pub fn msgq_dll(prefix: &Path) -> PathBuf {
     prefix.join("lib/openmpi/libompi_dbg_msgq.so")

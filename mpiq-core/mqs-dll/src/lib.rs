@@ -416,14 +416,10 @@ pub unsafe extern "C" fn mqs_setup_process(
         };
         let (decoder, profile) = match profile {
             Ok(profile) => {
-                let types: &dyn mpidd_read::Layouts = match &profile {
-                    Some(p) => &p.layouts,
-                    None => &declared,
-                };
                 let target = NativeTarget {
                     memory: &memory,
                     symbols: &source,
-                    types,
+                    types: layouts(&profile, &declared),
                 };
                 (detect(&target, &limits).map_err(|e| e.to_string()), profile)
             }
@@ -456,6 +452,18 @@ pub unsafe extern "C" fn mqs_setup_process(
         unsafe { put(process, info as *mut c_void) };
         MQS_OK
     })
+}
+
+/// What a process's decoder reads its layouts from: the profile chosen
+/// for it, else the debugger's types completed by MPICH's declarations.
+fn layouts<'a>(
+    profile: &'a Option<mpidd_read::LayoutProfile>,
+    declared: &'a dyn mpidd_read::Layouts,
+) -> &'a dyn mpidd_read::Layouts {
+    match profile {
+        Some(p) => &p.layouts,
+        None => declared,
+    }
 }
 
 /// Whether the process's MPI can be read; the message says why not.
@@ -542,14 +550,10 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
             cache: &image_info.types,
         };
         let declared = DeclaredLayouts { callbacks: &source };
-        let types: &dyn mpidd_read::Layouts = match &info.profile {
-            Some(p) => &p.layouts,
-            None => &declared,
-        };
         let target = NativeTarget {
             memory: &memory,
             symbols: &source,
-            types,
+            types: layouts(&info.profile, &declared),
         };
         match decoder.read_queues(&target, &info.limits) {
             Ok(queues) => {
