@@ -111,21 +111,40 @@ fn edge_operations(job: &Job<'_>, pairs: &[(i64, i64)]) -> Vec<RankOperation> {
     out
 }
 
+/// Cycles longer than this are summarized in a finding's one line (its
+/// first and last ranks and waits); every rank and wait stays in the
+/// finding's `ranks` and `operations`. A 64-rank ring spelled out is a
+/// line of 6 KB that no one reads.
+const SPELLED_OUT: usize = 8;
+
 fn deadlock(job: &Job<'_>, cycle: &[i64]) -> Finding {
     let pairs: Vec<(i64, i64)> = cycle
         .iter()
         .zip(cycle.iter().cycle().skip(1))
         .map(|(&a, &b)| (a, b))
         .collect();
-    let path: Vec<String> = cycle
+    let mut path: Vec<String> = cycle
         .iter()
         .chain(cycle.first())
         .map(i64::to_string)
         .collect();
-    let waits: Vec<String> = pairs
+    let mut waits: Vec<String> = pairs
         .iter()
+        .take(SPELLED_OUT.min(pairs.len()))
         .map(|&(a, b)| describe_wait(job, a, b))
         .collect();
+    if cycle.len() > SPELLED_OUT {
+        // The first four ranks, the last two and the way back.
+        let n = path.len();
+        path.splice(4..n - 3, ["…".to_string()]);
+        let last = path.len() - 1;
+        path[last] = format!("{} ({} ranks)", path[last], cycle.len());
+        waits.truncate(3);
+        waits.push(format!(
+            "and the waits of the other {} ranks",
+            pairs.len() - waits.len()
+        ));
+    }
     let comms: BTreeSet<&str> = pairs
         .iter()
         .filter_map(|&(a, b)| job.graph.edge(a, b))

@@ -65,6 +65,40 @@ fn a_ring_of_blocking_receives_is_one_cycle() {
 }
 
 #[test]
+fn a_long_ring_is_summarized_in_its_line_and_whole_in_its_data() {
+    let n = 64;
+    let readings: Vec<_> = (0..n)
+        .map(|r| {
+            SyntheticRank::new(r, n)
+                .receive(WORLD, (r + n - 1) % n, Some(0))
+                .stack(&in_call("MPI_Recv"))
+                .reading()
+        })
+        .collect();
+    let report = analyze(&readings);
+    let ring: Vec<i64> = std::iter::once(0).chain((1..n).rev()).collect();
+    assert_eq!(report.cycles, vec![ring.clone()]);
+    let finding = &report.findings[0];
+    assert_eq!(finding.ranks, ring, "every rank stays in the data");
+    assert_eq!(finding.operations.len(), 64, "and every wait");
+    assert!(
+        finding
+            .summary
+            .starts_with("deadlock: ranks 0 → 63 → 62 → 61 → … → 2 → 1 → 0 (64 ranks) wait"),
+        "{}",
+        finding.summary
+    );
+    assert!(
+        finding
+            .summary
+            .ends_with("; and the waits of the other 61 ranks"),
+        "{}",
+        finding.summary
+    );
+    assert!(finding.summary.len() < 600, "{}", finding.summary);
+}
+
+#[test]
 fn head_to_head_ssends_are_inferred_from_unexpected_rendezvous_requests() {
     // 0 and 1 MPI_Ssend 8 MiB to each other: neither send is in a send
     // queue, each waits at the other as a rendezvous request. 2 and 3
