@@ -6,18 +6,20 @@
 //! reader itself dies, the kernel lets the ranks go: a seized thread that
 //! was only interrupted resumes when its tracer exits.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, live_stacks, shipped_profiles, AttachGuard, CoreTarget, CoreTargetOptions,
-    ElfSymbols, LayoutProfile, Limits, LiveTarget, StackLimits, StackUnwinder, SymbolSource,
-    TargetMemory, ThreadStack, TypeOracle,
+    ElfSymbols, LayoutProfile, LayoutTable, Limits, LiveTarget, StackLimits, StackUnwinder,
+    SymbolSource, TargetMemory, ThreadStack, TypeOracle,
 };
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    read_native_queues, world_rank, Layouts, MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes,
+    identify, read_native_queues, world_rank, Layouts, MqsLibrary, MqsLimits, MqsTarget,
+    TargetTypeSizes,
 };
 
 use crate::reading::RankReading;
@@ -125,6 +127,38 @@ pub struct JobReader {
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
     library: Option<(&'static MqsLibrary, Mutex<()>)>,
+    /// The decoder's layouts, resolved from the DWARF of an MPI library
+    /// once per build and shared by every rank that loads it: indexing a
+    /// debug build's DWARF is most of what reading one rank costs, and a
+    /// job's ranks run a few builds between them.
+    layouts: Mutex<HashMap<LibraryBuild, Arc<LayoutTable>>>,
+}
+
+/// One build of an MPI library: its path and its build-id, or its size and
+/// modification time when it has none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct LibraryBuild {
+    path: PathBuf,
+    id: Vec<u8>,
+    size: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl LibraryBuild {
+    /// The build of the object named `library` among `objects`.
+    fn of(objects: &ElfSymbols, library: &str) -> Option<LibraryBuild> {
+        let object = objects.objects().find(|o| o.name == library)?;
+        let meta = std::fs::metadata(&object.path).ok()?;
+        Some(LibraryBuild {
+            id: mpidd_read::build_id(&object.path)
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            path: object.path.clone(),
+            size: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
 }
 
 impl JobReader {
@@ -134,6 +168,7 @@ impl JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
             options,
             library: None,
+            layouts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -284,6 +319,49 @@ impl JobReader {
         reading
     }
 
+    /// The native reading with the layouts of the rank's MPI library from
+    /// [`JobReader::layouts`] when another rank of the same build resolved
+    /// them, else from its DWARF (kept for the next rank when the DWARF
+    /// answers every question the decoder asks). A reading through shared
+    /// layouts that fails is made again from the DWARF, so sharing can cost
+    /// time but never a reading.
+    fn read_native_shared<T>(
+        &self,
+        t: &T,
+        objects: &ElfSymbols,
+    ) -> Result<(ProcessQueues, mpidd_read::LayoutOrigin), mpiq_core::DecodeError>
+    where
+        T: TargetMemory + SymbolSource,
+    {
+        let limits = &self.options.limits;
+        let profiles = &self.options.profiles;
+        let found = identify(t, t, limits).ok();
+        let build = found
+            .as_ref()
+            .and_then(|f| LibraryBuild::of(objects, &f.library));
+        let shared = build.as_ref().and_then(|b| {
+            let cache = self.layouts.lock().unwrap_or_else(|e| e.into_inner());
+            cache.get(b).cloned()
+        });
+        if let Some(table) = shared {
+            let reading = read_native_queues(t, t, objects, table.as_ref(), profiles, limits);
+            if reading.is_ok() {
+                return reading;
+            }
+        }
+        let oracle = TypeOracle::from_symbols(objects);
+        let reading = read_native_queues(t, t, objects, &oracle, profiles, limits);
+        if let (Ok(_), Some(found), Some(build)) = (&reading, &found, build) {
+            let (table, unanswered) =
+                LayoutTable::record(&oracle, &|l: &dyn Layouts| found.kind.ask_layouts(l));
+            if unanswered.is_empty() {
+                let mut cache = self.layouts.lock().unwrap_or_else(|e| e.into_inner());
+                cache.insert(build, Arc::new(table));
+            }
+        }
+        reading
+    }
+
     /// Fills the queues and the world rank: natively, else through the
     /// vendor library when one was given. Failures become errors of the
     /// reading.
@@ -291,17 +369,19 @@ impl JobReader {
     where
         T: TargetMemory + SymbolSource,
     {
-        let oracle;
-        let types: &dyn Layouts = match &self.options.layouts {
-            Some(layouts) => layouts.as_ref(),
-            None => {
-                oracle = TypeOracle::from_symbols(objects);
-                &oracle
-            }
-        };
         let limits = &self.options.limits;
-        let queues = read_native_queues(t, t, objects, types, &self.options.profiles, limits)
-            .map(|(queues, _)| queues);
+        let queues = match &self.options.layouts {
+            Some(layouts) => read_native_queues(
+                t,
+                t,
+                objects,
+                layouts.as_ref(),
+                &self.options.profiles,
+                limits,
+            ),
+            None => self.read_native_shared(t, objects),
+        }
+        .map(|(queues, _)| queues);
         let queues: Result<ProcessQueues, String> = match (queues, &self.library) {
             (Ok(q), _) => Ok(q),
             (Err(native_error), Some((library, lock))) => {
