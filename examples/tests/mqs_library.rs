@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
-use common::ompi_job::{shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob};
+use common::ompi_job::{ref_ompi, shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob};
 use common::queue_checks::{
     check_against_libtvmpich, check_rank_ch4, check_rank_ours, native, queues, Ch4Reader,
 };
@@ -615,10 +615,17 @@ fn serves_the_reference_open_mpi_through_a_profile_named_in_mpidd_profiles() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
+    // It names the build it has no profile for, and the way out under a
+    // debugger.
+    let lib = mpidd_read::build_id(&ref_ompi().join("lib/libmpi.so.40"))
+        .unwrap()
+        .expect("the reference libmpi has a build-id");
     assert!(
-        err.contains("no layout profile") || err.contains("profile"),
+        err.contains(&format!("build-id {}", mpidd_read::build_id_hex(&lib))),
         "{err}"
     );
+    assert!(err.contains("none of the"), "{err}");
+    assert!(err.contains("MPIDD_PROFILES"), "{err}");
     wait_stopped(job.pid(0));
 
     let profile = shipped_profile_with_reference_build_ids();

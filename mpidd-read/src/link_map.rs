@@ -358,7 +358,8 @@ mod tests {
             assert_eq!(found[0].1.as_ref().unwrap().as_deref(), Some(&id[..]));
             let err = found[1].1.as_ref().unwrap_err();
             assert!(
-                err.to_string().contains("0xa0000") || err.to_string().contains("a0000"),
+                err.to_string().contains("0xa0000")
+                    && err.to_string().contains("ELF header of a loaded object"),
                 "{err}"
             );
         }

@@ -190,20 +190,27 @@ impl Job {
 
 impl Drop for Job {
     fn drop(&mut self) {
-        if self.ranks.is_empty() {
-            return;
-        }
-        for &(_, pid) in &self.ranks {
-            let _ = Command::new("kill")
-                .args(["-CONT", &pid.to_string()])
-                .status();
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-        let _ = self.mpiexec.kill();
-        let _ = self.mpiexec.wait();
+        end_stopped_job(&self.ranks, &mut self.mpiexec);
     }
+}
+
+/// Ends a job whose ranks may be stopped: each rank is continued and
+/// killed, then the launcher. For the jobs' `Drop`, so that a failed
+/// assertion leaves nothing behind.
+pub fn end_stopped_job(ranks: &[(i64, i32)], launcher: &mut Child) {
+    if ranks.is_empty() {
+        return;
+    }
+    for &(_, pid) in ranks {
+        let _ = Command::new("kill")
+            .args(["-CONT", &pid.to_string()])
+            .status();
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let _ = launcher.kill();
+    let _ = launcher.wait();
 }
 
 pub fn wait_timeout(child: &mut Child, limit: Duration) -> i32 {

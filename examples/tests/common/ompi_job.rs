@@ -291,18 +291,6 @@ fn build_with(mpicc: &Path, dir: &Path, program: &str, debug: bool) -> PathBuf {
 
 impl Drop for OmpiJob {
     fn drop(&mut self) {
-        if self.ranks.is_empty() {
-            return;
-        }
-        for &(_, pid) in &self.ranks {
-            let _ = Command::new("kill")
-                .args(["-CONT", &pid.to_string()])
-                .status();
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-        let _ = self.mpirun.kill();
-        let _ = self.mpirun.wait();
+        super::mpich_job::end_stopped_job(&self.ranks, &mut self.mpirun);
     }
 }

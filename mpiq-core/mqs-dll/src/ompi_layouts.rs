@@ -108,7 +108,12 @@ pub(crate) fn ompi_profile<M: TargetMemory + ?Sized>(
         &profiles,
         &companions,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| {
+        format!(
+            "{e} Under a debugger there is no --profile: name the profile file in \
+             {PROFILES_VAR} before the debugger loads this library."
+        )
+    })?;
     // choose_layouts took the first profile that fits; the same again,
     // owned, for the process to keep.
     let id = build_id.unwrap_or_default();
