@@ -92,6 +92,11 @@ MPIDD_REF_OMPI="$(bash scripts/build-ref-ompi.sh | tail -n 1)"
 export MPIDD_REF_OMPI
 echo "   $MPIDD_REF_OMPI"
 
+# The suite builds every test binary once, from scratch on CI: incremental
+# state would only add gigabytes of disk (8 GB once, which with the tests'
+# cores filled CI's disk).
+export CARGO_INCREMENTAL=0
+
 echo "== cargo fmt"
 cargo fmt --all -- --check
 # fuzz/ is its own workspace with its own lock file: a dependency added to a

@@ -77,9 +77,7 @@ impl HungJob {
                 )
             }
         };
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = super::scratch::fresh_dir(name);
         let exe = dir.join(program);
         let source =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
@@ -251,6 +249,7 @@ impl Drop for HungJob {
         let _ = kill(Pid::from_raw(-pgid), Signal::SIGKILL);
         let _ = self.mpiexec.kill();
         let _ = self.mpiexec.wait();
+        super::scratch::remove_unless_failed(&self.dir);
     }
 }
 

@@ -8,3 +8,4 @@ pub mod job_checks;
 pub mod mpich_job;
 pub mod ompi_job;
 pub mod queue_checks;
+pub mod scratch;

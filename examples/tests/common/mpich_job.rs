@@ -103,9 +103,7 @@ impl Job {
         args: &[&str],
         env: &[(&str, V)],
     ) -> Job {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = super::scratch::fresh_dir(name);
         let exe = dir.join(program);
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
         let args: Vec<std::ffi::OsString> = args
@@ -191,6 +189,7 @@ impl Job {
 impl Drop for Job {
     fn drop(&mut self) {
         end_stopped_job(&self.ranks, &mut self.mpiexec);
+        super::scratch::remove_unless_failed(&self.dir);
     }
 }
 

@@ -118,7 +118,7 @@ impl OmpiJob {
     /// directory `name` that is also the program's argument.
     pub fn start(name: &str, program: &str) -> OmpiJob {
         let prefix = ref_ompi();
-        let dir = fresh_dir(name);
+        let dir = super::scratch::fresh_dir(name);
         let exe = build_with(&prefix.join("bin/mpicc"), &dir, program, true);
         let mut mpirun = Command::new(prefix.join("bin/mpirun"));
         mpirun.args(MPIRUN_ARGS);
@@ -142,7 +142,7 @@ impl OmpiJob {
 
     fn start_built(build: OmpiBuild, name: &str, program: &str, debug: bool) -> OmpiJob {
         debian_ompi();
-        let dir = fresh_dir(name);
+        let dir = super::scratch::fresh_dir(name);
         let mut mpirun = Command::new(DEBIAN_MPIRUN);
         mpirun.args(MPIRUN_ARGS);
         let exe = match build {
@@ -261,12 +261,6 @@ const MPIRUN_ARGS: [&str; 5] = [
     "self,vader",
 ];
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// tests/openmpi/PROGRAM.c built into `dir` with `mpicc`, with `debug`
 /// info for the program itself (its globals, for `--var`).
@@ -292,5 +286,6 @@ fn build_with(mpicc: &Path, dir: &Path, program: &str, debug: bool) -> PathBuf {
 impl Drop for OmpiJob {
     fn drop(&mut self) {
         super::mpich_job::end_stopped_job(&self.ranks, &mut self.mpirun);
+        super::scratch::remove_unless_failed(&self.dir);
     }
 }
