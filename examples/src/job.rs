@@ -113,7 +113,7 @@ pub enum JobError {
 }
 
 /// Reads the job and prints its report.
-pub fn run(args: JobArgs) -> Result<(), JobError> {
+pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
     let core_options = core_options(
         args.exe.clone(),
         args.sysroot.clone(),
@@ -155,6 +155,7 @@ pub fn run(args: JobArgs) -> Result<(), JobError> {
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
         profiles: crate::profile::load_all(&args.profiles)?,
+        cache: crate::cache::layout_cache(no_cache),
         ..ReadOptions::default()
     };
     if let Some(n) = args.jobs {
@@ -165,6 +166,7 @@ pub fn run(args: JobArgs) -> Result<(), JobError> {
         reader = reader.with_library(MqsLibrary::load(dll)?);
     }
     let mut readings = read_with_progress(&reader, &targets);
+    crate::cache::print_warnings(reader.take_cache_warnings());
     if let Some(path) = &args.launcher_core {
         let table =
             launcher_core_table(path, &core_options).map_err(|reason| JobError::LauncherCore {

@@ -12,6 +12,7 @@
 //! - `mpidd types` prints the layout of C types from an object's DWARF.
 //! - `mpidd handle` shows what an MPI handle of a process means.
 //! - `mpidd job` reads every rank of a job and says why it hangs.
+//! - `mpidd cache` shows or clears the layout cache.
 
 use std::process::ExitCode;
 
@@ -23,6 +24,7 @@ use mpidd_types::Packing;
 use mpiq_core::MqsLimits;
 use target_args::TargetArgs;
 
+mod cache;
 mod demo;
 mod handle;
 mod job;
@@ -39,6 +41,10 @@ mod types;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Neither use nor fill the layout cache (`mpidd cache`): resolve the
+    /// decoders' layouts from the MPI library's DWARF or a profile again.
+    #[arg(long, global = true)]
+    no_cache: bool,
 }
 
 #[derive(Subcommand)]
@@ -163,6 +169,14 @@ enum Command {
     /// same source can be decoded.
     #[command(subcommand)]
     Profile(profile::ProfileCommand),
+    /// The layout cache: the layouts the decoders resolved from an MPI
+    /// library's DWARF, kept per build-id so that later runs on the same
+    /// build read no DWARF. In $MPIDD_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/mpidd/layouts, else ~/.cache/mpidd/layouts.
+    Cache {
+        #[command(subcommand)]
+        command: Option<cache::CacheCommand>,
+    },
     /// Print the size and members of C types from an object's DWARF, like
     /// gdb's `ptype /o`.
     Types {
@@ -183,6 +197,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let no_cache = cli.no_cache;
     let result = match cli.command {
         Command::Demo { json } => demo::run(json).map_err(|e| e.to_string()),
         Command::Launch {
@@ -266,6 +281,7 @@ fn main() -> ExitCode {
                         reader,
                         profiles,
                         prefer_profile,
+                        cache: cache::layout_cache(no_cache),
                         rank,
                         no_stop,
                         verbose: target.verbose(),
@@ -287,7 +303,8 @@ fn main() -> ExitCode {
             }
         }
         Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),
-        Command::Job(args) => job::run(args).map_err(|e| e.to_string()),
+        Command::Job(args) => job::run(args, no_cache).map_err(|e| e.to_string()),
+        Command::Cache { command } => cache::run(command).map_err(|e| e.to_string()),
         Command::Profile(command) => profile::run(command).map_err(|e| e.to_string()),
         Command::Types {
             object,

@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mpidd_read::{LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, TypeOracle};
+use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TypeOracle};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
-    read_native_queues, world_rank, DecodeError, MqsError, MqsLibrary, MqsLimits, MqsTarget,
+    world_rank, DecodeError, LayoutResolver, MqsError, MqsLibrary, MqsLimits, MqsTarget,
     TargetTypeSizes,
 };
 
@@ -34,6 +34,7 @@ pub struct Options {
     /// Ignore the library's debug info and take its layouts from a
     /// matching profile.
     pub prefer_profile: bool,
+    pub cache: Option<LayoutCache>,
     /// The process's `MPI_COMM_WORLD` rank, when the caller knows it.
     pub rank: Option<i32>,
     /// Leave a live process running while it is read.
@@ -120,23 +121,19 @@ fn read<T: OpenTarget>(
     options: &Options,
 ) -> Result<Readings, QueuesError> {
     let types = TypeOracle::from_symbols(t.elf_symbols());
-    let no_dwarf = LayoutTable::default();
     let native = || -> Result<ProcessQueues, QueuesError> {
-        let dwarf: &dyn Layouts = if options.prefer_profile {
-            &no_dwarf
-        } else {
-            &types
+        // A profile preferred to the DWARF is preferred to the cache too.
+        let resolver = LayoutResolver::new(options.profiles.clone());
+        let resolver = match &options.cache {
+            Some(cache) if !options.prefer_profile => resolver.with_cache(cache.clone()),
+            _ => resolver,
         };
-        let (queues, origin) = read_native_queues(
-            t,
-            t,
-            t.elf_symbols(),
-            dwarf,
-            &options.profiles,
-            &options.read_limits,
-        )?;
-        if let LayoutOrigin::Profile(id) = origin {
-            eprintln!(
+        let dwarf = (!options.prefer_profile).then_some(&types);
+        let read = resolver.read_queues(t, t, t.elf_symbols(), dwarf, &options.read_limits);
+        crate::cache::print_warnings(resolver.take_warnings());
+        let (queues, origin) = read?;
+        match origin {
+            LayoutOrigin::Profile(id) => eprintln!(
                 "mpidd: the layouts of {} come from the profile of {} {} ({})",
                 id.objects
                     .first()
@@ -145,7 +142,12 @@ fn read<T: OpenTarget>(
                 id.implementation,
                 id.version,
                 id.build
-            );
+            ),
+            LayoutOrigin::Cache(path) if options.verbose => eprintln!(
+                "mpidd: the layouts come from the layout cache: {}",
+                path.display()
+            ),
+            _ => {}
         }
         Ok(queues)
     };

@@ -6,19 +6,18 @@
 //! reader itself dies, the kernel lets the ranks go: a seized thread that
 //! was only interrupted resumes when its tracer exits.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, live_stacks, shipped_profiles, AttachGuard, CoreTarget, CoreTargetOptions,
-    ElfSymbols, LayoutProfile, LayoutTable, Limits, LiveTarget, StackLimits, StackUnwinder,
+    ElfSymbols, LayoutCache, LayoutProfile, Limits, LiveTarget, StackLimits, StackUnwinder,
     SymbolSource, TargetMemory, ThreadStack, TypeOracle,
 };
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    identify, read_native_queues, world_rank, Layouts, MqsLibrary, MqsLimits, MqsTarget,
+    read_native_queues, world_rank, LayoutResolver, Layouts, MqsLibrary, MqsLimits, MqsTarget,
     TargetTypeSizes,
 };
 
@@ -102,6 +101,10 @@ pub struct ReadOptions {
     /// only for a library whose build-id it lists. By default the profiles
     /// mpidd ships.
     pub profiles: Vec<LayoutProfile>,
+    /// Where layouts resolved from DWARF are kept for later runs, and
+    /// found before any DWARF is read (see [`LayoutCache`]). None by
+    /// default: a library writes no files unless asked.
+    pub cache: Option<LayoutCache>,
 }
 
 impl Default for ReadOptions {
@@ -115,6 +118,7 @@ impl Default for ReadOptions {
             parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
             layouts: None,
             profiles: shipped_profiles(),
+            cache: None,
         }
     }
 }
@@ -127,38 +131,11 @@ pub struct JobReader {
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
     library: Option<(&'static MqsLibrary, Mutex<()>)>,
-    /// The decoder's layouts, resolved from the DWARF of an MPI library
-    /// once per build and shared by every rank that loads it: indexing a
-    /// debug build's DWARF is most of what reading one rank costs, and a
-    /// job's ranks run a few builds between them.
-    layouts: Mutex<HashMap<LibraryBuild, Arc<LayoutTable>>>,
-}
-
-/// One build of an MPI library: its path and its build-id, or its size and
-/// modification time when it has none.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct LibraryBuild {
-    path: PathBuf,
-    id: Vec<u8>,
-    size: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-impl LibraryBuild {
-    /// The build of the object named `library` among `objects`.
-    fn of(objects: &ElfSymbols, library: &str) -> Option<LibraryBuild> {
-        let object = objects.objects().find(|o| o.name == library)?;
-        let meta = std::fs::metadata(&object.path).ok()?;
-        Some(LibraryBuild {
-            id: mpidd_read::build_id(&object.path)
-                .ok()
-                .flatten()
-                .unwrap_or_default(),
-            path: object.path.clone(),
-            size: meta.len(),
-            modified: meta.modified().ok(),
-        })
-    }
+    /// The decoders' layouts, resolved once per library build and shared
+    /// by every rank that loads it: indexing a debug build's DWARF is most
+    /// of what reading one rank costs, and a job's ranks run a few builds
+    /// between them.
+    layouts: LayoutResolver,
 }
 
 impl JobReader {
@@ -166,9 +143,15 @@ impl JobReader {
     pub fn new(options: ReadOptions) -> Self {
         JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
-            options,
             library: None,
-            layouts: Mutex::new(HashMap::new()),
+            layouts: {
+                let resolver = LayoutResolver::new(options.profiles.clone());
+                match &options.cache {
+                    Some(cache) => resolver.with_cache(cache.clone()),
+                    None => resolver,
+                }
+            },
+            options,
         }
     }
 
@@ -177,6 +160,12 @@ impl JobReader {
     pub fn with_library(mut self, library: &'static MqsLibrary) -> Self {
         self.library = Some((library, Mutex::new(())));
         self
+    }
+
+    /// What went wrong with the layout cache so far, one line each (see
+    /// [`LayoutResolver::take_warnings`]).
+    pub fn take_cache_warnings(&self) -> Vec<String> {
+        self.layouts.take_warnings()
     }
 
     /// The options it reads with.
@@ -319,49 +308,6 @@ impl JobReader {
         reading
     }
 
-    /// The native reading with the layouts of the rank's MPI library from
-    /// [`JobReader::layouts`] when another rank of the same build resolved
-    /// them, else from its DWARF (kept for the next rank when the DWARF
-    /// answers every question the decoder asks). A reading through shared
-    /// layouts that fails is made again from the DWARF, so sharing can cost
-    /// time but never a reading.
-    fn read_native_shared<T>(
-        &self,
-        t: &T,
-        objects: &ElfSymbols,
-    ) -> Result<(ProcessQueues, mpidd_read::LayoutOrigin), mpiq_core::DecodeError>
-    where
-        T: TargetMemory + SymbolSource,
-    {
-        let limits = &self.options.limits;
-        let profiles = &self.options.profiles;
-        let found = identify(t, t, limits).ok();
-        let build = found
-            .as_ref()
-            .and_then(|f| LibraryBuild::of(objects, &f.library));
-        let shared = build.as_ref().and_then(|b| {
-            let cache = self.layouts.lock().unwrap_or_else(|e| e.into_inner());
-            cache.get(b).cloned()
-        });
-        if let Some(table) = shared {
-            let reading = read_native_queues(t, t, objects, table.as_ref(), profiles, limits);
-            if reading.is_ok() {
-                return reading;
-            }
-        }
-        let oracle = TypeOracle::from_symbols(objects);
-        let reading = read_native_queues(t, t, objects, &oracle, profiles, limits);
-        if let (Ok(_), Some(found), Some(build)) = (&reading, &found, build) {
-            let (table, unanswered) =
-                LayoutTable::record(&oracle, &|l: &dyn Layouts| found.kind.ask_layouts(l));
-            if unanswered.is_empty() {
-                let mut cache = self.layouts.lock().unwrap_or_else(|e| e.into_inner());
-                cache.insert(build, Arc::new(table));
-            }
-        }
-        reading
-    }
-
     /// Fills the queues and the world rank: natively, else through the
     /// vendor library when one was given. Failures become errors of the
     /// reading.
@@ -379,7 +325,11 @@ impl JobReader {
                 &self.options.profiles,
                 limits,
             ),
-            None => self.read_native_shared(t, objects),
+            None => {
+                let dwarf = TypeOracle::from_symbols(objects);
+                self.layouts
+                    .read_queues(t, t, objects, Some(&dwarf), limits)
+            }
         }
         .map(|(queues, _)| queues);
         let queues: Result<ProcessQueues, String> = match (queues, &self.library) {

@@ -326,7 +326,7 @@ enum Expect<'a> {
 ///     None => lookup.rejected().iter().for_each(|r| println!("refused {r}")),
 /// }
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DebugSearch {
     roots: Vec<PathBuf>,
 }

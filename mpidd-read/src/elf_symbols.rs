@@ -7,6 +7,7 @@
 //! matches, adds its `.symtab` (the local symbols the strip removed).
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::path::{Path, PathBuf};
 
 use mpidd_types::TargetAddr;
@@ -84,7 +85,123 @@ pub struct ObjectInfo {
 
 struct LoadedObject {
     info: ObjectInfo,
-    symbols: HashMap<String, (u64, u64)>,
+    table: Arc<ObjectTable>,
+    /// The separate debug file's `.symtab`, searched after the object's
+    /// own symbols.
+    debug: Option<Arc<ObjectTable>>,
+}
+
+/// What one ELF file gives, whoever loads it and wherever: its defined
+/// symbols at link-time addresses. Shared by every target that maps the
+/// same file (see [`shared_table`]).
+struct ObjectTable {
+    /// The link-time address of its first loadable segment.
+    first_load_vaddr: u64,
+    symbols: SymbolMap,
+}
+
+type SymbolMap = HashMap<Box<str>, (u64, u64), foldhash::fast::RandomState>;
+
+/// Which symbols of a file a table holds.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum TableKind {
+    /// An object as loaded: `.symtab` and `.dynsym`.
+    Object,
+    /// A separate debug file: its `.symtab` (its `.dynsym` is empty).
+    DebugFile,
+}
+
+/// A file as it is on disk now: a table read from it holds while these
+/// are unchanged.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct FileIdentity {
+    path: PathBuf,
+    kind: TableKind,
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+/// Tables kept for this many files at most: the objects of a few builds of
+/// a job, many times over.
+const SHARED_TABLES: usize = 512;
+
+/// Symbols kept in all the tables at most (a debug build's `libmpi` has
+/// about 20,000; each costs some 50 bytes).
+const SHARED_SYMBOLS: usize = 4 << 20;
+
+/// The symbol tables of the files this process has read, by file
+/// identity. The ranks of a job map the same few files, and a debugger
+/// opens the same process again at each refresh: each file is read once.
+static TABLES: Mutex<Option<SharedTables>> = Mutex::new(None);
+
+#[derive(Default)]
+struct SharedTables {
+    tables: HashMap<FileIdentity, Arc<ObjectTable>>,
+    symbols: usize,
+}
+
+/// Lets go of the symbol tables this process keeps of the ELF files it
+/// read (at most 512 files and 4 Mi symbols; see [`ElfSymbols::add_object`]).
+/// Targets open now keep theirs; the next target reads its files again.
+pub fn forget_shared_symbol_tables() {
+    *TABLES.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// The table of the file at `path`, read now or earlier by this process.
+fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, SymbolError> {
+    use std::os::unix::fs::MetadataExt;
+    let identity = std::fs::metadata(path).ok().map(|m| FileIdentity {
+        path: path.to_path_buf(),
+        kind,
+        device: m.dev(),
+        inode: m.ino(),
+        len: m.len(),
+        modified: m.modified().ok(),
+    });
+    let tables = || TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(id) = &identity {
+        if let Some(table) = tables().as_ref().and_then(|t| t.tables.get(id)) {
+            return Ok(table.clone());
+        }
+    }
+    // Read outside the lock: two threads may read one file at once, and
+    // the second table replaces the first, equal, one.
+    let table = Arc::new(read_table(path, kind)?);
+    if let Some(id) = identity {
+        let mut guard = tables();
+        let shared = guard.get_or_insert_with(SharedTables::default);
+        if shared.tables.len() >= SHARED_TABLES
+            || shared.symbols + table.symbols.len() > SHARED_SYMBOLS
+        {
+            *shared = SharedTables::default();
+        }
+        shared.symbols += table.symbols.len();
+        if let Some(old) = shared.tables.insert(id, table.clone()) {
+            shared.symbols -= old.symbols.len();
+        }
+    }
+    Ok(table)
+}
+
+fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> {
+    let data = map_file(path).map_err(|source| SymbolError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let symbols = match kind {
+        TableKind::Object => collect_symbols(file.symbols().chain(file.dynamic_symbols())),
+        TableKind::DebugFile => collect_symbols(file.symbols()),
+    };
+    Ok(ObjectTable {
+        first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),
+        symbols,
+    })
 }
 
 /// Symbols of several loaded objects, searched in the order they were
@@ -106,12 +223,11 @@ impl std::fmt::Debug for ElfSymbols {
 }
 
 /// The defined data, code and TLS symbols among `symbols`, by name, at
-/// `bias`.
+/// their link-time addresses.
 fn collect_symbols<'data>(
     symbols: impl Iterator<Item = object::Symbol<'data, 'data>>,
-    bias: u64,
-) -> HashMap<String, (u64, u64)> {
-    let mut out = HashMap::new();
+) -> SymbolMap {
+    let mut out = SymbolMap::default();
     for sym in symbols {
         if sym.is_undefined()
             || !matches!(
@@ -126,8 +242,8 @@ fn collect_symbols<'data>(
             continue;
         }
         // A global definition beats a local one of the same name.
-        let entry = out.entry(sym_name.to_string());
-        let value = (sym.address().wrapping_add(bias), sym.size());
+        let entry = out.entry(Box::from(sym_name));
+        let value = (sym.address(), sym.size());
         if sym.is_global() {
             entry.insert_entry(value);
         } else {
@@ -209,31 +325,46 @@ impl ElfSymbols {
     /// `.symtab` is read too, at the same bias; the object's own
     /// definitions win over the debug file's. A debug file that cannot be
     /// used is not an error: [`objects`](Self::objects) says why.
+    ///
+    /// A file's table is read once per process and shared by every target
+    /// that maps the same file (same path, device, inode, size and
+    /// modification time, and the same debug search): the ranks of a job
+    /// map the same few builds. [`forget_shared_symbol_tables`] lets them
+    /// go.
     pub fn add_object(&mut self, path: &Path, name: &str, bias: u64) -> Result<(), SymbolError> {
         self.searched.push(name.to_string());
-        let data = map_file(path).map_err(|source| SymbolError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        let mut symbols = collect_symbols(file.symbols().chain(file.dynamic_symbols()), bias);
+        let table = shared_table(path, TableKind::Object)?;
+        self.push_table(path, name, bias, table);
+        Ok(())
+    }
 
+    /// Adds an object whose table is read, and looks for its debug file:
+    /// searched again for every target, since debug files come and go
+    /// (a -dbgsym package installed) without the object changing.
+    fn push_table(&mut self, path: &Path, name: &str, bias: u64, table: Arc<ObjectTable>) {
         let mut lookup = DebugLookup::default();
-        self.debug_search
-            .search_parsed(&file, path, Path::new(name), &mut lookup);
+        // The table was read from this file a moment ago.
+        if let Ok(data) = map_file(path) {
+            if let Ok(file) = object::File::parse(&*data) {
+                self.debug_search
+                    .search_parsed(&file, path, Path::new(name), &mut lookup);
+            }
+        }
         let (mut debug_file, mut debug_rejected) = lookup.into_parts();
+        let mut debug = None;
         if let Some(found) = &debug_file {
-            match debug_symbols(&found.path, bias) {
-                Ok(extra) => {
-                    for (sym_name, value) in extra {
-                        symbols.entry(sym_name).or_insert(value);
-                    }
-                }
+            match shared_table(&found.path, TableKind::DebugFile) {
+                Ok(t) => debug = Some(t),
                 // The file matched a moment ago; it changed under us.
-                Err(reason) => {
+                Err(e) => {
+                    let reason = match e {
+                        SymbolError::Io { source, .. } => RejectReason::Unreadable {
+                            reason: source.to_string(),
+                        },
+                        other => RejectReason::NotElf {
+                            reason: other.to_string(),
+                        },
+                    };
                     debug_rejected.push(Rejection {
                         path: found.path.clone(),
                         reason,
@@ -242,7 +373,6 @@ impl ElfSymbols {
                 }
             }
         }
-
         self.objects.push(LoadedObject {
             info: ObjectInfo {
                 name: name.to_string(),
@@ -251,9 +381,9 @@ impl ElfSymbols {
                 debug_file,
                 debug_rejected,
             },
-            symbols,
+            table,
+            debug,
         });
-        Ok(())
     }
 
     /// Adds every ELF file among `mappings` (as NT_FILE or
@@ -273,13 +403,14 @@ impl ElfSymbols {
             }
             seen.push(f.path.clone());
             let path = on_disk(&f.path);
-            let Ok(p) = elf_placement(&path) else {
+            // Not ELF, unreadable or gone: passed over, as before it was
+            // placed.
+            let Ok(table) = shared_table(&path, TableKind::Object) else {
                 continue;
             };
-            let bias = f.start.0.wrapping_sub(p.first_load_vaddr & !0xfff);
-            if self.add_object(&path, &f.path, bias).is_err() {
-                self.note_searched(&f.path);
-            }
+            let bias = f.start.0.wrapping_sub(table.first_load_vaddr & !0xfff);
+            self.searched.push(f.path.clone());
+            self.push_table(&path, &f.path, bias, table);
         }
     }
 
@@ -290,23 +421,14 @@ impl ElfSymbols {
     }
 }
 
-/// The `.symtab` of a debug file, at `bias`.
-fn debug_symbols(path: &Path, bias: u64) -> Result<HashMap<String, (u64, u64)>, RejectReason> {
-    let data = map_file(path).map_err(|e| RejectReason::Unreadable {
-        reason: e.to_string(),
-    })?;
-    let file = object::File::parse(&*data).map_err(|e| RejectReason::NotElf {
-        reason: e.to_string(),
-    })?;
-    Ok(collect_symbols(file.symbols(), bias))
-}
-
 impl SymbolSource for ElfSymbols {
     fn lookup(&self, name: &str) -> Option<Symbol> {
         self.objects.iter().find_map(|o| {
-            o.symbols.get(name).map(|&(addr, size)| Symbol {
+            let own = o.table.symbols.get(name);
+            own.or_else(|| o.debug.as_ref()?.symbols.get(name))
+                .map(|&(addr, size)| Symbol {
                 name: name.to_string(),
-                addr: TargetAddr(addr),
+                addr: TargetAddr(addr.wrapping_add(o.info.bias)),
                 size,
                 object: o.info.name.clone(),
             })

@@ -142,6 +142,18 @@ impl LayoutProfile {
         })
     }
 
+    /// A profile of `identity` holding `layouts` as they are: what a
+    /// cache keeps of the answers a build's DWARF gave (see
+    /// [`LayoutCache`](crate::LayoutCache)).
+    pub fn cached(identity: ProfileIdentity, layouts: LayoutTable) -> LayoutProfile {
+        LayoutProfile {
+            format: PROFILE_FORMAT.to_string(),
+            identity,
+            layouts,
+            symbols: BTreeMap::new(),
+        }
+    }
+
     /// Parses a profile.
     pub fn from_json(text: &str) -> Result<LayoutProfile, ProfileError> {
         Self::parse(text, "<embedded>")
@@ -355,6 +367,9 @@ pub enum LayoutOrigin {
     Dwarf,
     /// A profile, by its identity.
     Profile(ProfileIdentity),
+    /// An entry of the layout cache, by its file: layouts an earlier run
+    /// resolved from the same build's DWARF.
+    Cache(PathBuf),
 }
 
 /// Picks the layouts for decoding `library` (its loaded path and build-id):

@@ -75,6 +75,7 @@ mod dwarf_units;
 mod elf_symbols;
 mod error;
 mod gdb_index;
+mod layout_cache;
 mod layout_error;
 mod layout_profile;
 mod layouts;
@@ -110,9 +111,12 @@ pub use debug_files::{
     MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
 };
 pub use dwarf_index::{IndexStats, NameIndexKind};
-pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
+pub use elf_symbols::{
+    elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError,
+};
 pub use error::ReadError;
 pub use layout_error::LayoutError;
+pub use layout_cache::{CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES};
 pub use layout_profile::{
     choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
     so_stem, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject,

@@ -8,7 +8,7 @@
 //! typedef of one sends the search on for the tag's definition, in the same
 //! object first and then in the others.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -48,6 +48,9 @@ pub struct TypeOracle {
     /// hundreds of units declare and one defines, at milliseconds a
     /// search. Failures are not kept: they are rare and cheap to repeat.
     found: Mutex<HashMap<String, TypeLayout>>,
+    /// The objects whose DWARF gave the members' types asked through
+    /// [`TypeOracle::member_type`], which the map above does not hold.
+    member_objects: Mutex<BTreeSet<String>>,
 }
 
 struct Slot {
@@ -261,7 +264,7 @@ impl TypeOracle {
         let label = field.type_name.clone().unwrap_or_default();
         let loaded = self.load(handle.object)?;
         let reader = self.reader(handle.object, loaded)?;
-        match reader.resolve(handle.die)? {
+        let layout = match reader.resolve(handle.die)? {
             Resolved::Void => Ok(self.void(handle.object, &label)),
             Resolved::Type(at) => reader.layout(at, &label),
             Resolved::Declaration { class, name } => self
@@ -272,7 +275,34 @@ impl TypeOracle {
                         .map(|i| self.searched(i, Notes::default()))
                         .collect(),
                 }),
-        }
+        }?;
+        self.member_objects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(layout.object.clone());
+        Ok(layout)
+    }
+
+    /// The file the object added as `object` is read from.
+    pub fn object_path(&self, object: &str) -> Option<&Path> {
+        self.objects
+            .iter()
+            .find(|o| o.name == object)
+            .map(|o| o.path.as_path())
+    }
+
+    /// The objects whose DWARF answered the questions asked so far, by the
+    /// names they were added under: what those answers depend on (a cache
+    /// of them is valid while these objects are the same builds).
+    pub fn answering_objects(&self) -> Vec<String> {
+        let mut objects = self
+            .member_objects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        objects.extend(found.values().map(|l| l.object.clone()));
+        objects.into_iter().collect()
     }
 
     /// Base-type sizes from the first objects that describe them.

@@ -163,6 +163,14 @@ impl DecoderKind {
         }
     }
 
+    /// The MPI implementation it reads, as profiles name it.
+    pub fn implementation(self) -> &'static str {
+        match self {
+            DecoderKind::MpichCh3 | DecoderKind::MpichCh4 => "MPICH",
+            DecoderKind::OmpiOb1 => "Open MPI",
+        }
+    }
+
     /// The decoder called `name`, if any.
     pub fn from_name(name: &str) -> Option<DecoderKind> {
         Self::ALL.iter().copied().find(|k| k.name() == name)

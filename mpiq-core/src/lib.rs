@@ -60,6 +60,7 @@
 
 pub mod compare;
 mod decoder;
+mod layout_resolver;
 mod list_walk;
 pub mod model;
 mod mpich_ch3;
@@ -80,6 +81,7 @@ pub use decoder::{
     decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind, Identified,
     NativeTarget, QueueDecoder,
 };
+pub use layout_resolver::LayoutResolver;
 pub use mpich_ch3::MpichCh3;
 pub use mpich_ch4::MpichCh4;
 pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};

@@ -1,0 +1,321 @@
+//! Resolving a decoder's layouts once per library build, for every target
+//! that loads that build.
+//!
+//! Indexing a debug build's DWARF is most of what reading one process's
+//! queues costs, while the answers depend on the library's build alone. A
+//! [`LayoutResolver`] keeps them: in memory for the targets it reads in one
+//! run (a job's ranks, a debugger's refreshes), and, when given a
+//! [`LayoutCache`], on disk for the next run, where they replace the DWARF
+//! altogether.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use mpidd_read::{
+    build_id_hex as hex, CacheLookup, ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile, LayoutTable, Layouts,
+    Limits, ProfileIdentity, ProfileObject, SymbolSource, TypeOracle,
+};
+
+use crate::decoder::{decoder_layouts, detect, identify, DecodeError, Identified, NativeTarget};
+use crate::model::ProcessQueues;
+use crate::ByteSource;
+
+/// Finds the layouts each target's decoder needs, and keeps them per
+/// library build: its own DWARF when it has it, a matching profile when it
+/// is stripped, and what earlier targets of the same build resolved.
+///
+/// One resolver serves any number of targets, from any threads.
+///
+/// ```no_run
+/// use mpidd_read::{CoreTarget, LayoutCache, Limits, TypeOracle};
+/// use mpiq_core::LayoutResolver;
+///
+/// let resolver = LayoutResolver::new(mpidd_read::shipped_profiles())
+///     .with_cache(LayoutCache::user().expect("a home directory"));
+/// for path in ["rank0.core", "rank1.core"] {
+///     let core = CoreTarget::open(path)?;
+///     let dwarf = TypeOracle::from_symbols(core.symbols());
+///     let (queues, origin) =
+///         resolver.read_queues(&core, &core, core.symbols(), Some(&dwarf), &Limits::default())?;
+///     println!("{path}: {} communicators ({origin:?})", queues.communicators.len());
+/// }
+/// for warning in resolver.take_warnings() {
+///     eprintln!("warning: {warning}");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct LayoutResolver {
+    profiles: Vec<LayoutProfile>,
+    cache: Option<LayoutCache>,
+    resolved: Mutex<HashMap<LibraryBuild, Arc<Resolved>>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+/// Layouts resolved for one build, and where they came from.
+struct Resolved {
+    layouts: LayoutTable,
+    origin: LayoutOrigin,
+}
+
+/// One build of an MPI library: its path and build-id, or its size and
+/// modification time when it has none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct LibraryBuild {
+    path: PathBuf,
+    id: Vec<u8>,
+    size: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl LibraryBuild {
+    /// The build of the object named `library` among `objects`.
+    fn of(objects: &ElfSymbols, library: &str) -> Option<LibraryBuild> {
+        let object = objects.objects().find(|o| o.name == library)?;
+        let meta = std::fs::metadata(&object.path).ok()?;
+        Some(LibraryBuild {
+            id: mpidd_read::build_id(&object.path)
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            path: object.path.clone(),
+            size: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
+impl LayoutResolver {
+    /// A resolver that falls back on `profiles` for libraries without
+    /// DWARF (see [`decoder_layouts`]), and keeps what it resolves in
+    /// memory only.
+    pub fn new(profiles: Vec<LayoutProfile>) -> Self {
+        LayoutResolver {
+            profiles,
+            cache: None,
+            resolved: Mutex::new(HashMap::new()),
+            warnings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Also keeps the layouts resolved from DWARF in `cache`, and takes
+    /// them from there before any DWARF is read.
+    pub fn with_cache(mut self, cache: LayoutCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The profiles it falls back on.
+    pub fn profiles(&self) -> &[LayoutProfile] {
+        &self.profiles
+    }
+
+    /// The persistent cache, if it has one.
+    pub fn cache(&self) -> Option<&LayoutCache> {
+        self.cache.as_ref()
+    }
+
+    /// What went wrong with the cache since the last call, one line each
+    /// (an entry that could not be read or written). None of it stops a
+    /// reading; a caller shows them to the user.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn warn(&self, line: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line);
+    }
+
+    /// Reads a process's queues natively, as [`read_native_queues`]
+    /// does, with layouts in this order: those resolved for the same
+    /// library build earlier in this run; the cache's entry for its
+    /// build-id; `dwarf` (the target's DWARF, `None` to skip it) or a
+    /// profile. Layouts from the first two that fail to read the target are
+    /// set aside and the reading is made again from the next, so keeping
+    /// layouts can cost time but never a reading. Layouts read from DWARF
+    /// are then kept for the build, in memory and in the cache.
+    ///
+    /// [`read_native_queues`]: crate::read_native_queues
+    pub fn read_queues(
+        &self,
+        memory: &dyn ByteSource,
+        symbols: &dyn SymbolSource,
+        objects: &ElfSymbols,
+        dwarf: Option<&TypeOracle>,
+        limits: &Limits,
+    ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
+        let found = identify(memory, symbols, limits)?;
+        let build = LibraryBuild::of(objects, &found.library);
+        let read = |layouts: &dyn Layouts| -> Result<ProcessQueues, DecodeError> {
+            let target = NativeTarget {
+                memory,
+                symbols,
+                types: layouts,
+            };
+            detect(&target, limits)?.read_queues(&target, limits)
+        };
+        if let Some(build) = &build {
+            let known = self.known(build);
+            if let Some(known) = known {
+                if let Ok(queues) = read(&known.layouts) {
+                    return Ok((queues, known.origin.clone()));
+                }
+            }
+            if let Some((entry, path)) = self.cached(&found, build, objects) {
+                match read(&entry.layouts) {
+                    Ok(queues) => {
+                        let origin = LayoutOrigin::Cache(path);
+                        self.keep(build, entry.layouts, origin.clone());
+                        return Ok((queues, origin));
+                    }
+                    Err(e) => self.warn(format!(
+                        "the cached layouts in {} did not read the target ({e}); \
+                         reading its DWARF instead",
+                        path.display()
+                    )),
+                }
+            }
+        }
+        let empty = LayoutTable::default();
+        let source: &dyn Layouts = match dwarf {
+            Some(oracle) => oracle,
+            None => &empty,
+        };
+        let (layouts, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
+        let queues = read(layouts)?;
+        if let Some(build) = build {
+            match (&origin, dwarf) {
+                (LayoutOrigin::Dwarf, Some(oracle)) => self.remember(&found, &build, oracle),
+                (LayoutOrigin::Profile(_), _) => {
+                    let (table, _) =
+                        LayoutTable::record(layouts, &|l: &dyn Layouts| found.kind.ask_layouts(l));
+                    self.keep(&build, table, origin.clone());
+                }
+                _ => {}
+            }
+        }
+        Ok((queues, origin))
+    }
+
+    fn known(&self, build: &LibraryBuild) -> Option<Arc<Resolved>> {
+        let resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        resolved.get(build).cloned()
+    }
+
+    fn keep(&self, build: &LibraryBuild, layouts: LayoutTable, origin: LayoutOrigin) {
+        let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        resolved.insert(build.clone(), Arc::new(Resolved { layouts, origin }));
+    }
+
+    /// The cache's entry for the build, when it answers every question the
+    /// decoder cannot do without and every other object it was made from
+    /// is loaded in the same build.
+    fn cached(
+        &self,
+        found: &Identified,
+        build: &LibraryBuild,
+        objects: &ElfSymbols,
+    ) -> Option<(LayoutProfile, PathBuf)> {
+        let cache = self.cache.as_ref()?;
+        if build.id.is_empty() {
+            return None;
+        }
+        let (profile, path) = match cache.get(&build.id) {
+            CacheLookup::Hit { profile, path } => (profile, path),
+            CacheLookup::Miss => return None,
+            CacheLookup::Unusable { path, reason } => {
+                self.warn(format!(
+                    "ignoring the layout cache entry {}: {reason}; it will be rebuilt",
+                    path.display()
+                ));
+                return None;
+            }
+        };
+        let companions: Vec<(String, Option<Vec<u8>>)> = objects
+            .objects()
+            .filter(|o| o.name != found.library && profile.mentions(&o.name))
+            .map(|o| (o.name.clone(), mpidd_read::build_id(&o.path).ok().flatten()))
+            .collect();
+        if profile.companion_mismatch(&companions).is_some() {
+            // Made beside other builds of a plugin: not wrong, only not
+            // for this process. Resolved again, and replaced.
+            return None;
+        }
+        let missing = found.kind.missing_layouts(&profile.layouts);
+        if let Some(first) = missing.first() {
+            self.warn(format!(
+                "ignoring the layout cache entry {}: it does not answer {} question(s) \
+                 this decoder asks (first: {first}); it will be rebuilt",
+                path.display(),
+                missing.len()
+            ));
+            return None;
+        }
+        Some((profile, path))
+    }
+
+    /// Keeps what `oracle` answered for the build: in memory, and in the
+    /// cache when the library and every other object that answered have a
+    /// build-id to check an entry by.
+    fn remember(&self, found: &Identified, build: &LibraryBuild, oracle: &TypeOracle) {
+        // Questions the decoder can do without may stay unanswered: the
+        // table then lacks them as the DWARF did.
+        let (layouts, _optional) =
+            LayoutTable::record(oracle, &|l: &dyn Layouts| found.kind.ask_layouts(l));
+        if !found.kind.missing_layouts(&layouts).is_empty() {
+            return;
+        }
+        let layouts = match (&self.cache, entry_objects(found, build, oracle)) {
+            (Some(cache), Some(objects)) => {
+                let identity = ProfileIdentity {
+                    implementation: found.kind.implementation().to_string(),
+                    version: found.version.clone(),
+                    build: format!(
+                        "cached by mpidd {} from the DWARF of {}",
+                        env!("CARGO_PKG_VERSION"),
+                        build.path.display()
+                    ),
+                    arch: mpidd_read::object_arch(&build.path).unwrap_or_default(),
+                    objects,
+                };
+                let entry = LayoutProfile::cached(identity, layouts);
+                if let Err(e) = cache.put(&build.id, &entry) {
+                    self.warn(format!("{e}; the layouts are not kept for the next run"));
+                }
+                entry.layouts
+            }
+            _ => layouts,
+        };
+        self.keep(build, layouts, LayoutOrigin::Dwarf);
+    }
+}
+
+/// The objects a cache entry of `oracle`'s answers is valid for, the
+/// library first (an entry is found by its build-id): `None` when one of
+/// them has no build-id, since the entry could not be checked against it.
+fn entry_objects(
+    found: &Identified,
+    build: &LibraryBuild,
+    oracle: &TypeOracle,
+) -> Option<Vec<ProfileObject>> {
+    let object = |name: &str, id: &[u8]| ProfileObject {
+        name: name.rsplit('/').next().unwrap_or(name).to_string(),
+        source_build_id: Some(hex(id)),
+        build_ids: vec![hex(id)],
+    };
+    if build.id.is_empty() {
+        return None;
+    }
+    let mut objects = vec![object(&found.library, &build.id)];
+    for name in oracle.answering_objects() {
+        if name == found.library {
+            continue;
+        }
+        let id = mpidd_read::build_id(oracle.object_path(&name)?).ok()??;
+        objects.push(object(&name, &id));
+    }
+    Some(objects)
+}
