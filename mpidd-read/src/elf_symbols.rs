@@ -7,8 +7,8 @@
 //! matches, adds its `.symtab` (the local symbols the strip removed).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use mpidd_types::TargetAddr;
 use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
@@ -427,11 +427,11 @@ impl SymbolSource for ElfSymbols {
             let own = o.table.symbols.get(name);
             own.or_else(|| o.debug.as_ref()?.symbols.get(name))
                 .map(|&(addr, size)| Symbol {
-                name: name.to_string(),
-                addr: TargetAddr(addr.wrapping_add(o.info.bias)),
-                size,
-                object: o.info.name.clone(),
-            })
+                    name: name.to_string(),
+                    addr: TargetAddr(addr.wrapping_add(o.info.bias)),
+                    size,
+                    object: o.info.name.clone(),
+                })
         })
     }
 

@@ -115,8 +115,8 @@ pub use elf_symbols::{
     elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError,
 };
 pub use error::ReadError;
-pub use layout_error::LayoutError;
 pub use layout_cache::{CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES};
+pub use layout_error::LayoutError;
 pub use layout_profile::{
     choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
     so_stem, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject,

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    build_id_hex as hex, CacheLookup, ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile, LayoutTable, Layouts,
-    Limits, ProfileIdentity, ProfileObject, SymbolSource, TypeOracle,
+    build_id_hex as hex, CacheLookup, ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile,
+    LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject, SymbolSource, TypeOracle,
 };
 
 use crate::decoder::{decoder_layouts, detect, identify, DecodeError, Identified, NativeTarget};

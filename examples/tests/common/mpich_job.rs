@@ -49,8 +49,26 @@ pub fn ref_mpich_ch4() -> PathBuf {
     prefix
 }
 
+/// The mpidd binary, with a layout cache of this test binary's own,
+/// emptied when the binary starts: the first read of each build goes
+/// through its DWARF and fills the cache, and the later ones read from it,
+/// so both paths are checked on every run, and the user's cache is left
+/// alone.
 pub fn mpidd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mpidd"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mpidd"));
+    command.env("MPIDD_CACHE_DIR", test_layout_cache());
+    command
+}
+
+/// This test binary's layout cache directory (see [`mpidd`]).
+pub fn test_layout_cache() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("layout-cache-{}", env!("CARGO_CRATE_NAME")));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    })
 }
 
 /// A running `mpiexec -n 4 PROGRAM` whose ranks have stopped themselves.

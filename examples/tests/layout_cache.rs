@@ -1,0 +1,269 @@
+//! The persistent layout cache on a real rank: a `gcore` core of the
+//! reference MPICH job (tests/mpich/queues.c, rank 0). The first read
+//! resolves the decoder's layouts from libmpi.so's DWARF and keeps them
+//! under the library's build-id (as binutils' readelf reads it); later
+//! reads take them from there and give the same queues. Entries of another
+//! build, corrupt entries and concurrent writers are each checked.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::mpich_job::{gcore, mpidd, ref_mpich, Job};
+
+/// One core for every test of this binary: the job is stopped while it is
+/// taken, then ended. The core and the executable are kept in a directory
+/// of their own (the job's ends with the job), where `--search-path`
+/// finds the executable.
+fn rank_core() -> &'static Path {
+    static CORE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CORE.get_or_init(|| {
+        let job = Job::start("layout-cache-job", &[]);
+        let core = gcore(&job.dir, job.pid(0));
+        let kept = common::scratch::fresh_dir("layout-cache-rank0");
+        std::fs::copy(&core, kept.join("rank0.core")).expect("copy the rank's core");
+        std::fs::copy(job.dir.join("queues"), kept.join("queues")).expect("copy the program");
+        assert_eq!(job.finish(), 0, "the job completes once continued");
+        kept.join("rank0.core")
+    })
+}
+
+/// `--core CORE --search-path ITS_DIR`.
+fn core_args() -> [std::ffi::OsString; 4] {
+    let core = rank_core();
+    [
+        "--core".into(),
+        core.into(),
+        "--search-path".into(),
+        core.parent().expect("the core's directory").into(),
+    ]
+}
+
+/// The build-id of the reference libmpi.so, as binutils reads it.
+fn libmpi_build_id() -> String {
+    let lib = ref_mpich().join("lib/libmpi.so");
+    let out = Command::new("readelf")
+        .arg("-n")
+        .arg(&lib)
+        .output()
+        .expect("run readelf (binutils)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap_or_else(|| panic!("readelf shows no build-id for {}:\n{text}", lib.display()))
+        .trim()
+        .to_string()
+}
+
+fn fresh_cache(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cache-test-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// `mpidd queues --core CORE --json --verbose` with the cache in `cache`.
+fn queues(cache: &Path, extra: &[&str]) -> Output {
+    mpidd()
+        .env("MPIDD_CACHE_DIR", cache)
+        .args(["queues", "--json", "--verbose"])
+        .args(core_args())
+        .args(extra)
+        .output()
+        .expect("run mpidd")
+}
+
+fn ok(out: &Output) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "mpidd failed: {stderr}");
+    (stdout, stderr)
+}
+
+const FROM_CACHE: &str = "the layouts come from the layout cache";
+
+/// Sanity of what is compared: rank 0 of queues.c has its receives posted.
+fn assert_rank0_queues(json: &str) {
+    let v: serde_json::Value = serde_json::from_str(json).expect("queues JSON");
+    let world = v["communicators"]
+        .as_array()
+        .expect("communicators")
+        .iter()
+        .find(|c| c["name"] == "MPI_COMM_WORLD")
+        .expect("MPI_COMM_WORLD");
+    assert_eq!(world["size"], 4, "{world}");
+    assert!(
+        json.contains("\"desired_tag\""),
+        "no pending operation read: {json}"
+    );
+}
+
+#[test]
+fn the_second_read_takes_the_layouts_from_the_cache_and_reads_the_same() {
+    let cache = fresh_cache("warm");
+    let (uncached, _) = ok(&queues(&cache, &["--no-cache"]));
+    assert!(
+        !cache.exists(),
+        "--no-cache wrote to the cache at {}",
+        cache.display()
+    );
+    assert_rank0_queues(&uncached);
+
+    let (cold, cold_err) = ok(&queues(&cache, &[]));
+    assert!(!cold_err.contains(FROM_CACHE), "{cold_err}");
+    let entry = cache.join(format!("{}.json", libmpi_build_id()));
+    assert!(
+        entry.exists(),
+        "no entry {} after the first read; the cache holds {:?}",
+        entry.display(),
+        std::fs::read_dir(&cache).map(|d| d.count())
+    );
+
+    let (warm, warm_err) = ok(&queues(&cache, &[]));
+    assert!(warm_err.contains(FROM_CACHE), "{warm_err}");
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, uncached);
+
+    let listing = mpidd()
+        .env("MPIDD_CACHE_DIR", &cache)
+        .arg("cache")
+        .output()
+        .expect("run mpidd cache");
+    let (listing, _) = ok(&listing);
+    assert!(listing.contains("1 entry"), "{listing}");
+    assert!(listing.contains("MPICH 4.0.2 libmpi.so"), "{listing}");
+    assert!(listing.contains(&libmpi_build_id()), "{listing}");
+
+    let cleared = mpidd()
+        .env("MPIDD_CACHE_DIR", &cache)
+        .args(["cache", "clear"])
+        .output()
+        .expect("run mpidd cache clear");
+    let (cleared, _) = ok(&cleared);
+    assert!(cleared.contains("removed 1 entry"), "{cleared}");
+    assert!(!entry.exists());
+}
+
+/// An entry made for another build is not used even under this build's
+/// file name: its layouts are shifted, and the read must still be right.
+#[test]
+fn an_entry_of_another_build_is_never_used() {
+    let cache = fresh_cache("other-build");
+    let (expected, _) = ok(&queues(&cache, &[]));
+    let entry = cache.join(format!("{}.json", libmpi_build_id()));
+    let text = std::fs::read_to_string(&entry).expect("the entry");
+    let mut profile: serde_json::Value = serde_json::from_str(&text).expect("entry JSON");
+    let other = "0123456789abcdef0123456789abcdef01234567";
+    profile["identity"]["objects"][0]["build_ids"] = serde_json::json!([other]);
+    // Were it used, every member would be read 8 bytes off.
+    for ty in profile["layouts"]
+        .as_object_mut()
+        .expect("layouts")
+        .values_mut()
+    {
+        if let Some(members) = ty.get_mut("members").and_then(|m| m.as_object_mut()) {
+            for m in members.values_mut() {
+                if let Some(off) = m["offset"].as_u64() {
+                    m["offset"] = serde_json::json!(off + 8);
+                }
+            }
+        }
+    }
+    std::fs::write(&entry, serde_json::to_string(&profile).unwrap()).unwrap();
+
+    let (read, err) = ok(&queues(&cache, &[]));
+    assert!(!err.contains(FROM_CACHE), "{err}");
+    assert!(
+        err.contains("ignoring the layout cache entry") && err.contains("not made for build-id"),
+        "no warning about the foreign entry: {err}"
+    );
+    assert_eq!(read, expected);
+    // Rebuilt for this build.
+    let (again, err) = ok(&queues(&cache, &[]));
+    assert!(err.contains(FROM_CACHE), "{err}");
+    assert_eq!(again, expected);
+}
+
+#[test]
+fn a_corrupt_entry_is_reported_in_one_line_and_rebuilt() {
+    let cache = fresh_cache("corrupt");
+    let (expected, _) = ok(&queues(&cache, &[]));
+    let entry = cache.join(format!("{}.json", libmpi_build_id()));
+    let text = std::fs::read(&entry).expect("the entry");
+    std::fs::write(&entry, &text[..text.len() / 2]).unwrap();
+
+    let (read, err) = ok(&queues(&cache, &[]));
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("layout cache entry"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("rebuilt"), "{err}");
+    assert_eq!(read, expected);
+    let (again, err) = ok(&queues(&cache, &[]));
+    assert!(err.contains(FROM_CACHE), "{err}");
+    assert_eq!(again, expected);
+}
+
+#[test]
+fn runs_writing_the_cache_at_once_leave_a_valid_entry() {
+    let cache = fresh_cache("concurrent");
+    let runs: Vec<_> = (0..6)
+        .map(|_| {
+            mpidd()
+                .env("MPIDD_CACHE_DIR", &cache)
+                .args(["queues", "--json"])
+                .args(core_args())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start mpidd")
+        })
+        .collect();
+    let outputs: Vec<Output> = runs
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("wait for mpidd"))
+        .collect();
+    let first = ok(&outputs[0]).0;
+    for out in &outputs {
+        let (stdout, stderr) = ok(out);
+        assert_eq!(stdout, first);
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+    let names: Vec<String> = std::fs::read_dir(&cache)
+        .expect("the cache")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [format!("{}.json", libmpi_build_id())],
+        "one entry and no leftover temporary file"
+    );
+    let (warm, err) = ok(&queues(&cache, &[]));
+    assert!(err.contains(FROM_CACHE), "{err}");
+    assert_eq!(warm, first);
+}
+
+#[test]
+fn mpidd_job_fills_and_uses_the_cache() {
+    let cache = fresh_cache("job");
+    let job = |cache: &Path| {
+        mpidd()
+            .env("MPIDD_CACHE_DIR", cache)
+            .args(["job", "--json", "--no-stacks"])
+            .args(core_args())
+            .output()
+            .expect("run mpidd job")
+    };
+    let (cold, _) = ok(&job(&cache));
+    assert!(cache.join(format!("{}.json", libmpi_build_id())).exists());
+    let (warm, err) = ok(&job(&cache));
+    assert!(!err.contains("warning"), "{err}");
+    assert_eq!(warm, cold);
+    let v: serde_json::Value = serde_json::from_str(&warm).expect("job JSON");
+    let rank = &v["ranks"][0];
+    assert!(
+        rank["errors"].as_array().is_none_or(|e| e.is_empty()),
+        "{rank}"
+    );
+}
