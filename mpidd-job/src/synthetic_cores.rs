@@ -45,6 +45,7 @@ use mpidd_read::synthetic_process::{
     frame_pointer_stack, x86_64_registers, BuiltObject, SyntheticCore, SyntheticObject,
     CALL_RETURN_OFFSET, STOPPED_PC_OFFSET,
 };
+use mpidd_read::{LayoutProfile, ProfileIdentity, ProfileObject};
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::{LayoutTable, Layouts};
 
@@ -65,6 +66,8 @@ const MPICH_DEVICE: &str = "ch3:nemesis";
 /// each rank's heap and stack are.
 const EXE_BIAS: u64 = 0x5555_5555_0000;
 const LIBMPI_BIAS: u64 = 0x7f00_2000_0000;
+/// The file name of the layout profile written beside the cores.
+const PROFILE: &str = "libmpi-layouts.json";
 const LIBC_BIAS: u64 = 0x7f00_3000_0000;
 const HEAP: u64 = 0x7f00_1000_0000;
 const STACK: u64 = 0x7ffd_0000_0000;
@@ -362,6 +365,11 @@ pub struct SyntheticJobCores {
     /// The layouts of the synthetic MPICH's structs, for
     /// [`ReadOptions::layouts`](crate::ReadOptions::layouts).
     pub layouts: Arc<dyn Layouts + Send + Sync>,
+    /// The same layouts as a layout profile for the written
+    /// `libmpi.so.12` (by its build-id), in the directory: what a user
+    /// passes to `mpidd job --core-dir DIR --profile FILE`, as for a
+    /// stripped MPI.
+    pub profile: PathBuf,
 }
 
 impl std::fmt::Debug for SyntheticJobCores {
@@ -698,10 +706,36 @@ pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCore
         core.write(&file)?;
         cores.push(file);
     }
+    let profile = dir.join(PROFILE);
+    let table = layout_table();
+    let written = LayoutProfile::cached(
+        ProfileIdentity {
+            implementation: "MPICH".into(),
+            version: "4.0.2".into(),
+            build: "mpidd-job's synthetic cores".into(),
+            arch: "x86_64".into(),
+            objects: vec![ProfileObject {
+                name: LIBMPI.into(),
+                source_build_id: None,
+                build_ids: objects
+                    .libmpi
+                    .build_id()
+                    .iter()
+                    .map(|id| mpidd_read::build_id_hex(id))
+                    .collect(),
+            }],
+        },
+        table.clone(),
+    );
+    std::fs::write(&profile, written.to_json()).map_err(|source| WriteError::Io {
+        path: profile.clone(),
+        source,
+    })?;
     Ok(SyntheticJobCores {
         dir,
         cores,
-        layouts: Arc::new(layout_table()),
+        layouts: Arc::new(table),
+        profile,
     })
 }
 
