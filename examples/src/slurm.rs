@@ -377,6 +377,9 @@ fn collect(step: &StepInfo, options: &Options) -> Result<Collection, SlurmError>
     }
     for node in &nodes {
         match merged.nodes().get(node) {
+            None if ended => eprintln!(
+                "mpidd: {node}: no answer: its agent ended without writing anything"
+            ),
             None => eprintln!(
                 "mpidd: {node}: no answer from its agent within {} s",
                 options.timeout.as_secs_f64()
@@ -414,7 +417,7 @@ fn readings(collection: &Collection, step: &StepInfo, table: &[LaunchedRank]) ->
         Some(n) => format!("not read: the agent of node {n} did not report it"),
         None if silent.is_empty() => "not read: no agent reported it".to_string(),
         None => format!(
-            "not read: no agent reported it (nodes that did not answer: {})",
+            "not read: no agent reported it; nodes that did not answer: {}",
             silent.join(", ")
         ),
     };
