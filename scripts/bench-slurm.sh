@@ -5,7 +5,8 @@
 # per node and analysed. Prints, per N: the whole command's wall time; the
 # fan-out alone (`srun --overlap` of `true` on every node); the slowest
 # agent's own time; the bytes of records on the wire, in all and per rank;
-# and, for the same ranks, the local `mpidd job --pid` time without Slurm.
+# the ranks that could not be read and the length of the cycle found; and,
+# for the same ranks, the local `mpidd job --pid` time without Slurm.
 #
 #   bash scripts/bench-slurm.sh [NODES] [N...]     (defaults: 2, 4 16 64)
 #
@@ -40,7 +41,7 @@ secs() { # secs command...: wall seconds of one run, output discarded
 }
 
 echo "nodes: $nodes (slurmd on loopback), $(nproc) cores"
-printf '%6s %10s %10s %12s %12s %10s %10s\n' N 'job --slurm' 'fan-out' 'slowest agent' 'bytes' 'per rank' 'local job'
+printf '%6s %11s %8s %13s %9s %9s %11s %6s %10s\n' N 'job --slurm' 'fan-out' 'slowest agent' 'bytes' 'per rank' 'unreadable' 'cycle' 'local job'
 for n in "${sizes[@]}"; do
   per_node=$(((n + nodes - 1) / nodes))
   # The blocked ranks busy-poll: at the lowest priority they leave the
@@ -64,12 +65,13 @@ for n in "${sizes[@]}"; do
   wall=$(awk -v ns=$((end - start)) 'BEGIN { printf "%.2f", ns / 1e9 }')
   read -r bytes per_rank < <(sed -n 's/.* \([0-9]*\) bytes of records (\([0-9]*\) per rank).*/\1 \2/p' "$work/progress")
   slowest=$(sed -n 's/.* unreadable, in \([0-9.]*\) s$/\1/p' "$work/progress" | sort -n | tail -n 1)
-  cycle=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["cycles"][0]) if r["cycles"] else 0)' "$work/report.json")
-  [ "$cycle" = "$n" ] || { echo "error: N=$n: the report has no $n-rank cycle" >&2; cat "$work/progress" >&2; exit 1; }
+  # Ranks that did not stop in time (starved busy-pollers on a loaded
+  # machine) are unreadable and break the cycle: counted, not hidden.
+  read -r cycle unreadable < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["cycles"][0]) if r["cycles"] else 0, sum(1 for x in r["ranks"] if x["state"] == "unreadable"))' "$work/report.json")
   local_args=()
   for pid in $pids; do local_args+=(--pid "$pid"); done
   local_wall=$(secs "$mpidd" job "${local_args[@]}" --json)
-  printf '%6s %9ss %9ss %11ss %12s %10s %9ss\n' "$n" "$wall" "$fanout" "$slowest" "$bytes" "$per_rank" "$local_wall"
+  printf '%6s %10ss %7ss %12ss %9s %9s %11s %6s %9ss\n' "$n" "$wall" "$fanout" "$slowest" "$bytes" "$per_rank" "$unreadable" "$cycle" "$local_wall"
   scancel "$job"
   wait "$srun_pid" 2>/dev/null || true
   srun_pid=

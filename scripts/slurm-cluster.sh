@@ -231,7 +231,8 @@ kill_pidfile() {
 stray_steps() {
   local p
   for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
-    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$conf"; then
+    # (A process may end between pgrep and the read.)
+    if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$conf"; then
       echo "$p"
     fi
   done

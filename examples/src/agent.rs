@@ -196,7 +196,9 @@ pub fn run(args: AgentArgs) -> Result<(), AgentError> {
     if let Some(dll) = &args.dll {
         reader = reader.with_library(MqsLibrary::load(dll)?);
     }
-    let rank_timeout = Duration::from_secs_f64(args.rank_timeout.max(0.001));
+    let rank_timeout = Duration::try_from_secs_f64(args.rank_timeout)
+        .unwrap_or(Duration::from_secs(60))
+        .max(Duration::from_millis(1));
     let stream = Arc::new(Mutex::new(Stream {
         node: node.clone(),
         start,

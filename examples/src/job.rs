@@ -228,7 +228,8 @@ fn slurm_options(args: &JobArgs) -> crate::slurm::Options {
         agent_args.push(format!("--dll={}", dll.display()));
     }
     crate::slurm::Options {
-        timeout: std::time::Duration::from_secs_f64(args.timeout.max(0.0)),
+        timeout: std::time::Duration::try_from_secs_f64(args.timeout)
+            .unwrap_or(std::time::Duration::MAX),
         rank_timeout: args.rank_timeout,
         agent: args
             .agent

@@ -290,18 +290,20 @@ fn progress(record: &AgentRecord) {
     }
 }
 
-/// Receives events until every node finished, srun's output ended, or
-/// `until`; returns whether the output ended.
+/// Receives events until srun's output ended (returns true), `until`, or,
+/// when `nodes` is given, every one of them finished.
 fn receive(
     rx: &mpsc::Receiver<Event>,
     until: Instant,
     merged: &mut MergedStreams,
-    nodes: &[String],
+    nodes: Option<&[String]>,
 ) -> bool {
     loop {
-        let all_done = nodes
-            .iter()
-            .all(|n| merged.nodes().get(n).is_some_and(|s| s.complete()));
+        let all_done = nodes.is_some_and(|nodes| {
+            nodes
+                .iter()
+                .all(|n| merged.nodes().get(n).is_some_and(|s| s.complete()))
+        });
         if all_done {
             return false;
         }
@@ -310,15 +312,13 @@ fn receive(
             return false;
         }
         match rx.recv_timeout(left) {
-            Ok(Event::Piece(Piece::Record { task, bytes })) => {
-                match AgentRecord::parse(&bytes) {
-                    Ok(record) => {
-                        progress(&record);
-                        merged.add(record, bytes.len() as u64 + 1);
-                    }
-                    Err(e) => eprintln!("mpidd: agent task {task}: {e}"),
+            Ok(Event::Piece(Piece::Record { task, bytes })) => match AgentRecord::parse(&bytes) {
+                Ok(record) => {
+                    progress(&record);
+                    merged.add(record, bytes.len() as u64 + 1);
                 }
-            }
+                Err(e) => eprintln!("mpidd: agent task {task}: {e}"),
+            },
             Ok(Event::Piece(Piece::Other { task, text })) => {
                 eprintln!("mpidd: agent task {task} wrote: {text}")
             }
@@ -340,7 +340,7 @@ fn stop(child: &mut Child, rx: &mpsc::Receiver<Event>, merged: &mut MergedStream
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
     // The agents' last words (their trailers) still count.
-    receive(rx, Instant::now() + Duration::from_secs(5), merged, &[]);
+    receive(rx, Instant::now() + Duration::from_secs(5), merged, None);
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(5) {
         if matches!(child.try_wait(), Ok(Some(_))) {
@@ -369,7 +369,21 @@ fn collect(step: &StepInfo, options: &Options) -> Result<Collection, SlurmError>
     );
     let (mut child, rx) = start_agents(step, nodes.len(), options)?;
     let mut merged = MergedStreams::new();
-    let ended = receive(&rx, start + options.timeout, &mut merged, &nodes);
+    // A timeout too large for the clock is a year.
+    let deadline = start
+        .checked_add(options.timeout)
+        .unwrap_or(start + Duration::from_secs(365 * 86400));
+    let mut ended = receive(&rx, deadline, &mut merged, Some(&nodes));
+    if !ended && Instant::now() < deadline {
+        // Every node finished: srun ends by itself once its agents have
+        // exited, which it is given a moment for.
+        ended = receive(
+            &rx,
+            deadline.min(Instant::now() + Duration::from_secs(5)),
+            &mut merged,
+            None,
+        );
+    }
     if ended {
         let _ = child.wait();
     } else {
@@ -377,9 +391,9 @@ fn collect(step: &StepInfo, options: &Options) -> Result<Collection, SlurmError>
     }
     for node in &nodes {
         match merged.nodes().get(node) {
-            None if ended => eprintln!(
-                "mpidd: {node}: no answer: its agent ended without writing anything"
-            ),
+            None if ended => {
+                eprintln!("mpidd: {node}: no answer: its agent ended without writing anything")
+            }
             None => eprintln!(
                 "mpidd: {node}: no answer from its agent within {} s",
                 options.timeout.as_secs_f64()
@@ -421,9 +435,8 @@ fn readings(collection: &Collection, step: &StepInfo, table: &[LaunchedRank]) ->
             silent.join(", ")
         ),
     };
-    let have = |rank: i64, readings: &[RankReading]| {
-        readings.iter().any(|r| r.world_rank == Some(rank))
-    };
+    let have =
+        |rank: i64, readings: &[RankReading]| readings.iter().any(|r| r.world_rank == Some(rank));
     if table.is_empty() {
         for rank in 0..step.tasks.unwrap_or(0) as i64 {
             if !have(rank, &readings) {

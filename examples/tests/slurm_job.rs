@@ -249,7 +249,9 @@ fn an_agent_killed_while_it_reads_lets_its_ranks_go() {
     for signal in ["TERM", "KILL"] {
         let mut agent = cluster
             .command(env!("CARGO_BIN_EXE_mpidd"))
-            .args(["agent", "--node", "n1", "--pid", &pids[0], "--pid", &pids[1]])
+            .args([
+                "agent", "--node", "n1", "--pid", &pids[0], "--pid", &pids[1],
+            ])
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -268,7 +270,12 @@ fn an_agent_killed_while_it_reads_lets_its_ranks_go() {
         assert!(status.success());
         let mut rest = String::new();
         use std::io::Read;
-        agent.stdout.take().unwrap().read_to_string(&mut rest).unwrap();
+        agent
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut rest)
+            .unwrap();
         let status = agent.wait().unwrap();
         assert!(!status.success(), "SIG{signal} ended the agent");
         if signal == "TERM" {

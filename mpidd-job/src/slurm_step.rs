@@ -94,12 +94,7 @@ impl StepInfo {
                 }
             }
         }
-        let get = |key: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-        };
+        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
         let srun = get("SrunHost:Pid").and_then(|v| {
             let (host, pid) = v.rsplit_once(':')?;
             Some((host.to_string(), pid.parse().ok()?))

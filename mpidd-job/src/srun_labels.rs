@@ -92,7 +92,10 @@ impl Partial {
 fn label(line: &[u8]) -> Option<(u32, &[u8])> {
     let start = line.iter().position(|&b| b != b' ')?;
     let colon = start + line[start..].iter().position(|&b| b == b':')?;
-    let task = std::str::from_utf8(&line[start..colon]).ok()?.parse().ok()?;
+    let task = std::str::from_utf8(&line[start..colon])
+        .ok()?
+        .parse()
+        .ok()?;
     let rest = &line[colon + 1..];
     Some((task, rest.strip_prefix(b" ").unwrap_or(rest)))
 }

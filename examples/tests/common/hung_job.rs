@@ -82,7 +82,11 @@ impl HungJob {
         // CPUs to mpidd, which reads them (nice execs, so the pid is
         // mpiexec's).
         let mut launch = Command::new("nice");
-        launch.args(["-n", "19"]).arg(&launcher).args(args).arg(&exe);
+        launch
+            .args(["-n", "19"])
+            .arg(&launcher)
+            .args(args)
+            .arg(&exe);
         Self::run(launch, dir, source, program)
     }
 
