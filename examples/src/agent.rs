@@ -240,7 +240,7 @@ pub fn run(args: AgentArgs) -> Result<(), AgentError> {
                     AgentRecord::Rank(RankRecord {
                         node: node.clone(),
                         seconds,
-                        reading,
+                        reading: *reading,
                     })
                 }
                 Outcome::Read { index, reading, .. } => {

@@ -25,7 +25,7 @@ pub enum Outcome {
         /// Its index in the targets.
         index: usize,
         /// The reading.
-        reading: RankReading,
+        reading: Box<RankReading>,
         /// How long it took.
         seconds: f64,
     },
@@ -118,7 +118,7 @@ pub fn read_bounded(
                     left -= 1;
                     report(Outcome::Read {
                         index: i,
-                        reading,
+                        reading: Box::new(reading),
                         seconds,
                     });
                 }

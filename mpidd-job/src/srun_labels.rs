@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn interleaved_pieces_of_two_tasks_make_their_records_again() {
-        let a = br#"{"record":"rank","s":"a \"}{ quoted\\","n":[1,{"x":2}]}"#.repeat(1);
+        let a = br#"{"record":"rank","s":"a \"}{ quoted\\","n":[1,{"x":2}]}"#.to_vec();
         let b = format!(r#"{{"record":"rank","pad":"{}"}}"#, "é".repeat(3000)).into_bytes();
         let (pa, pb) = (pieces(0, &a, 7), pieces(11, &b, 1024));
         let mut merged = LabelledRecords::new();
