@@ -198,11 +198,11 @@ fn a_node_whose_agent_hangs_or_is_killed_is_named_and_the_others_are_analysed() 
     let hangs = hangs.to_str().unwrap();
     let (report, stderr) = job_json(
         &cluster,
-        &["--slurm", &id, "--timeout", "20", "--agent", hangs],
+        &["--slurm", &id, "--timeout", "45", "--agent", hangs],
     );
     check_partial(&report, &stderr, "n2's agent hangs");
     assert!(
-        stderr.contains("mpidd: n2: no answer from its agent within 20 s"),
+        stderr.contains("mpidd: n2: no answer from its agent within 45 s"),
         "{stderr}"
     );
     // The hung agent's step was ended with the front end.
