@@ -45,6 +45,14 @@ packages=(
   # (mpidd-job/tests/html_chromium.rs).
   graphviz
   chromium
+  # A local Slurm cluster on loopback (scripts/slurm-cluster.sh: munge,
+  # slurmctld, one slurmd per node): hung jobs launched by srun are read by
+  # one `mpidd agent` per node (examples/tests/slurm_job.rs). The packages'
+  # own services are not used; the tests start private daemons.
+  slurmctld
+  slurmd
+  slurm-client
+  munge
 )
 
 missing=()

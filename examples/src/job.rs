@@ -71,6 +71,24 @@ pub struct JobArgs {
     /// Print the wait-for graph as SVG (needs Graphviz's dot).
     #[arg(long)]
     svg: bool,
+    /// A Slurm job or step whose ranks run on several nodes: an `mpidd
+    /// agent` is started on each node through `srun --overlap`, and their
+    /// readings are merged (docs/slurm.md). A `--pid` that is an srun is
+    /// read this way too.
+    #[arg(long, value_name = "JOBID[.STEPID]", conflicts_with_all = ["core", "core_dir"])]
+    slurm: Option<mpidd_job::slurm_step::StepName>,
+    /// With --slurm: how long to wait for the nodes' agents (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    timeout: f64,
+    /// With --slurm: each agent gives up on a rank whose reading takes
+    /// longer (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    rank_timeout: f64,
+    /// With --slurm: the mpidd the nodes run as `PROGRAM agent ...`
+    /// (default: this one, which must then be at the same path on every
+    /// node).
+    #[arg(long, value_name = "PROGRAM")]
+    agent: Option<PathBuf>,
     /// Also write one self-contained HTML page with the verdict, the
     /// graph, the ranks and the merged stacks to this file.
     #[arg(long, value_name = "FILE")]
@@ -110,10 +128,17 @@ pub enum JobError {
     /// Writing the output failed.
     #[error("cannot write the output")]
     Output(#[from] std::io::Error),
+    /// The job's nodes could not be read through Slurm.
+    #[error(transparent)]
+    Slurm(#[from] crate::slurm::SlurmError),
 }
 
 /// Reads the job and prints its report.
 pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
+    if let Some(source) = slurm_source(&args) {
+        let readings = crate::slurm::read_job(&source, &slurm_options(&args))?;
+        return print(&analyze(&readings), &args);
+    }
     let core_options = core_options(
         args.exe.clone(),
         args.sysroot.clone(),
@@ -177,6 +202,44 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
     }
     let report = analyze(&readings);
     print(&report, &args)
+}
+
+/// The Slurm step to read across nodes: `--slurm`, or a lone `--pid`
+/// that is an srun.
+fn slurm_source(args: &JobArgs) -> Option<crate::slurm::Source> {
+    use crate::slurm::{is_srun, Source};
+    match (&args.slurm, args.pid.as_slice()) {
+        (Some(step), _) => Some(Source::Step(step.clone())),
+        (None, &[pid]) if is_srun(pid) => Some(Source::Srun(pid)),
+        _ => None,
+    }
+}
+
+fn slurm_options(args: &JobArgs) -> crate::slurm::Options {
+    let mut agent_args = Vec::new();
+    if args.no_stacks {
+        agent_args.push("--no-stacks".to_string());
+    }
+    if let Some(n) = args.jobs {
+        agent_args.push(format!("--jobs={n}"));
+    }
+    for p in &args.profiles {
+        agent_args.push(format!("--profile={}", p.display()));
+    }
+    if let Some(dll) = &args.dll {
+        agent_args.push(format!("--dll={}", dll.display()));
+    }
+    crate::slurm::Options {
+        timeout: std::time::Duration::try_from_secs_f64(args.timeout)
+            .unwrap_or(std::time::Duration::MAX),
+        rank_timeout: args.rank_timeout,
+        agent: args
+            .agent
+            .clone()
+            .or_else(|| std::env::current_exe().ok())
+            .unwrap_or_else(|| PathBuf::from("mpidd")),
+        agent_args,
+    }
 }
 
 /// Reads the ranks with a progress bar on stderr when it is a terminal.

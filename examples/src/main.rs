@@ -11,7 +11,9 @@
 //!   message-queue library.
 //! - `mpidd types` prints the layout of C types from an object's DWARF.
 //! - `mpidd handle` shows what an MPI handle of a process means.
-//! - `mpidd job` reads every rank of a job and says why it hangs.
+//! - `mpidd job` reads every rank of a job and says why it hangs; with
+//!   `--slurm` over the nodes of a Slurm job, through `mpidd agent` on
+//!   each.
 //! - `mpidd cache` shows or clears the layout cache.
 
 use std::process::ExitCode;
@@ -24,6 +26,7 @@ use mpidd_types::Packing;
 use mpiq_core::MqsLimits;
 use target_args::TargetArgs;
 
+mod agent;
 mod cache;
 mod demo;
 mod handle;
@@ -33,6 +36,7 @@ mod procs;
 mod profile;
 mod ptrace_driver;
 mod queues;
+mod slurm;
 mod target_args;
 mod types;
 
@@ -164,6 +168,10 @@ enum Command {
     /// waiting ranks ends at, tag mismatches, ranks in different
     /// collectives. Stacks of every thread are merged into one tree.
     Job(job::JobArgs),
+    /// The per-node reader of `mpidd job --slurm`: reads the ranks of a
+    /// Slurm step that run on this node and writes them to standard output
+    /// as JSON lines (format mpidd-agent/1, docs/slurm.md).
+    Agent(agent::AgentArgs),
     /// Layout profiles: the sizes and offsets of an MPI library's private
     /// types, written from a debug build so that stripped builds of the
     /// same source can be decoded.
@@ -304,6 +312,7 @@ fn main() -> ExitCode {
         }
         Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),
         Command::Job(args) => job::run(args, no_cache).map_err(|e| e.to_string()),
+        Command::Agent(args) => agent::run(args, no_cache).map_err(|e| e.to_string()),
         Command::Cache { command } => cache::run(command).map_err(|e| e.to_string()),
         Command::Profile(command) => profile::run(command).map_err(|e| e.to_string()),
         Command::Types {

@@ -12,6 +12,11 @@
 //!   or a directory of cores.
 //! - [`analyze`]: from the readings to a [`JobReport`].
 //! - [`model`]: the report, whose JSON form is versioned ([`SCHEMA`]).
+//! - Across nodes: [`agent_stream`] is what a per-node agent sends,
+//!   [`bounded_read`] reads a node's ranks with a bound on each,
+//!   [`slurm_step`] finds a Slurm step's tasks on a node, and
+//!   [`srun_labels`] takes the agents' records out of `srun --label`
+//!   output.
 //!
 //! # Example
 //!
@@ -39,7 +44,9 @@
 
 #![deny(unsafe_code)]
 
+pub mod agent_stream;
 mod analyze;
+pub mod bounded_read;
 pub mod discover;
 mod findings;
 pub mod model;
@@ -51,6 +58,8 @@ pub mod render_dot;
 pub mod render_html;
 pub mod render_svg;
 pub mod render_text;
+pub mod slurm_step;
+pub mod srun_labels;
 pub mod stack_tree;
 pub mod synthetic;
 pub mod synthetic_cores;

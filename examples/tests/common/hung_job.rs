@@ -77,30 +77,24 @@ impl HungJob {
                 )
             }
         };
-        let dir = super::scratch::fresh_dir(name);
-        let exe = dir.join(program);
-        let source =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
-        let out = Command::new(&mpicc)
-            .args(["-g", "-O0", "-Wall", "-o"])
-            .arg(&exe)
-            .arg(&source)
-            .output()
-            .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
-        assert!(
-            out.status.success(),
-            "mpicc {} failed: {}",
-            source.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (dir, exe, source) = build(&mpicc, name, program);
         // The blocked ranks busy-poll: at the lowest priority they leave the
         // CPUs to mpidd, which reads them (nice execs, so the pid is
         // mpiexec's).
-        let mut mpiexec = Command::new("nice")
+        let mut launch = Command::new("nice");
+        launch
             .args(["-n", "19"])
             .arg(&launcher)
             .args(args)
-            .arg(&exe)
+            .arg(&exe);
+        Self::run(launch, dir, source, program)
+    }
+
+    /// Runs `launch` (a launcher of 4 ranks of `program`, built by
+    /// [`build`] into `dir` from `source`) in `dir` and waits until every
+    /// rank has printed READY.
+    pub fn run(mut launch: Command, dir: PathBuf, source: PathBuf, program: &str) -> HungJob {
+        let mut mpiexec = launch
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -108,7 +102,7 @@ impl HungJob {
             // once even if a proxy outlives the launcher.
             .process_group(0)
             .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", launcher.display()));
+            .unwrap_or_else(|e| panic!("start {launch:?}: {e}"));
         let stdout = mpiexec.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -251,6 +245,27 @@ impl Drop for HungJob {
         let _ = self.mpiexec.wait();
         super::scratch::remove_unless_failed(&self.dir);
     }
+}
+
+/// tests/mpich/PROGRAM.c built with `mpicc` (`-g -O0`) into a fresh
+/// directory `name`: (the directory, the executable, the source).
+pub fn build(mpicc: &Path, name: &str, program: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = super::scratch::fresh_dir(name);
+    let exe = dir.join(program);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
+    let out = Command::new(mpicc)
+        .args(["-g", "-O0", "-Wall", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
+    assert!(
+        out.status.success(),
+        "mpicc {} failed: {}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, exe, source)
 }
 
 /// The one-letter state of /proc/PID/stat, or `None` when it is gone.

@@ -9,3 +9,4 @@ pub mod mpich_job;
 pub mod ompi_job;
 pub mod queue_checks;
 pub mod scratch;
+pub mod slurm_cluster;
