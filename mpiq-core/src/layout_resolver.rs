@@ -28,13 +28,14 @@ use crate::ByteSource;
 /// One resolver serves any number of targets, from any threads.
 ///
 /// ```no_run
+/// use std::path::Path;
 /// use mpidd_read::{CoreTarget, LayoutCache, Limits, TypeOracle};
 /// use mpiq_core::LayoutResolver;
 ///
 /// let resolver = LayoutResolver::new(mpidd_read::shipped_profiles())
 ///     .with_cache(LayoutCache::user().expect("a home directory"));
 /// for path in ["rank0.core", "rank1.core"] {
-///     let core = CoreTarget::open(path)?;
+///     let core = CoreTarget::open(Path::new(path), None, None)?;
 ///     let dwarf = TypeOracle::from_symbols(core.symbols());
 ///     let (queues, origin) =
 ///         resolver.read_queues(&core, &core, core.symbols(), Some(&dwarf), &Limits::default())?;
