@@ -6,12 +6,13 @@ use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{self, MpirError, MpirProcess, MpirState};
 use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
-    Connector, CoreTargetError, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
+    Connector, CoreTargetError, GdbRemoteError, Limits, LiveError, LiveTarget, SymbolSource,
+    TargetMemory,
 };
 use mpidd_types::Packing;
 use serde::Serialize;
 
-use crate::target_args::{explain_failure, open_core, Source};
+use crate::target_args::{explain_failure, open_core, open_gdbserver, Source};
 
 /// How to print what was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,9 @@ pub enum ProcsError {
     /// The live process could not be opened.
     #[error(transparent)]
     Live(#[from] LiveError),
+    /// The gdbserver could not be reached or read.
+    #[error(transparent)]
+    Remote(#[from] GdbRemoteError),
     /// The MPIR symbols are there but could not be read.
     #[error(transparent)]
     Mpir(#[from] MpirError),
@@ -193,6 +197,19 @@ fn print(
                 }
             };
             Report { mpir, mpi2dd }
+        }
+        // The other processes of an MPI-2 job are not walked: they would
+        // need a gdbserver each.
+        Source::Gdbserver(addr) => {
+            let t = open_gdbserver(&addr)?;
+            let read = read(&t, packing, limits);
+            explain_failure(&t, verbose, &read);
+            t.detach()?;
+            let (mpir, p) = read?;
+            Report {
+                mpir,
+                mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
+            }
         }
     };
     // One locked, buffered writer: a million-rank table is a million lines.

@@ -261,7 +261,6 @@ const MPIRUN_ARGS: [&str; 5] = [
     "self,vader",
 ];
 
-
 /// tests/openmpi/PROGRAM.c built into `dir` with `mpicc`, with `debug`
 /// info for the program itself (its globals, for `--var`).
 fn build_with(mpicc: &Path, dir: &Path, program: &str, debug: bool) -> PathBuf {
