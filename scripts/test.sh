@@ -45,6 +45,9 @@ packages=(
   # (mpidd-job/tests/html_chromium.rs).
   graphviz
   chromium
+  # The remote byte source is read through Debian's gdbserver on loopback
+  # (examples/tests/gdbserver.rs).
+  gdbserver
 )
 
 missing=()

@@ -51,7 +51,8 @@ use crate::debug_files::build_id_in_headers;
 use crate::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols};
 use crate::error::ReadError;
 use crate::gdb_remote_packet::{
-    classify, decode_memory_reply, decode_xfer_reply, encode, Decoder, Frame, PacketError, Reply,
+    classify, decode_memory_reply, decode_xfer_reply, encode, parse_library_list, Decoder, Frame,
+    PacketError, RemoteLibrary, Reply,
 };
 use crate::limits::Limits;
 use crate::link_map;
@@ -382,15 +383,6 @@ impl Connection {
     }
 }
 
-/// A library as the server lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RemoteLibrary {
-    /// Its path on the target.
-    pub name: String,
-    /// Its load bias (`l_addr`).
-    pub bias: u64,
-}
-
 /// A session with one gdbserver and the one process it debugs: the
 /// protocol, without symbols. [`GdbRemoteTarget`] builds on it.
 pub struct GdbRemote {
@@ -657,53 +649,6 @@ impl Drop for GdbRemote {
     fn drop(&mut self) {
         let _ = self.detach_once();
     }
-}
-
-/// The `<library name=".." l_addr=".."/>` elements of a
-/// `library-list-svr4` document. Attributes are read by name; the few
-/// XML entities a path can hold are decoded.
-fn parse_library_list(xml: &str) -> Vec<RemoteLibrary> {
-    let mut out = Vec::new();
-    let mut rest = xml;
-    while let Some(start) = rest.find("<library ") {
-        rest = &rest[start + "<library ".len()..];
-        let end = rest.find('>').unwrap_or(rest.len());
-        let element = &rest[..end];
-        rest = &rest[end..];
-        let name = attribute(element, "name").map(|n| unescape_xml(&n));
-        let bias = attribute(element, "l_addr").and_then(|v| {
-            let v = v.trim_start_matches("0x");
-            u64::from_str_radix(v, 16).ok()
-        });
-        if let (Some(name), Some(bias)) = (name, bias) {
-            out.push(RemoteLibrary { name, bias });
-        }
-    }
-    out
-}
-
-fn attribute(element: &str, key: &str) -> Option<String> {
-    let mut at = 0;
-    while let Some(i) = element[at..].find(key) {
-        let start = at + i;
-        at = start + key.len();
-        let before_ok = start == 0 || element.as_bytes()[start - 1].is_ascii_whitespace();
-        let after = &element[at..];
-        if before_ok {
-            if let Some(v) = after.strip_prefix("=\"") {
-                return v.find('"').map(|e| v[..e].to_string());
-            }
-        }
-    }
-    None
-}
-
-fn unescape_xml(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
 }
 
 /// The ABI of an ELF file's bytes.
@@ -1028,24 +973,6 @@ impl SymbolSource for GdbRemoteTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_library_list_is_read_by_attribute_name() {
-        let xml = r#"<library-list-svr4 version="1.0" main-lm="0x7f00"><library name="/lib/x86_64-linux-gnu/libc.so.6" lm="0x7f10" l_addr="0x7f0000000000" l_ld="0x7f2" lmid="0x0"/><library name="/opt/a&amp;b/libx.so" lm="0x1" l_addr="0x1000" l_ld="0x2"/><library name="linux-vdso.so.1" lm="0x2"/></library-list-svr4>"#;
-        assert_eq!(
-            parse_library_list(xml),
-            [
-                RemoteLibrary {
-                    name: "/lib/x86_64-linux-gnu/libc.so.6".into(),
-                    bias: 0x7f00_0000_0000
-                },
-                RemoteLibrary {
-                    name: "/opt/a&b/libx.so".into(),
-                    bias: 0x1000
-                }
-            ]
-        );
-    }
 
     #[test]
     fn features_are_read_from_qsupported() {

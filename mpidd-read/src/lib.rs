@@ -115,7 +115,7 @@ pub use debug_files::{
 pub use dwarf_index::{IndexStats, NameIndexKind};
 pub use elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError};
 pub use error::ReadError;
-pub use gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget, RemoteLibrary};
+pub use gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget};
 pub use layout_error::LayoutError;
 pub use layout_profile::{
     choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
