@@ -106,7 +106,7 @@ impl Connector for LocalProcesses {
 /// has neither.
 fn read<T: TargetMemory + SymbolSource>(
     t: &T,
-    packing: Packing,
+    packing: Option<Packing>,
     limits: &Limits,
 ) -> Result<(Option<MpirState>, Option<Mpi2ddProcess>), ProcsError> {
     match (
@@ -140,7 +140,7 @@ fn read<T: TargetMemory + SymbolSource>(
 pub fn run(
     source: Source,
     format: Format,
-    packing: Packing,
+    packing: Option<Packing>,
     limits: &Limits,
     verbose: bool,
 ) -> Result<(), ProcsError> {
@@ -156,7 +156,7 @@ pub fn run(
 fn print(
     source: Source,
     format: Format,
-    packing: Packing,
+    packing: Option<Packing>,
     limits: &Limits,
     verbose: bool,
 ) -> Result<(), ProcsError> {
@@ -296,12 +296,13 @@ fn print_mpi2dd(out: &mut impl Write, r: &Mpi2ddReport, summary: bool) -> Result
     let p = &r.process;
     writeln!(
         out,
-        "MPI2DD ({}): {:?}, state {:?}, metadirectory {}:{}",
+        "MPI2DD ({}): {:?}, state {:?}, metadirectory {}:{}; records: {}",
         p.defined_in,
         p.mpi_flags,
         p.debug_state,
         p.meta_host_name.as_deref().unwrap_or("?"),
-        p.meta_pid
+        p.meta_pid,
+        p.packing
     )?;
     let ranks = match &r.job {
         Some(job) => &job.ranks,
