@@ -84,8 +84,8 @@ load average was $(cut -d' ' -f1 /proc/loadavg) when it ended).
 | gdb 13 + Python loop, every entry read, a summary printed | \`gdb -batch -nx starter core -x scripts/gdb_mpir_table.py\` | ${gdb_s} s | ${gdb_kb} KB |
 
 mpidd is $(ratio "$gdb_s" "$mpidd_s")× faster than gdb (target: 100×) and takes
-$(ratio "$mpidd_s" "$cat_s")× the time of \`cat\`. The table reader keeps
-the string each address gave (the last one per field, and up to 65,536
-addresses whose strings had to be read from a file), so the 2,000,000
-pointers cost 17 string reads.
+$(ratio "$mpidd_s" "$cat_s")× the time of \`cat\`. Strings the core does not hold are read once
+per address (the table reader remembers up to 65,536 addresses, and
+checks each field's last one first), so the 2,000,000 pointers cost 17
+string reads.
 MD

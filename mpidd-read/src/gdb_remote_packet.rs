@@ -256,7 +256,7 @@ pub fn unescape_binary(data: &[u8]) -> Result<Vec<u8>, PacketError> {
 
 /// Decodes hex digits, two per byte.
 pub fn decode_hex(hex: &[u8]) -> Result<Vec<u8>, PacketError> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err(PacketError::Hex { at: hex.len() });
     }
     hex.chunks_exact(2)

@@ -342,19 +342,17 @@ fn read_table<M: TargetMemory + ?Sized>(
                 if a.is_null() {
                     return strings.empty();
                 }
-                if let Some(i) = known.get(a.0, field) {
-                    return i;
-                }
                 match mem.borrow_c_string(a, max) {
-                    Some(text) => {
-                        let i = strings.intern_near(text, field);
-                        known.near[field] = Some((a.0, i));
-                        i
-                    }
-                    None => *pending.entry(a.0).or_insert_with(|| {
-                        later.push(a);
-                        LATER | (later.len() - 1) as u32
-                    }),
+                    Some(text) => strings.intern_near(text, field),
+                    // Read from elsewhere (a file the core omits, a live
+                    // process): once per address.
+                    None => match known.get(a.0, field) {
+                        Some(i) => i,
+                        None => *pending.entry(a.0).or_insert_with(|| {
+                            later.push(a);
+                            LATER | (later.len() - 1) as u32
+                        }),
+                    },
                 }
             };
             let host = id(e.host_name, 0);
@@ -419,12 +417,11 @@ impl ProcdescSlots {
     }
 }
 
-/// The strings of a table already interned, by target address, so that
-/// each distinct address is read once however many entries point at it.
-/// Strings that had to be read (a core whose read-only file mappings
-/// gcore left out, a live process) are remembered, up to
-/// [`ADDRESS_CACHE_ENTRIES`] of them; those a core holds are cheap to
-/// intern again, and only each field's last one is kept.
+/// The strings of a table that had to be read (not borrowed from a
+/// core's own bytes: a file mapping gcore left out, a live process), by
+/// target address, so that each distinct address is read once however
+/// many entries point at it. Up to [`ADDRESS_CACHE_ENTRIES`] addresses are
+/// kept, and each field's last one is checked before any hashing.
 #[derive(Default)]
 struct KnownAddresses {
     /// Each field's last address and its string.
