@@ -121,8 +121,9 @@ fn hex_digit(b: u8) -> Option<u8> {
 
 /// Splits the bytes a server sends into [`Frame`]s.
 ///
-/// Bytes are [`push`](Self::push)ed as they arrive; [`next_frame`]
-/// (Self::next_frame) returns a frame once all of it is there. No frame,
+/// Bytes are [`push`](Self::push)ed as they arrive;
+/// [`next_frame`](Self::next_frame) returns a frame once all of it is
+/// there. No frame,
 /// raw or expanded, may exceed the bound given to [`Decoder::new`]; the
 /// bytes held while waiting for the rest of a frame are bounded by it too.
 #[derive(Debug, Clone)]
