@@ -49,7 +49,7 @@ for f in "${ompi_objects[@]}"; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -105,6 +105,13 @@ gcc -shared -nostdlib -o "$out/type_oracle/mpich-dbginit.so" \
 gcc -nostdlib -static -Wl,--unresolved-symbols=ignore-all -Wl,-e,0 \
   -o "$out/type_oracle/mpich-ch3u-recvq" "$work/lib_libmpi_la-ch3u_recvq.o"
 cp "$mpich/lib/libtvmpich.so" "$out/type_oracle/libtvmpich.so"
+
+echo "== gdbserver replies"
+# A split byte, a length byte, then replies in the shapes gdbserver 13
+# sends: a run-length compressed memory read, an error, a library list.
+frame() { python3 -c 'import sys; b=sys.argv[1].encode(); sys.stdout.write("$%s#%02x" % (sys.argv[1], sum(b) % 256))' "$1"; }
+{ printf '\x07\x01+'; frame '0* 1122ff'; frame 'E14'; frame 'OK'; } >"$out/gdb_remote_reply/memory"
+{ printf '\x40\x10'; frame 'l<library-list-svr4 version="1.0" main-lm="0x7f"><library name="/lib/libc.so.6" lm="0x7f1" l_addr="0x7f0000000000" l_ld="0x7f2" lmid="0x0"/></library-list-svr4>'; } >"$out/gdb_remote_reply/libraries"
 
 echo "== real cores"
 bash "$root/tests/qemu/make-cores.sh" "$work/qemu" >/dev/null

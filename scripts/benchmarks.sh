@@ -91,6 +91,7 @@ p3_native=$(criterion_ms P3 native)
 p3_dll=$(criterion_ms P3 libtvmpich)
 kill -CONT $pids; wait 2>/dev/null || true; pids=
 
+p1_gcore_section="$(bash scripts/bench-1m-gcore.sh)"
 ch4_section="$(bash scripts/bench-ch4-queues.sh)"
 ompi_section="$(bash scripts/bench-ompi-queues.sh)"
 
@@ -142,6 +143,8 @@ segment that holds it, scan for the terminator within the string limit,
 and compare the text with the previous rank's before interning it; that
 is under 20 ns a string on one core, plus the page faults of mapping
 the core. The JSON row is bounded by formatting and writing its output.
+
+${p1_gcore_section}
 
 ## P2: cold lookup of \`MPIR_Comm\` and \`MPIR_Request\` in the reference \`libmpi.so\`
 

@@ -53,6 +53,9 @@ packages=(
   slurmd
   slurm-client
   munge
+  # The remote byte source is read through Debian's gdbserver on loopback
+  # (examples/tests/gdbserver.rs).
+  gdbserver
 )
 
 missing=()

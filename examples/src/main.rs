@@ -97,10 +97,16 @@ enum Command {
     Procs {
         #[command(flatten)]
         target: TargetArgs,
-        /// Read the MPI-2 records in the draft's packed layout instead of
-        /// the natural C layout that MPICH's mpi2_interface.h compiles to.
-        #[arg(long)]
+        /// Read the MPI-2 records in the draft's packed layout. Without
+        /// --packed or --natural the layout is detected: both are read
+        /// where they differ, and the one with valid records is used (the
+        /// output says which).
+        #[arg(long, conflicts_with = "natural")]
         packed: bool,
+        /// Read the MPI-2 records in the natural C layout that MPICH's
+        /// mpi2_interface.h compiles to.
+        #[arg(long)]
+        natural: bool,
         /// Most entries accepted in a process table.
         #[arg(long, default_value_t = Limits::default().max_table_entries)]
         max_table_entries: u64,
@@ -238,6 +244,7 @@ fn main() -> ExitCode {
         Command::Procs {
             target,
             packed,
+            natural,
             max_table_entries,
             json,
             summary,
@@ -246,10 +253,10 @@ fn main() -> ExitCode {
                 max_table_entries,
                 ..Limits::default()
             };
-            let packing = if packed {
-                Packing::Packed
-            } else {
-                Packing::Natural
+            let packing = match (packed, natural) {
+                (true, _) => Some(Packing::Packed),
+                (_, true) => Some(Packing::Natural),
+                _ => None,
             };
             let format = match (json, summary) {
                 (true, _) => procs::Format::Json,

@@ -6,12 +6,13 @@ use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{self, MpirError, MpirProcess, MpirState};
 use mpidd_read::walk::{self, JobTree, WalkError};
 use mpidd_read::{
-    Connector, CoreTargetError, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
+    Connector, CoreTargetError, GdbRemoteError, Limits, LiveError, LiveTarget, SymbolSource,
+    TargetMemory,
 };
 use mpidd_types::Packing;
 use serde::Serialize;
 
-use crate::target_args::{explain_failure, open_core, Source};
+use crate::target_args::{explain_failure, open_core, open_gdbserver, Source};
 
 /// How to print what was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,9 @@ pub enum ProcsError {
     /// The live process could not be opened.
     #[error(transparent)]
     Live(#[from] LiveError),
+    /// The gdbserver could not be reached or read.
+    #[error(transparent)]
+    Remote(#[from] GdbRemoteError),
     /// The MPIR symbols are there but could not be read.
     #[error(transparent)]
     Mpir(#[from] MpirError),
@@ -102,7 +106,7 @@ impl Connector for LocalProcesses {
 /// has neither.
 fn read<T: TargetMemory + SymbolSource>(
     t: &T,
-    packing: Packing,
+    packing: Option<Packing>,
     limits: &Limits,
 ) -> Result<(Option<MpirState>, Option<Mpi2ddProcess>), ProcsError> {
     match (
@@ -136,7 +140,7 @@ fn read<T: TargetMemory + SymbolSource>(
 pub fn run(
     source: Source,
     format: Format,
-    packing: Packing,
+    packing: Option<Packing>,
     limits: &Limits,
     verbose: bool,
 ) -> Result<(), ProcsError> {
@@ -152,7 +156,7 @@ pub fn run(
 fn print(
     source: Source,
     format: Format,
-    packing: Packing,
+    packing: Option<Packing>,
     limits: &Limits,
     verbose: bool,
 ) -> Result<(), ProcsError> {
@@ -193,6 +197,19 @@ fn print(
                 }
             };
             Report { mpir, mpi2dd }
+        }
+        // The other processes of an MPI-2 job are not walked: they would
+        // need a gdbserver each.
+        Source::Gdbserver(addr) => {
+            let t = open_gdbserver(&addr)?;
+            let read = read(&t, packing, limits);
+            explain_failure(&t, verbose, &read);
+            t.detach()?;
+            let (mpir, p) = read?;
+            Report {
+                mpir,
+                mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
+            }
         }
     };
     // One locked, buffered writer: a million-rank table is a million lines.
@@ -279,12 +296,13 @@ fn print_mpi2dd(out: &mut impl Write, r: &Mpi2ddReport, summary: bool) -> Result
     let p = &r.process;
     writeln!(
         out,
-        "MPI2DD ({}): {:?}, state {:?}, metadirectory {}:{}",
+        "MPI2DD ({}): {:?}, state {:?}, metadirectory {}:{}; records: {}",
         p.defined_in,
         p.mpi_flags,
         p.debug_state,
         p.meta_host_name.as_deref().unwrap_or("?"),
-        p.meta_pid
+        p.meta_pid,
+        p.packing
     )?;
     let ranks = match &r.job {
         Some(job) => &job.ranks,

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use mpidd_read::{
     AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch,
-    ElfSymbols, FileSearch, Limits, LiveError, LiveTarget, SymbolSource, TargetMemory,
-    LIST_IN_FULL,
+    ElfSymbols, FileSearch, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget, Limits, LiveError,
+    LiveTarget, SymbolSource, TargetMemory, LIST_IN_FULL,
 };
 
 /// The options that name a target, shared by `procs`, `queues` and
@@ -15,7 +15,11 @@ use mpidd_read::{
 #[derive(clap::Args)]
 pub struct TargetArgs {
     /// An ELF core file (of any ABI).
-    #[arg(long, conflicts_with = "pid", required_unless_present = "pid")]
+    #[arg(
+        long,
+        conflicts_with_all = ["pid", "gdbserver"],
+        required_unless_present_any = ["pid", "gdbserver"]
+    )]
     core: Option<PathBuf>,
     /// The executable the core came from (needed when the core has no
     /// NT_FILE note, as qemu-user cores do).
@@ -34,8 +38,13 @@ pub struct TargetArgs {
     #[arg(long = "debug-dir", value_name = "DIR", requires = "core")]
     debug_dir: Vec<PathBuf>,
     /// A running process on this machine.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "gdbserver")]
     pid: Option<i32>,
+    /// A process behind gdbserver (`gdbserver --attach HOST:PORT PID`),
+    /// read over its remote protocol; its files are read from this
+    /// machine's disk. The process is detached, and runs on, at the end.
+    #[arg(long, value_name = "HOST:PORT")]
+    gdbserver: Option<String>,
     /// When something is not found, list every object searched (a live
     /// MPI process maps dozens; messages name only the MPI libraries and
     /// count the rest).
@@ -52,12 +61,17 @@ pub enum Source {
     },
     /// A live process.
     Pid(i32),
+    /// A process behind gdbserver, at `HOST:PORT`.
+    Gdbserver(String),
 }
 
 impl TargetArgs {
     /// The target, opened with `limits` where opening reads the target
     /// (a core's `link_map`).
     pub fn source(&self, limits: &Limits) -> Source {
+        if let Some(addr) = &self.gdbserver {
+            return Source::Gdbserver(addr.clone());
+        }
         match (self.core.clone(), self.pid) {
             (Some(core), _) => Source::Core {
                 core,
@@ -121,6 +135,16 @@ pub fn open_core(
     Ok(t)
 }
 
+/// Connects to a gdbserver and warns about the libraries whose files
+/// were missing or of another build.
+pub fn open_gdbserver(addr: &str) -> Result<GdbRemoteTarget, GdbRemoteError> {
+    let t = GdbRemoteTarget::connect(addr, &GdbRemoteOptions::default())?;
+    for problem in t.problems() {
+        eprintln!("mpidd: warning: {problem}");
+    }
+    Ok(t)
+}
+
 /// An open target, core or live, as the readers take it.
 pub trait OpenTarget: TargetMemory + SymbolSource {
     /// The ELF objects, for the type oracle.
@@ -148,6 +172,15 @@ impl OpenTarget for LiveTarget {
     }
 }
 
+impl OpenTarget for GdbRemoteTarget {
+    fn elf_symbols(&self) -> &ElfSymbols {
+        self.symbols()
+    }
+    fn image(&self) -> PathBuf {
+        self.executable().to_path_buf()
+    }
+}
+
 /// Why a target could not be opened, or a live one stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -160,6 +193,10 @@ pub enum OpenError {
     /// The live process could not be stopped for a consistent read.
     #[error("{0} (pass --no-stop to read it while it runs)")]
     Attach(#[from] AttachError),
+    /// The gdbserver could not be reached or read, or the process not let
+    /// go.
+    #[error(transparent)]
+    Remote(#[from] GdbRemoteError),
 }
 
 /// What a command does with its target once open; generic over the kind
@@ -213,6 +250,15 @@ where
             if let Some(guard) = guard {
                 guard.detach().map_err(OpenError::from)?;
             }
+            read
+        }
+        // gdbserver --attach has stopped the process already; the detach
+        // lets it run, on every path.
+        Source::Gdbserver(addr) => {
+            let t = open_gdbserver(&addr).map_err(OpenError::from)?;
+            let read = reader.read(&t);
+            explain_failure(&t, verbose, &read);
+            t.detach().map_err(OpenError::from)?;
             read
         }
     }

@@ -12,7 +12,8 @@
 //!   process, read without stopping it; [`AttachGuard`] stops it for a
 //!   consistent read and always lets it go) and [`SyntheticMemory`] (in-memory
 //!   segments), which the [`SyntheticJob`] builder fills and can write out
-//!   as a real core file and executable. gdbserver is not implemented yet.
+//!   as a real core file and executable. [`GdbRemoteTarget`] reads a
+//!   process through gdbserver's remote protocol, with its symbols.
 //! - [`SymbolSource`]: where a named global lives and which object defines
 //!   it. [`ElfSymbols`] reads `.symtab` and `.dynsym` of every loaded
 //!   object with its load bias; [`CoreTarget`] and [`LiveTarget`] pair it
@@ -75,6 +76,8 @@ mod dwarf_units;
 mod elf_symbols;
 mod error;
 mod gdb_index;
+mod gdb_remote;
+pub mod gdb_remote_packet;
 mod layout_cache;
 mod layout_error;
 mod layout_profile;
@@ -115,6 +118,7 @@ pub use elf_symbols::{
     elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError,
 };
 pub use error::ReadError;
+pub use gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget};
 pub use layout_cache::{CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES};
 pub use layout_error::LayoutError;
 pub use layout_profile::{

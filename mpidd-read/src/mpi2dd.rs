@@ -63,9 +63,48 @@ pub struct Mpi2ddPeer {
     pub pid: i32,
 }
 
+/// How the layout of a process's MPI-2 records was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PackingChoice {
+    /// The caller said which (`--packed`, `--natural`).
+    Forced,
+    /// Both layouts were read and only this one gave valid records.
+    Detected,
+    /// The records read the same in both layouts (on this ABI they do
+    /// not differ, or the tables that would tell them apart are empty or
+    /// hold a single entry), so either one is right.
+    Either,
+}
+
+/// The layout the MPI-2 records were read with, and how it was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct PackingUsed {
+    /// The layout.
+    pub packing: Packing,
+    /// Why this one.
+    pub chosen: PackingChoice,
+}
+
+impl std::fmt::Display for PackingUsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let packing = match self.packing {
+            Packing::Packed => "packed",
+            Packing::Natural => "natural",
+        };
+        match self.chosen {
+            PackingChoice::Forced => write!(f, "{packing} layout, as asked"),
+            PackingChoice::Detected => write!(f, "{packing} layout, detected"),
+            PackingChoice::Either => write!(f, "same in the packed and natural layouts"),
+        }
+    }
+}
+
 /// What one process exposes through `MPI2DD_info`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Mpi2ddProcess {
+    /// The layout its records were read with.
+    pub packing: PackingUsed,
     /// Address of its `MPI2DD_info`.
     pub info_addr: TargetAddr,
     /// The object that defines `MPI2DD_info`.
@@ -126,6 +165,24 @@ pub enum Mpi2ddError {
         /// What failed.
         source: ReadError,
     },
+    /// Both layouts give valid records, and different ones: nothing says
+    /// which the producer used.
+    #[error(
+        "{INFO_SYMBOL} at {addr}: its tables read as valid, different records in both the \
+         packed and the natural layout; say which one the MPI uses (--packed or --natural)"
+    )]
+    AmbiguousPacking {
+        /// Where `MPI2DD_info` is.
+        addr: TargetAddr,
+    },
+    /// Neither layout gives valid records.
+    #[error("in the natural layout: {natural}; in the packed layout: {packed}")]
+    NeitherPacking {
+        /// The failure of the natural layout.
+        natural: Box<Mpi2ddError>,
+        /// The failure of the packed layout.
+        packed: Box<Mpi2ddError>,
+    },
     /// Writing `debugger_flags` failed.
     #[error("writing {INFO_SYMBOL}.debugger_flags: {source}")]
     Write {
@@ -134,28 +191,37 @@ pub enum Mpi2ddError {
     },
 }
 
-/// Reads one process's `MPI2DD_info` and everything it points to. The
-/// records are decoded with `packing` (see [`Packing`]).
+/// Reads one process's `MPI2DD_info` and everything it points to.
+///
+/// `packing` forces a layout (`Packing::Packed`, `Packing::Natural`); `None`
+/// detects it: where the two layouts differ on the target's ABI (on LP64,
+/// the stride of `MPI2DD_DIRECTORYENTRY` arrays), the records are read in
+/// both, and the one whose records are valid (readable pointers, strings,
+/// positive pids) is used; [`Mpi2ddProcess::packing`] says which and how.
 ///
 /// ```
 /// use mpidd_read::{mpi2dd, Limits, SyntheticJob, synthetic::{Mpi2ddSpec, PeerSpec, RankSpec}};
+/// use mpidd_read::mpi2dd::PackingChoice;
 /// use mpidd_types::{Packing, TargetAbi};
 ///
 /// let job = SyntheticJob::builder(TargetAbi::S390X)
 ///     .mpi2dd(&Mpi2ddSpec {
 ///         packing: Packing::Packed,
 ///         ranks: &[RankSpec { host: "n1", exe: "/bin/a", pid: 10, rank: 0, world: "w0", spawn: None }],
+///         directories: &[PeerSpec { host: "n2", exe: "/bin/d", pid: 20 }, PeerSpec { host: "n3", exe: "/bin/d", pid: 30 }],
 ///         ..Mpi2ddSpec::default()
 ///     })
 ///     .build();
-/// let p = mpi2dd::read_process(&job.memory, &job.symbols, Packing::Packed, &Limits::default())?;
+/// let p = mpi2dd::read_process(&job.memory, &job.symbols, None, &Limits::default())?;
 /// assert_eq!(p.proctable[0].comm_world_id, "w0");
+/// assert_eq!(p.directory_table[1].pid, 30);
+/// assert_eq!((p.packing.packing, p.packing.chosen), (Packing::Packed, PackingChoice::Detected));
 /// # Ok::<(), mpi2dd::Mpi2ddError>(())
 /// ```
 pub fn read_process<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     mem: &M,
     syms: &S,
-    packing: Packing,
+    packing: impl Into<Option<Packing>>,
     limits: &Limits,
 ) -> Result<Mpi2ddProcess, Mpi2ddError> {
     let budget = ReadBudget::new(mem, limits);
@@ -165,6 +231,93 @@ pub fn read_process<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
         .ok_or_else(|| Mpi2ddError::NoInfo {
             searched: syms.searched_objects(),
         })?;
+    let used = |packing, chosen| PackingUsed { packing, chosen };
+    if let Some(packing) = packing.into() {
+        return read_with(mem, &sym, used(packing, PackingChoice::Forced), limits);
+    }
+    let abi = mem.abi();
+    if layouts_agree(abi) {
+        return read_with(
+            mem,
+            &sym,
+            used(Packing::Natural, PackingChoice::Either),
+            limits,
+        );
+    }
+    let natural = read_with(
+        mem,
+        &sym,
+        used(Packing::Natural, PackingChoice::Detected),
+        limits,
+    );
+    let packed = read_with(
+        mem,
+        &sym,
+        used(Packing::Packed, PackingChoice::Detected),
+        limits,
+    );
+    match (natural, packed) {
+        (Ok(mut n), Ok(p)) => {
+            let same = Mpi2ddProcess {
+                packing: n.packing,
+                ..p.clone()
+            } == n;
+            if same {
+                n.packing.chosen = PackingChoice::Either;
+                return Ok(n);
+            }
+            match (plausible(&n), plausible(&p)) {
+                (true, false) => Ok(n),
+                (false, true) => Ok(p),
+                _ => Err(Mpi2ddError::AmbiguousPacking { addr: sym.addr }),
+            }
+        }
+        (Ok(n), Err(_)) => Ok(n),
+        (Err(_), Ok(p)) => Ok(p),
+        // The info block reads the same in both layouts, so a bad one
+        // fails both alike: one message says it.
+        (Err(n), Err(p)) if n.to_string() == p.to_string() => Err(n),
+        (Err(n), Err(p)) => Err(Mpi2ddError::NeitherPacking {
+            natural: Box::new(n),
+            packed: Box::new(p),
+        }),
+    }
+}
+
+/// Whether every MPI-2 record has one layout whatever the packing, on
+/// `abi` (true of 32-bit ABIs, where nothing is padded).
+fn layouts_agree(abi: TargetAbi) -> bool {
+    fn same<R: Record>(abi: TargetAbi) -> bool {
+        R::layout(abi.with_packing(Packing::Packed))
+            == R::layout(abi.with_packing(Packing::Natural))
+    }
+    same::<Mpi2ddInfo>(abi)
+        && same::<Mpi2ddProcdesc>(abi)
+        && same::<Mpi2ddSpawndesc>(abi)
+        && same::<Mpi2ddDirectoryEntry>(abi)
+}
+
+/// Whether the tables hold what a producer would write: processes with
+/// a positive pid and a host name of printable text. Records read in the
+/// wrong layout straddle two real ones, and their pointers and pids are
+/// pieces of others.
+fn plausible(p: &Mpi2ddProcess) -> bool {
+    let text = |s: &str| !s.is_empty() && !s.chars().any(char::is_control);
+    p.directory_table
+        .iter()
+        .chain(&p.metadirectory_table)
+        .all(|d| d.pid > 0 && text(&d.host_name))
+        && p.proctable.iter().all(|r| text(&r.host_name))
+}
+
+/// Reads the records in the layout `used` names.
+fn read_with<M: TargetMemory + ?Sized>(
+    mem: &M,
+    sym: &crate::Symbol,
+    used: PackingUsed,
+    limits: &Limits,
+) -> Result<Mpi2ddProcess, Mpi2ddError> {
+    let packing = used.packing;
     let abi = mem.abi().with_packing(packing);
     let read_err = |source| Mpi2ddError::Read { packing, source };
     let info: Mpi2ddInfo = mem.read_record_as(sym.addr, abi).map_err(read_err)?;
@@ -172,7 +325,7 @@ pub fn read_process<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
         addr: sym.addr,
         source,
     })?;
-    read_tables(mem, &info, sym, abi, limits).map_err(read_err)
+    read_tables(mem, &info, sym.clone(), used, abi, limits).map_err(read_err)
 }
 
 /// Everything `MPI2DD_info` points to.
@@ -180,6 +333,7 @@ fn read_tables<M: TargetMemory + ?Sized>(
     mem: &M,
     info: &Mpi2ddInfo,
     sym: crate::Symbol,
+    packing: PackingUsed,
     abi: TargetAbi,
     limits: &Limits,
 ) -> Result<Mpi2ddProcess, ReadError> {
@@ -234,6 +388,7 @@ fn read_tables<M: TargetMemory + ?Sized>(
         }
     }
     Ok(Mpi2ddProcess {
+        packing,
         info_addr: sym.addr,
         defined_in: sym.object,
         debug_state: info.debug_state,

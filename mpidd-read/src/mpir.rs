@@ -140,6 +140,11 @@ const RESERVE_ENTRIES: usize = 1 << 20;
 /// Marks a string index as one of the addresses a batch reads later.
 const LATER: u32 = 1 << 31;
 
+/// Most string addresses remembered across batches. A launcher's table
+/// points at a few strings (one per node, one per executable) a million
+/// times; a table of distinct strings stops remembering at this bound.
+const ADDRESS_CACHE_ENTRIES: usize = 1 << 16;
+
 /// Reads the MPIR state of one process.
 ///
 /// ```
@@ -268,13 +273,18 @@ fn read_table<M: TargetMemory + ?Sized>(
 ) -> Result<ProcTable, ReadError> {
     let max = limits.max_string_len;
     let mut strings = StringInterner::new();
+    let mut known = KnownAddresses::default();
     // Entries waiting for their strings: an index into `strings`, or
     // `LATER | i` for the i-th address of `later`.
     let mut batch: Vec<(u32, u32, i32)> = Vec::with_capacity(STRING_BATCH_ENTRIES);
     let mut later: Vec<TargetAddr> = Vec::new();
+    // Which `LATER | i` each address of this batch already has.
+    let mut pending: foldhash::HashMap<u64, u32> = foldhash::HashMap::default();
     let flush = |batch: &mut Vec<(u32, u32, i32)>,
                  later: &mut Vec<TargetAddr>,
-                 strings: &mut StringInterner|
+                 pending: &mut foldhash::HashMap<u64, u32>,
+                 strings: &mut StringInterner,
+                 known: &mut KnownAddresses|
      -> Result<(), ReadError> {
         let mut read = Vec::with_capacity(later.len());
         // `later` is in table order, so the first failure is the one the
@@ -294,7 +304,11 @@ fn read_table<M: TargetMemory + ?Sized>(
         for (host, exe, pid) in batch.drain(..) {
             strings.table.push(id(host), id(exe), pid);
         }
+        for (a, &i) in later.iter().zip(&read) {
+            known.remember(a.0, i);
+        }
         later.clear();
+        pending.clear();
         Ok(())
     };
     let abi = mem.abi();
@@ -330,22 +344,39 @@ fn read_table<M: TargetMemory + ?Sized>(
                 }
                 match mem.borrow_c_string(a, max) {
                     Some(text) => strings.intern_near(text, field),
-                    None => {
-                        later.push(a);
-                        LATER | (later.len() - 1) as u32
-                    }
+                    // Read from elsewhere (a file the core omits, a live
+                    // process): once per address.
+                    None => match known.get(a.0, field) {
+                        Some(i) => i,
+                        None => *pending.entry(a.0).or_insert_with(|| {
+                            later.push(a);
+                            LATER | (later.len() - 1) as u32
+                        }),
+                    },
                 }
             };
             let host = id(e.host_name, 0);
             let exe = id(e.executable_name, 1);
             batch.push((host, exe, e.pid));
             if batch.len() == STRING_BATCH_ENTRIES {
-                flush(&mut batch, &mut later, &mut strings)?;
+                flush(
+                    &mut batch,
+                    &mut later,
+                    &mut pending,
+                    &mut strings,
+                    &mut known,
+                )?;
             }
             Ok(())
         },
     )?;
-    flush(&mut batch, &mut later, &mut strings)?;
+    flush(
+        &mut batch,
+        &mut later,
+        &mut pending,
+        &mut strings,
+        &mut known,
+    )?;
     Ok(strings.table.finish())
 }
 
@@ -382,6 +413,40 @@ impl ProcdescSlots {
             host_name: TargetAddr(field(&self.host)),
             executable_name: TargetAddr(field(&self.exe)),
             pid: field(&self.pid) as u32 as i32,
+        }
+    }
+}
+
+/// The strings of a table that had to be read (not borrowed from a
+/// core's own bytes: a file mapping gcore left out, a live process), by
+/// target address, so that each distinct address is read once however
+/// many entries point at it. Up to [`ADDRESS_CACHE_ENTRIES`] addresses are
+/// kept, and each field's last one is checked before any hashing.
+#[derive(Default)]
+struct KnownAddresses {
+    /// Each field's last address and its string.
+    near: [Option<(u64, u32)>; 2],
+    by_address: foldhash::HashMap<u64, u32>,
+}
+
+impl KnownAddresses {
+    fn get(&mut self, addr: u64, field: usize) -> Option<u32> {
+        if let Some((a, i)) = self.near[field] {
+            if a == addr {
+                return Some(i);
+            }
+        }
+        if self.by_address.is_empty() {
+            return None;
+        }
+        let i = *self.by_address.get(&addr)?;
+        self.near[field] = Some((addr, i));
+        Some(i)
+    }
+
+    fn remember(&mut self, addr: u64, i: u32) {
+        if self.by_address.len() < ADDRESS_CACHE_ENTRIES {
+            self.by_address.insert(addr, i);
         }
     }
 }

@@ -161,9 +161,10 @@ pub enum WalkError {
 pub fn walk<C: Connector>(
     connector: &mut C,
     start: &Mpi2ddPeer,
-    packing: Packing,
+    packing: impl Into<Option<Packing>>,
     limits: &Limits,
 ) -> Result<JobTree, WalkError> {
+    let packing = packing.into();
     let mut tree = JobTree::default();
     let mut seen: HashSet<(String, i32)> = HashSet::new();
     let mut ranks_seen: HashSet<Mpi2ddRank> = HashSet::new();

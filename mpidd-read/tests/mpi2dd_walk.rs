@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer};
+use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, PackingChoice};
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, WalkError};
 use mpidd_read::{Connector, CoreOptions, Limits, ReadError, SyntheticJob};
@@ -319,8 +319,94 @@ fn the_walk_works_over_real_core_files() {
     }
 }
 
+/// Without a forced layout, each process of both LP64 layouts is read in
+/// the one it was laid out in, and says so; the walk then finds the same
+/// job as when told. On 32-bit ABIs, where nothing is padded, the records
+/// read the same either way.
+#[test]
+fn the_layout_is_detected_without_a_flag() {
+    for abi in all_abis() {
+        for packing in [Packing::Packed, Packing::Natural] {
+            let mut jobs = job(abi, packing);
+            let meta = jobs.0[&("login".to_string(), 100)].clone();
+            let p = mpi2dd::read_process(&meta, &meta, None, &Limits::default()).unwrap();
+            let forced = mpi2dd::read_process(&meta, &meta, packing, &Limits::default()).unwrap();
+            assert_eq!(
+                p.directory_table, forced.directory_table,
+                "{abi} {packing:?}"
+            );
+            assert_eq!(p.directory_table.len(), 3);
+            assert_eq!(forced.packing.chosen, PackingChoice::Forced);
+            let expected = match abi.address_width {
+                AddressWidth::W64 => (packing, PackingChoice::Detected),
+                AddressWidth::W32 => (Packing::Natural, PackingChoice::Either),
+            };
+            assert_eq!(
+                (p.packing.packing, p.packing.chosen),
+                expected,
+                "{abi} {packing:?}"
+            );
+            // A directory with ranks only: its tables do not tell.
+            let dir = jobs.0[&("node-a".to_string(), 200)].clone();
+            let d = mpi2dd::read_process(&dir, &dir, None, &Limits::default()).unwrap();
+            assert_eq!(d.packing.chosen, PackingChoice::Either, "{abi} {packing:?}");
+            assert_eq!(d.proctable.len(), 2);
+
+            let start = peer("node-b", "/usr/bin/orted", 300);
+            let told = walk::walk(&mut jobs, &start, packing, &Limits::default()).unwrap();
+            let found = walk::walk(&mut jobs, &start, None, &Limits::default()).unwrap();
+            assert_eq!(found.ranks, told.ranks, "{abi} {packing:?}");
+            assert_eq!(found.ranks.len(), 4);
+        }
+    }
+}
+
+/// Forcing the wrong layout still fails as before, and says which layout
+/// it read with.
+#[test]
+fn a_forced_wrong_layout_is_not_overridden() {
+    let jobs = job(TargetAbi::S390X, Packing::Packed);
+    let meta = &jobs.0[&("login".to_string(), 100)];
+    match mpi2dd::read_process(meta, meta, Packing::Natural, &Limits::default()) {
+        Err(e) => assert!(e.to_string().contains("Natural"), "{e}"),
+        Ok(p) => assert_ne!(
+            p.directory_table.iter().map(|d| d.pid).collect::<Vec<_>>(),
+            [200, 300, 100],
+            "read right in the wrong layout"
+        ),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Detection picks the layout a job was built with whenever the two
+    /// layouts give different records, and otherwise reads the same
+    /// records as the right layout does.
+    #[test]
+    fn detection_reads_what_the_right_layout_reads(
+        order in prop_oneof![Just(ByteOrder::Little), Just(ByteOrder::Big)],
+        packing in prop_oneof![Just(Packing::Packed), Just(Packing::Natural)],
+        dirs in proptest::collection::vec(("[a-z]{1,8}", "/[a-z]{1,8}", 1..i32::MAX), 0..6),
+    ) {
+        let abi = TargetAbi::new(order, AddressWidth::W64);
+        let peers: Vec<PeerSpec> = dirs.iter().map(|(h, e, p)| PeerSpec { host: h, exe: e, pid: *p }).collect();
+        let job = SyntheticJob::builder(abi)
+            .mpi2dd(&Mpi2ddSpec { packing, directories: &peers, metadirectories: &peers[..peers.len() / 2], ..Mpi2ddSpec::default() })
+            .build();
+        let right = mpi2dd::read_process(&job, &job, packing, &Limits::default()).unwrap();
+        let found = mpi2dd::read_process(&job, &job, None, &Limits::default()).unwrap();
+        prop_assert_eq!(&found.directory_table, &right.directory_table);
+        prop_assert_eq!(&found.metadirectory_table, &right.metadirectory_table);
+        if found.packing.chosen == PackingChoice::Detected {
+            prop_assert_eq!(found.packing.packing, packing);
+        } else {
+            prop_assert_eq!(found.packing.chosen, PackingChoice::Either);
+        }
+        if dirs.len() >= 2 {
+            prop_assert_eq!(found.packing.chosen, PackingChoice::Detected);
+        }
+    }
 
     #[test]
     fn random_processes_read_back(

@@ -171,3 +171,79 @@ fn tables_compare_and_serialize_by_content() {
     assert!(a.get(2).is_none());
     assert!(ProcTable::default().is_empty());
 }
+
+/// Memory that hands out no borrowed strings (as a core's omitted
+/// read-only file mappings, a live process or gdbserver) and counts the
+/// reads that start at each address.
+struct Counting {
+    inner: mpidd_read::SyntheticMemory,
+    reads: std::cell::RefCell<std::collections::HashMap<u64, usize>>,
+}
+
+impl mpidd_read::TargetMemory for Counting {
+    fn abi(&self) -> TargetAbi {
+        self.inner.abi()
+    }
+    fn read_into(&self, addr: mpidd_types::TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        *self.reads.borrow_mut().entry(addr.0).or_default() += 1;
+        self.inner.read_into(addr, buf)
+    }
+}
+
+/// A launcher's table: 20,000 entries (several string batches) pointing
+/// at 4 host names and one executable. Each of the 5 addresses is read
+/// once for the whole table, not once per batch or per entry.
+#[test]
+fn each_distinct_string_address_is_read_once() {
+    use mpidd_read::{SymbolTable, TargetMemory};
+    use mpidd_types::TargetAddr;
+    let abi = TargetAbi::X86_64;
+    let n = 20_000u64;
+    let strings = 0x1000u64;
+    let names = ["node-a", "node-b", "node-c", "node-d", "/opt/app/ring"];
+    let mut text = Vec::new();
+    let mut addrs = Vec::new();
+    for s in names {
+        addrs.push(strings + text.len() as u64);
+        text.extend_from_slice(s.as_bytes());
+        text.push(0);
+    }
+    let table = 0x10_0000u64;
+    let mut entries = Vec::new();
+    for i in 0..n {
+        entries.extend_from_slice(&addrs[(i * 4 / n) as usize].to_le_bytes());
+        entries.extend_from_slice(&addrs[4].to_le_bytes());
+        entries.extend_from_slice(&(1000 + i as i32).to_le_bytes());
+        entries.extend_from_slice(&[0; 4]);
+    }
+    let vars = 0x8000u64;
+    let mut v = Vec::new();
+    v.extend_from_slice(&table.to_le_bytes());
+    v.extend_from_slice(&(n as i32).to_le_bytes());
+    v.extend_from_slice(&1i32.to_le_bytes());
+    let mut inner = mpidd_read::SyntheticMemory::new(abi);
+    inner.map(TargetAddr(strings), text);
+    inner.map(TargetAddr(table), entries);
+    inner.map(TargetAddr(vars), v);
+    let mut syms = SymbolTable::new();
+    syms.insert("starter", "MPIR_proctable", TargetAddr(vars), 8);
+    syms.insert("starter", "MPIR_proctable_size", TargetAddr(vars + 8), 4);
+    syms.insert("starter", "MPIR_debug_state", TargetAddr(vars + 12), 4);
+    let mem = Counting {
+        inner,
+        reads: Default::default(),
+    };
+    assert!(mem.borrow_c_string(TargetAddr(strings), 64).is_none());
+    let state = mpir::read_state(&mem, &syms, &Limits::default()).unwrap();
+    let t = &state.proctable;
+    assert_eq!(t.len() as u64, n);
+    assert_eq!(t.get(0).unwrap().host_name, "node-a");
+    assert_eq!(t.get(n as usize - 1).unwrap().host_name, "node-d");
+    assert_eq!(t.get(12_345).unwrap().executable_name, "/opt/app/ring");
+    assert_eq!(t.get(12_345).unwrap().pid, 13_345);
+    assert_eq!(t.distinct_strings(), 5);
+    let reads = mem.reads.borrow();
+    for (a, name) in addrs.iter().zip(names) {
+        assert_eq!(reads.get(a), Some(&1), "{name} at {a:#x}");
+    }
+}

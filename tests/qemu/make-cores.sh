@@ -5,7 +5,8 @@
 # abort()s, together with what the program printed.
 #
 # usage: make-cores.sh OUTDIR [ARCH...]
-#   ARCH: s390x powerpc armhf i686 (default: all four)
+#   ARCH: s390x powerpc armhf i686 s390x_packed (default: all five;
+#   s390x_packed is s390x with the MPI-2 records packed, as the draft says)
 #
 # For each ARCH, OUTDIR receives (old copies are replaced, so reruns are safe):
 #   mpir_target-ARCH            the guest executable (PIE, -g -O0, unstripped)
@@ -29,15 +30,15 @@ lib_src="$here/fixture_lib.c"
 
 die() { echo "make-cores.sh: error: $*" >&2; exit 1; }
 
-[ $# -ge 1 ] || die "usage: $0 OUTDIR [s390x|powerpc|armhf|i686 ...]"
+[ $# -ge 1 ] || die "usage: $0 OUTDIR [s390x|powerpc|armhf|i686|s390x_packed ...]"
 outdir=$1; shift
 archs=("$@")
-[ ${#archs[@]} -gt 0 ] || archs=(s390x powerpc armhf i686)
+[ ${#archs[@]} -gt 0 ] || archs=(s390x powerpc armhf i686 s390x_packed)
 
 # ARCH -> "gcc-triple qemu-binary libc6-dev-package"
 arch_info() {
   case $1 in
-    s390x)   echo "s390x-linux-gnu qemu-s390x libc6-dev-s390x-cross" ;;
+    s390x|s390x_packed) echo "s390x-linux-gnu qemu-s390x libc6-dev-s390x-cross" ;;
     powerpc) echo "powerpc-linux-gnu qemu-ppc libc6-dev-powerpc-cross" ;;
     armhf)   echo "arm-linux-gnueabihf qemu-arm libc6-dev-armhf-cross" ;;
     i686)    echo "i686-linux-gnu qemu-i386 libc6-dev-i386-cross" ;;
@@ -45,7 +46,7 @@ arch_info() {
 }
 for arch in "${archs[@]}"; do
   [ -n "$(arch_info "$arch")" ] ||
-    die "unknown arch '$arch' (known: s390x powerpc armhf i686)"
+    die "unknown arch '$arch' (known: s390x powerpc armhf i686 s390x_packed)"
 done
 
 # Check every tool first, so a missing one fails before anything is built.
@@ -86,7 +87,9 @@ for arch in "${archs[@]}"; do
   (cd "$here" && "$triple-gcc" -std=gnu99 -Wall -Wextra -fPIC -shared -g -O0 -Wl,-soname,"$lib" \
     -fdebug-prefix-map="$here"=. -o "$outdir/$lib" fixture_lib.c) ||
     die "$arch: compilation of $lib failed"
-  (cd "$here" && "$triple-gcc" -std=gnu99 -Wall -Wextra -fPIE -pie -g -O0 \
+  layout=()
+  [ "$arch" != s390x_packed ] || layout=(-DMPI2DD_PACKED)
+  (cd "$here" && "$triple-gcc" -std=gnu99 -Wall -Wextra -fPIE -pie -g -O0 "${layout[@]}" \
     -fdebug-prefix-map="$here"=. -o "$exe" mpir_target.c \
     "$outdir/$lib" -Wl,-rpath,'$ORIGIN') ||
     die "$arch: compilation failed"

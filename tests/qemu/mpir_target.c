@@ -55,14 +55,24 @@ USED __attribute__((noinline)) void MPIR_Breakpoint(void) {
   __asm__ volatile("" ::: "memory");
 }
 
-/* ---- MPI2DD (MPI-2 debugger interface draft), natural C layout ---- */
+/* ---- MPI2DD (MPI-2 debugger interface draft) ----
+ * Natural C layout, as MPICH's mpi2_interface.h compiles; with
+ * -DMPI2DD_PACKED, packed as the draft says (no padding between fields,
+ * so an LP64 MPI2DD_DIRECTORYENTRY is 20 bytes, not 24). */
+#ifdef MPI2DD_PACKED
+#define MPI2DD_LAYOUT __attribute__((packed))
+#define MPI2DD_LAYOUT_NAME "packed"
+#else
+#define MPI2DD_LAYOUT
+#define MPI2DD_LAYOUT_NAME "natural"
+#endif
 
 typedef __UINTPTR_TYPE__ MPI2DD_ADDR_T;
 typedef __INT32_TYPE__ MPI2DD_INT32_T;
 typedef __UINT32_TYPE__ MPI2DD_UINT32_T;
 typedef unsigned char MPI2DD_BYTE_T;
 
-struct MPI2DD_INFO {
+struct MPI2DD_LAYOUT MPI2DD_INFO {
   MPI2DD_BYTE_T magic[5];
   MPI2DD_BYTE_T version;
   MPI2DD_BYTE_T variant;
@@ -84,7 +94,7 @@ struct MPI2DD_INFO {
   MPI2DD_INT32_T padding[8];
 };
 
-struct MPI2DD_PROCDESC {
+struct MPI2DD_LAYOUT MPI2DD_PROCDESC {
   MPI2DD_ADDR_T host_name;
   MPI2DD_ADDR_T executable_name;
   MPI2DD_ADDR_T spawn_desc;
@@ -93,13 +103,13 @@ struct MPI2DD_PROCDESC {
   MPI2DD_INT32_T rank;
 };
 
-struct MPI2DD_SPAWNDESC {
+struct MPI2DD_LAYOUT MPI2DD_SPAWNDESC {
   MPI2DD_ADDR_T parent_comm_world_id;
   MPI2DD_INT32_T parent_rank;
   MPI2DD_INT32_T sequence;
 };
 
-struct MPI2DD_DIRECTORYENTRY {
+struct MPI2DD_LAYOUT MPI2DD_DIRECTORYENTRY {
   MPI2DD_ADDR_T host_name;
   MPI2DD_ADDR_T executable_name;
   MPI2DD_INT32_T pid;
@@ -232,6 +242,7 @@ int main(int argc, char **argv) {
   /* ---- expected values, key=value ---- */
   printf("format=mpir_target-1\n");
   printf("pointer_size=%u\n", (unsigned)sizeof(void *));
+  printf("mpi2dd_layout=%s\n", MPI2DD_LAYOUT_NAME);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   printf("endian=big\n");
 #else

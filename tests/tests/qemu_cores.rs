@@ -21,13 +21,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use mpidd_read::mpi2dd::{self, PackingChoice};
 use mpidd_read::mpir;
 use mpidd_read::{
     CoreTarget, CoreTargetOptions, FileSearch, Limits, ObjectProblem, SymbolSource, TargetMemory,
 };
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirDebugState,
-    MpirProcdesc, Record, TargetAddr,
+    MpirProcdesc, Packing, Record, TargetAddr,
 };
 
 /// Builds the cores once for all tests of this file.
@@ -94,6 +95,7 @@ fn triple(arch: &str) -> &'static str {
         "powerpc" => "powerpc-linux-gnu",
         "armhf" => "arm-linux-gnueabihf",
         "i686" => "i686-linux-gnu",
+        "s390x_packed" => "s390x-linux-gnu",
         _ => panic!("unknown arch {arch}"),
     }
 }
@@ -257,10 +259,19 @@ fn check_mpir(arch: &str) {
     }
 }
 
+/// The layout the program compiled its MPI-2 records in.
+fn compiled_packing(exp: &Expected) -> Packing {
+    match exp.str("mpi2dd_layout") {
+        "packed" => Packing::Packed,
+        "natural" => Packing::Natural,
+        other => panic!("mpi2dd_layout={other}"),
+    }
+}
+
 fn check_mpi2dd(arch: &str) {
     let exp = Expected::load(arch);
     let t = open(arch);
-    let abi = t.abi();
+    let abi = t.abi().with_packing(compiled_packing(&exp));
     let limits = Limits::default();
     for (size, key) in [
         (Mpi2ddInfo::size_for(abi), "sizeof.MPI2DD_INFO"),
@@ -274,7 +285,7 @@ fn check_mpi2dd(arch: &str) {
         assert_eq!(size as i64, exp.int(key), "{arch}: {key}");
     }
     let at = t.lookup("MPI2DD_info").unwrap().addr;
-    let info: Mpi2ddInfo = t.read_record(at).unwrap();
+    let info: Mpi2ddInfo = t.read_record_as(at, abi).unwrap();
     info.validate().unwrap();
     let f = |k: &str| exp.int(&format!("MPI2DD_info.{k}"));
     assert_eq!(i64::from(u8::from(info.debug_state)), f("debug_state"));
@@ -292,7 +303,7 @@ fn check_mpi2dd(arch: &str) {
     );
 
     let procs: Vec<Mpi2ddProcdesc> = t
-        .read_records(info.proctable, info.proctable_size.into(), &limits)
+        .read_records_as(info.proctable, info.proctable_size.into(), abi, &limits)
         .unwrap();
     assert_eq!(procs.len() as i64, f("proctable_size"));
     for (i, p) in procs.iter().enumerate() {
@@ -313,7 +324,7 @@ fn check_mpi2dd(arch: &str) {
             exp.str(&k("comm_world_id.str"))
         );
         if !p.spawn_desc.is_null() {
-            let d: Mpi2ddSpawndesc = t.read_record(p.spawn_desc).unwrap();
+            let d: Mpi2ddSpawndesc = t.read_record_as(p.spawn_desc, abi).unwrap();
             assert_eq!(
                 t.read_string(d.parent_comm_world_id, 256).unwrap(),
                 exp.str("MPI2DD_spawndesc.parent_comm_world_id.str")
@@ -326,7 +337,12 @@ fn check_mpi2dd(arch: &str) {
         }
     }
     let dirs: Vec<Mpi2ddDirectoryEntry> = t
-        .read_records(info.directory_table, info.directory_size.into(), &limits)
+        .read_records_as(
+            info.directory_table,
+            info.directory_size.into(),
+            abi,
+            &limits,
+        )
         .unwrap();
     assert_eq!(dirs.len() as i64, f("directory_size"));
     for (i, d) in dirs.iter().enumerate() {
@@ -337,6 +353,42 @@ fn check_mpi2dd(arch: &str) {
             exp.str(&k("executable_name.str"))
         );
     }
+}
+
+/// Without being told, the reader finds the layout the compiler used
+/// where the two differ (the directory entries of s390x, a 64-bit ABI),
+/// and reads the same records as with the layout forced.
+fn check_mpi2dd_layout_is_detected(arch: &str) {
+    let exp = Expected::load(arch);
+    let t = open(arch);
+    let compiled = compiled_packing(&exp);
+    let limits = Limits::default();
+    let found =
+        mpi2dd::read_process(&t, &t, None, &limits).unwrap_or_else(|e| panic!("{arch}: {e}"));
+    let forced = mpi2dd::read_process(&t, &t, compiled, &limits).unwrap();
+    assert_eq!(found.directory_table, forced.directory_table, "{arch}");
+    assert_eq!(found.proctable, forced.proctable, "{arch}");
+    assert_eq!(
+        found.directory_table.len() as i64,
+        exp.int("MPI2DD_info.directory_size")
+    );
+    for (i, d) in found.directory_table.iter().enumerate() {
+        assert_eq!(
+            i64::from(d.pid),
+            exp.int(&format!("MPI2DD_directory[{i}].pid")),
+            "{arch} {i}"
+        );
+    }
+    let expected = if t.abi().address_bytes() == 8 {
+        (compiled, PackingChoice::Detected)
+    } else {
+        (Packing::Natural, PackingChoice::Either)
+    };
+    assert_eq!(
+        (found.packing.packing, found.packing.chosen),
+        expected,
+        "{arch}"
+    );
 }
 
 macro_rules! arch_tests {
@@ -353,6 +405,11 @@ macro_rules! arch_tests {
             }
 
             #[test]
+            fn mpi2dd_layout_is_detected() {
+                super::check_mpi2dd_layout_is_detected(stringify!($arch));
+            }
+
+            #[test]
             fn shared_libraries_come_from_link_map() {
                 super::check_shared_libraries(stringify!($arch));
             }
@@ -365,4 +422,4 @@ macro_rules! arch_tests {
     )*};
 }
 
-arch_tests!(s390x, powerpc, armhf, i686);
+arch_tests!(s390x, powerpc, armhf, i686, s390x_packed);
