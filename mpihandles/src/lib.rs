@@ -117,7 +117,7 @@ pub use model::{
     TypeMapEntry, WinDetails,
 };
 pub use mpich::Mpich;
-pub use mpich_ch4_map::ch4_world_ranks;
+pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 pub use ompi::Ompi;

@@ -40,6 +40,29 @@ pub fn ch4_world_ranks(
     world_ranks(&ctx, comm, map, size)
 }
 
+/// Asks `layouts` every question [`ch4_world_ranks`] may ask of the map
+/// at `map` in `MPIR_Comm`, whichever mode a communicator's map is in, so
+/// that a table recorded from them reads every map as the DWARF would.
+pub fn ask_ch4_map_layouts(layouts: &dyn Layouts, map: &str) {
+    for f in [
+        "mode",
+        "avtid",
+        "size",
+        "reg.offset",
+        "reg.stride.offset",
+        "reg.stride.stride",
+        "reg.stride.blocksize",
+        "irreg.lut.lpid",
+        "irreg.mlut.gpid",
+    ] {
+        let _ = layouts.member(C, &format!("{map}.{f}"));
+    }
+    let _ = layouts.member_enumerators(C, &format!("{map}.mode"));
+    let _ = layouts.size_of("MPIDI_gpid_t");
+    let _ = layouts.member("MPIDI_gpid_t", "avtid");
+    let _ = layouts.member("MPIDI_gpid_t", "lpid");
+}
+
 pub(crate) fn world_ranks(
     ctx: &Ctx<'_>,
     comm: TargetAddr,

@@ -186,17 +186,28 @@ impl LayoutResolver {
             None => &empty,
         };
         let (layouts, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
-        let queues = read(layouts)?;
-        if let Some(build) = build {
-            match (&origin, dwarf) {
-                (LayoutOrigin::Dwarf, Some(oracle)) => self.remember(&found, &build, oracle),
-                (LayoutOrigin::Profile(_), _) => {
-                    let (table, _) =
-                        LayoutTable::record(layouts, &|l: &dyn Layouts| found.kind.ask_layouts(l));
-                    self.keep(&build, table, origin.clone());
-                }
-                _ => {}
-            }
+        let Some(build) = build else {
+            return Ok((read(layouts)?, origin));
+        };
+        // What is kept is what this reading asked, whatever path through
+        // the target's memory it took, and all that the decoder declares
+        // it may ask on other targets.
+        let reading = Mutex::new(None);
+        let (asked, _optional) = LayoutTable::record(layouts, &|l: &dyn Layouts| {
+            *reading.lock().unwrap_or_else(|e| e.into_inner()) = Some(read(l));
+            found.kind.ask_layouts(l);
+        });
+        let queues = reading
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(|| {
+                Err(DecodeError::Unsupported {
+                    reason: "the decoder was not run".to_string(),
+                })
+            })?;
+        match (&origin, dwarf) {
+            (LayoutOrigin::Dwarf, Some(oracle)) => self.remember(&found, &build, oracle, asked),
+            _ => self.keep(&build, asked, origin.clone()),
         }
         Ok((queues, origin))
     }
@@ -261,11 +272,15 @@ impl LayoutResolver {
     /// Keeps what `oracle` answered for the build: in memory, and in the
     /// cache when the library and every other object that answered have a
     /// build-id to check an entry by.
-    fn remember(&self, found: &Identified, build: &LibraryBuild, oracle: &TypeOracle) {
+    fn remember(
+        &self,
+        found: &Identified,
+        build: &LibraryBuild,
+        oracle: &TypeOracle,
+        layouts: LayoutTable,
+    ) {
         // Questions the decoder can do without may stay unanswered: the
         // table then lacks them as the DWARF did.
-        let (layouts, _optional) =
-            LayoutTable::record(oracle, &|l: &dyn Layouts| found.kind.ask_layouts(l));
         if !found.kind.missing_layouts(&layouts).is_empty() {
             return;
         }

@@ -341,6 +341,7 @@ impl MpichCh4 {
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
         let _ = ucx_layout(layouts);
+        mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
 
     /// The layouts this decoder cannot do without that `layouts` lacks.
