@@ -158,6 +158,10 @@ impl LayoutResolver {
             };
             detect(&target, limits)?.read_queues(&target, limits)
         };
+        // A cache entry that fails is blamed only if the DWARF then reads
+        // the target: a target that no layouts read is not the cache's
+        // fault.
+        let mut failed_entry = None;
         if let Some(build) = &build {
             let known = self.known(build);
             if let Some(known) = known {
@@ -172,11 +176,7 @@ impl LayoutResolver {
                         self.keep(build, entry.layouts, origin.clone());
                         return Ok((queues, origin));
                     }
-                    Err(e) => self.warn(format!(
-                        "the cached layouts in {} did not read the target ({e}); \
-                         reading its DWARF instead",
-                        path.display()
-                    )),
+                    Err(e) => failed_entry = Some((path, e)),
                 }
             }
         }
@@ -205,6 +205,13 @@ impl LayoutResolver {
                     reason: "the decoder was not run".to_string(),
                 })
             })?;
+        if let Some((path, e)) = failed_entry {
+            self.warn(format!(
+                "the layout cache entry {} did not read the target ({e}) where its DWARF \
+                 or a profile did; an entry read from DWARF replaces it",
+                path.display()
+            ));
+        }
         match (&origin, dwarf) {
             (LayoutOrigin::Dwarf, Some(oracle)) => self.remember(&found, &build, oracle, asked),
             _ => self.keep(&build, asked, origin.clone()),
