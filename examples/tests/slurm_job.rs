@@ -158,7 +158,7 @@ fn check_partial(report: &Value, stderr: &str, what: &str) {
     for r in [0, 1] {
         assert_eq!(
             ranks[r]["mpi_call"], "MPI_Recv",
-            "{what}: rank {r} on n1 was read: {:#}",
+            "{what}: rank {r} on n1 was read: {:#}\nthe front end said:\n{stderr}",
             ranks[r]
         );
     }

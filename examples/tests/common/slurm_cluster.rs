@@ -34,11 +34,20 @@ fn found(tool: &str) -> bool {
 pub struct SlurmCluster {
     pub dir: PathBuf,
     pub conf: PathBuf,
+    /// One cluster at a time per test binary: five clusters with their
+    /// busy-polling ranks on a 2-core machine starved the agents past
+    /// their deadlines, which measured the machine, not mpidd. Released
+    /// after the cluster is stopped (fields drop after `drop`).
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl SlurmCluster {
     /// Brings up a cluster of two nodes in the fresh directory `name`.
     pub fn start(name: &str) -> SlurmCluster {
+        // A failed test poisons the lock; the next one still runs.
+        let one_at_a_time = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let missing: Vec<String> = TOOLS
             .iter()
             .filter(|(tool, _)| !found(tool))
@@ -54,6 +63,7 @@ impl SlurmCluster {
         let cluster = SlurmCluster {
             conf: dir.join("etc/slurm.conf"),
             dir,
+            _one_at_a_time: one_at_a_time,
         };
         let out = Command::new("bash")
             .arg(script())
