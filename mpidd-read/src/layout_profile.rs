@@ -261,7 +261,9 @@ pub fn so_stem(name: &str) -> &str {
 /// `-be` for a big-endian object. Read from the object, never the host.
 pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
     use object::Object;
-    let data = std::fs::read(path).map_err(|source| ProfileError::Io {
+    // Mapped, not read: a debug build's libmpi is tens of megabytes, and
+    // only its headers are looked at.
+    let data = crate::core_file::map_file(path).map_err(|source| ProfileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
