@@ -166,16 +166,7 @@ fn srun_table(pid: i32) -> Result<Vec<LaunchedRank>, SlurmError> {
     let srun = LiveTarget::open(pid).map_err(|e| error(e.to_string()))?;
     let state =
         mpir::read_state(&srun, &srun, &Limits::default()).map_err(|e| error(e.to_string()))?;
-    Ok(state
-        .proctable
-        .iter()
-        .enumerate()
-        .map(|(rank, p)| LaunchedRank {
-            pid: p.pid,
-            host: p.host_name.to_string(),
-            world_rank: rank as i64,
-        })
-        .collect())
+    Ok(mpidd_job::discover::launched_ranks(&state))
 }
 
 enum Event {

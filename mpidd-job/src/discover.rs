@@ -211,7 +211,12 @@ pub fn launcher_core_table(
 ) -> Result<Vec<LaunchedRank>, String> {
     let core = mpidd_read::CoreTarget::open_with(path, options).map_err(|e| e.to_string())?;
     let state = mpir::read_state(&core, &core, &options.limits).map_err(|e| e.to_string())?;
-    Ok(state
+    Ok(launched_ranks(&state))
+}
+
+/// The ranks an MPIR table lists, each at its index as its world rank.
+pub fn launched_ranks(state: &mpir::MpirState) -> Vec<LaunchedRank> {
+    state
         .proctable
         .iter()
         .enumerate()
@@ -220,7 +225,7 @@ pub fn launcher_core_table(
             host: p.host_name.to_string(),
             world_rank: rank as i64,
         })
-        .collect())
+        .collect()
 }
 
 /// Gives readings the host and world rank of the launcher's table entry
