@@ -221,10 +221,10 @@ fn a_node_whose_agent_hangs_or_is_killed_is_named_and_the_others_are_analysed() 
     // Killed once n1's agent has had time to answer: when a task is killed
     // while the others still run, srun was seen to end the whole step
     // within a second (3 of 4 runs of this test binary here, never when
-    // this test ran alone),
-    // which loses n1's unfinished stream too. That case is left open (one
-    // srun per node would avoid it); what is checked here is that a node
-    // killed without a word is named and the rest analysed.
+    // this test ran alone), which loses n1's unfinished stream too. That
+    // case is left open (one srun per node would avoid it); what is
+    // checked here is that a node killed without a word is named and the
+    // rest analysed.
     let killed = agent_wrapper(&job.dir, "agent-killed.sh", "sleep 10; kill -KILL $$");
     let (report, stderr) = job_json(
         &cluster,
