@@ -28,17 +28,7 @@ use common::mpich_job::{mpidd, wait_timeout};
 #[test]
 fn ring_of_receives_is_one_cycle() {
     let _serial = one_at_a_time();
-    let expected = Expected {
-        cycles: vec![vec![0, 3, 2, 1]],
-        edges: vec![
-            (0, 3, "receive"),
-            (1, 0, "receive"),
-            (2, 1, "receive"),
-            (3, 2, "receive"),
-        ],
-        findings: vec![("deadlock_cycle", vec![0, 3, 2, 1])],
-        calls: [Some("MPI_Recv"); 4],
-    };
+    let expected = Expected::ring();
     let (_job, live, cores) = check_job("hang_ring", &expected);
     for report in [&live, &cores] {
         let verdict = report["verdict"].to_string();

@@ -19,20 +19,6 @@ use common::hung_job::HungJob;
 use common::job_checks::{check, cycles, one_at_a_time, Expected};
 use common::slurm_cluster::SlurmCluster;
 
-fn ring() -> Expected {
-    Expected {
-        cycles: vec![vec![0, 3, 2, 1]],
-        edges: vec![
-            (0, 3, "receive"),
-            (1, 0, "receive"),
-            (2, 1, "receive"),
-            (3, 2, "receive"),
-        ],
-        findings: vec![("deadlock_cycle", vec![0, 3, 2, 1])],
-        calls: [Some("MPI_Recv"); 4],
-    }
-}
-
 /// `mpidd job ARGS --json` on the cluster: the report and the progress
 /// written to stderr. It must exit 0.
 fn job_json(cluster: &SlurmCluster, args: &[&str]) -> (Value, String) {
@@ -85,7 +71,7 @@ fn ring_across_two_nodes_is_one_cycle_read_by_an_agent_on_each_node() {
     let _serial = one_at_a_time();
     let cluster = SlurmCluster::start("slurm-ring");
     let (job, id) = cluster.hung_job("slurm-ring-job", "hang_ring");
-    let expected = ring();
+    let expected = Expected::ring();
 
     let (report, stderr) = job_json(&cluster, &["--slurm", &id]);
     check(&report, &expected, &job, "--slurm JOB");

@@ -31,6 +31,24 @@ pub struct Expected {
     pub calls: [Option<&'static str>; 4],
 }
 
+impl Expected {
+    /// tests/mpich/hang_ring.c, whatever MPI or launcher runs it: each rank
+    /// receives from its right neighbour first, one cycle through all four.
+    pub fn ring() -> Expected {
+        Expected {
+            cycles: vec![vec![0, 3, 2, 1]],
+            edges: vec![
+                (0, 3, "receive"),
+                (1, 0, "receive"),
+                (2, 1, "receive"),
+                (3, 2, "receive"),
+            ],
+            findings: vec![("deadlock_cycle", vec![0, 3, 2, 1])],
+            calls: [Some("MPI_Recv"); 4],
+        }
+    }
+}
+
 /// Runs `mpidd job ARGS` and returns its standard output; it must exit 0.
 pub fn run_job(args: &[&str]) -> String {
     let out = mpidd()
