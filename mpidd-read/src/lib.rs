@@ -65,7 +65,6 @@
 #![deny(unsafe_code)]
 
 mod attach_guard;
-mod byte_source;
 mod core_file;
 mod core_target;
 mod debug_files;
@@ -78,6 +77,7 @@ mod error;
 mod gdb_index;
 mod gdb_remote;
 pub mod gdb_remote_packet;
+mod int_decode;
 mod layout_cache;
 mod layout_error;
 mod layout_profile;
@@ -106,7 +106,6 @@ mod type_oracle;
 pub mod walk;
 
 pub use attach_guard::{AttachError, AttachGuard};
-pub use byte_source::{decode_int, decode_uint, ByteSource};
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use debug_files::{
@@ -119,6 +118,7 @@ pub use elf_symbols::{
 };
 pub use error::ReadError;
 pub use gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget};
+pub use int_decode::{decode_int, decode_uint};
 pub use layout_cache::{CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES};
 pub use layout_error::LayoutError;
 pub use layout_profile::{
@@ -129,7 +129,7 @@ pub use layout_profile::{
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
-pub use memory::{TargetMemory, TargetMemoryMut};
+pub use memory::{ReadRecords, TargetMemory, TargetMemoryMut};
 pub use read_budget::ReadBudget;
 pub use searched_objects::{is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL};
 pub use stack_unwind::{

@@ -140,93 +140,36 @@ pub trait TargetMemory {
         Ok(())
     }
 
-    /// Reads one record.
-    fn read_record<R: Record>(&self, addr: TargetAddr) -> Result<R, ReadError> {
-        self.read_record_as(addr, self.abi())
-    }
-
-    /// Reads one record laid out for `abi`, which differs from the target's
-    /// only in packing (the MPI-2 records may be packed).
-    fn read_record_as<R: Record>(&self, addr: TargetAddr, abi: TargetAbi) -> Result<R, ReadError> {
-        let mut buf = [0u8; 512];
-        let size = R::size_for(abi);
-        let mut heap;
-        let bytes = if size <= buf.len() {
-            &mut buf[..size]
-        } else {
-            heap = vec![0u8; size];
-            &mut heap[..]
-        };
-        self.read_exact(addr, bytes, R::C_NAME)?;
-        R::decode(bytes, abi).map_err(|source| ReadError::Decode {
-            record: R::C_NAME,
-            addr,
-            source,
-        })
-    }
-
-    /// Reads an array of `count` records. `count` is taken as the target
-    /// gave it: negative counts and counts above
-    /// [`Limits::max_table_entries`] are refused before anything is
-    /// allocated.
-    fn read_records<R: Record>(
-        &self,
+    /// The `buf.len()` bytes at `addr`: borrowed from the backend when it
+    /// holds them in one piece ([`TargetMemory::mapped`]), else read into
+    /// `buf`. Fails as [`TargetMemory::read_exact`] does. For decoders that
+    /// look at a few fields of many records, where the copy would cost
+    /// more than the decoding.
+    ///
+    /// ```
+    /// use mpidd_read::{SyntheticMemory, TargetMemory};
+    /// use mpidd_types::{TargetAbi, TargetAddr};
+    ///
+    /// let mut mem = SyntheticMemory::new(TargetAbi::X86_64);
+    /// mem.map(TargetAddr(0x1000), b"rank\0".to_vec());
+    /// // Decoders that must run on any backend take it as a trait object.
+    /// let memory: &dyn TargetMemory = &mem;
+    /// let mut buf = [0u8; 4];
+    /// assert_eq!(memory.view(TargetAddr(0x1000), &mut buf, "name")?, b"rank");
+    /// assert_eq!(memory.read_c_string(TargetAddr(0x1000), 16)?, b"rank");
+    /// # Ok::<(), mpidd_read::ReadError>(())
+    /// ```
+    fn view<'a>(
+        &'a self,
         addr: TargetAddr,
-        count: i64,
-        limits: &Limits,
-    ) -> Result<Vec<R>, ReadError> {
-        self.read_records_as(addr, count, self.abi(), limits)
-    }
-
-    /// [`TargetMemory::read_records`] with records laid out for `abi`.
-    fn read_records_as<R: Record>(
-        &self,
-        addr: TargetAddr,
-        count: i64,
-        abi: TargetAbi,
-        limits: &Limits,
-    ) -> Result<Vec<R>, ReadError> {
-        let mut out = Vec::new();
-        self.visit_records_as(addr, count, abi, limits, |i, rec: R| {
-            if i == 0 {
-                out.reserve(count.clamp(0, RECORDS_PER_CHUNK as i64) as usize);
-            }
-            out.push(rec);
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
-    /// Reads an array of `count` records laid out for `abi` and hands each
-    /// to `visit` with its index, in order, without collecting them: a
-    /// million-entry table then needs one chunk of memory, not a million
-    /// records. The checks of [`TargetMemory::read_records`] apply, and an
-    /// error from `visit` stops the read and is returned.
-    fn visit_records_as<R: Record>(
-        &self,
-        addr: TargetAddr,
-        count: i64,
-        abi: TargetAbi,
-        limits: &Limits,
-        mut visit: impl FnMut(u64, R) -> Result<(), ReadError>,
-    ) -> Result<(), ReadError> {
-        let what = R::C_NAME;
-        visit_record_bytes(
-            self,
-            addr,
-            count,
-            R::size_for(abi),
-            what,
-            limits,
-            |i, at, bytes| {
-                let rec = R::decode(bytes, abi).map_err(|source| ReadError::Decode {
-                    record: what,
-                    addr: at,
-                    source,
-                })?;
-                visit(i, rec)
-            },
-        )
+        buf: &'a mut [u8],
+        what: &'static str,
+    ) -> Result<&'a [u8], ReadError> {
+        if let Some(bytes) = self.mapped(addr, buf.len()) {
+            return Ok(bytes);
+        }
+        self.read_exact(addr, buf, what)?;
+        Ok(buf)
     }
 
     /// Reads a NUL-terminated string of at most `max_len` bytes (terminator
@@ -395,6 +338,116 @@ pub trait TargetMemory {
         self.read_u32(addr, what).map(|v| v as i32)
     }
 }
+
+/// Typed reads of records ([`mpidd_types::Record`]) from any
+/// [`TargetMemory`], trait objects included. Kept apart from
+/// [`TargetMemory`] because generic methods would keep that trait from
+/// being used as `dyn TargetMemory`; every [`TargetMemory`] has them.
+///
+/// ```
+/// use mpidd_read::{ReadRecords, SyntheticMemory, TargetMemory};
+/// use mpidd_types::{MpirProcdesc, TargetAbi, TargetAddr};
+///
+/// let mut mem = SyntheticMemory::new(TargetAbi::I686);
+/// // host_name, executable_name (pointers), pid: little-endian, 32-bit.
+/// mem.map(TargetAddr(0x1000), [0x10u32, 0x20, 4242].iter().flat_map(|w| w.to_le_bytes()).collect());
+/// let memory: &dyn TargetMemory = &mem;
+/// let desc: MpirProcdesc = memory.read_record(TargetAddr(0x1000))?;
+/// assert_eq!(desc.pid, 4242);
+/// # Ok::<(), mpidd_read::ReadError>(())
+/// ```
+pub trait ReadRecords: TargetMemory {
+    /// Reads one record.
+    fn read_record<R: Record>(&self, addr: TargetAddr) -> Result<R, ReadError> {
+        self.read_record_as(addr, self.abi())
+    }
+
+    /// Reads one record laid out for `abi`, which differs from the target's
+    /// only in packing (the MPI-2 records may be packed).
+    fn read_record_as<R: Record>(&self, addr: TargetAddr, abi: TargetAbi) -> Result<R, ReadError> {
+        let mut buf = [0u8; 512];
+        let size = R::size_for(abi);
+        let mut heap;
+        let bytes = if size <= buf.len() {
+            &mut buf[..size]
+        } else {
+            heap = vec![0u8; size];
+            &mut heap[..]
+        };
+        self.read_exact(addr, bytes, R::C_NAME)?;
+        R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+            record: R::C_NAME,
+            addr,
+            source,
+        })
+    }
+
+    /// Reads an array of `count` records. `count` is taken as the target
+    /// gave it: negative counts and counts above
+    /// [`Limits::max_table_entries`] are refused before anything is
+    /// allocated.
+    fn read_records<R: Record>(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        limits: &Limits,
+    ) -> Result<Vec<R>, ReadError> {
+        self.read_records_as(addr, count, self.abi(), limits)
+    }
+
+    /// [`ReadRecords::read_records`] with records laid out for `abi`.
+    fn read_records_as<R: Record>(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        abi: TargetAbi,
+        limits: &Limits,
+    ) -> Result<Vec<R>, ReadError> {
+        let mut out = Vec::new();
+        self.visit_records_as(addr, count, abi, limits, |i, rec: R| {
+            if i == 0 {
+                out.reserve(count.clamp(0, RECORDS_PER_CHUNK as i64) as usize);
+            }
+            out.push(rec);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Reads an array of `count` records laid out for `abi` and hands each
+    /// to `visit` with its index, in order, without collecting them: a
+    /// million-entry table then needs one chunk of memory, not a million
+    /// records. The checks of [`ReadRecords::read_records`] apply, and an
+    /// error from `visit` stops the read and is returned.
+    fn visit_records_as<R: Record>(
+        &self,
+        addr: TargetAddr,
+        count: i64,
+        abi: TargetAbi,
+        limits: &Limits,
+        mut visit: impl FnMut(u64, R) -> Result<(), ReadError>,
+    ) -> Result<(), ReadError> {
+        let what = R::C_NAME;
+        visit_record_bytes(
+            self,
+            addr,
+            count,
+            R::size_for(abi),
+            what,
+            limits,
+            |i, at, bytes| {
+                let rec = R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+                    record: what,
+                    addr: at,
+                    source,
+                })?;
+                visit(i, rec)
+            },
+        )
+    }
+}
+
+impl<M: TargetMemory + ?Sized> ReadRecords for M {}
 
 /// Explicit writes into a target. Kept apart from [`TargetMemory`] so that
 /// reading code cannot write by accident; a debugger only writes the few

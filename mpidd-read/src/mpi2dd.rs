@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::ReadError;
 use crate::limits::Limits;
-use crate::memory::{TargetMemory, TargetMemoryMut};
+use crate::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
 use crate::read_budget::ReadBudget;
 use crate::symbols::SymbolSource;
 

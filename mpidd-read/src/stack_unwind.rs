@@ -3,7 +3,7 @@
 //! The unwinding itself is framehop's (DWARF CFI from `.eh_frame`, with
 //! `.eh_frame_hdr` as its index, or `.debug_frame`; frame pointers where an
 //! address has no unwind information). This module feeds it each loaded
-//! object's sections and reads the stack through a [`ByteSource`], so a
+//! object's sections and reads the stack through a [`TargetMemory`], so a
 //! core and a live process unwind the same way, then names each frame with
 //! [`symbolize`](crate::symbolize)'s symbol tables and DWARF.
 //!
@@ -29,7 +29,6 @@ use object::{Object, ObjectSection, ObjectSegment};
 use serde::{Deserialize, Serialize};
 
 use crate::attach_guard::{AttachError, AttachGuard};
-use crate::byte_source::ByteSource;
 use crate::core_file::map_file;
 use crate::core_target::CoreTarget;
 use crate::elf_symbols::{ElfSymbols, ObjectInfo};
@@ -374,7 +373,7 @@ impl StackUnwinder {
     /// wrong, ends early with [`ThreadStack::error`] saying why.
     pub fn unwind(
         &self,
-        memory: &dyn ByteSource,
+        memory: &dyn TargetMemory,
         objects: &ElfSymbols,
         regs: &ThreadRegisters,
     ) -> ThreadStack {
@@ -392,7 +391,7 @@ impl StackUnwinder {
     /// `threads`; the process's object list is set up once for all.
     pub fn unwind_all(
         &self,
-        memory: &dyn ByteSource,
+        memory: &dyn TargetMemory,
         objects: &ElfSymbols,
         threads: &[ThreadRegisters],
     ) -> Vec<ThreadStack> {
@@ -562,7 +561,7 @@ fn walk<U>(
     mut uregs: U::UnwindRegs,
     sp_of: fn(&U::UnwindRegs) -> u64,
     regs: &ThreadRegisters,
-    memory: &dyn ByteSource,
+    memory: &dyn TargetMemory,
     limits: StackLimits,
 ) -> Walk
 where
@@ -630,7 +629,7 @@ const MAX_PAGES: usize = 256;
 /// Reads words of one thread's stack, a page at a time, only within
 /// `[low, high)`.
 struct StackReader<'a> {
-    memory: &'a dyn ByteSource,
+    memory: &'a dyn TargetMemory,
     order: ByteOrder,
     width: AddressWidth,
     low: u64,
@@ -641,7 +640,7 @@ struct StackReader<'a> {
 }
 
 impl<'a> StackReader<'a> {
-    fn new(memory: &'a dyn ByteSource, sp: u64, max_bytes: u64) -> Self {
+    fn new(memory: &'a dyn TargetMemory, sp: u64, max_bytes: u64) -> Self {
         let abi = memory.abi();
         StackReader {
             memory,

@@ -3,7 +3,8 @@
 
 use mpidd_read::mpir::{self, MpirError};
 use mpidd_read::{
-    Limits, ReadError, SymbolTable, SyntheticJob, SyntheticMemory, TargetMemory, TargetMemoryMut,
+    Limits, ReadError, ReadRecords, SymbolTable, SyntheticJob, SyntheticMemory, TargetMemory,
+    TargetMemoryMut,
 };
 use mpidd_types::{AddressWidth, ByteOrder, MpirDebugState, TargetAbi, TargetAddr};
 use proptest::prelude::*;

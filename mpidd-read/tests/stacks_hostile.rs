@@ -6,7 +6,7 @@
 //! `rbp`, `[rbp + 8]` the return address).
 
 use mpidd_read::{
-    ByteSource, ElfSymbols, ReadError, StackArch, StackLimits, StackUnwinder, SyntheticMemory,
+    ElfSymbols, ReadError, StackArch, StackLimits, StackUnwinder, SyntheticMemory, TargetMemory,
     ThreadRegisters, ThreadStack,
 };
 use mpidd_types::{TargetAbi, TargetAddr};
@@ -41,30 +41,20 @@ fn chain(links: &[(u64, u64, u64)]) -> SyntheticMemory {
     mem
 }
 
-fn unwind(limits: StackLimits, memory: &dyn ByteSource, regs: &ThreadRegisters) -> ThreadStack {
+fn unwind(limits: StackLimits, memory: &dyn TargetMemory, regs: &ThreadRegisters) -> ThreadStack {
     StackUnwinder::new(limits).unwind(memory, &ElfSymbols::new(), regs)
 }
 
 /// A source whose every read fails.
 struct Unreadable;
 
-impl ByteSource for Unreadable {
+impl TargetMemory for Unreadable {
     fn abi(&self) -> TargetAbi {
         TargetAbi::X86_64
     }
 
-    fn read_exact(
-        &self,
-        addr: TargetAddr,
-        buf: &mut [u8],
-        what: &'static str,
-    ) -> Result<(), ReadError> {
-        Err(ReadError::ShortRead {
-            what,
-            addr,
-            wanted: buf.len(),
-            got: 0,
-        })
+    fn read_into(&self, _addr: TargetAddr, _buf: &mut [u8]) -> Result<usize, ReadError> {
+        Ok(0)
     }
 }
 

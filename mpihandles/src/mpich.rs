@@ -1,7 +1,7 @@
 //! The MPICH handle resolver: from a handle to its object, and from the
 //! object to a [`HandleView`].
 
-use mpidd_read::{ByteSource, Limits, SymbolSource, TargetMemory};
+use mpidd_read::{Limits, SymbolSource, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -54,7 +54,7 @@ impl<'a> Mpich<'a> {
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Mpich<'a>, HandleError> {
-        let mem: &'a dyn ByteSource = memory;
+        let mem: &'a dyn TargetMemory = memory;
         let symbols: &'a dyn SymbolSource = symbols;
         let ctx = Ctx {
             mem,

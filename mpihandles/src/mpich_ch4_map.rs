@@ -23,7 +23,7 @@ const C: &str = "MPIR_Comm";
 /// covers. A rank whose process is in another table (a spawned or
 /// connected job) is −1.
 pub fn ch4_world_ranks(
-    mem: &dyn mpidd_read::ByteSource,
+    mem: &dyn mpidd_read::TargetMemory,
     layouts: &dyn Layouts,
     limits: mpidd_read::Limits,
     comm: TargetAddr,

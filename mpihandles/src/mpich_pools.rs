@@ -610,7 +610,7 @@ pub struct LiveObject {
 /// [`Limits::max_table_entries`]: mpidd_read::Limits::max_table_entries
 /// [`Limits::max_list_len`]: mpidd_read::Limits::max_list_len
 pub fn live_mpich_objects(
-    mem: &dyn mpidd_read::ByteSource,
+    mem: &dyn mpidd_read::TargetMemory,
     symbols: &dyn mpidd_read::SymbolSource,
     layouts: &dyn mpidd_read::Layouts,
     limits: mpidd_read::Limits,

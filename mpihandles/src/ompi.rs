@@ -16,7 +16,7 @@
 //! lists and go back to them, marked `OMPI_REQUEST_INVALID`, and are shown
 //! as freed.
 
-use mpidd_read::{ByteSource, Limits, SymbolSource, TargetMemory};
+use mpidd_read::{Limits, SymbolSource, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -204,7 +204,7 @@ impl<'a> Ompi<'a> {
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Ompi<'a>, HandleError> {
-        let mem: &'a dyn ByteSource = memory;
+        let mem: &'a dyn TargetMemory = memory;
         let symbols: &'a dyn SymbolSource = symbols;
         let ctx = Ctx {
             mem,

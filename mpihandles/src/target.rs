@@ -3,7 +3,7 @@
 //! target's widths, strings and arrays bounded by [`Limits`].
 
 pub(crate) use mpidd_read::{decode_int as signed, decode_uint as unsigned};
-use mpidd_read::{ByteSource, Limits, ReadError, Symbol, SymbolSource};
+use mpidd_read::{Limits, ReadError, Symbol, SymbolSource, TargetMemory};
 use mpidd_types::{ByteOrder, TargetAddr};
 
 use crate::error::HandleError;
@@ -17,7 +17,7 @@ pub(crate) fn at(base: TargetAddr, offset: u64) -> TargetAddr {
 
 /// What a decoder reads with.
 pub(crate) struct Ctx<'a> {
-    pub(crate) mem: &'a dyn ByteSource,
+    pub(crate) mem: &'a dyn TargetMemory,
     pub(crate) symbols: &'a dyn SymbolSource,
     pub(crate) layouts: &'a dyn Layouts,
     pub(crate) limits: Limits,

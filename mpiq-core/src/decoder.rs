@@ -10,14 +10,14 @@ use mpidd_types::TargetAddr;
 use crate::model::ProcessQueues;
 use crate::mpich_ch3::MpichCh3;
 use crate::mpich_ch4::MpichCh4;
-use crate::mqs_target::ByteSource;
 use crate::ompi_ob1::{ompi_version, OmpiOb1};
+use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
 
 /// One MPI process as a native decoder sees it.
 pub struct NativeTarget<'a> {
     /// Its memory.
-    pub memory: &'a dyn ByteSource,
+    pub memory: &'a dyn TargetMemory,
     /// Its symbols, local ones included.
     pub symbols: &'a dyn SymbolSource,
     /// Its MPI library's types.
@@ -219,13 +219,13 @@ pub struct Identified {
 /// with the CH3 device or, on 4.0, the CH4 device. Anything else is
 /// refused, saying so.
 pub fn identify(
-    memory: &dyn ByteSource,
+    memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
     limits: &Limits,
 ) -> Result<Identified, DecodeError> {
     let string = |name: &str| -> Option<(String, String)> {
         let sym = symbols.lookup(name)?;
-        ByteSource::read_c_string(memory, sym.addr, limits.max_string_len)
+        TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len)
             .ok()
             .map(|b| (String::from_utf8_lossy(&b).into_owned(), sym.object))
     };
@@ -324,7 +324,7 @@ pub fn decoder_layouts<'a>(
 /// library, else a matching profile of `profiles`), build the decoder and
 /// read. Also says where the layouts came from.
 pub fn read_native_queues(
-    memory: &dyn ByteSource,
+    memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
     objects: &ElfSymbols,
     dwarf: &dyn Layouts,

@@ -19,7 +19,7 @@ use mpidd_read::{
 
 use crate::decoder::{decoder_layouts, detect, identify, DecodeError, Identified, NativeTarget};
 use crate::model::ProcessQueues;
-use crate::ByteSource;
+use mpidd_read::TargetMemory;
 
 /// Finds the layouts each target's decoder needs, and keeps them per
 /// library build: its own DWARF when it has it, a matching profile when it
@@ -142,7 +142,7 @@ impl LayoutResolver {
     /// [`read_native_queues`]: crate::read_native_queues
     pub fn read_queues(
         &self,
-        memory: &dyn ByteSource,
+        memory: &dyn TargetMemory,
         symbols: &dyn SymbolSource,
         objects: &ElfSymbols,
         dwarf: Option<&TypeOracle>,

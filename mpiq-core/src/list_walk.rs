@@ -8,8 +8,8 @@ use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
 use crate::decoder::DecodeError;
-use crate::mqs_target::ByteSource;
 use crate::target_read::{read_pointer, Record};
+use mpidd_read::TargetMemory;
 
 /// `base + offset` in the target's address space (wrapping, as the
 /// target's own arithmetic would; a wild address fails at the read).
@@ -42,7 +42,7 @@ pub(crate) struct ListShape {
 /// `next_offset` of each node and handing `visit` each node's span;
 /// cycles and overlong lists are errors.
 pub(crate) fn walk(
-    mem: &dyn ByteSource,
+    mem: &dyn TargetMemory,
     first: TargetAddr,
     shape: ListShape,
     limits: &Limits,
@@ -110,7 +110,7 @@ pub(crate) fn walk(
 /// merely long by where the limit stopped it. A target that changed
 /// between the walks gets the first walk's finding.
 fn list_error(
-    mem: &dyn ByteSource,
+    mem: &dyn TargetMemory,
     first: TargetAddr,
     shape: ListShape,
     limits: &Limits,

@@ -38,8 +38,8 @@ use crate::mpich_common::{
     at, checked_count, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes,
     COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
-use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
+use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
 
 /// The globals without which there are no queues to read.
@@ -461,7 +461,7 @@ impl MpichCh3 {
         out
     }
 
-    fn sequence(&self, mem: &dyn ByteSource) -> Result<i64, DecodeError> {
+    fn sequence(&self, mem: &dyn TargetMemory) -> Result<i64, DecodeError> {
         Ok(read_int(
             mem,
             at(self.globals.all_communicators, self.layout.list_seq),
@@ -472,7 +472,7 @@ impl MpichCh3 {
 
     fn read_communicators(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
         let l = &self.layout;
@@ -547,7 +547,7 @@ impl MpichCh3 {
     /// another length is an error, never an answer.
     fn world_ranks(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         intra: bool,
         group: TargetAddr,
         vcrt: TargetAddr,
@@ -572,7 +572,7 @@ impl MpichCh3 {
     /// communicator's `expected` size.
     fn group_world_ranks(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         group: TargetAddr,
         expected: i64,
         limits: &Limits,
@@ -598,7 +598,7 @@ impl MpichCh3 {
     /// communicator, but never shorter.
     fn vcrt_world_ranks(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         vcrt: TargetAddr,
         expected: i64,
         limits: &Limits,
@@ -649,7 +649,7 @@ impl MpichCh3 {
     /// Bytes per element of the datatype with this handle.
     fn datatype_size(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         handle: i64,
         cache: &mut TypeSizes,
     ) -> Option<u64> {
@@ -667,7 +667,7 @@ impl MpichCh3 {
     #[allow(clippy::too_many_arguments)]
     fn receive_queue(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         head_ptr: TargetAddr,
         unexpected: bool,
         comms: &[CommInfo],
@@ -786,7 +786,7 @@ impl MpichCh3 {
     /// `comms`, as [`MpichCh3::receive_queue`] does.
     fn send_queue(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         head: TargetAddr,
         comms: &[CommInfo],
         limits: &Limits,
@@ -881,7 +881,7 @@ impl MpichCh3 {
 
     fn communicators_for(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         seq: i64,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
@@ -908,7 +908,7 @@ impl QueueDecoder for MpichCh3 {
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError> {
         let budget = Budgeted::new(target.memory, limits);
-        let mem: &dyn ByteSource = &budget;
+        let mem: &dyn TargetMemory = &budget;
         let mut first = self.sequence(mem)?;
         let mut last = first;
         for _ in 0..TRIES {

@@ -40,9 +40,9 @@ use crate::mpich_common::{
     at, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes, COMM_NAME_LEN,
     MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
-use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
 use mpidd_read::LayoutError;
+use mpidd_read::TargetMemory;
 
 /// `MPIDIG_REQ_PEER_SSEND` (`ch4/include/mpidpre.h`): the sender of an
 /// unexpected message waits for its match (`MPI_Ssend`, `MPI_Issend`).
@@ -349,7 +349,7 @@ impl MpichCh4 {
         Layout::resolve(layouts).err().unwrap_or_default()
     }
 
-    fn sequence(&self, mem: &dyn ByteSource) -> Result<i64, DecodeError> {
+    fn sequence(&self, mem: &dyn TargetMemory) -> Result<i64, DecodeError> {
         Ok(read_int(
             mem,
             at(self.globals.all_communicators, self.layout.list_seq.offset),
@@ -360,7 +360,7 @@ impl MpichCh4 {
 
     fn read_communicators(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         types: &dyn Layouts,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
@@ -438,7 +438,7 @@ impl MpichCh4 {
 
     fn communicators_for(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         types: &dyn Layouts,
         seq: i64,
         limits: &Limits,
@@ -460,7 +460,7 @@ impl MpichCh4 {
     #[allow(clippy::too_many_arguments)]
     fn mpidig_lists(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         comms: &[CommInfo],
         limits: &Limits,
         types: &mut TypeSizes,
@@ -519,7 +519,11 @@ impl MpichCh4 {
         Ok(())
     }
 
-    fn status(&self, mem: &dyn ByteSource, r: &Record<'_>) -> Result<OperationStatus, DecodeError> {
+    fn status(
+        &self,
+        mem: &dyn TargetMemory,
+        r: &Record<'_>,
+    ) -> Result<OperationStatus, DecodeError> {
         let l = &self.layout;
         let ptr = TargetAddr(uint(r, l.req_cc_ptr)?);
         let cc = if ptr == at(r.base, l.req_cc.offset) || ptr.0 == 0 {
@@ -536,7 +540,7 @@ impl MpichCh4 {
 
     fn mpidig_operation(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         r: &Record<'_>,
         comm: &CommInfo,
         unexpected: bool,
@@ -616,7 +620,7 @@ impl MpichCh4 {
     /// datatype's size cannot be read (said in the extra text).
     fn length(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         count: i64,
         datatype: i64,
         types: &mut TypeSizes,
@@ -643,7 +647,7 @@ impl MpichCh4 {
     fn netmod_receives(
         &self,
         target: &NativeTarget<'_>,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         types: &dyn Layouts,
         comms: &[CommInfo],
         limits: &Limits,
@@ -721,7 +725,7 @@ impl MpichCh4 {
     #[allow(clippy::type_complexity)]
     fn netmod_receive(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         r: &Record<'_>,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
@@ -834,7 +838,7 @@ impl MpichCh4 {
     #[allow(clippy::too_many_arguments)]
     fn send_queue(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         head: TargetAddr,
         q: SendqLayout,
         comms: &[CommInfo],
@@ -944,7 +948,7 @@ impl QueueDecoder for MpichCh4 {
     ) -> Result<ProcessQueues, DecodeError> {
         let types = target.types;
         let budget = Budgeted::new(target.memory, limits);
-        let mem: &dyn ByteSource = &budget;
+        let mem: &dyn TargetMemory = &budget;
         let mut first = self.sequence(mem)?;
         let mut last = first;
         for _ in 0..TRIES {

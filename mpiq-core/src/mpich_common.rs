@@ -10,8 +10,8 @@ use mpidd_types::TargetAddr;
 
 use crate::decoder::{DecodeError, NativeTarget};
 pub(crate) use crate::list_walk::{at, walk, ListShape, Span};
-use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Record};
+use mpidd_read::TargetMemory;
 
 /// MPICH's `MPI_ANY_SOURCE`.
 pub(crate) const MPICH_ANY_SOURCE: i64 = -2;
@@ -126,7 +126,7 @@ impl TypeSizes {
     /// size)` as `layout` gives) tells it.
     pub(crate) fn size_of(
         &mut self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         handle: i64,
         layout: Option<(u64, u64)>,
         direct: Option<TargetAddr>,
@@ -182,7 +182,7 @@ impl GroupLayout {
     /// the communicator's `expected` size.
     pub(crate) fn world_ranks(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         group: TargetAddr,
         expected: i64,
         limits: &Limits,

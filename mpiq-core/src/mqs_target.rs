@@ -1,8 +1,7 @@
 //! What a message-queue library is shown of one process: its memory, its
 //! symbols, its types, and who it is in the job.
 
-pub use mpidd_read::ByteSource;
-use mpidd_read::{SymbolSource, TypeOracle};
+use mpidd_read::{SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::{AddressWidth, TargetAbi};
 
 use crate::mqs_abi::MqsTargetTypeSizes;
@@ -86,7 +85,7 @@ pub struct MqsTarget<'a> {
     /// The executable image's name, shown in the library's messages.
     pub image_name: String,
     /// Its memory.
-    pub memory: &'a dyn ByteSource,
+    pub memory: &'a dyn TargetMemory,
     /// Its symbols, in every loaded object (local symbols included).
     pub symbols: &'a dyn SymbolSource,
     /// Its types, from the DWARF of its loaded objects.

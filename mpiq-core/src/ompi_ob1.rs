@@ -37,8 +37,8 @@ use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
-use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_pointer, Budgeted, Record};
+use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, LayoutNeed, Layouts, Member};
 
 /// Open MPI's `MPI_ANY_SOURCE` and `MPI_ANY_TAG` (`mpi.h`: both −1).
@@ -744,12 +744,12 @@ fn symbol(
 /// Open MPI's version (`4.1.4`), from libopen-pal's exported
 /// `opal_version_string`, which every build keeps.
 pub(crate) fn ompi_version(
-    memory: &dyn ByteSource,
+    memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
     limits: &Limits,
 ) -> Option<String> {
     let sym = symbols.lookup("opal_version_string")?;
-    let text = ByteSource::read_c_string(memory, sym.addr, limits.max_string_len.min(64)).ok()?;
+    let text = TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len.min(64)).ok()?;
     Some(String::from_utf8_lossy(&text).into_owned())
 }
 
@@ -819,7 +819,7 @@ impl OmpiOb1 {
     /// Every communicator of the table, and notes on the entries left out.
     fn read_communicators(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         limits: &Limits,
     ) -> Result<(Vec<CommInfo>, Vec<String>), DecodeError> {
         let l = &self.layout;
@@ -888,7 +888,7 @@ impl OmpiOb1 {
 
     fn read_communicator(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         addr: TargetAddr,
         limits: &Limits,
     ) -> Result<CommInfo, DecodeError> {
@@ -945,7 +945,7 @@ impl OmpiOb1 {
     /// sentinel encoding the name there instead of a proc).
     fn group_world_ranks(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         group: TargetAddr,
         limits: &Limits,
     ) -> Result<Vec<i64>, DecodeError> {
@@ -1014,7 +1014,7 @@ impl OmpiOb1 {
     /// The bytes per element of a datatype (`opal_datatype_t.size`).
     fn datatype_size(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         datatype: TargetAddr,
         cache: &mut DatatypeSizes,
     ) -> Option<u64> {
@@ -1042,7 +1042,7 @@ impl OmpiOb1 {
     /// Walks an `opal_list_t` at `list`, visiting each item's span.
     fn walk_list(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         list: TargetAddr,
         span: Span,
         what: &'static str,
@@ -1069,7 +1069,7 @@ impl OmpiOb1 {
     /// A posted receive request of `comm`.
     fn posted_receive(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         r: &Record<'_>,
         comm: &CommInfo,
         types: &mut DatatypeSizes,
@@ -1119,7 +1119,7 @@ impl OmpiOb1 {
     /// A fragment that arrived before a receive matched it.
     fn fragment(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         r: &Record<'_>,
         comm: &CommInfo,
         limits: &Limits,
@@ -1252,7 +1252,7 @@ impl OmpiOb1 {
     /// of the fragments that follow it in sequence.
     fn cant_match(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         first: TargetAddr,
         comm: &CommInfo,
         limits: &Limits,
@@ -1322,7 +1322,7 @@ impl OmpiOb1 {
     /// The posted receives and unexpected messages of one communicator.
     fn receive_queues(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         comm: &CommInfo,
         limits: &Limits,
         types: &mut DatatypeSizes,
@@ -1416,7 +1416,7 @@ impl OmpiOb1 {
     /// is allocated from, by communicator address.
     fn pending_sends(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         comms: &[CommInfo],
         limits: &Limits,
         types: &mut DatatypeSizes,
@@ -1570,7 +1570,7 @@ impl OmpiOb1 {
 
     fn send_operation(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         r: &Record<'_>,
         comm: &CommInfo,
         state: i64,
@@ -1658,7 +1658,7 @@ impl OmpiOb1 {
     /// the endpoint cannot be read, or its eager BTLs disagree.
     fn eager_limit(
         &self,
-        mem: &dyn ByteSource,
+        mem: &dyn TargetMemory,
         endpoint: TargetAddr,
         limits: &Limits,
     ) -> Option<u64> {
@@ -1766,7 +1766,7 @@ impl QueueDecoder for OmpiOb1 {
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError> {
         let budget = Budgeted::new(target.memory, limits);
-        let mem: &dyn ByteSource = &budget;
+        let mem: &dyn TargetMemory = &budget;
         let (comms, notes) = self.read_communicators(mem, limits)?;
         let mut types = DatatypeSizes::default();
         let mut sends = self.pending_sends(mem, &comms, limits, &mut types)?;

@@ -1,22 +1,22 @@
-//! Integers, pointers and strings out of a [`ByteSource`], in the target's
+//! Integers, pointers and strings out of a [`TargetMemory`], in the target's
 //! byte order and widths, and out of bytes already read.
 
 use mpidd_read::{decode_int as signed, decode_uint as unsigned, Limits, ReadError};
 use mpidd_types::{ByteOrder, TargetAddr};
 
-use crate::mqs_target::ByteSource;
+use mpidd_read::TargetMemory;
 
-/// A [`ByteSource`] that refuses to read past
+/// A [`TargetMemory`] that refuses to read past
 /// [`Limits::max_total_bytes`] in all (the byte-source twin of
 /// `mpidd_read::ReadBudget`).
 pub(crate) struct Budgeted<'a> {
-    inner: &'a dyn ByteSource,
+    inner: &'a dyn TargetMemory,
     used: std::cell::Cell<u64>,
     max: u64,
 }
 
 impl<'a> Budgeted<'a> {
-    pub(crate) fn new(inner: &'a dyn ByteSource, limits: &Limits) -> Self {
+    pub(crate) fn new(inner: &'a dyn TargetMemory, limits: &Limits) -> Self {
         Budgeted {
             inner,
             used: std::cell::Cell::new(0),
@@ -25,9 +25,14 @@ impl<'a> Budgeted<'a> {
     }
 }
 
-impl ByteSource for Budgeted<'_> {
+impl TargetMemory for Budgeted<'_> {
     fn abi(&self) -> mpidd_types::TargetAbi {
         self.inner.abi()
+    }
+
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        self.charge(addr, buf.len(), "memory")?;
+        self.inner.read_into(addr, buf)
     }
 
     fn read_exact(
@@ -50,6 +55,34 @@ impl ByteSource for Budgeted<'_> {
     ) -> Result<&'b [u8], ReadError> {
         self.charge(addr, buf.len(), what)?;
         self.inner.view(addr, buf, what)
+    }
+
+    // Small chunks, each charged, so that a string near the end of the
+    // budget costs what it holds rather than a whole chunk of the inner
+    // backend's; bytes one at a time where a chunk would cross into
+    // memory that cannot be read after the terminator.
+    fn read_c_string(&self, addr: TargetAddr, max_len: usize) -> Result<Vec<u8>, ReadError> {
+        let mut out = Vec::new();
+        let mut chunk = [0u8; 64];
+        while out.len() < max_len {
+            let at = TargetAddr(addr.0.wrapping_add(out.len() as u64));
+            let want = chunk.len().min(max_len - out.len());
+            if self.read_exact(at, &mut chunk[..want], "C string").is_err() {
+                let mut one = [0u8; 1];
+                self.read_exact(at, &mut one, "C string")?;
+                if one[0] == 0 {
+                    return Ok(out);
+                }
+                out.push(one[0]);
+                continue;
+            }
+            if let Some(end) = chunk[..want].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..end]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk[..want]);
+        }
+        Err(ReadError::Unterminated { addr, cap: max_len })
     }
 }
 
@@ -120,7 +153,7 @@ impl Record<'_> {
 /// Reads `len` bytes at `addr`; `len` above [`Limits::max_record_bytes`]
 /// is refused before anything is allocated.
 pub(crate) fn read_bytes(
-    mem: &dyn ByteSource,
+    mem: &dyn TargetMemory,
     addr: TargetAddr,
     len: u64,
     what: &'static str,
@@ -134,7 +167,7 @@ pub(crate) fn read_bytes(
 
 /// Reads a target pointer at `addr`.
 pub(crate) fn read_pointer(
-    mem: &dyn ByteSource,
+    mem: &dyn TargetMemory,
     addr: TargetAddr,
     what: &'static str,
 ) -> Result<TargetAddr, ReadError> {
@@ -147,7 +180,7 @@ pub(crate) fn read_pointer(
 
 /// Reads a signed integer of `size` bytes at `addr`.
 pub(crate) fn read_int(
-    mem: &dyn ByteSource,
+    mem: &dyn TargetMemory,
     addr: TargetAddr,
     size: usize,
     what: &'static str,

@@ -4,10 +4,10 @@
 //! head pointing into unmapped memory, a list longer than the limit, and a
 //! library whose debug info lacks a member.
 
-use mpidd_read::{Limits, SymbolTable, SyntheticMemory};
+use mpidd_read::{Limits, SymbolTable, SyntheticMemory, TargetMemory};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::model::{Protocol, Queue};
-use mpiq_core::{ByteSource, DecodeError, LayoutTable, MpichCh3, NativeTarget, QueueDecoder};
+use mpiq_core::{DecodeError, LayoutTable, MpichCh3, NativeTarget, QueueDecoder};
 
 /// Offsets of this synthetic MPICH (deliberately not the real one's).
 fn layout() -> LayoutTable {
@@ -435,18 +435,13 @@ fn nested_offsets_that_overflow_are_named_as_layout_errors() {
 /// debugger callbacks, where nothing can be borrowed.
 struct CopyOnly<'a>(&'a SyntheticMemory);
 
-impl ByteSource for CopyOnly<'_> {
+impl TargetMemory for CopyOnly<'_> {
     fn abi(&self) -> TargetAbi {
-        ByteSource::abi(self.0)
+        self.0.abi()
     }
 
-    fn read_exact(
-        &self,
-        addr: TargetAddr,
-        buf: &mut [u8],
-        what: &'static str,
-    ) -> Result<(), mpidd_read::ReadError> {
-        ByteSource::read_exact(self.0, addr, buf, what)
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, mpidd_read::ReadError> {
+        self.0.read_into(addr, buf)
     }
 }
 

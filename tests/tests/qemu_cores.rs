@@ -24,7 +24,8 @@ use std::sync::OnceLock;
 use mpidd_read::mpi2dd::{self, PackingChoice};
 use mpidd_read::mpir;
 use mpidd_read::{
-    CoreTarget, CoreTargetOptions, FileSearch, Limits, ObjectProblem, SymbolSource, TargetMemory,
+    CoreTarget, CoreTargetOptions, FileSearch, Limits, ObjectProblem, ReadRecords, SymbolSource,
+    TargetMemory,
 };
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirDebugState,
