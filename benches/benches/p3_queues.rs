@@ -9,7 +9,7 @@
 
 use criterion::{criterion_main, Criterion};
 use mpidd_read::{CoreTarget, Limits, TargetMemory, TypeOracle};
-use mpiq_core::{detect, MqsLibrary, MqsLimits, MqsTarget, NativeTarget, TargetTypeSizes};
+use mpiq_core::{detect, MqsLibrary, MqsTarget, NativeTarget, TargetTypeSizes};
 
 fn queues(c: &mut Criterion) {
     let core = std::env::var_os("MPIDD_BENCH_QUEUES_CORE").expect(
@@ -49,7 +49,7 @@ fn queues(c: &mut Criterion) {
     );
     let dll_count = count(
         &library
-            .read_queues(&mqs_target, &MqsLimits::default())
+            .read_queues(&mqs_target, &Limits::default())
             .unwrap(),
     );
     assert_eq!(native_count, dll_count);
@@ -72,7 +72,7 @@ fn queues(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 library
-                    .read_queues(&mqs_target, &MqsLimits::default())
+                    .read_queues(&mqs_target, &Limits::default())
                     .expect("queues")
             })
         },

@@ -10,7 +10,7 @@
 use criterion::{criterion_main, Criterion};
 use mpidd_read::{CoreTarget, Limits, TargetMemory, TypeOracle};
 use mpiq_core::{read_native_queues, TargetTypeSizes};
-use mpiq_core::{MqsLibrary, MqsLimits, MqsTarget, NativeTarget, OmpiOb1, QueueDecoder};
+use mpiq_core::{MqsLibrary, MqsTarget, NativeTarget, OmpiOb1, QueueDecoder};
 
 fn queues(c: &mut Criterion) {
     let core = std::env::var_os("MPIDD_BENCH_OMPI_QUEUES_CORE").expect(
@@ -51,7 +51,7 @@ fn queues(c: &mut Criterion) {
     let native_count = count(&native);
     let dll_count = count(
         &library
-            .read_queues(&mqs_target, &MqsLimits::default())
+            .read_queues(&mqs_target, &Limits::default())
             .unwrap(),
     );
     assert_eq!(native_count, dll_count);
@@ -74,7 +74,7 @@ fn queues(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 library
-                    .read_queues(&mqs_target, &MqsLimits::default())
+                    .read_queues(&mqs_target, &Limits::default())
                     .expect("queues")
             })
         },

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use mpidd_read::{CoreOptions, SyntheticJob};
+use mpidd_read::{SyntheticCoreOptions, SyntheticJob};
 use mpidd_types::TargetAbi;
 
 /// Ranks in the P1 table.
@@ -52,7 +52,7 @@ pub fn million_rank_core() -> CoreFiles {
         .mpir_starter(&spec)
         .build();
     std::fs::create_dir_all(&dir).expect("a directory for the benchmark core");
-    job.write_files(&files.core, &files.exe, CoreOptions::default())
+    job.write_files(&files.core, &files.exe, SyntheticCoreOptions::default())
         .expect("writing the benchmark core");
     files
 }

@@ -22,7 +22,7 @@ use mpidd_read::mpi2dd::Mpi2ddPeer;
 use mpidd_read::mpir::{self, MpirState};
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, JobTree};
-use mpidd_read::{CoreOptions, CoreTarget, Limits, SyntheticJob};
+use mpidd_read::{CoreTarget, Limits, SyntheticCoreOptions, SyntheticJob};
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirProcdesc,
     MqsCommunicator, MqsPendingOperation, Packing, Record, TargetAbi,
@@ -197,7 +197,7 @@ fn round_trip(abi: TargetAbi, dir: &Path) -> Result<(AbiReport, MpirState, JobTr
     for (p, job) in processes(abi) {
         let core = dir.join(format!("{}-{}.core", p.host, p.pid));
         let exe = dir.join(format!("{}-{}", p.host, p.pid));
-        job.write_files(&core, &exe, CoreOptions::default())
+        job.write_files(&core, &exe, SyntheticCoreOptions::default())
             .map_err(|e| write_err(&e))?;
         core_bytes += std::fs::metadata(&core).map(|m| m.len()).unwrap_or(0);
         if p.pid == META.pid {

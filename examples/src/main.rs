@@ -23,7 +23,6 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use mpidd_read::Limits;
 use mpidd_types::Packing;
-use mpiq_core::MqsLimits;
 use target_args::TargetArgs;
 
 mod agent;
@@ -145,10 +144,10 @@ enum Command {
         #[arg(long)]
         rank: Option<i32>,
         /// Most communicators taken from the library.
-        #[arg(long, default_value_t = MqsLimits::default().max_communicators)]
+        #[arg(long, default_value_t = Limits::default().max_communicators)]
         max_communicators: usize,
         /// Most operations taken from one queue.
-        #[arg(long, default_value_t = MqsLimits::default().max_operations)]
+        #[arg(long, default_value_t = Limits::default().max_operations)]
         max_operations: usize,
         /// A layout profile to use when the MPI library has no debug info
         /// (besides the profiles mpidd ships); chosen only for a library
@@ -301,12 +300,9 @@ fn main() -> ExitCode {
                         no_stop,
                         verbose: target.verbose(),
                         json,
-                        limits: MqsLimits {
+                        limits: Limits {
                             max_communicators,
                             max_operations,
-                            ..MqsLimits::default()
-                        },
-                        read_limits: Limits {
                             max_list_len: max_operations.max(max_communicators) as u64,
                             ..Limits::default()
                         },

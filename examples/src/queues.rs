@@ -8,8 +8,7 @@ use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TypeOracle};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
-    world_rank, DecodeError, LayoutResolver, MqsError, MqsLibrary, MqsLimits, MqsTarget,
-    TargetTypeSizes,
+    world_rank, DecodeError, LayoutResolver, MqsError, MqsLibrary, MqsTarget, TargetTypeSizes,
 };
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, Source};
@@ -43,10 +42,9 @@ pub struct Options {
     pub verbose: bool,
     /// Print JSON.
     pub json: bool,
-    /// Bounds on the library's iterators.
-    pub limits: MqsLimits,
-    /// Bounds on what the native decoder reads.
-    pub read_limits: Limits,
+    /// Bounds on what the native decoder reads and on the library's
+    /// iterators.
+    pub limits: Limits,
 }
 
 /// Failures of `mpidd queues`.
@@ -129,7 +127,7 @@ fn read<T: OpenTarget>(
             _ => resolver,
         };
         let dwarf = (!options.prefer_profile).then_some(&types);
-        let read = resolver.read_queues(t, t, t.elf_symbols(), dwarf, &options.read_limits);
+        let read = resolver.read_queues(t, t, t.elf_symbols(), dwarf, &options.limits);
         crate::cache::print_warnings(resolver.take_warnings());
         let (queues, origin) = read?;
         match origin {
@@ -154,7 +152,7 @@ fn read<T: OpenTarget>(
     let dll = |library: &MqsLibrary| -> Result<ProcessQueues, QueuesError> {
         let rank = match options.rank {
             Some(rank) => rank,
-            None => match world_rank(t, t, &types, &options.read_limits) {
+            None => match world_rank(t, t, &types, &options.limits) {
                 Ok(found) => found.rank,
                 // A layout profile may still give the native decoder the
                 // world communicator.

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use mpidd_read::{Field, TypeError, TypeLayout, TypeOracle};
+use mpidd_read::{MemberLayout, TypeError, TypeLayout, TypeOracle};
 
 /// What to show.
 pub struct Options {
@@ -86,7 +86,7 @@ pub fn text(layout: &TypeLayout) -> String {
     s
 }
 
-fn push_field(s: &mut String, field: &Field, depth: usize) {
+fn push_field(s: &mut String, field: &MemberLayout, depth: usize) {
     let size = field.size.map_or("?".to_string(), |n| n.to_string());
     let bits = field.bits.map_or(String::new(), |b| {
         format!("{}:{}", b.bit_offset, b.bit_size)

@@ -25,7 +25,7 @@ use mpidd_read::mpi2dd::Mpi2ddPeer;
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, Connector, JobTree};
 use mpidd_read::{
-    link_map, mpir, CoreOptions, CoreTarget, ReadError, SymbolTable, SyntheticJob, SyntheticMemory,
+    link_map, mpir, SyntheticCoreOptions, CoreTarget, ReadError, SymbolTable, SyntheticJob, SyntheticMemory,
     TypeOracle,
 };
 use mpidd_types::{AddressWidth, ByteOrder, Packing, TargetAbi, TargetAddr};
@@ -845,7 +845,7 @@ fn cores(out: &Path) -> Result<()> {
             .build();
         for omit_nt_file in [false, true] {
             let (core, exe): (PathBuf, PathBuf) = (tmp.join("core"), tmp.join("mpirun"));
-            job.write_files(&core, &exe, CoreOptions { omit_nt_file })?;
+            job.write_files(&core, &exe, SyntheticCoreOptions { omit_nt_file })?;
             let seed = core_file_input(abi, &std::fs::read(&core)?, &std::fs::read(&exe)?);
             let target = CoreTarget::open(&core, Some(&exe), None)?;
             let state = mpir::read_state(&target, &target, &limits())?;

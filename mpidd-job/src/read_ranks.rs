@@ -17,8 +17,7 @@ use mpidd_read::{
 };
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    read_native_queues, world_rank, LayoutResolver, Layouts, MqsLibrary, MqsLimits, MqsTarget,
-    TargetTypeSizes,
+    read_native_queues, world_rank, LayoutResolver, Layouts, MqsLibrary, MqsTarget, TargetTypeSizes,
 };
 
 use crate::reading::RankReading;
@@ -80,10 +79,9 @@ impl RankTarget {
 /// How ranks are read.
 #[derive(Clone)]
 pub struct ReadOptions {
-    /// Bounds on every read of target memory.
+    /// Bounds on every read of target memory and on a vendor library's
+    /// iterators.
     pub limits: Limits,
-    /// Bounds on a vendor library's iterators.
-    pub mqs_limits: MqsLimits,
     /// Whether to take every thread's call stack.
     pub stacks: bool,
     /// Bounds on each stack.
@@ -111,7 +109,6 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             limits: Limits::default(),
-            mqs_limits: MqsLimits::default(),
             stacks: true,
             stack_limits: StackLimits::default(),
             stop: true,
@@ -354,7 +351,7 @@ impl JobReader {
                 };
                 let _one_at_a_time = lock.lock().unwrap_or_else(|e| e.into_inner());
                 library
-                    .read_queues(&target, &self.options.mqs_limits)
+                    .read_queues(&target, &self.options.limits)
                     .map_err(|e| format!("queues: {native_error}; the vendor library: {e}"))
             }
             (Err(e), None) => Err(format!("queues: {e}")),

@@ -4,7 +4,7 @@
 //!
 //! With RANKS, the table has that many entries spread over RANKS/64 hosts.
 
-use mpidd_read::{CoreOptions, SyntheticJob};
+use mpidd_read::{SyntheticCoreOptions, SyntheticJob};
 use mpidd_types::TargetAbi;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     job.write_files(
         &dir.join("job.core"),
         &dir.join("mpirun"),
-        CoreOptions::default(),
+        SyntheticCoreOptions::default(),
     )?;
     println!(
         "wrote {}/job.core and {}/mpirun",

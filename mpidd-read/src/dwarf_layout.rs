@@ -19,7 +19,7 @@ use crate::dwarf_file::{DwarfFile, DwarfReader};
 use crate::dwarf_index::{Candidate, TagClass};
 use crate::dwarf_units::{header_at, open_unit, same_unit, DieRef, UnitDirectory, UnitSection};
 use crate::type_error::TypeError;
-use crate::type_layout::{BitField, Enumerator, Field, TypeHandle, TypeKind, TypeLayout};
+use crate::type_layout::{BitField, Enumerator, MemberLayout, TypeHandle, TypeKind, TypeLayout};
 
 /// Most steps along one chain of type references (typedefs, qualifiers,
 /// pointers, array elements).
@@ -351,7 +351,12 @@ impl<'a> TypeReader<'a> {
 
     /// The members of the struct or union `parent`, with offsets from
     /// `base`.
-    fn members(&self, parent: &Die<'a>, base: u64, depth: u64) -> Result<Vec<Field>, TypeError> {
+    fn members(
+        &self,
+        parent: &Die<'a>,
+        base: u64,
+        depth: u64,
+    ) -> Result<Vec<MemberLayout>, TypeError> {
         if depth >= MAX_NESTING {
             return Err(self.limit("nesting of anonymous members", MAX_NESTING));
         }
@@ -379,7 +384,7 @@ impl<'a> TypeReader<'a> {
     }
 
     /// One member, at `base` plus its own location.
-    fn member(&self, die: &Die<'a>, base: u64, depth: u64) -> Result<Field, TypeError> {
+    fn member(&self, die: &Die<'a>, base: u64, depth: u64) -> Result<MemberLayout, TypeError> {
         let name = match die.entry.tag() {
             // A C++ base class is reached like an anonymous member.
             gimli::DW_TAG_inheritance => None,
@@ -434,7 +439,7 @@ impl<'a> TypeReader<'a> {
             }
             _ => (None, Vec::new()),
         };
-        Ok(Field {
+        Ok(MemberLayout {
             name,
             offset,
             size,

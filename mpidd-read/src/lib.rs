@@ -136,12 +136,12 @@ pub use stack_unwind::{
     core_stacks, live_stacks, Frame, StackError, StackLimits, StackUnwinder, ThreadStack,
 };
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
-pub use synthetic_elf::{CoreOptions, WriteError};
+pub use synthetic_elf::{SyntheticCoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;
 pub use thread_registers::{StackArch, ThreadRegisters};
 pub use type_error::{SearchedObject, TypeError};
-pub use type_layout::{BaseTypeSizes, BitField, Enumerator, Field, TypeKind, TypeLayout};
+pub use type_layout::{BaseTypeSizes, BitField, Enumerator, MemberLayout, TypeKind, TypeLayout};
 pub use type_oracle::TypeOracle;
 pub use walk::Connector;
 

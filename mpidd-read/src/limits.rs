@@ -44,6 +44,31 @@ pub struct Limits {
     /// million-rank table with its strings is about 100 MB, while a corrupt
     /// target cannot keep a reader busy without end.
     pub max_total_bytes: u64,
+    /// Most communicators taken from one process through a vendor
+    /// message-queue library's iterator (native decoders walk the lists
+    /// themselves, bounded by `max_list_len`). Default 65,536.
+    #[serde(default = "default_max_communicators")]
+    pub max_communicators: usize,
+    /// Most operations taken from one queue of one communicator of a
+    /// vendor message-queue library. Default 1,048,576.
+    #[serde(default = "default_max_operations")]
+    pub max_operations: usize,
+    /// Largest communicator group asked of a vendor message-queue library
+    /// (`mqs_get_comm_group`). Default 1,048,576.
+    #[serde(default = "default_max_group_size")]
+    pub max_group_size: usize,
+}
+
+fn default_max_communicators() -> usize {
+    1 << 16
+}
+
+fn default_max_operations() -> usize {
+    1 << 20
+}
+
+fn default_max_group_size() -> usize {
+    1 << 20
 }
 
 impl Limits {
@@ -88,6 +113,9 @@ impl Default for Limits {
             max_list_len: 1 << 20,
             max_record_bytes: 1 << 24,
             max_total_bytes: 1 << 32,
+            max_communicators: default_max_communicators(),
+            max_operations: default_max_operations(),
+            max_group_size: default_max_group_size(),
         }
     }
 }

@@ -26,7 +26,7 @@ pub(crate) const PAGE: u64 = 4096;
 
 /// Options for [`SyntheticJob::write_files`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CoreOptions {
+pub struct SyntheticCoreOptions {
     /// Leave NT_FILE out, as qemu-user does.
     pub omit_nt_file: bool,
 }
@@ -118,7 +118,7 @@ impl SyntheticJob {
         &self,
         core: &Path,
         executable: &Path,
-        options: CoreOptions,
+        options: SyntheticCoreOptions,
     ) -> Result<(), WriteError> {
         let exe_path = executable.to_string_lossy().into_owned();
         let exe = self.executable_bytes()?;
@@ -233,7 +233,11 @@ impl SyntheticJob {
         Ok(buf)
     }
 
-    fn core_bytes(&self, exe_path: &str, options: CoreOptions) -> Result<Vec<u8>, WriteError> {
+    fn core_bytes(
+        &self,
+        exe_path: &str,
+        options: SyntheticCoreOptions,
+    ) -> Result<Vec<u8>, WriteError> {
         let abi = self.memory.abi();
         let ptr = abi.address_bytes();
         let bias = self.layout.bias;

@@ -42,8 +42,8 @@ pub struct TypeLayout {
     pub object: String,
     /// For a struct or union, its direct members in declaration order.
     /// Anonymous struct and union members have no name and carry their own
-    /// members in [`Field::members`].
-    pub members: Vec<Field>,
+    /// members in [`MemberLayout::members`].
+    pub members: Vec<MemberLayout>,
     /// For an enumeration, its enumerators in declaration order. Empty
     /// otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -81,12 +81,12 @@ impl TypeLayout {
     /// The member called `name`: a direct member, or (C11) a member of an
     /// anonymous struct or union member at any depth. Its offset is from the
     /// start of this type.
-    pub fn field(&self, name: &str) -> Option<&Field> {
+    pub fn field(&self, name: &str) -> Option<&MemberLayout> {
         find_field(&self.members, name)
     }
 }
 
-fn find_field<'a>(members: &'a [Field], name: &str) -> Option<&'a Field> {
+fn find_field<'a>(members: &'a [MemberLayout], name: &str) -> Option<&'a MemberLayout> {
     members
         .iter()
         .find(|f| f.name.as_deref() == Some(name))
@@ -100,7 +100,7 @@ fn find_field<'a>(members: &'a [Field], name: &str) -> Option<&'a Field> {
 
 /// One member of a struct or union.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Field {
+pub struct MemberLayout {
     /// Its name; `None` for an anonymous struct or union member.
     pub name: Option<String>,
     /// Byte offset from the start of the outermost type asked about. For a
@@ -122,7 +122,7 @@ pub struct Field {
     /// For an anonymous struct or union member, that type's members, with
     /// offsets from the same outermost type. Empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub members: Vec<Field>,
+    pub members: Vec<MemberLayout>,
     /// Where the member's type is, for
     /// [`member_type`](crate::TypeOracle::member_type).
     #[serde(skip)]
@@ -133,12 +133,12 @@ pub struct Field {
 ///
 /// Bits are numbered as DWARF 4 and 5 number them
 /// (`DW_AT_data_bit_offset`): on a little-endian target from the least
-/// significant bit of the byte at [`Field::offset`] upwards, on a big-endian
+/// significant bit of the byte at [`MemberLayout::offset`] upwards, on a big-endian
 /// one from its most significant bit downwards. DWARF 2 and 3's
 /// `DW_AT_bit_offset` is converted to that numbering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct BitField {
-    /// Bits before the field's first bit, counted from [`Field::offset`]:
+    /// Bits before the field's first bit, counted from [`MemberLayout::offset`]:
     /// always less than 8.
     pub bit_offset: u64,
     /// The field's width in bits.
@@ -146,13 +146,13 @@ pub struct BitField {
 }
 
 impl BitField {
-    /// How many bytes from [`Field::offset`] hold the field.
+    /// How many bytes from [`MemberLayout::offset`] hold the field.
     pub fn byte_span(&self) -> u64 {
         (self.bit_offset + self.bit_size).div_ceil(8)
     }
 
     /// The field's value, zero-extended, from `bytes` read at
-    /// [`Field::offset`] in the target's byte order. `None` when `bytes`
+    /// [`MemberLayout::offset`] in the target's byte order. `None` when `bytes`
     /// is shorter than [`byte_span`](Self::byte_span) or the field is
     /// wider than 64 bits.
     ///
@@ -252,8 +252,8 @@ pub(crate) struct TypeHandle {
 mod tests {
     use super::*;
 
-    fn field(name: Option<&str>, offset: u64, members: Vec<Field>) -> Field {
-        Field {
+    fn field(name: Option<&str>, offset: u64, members: Vec<MemberLayout>) -> MemberLayout {
+        MemberLayout {
             name: name.map(String::from),
             offset,
             size: Some(4),

@@ -19,7 +19,7 @@ use crate::dwarf_layout::{Resolved, TypeReader};
 use crate::dwarf_units::UnitDirectory;
 use crate::elf_symbols::ElfSymbols;
 use crate::type_error::{SearchedObject, TypeError};
-use crate::type_layout::{BaseTypeSizes, Field, TypeKind, TypeLayout};
+use crate::type_layout::{BaseTypeSizes, MemberLayout, TypeKind, TypeLayout};
 
 /// Answers questions about the C types of a target's objects from their
 /// DWARF.
@@ -220,12 +220,12 @@ impl TypeOracle {
     /// through typedefs and through anonymous struct and union members (a
     /// C11 path names only the named members). The field's offset is from
     /// the start of `type_name`.
-    pub fn offset_of(&self, type_name: &str, path: &str) -> Result<Field, TypeError> {
+    pub fn offset_of(&self, type_name: &str, path: &str) -> Result<MemberLayout, TypeError> {
         let layout = self.find_type(type_name)?;
         self.descend(layout, path)
     }
 
-    fn descend(&self, mut layout: TypeLayout, path: &str) -> Result<Field, TypeError> {
+    fn descend(&self, mut layout: TypeLayout, path: &str) -> Result<MemberLayout, TypeError> {
         let mut base = 0u64;
         let mut label = layout.name.clone();
         let mut parts = path.split('.').peekable();
@@ -256,7 +256,7 @@ impl TypeOracle {
     /// The type of a member, typedefs and qualifiers resolved, as a full
     /// layout whose offsets start from the member. `field` must come from
     /// this oracle.
-    pub fn member_type(&self, field: &Field) -> Result<TypeLayout, TypeError> {
+    pub fn member_type(&self, field: &MemberLayout) -> Result<TypeLayout, TypeError> {
         let no_type = || TypeError::NoType {
             field: field.name.clone().unwrap_or_else(|| "<anonymous>".into()),
         };
@@ -554,7 +554,7 @@ impl TypeOracle {
 }
 
 /// `field` with `delta` added to its offset and its anonymous members'.
-fn shifted(mut field: Field, delta: u64) -> Field {
+fn shifted(mut field: MemberLayout, delta: u64) -> MemberLayout {
     field.offset = field.offset.saturating_add(delta);
     field.members = field
         .members

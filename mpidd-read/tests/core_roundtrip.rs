@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use mpidd_read::mpir;
-use mpidd_read::{CoreOptions, CoreTarget, CoreTargetError, Limits, SymbolSource, SyntheticJob};
+use mpidd_read::{
+    CoreTarget, CoreTargetError, Limits, SymbolSource, SyntheticCoreOptions, SyntheticJob,
+};
 use mpidd_types::{AddressWidth, ByteOrder, MpirDebugState, TargetAbi};
 use proptest::prelude::*;
 
@@ -51,7 +53,7 @@ fn every_abi_round_trips_through_a_core_file() {
                 .mpir_dll_name("/usr/lib/libtvmpich.so")
                 .build();
             let (core, exe) = (dir.join("job.core"), dir.join("mpirun"));
-            job.write_files(&core, &exe, CoreOptions { omit_nt_file })
+            job.write_files(&core, &exe, SyntheticCoreOptions { omit_nt_file })
                 .unwrap();
 
             let exe_arg = omit_nt_file.then_some(exe.as_path());
@@ -121,7 +123,7 @@ fn a_core_without_nt_file_needs_the_executable() {
     job.write_files(
         &core,
         &dir.join("mpirun"),
-        CoreOptions { omit_nt_file: true },
+        SyntheticCoreOptions { omit_nt_file: true },
     )
     .unwrap();
     let err = CoreTarget::open(&core, None, None).unwrap_err();
@@ -140,7 +142,7 @@ fn a_sysroot_finds_moved_files() {
     std::fs::create_dir_all(root.join("opt")).unwrap();
     let core = dir.join("job.core");
     let moved = root.join("opt/mpirun");
-    job.write_files(&core, &moved, CoreOptions::default())
+    job.write_files(&core, &moved, SyntheticCoreOptions::default())
         .unwrap();
     // Rewrite the core so that it names /opt/mpirun instead.
     let bytes = std::fs::read(&core).unwrap();
@@ -189,7 +191,7 @@ proptest! {
         let spec_ref: Vec<_> = spec.iter().map(|(h, e, p)| (h.as_str(), e.as_str(), *p)).collect();
         let job = SyntheticJob::builder(abi).mpir_starter(&spec_ref).build();
         let (core, exe) = (dir.join("c"), dir.join("e"));
-        job.write_files(&core, &exe, CoreOptions::default()).unwrap();
+        job.write_files(&core, &exe, SyntheticCoreOptions::default()).unwrap();
         let target = CoreTarget::open(&core, None, None).unwrap();
         let state = mpir::read_state(&target, &target, &Limits::default()).unwrap();
         let got: Vec<_> = state.proctable.iter()

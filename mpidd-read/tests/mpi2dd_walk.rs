@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, PackingChoice};
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, WalkError};
-use mpidd_read::{Connector, CoreOptions, Limits, ReadError, SyntheticJob};
+use mpidd_read::{Connector, Limits, ReadError, SyntheticCoreOptions, SyntheticJob};
 use mpidd_types::{AddressWidth, ByteOrder, DebuggerFlags, MpiFlags, Packing, TargetAbi};
 use proptest::prelude::*;
 
@@ -295,7 +295,7 @@ fn the_walk_works_over_real_core_files() {
             j.write_files(
                 &core,
                 &dir.join(format!("{host}-{pid}.exe")),
-                CoreOptions::default(),
+                SyntheticCoreOptions::default(),
             )
             .unwrap();
             from_cores.insert(host, *pid, &core, None);

@@ -4,7 +4,7 @@
 //! path gives up.
 
 use mpidd_read::mpir::{self, MpirError, MpirProcess, ProcTable};
-use mpidd_read::{CoreOptions, CoreTarget, Limits, ReadError, SyntheticJob};
+use mpidd_read::{CoreTarget, Limits, ReadError, SyntheticCoreOptions, SyntheticJob};
 use mpidd_types::TargetAbi;
 
 /// `ranks` ranks on `hosts` hosts, each rank with its own copy of its
@@ -33,7 +33,7 @@ fn core_of(job: &SyntheticJob, name: &str) -> (CoreTarget, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("mpidd-proc-table-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (core, exe) = (dir.join("core"), dir.join("exe"));
-    job.write_files(&core, &exe, CoreOptions::default())
+    job.write_files(&core, &exe, SyntheticCoreOptions::default())
         .unwrap();
     (CoreTarget::open(&core, Some(&exe), None).unwrap(), dir)
 }

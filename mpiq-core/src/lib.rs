@@ -86,7 +86,7 @@ pub use mpich_ch3::MpichCh3;
 pub use mpich_ch4::MpichCh4;
 pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
-pub use mqs_host::{MqsError, MqsLibrary, MqsLimits};
+pub use mqs_host::{MqsError, MqsLibrary};
 pub use mqs_target::{MqsTarget, TargetTypeSizes};
 pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
 pub use world_rank::{mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError};

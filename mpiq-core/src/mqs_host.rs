@@ -31,27 +31,7 @@ use crate::mqs_callbacks::{
     IMAGE_CALLBACKS, JOB_CALLBACKS, PROCESS_CALLBACKS,
 };
 use crate::mqs_target::MqsTarget;
-
-/// How far the host follows a library's iterators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MqsLimits {
-    /// Most communicators taken from one process.
-    pub max_communicators: usize,
-    /// Most operations taken from one queue of one communicator.
-    pub max_operations: usize,
-    /// Largest group asked for through `mqs_get_comm_group`.
-    pub max_group_size: usize,
-}
-
-impl Default for MqsLimits {
-    fn default() -> Self {
-        MqsLimits {
-            max_communicators: 1 << 16,
-            max_operations: 1 << 20,
-            max_group_size: 1 << 20,
-        }
-    }
-}
+use mpidd_read::Limits;
 
 /// Why a message-queue library could not be used or failed.
 #[derive(Debug, thiserror::Error)]
@@ -347,7 +327,7 @@ impl MqsLibrary {
     pub fn read_queues(
         &self,
         target: &MqsTarget<'_>,
-        limits: &MqsLimits,
+        limits: &Limits,
     ) -> Result<ProcessQueues, MqsError> {
         let _one_at_a_time = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         let diagnostics: SharedDiagnostics = Rc::new(RefCell::new(Diagnostics::default()));
@@ -360,7 +340,7 @@ impl MqsLibrary {
     fn read_queues_inner(
         &self,
         target: &MqsTarget<'_>,
-        limits: &MqsLimits,
+        limits: &Limits,
         diagnostics: &SharedDiagnostics,
     ) -> Result<ProcessQueues, MqsError> {
         let image = ImageState::new(target, diagnostics.clone());
@@ -532,7 +512,7 @@ impl MqsLibrary {
         get_group: GetCommGroupFn,
         process_ptr: *mut MqsProcess,
         size: i64,
-        limits: &MqsLimits,
+        limits: &Limits,
         int_size: u32,
     ) -> Option<Vec<i64>> {
         let n = usize::try_from(size)
@@ -554,7 +534,7 @@ impl MqsLibrary {
         &self,
         process_ptr: *mut MqsProcess,
         kind: QueueKind,
-        limits: &MqsLimits,
+        limits: &Limits,
         int_size: u32,
         diagnostics: &SharedDiagnostics,
     ) -> Queue {

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock, RwLock};
 
-use mpidd_read::{SymbolTable, SyntheticMemory, TypeOracle};
+use mpidd_read::{Limits, SymbolTable, SyntheticMemory, TypeOracle};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::model::Queue;
-use mpiq_core::{MqsError, MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes};
+use mpiq_core::{MqsError, MqsLibrary, MqsTarget, TargetTypeSizes};
 
 fn ref_mpich() -> PathBuf {
     let prefix = std::env::var_os("MPIDD_REF_MPICH")
@@ -198,7 +198,7 @@ fn read(
     nodes: &[(&str, i32, i64)],
     cycle: bool,
     types: &TypeOracle,
-    limits: &MqsLimits,
+    limits: &Limits,
 ) -> Result<mpiq_core::model::ProcessQueues, MqsError> {
     let _shared = COUNTING.read().unwrap_or_else(|e| e.into_inner());
     read_unlocked(l, mode, nodes, cycle, types, limits)
@@ -210,7 +210,7 @@ fn read_unlocked(
     nodes: &[(&str, i32, i64)],
     cycle: bool,
     types: &TypeOracle,
-    limits: &MqsLimits,
+    limits: &Limits,
 ) -> Result<mpiq_core::model::ProcessQueues, MqsError> {
     let (mem, symbols) = target_memory(l, mode, nodes, cycle);
     let target = MqsTarget {
@@ -230,7 +230,7 @@ fn check_every_callback(l: &Layout) {
     assert_eq!(lib.compatibility(), 3);
     let types = oracle(l);
     let nodes = [("alpha", 7, 2), ("beta", -1, 5)];
-    let q = read(l, 0, &nodes, false, &types, &MqsLimits::default()).expect("the probe reads");
+    let q = read(l, 0, &nodes, false, &types, &Limits::default()).expect("the probe reads");
     assert!(!q.truncated);
     assert_eq!(q.global_rank, 3);
     let names: Vec<&str> = q.communicators.iter().map(|c| c.name.as_str()).collect();
@@ -343,7 +343,7 @@ fn info_is_destroyed_once_per_read() {
         count(b"probe_destroyed_processes"),
         count(b"probe_destroyed_jobs"),
     );
-    read_unlocked(&LP64_LE, 0, &[], false, &types, &MqsLimits::default()).unwrap();
+    read_unlocked(&LP64_LE, 0, &[], false, &types, &Limits::default()).unwrap();
     let after = (
         count(b"probe_destroyed_images"),
         count(b"probe_destroyed_processes"),
@@ -355,10 +355,11 @@ fn info_is_destroyed_once_per_read() {
 #[test]
 fn garbage_is_bounded() {
     let types = oracle(&LP64_LE);
-    let limits = MqsLimits {
+    let limits = Limits {
         max_communicators: 5,
         max_operations: 7,
         max_group_size: 16,
+        ..Limits::default()
     };
     let q = read(&LP64_LE, 1, &[], false, &types, &limits).unwrap();
     assert!(q.truncated);
@@ -396,9 +397,9 @@ fn garbage_is_bounded() {
 #[test]
 fn a_cyclic_target_list_stops_at_the_limit() {
     let types = oracle(&LP64_LE);
-    let limits = MqsLimits {
+    let limits = Limits {
         max_communicators: 10,
-        ..MqsLimits::default()
+        ..Limits::default()
     };
     let q = read(
         &LP64_LE,
@@ -416,7 +417,7 @@ fn a_cyclic_target_list_stops_at_the_limit() {
 #[test]
 fn missing_types_refuse_the_image_and_say_why() {
     let types = TypeOracle::new();
-    let err = read(&LP64_LE, 0, &[], false, &types, &MqsLimits::default()).unwrap_err();
+    let err = read(&LP64_LE, 0, &[], false, &types, &Limits::default()).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, MqsError::NoQueuesInImage { .. }), "{text}");
     assert!(text.contains("probe image /probe/app checked"), "{text}");
@@ -426,7 +427,7 @@ fn missing_types_refuse_the_image_and_say_why() {
 #[test]
 fn a_refused_process_reports_the_library_error() {
     let types = oracle(&LP64_LE);
-    let err = read(&LP64_LE, 2, &[], false, &types, &MqsLimits::default()).unwrap_err();
+    let err = read(&LP64_LE, 2, &[], false, &types, &Limits::default()).unwrap_err();
     assert!(matches!(err, MqsError::NoQueuesInProcess { .. }), "{err}");
     assert!(
         err.to_string().contains("probe: refused on purpose"),
