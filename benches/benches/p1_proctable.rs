@@ -15,7 +15,7 @@ fn proctable(c: &mut Criterion) {
     group.bench_function("open core + read 1M-entry MPIR table", |b| {
         b.iter(|| {
             let target = CoreTarget::open_with(&files.core, &options).expect("open");
-            let state = mpir::read_state(&target, &target, &Limits::default()).expect("read");
+            let state = mpir::read_state(&target, &Limits::default()).expect("read");
             assert_eq!(state.proctable.len(), mpidd_benches::RANKS);
             state
         })

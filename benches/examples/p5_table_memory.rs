@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: p5_table_memory CORE EXE".into());
     };
     let target = CoreTarget::open(core.as_ref(), Some(exe.as_ref()), None)?;
-    let state = mpir::read_state(&target, &target, &Limits::default())?;
+    let state = mpir::read_state(&target, &Limits::default())?;
     let t = &state.proctable;
     println!(
         "{} {} {} {:.1}",

@@ -211,7 +211,7 @@ fn round_trip(abi: TargetAbi, dir: &Path) -> Result<(AbiReport, MpirState, JobTr
     };
     let limits = Limits::default();
     let starter = CoreTarget::open(&starter_core, None, None).map_err(|e| read_err(&e))?;
-    let mpir = mpir::read_state(&starter, &starter, &limits).map_err(|e| read_err(&e))?;
+    let mpir = mpir::read_state(&starter, &limits).map_err(|e| read_err(&e))?;
     let start = Mpi2ddPeer {
         host_name: META.host.into(),
         executable_name: META.exe.into(),

@@ -308,7 +308,7 @@ pub fn attach(pid: i32, opts: &Options) -> Result<(), LaunchError> {
     let mut out = std::io::stdout().lock();
     let guard = AttachGuard::attach(pid)?;
     let target = LiveTarget::open(pid)?;
-    let state = mpir::read_state(&target, &target, &opts.limits);
+    let state = mpir::read_state(&target, &opts.limits);
     // The launcher runs on before the ranks are touched.
     guard.detach()?;
     let state = state?;

@@ -110,7 +110,7 @@ fn read<T: TargetMemory + SymbolSource>(
     limits: &Limits,
 ) -> Result<(Option<MpirState>, Option<Mpi2ddProcess>), ProcsError> {
     match (
-        mpir::read_state(t, t, limits),
+        mpir::read_state(t, limits),
         mpi2dd::read_process(t, t, packing, limits),
     ) {
         (Err(mpir @ MpirError::NoMpirSymbols { .. }), Err(mpi2dd @ Mpi2ddError::NoInfo { .. })) => {

@@ -164,8 +164,7 @@ fn resolve(source: &Source) -> Result<(StepInfo, Vec<LaunchedRank>), SlurmError>
 fn srun_table(pid: i32) -> Result<Vec<LaunchedRank>, SlurmError> {
     let error = |reason: String| SlurmError::Table { pid, reason };
     let srun = LiveTarget::open(pid).map_err(|e| error(e.to_string()))?;
-    let state =
-        mpir::read_state(&srun, &srun, &Limits::default()).map_err(|e| error(e.to_string()))?;
+    let state = mpir::read_state(&srun, &Limits::default()).map_err(|e| error(e.to_string()))?;
     Ok(mpidd_job::discover::launched_ranks(&state))
 }
 

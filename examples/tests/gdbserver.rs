@@ -169,7 +169,6 @@ fn a_multi_server_attaches_by_pid_and_lets_the_process_go() {
     let hydra = job.mpiexec.id() as i32;
     let local = mpir::read_state(
         &mpidd_read::LiveTarget::open(hydra).unwrap(),
-        &mpidd_read::LiveTarget::open(hydra).unwrap(),
         &Limits::default(),
     )
     .unwrap();
@@ -184,7 +183,7 @@ fn a_multi_server_attaches_by_pid_and_lets_the_process_go() {
     .unwrap();
     assert_eq!(t.remote().pid(), hydra);
     assert_eq!(state(hydra).0, 't', "vAttach stops the launcher");
-    let remote = mpir::read_state(&t, &t, &Limits::default()).unwrap();
+    let remote = mpir::read_state(&t, &Limits::default()).unwrap();
     assert_eq!(remote, local);
     t.detach().unwrap();
     // The --multi server stays up; the process is let go at once.

@@ -227,7 +227,7 @@ fn mpir(out: &Path) -> Result<()> {
             .insert(object, "MPIR_attach_fifo", TargetAddr(extra + fifo), 0);
         let seed = encoded(&p, names);
         let back = Process::parse(&mut Cursor::new(&seed), names);
-        let state = mpir::read_state(&back, &back, &limits())?;
+        let state = mpir::read_state(&back, &limits())?;
         check(state.proctable.len() == 3, "the starter seed has 3 ranks")?;
         check(
             state.server_arguments.as_deref()
@@ -727,7 +727,7 @@ fn core_input(out: &Path, core: &Path, exe: Option<&Path>) -> Result<()> {
     let scratch = std::env::temp_dir().join(format!("mpidd-seed-core-{}", std::process::id()));
     std::fs::write(&scratch, &small)?;
     let reach = match CoreTarget::open(&scratch, exe, None) {
-        Ok(t) => match mpir::read_state(&t, &t, &limits()) {
+        Ok(t) => match mpir::read_state(&t, &limits()) {
             Ok(s) => format!("MPIR table of {}", s.proctable.len()),
             Err(e) => format!("no MPIR state ({e})"),
         },
@@ -848,7 +848,7 @@ fn cores(out: &Path) -> Result<()> {
             job.write_files(&core, &exe, SyntheticCoreOptions { omit_nt_file })?;
             let seed = core_file_input(abi, &std::fs::read(&core)?, &std::fs::read(&exe)?);
             let target = CoreTarget::open(&core, Some(&exe), None)?;
-            let state = mpir::read_state(&target, &target, &limits())?;
+            let state = mpir::read_state(&target, &limits())?;
             check(state.proctable.len() == 2, "the core seed has 2 ranks")?;
             let label = if omit_nt_file {
                 "no-nt-file"

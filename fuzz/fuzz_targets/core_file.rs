@@ -93,7 +93,7 @@ fuzz_target!(|data: &[u8]| {
         };
         let _ = target.problems().iter().map(|p| format!("{p:?}")).count();
         probe(target.core());
-        let _ = mpir::read_state(&target, &target, &limits);
+        let _ = mpir::read_state(&target, &limits);
         let _ = mpi2dd::read_process(&target, &target, Packing::Natural, &limits);
     }
 

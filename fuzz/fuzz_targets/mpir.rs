@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, NAMES);
     let limits = limits();
-    if let Ok(state) = mpir::read_state(&process, &process, &limits) {
+    if let Ok(state) = mpir::read_state(&process, &limits) {
         assert!(state.proctable.len() as u64 <= limits.max_table_entries);
         for p in &state.proctable {
             assert!(p.host_name.len() <= 3 * limits.max_string_len);

@@ -70,7 +70,7 @@ pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>
     }
     let launcher = LiveTarget::open(pid).map_err(|source| DiscoverError::Open { pid, source })?;
     if launcher.lookup(mpir::names::PROCTABLE).is_some() {
-        let state = mpir::read_state(&launcher, &launcher, limits)
+        let state = mpir::read_state(&launcher, limits)
             .map_err(|source| DiscoverError::Mpir { pid, source })?;
         if !state.proctable.is_empty() {
             let here = hostname();
@@ -210,7 +210,7 @@ pub fn launcher_core_table(
     options: &CoreTargetOptions,
 ) -> Result<Vec<LaunchedRank>, String> {
     let core = mpidd_read::CoreTarget::open_with(path, options).map_err(|e| e.to_string())?;
-    let state = mpir::read_state(&core, &core, &options.limits).map_err(|e| e.to_string())?;
+    let state = mpir::read_state(&core, &options.limits).map_err(|e| e.to_string())?;
     Ok(launched_ranks(&state))
 }
 

@@ -116,7 +116,7 @@ fn hint(errno: Errno) -> &'static str {
 /// let pid = 12345;
 /// let stopped = AttachGuard::attach(pid)?;
 /// let target = LiveTarget::open(pid)?;
-/// let state = mpir::read_state(&target, &target, &Limits::default())?;
+/// let state = mpir::read_state(&target, &Limits::default())?;
 /// stopped.detach()?;
 /// println!("{} ranks", state.proctable.len());
 /// # Ok::<(), Box<dyn std::error::Error>>(())

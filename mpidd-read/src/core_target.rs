@@ -156,7 +156,7 @@ impl std::fmt::Display for ObjectProblem {
 /// for problem in target.problems() {
 ///     eprintln!("warning: {problem}");
 /// }
-/// let state = mpir::read_state(&target, &target, &Limits::default())?;
+/// let state = mpir::read_state(&target, &Limits::default())?;
 /// println!("{} ranks", state.proctable.len());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -164,6 +164,7 @@ impl std::fmt::Display for ObjectProblem {
 pub struct CoreTarget {
     core: CoreFile,
     symbols: ElfSymbols,
+    types: std::sync::OnceLock<crate::type_oracle::TypeOracle>,
     executable: PathBuf,
     problems: Vec<ObjectProblem>,
 }
@@ -224,6 +225,7 @@ impl CoreTarget {
         let mut target = CoreTarget {
             core,
             symbols: ElfSymbols::new().with_debug_search(options.debug.clone()),
+            types: std::sync::OnceLock::new(),
             executable: exe_path.clone(),
             problems: Vec::new(),
         };
@@ -265,6 +267,14 @@ impl CoreTarget {
     /// ([`ElfSymbols::objects`]).
     pub fn symbols(&self) -> &ElfSymbols {
         &self.symbols
+    }
+
+    /// The C types of its loaded objects, from their DWARF (or their
+    /// debug files'), read on first use: the layouts it gives as a
+    /// [`Target`](crate::Target).
+    pub fn types(&self) -> &crate::type_oracle::TypeOracle {
+        self.types
+            .get_or_init(|| crate::type_oracle::TypeOracle::from_symbols(&self.symbols))
     }
 
     /// What kept loaded objects, or parts of them, out of this target.
@@ -443,5 +453,19 @@ impl SymbolSource for CoreTarget {
 
     fn searched_objects(&self) -> Vec<String> {
         self.symbols.searched_objects()
+    }
+}
+
+impl crate::target::Target for CoreTarget {
+    fn memory(&self) -> &dyn TargetMemory {
+        self
+    }
+
+    fn symbols(&self) -> &dyn SymbolSource {
+        self
+    }
+
+    fn layouts(&self) -> &dyn crate::layouts::Layouts {
+        self.types()
     }
 }

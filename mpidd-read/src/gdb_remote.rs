@@ -679,7 +679,7 @@ fn elf_abi(data: &[u8]) -> Result<TargetAbi, String> {
 ///
 /// // gdbserver --attach 127.0.0.1:2345 PID
 /// let t = GdbRemoteTarget::connect("127.0.0.1:2345", &GdbRemoteOptions::default())?;
-/// let state = mpir::read_state(&t, &t, &Limits::default())?;
+/// let state = mpir::read_state(&t, &Limits::default())?;
 /// println!("{} ranks", state.proctable.len());
 /// t.detach()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -690,6 +690,7 @@ pub struct GdbRemoteTarget {
     abi: TargetAbi,
     executable: PathBuf,
     symbols: ElfSymbols,
+    types: std::sync::OnceLock<crate::type_oracle::TypeOracle>,
     problems: Vec<ObjectProblem>,
 }
 
@@ -722,6 +723,7 @@ impl GdbRemoteTarget {
             abi,
             executable: executable.clone(),
             symbols: ElfSymbols::new(),
+            types: std::sync::OnceLock::new(),
             problems: Vec::new(),
         };
         let bias = if placement.relocatable {
@@ -865,6 +867,14 @@ impl GdbRemoteTarget {
         &self.symbols
     }
 
+    /// The C types of its loaded objects, from their DWARF (or their
+    /// debug files'), read on first use: the layouts it gives as a
+    /// [`Target`](crate::Target).
+    pub fn types(&self) -> &crate::type_oracle::TypeOracle {
+        self.types
+            .get_or_init(|| crate::type_oracle::TypeOracle::from_symbols(&self.symbols))
+    }
+
     /// Libraries that were left out, and why.
     pub fn problems(&self) -> &[ObjectProblem] {
         &self.problems
@@ -967,6 +977,20 @@ impl SymbolSource for GdbRemoteTarget {
 
     fn searched_objects(&self) -> Vec<String> {
         self.symbols.searched_objects()
+    }
+}
+
+impl crate::target::Target for GdbRemoteTarget {
+    fn memory(&self) -> &dyn TargetMemory {
+        self
+    }
+
+    fn symbols(&self) -> &dyn SymbolSource {
+        self
+    }
+
+    fn layouts(&self) -> &dyn crate::layouts::Layouts {
+        self.types()
     }
 }
 

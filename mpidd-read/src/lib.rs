@@ -55,7 +55,7 @@
 //!     .mpir_starter(&[("n1", "/bin/ring", 4001), ("n2", "/bin/ring", 4002)])
 //!     .mpir_dll_name("/usr/lib/libtvmpich.so")
 //!     .build();
-//! let state = mpir::read_state(&job.memory, &job.symbols, &Limits::default())?;
+//! let state = mpir::read_state(&job, &Limits::default())?;
 //! assert_eq!(state.debug_state, MpirDebugState::Spawned);
 //! assert_eq!(state.proctable.len(), 2);
 //! assert_eq!(state.dll_name.as_deref(), Some("/usr/lib/libtvmpich.so"));
@@ -99,6 +99,7 @@ mod synthetic_elf;
 mod synthetic_job;
 mod synthetic_memory;
 pub mod synthetic_process;
+mod target;
 mod thread_registers;
 mod type_error;
 mod type_layout;
@@ -139,6 +140,7 @@ pub use symbols::{Symbol, SymbolSource, SymbolTable};
 pub use synthetic_elf::{SyntheticCoreOptions, WriteError};
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 pub use synthetic_memory::SyntheticMemory;
+pub use target::{Target, TargetParts};
 pub use thread_registers::{StackArch, ThreadRegisters};
 pub use type_error::{SearchedObject, TypeError};
 pub use type_layout::{BaseTypeSizes, BitField, Enumerator, MemberLayout, TypeKind, TypeLayout};

@@ -338,7 +338,7 @@ impl TargetMemoryMut for LiveProcess {
 /// use mpidd_read::{mpir, Limits, LiveTarget};
 ///
 /// let mpirun = LiveTarget::open(12345)?;
-/// let state = mpir::read_state(&mpirun, &mpirun, &Limits::default())?;
+/// let state = mpir::read_state(&mpirun, &Limits::default())?;
 /// for p in &state.proctable {
 ///     println!("{} {} {}", p.host_name, p.pid, p.executable_name);
 /// }
@@ -348,6 +348,7 @@ impl TargetMemoryMut for LiveProcess {
 pub struct LiveTarget {
     process: LiveProcess,
     symbols: ElfSymbols,
+    types: std::sync::OnceLock<crate::type_oracle::TypeOracle>,
 }
 
 impl LiveTarget {
@@ -361,7 +362,11 @@ impl LiveTarget {
         symbols.add_mapped_objects(&process.mappings()?, "", |p| {
             root.join(Path::new(p.trim_start_matches('/')))
         });
-        Ok(LiveTarget { process, symbols })
+        Ok(LiveTarget {
+            process,
+            symbols,
+            types: std::sync::OnceLock::new(),
+        })
     }
 
     /// The process.
@@ -377,6 +382,14 @@ impl LiveTarget {
     /// The symbols.
     pub fn symbols(&self) -> &ElfSymbols {
         &self.symbols
+    }
+
+    /// The C types of its loaded objects, from their DWARF (or their
+    /// debug files'), read on first use: the layouts it gives as a
+    /// [`Target`](crate::Target).
+    pub fn types(&self) -> &crate::type_oracle::TypeOracle {
+        self.types
+            .get_or_init(|| crate::type_oracle::TypeOracle::from_symbols(&self.symbols))
     }
 }
 
@@ -401,5 +414,19 @@ impl SymbolSource for LiveTarget {
 
     fn searched_objects(&self) -> Vec<String> {
         self.symbols.searched_objects()
+    }
+}
+
+impl crate::target::Target for LiveTarget {
+    fn memory(&self) -> &dyn TargetMemory {
+        self
+    }
+
+    fn symbols(&self) -> &dyn SymbolSource {
+        self
+    }
+
+    fn layouts(&self) -> &dyn crate::layouts::Layouts {
+        self.types()
     }
 }

@@ -154,12 +154,22 @@ const ADDRESS_CACHE_ENTRIES: usize = 1 << 16;
 /// let job = SyntheticJob::builder(TargetAbi::POWERPC)
 ///     .mpir_starter(&[("node1", "/bin/a.out", 101), ("node2", "/bin/a.out", -1)])
 ///     .build();
-/// let state = mpir::read_state(&job.memory, &job.symbols, &Limits::default())?;
+/// let state = mpir::read_state(&job, &Limits::default())?;
 /// assert_eq!(state.proctable.get(1).map(|p| p.pid), Some(-1));
 /// assert_eq!(state.proctable.get(0).map(|p| p.host_name), Some("node1"));
 /// # Ok::<(), mpidd_read::mpir::MpirError>(())
 /// ```
-pub fn read_state<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
+pub fn read_state<T: TargetMemory + SymbolSource + ?Sized>(
+    target: &T,
+    limits: &Limits,
+) -> Result<MpirState, MpirError> {
+    read_state_from(target, target, limits)
+}
+
+/// [`read_state`] from a memory and symbols kept apart (a bare
+/// [`crate::LiveProcess`] or [`crate::SyntheticMemory`] with a
+/// [`crate::SymbolTable`], a debugger's own sources).
+pub fn read_state_from<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     mem: &M,
     syms: &S,
     limits: &Limits,

@@ -181,7 +181,7 @@ impl MpirSession {
         M: TargetMemory + ?Sized,
         S: SymbolSource + ?Sized,
     {
-        let state = mpir::read_state(mem, syms, limits)?;
+        let state = mpir::read_state_from(mem, syms, limits)?;
         Ok(match state.debug_state {
             MpirDebugState::Spawned => MpirEvent::Spawned(Box::new(state)),
             MpirDebugState::Aborting => MpirEvent::Aborting {

@@ -94,7 +94,7 @@ fn every_abi_round_trips_through_a_core_file() {
                 }
             }
             assert!(lent > 0, "{name}: the core lent no symbol's bytes");
-            let state = mpir::read_state(&target, &target, &Limits::default()).unwrap();
+            let state = mpir::read_state(&target, &Limits::default()).unwrap();
             assert_eq!(state.debug_state, MpirDebugState::Spawned);
             assert_eq!(state.dll_name.as_deref(), Some("/usr/lib/libtvmpich.so"));
             let got: Vec<_> = state
@@ -162,7 +162,7 @@ fn a_sysroot_finds_moved_files() {
 
     assert!(CoreTarget::open(&core, None, None).is_err());
     let target = CoreTarget::open(&core, None, Some(&root)).unwrap();
-    let state = mpir::read_state(&target, &target, &Limits::default()).unwrap();
+    let state = mpir::read_state(&target, &Limits::default()).unwrap();
     assert_eq!(state.proctable.len(), 1);
 }
 
@@ -193,7 +193,7 @@ proptest! {
         let (core, exe) = (dir.join("c"), dir.join("e"));
         job.write_files(&core, &exe, SyntheticCoreOptions::default()).unwrap();
         let target = CoreTarget::open(&core, None, None).unwrap();
-        let state = mpir::read_state(&target, &target, &Limits::default()).unwrap();
+        let state = mpir::read_state(&target, &Limits::default()).unwrap();
         let got: Vec<_> = state.proctable.iter()
             .map(|p| (p.host_name.to_string(), p.executable_name.to_string(), p.pid)).collect();
         prop_assert_eq!(got, spec);

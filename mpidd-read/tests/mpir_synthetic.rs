@@ -30,7 +30,7 @@ proptest! {
         let spec: Vec<(&str, &str, i32)> =
             ranks.iter().map(|(h, e, p)| (h.as_str(), e.as_str(), *p)).collect();
         let job = SyntheticJob::builder(abi).mpir_starter(&spec).build();
-        let state = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap();
+        let state = mpir::read_state(&job, &Limits::default()).unwrap();
         prop_assert_eq!(state.debug_state, MpirDebugState::Spawned);
         prop_assert_eq!(state.proctable_size as usize, ranks.len());
         prop_assert_eq!(state.proctable.len(), ranks.len());
@@ -52,7 +52,7 @@ proptest! {
             .mpir_raw(TargetAddr(u64::from(table)), size, state)
             .build();
         let limits = Limits { max_table_entries: 1 << 16, ..Limits::default() };
-        let _ = mpir::read_state(&job.memory, &job.symbols, &limits);
+        let _ = mpir::read_state(&job, &limits);
     }
 }
 
@@ -67,7 +67,7 @@ fn every_optional_symbol_is_read() {
         .presence("MPIR_force_to_main")
         .mpir_abort("rank 3 called MPI_Abort")
         .build();
-    let s = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap();
+    let s = mpir::read_state(&job, &Limits::default()).unwrap();
     assert_eq!(s.debug_state, MpirDebugState::Aborting);
     assert_eq!(s.abort_string.as_deref(), Some("rank 3 called MPI_Abort"));
     assert_eq!(s.dll_name.as_deref(), Some("libtvmpich.so"));
@@ -85,7 +85,7 @@ fn a_target_without_mpir_symbols_says_where_it_looked() {
     let mut syms = SymbolTable::new();
     syms.add_object("/usr/bin/mpiexec.hydra");
     let mem = SyntheticMemory::new(TargetAbi::X86_64);
-    let err = mpir::read_state(&mem, &syms, &Limits::default()).unwrap_err();
+    let err = mpir::read_state_from(&mem, &syms, &Limits::default()).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, MpirError::NoMpirSymbols { .. }));
     assert!(msg.contains("/usr/bin/mpiexec.hydra"), "{msg}");
@@ -97,7 +97,7 @@ fn counts_beyond_the_limit_are_refused_before_reading() {
     let job = SyntheticJob::builder(TargetAbi::X86_64)
         .mpir_raw(TargetAddr(0x1000), i32::MAX, 1)
         .build();
-    let err = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap_err();
+    let err = mpir::read_state(&job, &Limits::default()).unwrap_err();
     match err {
         MpirError::Read(ReadError::LimitExceeded {
             count, limit, addr, ..
@@ -111,7 +111,7 @@ fn counts_beyond_the_limit_are_refused_before_reading() {
     let job = SyntheticJob::builder(TargetAbi::X86_64)
         .mpir_raw(TargetAddr(0x1000), -4, 1)
         .build();
-    let err = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap_err();
+    let err = mpir::read_state(&job, &Limits::default()).unwrap_err();
     assert!(
         matches!(
             err,
@@ -144,7 +144,7 @@ fn an_unmapped_table_names_its_address() {
     let job = SyntheticJob::builder(TargetAbi::S390X)
         .mpir_raw(TargetAddr(0xdead_0000), 3, 1)
         .build();
-    let err = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap_err();
+    let err = mpir::read_state(&job, &Limits::default()).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("MPIR_PROCDESC at 0xdead0000"), "{msg}");
 }
@@ -196,10 +196,10 @@ fn writes_only_touch_what_was_asked() {
     let mut job = SyntheticJob::builder(TargetAbi::S390X)
         .mpir_starter(&[("n", "/x", 1)])
         .build();
-    let before = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap();
+    let before = mpir::read_state(&job, &Limits::default()).unwrap();
     assert!(mpir::set_being_debugged(&mut job.memory, &job.symbols, 1).unwrap());
     assert!(mpir::release_gate(&mut job.memory, &job.symbols).unwrap());
-    let after = mpir::read_state(&job.memory, &job.symbols, &Limits::default()).unwrap();
+    let after = mpir::read_state(&job, &Limits::default()).unwrap();
     assert_eq!(after.being_debugged, Some(1));
     assert_eq!(after.debug_gate, Some(1));
     assert_eq!(after.proctable, before.proctable);
@@ -241,7 +241,7 @@ fn the_total_read_budget_covers_the_strings_too() {
         max_total_bytes: 3_000,
         ..Limits::default()
     };
-    let err = mpir::read_state(&job.memory, &job.symbols, &limits).unwrap_err();
+    let err = mpir::read_state(&job, &limits).unwrap_err();
     assert!(
         matches!(
             err,
@@ -252,5 +252,5 @@ fn the_total_read_budget_covers_the_strings_too() {
         ),
         "{err}"
     );
-    assert!(mpir::read_state(&job.memory, &job.symbols, &Limits::default()).is_ok());
+    assert!(mpir::read_state(&job, &Limits::default()).is_ok());
 }

@@ -53,8 +53,8 @@ fn a_core_and_plain_memory_give_the_same_interned_table() {
         let job = job(abi, &ranks);
         let (core, dir) = core_of(&job, &i.to_string());
         let limits = Limits::default();
-        let from_core = mpir::read_state(&core, &core, &limits).unwrap();
-        let from_memory = mpir::read_state(&job.memory, &job.symbols, &limits).unwrap();
+        let from_core = mpir::read_state(&core, &limits).unwrap();
+        let from_memory = mpir::read_state(&job, &limits).unwrap();
         assert_eq!(from_core.proctable, from_memory.proctable, "{abi:?}");
         let t = &from_core.proctable;
         assert_eq!(t.len(), ranks.len());
@@ -88,8 +88,8 @@ fn failures(ranks: usize, hosts: usize, limits: Limits) -> [MpirError; 2] {
     let job = job(TargetAbi::X86_64, &spec(ranks, hosts));
     let (core, dir) = core_of(&job, &format!("fail-{ranks}-{hosts}"));
     let errors = [
-        mpir::read_state(&core, &core, &limits).unwrap_err(),
-        mpir::read_state(&job.memory, &job.symbols, &limits).unwrap_err(),
+        mpir::read_state(&core, &limits).unwrap_err(),
+        mpir::read_state(&job, &limits).unwrap_err(),
     ];
     std::fs::remove_dir_all(dir).ok();
     errors
@@ -234,7 +234,7 @@ fn each_distinct_string_address_is_read_once() {
         reads: Default::default(),
     };
     assert!(mem.borrow_c_string(TargetAddr(strings), 64).is_none());
-    let state = mpir::read_state(&mem, &syms, &Limits::default()).unwrap();
+    let state = mpir::read_state_from(&mem, &syms, &Limits::default()).unwrap();
     let t = &state.proctable;
     assert_eq!(t.len() as u64, n);
     assert_eq!(t.get(0).unwrap().host_name, "node-a");

@@ -223,7 +223,7 @@ fn check_mpir(arch: &str) {
         exp.int("sizeof.MPIR_PROCDESC")
     );
 
-    let s = mpir::read_state(&t, &t, &Limits::default()).unwrap();
+    let s = mpir::read_state(&t, &Limits::default()).unwrap();
     assert_eq!(
         s.debug_state,
         MpirDebugState::from(exp.int("MPIR_debug_state") as i32)
