@@ -13,8 +13,8 @@
 //! `scripts/bench-ch4-queues.sh` makes.
 
 use criterion::{criterion_main, Criterion};
-use mpidd_read::{CoreTarget, Limits, TypeOracle};
-use mpiq_core::{detect, NativeTarget};
+use mpidd_read::{CoreTarget, Limits};
+use mpiq_core::detect;
 
 /// The receives a reading holds: under their communicators, or in the
 /// notes when only UCX knows their communicator.
@@ -38,16 +38,10 @@ fn queues(c: &mut Criterion) {
          scripts/bench-ch4-queues.sh makes one",
     );
     let target = CoreTarget::open(std::path::Path::new(&core), None, None).expect("open core");
-    let types = TypeOracle::from_symbols(target.symbols());
     let limits = Limits::default();
-    let native_target = NativeTarget {
-        memory: &target,
-        symbols: &target,
-        types: &types,
-    };
-    let first = detect(&native_target, &limits)
+    let first = detect(&target, &limits)
         .expect("MPICH CH4")
-        .read_queues(&native_target, &limits)
+        .read_queues()
         .expect("queues");
     assert!(first.source.contains("ch4"), "{}", first.source);
     let count = receives(&first);
@@ -57,10 +51,8 @@ fn queues(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function(format!("native decoder, {count} posted receives"), |b| {
         b.iter(|| {
-            let decoder = detect(&native_target, &limits).expect("MPICH CH4");
-            decoder
-                .read_queues(&native_target, &limits)
-                .expect("queues")
+            let decoder = detect(&target, &limits).expect("MPICH CH4");
+            decoder.read_queues().expect("queues")
         })
     });
     group.finish();

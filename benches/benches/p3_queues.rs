@@ -8,8 +8,8 @@
 //! makes.
 
 use criterion::{criterion_main, Criterion};
-use mpidd_read::{CoreTarget, Limits, TargetMemory, TypeOracle};
-use mpiq_core::{detect, MqsLibrary, MqsTarget, NativeTarget, TargetTypeSizes};
+use mpidd_read::{CoreTarget, Limits, TargetMemory};
+use mpiq_core::{detect, MqsLibrary, MqsTarget, TargetTypeSizes};
 
 fn queues(c: &mut Criterion) {
     let core = std::env::var_os("MPIDD_BENCH_QUEUES_CORE").expect(
@@ -17,13 +17,10 @@ fn queues(c: &mut Criterion) {
          scripts/benchmarks.sh makes one",
     );
     let target = CoreTarget::open(std::path::Path::new(&core), None, None).expect("open core");
-    let types = TypeOracle::from_symbols(target.symbols());
+    // The core's own DWARF, which the native decoder reads through the
+    // target and the vendor library through its callbacks.
+    let types = target.types();
     let limits = Limits::default();
-    let native_target = NativeTarget {
-        memory: &target,
-        symbols: &target,
-        types: &types,
-    };
     let count = |q: &mpiq_core::model::ProcessQueues| -> usize {
         q.communicators
             .iter()
@@ -36,17 +33,12 @@ fn queues(c: &mut Criterion) {
         image_name: target.executable().display().to_string(),
         memory: &target,
         symbols: &target,
-        types: &types,
+        types,
         global_rank: 0,
-        type_sizes: TargetTypeSizes::from_oracle(&types, target.abi()),
+        type_sizes: TargetTypeSizes::from_oracle(types, target.abi()),
     };
     // Both readers must see the same receives, or the comparison is void.
-    let native_count = count(
-        &detect(&native_target, &limits)
-            .unwrap()
-            .read_queues(&native_target, &limits)
-            .unwrap(),
-    );
+    let native_count = count(&detect(&target, &limits).unwrap().read_queues().unwrap());
     let dll_count = count(
         &library
             .read_queues(&mqs_target, &Limits::default())
@@ -60,10 +52,8 @@ fn queues(c: &mut Criterion) {
         format!("native decoder, {native_count} posted receives"),
         |b| {
             b.iter(|| {
-                let decoder = detect(&native_target, &limits).expect("MPICH CH3");
-                decoder
-                    .read_queues(&native_target, &limits)
-                    .expect("queues")
+                let decoder = detect(&target, &limits).expect("MPICH CH3");
+                decoder.read_queues().expect("queues")
             })
         },
     );

@@ -8,9 +8,10 @@
 //! which `scripts/bench-ompi-queues.sh` makes.
 
 use criterion::{criterion_main, Criterion};
+use mpidd_read::TargetParts;
 use mpidd_read::{CoreTarget, Limits, TargetMemory, TypeOracle};
 use mpiq_core::{read_native_queues, TargetTypeSizes};
-use mpiq_core::{MqsLibrary, MqsTarget, NativeTarget, OmpiOb1, QueueDecoder};
+use mpiq_core::{MqsLibrary, MqsTarget, OmpiOb1, QueueDecoder};
 
 fn queues(c: &mut Criterion) {
     let core = std::env::var_os("MPIDD_BENCH_OMPI_QUEUES_CORE").expect(
@@ -20,10 +21,10 @@ fn queues(c: &mut Criterion) {
     let target = CoreTarget::open(std::path::Path::new(&core), None, None).expect("open core");
     let types = TypeOracle::from_symbols(target.symbols());
     let limits = Limits::default();
-    let native_target = NativeTarget {
+    let native_target = TargetParts {
         memory: &target,
         symbols: &target,
-        types: &types,
+        layouts: &types,
     };
     let count = |q: &mpiq_core::model::ProcessQueues| -> usize {
         q.communicators

@@ -25,7 +25,7 @@ use mpidd_read::walk::{self, JobTree};
 use mpidd_read::{CoreTarget, Limits, SyntheticCoreOptions, SyntheticJob};
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirProcdesc,
-    MqsCommunicator, MqsPendingOperation, Packing, Record, TargetAbi,
+    MqsCommunicatorRecord, MqsPendingOperationRecord, Packing, Record, TargetAbi,
 };
 use serde::Serialize;
 
@@ -176,10 +176,13 @@ fn sizes(abi: TargetAbi) -> Vec<(&'static str, usize)> {
             Mpi2ddDirectoryEntry::C_NAME,
             Mpi2ddDirectoryEntry::size_for(abi),
         ),
-        (MqsCommunicator::C_NAME, MqsCommunicator::size_for(abi)),
         (
-            MqsPendingOperation::C_NAME,
-            MqsPendingOperation::size_for(abi),
+            MqsCommunicatorRecord::C_NAME,
+            MqsCommunicatorRecord::size_for(abi),
+        ),
+        (
+            MqsPendingOperationRecord::C_NAME,
+            MqsPendingOperationRecord::size_for(abi),
         ),
     ]
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use mpidd_read::{
     choose_loaded_layouts, LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError,
-    SymbolSource, TargetMemory, TypeOracle,
+    SymbolSource, TargetMemory, TargetParts, TypeOracle,
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
@@ -215,10 +215,10 @@ fn read<T: OpenTarget>(
     let mut layouts: &dyn Layouts = &oracle;
     let resolver: &dyn HandleResolver = if t.lookup(OMPI_SYMBOL).is_some() {
         layouts = ompi_layouts(t, &oracle, profiles, &limits)?;
-        ompi = Ompi::new(t, t, layouts, limits)?;
+        ompi = Ompi::from_parts(t, t, layouts, limits)?;
         &ompi
     } else {
-        mpich = Mpich::new(t, t, &oracle, limits)?;
+        mpich = Mpich::from_parts(t, t, &oracle, limits)?;
         &mpich
     };
     // Open MPI's handles are all pointers; MPICH's are ints, but for
@@ -267,7 +267,12 @@ fn fill_world_rank<T: OpenTarget>(
     limits: &Limits,
 ) {
     if let Availability::NotAvailable { reason } = field {
-        *field = match world_rank(t, t, layouts, limits) {
+        let parts = TargetParts {
+            memory: t,
+            symbols: t,
+            layouts,
+        };
+        *field = match world_rank(&parts, limits) {
             Ok(found) => Availability::Value(found.rank),
             Err(e) => Availability::not_available(format!("{reason}; {e}")),
         };

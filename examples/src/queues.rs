@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TypeOracle};
+use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TargetParts, TypeOracle};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
@@ -152,7 +152,14 @@ fn read<T: OpenTarget>(
     let dll = |library: &MqsLibrary| -> Result<ProcessQueues, QueuesError> {
         let rank = match options.rank {
             Some(rank) => rank,
-            None => match world_rank(t, t, &types, &options.limits) {
+            None => match world_rank(
+                &TargetParts {
+                    memory: t,
+                    symbols: t,
+                    layouts: &types,
+                },
+                &options.limits,
+            ) {
                 Ok(found) => found.rank,
                 // A layout profile may still give the native decoder the
                 // world communicator.

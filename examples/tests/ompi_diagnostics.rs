@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
 use common::ompi_job::{OmpiBuild, OmpiJob};
-use mpidd_read::{CoreTarget, Limits, LiveTarget, TypeOracle};
+use mpidd_read::{CoreTarget, Limits, LiveTarget};
 use mpiq_core::{world_rank, RankSource};
 
 /// More object names than this on one line is a list no one reads.
@@ -228,8 +228,7 @@ fn world_ranks_of_open_mpi_processes_live_and_from_cores() {
                 wait_stopped(pid);
             }
             let live = LiveTarget::open(pid).expect("open the stopped rank");
-            let types = TypeOracle::from_symbols(live.symbols());
-            let found = world_rank(&live, &live, &types, &limits).expect("the world rank");
+            let found = world_rank(&live, &limits).expect("the world rank");
             assert_eq!(
                 (i64::from(found.rank), &found.source),
                 (rank, &expected),
@@ -237,8 +236,7 @@ fn world_ranks_of_open_mpi_processes_live_and_from_cores() {
             );
             let core = gcore(&job.dir, pid);
             let t = CoreTarget::open(&core, None, None).expect("open the core");
-            let types = TypeOracle::from_symbols(t.symbols());
-            let found = world_rank(&t, &t, &types, &limits).expect("the world rank");
+            let found = world_rank(&t, &limits).expect("the world rank");
             assert_eq!(
                 (i64::from(found.rank), &found.source),
                 (rank, &expected),

@@ -33,7 +33,8 @@ use mpihandles::{
     Availability, Details, HandleError, HandleKind, Mpich, ObjectState, RequestKind, Topology,
 };
 use mpiq_core::model::{OperationStatus, Protocol, Queue};
-use mpiq_core::{DecodeError, Layouts, MpichCh3, NativeTarget, OmpiOb1, QueueDecoder};
+use mpiq_core::{DecodeError, Layouts, MpichCh3, OmpiOb1, QueueDecoder};
+use mpidd_read::TargetParts;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -613,10 +614,10 @@ fn mpich_seed(abi: TargetAbi, o: &Offsets, scenario: Scenario) -> Result<Vec<u8>
     let mut c = Cursor::new(&seed);
     let back = Process::parse(&mut c, names::MPICH);
     let types = mpich::parse(&mut c);
-    let target = NativeTarget {
+    let target = TargetParts {
         memory: &back,
         symbols: &back,
-        types: &types,
+        layouts: &types,
     };
     let read = MpichCh3::new(&target, "4.0.2", "ch3:nemesis")?.read_queues(&target, &limits());
     match (scenario, read) {
@@ -1444,7 +1445,7 @@ fn handle_seed(
     let mut c = Cursor::new(&seed);
     let back = Process::parse(&mut c, HANDLE_SYMBOLS);
     let types = handles::table(&handles::parse(&mut c, word));
-    let mpich = Mpich::new(&back, &back, &types, limits())?;
+    let mpich = Mpich::from_parts(&back, &back, &types, limits())?;
     check(
         mpich.implementation_name() == "MPICH 4.0.2 (ch3:nemesis)",
         "the version strings",
@@ -1716,7 +1717,7 @@ fn ompi_seed(
     let mut c = Cursor::new(&seed);
     let back = Process::parse(&mut c, OMPI_SYMBOLS);
     let types = ompi_handles::table(&ompi_handles::parse(&mut c, word), word);
-    let ompi = Ompi::new(&back, &back, &types, limits())?;
+    let ompi = Ompi::from_parts(&back, &back, &types, limits())?;
     check(
         ompi.implementation_name() == "Open MPI 4.1.4 (ob1)",
         "the version string and the PML",
@@ -2141,10 +2142,10 @@ fn ob1_seed(abi: TargetAbi, l: &SpecLayout, scenario: Ob1Scenario) -> Result<Vec
     let mut c = Cursor::new(&seed);
     let back = Process::parse(&mut c, names::OB1);
     let types = ob1::table(&ob1::parse(&mut c, word));
-    let target = NativeTarget {
+    let target = TargetParts {
         memory: &back,
         symbols: &back,
-        types: &types,
+        layouts: &types,
     };
     let read = OmpiOb1::new(&target, &limits())?.read_queues(&target, &limits());
     let q = match (scenario, read) {

@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use mpidd_read::gdb_remote_packet::{
     classify, decode_memory_reply, decode_xfer_reply, parse_library_list, unescape_binary, Decoder,
-    Frame, Reply,
+    ServerFrame, Reply,
 };
 
 /// The bound on one frame, as the client sets it from a packet size.
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         loop {
             match decoder.next_frame() {
                 Ok(None) => break,
-                Ok(Some(Frame::Packet(p) | Frame::Notification(p))) => {
+                Ok(Some(ServerFrame::Packet(p) | ServerFrame::Notification(p))) => {
                     frames += 1;
                     assert!(p.len() <= MAX);
                     for binary in [false, true] {

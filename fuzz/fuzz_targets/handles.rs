@@ -84,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = MpichHandle::decode(value as u32);
         let _ = MpichHandle::decode_request(value as u32);
     }
-    let Ok(mpich) = Mpich::new(&process, &process, &types, limits) else {
+    let Ok(mpich) = Mpich::from_parts(&process, &process, &types, limits) else {
         return;
     };
     let _ = serde_json::to_string(mpich.implementation()).expect("a string serializes");

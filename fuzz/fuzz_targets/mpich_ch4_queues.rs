@@ -15,7 +15,8 @@
 use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{handles, limits, Cursor, Process, CH4_SYMBOLS};
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{compare, detect, MpichCh4, NativeTarget, QueueDecoder};
+use mpiq_core::{compare, detect, MpichCh4, QueueDecoder};
+use mpidd_read::TargetParts;
 
 fn check(q: &ProcessQueues, max: u64) {
     for c in &q.communicators {
@@ -41,10 +42,10 @@ fuzz_target!(|data: &[u8]| {
     let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
     let types = handles::table(&handles::parse(&mut c, word));
     let limits = limits();
-    let target = NativeTarget {
+    let target = TargetParts {
         memory: &process,
         symbols: &process,
-        types: &types,
+        layouts: &types,
     };
     if let Ok(decoder) = MpichCh4::new(&target, "4.0.2", "ch4:ucx") {
         if let Ok(first) = decoder.read_queues(&target, &limits) {
@@ -55,8 +56,8 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(first, again, "the cached communicators changed the reading");
         }
     }
-    if let Ok(decoder) = detect(&target, &limits) {
-        if let Ok(q) = decoder.read_queues(&target, &limits) {
+    if let Ok(reader) = detect(&target, &limits) {
+        if let Ok(q) = reader.read_queues() {
             check(&q, limits.max_table_entries.max(limits.max_list_len));
         }
     }

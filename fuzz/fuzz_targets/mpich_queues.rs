@@ -14,7 +14,8 @@
 use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{limits, mpich, names, Cursor, Process};
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{compare, detect, MpichCh3, NativeTarget, QueueDecoder};
+use mpiq_core::{compare, detect, MpichCh3, QueueDecoder};
+use mpidd_read::TargetParts;
 
 fn check(q: &ProcessQueues, max: u64) {
     assert!(q.communicators.len() as u64 <= max);
@@ -39,10 +40,10 @@ fuzz_target!(|data: &[u8]| {
     let process = Process::parse(&mut c, names::MPICH);
     let types = mpich::parse(&mut c);
     let limits = limits();
-    let target = NativeTarget {
+    let target = TargetParts {
         memory: &process,
         symbols: &process,
-        types: &types,
+        layouts: &types,
     };
     let _ = MpichCh3::missing(&types, &process);
     if let Ok(decoder) = MpichCh3::new(&target, "4.0.2", "ch3:nemesis") {
@@ -54,8 +55,8 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(first, again, "the cached communicators changed the reading");
         }
     }
-    if let Ok(decoder) = detect(&target, &limits) {
-        if let Ok(q) = decoder.read_queues(&target, &limits) {
+    if let Ok(reader) = detect(&target, &limits) {
+        if let Ok(q) = reader.read_queues() {
             check(&q, limits.max_list_len);
         }
     }

@@ -75,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
     let n = usize::from(c.u8()) % (MAX_QUERIES + 1);
     let queries: Vec<(u8, u64, u64)> = (0..n).map(|_| (c.u8(), c.u64(), c.u64())).collect();
     let missing = ompi_missing_layouts(&types);
-    let Ok(ompi) = Ompi::new(&process, &process, &types, limits) else {
+    let Ok(ompi) = Ompi::from_parts(&process, &process, &types, limits) else {
         return;
     };
     assert!(

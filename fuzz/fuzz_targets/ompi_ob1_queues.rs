@@ -17,7 +17,8 @@ use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{limits, names, ob1, Cursor, Process};
 use mpidd_read::Limits;
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{compare, detect, identify, NativeTarget, OmpiOb1, QueueDecoder};
+use mpiq_core::{compare, detect, identify, OmpiOb1, QueueDecoder};
+use mpidd_read::TargetParts;
 
 /// A reading holds at most `max_table_entries` communicators (the table's
 /// bound), in each at most `max_table_entries` pending sends (the send
@@ -47,10 +48,10 @@ fuzz_target!(|data: &[u8]| {
     let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
     let types = ob1::table(&ob1::parse(&mut c, word));
     let limits = limits();
-    let target = NativeTarget {
+    let target = TargetParts {
         memory: &process,
         symbols: &process,
-        types: &types,
+        layouts: &types,
     };
     let _ = OmpiOb1::missing(&types, &process);
     let _ = OmpiOb1::missing_layouts(&types);
@@ -64,8 +65,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = identify(&process, &process, &limits);
-    if let Ok(decoder) = detect(&target, &limits) {
-        if let Ok(q) = decoder.read_queues(&target, &limits) {
+    if let Ok(reader) = detect(&target, &limits) {
+        if let Ok(q) = reader.read_queues() {
             check(&q, &limits);
         }
     }

@@ -15,7 +15,7 @@ use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{abi_from, all_abis};
 use mpidd_types::{
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpirProcdesc,
-    MqsCommunicator, MqsPendingOperation, Record, TargetAbi, TypesError,
+    MqsCommunicatorRecord, MqsPendingOperationRecord, Record, TargetAbi, TypesError,
 };
 use scroll::ctx::TryFromCtx;
 use scroll::Pread;
@@ -112,7 +112,7 @@ fuzz_target!(|data: &[u8]| {
         check::<Mpi2ddProcdesc>(bytes, abi, other);
         check::<Mpi2ddSpawndesc>(bytes, abi, other);
         check::<Mpi2ddDirectoryEntry>(bytes, abi, other);
-        check::<MqsCommunicator>(bytes, abi, other);
-        check::<MqsPendingOperation>(bytes, abi, other);
+        check::<MqsCommunicatorRecord>(bytes, abi, other);
+        check::<MqsPendingOperationRecord>(bytes, abi, other);
     }
 });

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use mpidd_read::{
     core_stacks, live_stacks, shipped_profiles, AttachGuard, CoreTarget, CoreTargetOptions,
     ElfSymbols, LayoutCache, LayoutProfile, Limits, LiveTarget, StackLimits, StackUnwinder,
-    SymbolSource, TargetMemory, ThreadStack, TypeOracle,
+    SymbolSource, TargetMemory, TargetParts, ThreadStack, TypeOracle,
 };
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
@@ -336,9 +336,12 @@ impl JobReader {
                 let rank = reading
                     .world_rank
                     .or_else(|| {
-                        world_rank(t, t, &oracle, limits)
-                            .ok()
-                            .map(|r| i64::from(r.rank))
+                        let parts = TargetParts {
+                            memory: t,
+                            symbols: t,
+                            layouts: &oracle,
+                        };
+                        world_rank(&parts, limits).ok().map(|r| i64::from(r.rank))
                     })
                     .unwrap_or(-1);
                 let target = MqsTarget {

@@ -19,15 +19,15 @@
 //! a real job run one build; only the cores are per rank.
 //!
 //! ```
-//! use mpidd_job::synthetic_cores::{write_hung_job, Frame, HungJobSpec, RankSpec};
+//! use mpidd_job::synthetic_cores::{write_hung_job, FrameSpec, HungJobSpec, HungRankSpec};
 //! use mpidd_job::{analyze, JobReader, RankTarget, ReadOptions};
 //!
 //! let dir = std::env::temp_dir().join(format!("mpidd-doc-cores-{}", std::process::id()));
 //! let spec = HungJobSpec::new(2)
-//!     .rank(RankSpec::new(0).receive("MPI_COMM_WORLD", Some(1), Some(7), 64)
-//!         .stack(Frame::in_mpi("MPI_Recv")))
-//!     .rank(RankSpec::new(1).receive("MPI_COMM_WORLD", Some(0), Some(7), 64)
-//!         .stack(Frame::in_mpi("MPI_Recv")));
+//!     .rank(HungRankSpec::new(0).receive("MPI_COMM_WORLD", Some(1), Some(7), 64)
+//!         .stack(FrameSpec::in_mpi("MPI_Recv")))
+//!     .rank(HungRankSpec::new(1).receive("MPI_COMM_WORLD", Some(0), Some(7), 64)
+//!         .stack(FrameSpec::in_mpi("MPI_Recv")));
 //! let job = write_hung_job(&dir, &spec)?;
 //! let reader = JobReader::new(ReadOptions { layouts: Some(job.layouts.clone()), ..Default::default() });
 //! let targets: Vec<_> = job.cores.iter().map(RankTarget::core).collect();
@@ -94,7 +94,7 @@ pub enum Object {
 
 /// One frame of a call chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Frame {
+pub struct FrameSpec {
     /// The function.
     pub function: String,
     /// Its object.
@@ -104,9 +104,9 @@ pub struct Frame {
     pub source: Option<(String, u32)>,
 }
 
-impl Frame {
+impl FrameSpec {
     fn new(function: &str, object: Object) -> Self {
-        Frame {
+        FrameSpec {
             function: function.to_string(),
             object,
             source: None,
@@ -115,17 +115,17 @@ impl Frame {
 
     /// A function of the program.
     pub fn program(function: &str) -> Self {
-        Frame::new(function, Object::Program)
+        FrameSpec::new(function, Object::Program)
     }
 
     /// A function of the MPI library.
     pub fn mpi(function: &str) -> Self {
-        Frame::new(function, Object::Mpi)
+        FrameSpec::new(function, Object::Mpi)
     }
 
     /// A function of the C library.
     pub fn libc(function: &str) -> Self {
-        Frame::new(function, Object::Libc)
+        FrameSpec::new(function, Object::Libc)
     }
 
     /// The same frame with a source line.
@@ -137,32 +137,32 @@ impl Frame {
     /// The chain of a rank blocked in MPI call `call` (`MPI_Recv`),
     /// outermost first: `_start → __libc_start_main → main →` `call` `→
     /// MPIDI_CH3I_Progress → poll`.
-    pub fn in_mpi(call: &str) -> Vec<Frame> {
+    pub fn in_mpi(call: &str) -> Vec<FrameSpec> {
         vec![
-            Frame::program("_start"),
-            Frame::libc("__libc_start_main"),
-            Frame::program("main").at("demo.c", 30),
-            Frame::mpi(call),
-            Frame::mpi("MPIDI_CH3I_Progress"),
-            Frame::libc("poll"),
+            FrameSpec::program("_start"),
+            FrameSpec::libc("__libc_start_main"),
+            FrameSpec::program("main").at("demo.c", 30),
+            FrameSpec::mpi(call),
+            FrameSpec::mpi("MPIDI_CH3I_Progress"),
+            FrameSpec::libc("poll"),
         ]
     }
 
     /// The chain of a rank running its own code, outermost first: `_start
     /// → __libc_start_main → main → function` at `file:line`.
-    pub fn computing(function: &str, file: &str, line: u32) -> Vec<Frame> {
+    pub fn computing(function: &str, file: &str, line: u32) -> Vec<FrameSpec> {
         vec![
-            Frame::program("_start"),
-            Frame::libc("__libc_start_main"),
-            Frame::program("main").at("demo.c", 30),
-            Frame::program(function).at(file, line),
+            FrameSpec::program("_start"),
+            FrameSpec::libc("__libc_start_main"),
+            FrameSpec::program("main").at("demo.c", 30),
+            FrameSpec::program(function).at(file, line),
         ]
     }
 }
 
 /// A communicator besides `MPI_COMM_WORLD`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommSpec {
+pub struct HungCommSpec {
     /// Its name.
     pub name: String,
     /// Its members' world ranks, in communicator rank order.
@@ -222,7 +222,7 @@ pub enum Hostile {
 
 /// One rank of the job.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RankSpec {
+pub struct HungRankSpec {
     /// Its world rank.
     pub world_rank: i64,
     /// Its posted receives, in queue order.
@@ -233,15 +233,15 @@ pub struct RankSpec {
     pub sends: Vec<SendSpec>,
     /// Its main thread's call chain, outermost first; empty for a thread
     /// without registers.
-    pub stack: Vec<Frame>,
+    pub stack: Vec<FrameSpec>,
     /// Damage to its core.
     pub hostile: Option<Hostile>,
 }
 
-impl RankSpec {
+impl HungRankSpec {
     /// World rank `world_rank`, with empty queues and no stack.
     pub fn new(world_rank: i64) -> Self {
-        RankSpec {
+        HungRankSpec {
             world_rank,
             receives: Vec::new(),
             unexpected: Vec::new(),
@@ -300,7 +300,7 @@ impl RankSpec {
     }
 
     /// Sets the main thread's call chain, outermost first.
-    pub fn stack(mut self, frames: Vec<Frame>) -> Self {
+    pub fn stack(mut self, frames: Vec<FrameSpec>) -> Self {
         self.stack = frames;
         self
     }
@@ -322,9 +322,9 @@ pub struct HungJobSpec {
     /// The size of `MPI_COMM_WORLD`.
     pub world_size: i64,
     /// The communicators besides `MPI_COMM_WORLD`.
-    pub communicators: Vec<CommSpec>,
+    pub communicators: Vec<HungCommSpec>,
     /// The ranks written (not necessarily all of the world).
-    pub ranks: Vec<RankSpec>,
+    pub ranks: Vec<HungRankSpec>,
 }
 
 impl HungJobSpec {
@@ -341,7 +341,7 @@ impl HungJobSpec {
     /// Adds a communicator of these world ranks, in communicator rank
     /// order.
     pub fn comm(mut self, name: &str, members: &[i64]) -> Self {
-        self.communicators.push(CommSpec {
+        self.communicators.push(HungCommSpec {
             name: name.to_string(),
             members: members.to_vec(),
         });
@@ -349,7 +349,7 @@ impl HungJobSpec {
     }
 
     /// Adds a rank.
-    pub fn rank(mut self, rank: RankSpec) -> Self {
+    pub fn rank(mut self, rank: HungRankSpec) -> Self {
         self.ranks.push(rank);
         self
     }
@@ -384,7 +384,7 @@ impl std::fmt::Debug for SyntheticJobCores {
 /// Why a job could not be written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum WriteError {
+pub enum SyntheticCoresError {
     /// The spec contradicts itself.
     #[error("the job's spec: {0}")]
     Spec(String),
@@ -599,7 +599,7 @@ struct Objects {
 }
 
 impl Objects {
-    fn build(spec: &HungJobSpec) -> Result<Objects, WriteError> {
+    fn build(spec: &HungJobSpec) -> Result<Objects, SyntheticCoresError> {
         let abi = spec.abi;
         let mut exe = SyntheticObject::executable(abi);
         let mut libmpi = SyntheticObject::library(abi)
@@ -646,7 +646,7 @@ impl Objects {
     }
 
     /// The run-time address of `offset` bytes into a function.
-    fn code(&self, frame: &Frame, offset: u64) -> u64 {
+    fn code(&self, frame: &FrameSpec, offset: u64) -> u64 {
         self.object(frame.object)
             .and_then(|(o, bias)| Some(o.function(&frame.function)?.start + bias + offset))
             .unwrap_or(0)
@@ -656,21 +656,26 @@ impl Objects {
 /// Writes the job into `dir` (made if missing): [`EXECUTABLE`], [`LIBMPI`],
 /// [`LIBC`] and one `core.N` per rank (N its world rank, zero-padded).
 /// Files of an earlier job there are overwritten.
-pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCores, WriteError> {
+pub fn write_hung_job(
+    dir: &Path,
+    spec: &HungJobSpec,
+) -> Result<SyntheticJobCores, SyntheticCoresError> {
     if spec.abi.address_width != AddressWidth::W64 {
-        return Err(WriteError::Spec(
+        return Err(SyntheticCoresError::Spec(
             "only 64-bit targets are laid out (the layout table assumes 8-byte words)".into(),
         ));
     }
-    std::fs::create_dir_all(dir).map_err(|source| WriteError::Io {
+    std::fs::create_dir_all(dir).map_err(|source| SyntheticCoresError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
     // The cores record absolute paths, as the kernel does.
-    let dir = dir.canonicalize().map_err(|source| WriteError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|source| SyntheticCoresError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     let objects = Objects::build(spec)?;
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
     objects.exe.write(&dir.join(EXECUTABLE))?;
@@ -685,7 +690,7 @@ pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCore
     }];
     for (i, c) in spec.communicators.iter().enumerate() {
         if comms.iter().any(|k| k.name == c.name) {
-            return Err(WriteError::Spec(format!(
+            return Err(SyntheticCoresError::Spec(format!(
                 "two communicators named {}",
                 c.name
             )));
@@ -727,7 +732,7 @@ pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCore
         },
         table.clone(),
     );
-    std::fs::write(&profile, written.to_json()).map_err(|source| WriteError::Io {
+    std::fs::write(&profile, written.to_json()).map_err(|source| SyntheticCoresError::Io {
         path: profile.clone(),
         source,
     })?;
@@ -742,11 +747,11 @@ pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCore
 /// The core of one rank.
 fn rank_core(
     spec: &HungJobSpec,
-    rank: &RankSpec,
+    rank: &HungRankSpec,
     comms: &[Comm<'_>],
     objects: &Objects,
     path: &dyn Fn(&str) -> String,
-) -> Result<SyntheticCore, WriteError> {
+) -> Result<SyntheticCore, SyntheticCoresError> {
     use layout::*;
     let abi = spec.abi;
     let order = abi.byte_order;
@@ -754,18 +759,20 @@ fn rank_core(
     let pid = 10_000 + me as i32;
     let mut heap = Region::new(order, HEAP, 0);
     let mine: Vec<&Comm<'_>> = comms.iter().filter(|c| c.members.contains(&me)).collect();
-    let find = |name: &str| -> Result<&Comm<'_>, WriteError> {
+    let find = |name: &str| -> Result<&Comm<'_>, SyntheticCoresError> {
         mine.iter()
             .copied()
             .find(|c| c.name == name)
-            .ok_or_else(|| WriteError::Spec(format!("rank {me} is not in a communicator {name}")))
+            .ok_or_else(|| {
+                SyntheticCoresError::Spec(format!("rank {me} is not in a communicator {name}"))
+            })
     };
-    let local = |c: &Comm<'_>, world: i64| -> Result<i64, WriteError> {
+    let local = |c: &Comm<'_>, world: i64| -> Result<i64, SyntheticCoresError> {
         c.members
             .iter()
             .position(|&m| m == world)
             .map(|p| p as i64)
-            .ok_or_else(|| WriteError::Spec(format!("rank {world} is not in {}", c.name)))
+            .ok_or_else(|| SyntheticCoresError::Spec(format!("rank {world} is not in {}", c.name)))
     };
 
     // Communicators: the named ones first (MPICH puts new ones at the
@@ -956,31 +963,31 @@ pub fn demo_job() -> HungJobSpec {
         .comm("halo", &[0, 1, 2])
         .comm("pipeline", &[3, 4, 5])
         .rank(
-            RankSpec::new(0)
+            HungRankSpec::new(0)
                 .receive("MPI_COMM_WORLD", Some(1), Some(7), 4096)
-                .stack(Frame::in_mpi("MPI_Recv")),
+                .stack(FrameSpec::in_mpi("MPI_Recv")),
         )
         .rank(
-            RankSpec::new(1)
+            HungRankSpec::new(1)
                 .receive("halo", Some(2), Some(3), 8192)
-                .stack(Frame::in_mpi("MPI_Recv")),
+                .stack(FrameSpec::in_mpi("MPI_Recv")),
         )
         .rank(
-            RankSpec::new(2)
+            HungRankSpec::new(2)
                 .receive("halo", Some(0), Some(3), 8192)
-                .stack(Frame::in_mpi("MPI_Recv")),
+                .stack(FrameSpec::in_mpi("MPI_Recv")),
         )
         .rank(
-            RankSpec::new(3)
+            HungRankSpec::new(3)
                 .receive("pipeline", Some(4), None, 1024)
                 .unexpected("pipeline", 5, 99, 16, false)
-                .stack(Frame::in_mpi("MPI_Recv")),
+                .stack(FrameSpec::in_mpi("MPI_Recv")),
         )
-        .rank(RankSpec::new(4).stack(Frame::in_mpi("MPI_Send")))
+        .rank(HungRankSpec::new(4).stack(FrameSpec::in_mpi("MPI_Send")))
         .rank(
-            RankSpec::new(5)
+            HungRankSpec::new(5)
                 .unexpected("pipeline", 4, 11, 1 << 20, true)
-                .stack(Frame::computing("compute", "solver.c", 42)),
+                .stack(FrameSpec::computing("compute", "solver.c", 42)),
         )
 }
 
@@ -989,15 +996,15 @@ pub fn demo_job() -> HungJobSpec {
 pub fn ring_job(n: i64) -> HungJobSpec {
     (0..n).fold(HungJobSpec::new(n), |job, r| {
         job.rank(
-            RankSpec::new(r)
+            HungRankSpec::new(r)
                 .receive("MPI_COMM_WORLD", Some((r + 1) % n), Some(1), 256)
-                .stack(Frame::in_mpi("MPI_Recv")),
+                .stack(FrameSpec::in_mpi("MPI_Recv")),
         )
     })
 }
 
 /// Function names of a chain, innermost first, as an unwinder gives them.
-pub fn innermost_first(frames: &[Frame]) -> Vec<String> {
+pub fn innermost_first(frames: &[FrameSpec]) -> Vec<String> {
     frames.iter().rev().map(|f| f.function.clone()).collect()
 }
 
@@ -1036,7 +1043,7 @@ mod tests {
         let dir = std::env::temp_dir().join("mpidd-never-written");
         assert!(matches!(
             write_hung_job(&dir, &spec),
-            Err(WriteError::Spec(_))
+            Err(SyntheticCoresError::Spec(_))
         ));
     }
 }

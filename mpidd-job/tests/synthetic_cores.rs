@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use mpidd_job::synthetic_cores::{
-    demo_job, innermost_first, write_hung_job, Frame, Hostile, HungJobSpec, RankSpec,
+    demo_job, innermost_first, write_hung_job, FrameSpec, Hostile, HungJobSpec, HungRankSpec,
     SyntheticJobCores,
 };
 use mpidd_job::{
@@ -144,16 +144,16 @@ fn any_source_receives_and_nonblocking_sends_read_back() {
     let spec = HungJobSpec::new(3)
         .comm("pair", &[2, 1])
         .rank(
-            RankSpec::new(0)
+            HungRankSpec::new(0)
                 .receive("MPI_COMM_WORLD", None, None, 8)
-                .stack(Frame::in_mpi("MPI_Recv")),
+                .stack(FrameSpec::in_mpi("MPI_Recv")),
         )
         .rank(
-            RankSpec::new(1)
+            HungRankSpec::new(1)
                 .send("pair", 2, 5, 400)
-                .stack(Frame::in_mpi("MPI_Wait")),
+                .stack(FrameSpec::in_mpi("MPI_Wait")),
         )
-        .rank(RankSpec::new(2).stack(Frame::computing("compute", "solver.c", 42)));
+        .rank(HungRankSpec::new(2).stack(FrameSpec::computing("compute", "solver.c", 42)));
     let d = dir("any");
     let job = write_hung_job(&d, &spec).unwrap();
     let report = read(&job, true);

@@ -51,8 +51,8 @@ use crate::debug_files::build_id_in_headers;
 use crate::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols};
 use crate::error::ReadError;
 use crate::gdb_remote_packet::{
-    classify, decode_memory_reply, decode_xfer_reply, encode, parse_library_list, Decoder, Frame,
-    PacketError, RemoteLibrary, Reply,
+    classify, decode_memory_reply, decode_xfer_reply, encode, parse_library_list, Decoder,
+    PacketError, RemoteLibrary, Reply, ServerFrame,
 };
 use crate::limits::Limits;
 use crate::link_map;
@@ -292,7 +292,7 @@ impl Connection {
                 return Ok(());
             }
             match self.next_frame(payload, true)? {
-                Frame::Ack => return Ok(()),
+                ServerFrame::Ack => return Ok(()),
                 // Damaged on the way: send it again.
                 _ => continue,
             }
@@ -307,7 +307,7 @@ impl Connection {
         let mut damaged = 0;
         loop {
             match self.next_frame(request, false) {
-                Ok(Frame::Packet(p)) => {
+                Ok(ServerFrame::Packet(p)) => {
                     if !self.no_ack {
                         self.stream
                             .write_all(b"+")
@@ -332,13 +332,13 @@ impl Connection {
 
     /// The next frame: with `ack`, the next `+` or `-`; without, the next
     /// packet (notifications and stray acknowledgements are passed over).
-    fn next_frame(&mut self, request: &str, ack: bool) -> Result<Frame, GdbRemoteError> {
+    fn next_frame(&mut self, request: &str, ack: bool) -> Result<ServerFrame, GdbRemoteError> {
         let deadline = Instant::now() + self.timeout;
         let mut buf = [0u8; 16 << 10];
         loop {
             match self.decoder.next_frame() {
-                Ok(Some(f @ (Frame::Ack | Frame::Nak))) if ack => return Ok(f),
-                Ok(Some(f @ Frame::Packet(_))) if !ack => return Ok(f),
+                Ok(Some(f @ (ServerFrame::Ack | ServerFrame::Nak))) if ack => return Ok(f),
+                Ok(Some(f @ ServerFrame::Packet(_))) if !ack => return Ok(f),
                 Ok(Some(_)) => continue,
                 Ok(None) => {}
                 Err(source) => {

@@ -15,15 +15,15 @@
 //! (`qXfer`, `x`), unescaped (`}` flips bit 5 of the byte after it).
 //!
 //! ```
-//! use mpidd_read::gdb_remote_packet::{encode, Decoder, Frame};
+//! use mpidd_read::gdb_remote_packet::{encode, Decoder, ServerFrame};
 //!
 //! assert_eq!(encode(b"m1000,4"), b"$m1000,4#8e");
 //! let mut d = Decoder::new(1024);
 //! d.push(b"+$0* #");
-//! assert_eq!(d.next_frame()?, Some(Frame::Ack));
+//! assert_eq!(d.next_frame()?, Some(ServerFrame::Ack));
 //! assert_eq!(d.next_frame()?, None); // the checksum has not arrived
 //! d.push(b"7a");
-//! assert_eq!(d.next_frame()?, Some(Frame::Packet(b"0000".to_vec())));
+//! assert_eq!(d.next_frame()?, Some(ServerFrame::Packet(b"0000".to_vec())));
 //! # Ok::<(), mpidd_read::gdb_remote_packet::PacketError>(())
 //! ```
 
@@ -71,7 +71,7 @@ pub enum PacketError {
 
 /// One thing a server sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Frame {
+pub enum ServerFrame {
     /// `+`: the last packet arrived intact.
     Ack,
     /// `-`: the last packet arrived damaged; send it again.
@@ -119,7 +119,7 @@ fn hex_digit(b: u8) -> Option<u8> {
     }
 }
 
-/// Splits the bytes a server sends into [`Frame`]s.
+/// Splits the bytes a server sends into [`ServerFrame`]s.
 ///
 /// Bytes are [`push`](Self::push)ed as they arrive;
 /// [`next_frame`](Self::next_frame) returns a frame once all of it is
@@ -153,7 +153,7 @@ impl Decoder {
 
     /// The next whole frame, `None` if more bytes are needed. An error
     /// drops the bytes of the bad frame, so decoding can go on after it.
-    pub fn next_frame(&mut self) -> Result<Option<Frame>, PacketError> {
+    pub fn next_frame(&mut self) -> Result<Option<ServerFrame>, PacketError> {
         let Some(&first) = self.buf.first() else {
             return Ok(None);
         };
@@ -161,9 +161,9 @@ impl Decoder {
             b'+' | b'-' => {
                 self.buf.remove(0);
                 return Ok(Some(if first == b'+' {
-                    Frame::Ack
+                    ServerFrame::Ack
                 } else {
-                    Frame::Nak
+                    ServerFrame::Nak
                 }));
             }
             b'$' => false,
@@ -201,9 +201,9 @@ impl Decoder {
         }
         let payload = expand_run_lengths(body, self.max)?;
         Ok(Some(if notification {
-            Frame::Notification(payload)
+            ServerFrame::Notification(payload)
         } else {
-            Frame::Packet(payload)
+            ServerFrame::Packet(payload)
         }))
     }
 }
@@ -451,7 +451,7 @@ mod tests {
 
     use proptest::prelude::*;
 
-    fn decode_all(bytes: &[u8], max: usize) -> Vec<Result<Frame, PacketError>> {
+    fn decode_all(bytes: &[u8], max: usize) -> Vec<Result<ServerFrame, PacketError>> {
         let mut d = Decoder::new(max);
         d.push(bytes);
         let mut out = Vec::new();
@@ -490,7 +490,7 @@ mod tests {
                     sent: 0,
                     computed: 0x9a
                 }),
-                Ok(Frame::Packet(b"OK".to_vec()))
+                Ok(ServerFrame::Packet(b"OK".to_vec()))
             ]
         );
     }
@@ -580,7 +580,7 @@ mod tests {
         #[test]
         fn any_bytes_decode_or_fail_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
             for f in decode_all(&bytes, 64).into_iter().flatten() {
-                if let Frame::Packet(p) | Frame::Notification(p) = f {
+                if let ServerFrame::Packet(p) | ServerFrame::Notification(p) = f {
                     prop_assert!(p.len() <= 64);
                 }
             }
@@ -601,7 +601,7 @@ mod tests {
                     d.next_frame().unwrap().unwrap()
                 }
             };
-            let Frame::Packet(p) = got else { panic!("not a packet") };
+            let ServerFrame::Packet(p) = got else { panic!("not a packet") };
             prop_assert_eq!(decode_memory_reply(&p, data.len(), false), Ok(Reply::Data(data.clone())));
         }
 
@@ -609,7 +609,7 @@ mod tests {
         fn encoded_packets_decode_to_their_payload(payload in proptest::collection::vec(any::<u8>(), 0..200)) {
             let mut d = Decoder::new(4096);
             d.push(&encode(&payload));
-            let Some(Frame::Packet(p)) = d.next_frame().unwrap() else { panic!("not a packet") };
+            let Some(ServerFrame::Packet(p)) = d.next_frame().unwrap() else { panic!("not a packet") };
             // Run-length markers in the payload were escaped, so the frame
             // expands to the escaped bytes, which unescape to the payload.
             prop_assert_eq!(unescape_binary(&p).unwrap(), payload);

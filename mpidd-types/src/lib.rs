@@ -12,8 +12,8 @@
 //! | `MPI2DD_PROCDESC` | MPI-2 debugger interface | [`Mpi2ddProcdesc`] |
 //! | `MPI2DD_SPAWNDESC` | MPI-2 debugger interface | [`Mpi2ddSpawndesc`] |
 //! | `MPI2DD_DIRECTORYENTRY` | MPI-2 debugger interface | [`Mpi2ddDirectoryEntry`] |
-//! | `mqs_communicator` | message-queue dumping | [`MqsCommunicator`] |
-//! | `mqs_pending_operation` | message-queue dumping | [`MqsPendingOperation`] |
+//! | `mqs_communicator` | message-queue dumping | [`MqsCommunicatorRecord`] |
+//! | `mqs_pending_operation` | message-queue dumping | [`MqsPendingOperationRecord`] |
 //!
 //! Every record implements [`Record`]: its size and field offsets for an ABI
 //! are known without an instance, and it decodes and encodes through scroll
@@ -68,6 +68,6 @@ pub use mpi2dd::{
     MPI2DD_VERSION,
 };
 pub use mpir::MpirProcdesc;
-pub use mqs::{MqsCommunicator, MqsPendingOperation, MqsStatus};
+pub use mqs::{MqsCommunicatorRecord, MqsPendingOperationRecord, MqsStatus};
 pub use record::Record;
 pub use state::{Mpi2ddDebugState, MpirDebugState};

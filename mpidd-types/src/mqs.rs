@@ -15,7 +15,7 @@ use crate::layout::{FieldKind, FieldReader, FieldWriter};
 
 define_record! {
     /// `mqs_communicator`: one communicator as the debugger shows it.
-    pub struct MqsCommunicator = "mqs_communicator", AlwaysNatural {
+    pub struct MqsCommunicatorRecord = "mqs_communicator", AlwaysNatural {
         /// A tag that tells this communicator apart from the others.
         unique_id: TargetAddr,
         /// This process's rank in it.
@@ -81,7 +81,7 @@ define_record! {
     ///
     /// Rank and tag fields are signed words: a wildcard source of -1 stays
     /// -1 on every target width.
-    pub struct MqsPendingOperation = "mqs_pending_operation", AlwaysNatural {
+    pub struct MqsPendingOperationRecord = "mqs_pending_operation", AlwaysNatural {
         /// How far the operation has got.
         status: MqsStatus,
         /// Peer rank in the communicator as asked for (-1 for any).

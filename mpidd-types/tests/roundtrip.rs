@@ -6,8 +6,8 @@ use std::fmt::Debug;
 use mpidd_types::{
     AddressWidth, ByteOrder, CChars, DebuggerFlags, FieldKind, Mpi2ddDebugState,
     Mpi2ddDirectoryEntry, Mpi2ddInfo, Mpi2ddMagic, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpiFlags,
-    MpirProcdesc, MqsCommunicator, MqsPendingOperation, MqsStatus, Packing, Record, TargetAbi,
-    TargetAddr,
+    MpirProcdesc, MqsCommunicatorRecord, MqsPendingOperationRecord, MqsStatus, Packing, Record,
+    TargetAbi, TargetAddr,
 };
 use proptest::prelude::*;
 
@@ -125,18 +125,20 @@ fn mpi2dd_directoryentry(abi: TargetAbi) -> BoxedStrategy<Mpi2ddDirectoryEntry> 
         .boxed()
 }
 
-fn mqs_communicator(abi: TargetAbi) -> BoxedStrategy<MqsCommunicator> {
+fn mqs_communicator(abi: TargetAbi) -> BoxedStrategy<MqsCommunicatorRecord> {
     (addr(abi), word(abi), word(abi), chars::<64>())
-        .prop_map(|(unique_id, local_rank, size, name)| MqsCommunicator {
-            unique_id,
-            local_rank,
-            size,
-            name,
-        })
+        .prop_map(
+            |(unique_id, local_rank, size, name)| MqsCommunicatorRecord {
+                unique_id,
+                local_rank,
+                size,
+                name,
+            },
+        )
         .boxed()
 }
 
-fn mqs_pending_operation(abi: TargetAbi) -> BoxedStrategy<MqsPendingOperation> {
+fn mqs_pending_operation(abi: TargetAbi) -> BoxedStrategy<MqsPendingOperationRecord> {
     let w = || word(abi);
     (
         (any::<i32>(), w(), w(), any::<i32>(), w(), w(), any::<i32>()),
@@ -145,7 +147,7 @@ fn mqs_pending_operation(abi: TargetAbi) -> BoxedStrategy<MqsPendingOperation> {
     )
         .prop_map(
             |((st, dl, dg, tw, dt, dlen, sb), (buf, al, ag, at, alen), extra_text)| {
-                MqsPendingOperation {
+                MqsPendingOperationRecord {
                     status: MqsStatus::from(st),
                     desired_local_rank: dl,
                     desired_global_rank: dg,
@@ -260,8 +262,8 @@ record_properties! {
     mpi2dd_procdesc_props: Mpi2ddProcdesc = mpi2dd_procdesc;
     mpi2dd_spawndesc_props: Mpi2ddSpawndesc = mpi2dd_spawndesc;
     mpi2dd_directoryentry_props: Mpi2ddDirectoryEntry = mpi2dd_directoryentry;
-    mqs_communicator_props: MqsCommunicator = mqs_communicator;
-    mqs_pending_operation_props: MqsPendingOperation = mqs_pending_operation;
+    mqs_communicator_props: MqsCommunicatorRecord = mqs_communicator;
+    mqs_pending_operation_props: MqsPendingOperationRecord = mqs_pending_operation;
 }
 
 /// Writes `v` as the target would store a 4-byte signed int, independently
@@ -304,14 +306,14 @@ proptest! {
         prop_assert_eq!(Mpi2ddDirectoryEntry::decode(&b, abi).unwrap().pid, v);
         let b = record_with::<Mpi2ddInfo>(abi, "meta_pid", &target_i32(abi, v));
         prop_assert_eq!(Mpi2ddInfo::decode(&b, abi).unwrap().meta_pid, v);
-        let b = record_with::<MqsPendingOperation>(
+        let b = record_with::<MqsPendingOperationRecord>(
             abi, "desired_global_rank", &target_word(abi, i64::from(v)));
         prop_assert_eq!(
-            MqsPendingOperation::decode(&b, abi).unwrap().desired_global_rank,
+            MqsPendingOperationRecord::decode(&b, abi).unwrap().desired_global_rank,
             i64::from(v)
         );
-        let b = record_with::<MqsCommunicator>(abi, "local_rank", &target_word(abi, i64::from(v)));
-        prop_assert_eq!(MqsCommunicator::decode(&b, abi).unwrap().local_rank, i64::from(v));
+        let b = record_with::<MqsCommunicatorRecord>(abi, "local_rank", &target_word(abi, i64::from(v)));
+        prop_assert_eq!(MqsCommunicatorRecord::decode(&b, abi).unwrap().local_rank, i64::from(v));
     }
 
     /// Addresses are unsigned: a 32-bit address with the top bit set is not
@@ -350,7 +352,7 @@ proptest! {
         let e = MpirProcdesc { host_name: TargetAddr(a), executable_name: TargetAddr(0), pid: 0 };
         let err = e.to_bytes(abi).unwrap_err().to_string();
         prop_assert!(err.contains("MPIR_PROCDESC.host_name"), "{}", err);
-        let c = MqsCommunicator { unique_id: TargetAddr(0), local_rank: w, size: 0, name: CChars::empty() };
+        let c = MqsCommunicatorRecord { unique_id: TargetAddr(0), local_rank: w, size: 0, name: CChars::empty() };
         let err = c.to_bytes(abi).unwrap_err().to_string();
         prop_assert!(err.contains("mqs_communicator.local_rank"), "{}", err);
     }
@@ -363,7 +365,7 @@ fn packing_applies_only_to_mpi2dd_records() {
     assert_eq!(Mpi2ddDirectoryEntry::size_for(lp64), 24);
     assert_eq!(Mpi2ddDirectoryEntry::size_for(packed), 20);
     assert_eq!(MpirProcdesc::size_for(packed), 24);
-    assert_eq!(MqsPendingOperation::size_for(packed), 416);
+    assert_eq!(MqsPendingOperationRecord::size_for(packed), 416);
     assert!(Mpi2ddDirectoryEntry::layout(packed).padding().is_empty());
     assert_eq!(Mpi2ddDirectoryEntry::layout(lp64).padding(), vec![20..24]);
 }
@@ -375,7 +377,7 @@ fn every_field_kind_is_covered() {
     let kinds: Vec<FieldKind> = [
         MpirProcdesc::FIELDS,
         Mpi2ddInfo::FIELDS,
-        MqsPendingOperation::FIELDS,
+        MqsPendingOperationRecord::FIELDS,
     ]
     .concat()
     .iter()
@@ -448,7 +450,7 @@ fn serde_uses_the_interface_field_names() {
     let back: Mpi2ddInfo = serde_json::from_value(v).unwrap();
     assert_eq!(back, info);
 
-    let op = MqsCommunicator {
+    let op = MqsCommunicatorRecord {
         unique_id: TargetAddr(7),
         local_rank: -1,
         size: 2,

@@ -59,7 +59,7 @@
 //! symbols.insert("libmpi.so", "MPIR_Group_builtin", TargetAddr(0x1000), 20);
 //! symbols.insert("libmpi.so", "MPIR_Comm_builtin", TargetAddr(0x2000), 0);
 //!
-//! let mpich = Mpich::new(&memory, &symbols, &layouts, Limits::default())?;
+//! let mpich = Mpich::from_parts(&memory, &symbols, &layouts, Limits::default())?;
 //! let view = mpich.resolve(HandleKind::Group, 0x4800_0000)?;
 //! assert_eq!(view.predefined_name.as_deref(), Some("MPI_GROUP_EMPTY"));
 //! assert_eq!(view.fortran_index, Availability::Value(0x4800_0000));
@@ -119,7 +119,10 @@ pub use model::{
 pub use mpich::Mpich;
 pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use mpich_pools::{live_mpich_objects, LiveObject};
-pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
+// Defined in mpidd-read; re-exported because they appear in this crate's
+// own signatures, so a user need not name mpidd-read for them.
+#[doc(no_inline)]
+pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Limits, Member, Target, TargetParts};
 pub use ompi::Ompi;
 pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
 pub use ompi_synthetic::{

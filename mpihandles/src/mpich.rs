@@ -1,7 +1,7 @@
 //! The MPICH handle resolver: from a handle to its object, and from the
 //! object to a [`HandleView`].
 
-use mpidd_read::{Limits, SymbolSource, TargetMemory};
+use mpidd_read::{Limits, SymbolSource, Target, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -28,12 +28,11 @@ use mpidd_read::Layouts;
 /// handle whose slot was reused cannot be told from a live one.
 ///
 /// ```no_run
-/// use mpidd_read::{Limits, LiveTarget, TypeOracle};
+/// use mpidd_read::{Limits, LiveTarget};
 /// use mpihandles::{HandleKind, HandleResolver, Mpich};
 ///
 /// let target = LiveTarget::open(4242)?;
-/// let oracle = TypeOracle::from_symbols(target.symbols());
-/// let mpich = Mpich::new(&target, &target, &oracle, Limits::default())?;
+/// let mpich = Mpich::new(&target, Limits::default())?;
 /// let world = mpich.resolve(HandleKind::Comm, 0x4400_0000)?;
 /// println!("{}", serde_json::to_string_pretty(&world)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -45,17 +44,23 @@ pub struct Mpich<'a> {
 
 impl<'a> Mpich<'a> {
     /// A resolver over a target's memory and symbols, with MPICH's private
-    /// layouts from `layouts` (normally the library's DWARF, a
-    /// [`TypeOracle`](mpidd_read::TypeOracle), or a layout profile). Fails if the target has no MPICH handle
-    /// pools.
-    pub fn new<M: TargetMemory, S: SymbolSource>(
-        memory: &'a M,
-        symbols: &'a S,
+    /// layouts from its layouts (for a [`CoreTarget`](mpidd_read::CoreTarget)
+    /// or a [`LiveTarget`](mpidd_read::LiveTarget), the library's DWARF;
+    /// through a [`TargetParts`](mpidd_read::TargetParts), a layout profile
+    /// or a table). Fails if the target has no MPICH handle pools.
+    pub fn new(target: &'a dyn Target, limits: Limits) -> Result<Mpich<'a>, HandleError> {
+        Self::from_parts(target.memory(), target.symbols(), target.layouts(), limits)
+    }
+
+    /// [`Mpich::new`] over a memory, symbols and layouts kept apart (a
+    /// layout profile for a stripped library, a debugger's own sources).
+    pub fn from_parts(
+        memory: &'a dyn TargetMemory,
+        symbols: &'a dyn SymbolSource,
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Mpich<'a>, HandleError> {
-        let mem: &'a dyn TargetMemory = memory;
-        let symbols: &'a dyn SymbolSource = symbols;
+        let mem = memory;
         let ctx = Ctx {
             mem,
             symbols,

@@ -16,7 +16,7 @@
 //! lists and go back to them, marked `OMPI_REQUEST_INVALID`, and are shown
 //! as freed.
 
-use mpidd_read::{Limits, SymbolSource, TargetMemory};
+use mpidd_read::{Limits, SymbolSource, Target, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -169,12 +169,11 @@ pub(crate) struct Decoded {
 /// from its debug info or a layout profile) in one process.
 ///
 /// ```no_run
-/// use mpidd_read::{Limits, LiveTarget, TypeOracle};
+/// use mpidd_read::{Limits, LiveTarget};
 /// use mpihandles::{HandleKind, HandleResolver, Ompi};
 ///
 /// let target = LiveTarget::open(4242)?;
-/// let oracle = TypeOracle::from_symbols(target.symbols());
-/// let ompi = Ompi::new(&target, &target, &oracle, Limits::default())?;
+/// let ompi = Ompi::new(&target, Limits::default())?;
 /// // A communicator handle is a pointer, e.g. the value of MPI_COMM_WORLD.
 /// let world = ompi.resolve(HandleKind::Comm, 0x7f00_1234_5000)?;
 /// println!("{}", serde_json::to_string_pretty(&world)?);
@@ -194,18 +193,24 @@ pub struct Ompi<'a> {
 
 impl<'a> Ompi<'a> {
     /// A resolver over a target's memory and symbols, with the layouts of
-    /// Open MPI's private types from `layouts` (the library's DWARF, a
-    /// [`TypeOracle`](mpidd_read::TypeOracle), or a layout profile). Fails
-    /// when no Open MPI library is loaded, or when `layouts` lacks a
+    /// Open MPI's private types from its layouts (the library's DWARF for a
+    /// [`CoreTarget`](mpidd_read::CoreTarget); through a
+    /// [`TargetParts`](mpidd_read::TargetParts), a layout profile). Fails
+    /// when no Open MPI library is loaded, or when the layouts lack a
     /// required answer of [`OMPI_HANDLE_LAYOUT`](crate::OMPI_HANDLE_LAYOUT).
-    pub fn new<M: TargetMemory, S: SymbolSource>(
-        memory: &'a M,
-        symbols: &'a S,
+    pub fn new(target: &'a dyn Target, limits: Limits) -> Result<Ompi<'a>, HandleError> {
+        Self::from_parts(target.memory(), target.symbols(), target.layouts(), limits)
+    }
+
+    /// [`Ompi::new`] over a memory, symbols and layouts kept apart (a
+    /// layout profile for a stripped library, a debugger's own sources).
+    pub fn from_parts(
+        memory: &'a dyn TargetMemory,
+        symbols: &'a dyn SymbolSource,
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Ompi<'a>, HandleError> {
-        let mem: &'a dyn TargetMemory = memory;
-        let symbols: &'a dyn SymbolSource = symbols;
+        let mem = memory;
         let ctx = Ctx {
             mem,
             symbols,

@@ -15,7 +15,7 @@
 //! let mut s = SyntheticOmpi::new(TargetAbi::POWERPC, SyntheticOmpi::layouts(4));
 //! let world = s.world();
 //! let (memory, symbols, layouts) = s.finish();
-//! let ompi = Ompi::new(&memory, &symbols, &layouts, Limits::default())?;
+//! let ompi = Ompi::from_parts(&memory, &symbols, &layouts, Limits::default())?;
 //! let v = ompi.resolve(HandleKind::Comm, world.0 as i64)?;
 //! assert_eq!(v.predefined_name.as_deref(), Some("MPI_COMM_WORLD"));
 //! # Ok::<(), mpihandles::HandleError>(())

@@ -78,7 +78,7 @@ fn target(comm_builtin_size: u64, comm_size: u64) -> (SyntheticMemory, SymbolTab
 #[test]
 fn a_huge_builtin_communicator_array_is_refused_not_scanned() {
     let (memory, symbols, layouts) = target(u64::from(u32::MAX), 1);
-    let mpich = Mpich::new(&memory, &symbols, &layouts, Limits::default()).unwrap();
+    let mpich = Mpich::from_parts(&memory, &symbols, &layouts, Limits::default()).unwrap();
     let start = Instant::now();
     let v = mpich.resolve(HandleKind::Group, 0x8800_0000).unwrap();
     assert!(start.elapsed() < Duration::from_secs(5));
@@ -92,7 +92,7 @@ fn a_huge_builtin_communicator_array_is_refused_not_scanned() {
     );
     // A plausible array is still scanned.
     let (memory, symbols, layouts) = target(3 * 16, 16);
-    let mpich = Mpich::new(&memory, &symbols, &layouts, Limits::default()).unwrap();
+    let mpich = Mpich::from_parts(&memory, &symbols, &layouts, Limits::default()).unwrap();
     let v = mpich.resolve(HandleKind::Group, 0x8800_0000).unwrap();
     let Details::Group(g) = &v.details else {
         panic!("{v:?}")
@@ -107,7 +107,7 @@ fn a_huge_builtin_communicator_array_is_refused_not_scanned() {
 fn a_handle_member_past_2_64_is_an_address_overflow() {
     let (memory, symbols, mut layouts) = target(0, 16);
     layouts.add_member("MPIR_Group", "handle", u64::MAX - 1, 4);
-    let mpich = Mpich::new(&memory, &symbols, &layouts, Limits::default()).unwrap();
+    let mpich = Mpich::from_parts(&memory, &symbols, &layouts, Limits::default()).unwrap();
     let e = mpich.resolve(HandleKind::Group, 0x8800_0000).unwrap_err();
     assert!(
         matches!(
@@ -129,7 +129,7 @@ fn group_map_offsets_past_2_64_are_an_address_overflow() {
     let (memory, symbols, mut layouts) = target(0, 16);
     layouts.add_type("MPII_Group_pmap_t", 1 << 63);
     layouts.add_member("MPII_Group_pmap_t", "lpid", 1 << 63, 4);
-    let mpich = Mpich::new(&memory, &symbols, &layouts, Limits::default()).unwrap();
+    let mpich = Mpich::from_parts(&memory, &symbols, &layouts, Limits::default()).unwrap();
     let v = mpich.resolve(HandleKind::Group, 0x8800_0000).unwrap();
     let Details::Group(g) = &v.details else {
         panic!("{v:?}")

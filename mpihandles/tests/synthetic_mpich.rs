@@ -213,7 +213,7 @@ impl Fake {
     ) -> Result<mpihandles::HandleView, HandleError> {
         let mut mem = SyntheticMemory::new(TargetAbi::POWERPC);
         mem.map(TargetAddr(BASE), self.bytes.clone());
-        let mpich = Mpich::new(&mem, &self.symbols, &self.layouts, limits)?;
+        let mpich = Mpich::from_parts(&mem, &self.symbols, &self.layouts, limits)?;
         mpich.resolve(kind, value)
     }
 }
@@ -495,7 +495,7 @@ fn a_status_and_a_request_in_a_second_pool_big_endian() {
     f.u32(0x40c, 9);
     let mut mem = SyntheticMemory::new(TargetAbi::POWERPC);
     mem.map(TargetAddr(BASE), f.bytes.clone());
-    let mpich = Mpich::new(&mem, &f.symbols, &f.layouts, Limits::default()).unwrap();
+    let mpich = Mpich::from_parts(&mem, &f.symbols, &f.layouts, Limits::default()).unwrap();
     let s = mpich.status(TargetAddr(BASE + 0x400), None).unwrap();
     assert_eq!((s.source, s.tag, s.error), (-2, 9, 0));
     assert_eq!(s.count_bytes, Availability::Value((1 << 32) + 5));
@@ -727,7 +727,7 @@ fn a_target_without_mpich_is_refused() {
     let mem = SyntheticMemory::new(TargetAbi::X86_64);
     let symbols = SymbolTable::new();
     let layouts = LayoutTable::default();
-    let Err(e) = Mpich::new(&mem, &symbols, &layouts, Limits::default()) else {
+    let Err(e) = Mpich::from_parts(&mem, &symbols, &layouts, Limits::default()) else {
         panic!("accepted a target without MPICH");
     };
     assert!(e.to_string().contains("MPIR_Comm_builtin"), "{e}");

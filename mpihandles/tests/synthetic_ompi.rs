@@ -55,7 +55,7 @@ fn every_kind_decodes_as_laid_out_on_four_abis() {
         let info = s.info(&[("alpha", "1"), ("beta", "two")]);
         let recv = s.receive(cart, -1, 7);
         let (memory, symbols, layouts) = s.finish();
-        let ompi = Ompi::new(&memory, &symbols, &layouts, Limits::default()).unwrap();
+        let ompi = Ompi::from_parts(&memory, &symbols, &layouts, Limits::default()).unwrap();
         let comm = |addr: TargetAddr| match ompi.resolve(HandleKind::Comm, addr.0 as i64) {
             Ok(v) => v,
             Err(e) => panic!("{abi:?}: {e}"),
@@ -243,7 +243,7 @@ fn hostile_targets_give_errors_not_hangs() {
         max_list_len: 64,
         ..Limits::default()
     };
-    let ompi = Ompi::new(&memory, &symbols, &layouts, limits).unwrap();
+    let ompi = Ompi::from_parts(&memory, &symbols, &layouts, limits).unwrap();
 
     let e = ompi.resolve(HandleKind::Group, odd.0 as i64).unwrap_err();
     assert!(e.to_string().contains("cls_parent"), "a class loop: {e}");
@@ -301,7 +301,7 @@ fn a_layout_source_without_a_required_type_is_refused_naming_it() {
     let mut json = serde_json::to_value(&layouts).unwrap();
     json.as_object_mut().unwrap().remove("ompi_group_t");
     let without: LayoutTable = serde_json::from_value(json).unwrap();
-    let e = Ompi::new(&memory, &symbols, &without, Limits::default())
+    let e = Ompi::from_parts(&memory, &symbols, &without, Limits::default())
         .err()
         .expect("refused");
     assert!(
@@ -310,7 +310,7 @@ fn a_layout_source_without_a_required_type_is_refused_naming_it() {
     );
     // Without Open MPI's symbols, no Open MPI.
     let none = mpidd_read::SymbolTable::new();
-    let e = Ompi::new(&memory, &none, &layouts, Limits::default())
+    let e = Ompi::from_parts(&memory, &none, &layouts, Limits::default())
         .err()
         .expect("refused");
     assert!(e.to_string().contains("ompi_comm_f_to_c_table"), "{e}");

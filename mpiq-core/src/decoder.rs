@@ -3,7 +3,7 @@
 
 use mpidd_read::{
     choose_loaded_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts, ReadError,
-    SymbolSource,
+    SymbolSource, Target, TargetParts,
 };
 use mpidd_types::TargetAddr;
 
@@ -13,16 +13,6 @@ use crate::mpich_ch4::MpichCh4;
 use crate::ompi_ob1::{ompi_version, OmpiOb1};
 use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
-
-/// One MPI process as a native decoder sees it.
-pub struct NativeTarget<'a> {
-    /// Its memory.
-    pub memory: &'a dyn TargetMemory,
-    /// Its symbols, local ones included.
-    pub symbols: &'a dyn SymbolSource,
-    /// Its MPI library's types.
-    pub types: &'a dyn Layouts,
-}
 
 /// Why a native decoder could not read the queues.
 #[derive(Debug, thiserror::Error)]
@@ -125,12 +115,58 @@ pub trait QueueDecoder: Send + Sync {
     /// What it decodes, with the version it found (for `ProcessQueues::source`).
     fn name(&self) -> &str;
 
-    /// Reads every communicator and queue of the process.
+    /// Reads every communicator and queue of `target`: the process it was
+    /// built for ([`detect`]), or any other that loads the same build of
+    /// the library (the ranks of a job), whose layouts are the same.
     fn read_queues(
         &self,
-        target: &NativeTarget<'_>,
+        target: &dyn Target,
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError>;
+}
+
+/// A decoder found by [`detect`], kept with the target it was found for
+/// and the limits to read it with: what a caller holds to read a
+/// process's queues, once or again after the process moved on.
+///
+/// ```no_run
+/// use mpidd_read::{CoreTarget, Limits};
+/// use std::path::Path;
+///
+/// let rank = CoreTarget::open(Path::new("rank0.core"), None, None)?;
+/// let reader = mpiq_core::detect(&rank, &Limits::default())?;
+/// let queues = reader.read_queues()?;
+/// println!("{}: {} communicators", reader.name(), queues.communicators.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct QueueReader<'t> {
+    decoder: Box<dyn QueueDecoder>,
+    target: &'t dyn Target,
+    limits: Limits,
+}
+
+impl<'t> QueueReader<'t> {
+    /// What it decodes, with the version found, e.g.
+    /// `MPICH 4.0.2 (ch3:nemesis)`.
+    pub fn name(&self) -> &str {
+        self.decoder.name()
+    }
+
+    /// Reads every communicator and queue of the target.
+    pub fn read_queues(&self) -> Result<ProcessQueues, DecodeError> {
+        self.decoder.read_queues(self.target, &self.limits)
+    }
+
+    /// The target it reads.
+    pub fn target(&self) -> &'t dyn Target {
+        self.target
+    }
+
+    /// The decoder alone, to read other targets that load the same build
+    /// of the library ([`QueueDecoder::read_queues`]).
+    pub fn into_decoder(self) -> Box<dyn QueueDecoder> {
+        self.decoder
+    }
 }
 
 /// The native decoders, by the name `mpidd profile` and
@@ -276,13 +312,25 @@ pub fn identify(
     })
 }
 
-/// Picks the decoder for the target's MPI ([`identify`]) and builds it over
-/// the target's layouts.
-pub fn detect(
-    target: &NativeTarget<'_>,
+/// Picks the decoder for the target's MPI ([`identify`]), builds it over
+/// the target's layouts and keeps it with the target, ready to read
+/// ([`QueueReader::read_queues`]).
+pub fn detect<'t>(target: &'t dyn Target, limits: &Limits) -> Result<QueueReader<'t>, DecodeError> {
+    Ok(QueueReader {
+        decoder: build_decoder(target, limits)?,
+        target,
+        limits: *limits,
+    })
+}
+
+/// The decoder for the target's MPI, built over the target's layouts, on
+/// its own: [`detect`] without the target, for a caller that reads many
+/// targets of one library build with it.
+pub fn build_decoder(
+    target: &dyn Target,
     limits: &Limits,
 ) -> Result<Box<dyn QueueDecoder>, DecodeError> {
-    let found = identify(target.memory, target.symbols, limits)?;
+    let found = identify(target.memory(), target.symbols(), limits)?;
     match found.kind {
         DecoderKind::MpichCh3 => Ok(Box::new(MpichCh3::new(
             target,
@@ -333,11 +381,10 @@ pub fn read_native_queues(
 ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
     let found = identify(memory, symbols, limits)?;
     let (types, origin) = decoder_layouts(&found, dwarf, objects, profiles)?;
-    let target = NativeTarget {
+    let target = TargetParts {
         memory,
         symbols,
-        types,
+        layouts: types,
     };
-    let decoder = detect(&target, limits)?;
-    Ok((decoder.read_queues(&target, limits)?, origin))
+    Ok((detect(&target, limits)?.read_queues()?, origin))
 }

@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     build_id_hex as hex, CacheLookup, ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile,
-    LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject, SymbolSource, TypeOracle,
+    LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject, SymbolSource, TargetParts,
+    TypeOracle,
 };
 
-use crate::decoder::{decoder_layouts, detect, identify, DecodeError, Identified, NativeTarget};
+use crate::decoder::{decoder_layouts, detect, identify, DecodeError, Identified};
 use crate::model::ProcessQueues;
 use mpidd_read::TargetMemory;
 
@@ -151,12 +152,12 @@ impl LayoutResolver {
         let found = identify(memory, symbols, limits)?;
         let build = LibraryBuild::of(objects, &found.library);
         let read = |layouts: &dyn Layouts| -> Result<ProcessQueues, DecodeError> {
-            let target = NativeTarget {
+            let target = TargetParts {
                 memory,
                 symbols,
-                types: layouts,
+                layouts,
             };
-            detect(&target, limits)?.read_queues(&target, limits)
+            detect(&target, limits)?.read_queues()
         };
         // A cache entry that fails is blamed only if the DWARF then reads
         // the target: a target that no layouts read is not the cache's

@@ -78,13 +78,18 @@ mod target_read;
 mod world_rank;
 
 pub use decoder::{
-    decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind, Identified,
-    NativeTarget, QueueDecoder,
+    build_decoder, decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind,
+    Identified, QueueDecoder, QueueReader,
 };
 pub use layout_resolver::LayoutResolver;
 pub use mpich_ch3::MpichCh3;
 pub use mpich_ch4::MpichCh4;
-pub use mpidd_read::{LayoutError, LayoutNeed, LayoutTable, Layouts, Member};
+// Defined in mpidd-read; re-exported because they appear in this crate's
+// own signatures, so a user need not name mpidd-read for them.
+#[doc(no_inline)]
+pub use mpidd_read::{
+    LayoutError, LayoutNeed, LayoutTable, Layouts, Limits, Member, Target, TargetParts,
+};
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary};
 pub use mqs_target::{MqsTarget, TargetTypeSizes};

@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use mpidd_read::{Limits, SymbolSource};
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
+use crate::decoder::{DecodeError, QueueDecoder};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
@@ -39,6 +39,7 @@ use crate::mpich_common::{
     COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
+use mpidd_read::Target;
 use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
 
@@ -403,11 +404,7 @@ impl MpichCh3 {
     /// A decoder for the MPICH in `target`, whose version string and
     /// device were read from it. Fails, naming what is missing, when a
     /// symbol or type the decoder needs is not there.
-    pub fn new(
-        target: &NativeTarget<'_>,
-        version: &str,
-        device: &str,
-    ) -> Result<Self, DecodeError> {
+    pub fn new(target: &dyn Target, version: &str, device: &str) -> Result<Self, DecodeError> {
         const LOCAL: &str =
             "MPICH keeps it as a local symbol: the library's .symtab (or its debug file) is needed";
         let globals = Globals {
@@ -418,16 +415,16 @@ impl MpichCh3 {
             )?,
             posted_head_ptr: symbol(target, "MPID_Recvq_posted_head_ptr", LOCAL)?,
             unexpected_head_ptr: symbol(target, "MPID_Recvq_unexpected_head_ptr", LOCAL)?,
-            sendq_head: target.symbols.lookup("MPIR_Sendq_head").map(|s| s.addr),
+            sendq_head: target.symbols().lookup("MPIR_Sendq_head").map(|s| s.addr),
             datatype_direct: target
-                .symbols
+                .symbols()
                 .lookup("MPIR_Datatype_direct")
                 .map(|s| s.addr),
         };
-        let word = target.memory.abi().address_bytes() as u64;
+        let word = target.memory().abi().address_bytes() as u64;
         Ok(MpichCh3 {
             name: format!("native MPICH {version} decoder ({device})"),
-            layout: Layout::resolve(target.types, word).map_err(DecodeError::Layouts)?,
+            layout: Layout::resolve(target.layouts(), word).map_err(DecodeError::Layouts)?,
             globals,
             cache: Mutex::new(None),
         })
@@ -904,10 +901,10 @@ impl QueueDecoder for MpichCh3 {
 
     fn read_queues(
         &self,
-        target: &NativeTarget<'_>,
+        target: &dyn Target,
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError> {
-        let budget = Budgeted::new(target.memory, limits);
+        let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
         let mut first = self.sequence(mem)?;
         let mut last = first;

@@ -32,7 +32,7 @@ use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 use mpihandles::{HandleKind, Layouts, Member};
 
-use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
+use crate::decoder::{DecodeError, QueueDecoder};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
@@ -42,6 +42,7 @@ use crate::mpich_common::{
 };
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
 use mpidd_read::LayoutError;
+use mpidd_read::Target;
 use mpidd_read::TargetMemory;
 
 /// `MPIDIG_REQ_PEER_SSEND` (`ch4/include/mpidpre.h`): the sender of an
@@ -303,12 +304,8 @@ impl MpichCh4 {
     /// A decoder for the MPICH in `target`, whose version string and
     /// device were read from it. Fails, naming what is missing, when a
     /// symbol or type the decoder needs is not there.
-    pub fn new(
-        target: &NativeTarget<'_>,
-        version: &str,
-        device: &str,
-    ) -> Result<Self, DecodeError> {
-        let types = target.types;
+    pub fn new(target: &dyn Target, version: &str, device: &str) -> Result<Self, DecodeError> {
+        let types = target.layouts();
         let globals = Globals {
             all_communicators: symbol(
                 target,
@@ -320,9 +317,9 @@ impl MpichCh4 {
                 "MPIDI_global",
                 "CH4's global state is a local symbol: the library's .symtab (or its debug file) is needed",
             )?,
-            sendq_head: target.symbols.lookup("MPIR_Sendq_head").map(|s| s.addr),
+            sendq_head: target.symbols().lookup("MPIR_Sendq_head").map(|s| s.addr),
             datatype_direct: target
-                .symbols
+                .symbols()
                 .lookup("MPIR_Datatype_direct")
                 .map(|s| s.addr),
         };
@@ -646,7 +643,7 @@ impl MpichCh4 {
     #[allow(clippy::too_many_arguments)]
     fn netmod_receives(
         &self,
-        target: &NativeTarget<'_>,
+        target: &dyn Target,
         mem: &dyn TargetMemory,
         types: &dyn Layouts,
         comms: &[CommInfo],
@@ -660,7 +657,7 @@ impl MpichCh4 {
         };
         let objects = match mpihandles::live_mpich_objects(
             mem,
-            target.symbols,
+            target.symbols(),
             types,
             *limits,
             HandleKind::Request,
@@ -943,11 +940,11 @@ impl QueueDecoder for MpichCh4 {
 
     fn read_queues(
         &self,
-        target: &NativeTarget<'_>,
+        target: &dyn Target,
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError> {
-        let types = target.types;
-        let budget = Budgeted::new(target.memory, limits);
+        let types = target.layouts();
+        let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
         let mut first = self.sequence(mem)?;
         let mut last = first;

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{DecodeError, NativeTarget};
+use crate::decoder::DecodeError;
 pub(crate) use crate::list_walk::{at, walk, ListShape, Span};
 use crate::target_read::{read_bytes, read_int, read_pointer, Record};
+use mpidd_read::Target;
 use mpidd_read::TargetMemory;
 
 /// MPICH's `MPI_ANY_SOURCE`.
@@ -80,17 +81,17 @@ pub(crate) struct CommInfo {
 }
 
 pub(crate) fn symbol(
-    target: &NativeTarget<'_>,
+    target: &dyn Target,
     name: &'static str,
     hint: &'static str,
 ) -> Result<TargetAddr, DecodeError> {
     target
-        .symbols
+        .symbols()
         .lookup(name)
         .map(|s| s.addr)
         .ok_or_else(|| DecodeError::MissingSymbol {
             name,
-            searched: mpidd_read::searched_summary(target.symbols),
+            searched: mpidd_read::searched_summary(target.symbols()),
             hint,
         })
 }

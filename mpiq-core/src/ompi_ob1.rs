@@ -32,12 +32,13 @@ use std::collections::HashMap;
 use mpidd_read::{Limits, ReadError, SymbolSource};
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
+use crate::decoder::{DecodeError, QueueDecoder};
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::target_read::{read_bytes, read_pointer, Budgeted, Record};
+use mpidd_read::Target;
 use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, LayoutNeed, Layouts, Member};
 
@@ -726,17 +727,17 @@ impl std::fmt::Debug for OmpiOb1 {
 }
 
 fn symbol(
-    target: &NativeTarget<'_>,
+    target: &dyn Target,
     name: &'static str,
     hint: &'static str,
 ) -> Result<TargetAddr, DecodeError> {
     target
-        .symbols
+        .symbols()
         .lookup(name)
         .map(|s| s.addr)
         .ok_or_else(|| DecodeError::MissingSymbol {
             name,
-            searched: mpidd_read::searched_summary(target.symbols),
+            searched: mpidd_read::searched_summary(target.symbols()),
             hint,
         })
 }
@@ -757,13 +758,13 @@ impl OmpiOb1 {
     /// A decoder for the Open MPI in `target`. Fails, naming what is
     /// missing, when a symbol or layout it needs is not there, and refuses
     /// a process whose selected PML is not ob1.
-    pub fn new(target: &NativeTarget<'_>, limits: &Limits) -> Result<Self, DecodeError> {
+    pub fn new(target: &dyn Target, limits: &Limits) -> Result<Self, DecodeError> {
         const LIBMPI: &str = "Open MPI's libmpi.so exports it: no Open MPI library is loaded";
-        let layout = Layout::resolve(target.types).map_err(DecodeError::Layouts)?;
+        let layout = Layout::resolve(target.layouts()).map_err(DecodeError::Layouts)?;
         let selected = symbol(target, "mca_pml_base_selected_component", LIBMPI)?;
         let len = layout.component_name.size.min(limits.max_string_len as u64);
         let raw = read_bytes(
-            target.memory,
+            target.memory(),
             at(selected, layout.component_name.offset),
             len,
             "mca_pml_base_selected_component.pmlm_version.mca_component_name",
@@ -1762,10 +1763,10 @@ impl QueueDecoder for OmpiOb1 {
 
     fn read_queues(
         &self,
-        target: &NativeTarget<'_>,
+        target: &dyn Target,
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError> {
-        let budget = Budgeted::new(target.memory, limits);
+        let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
         let (comms, notes) = self.read_communicators(mem, limits)?;
         let mut types = DatatypeSizes::default();

@@ -10,7 +10,7 @@
 //!   `PMI_RANK`. Read through libc's `environ`, that needs no layouts at
 //!   all, so a stripped MPI library (Debian's) is no obstacle.
 
-use mpidd_read::{Layouts, Limits, SymbolSource, TargetMemory, TypeOracle};
+use mpidd_read::{Limits, SymbolSource, Target, TargetMemory, TypeOracle};
 use mpidd_types::TargetAddr;
 use serde::Serialize;
 
@@ -102,16 +102,8 @@ where
 /// `MPIR_Process.rank` or Open MPI's `ompi_mpi_comm_world.c_my_rank`
 /// (with offsets from `layouts`), else the launcher's environment
 /// variable (which needs no layouts). Fails naming why each way failed.
-pub fn world_rank<M, S>(
-    memory: &M,
-    symbols: &S,
-    layouts: &dyn Layouts,
-    limits: &Limits,
-) -> Result<WorldRank, WorldRankError>
-where
-    M: TargetMemory + ?Sized,
-    S: SymbolSource + ?Sized,
-{
+pub fn world_rank(target: &dyn Target, limits: &Limits) -> Result<WorldRank, WorldRankError> {
+    let (memory, symbols, layouts) = (target.memory(), target.symbols(), target.layouts());
     let mut tried = Vec::new();
     let in_memory = [
         (
@@ -225,7 +217,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mpidd_read::{LayoutTable, SymbolTable, SyntheticMemory};
+    use mpidd_read::{LayoutTable, SymbolTable, SyntheticMemory, TargetParts};
     use mpidd_types::TargetAbi;
 
     /// A process whose `environ` lists `vars`, for `abi`.
@@ -268,7 +260,15 @@ mod tests {
                     "PMI_RANK=9",
                 ],
             );
-            let r = world_rank(&m, &s, &LayoutTable::default(), &Limits::default()).unwrap();
+            let r = world_rank(
+                &TargetParts {
+                    memory: &m,
+                    symbols: &s,
+                    layouts: &LayoutTable::default(),
+                },
+                &Limits::default(),
+            )
+            .unwrap();
             assert_eq!(
                 r,
                 WorldRank {
@@ -299,10 +299,26 @@ mod tests {
             8,
             4,
         );
-        let r = world_rank(&m, &s, &layouts, &Limits::default()).unwrap();
+        let r = world_rank(
+            &TargetParts {
+                memory: &m,
+                symbols: &s,
+                layouts: &layouts,
+            },
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!((r.rank, r.source), (2, RankSource::OmpiCommWorld));
         // Without its layout, the environment says.
-        let r = world_rank(&m, &s, &LayoutTable::default(), &Limits::default()).unwrap();
+        let r = world_rank(
+            &TargetParts {
+                memory: &m,
+                symbols: &s,
+                layouts: &LayoutTable::default(),
+            },
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!(r.rank, 3);
     }
 
@@ -315,9 +331,16 @@ mod tests {
             TargetAddr(0x20_0000),
             512,
         );
-        let e = world_rank(&m, &s, &LayoutTable::default(), &Limits::default())
-            .unwrap_err()
-            .to_string();
+        let e = world_rank(
+            &TargetParts {
+                memory: &m,
+                symbols: &s,
+                layouts: &LayoutTable::default(),
+            },
+            &Limits::default(),
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             e,
             "its world rank is not in the process: ompi_mpi_comm_world is there but no \
@@ -338,7 +361,15 @@ mod tests {
             max_table_entries: 100,
             ..Limits::default()
         };
-        let e = world_rank(&memory, &symbols, &LayoutTable::default(), &limits).unwrap_err();
+        let e = world_rank(
+            &TargetParts {
+                memory: &memory,
+                symbols: &symbols,
+                layouts: &LayoutTable::default(),
+            },
+            &limits,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("in its environment"), "{e}");
     }
 }

@@ -4,10 +4,11 @@
 //! head pointing into unmapped memory, a list longer than the limit, and a
 //! library whose debug info lacks a member.
 
+use mpidd_read::TargetParts;
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory, TargetMemory};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::model::{Protocol, Queue};
-use mpiq_core::{DecodeError, LayoutTable, MpichCh3, NativeTarget, QueueDecoder};
+use mpiq_core::{DecodeError, LayoutTable, MpichCh3, QueueDecoder};
 
 /// Offsets of this synthetic MPICH (deliberately not the real one's).
 fn layout() -> LayoutTable {
@@ -229,10 +230,10 @@ fn decode(
     types: &LayoutTable,
     limits: &Limits,
 ) -> Result<mpiq_core::model::ProcessQueues, DecodeError> {
-    let target = NativeTarget {
+    let target = TargetParts {
         memory: mem,
         symbols,
-        types,
+        layouts: types,
     };
     let decoder = MpichCh3::new(&target, "4.0.2", "ch3:nemesis")?;
     decoder.read_queues(&target, limits)
@@ -455,10 +456,10 @@ fn borrowed_and_copied_bytes_decode_alike() {
         let types = layout();
         let borrowed = decode(&mem, &symbols, &types, &Limits::default()).unwrap();
         let copying = CopyOnly(&mem);
-        let target = NativeTarget {
+        let target = TargetParts {
             memory: &copying,
             symbols: &symbols,
-            types: &types,
+            layouts: &types,
         };
         let copied = MpichCh3::new(&target, "4.0.2", "ch3:nemesis")
             .unwrap()

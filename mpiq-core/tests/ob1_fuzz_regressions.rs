@@ -6,11 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use mpidd_read::TargetParts;
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory};
 use mpidd_types::{TargetAbi, TargetAddr};
 use mpiq_core::compare::compare;
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{DecodeError, LayoutTable, NativeTarget, OmpiOb1, QueueDecoder, OB1_LAYOUT};
+use mpiq_core::{DecodeError, LayoutTable, OmpiOb1, QueueDecoder, OB1_LAYOUT};
 
 /// Every question of `OB1_LAYOUT` answered: each member an 8-byte slot of
 /// its own after the 32 bytes of the `opal_list_item_t` that requests and
@@ -190,10 +191,10 @@ impl Process {
     fn read_with(self, types: &LayoutTable, limits: &Limits) -> Result<ProcessQueues, DecodeError> {
         let mut memory = SyntheticMemory::new(TargetAbi::X86_64);
         memory.map(TargetAddr(BASE), self.bytes);
-        let target = NativeTarget {
+        let target = TargetParts {
             memory: &memory,
             symbols: &self.symbols,
-            types,
+            layouts: types,
         };
         OmpiOb1::new(&target, limits)?.read_queues(&target, limits)
     }

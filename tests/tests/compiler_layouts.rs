@@ -15,8 +15,8 @@ use std::process::Command;
 
 use mpidd_types::{
     AddressWidth, CChars, DebuggerFlags, Mpi2ddDebugState, Mpi2ddDirectoryEntry, Mpi2ddInfo,
-    Mpi2ddMagic, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpiFlags, MpirProcdesc, MqsCommunicator,
-    MqsPendingOperation, MqsStatus, Packing, Record, TargetAbi, TargetAddr,
+    Mpi2ddMagic, Mpi2ddProcdesc, Mpi2ddSpawndesc, MpiFlags, MpirProcdesc, MqsCommunicatorRecord,
+    MqsPendingOperationRecord, MqsStatus, Packing, Record, TargetAbi, TargetAddr,
 };
 use object::{Object, ObjectSection, ObjectSymbol};
 
@@ -57,8 +57,8 @@ fn mpir_procdesc(abi: TargetAbi) -> (MpirProcdesc, [MpirProcdesc; 3]) {
     (e(1, 2, -1), [e(3, 4, 100), e(5, 6, 101), e(7, 8, 102)])
 }
 
-fn mqs_communicator(abi: TargetAbi) -> (MqsCommunicator, [MqsCommunicator; 3]) {
-    let c = |id, local_rank, size, name: &str| MqsCommunicator {
+fn mqs_communicator(abi: TargetAbi) -> (MqsCommunicatorRecord, [MqsCommunicatorRecord; 3]) {
+    let c = |id, local_rank, size, name: &str| MqsCommunicatorRecord {
         unique_id: addr(abi, id),
         local_rank,
         size,
@@ -70,9 +70,11 @@ fn mqs_communicator(abi: TargetAbi) -> (MqsCommunicator, [MqsCommunicator; 3]) {
     )
 }
 
-fn mqs_pending_operation(abi: TargetAbi) -> (MqsPendingOperation, [MqsPendingOperation; 3]) {
+fn mqs_pending_operation(
+    abi: TargetAbi,
+) -> (MqsPendingOperationRecord, [MqsPendingOperationRecord; 3]) {
     let lines = |l: [&str; 3]| [text(l[0]), text(l[1]), text(l[2]), text(""), text("")];
-    let instance = MqsPendingOperation {
+    let instance = MqsPendingOperationRecord {
         status: MqsStatus::Matched,
         desired_local_rank: -1,
         desired_global_rank: -2,
@@ -87,7 +89,7 @@ fn mqs_pending_operation(abi: TargetAbi) -> (MqsPendingOperation, [MqsPendingOpe
         actual_length: 1024,
         extra_text: lines(["MPI_Irecv", "from ring.c:42", ""]),
     };
-    let small = |status: i32, n: i64, sysbuf, buf, t: &str| MqsPendingOperation {
+    let small = |status: i32, n: i64, sysbuf, buf, t: &str| MqsPendingOperationRecord {
         status: MqsStatus::from(status),
         desired_local_rank: n,
         desired_global_rank: n,

@@ -53,12 +53,13 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 
 use mpidd_read::Limits;
+use mpidd_read::TargetParts;
 use mpiq_core::model::{Queue, QueueKind};
 use mpiq_core::mqs_abi::{
     MqsCommunicator, MqsImage, MqsJob, MqsPendingOperation, MqsProcess, MqsProcessLocation,
     MqsTaddr, MqsTword, MQS_COMPATIBILITY_MPI2, MQS_END_OF_LIST, MQS_NO_INFORMATION, MQS_OK,
 };
-use mpiq_core::{detect, identify, DecoderKind, NativeTarget};
+use mpiq_core::{build_decoder, identify, DecoderKind};
 
 use callback_target::{probe_abi, CallbackImage, CallbackMemory, TypeCache};
 use declared_layouts::DeclaredLayouts;
@@ -416,12 +417,15 @@ pub unsafe extern "C" fn mqs_setup_process(
         };
         let (decoder, profile) = match profile {
             Ok(profile) => {
-                let target = NativeTarget {
+                let target = TargetParts {
                     memory: &memory,
                     symbols: &source,
-                    types: layouts(&profile, &declared),
+                    layouts: layouts(&profile, &declared),
                 };
-                (detect(&target, &limits).map_err(|e| e.to_string()), profile)
+                (
+                    build_decoder(&target, &limits).map_err(|e| e.to_string()),
+                    profile,
+                )
             }
             Err(why) => (Err(why), None),
         };
@@ -550,10 +554,10 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
             cache: &image_info.types,
         };
         let declared = DeclaredLayouts { callbacks: &source };
-        let target = NativeTarget {
+        let target = TargetParts {
             memory: &memory,
             symbols: &source,
-            types: layouts(&info.profile, &declared),
+            layouts: layouts(&info.profile, &declared),
         };
         match decoder.read_queues(&target, &info.limits) {
             Ok(queues) => {
