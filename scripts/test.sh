@@ -110,6 +110,7 @@ export CARGO_INCREMENTAL=0
 
 echo "== cargo fmt"
 cargo fmt --all -- --check
+cargo fmt --manifest-path examples/consumer/Cargo.toml -- --check
 # fuzz/ is its own workspace with its own lock file: a dependency added to a
 # crate it fuzzes must reach that lock too. Checked here, before the long
 # steps, rather than found stale at the end.
@@ -122,6 +123,11 @@ echo "== mpidd demo"
 cargo run --quiet --locked -p mpidd -- demo >/dev/null
 echo "== cargo test"
 cargo test --workspace --locked
+# The crates as a dependency: each front page's example and the consumer
+# crate outside the workspace, run on cores of the reference MPICH.
+echo "== library examples and examples/consumer"
+cargo clippy --manifest-path examples/consumer/Cargo.toml --locked -- -D warnings
+bash scripts/check-examples.sh
 
 # ==== Fuzzing (issue 8; see FUZZING.md) =====================================
 # Every target of fuzz/ (its own workspace, built by cargo-fuzz on the nightly
