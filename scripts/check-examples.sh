@@ -14,6 +14,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# The README shows the consumer's program: it must be this one.
+python3 - <<'PY'
+readme = open("README.md").read()
+program = open("examples/consumer/src/main.rs").read()
+if "```rust\n" + program + "```" not in readme:
+    raise SystemExit("README.md's library example differs from examples/consumer/src/main.rs")
+PY
 export MPIDD_REF_MPICH="${MPIDD_REF_MPICH:-$(bash scripts/build-ref-mpich.sh | tail -n 1)}"
 cores="$(bash scripts/reference-cores.sh "$work/cores" | tail -n 1)"
 target="$(cargo metadata --format-version 1 --no-deps --locked |

@@ -39,7 +39,7 @@ fn check(q: &ProcessQueues, max: u64) {
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, CH4_SYMBOLS);
-    let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
+    let word = process.abi().address_bytes() as u64;
     let types = handles::table(&handles::parse(&mut c, word));
     let limits = limits();
     let target = TargetParts {

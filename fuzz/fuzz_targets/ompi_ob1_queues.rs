@@ -45,7 +45,7 @@ fn check(q: &ProcessQueues, limits: &Limits) {
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, names::OB1);
-    let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
+    let word = process.abi().address_bytes() as u64;
     let types = ob1::table(&ob1::parse(&mut c, word));
     let limits = limits();
     let target = TargetParts {

@@ -5,7 +5,9 @@ use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A directory of rank cores (core.PID, as `gcore` names them).
-    let dir = std::env::args().nth(1).ok_or("usage: job_verdict CORE_DIR")?;
+    let dir = std::env::args()
+        .nth(1)
+        .ok_or("usage: job_verdict CORE_DIR")?;
     let ranks = discover::cores_in(Path::new(&dir), &CoreTargetOptions::default())?;
     let readings = JobReader::new(ReadOptions::default()).read_all(&ranks, &|_, _| {});
     let report = analyze(&readings);

@@ -20,7 +20,18 @@
 //!
 //! # Example
 //!
-//! Two ranks that each wait to receive from the other:
+//! The verdict on a hung job from a directory of its ranks' core files
+//! (`gcore` of each rank): [`discover::cores_in`] finds them,
+//! [`JobReader`] reads them in parallel and [`analyze`] gives the report.
+//! This is `examples/job_verdict.rs`, which `scripts/check-examples.sh`
+//! runs on the cores of a ring deadlock of the reference MPICH:
+//!
+//! ```no_run
+#![doc = include_str!("../examples/job_verdict.rs")]
+//! ```
+//!
+//! The analysis alone, on two made-up ranks that each wait to receive from
+//! the other:
 //!
 //! ```
 //! use mpidd_job::synthetic::SyntheticRank;

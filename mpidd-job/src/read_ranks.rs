@@ -350,7 +350,7 @@ impl JobReader {
                     symbols: t,
                     types: &oracle,
                     global_rank: rank as i32,
-                    type_sizes: TargetTypeSizes::from_oracle(&oracle, TargetMemory::abi(t)),
+                    type_sizes: TargetTypeSizes::from_oracle(&oracle, t.abi()),
                 };
                 let _one_at_a_time = lock.lock().unwrap_or_else(|e| e.into_inner());
                 library

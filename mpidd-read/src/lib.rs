@@ -4,9 +4,11 @@
 //! The layers, bottom up:
 //!
 //! - [`TargetMemory`]: a byte source that carries the target's ABI. Backends
-//!   implement one method; typed reads of records, arrays, C strings,
-//!   pointers and ints come with it, always in the target's byte order and
-//!   width. [`TargetMemoryMut`] is the separate, explicit way to write.
+//!   implement one method; reads of C strings, pointers and ints come with
+//!   it, and [`ReadRecords`] adds records and arrays of them, always in the
+//!   target's byte order and width. Decoders that run on any backend take
+//!   it as `&dyn TargetMemory`. [`TargetMemoryMut`] is the separate,
+//!   explicit way to write.
 //! - Backends: [`CoreFile`] (ELF cores of any ABI, with pages the core
 //!   omits read from the mapped files), [`LiveProcess`] (a running Linux
 //!   process, read without stopping it; [`AttachGuard`] stops it for a
@@ -27,6 +29,10 @@
 //!   members' offsets, sizes and bit-fields, found through `.debug_names`,
 //!   `.gdb_index` or a lazy scan of the units' top-level DIEs, for the
 //!   message-queue and handle decoders above.
+//! - [`Target`]: the memory, symbols and types of one process or core
+//!   file, held together ([`CoreTarget`], [`LiveTarget`],
+//!   [`GdbRemoteTarget`], or [`TargetParts`] from separate pieces), so
+//!   that the decoders take the target once.
 //! - [`Layouts`]: the one trait every decoder asks for sizes, offsets and
 //!   enumerators; answered by the [`TypeOracle`], by a [`LayoutTable`], or
 //!   by a [`LayoutProfile`] (a debug build's answers kept for the stripped
@@ -47,19 +53,15 @@
 //!
 //! # Example
 //!
-//! ```
-//! use mpidd_read::{mpir, Limits, SyntheticJob};
-//! use mpidd_types::{MpirDebugState, TargetAbi};
+//! The MPIR process table of a launcher's core file (`gcore` of `mpiexec`,
+//! `mpirun` or `srun`). [`CoreTarget`] is the core with the symbols and
+//! types of everything it had loaded, a [`Target`]; the other calls of
+//! the crates above take it as it is. This is `examples/mpir_table.rs`,
+//! which `scripts/check-examples.sh` runs on a core of the reference
+//! MPICH's launcher:
 //!
-//! let job = SyntheticJob::builder(TargetAbi::S390X)
-//!     .mpir_starter(&[("n1", "/bin/ring", 4001), ("n2", "/bin/ring", 4002)])
-//!     .mpir_dll_name("/usr/lib/libtvmpich.so")
-//!     .build();
-//! let state = mpir::read_state(&job, &Limits::default())?;
-//! assert_eq!(state.debug_state, MpirDebugState::Spawned);
-//! assert_eq!(state.proctable.len(), 2);
-//! assert_eq!(state.dll_name.as_deref(), Some("/usr/lib/libtvmpich.so"));
-//! # Ok::<(), mpir::MpirError>(())
+//! ```no_run
+#![doc = include_str!("../examples/mpir_table.rs")]
 //! ```
 
 #![deny(unsafe_code)]

@@ -761,7 +761,7 @@ pub fn live_stacks(
             target_pid: pid,
         });
     }
-    if TargetMemory::abi(target).address_width != AddressWidth::W64 {
+    if target.abi().address_width != AddressWidth::W64 {
         return Err(StackError::Unsupported {
             pid,
             reason: "it is a 32-bit process; only 64-bit x86_64 and aarch64 processes are unwound",

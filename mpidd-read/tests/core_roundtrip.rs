@@ -61,12 +61,12 @@ fn every_abi_round_trips_through_a_core_file() {
             assert_eq!(target.core().pids(), &[31337]);
             let t = target.core();
             assert_eq!(
-                mpidd_read::TargetMemory::abi(t).byte_order,
+                t.abi().byte_order,
                 abi.byte_order,
                 "{name}"
             );
             assert_eq!(
-                mpidd_read::TargetMemory::abi(t).address_width,
+                t.abi().address_width,
                 abi.address_width
             );
             let raw = mpidd_read::CoreFile::open(&core).unwrap();

@@ -5,7 +5,9 @@ use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A core of one MPICH rank whose libmpi has its debug info.
-    let path = std::env::args().nth(1).ok_or("usage: comm_world RANK_CORE")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: comm_world RANK_CORE")?;
     let rank = CoreTarget::open(Path::new(&path), None, None)?;
     let mpich = Mpich::new(&rank, Limits::default())?;
     let view = mpich.resolve(HandleKind::Comm, 0x4400_0000)?; // MPI_COMM_WORLD

@@ -26,13 +26,25 @@
 //!   stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
 //!   [`SyntheticOmpi`] lays out an Open MPI process for tests and fuzzing.
 //!
-//! Every read is bounded by [`Limits`](mpidd_read::Limits), and every
+//! Every read is bounded by [`Limits`], and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
 //! missing type.
 //!
 //! # Example
 //!
-//! MPICH's `MPI_GROUP_EMPTY` in a hand-made big-endian 32-bit target:
+//! `MPI_COMM_WORLD` as one rank of an MPICH job sees it, from the rank's
+//! core file, with the layouts of MPICH's objects from the library's
+//! DWARF (for a stripped library, build the resolver with
+//! [`Mpich::from_parts`] over a layout profile). This is
+//! `examples/comm_world.rs`, which `scripts/check-examples.sh` runs on a
+//! core of a rank of the reference MPICH:
+//!
+//! ```no_run
+#![doc = include_str!("../examples/comm_world.rs")]
+//! ```
+//!
+//! MPICH's `MPI_GROUP_EMPTY` in a hand-made big-endian 32-bit target, with
+//! every layout given in a table:
 //!
 //! ```
 //! use mpidd_read::{Limits, SymbolTable, SyntheticMemory};

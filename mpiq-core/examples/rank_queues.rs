@@ -4,7 +4,9 @@ use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A core of one MPI rank whose MPI library has its debug info.
-    let path = std::env::args().nth(1).ok_or("usage: rank_queues RANK_CORE")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: rank_queues RANK_CORE")?;
     let rank = CoreTarget::open(Path::new(&path), None, None)?;
     let queues = mpiq_core::detect(&rank, &Limits::default())?.read_queues()?;
     for c in &queues.communicators {
@@ -13,7 +15,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             c.pending_receives.operations().len(),
             c.unexpected_messages.operations().len(),
         );
-        println!("{}: {sends} sends, {receives} receives, {unexpected} unexpected", c.name);
+        println!(
+            "{}: {sends} sends, {receives} receives, {unexpected} unexpected",
+            c.name
+        );
     }
     Ok(())
 }

@@ -9,9 +9,10 @@
 //!   answers its callbacks from an [`MqsTarget`] (memory, symbols and the
 //!   DWARF [`TypeOracle`](mpidd_read::TypeOracle) of `mpidd-read`), drives
 //!   its iterators with bounds, and converts what it returns into the model.
-//! - Native decoders ([`QueueDecoder`], picked by [`detect`]): the same
-//!   model read directly from target memory with offsets from a
-//!   [`Layouts`] (the DWARF oracle, a table or a layout profile). [`MpichCh3`] reads
+//! - Native decoders ([`QueueDecoder`], picked by [`detect`], which gives
+//!   a [`QueueReader`]): the same model read directly from a
+//!   [`Target`]'s memory with offsets from its [`Layouts`] (the DWARF
+//!   oracle, a table or a layout profile). [`MpichCh3`] reads
 //!   MPICH with the CH3 device and also gives world ranks, wildcards as the
 //!   interface defines them, and lengths in bytes.
 //! - [`compare`]: the differences between two readings (a native decoder
@@ -22,38 +23,22 @@
 //!
 //! # Example
 //!
-//! ```
-//! use mpiq_core::model::{sign_extend_int, OperationStatus, QueueKind};
-//!
-//! // A vendor library that zero-extended MPI_ANY_SOURCE from a 32-bit int:
-//! assert_eq!(sign_extend_int(4294967295, 4), -1);
-//! assert_eq!(OperationStatus::from_raw(1), OperationStatus::Matched);
-//! assert_eq!(QueueKind::UnexpectedMessages.op_class(), 2);
-//! ```
-//!
-//! Loading a library and reading a process:
+//! The queues of one rank from its core file, natively: [`detect`] finds
+//! the decoder for the rank's MPI and keeps it with the rank, ready to
+//! read. The layouts come from the MPI library's DWARF; for a stripped
+//! library, a [`LayoutResolver`] finds a layout profile of its build. This
+//! is `examples/rank_queues.rs`, which `scripts/check-examples.sh` runs on
+//! a core of a rank of the reference MPICH:
 //!
 //! ```no_run
-//! use mpiq_core::{MqsLibrary, MqsLimits, MqsTarget, TargetTypeSizes};
-//! use mpidd_read::{CoreTarget, TypeOracle};
-//! use std::path::Path;
+#![doc = include_str!("../examples/rank_queues.rs")]
+//! ```
 //!
-//! let core = CoreTarget::open(Path::new("core.1234"), None, None)?;
-//! let types = TypeOracle::from_symbols(core.symbols());
-//! let target = MqsTarget {
-//!     image_name: core.executable().display().to_string(),
-//!     memory: core.core(),
-//!     symbols: core.symbols(),
-//!     types: &types,
-//!     global_rank: 0,
-//!     type_sizes: TargetTypeSizes::from_oracle(&types, mpidd_read::TargetMemory::abi(core.core())),
-//! };
-//! let lib = MqsLibrary::load(Path::new("/opt/mpich/lib/libtvmpich.so"))?;
-//! let queues = lib.read_queues(&target, &MqsLimits::default())?;
-//! for comm in &queues.communicators {
-//!     println!("{} has {} posted receives", comm.name, comm.pending_receives.operations().len());
-//! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! The same through the MPI vendor's own message-queue library
+//! (`examples/vendor_queues.rs`, also run by that script):
+//!
+//! ```no_run
+#![doc = include_str!("../examples/vendor_queues.rs")]
 //! ```
 
 #![deny(unsafe_code)]
