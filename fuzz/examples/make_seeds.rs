@@ -24,9 +24,10 @@ use mpidd_fuzz::{
 use mpidd_read::mpi2dd::Mpi2ddPeer;
 use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, Connector, JobTree};
+use mpidd_read::TargetParts;
 use mpidd_read::{
-    link_map, mpir, SyntheticCoreOptions, CoreTarget, ReadError, SymbolTable, SyntheticJob, SyntheticMemory,
-    TypeOracle,
+    link_map, mpir, CoreTarget, ReadError, SymbolTable, SyntheticCoreOptions, SyntheticJob,
+    SyntheticMemory, TypeOracle,
 };
 use mpidd_types::{AddressWidth, ByteOrder, Packing, TargetAbi, TargetAddr};
 use mpihandles::{
@@ -34,7 +35,6 @@ use mpihandles::{
 };
 use mpiq_core::model::{OperationStatus, Protocol, Queue};
 use mpiq_core::{DecodeError, Layouts, MpichCh3, OmpiOb1, QueueDecoder};
-use mpidd_read::TargetParts;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 

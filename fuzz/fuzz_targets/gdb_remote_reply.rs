@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use mpidd_read::gdb_remote_packet::{
     classify, decode_memory_reply, decode_xfer_reply, parse_library_list, unescape_binary, Decoder,
-    ServerFrame, Reply,
+    Reply, ServerFrame,
 };
 
 /// The bound on one frame, as the client sets it from a packet size.

@@ -14,9 +14,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{handles, limits, Cursor, Process, CH4_SYMBOLS};
+use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{compare, detect, MpichCh4, QueueDecoder};
-use mpidd_read::TargetParts;
 
 fn check(q: &ProcessQueues, max: u64) {
     for c in &q.communicators {
@@ -39,7 +39,7 @@ fn check(q: &ProcessQueues, max: u64) {
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, CH4_SYMBOLS);
-    let word = process.abi().address_bytes() as u64;
+    let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
     let types = handles::table(&handles::parse(&mut c, word));
     let limits = limits();
     let target = TargetParts {

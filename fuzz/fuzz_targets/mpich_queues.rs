@@ -13,9 +13,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{limits, mpich, names, Cursor, Process};
+use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{compare, detect, MpichCh3, QueueDecoder};
-use mpidd_read::TargetParts;
 
 fn check(q: &ProcessQueues, max: u64) {
     assert!(q.communicators.len() as u64 <= max);

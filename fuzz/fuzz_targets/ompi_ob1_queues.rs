@@ -16,9 +16,9 @@
 use libfuzzer_sys::fuzz_target;
 use mpidd_fuzz::{limits, names, ob1, Cursor, Process};
 use mpidd_read::Limits;
+use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{compare, detect, identify, OmpiOb1, QueueDecoder};
-use mpidd_read::TargetParts;
 
 /// A reading holds at most `max_table_entries` communicators (the table's
 /// bound), in each at most `max_table_entries` pending sends (the send
@@ -45,7 +45,7 @@ fn check(q: &ProcessQueues, limits: &Limits) {
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, names::OB1);
-    let word = process.abi().address_bytes() as u64;
+    let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
     let types = ob1::table(&ob1::parse(&mut c, word));
     let limits = limits();
     let target = TargetParts {

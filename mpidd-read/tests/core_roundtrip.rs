@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use mpidd_read::mpir;
 use mpidd_read::{
     CoreTarget, CoreTargetError, Limits, SymbolSource, SyntheticCoreOptions, SyntheticJob,
+    TargetMemory,
 };
 use mpidd_types::{AddressWidth, ByteOrder, MpirDebugState, TargetAbi};
 use proptest::prelude::*;
@@ -60,15 +61,8 @@ fn every_abi_round_trips_through_a_core_file() {
             let target = CoreTarget::open(&core, exe_arg, None).unwrap();
             assert_eq!(target.core().pids(), &[31337]);
             let t = target.core();
-            assert_eq!(
-                t.abi().byte_order,
-                abi.byte_order,
-                "{name}"
-            );
-            assert_eq!(
-                t.abi().address_width,
-                abi.address_width
-            );
+            assert_eq!(t.abi().byte_order, abi.byte_order, "{name}");
+            assert_eq!(t.abi().address_width, abi.address_width);
             let raw = mpidd_read::CoreFile::open(&core).unwrap();
             assert_eq!(raw.mapped_files().is_empty(), omit_nt_file, "{name}");
             // Without NT_FILE the executable's own segments stand in for it.
