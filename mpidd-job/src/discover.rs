@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use mpidd_read::{mpir, CoreTargetOptions, Limits, LiveTarget, SymbolSource};
+use mpidd_read::{mpir, CoreTargetOptions};
+#[cfg(all(feature = "live", target_os = "linux"))]
+use mpidd_read::{Limits, LiveTarget, SymbolSource};
 
 use crate::read_ranks::RankTarget;
 
@@ -14,6 +16,7 @@ use crate::read_ranks::RankTarget;
 #[non_exhaustive]
 pub enum DiscoverError {
     /// The process could not be opened.
+    #[cfg(all(feature = "live", target_os = "linux"))]
     #[error("cannot open process {pid}: {source}")]
     Open {
         /// The pid.
@@ -22,6 +25,7 @@ pub enum DiscoverError {
         source: mpidd_read::LiveError,
     },
     /// The launcher's MPIR table could not be read.
+    #[cfg(all(feature = "live", target_os = "linux"))]
     #[error("cannot read the MPIR table of launcher {pid}: {source}")]
     Mpir {
         /// The launcher.
@@ -64,6 +68,8 @@ pub enum Found {
 /// The ranks behind `pid`: the process itself when it is an MPI process;
 /// else the ranks of its MPIR table (those on this host, when the table
 /// names hosts); else its descendants that have an MPI library loaded.
+/// Linux only, with the `live` feature.
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>), DiscoverError> {
     if uses_mpi(pid) {
         return Ok((Found::Rank, vec![RankTarget::live(pid)]));
@@ -150,6 +156,7 @@ fn parent_of(pid: i32) -> Option<i32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 fn hostname() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
@@ -158,6 +165,7 @@ fn hostname() -> Option<String> {
 
 /// Whether a table's host name is this machine: the same name, its short
 /// form, or a loopback name.
+#[cfg(all(feature = "live", target_os = "linux"))]
 fn is_this_host(name: &str, here: Option<&str>) -> bool {
     let short = |s: &str| s.split('.').next().unwrap_or(s).to_string();
     matches!(name, "localhost" | "127.0.0.1" | "::1")

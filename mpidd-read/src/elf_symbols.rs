@@ -15,6 +15,7 @@ use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, Sym
 
 use crate::core_file::{map_file, MappedFile};
 use crate::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
+use crate::file_identity::{file_key, FileKey};
 use crate::symbols::{Symbol, SymbolSource};
 
 /// Why an object's symbols could not be loaded.
@@ -117,8 +118,7 @@ enum TableKind {
 struct FileIdentity {
     path: PathBuf,
     kind: TableKind,
-    device: u64,
-    inode: u64,
+    file: Option<FileKey>,
     len: u64,
     modified: Option<std::time::SystemTime>,
 }
@@ -151,12 +151,10 @@ pub fn forget_shared_symbol_tables() {
 
 /// The table of the file at `path`, read now or earlier by this process.
 fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, SymbolError> {
-    use std::os::unix::fs::MetadataExt;
     let identity = std::fs::metadata(path).ok().map(|m| FileIdentity {
         path: path.to_path_buf(),
         kind,
-        device: m.dev(),
-        inode: m.ino(),
+        file: file_key(path, &m),
         len: m.len(),
         modified: m.modified().ok(),
     });

@@ -64,6 +64,7 @@
 
 #![deny(unsafe_code)]
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 mod attach_guard;
 mod byte_source;
 mod core_file;
@@ -75,6 +76,7 @@ mod dwarf_layout;
 mod dwarf_units;
 mod elf_symbols;
 mod error;
+mod file_identity;
 mod gdb_index;
 mod gdb_remote;
 pub mod gdb_remote_packet;
@@ -84,6 +86,7 @@ mod layout_profile;
 mod layouts;
 mod limits;
 pub mod link_map;
+#[cfg(all(feature = "live", target_os = "linux"))]
 mod live_process;
 mod memory;
 pub mod mpi2dd;
@@ -95,9 +98,13 @@ mod searched_objects;
 mod stack_unwind;
 mod symbolize;
 mod symbols;
+#[cfg(feature = "synthetic")]
 mod synthetic_elf;
+#[cfg(feature = "synthetic")]
 mod synthetic_job;
+#[cfg(feature = "synthetic")]
 mod synthetic_memory;
+#[cfg(feature = "synthetic")]
 pub mod synthetic_process;
 mod thread_registers;
 mod type_error;
@@ -105,6 +112,7 @@ mod type_layout;
 mod type_oracle;
 pub mod walk;
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub use attach_guard::{AttachError, AttachGuard};
 pub use byte_source::{decode_int, decode_uint, ByteSource};
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
@@ -128,16 +136,20 @@ pub use layout_profile::{
 };
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{TargetMemory, TargetMemoryMut};
 pub use read_budget::ReadBudget;
 pub use searched_objects::{is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL};
-pub use stack_unwind::{
-    core_stacks, live_stacks, Frame, StackError, StackLimits, StackUnwinder, ThreadStack,
-};
+pub use stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use stack_unwind::{live_stacks, StackError};
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
+#[cfg(feature = "synthetic")]
 pub use synthetic_elf::{CoreOptions, WriteError};
+#[cfg(feature = "synthetic")]
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
+#[cfg(feature = "synthetic")]
 pub use synthetic_memory::SyntheticMemory;
 pub use thread_registers::{StackArch, ThreadRegisters};
 pub use type_error::{SearchedObject, TypeError};
@@ -146,6 +158,7 @@ pub use type_oracle::TypeOracle;
 pub use walk::Connector;
 
 /// Descriptions of what the synthetic job builder lays out.
+#[cfg(feature = "synthetic")]
 pub mod synthetic {
     pub use crate::synthetic_job::{Mpi2ddSpec, PeerSpec, RankSpec};
 }

@@ -28,13 +28,17 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAddr};
 use object::{Object, ObjectSection, ObjectSegment};
 use serde::{Deserialize, Serialize};
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 use crate::attach_guard::{AttachError, AttachGuard};
 use crate::byte_source::ByteSource;
 use crate::core_file::map_file;
 use crate::core_target::CoreTarget;
 use crate::elf_symbols::{ElfSymbols, ObjectInfo};
+#[cfg(all(feature = "live", target_os = "linux"))]
 use crate::live_process::LiveTarget;
-use crate::memory::{decode_unsigned, TargetMemory};
+use crate::memory::decode_unsigned;
+#[cfg(all(feature = "live", target_os = "linux"))]
+use crate::memory::TargetMemory;
 use crate::symbolize::ObjectSymbols;
 use crate::thread_registers::{StackArch, ThreadRegisters};
 
@@ -110,6 +114,7 @@ pub struct ThreadStack {
 }
 
 /// Why the stacks of a live process could not be taken.
+#[cfg(all(feature = "live", target_os = "linux"))]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StackError {
@@ -750,6 +755,7 @@ pub fn core_stacks(core: &CoreTarget, unwinder: &StackUnwinder) -> Vec<ThreadSta
 /// in increasing tid order. Reads registers through ptrace (so this must
 /// run on the thread that attached, which the guard's `!Send` ensures) and
 /// memory through `target`; writes nothing.
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn live_stacks(
     guard: &AttachGuard,
     target: &LiveTarget,
@@ -773,6 +779,7 @@ pub fn live_stacks(
 }
 
 #[cfg(all(
+    feature = "live",
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
     any(target_env = "gnu", target_env = "musl")
@@ -789,11 +796,14 @@ fn live_registers(guard: &AttachGuard) -> Result<Vec<ThreadRegisters>, StackErro
         })
 }
 
-#[cfg(not(all(
+#[cfg(all(
+    feature = "live",
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    any(target_env = "gnu", target_env = "musl")
-)))]
+    not(all(
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        any(target_env = "gnu", target_env = "musl")
+    ))
+))]
 fn live_registers(guard: &AttachGuard) -> Result<Vec<ThreadRegisters>, StackError> {
     Err(StackError::Unsupported {
         pid: guard.pid(),

@@ -101,6 +101,7 @@ mod ompi_layout;
 mod ompi_op;
 mod ompi_opal;
 mod ompi_request;
+#[cfg(feature = "synthetic")]
 mod ompi_synthetic;
 mod ompi_win;
 mod target;
@@ -122,6 +123,7 @@ pub use mpich_pools::{live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 pub use ompi::Ompi;
 pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+#[cfg(feature = "synthetic")]
 pub use ompi_synthetic::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
 };

@@ -5,6 +5,7 @@ pub use mpidd_read::ByteSource;
 use mpidd_read::{SymbolSource, TypeOracle};
 use mpidd_types::{AddressWidth, TargetAbi};
 
+#[cfg(feature = "mqs")]
 use crate::mqs_abi::MqsTargetTypeSizes;
 
 /// The sizes of the target's C base types, as the library asks for them
@@ -68,6 +69,7 @@ impl TargetTypeSizes {
         sizes
     }
 
+    #[cfg(feature = "mqs")]
     pub(crate) fn to_c(self) -> MqsTargetTypeSizes {
         MqsTargetTypeSizes {
             bool_size: self.bool_ as i32,
