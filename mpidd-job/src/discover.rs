@@ -17,21 +17,21 @@ use crate::read_ranks::RankTarget;
 pub enum DiscoverError {
     /// The process could not be opened.
     #[cfg(all(feature = "live", target_os = "linux"))]
-    #[error("cannot open process {pid}: {source}")]
+    #[error("cannot open process {pid}: {cause}")]
     Open {
         /// The pid.
         pid: i32,
-        /// Why.
-        source: mpidd_read::LiveError,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: mpidd_read::LiveError,
     },
     /// The launcher's MPIR table could not be read.
     #[cfg(all(feature = "live", target_os = "linux"))]
-    #[error("cannot read the MPIR table of launcher {pid}: {source}")]
+    #[error("cannot read the MPIR table of launcher {pid}: {cause}")]
     Mpir {
         /// The launcher.
         pid: i32,
-        /// Why.
-        source: mpir::MpirError,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: mpir::MpirError,
     },
     /// The process is no MPI process, has no MPIR table, and no descendant
     /// of it uses MPI.
@@ -74,10 +74,10 @@ pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>
     if uses_mpi(pid) {
         return Ok((Found::Rank, vec![RankTarget::live(pid)]));
     }
-    let launcher = LiveTarget::open(pid).map_err(|source| DiscoverError::Open { pid, source })?;
+    let launcher = LiveTarget::open(pid).map_err(|cause| DiscoverError::Open { pid, cause })?;
     if launcher.lookup(mpir::names::PROCTABLE).is_some() {
         let state = mpir::read_state(&launcher, &launcher, limits)
-            .map_err(|source| DiscoverError::Mpir { pid, source })?;
+            .map_err(|cause| DiscoverError::Mpir { pid, cause })?;
         if !state.proctable.is_empty() {
             let here = hostname();
             let ranks = state

@@ -266,7 +266,7 @@ impl JobReader {
         reading
     }
 
-#[cfg(all(feature = "live", target_os = "linux"))]
+    #[cfg(all(feature = "live", target_os = "linux"))]
     fn read_live(&self, pid: i32, host: Option<String>, hint: Option<i64>) -> RankReading {
         let label = format!("pid {pid}");
         // Stopped before anything is read, so that the queues and the
@@ -335,8 +335,7 @@ impl JobReader {
         objects: &ElfSymbols,
         #[cfg_attr(not(feature = "mqs"), allow(unused_variables))] image: &Path,
         reading: &mut RankReading,
-    )
-    where
+    ) where
         T: TargetMemory + SymbolSource,
     {
         let limits = &self.options.limits;

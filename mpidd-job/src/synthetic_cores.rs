@@ -392,12 +392,12 @@ pub enum WriteError {
     #[error(transparent)]
     Elf(#[from] mpidd_read::WriteError),
     /// The directory could not be made.
-    #[error("cannot make {path}: {source}")]
+    #[error("cannot make {path}: {cause}")]
     Io {
         /// The directory.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -662,14 +662,14 @@ pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCore
             "only 64-bit targets are laid out (the layout table assumes 8-byte words)".into(),
         ));
     }
-    std::fs::create_dir_all(dir).map_err(|source| WriteError::Io {
+    std::fs::create_dir_all(dir).map_err(|cause| WriteError::Io {
         path: dir.to_path_buf(),
-        source,
+        cause,
     })?;
     // The cores record absolute paths, as the kernel does.
-    let dir = dir.canonicalize().map_err(|source| WriteError::Io {
+    let dir = dir.canonicalize().map_err(|cause| WriteError::Io {
         path: dir.to_path_buf(),
-        source,
+        cause,
     })?;
     let objects = Objects::build(spec)?;
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
@@ -727,9 +727,9 @@ pub fn write_hung_job(dir: &Path, spec: &HungJobSpec) -> Result<SyntheticJobCore
         },
         table.clone(),
     );
-    std::fs::write(&profile, written.to_json()).map_err(|source| WriteError::Io {
+    std::fs::write(&profile, written.to_json()).map_err(|cause| WriteError::Io {
         path: profile.clone(),
-        source,
+        cause,
     })?;
     Ok(SyntheticJobCores {
         dir,

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use object::Object;
 
 use crate::core_file::map_file;
-use crate::file_identity::{file_key, os_file_name, FileKey};
 use crate::elf_symbols::SymbolError;
+use crate::file_identity::{file_key, os_file_name, FileKey};
 
 /// Where distributions install debug files.
 pub const DEFAULT_DEBUG_ROOT: &str = "/usr/lib/debug";
@@ -42,9 +42,9 @@ const BUILD_ID_LEN: std::ops::RangeInclusive<usize> = 2..=64;
 /// bytes, or `None` when it has none.
 pub fn build_id(path: &Path) -> Result<Option<Vec<u8>>, SymbolError> {
     let shown = || path.display().to_string();
-    let data = map_file(path).map_err(|source| SymbolError::Io {
+    let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: shown(),
-        source,
+        cause,
     })?;
     build_id_from_bytes(&data)
         .map(|id| id.map(<[u8]>::to_vec))

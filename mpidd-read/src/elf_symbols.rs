@@ -23,12 +23,12 @@ use crate::symbols::{Symbol, SymbolSource};
 #[non_exhaustive]
 pub enum SymbolError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Io {
         /// The path.
         path: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// The file is not an object file `object` can parse.
     #[error("{path} is not a readable ELF object: {reason}")]
@@ -184,9 +184,9 @@ fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, Symbol
 }
 
 fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> {
-    let data = map_file(path).map_err(|source| SymbolError::Io {
+    let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: path.display().to_string(),
-        source,
+        cause,
     })?;
     let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
         path: path.display().to_string(),
@@ -254,9 +254,9 @@ fn collect_symbols<'data>(
 /// Reads where an ELF file wants to be loaded.
 pub fn elf_placement(path: &Path) -> Result<ElfPlacement, SymbolError> {
     let shown = path.display().to_string();
-    let data = map_file(path).map_err(|source| SymbolError::Io {
+    let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: shown.clone(),
-        source,
+        cause,
     })?;
     let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
         path: shown,
@@ -356,7 +356,7 @@ impl ElfSymbols {
                 // The file matched a moment ago; it changed under us.
                 Err(e) => {
                     let reason = match e {
-                        SymbolError::Io { source, .. } => RejectReason::Unreadable {
+                        SymbolError::Io { cause: source, .. } => RejectReason::Unreadable {
                             reason: source.to_string(),
                         },
                         other => RejectReason::NotElf {

@@ -107,12 +107,12 @@ pub enum ProfileError {
     #[error("the layouts cannot answer {} question(s) the decoders ask; first: {}", .0.len(), .0.first().map(|e| e.to_string()).unwrap_or_default())]
     Unanswered(Vec<LayoutError>),
     /// Reading or writing the file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -177,9 +177,9 @@ impl LayoutProfile {
 
     /// Reads a profile file.
     pub fn load(path: &Path) -> Result<LayoutProfile, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| ProfileError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         Self::parse(&text, &path.display().to_string())
     }
@@ -263,9 +263,9 @@ pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
     use object::Object;
     // Mapped, not read: a debug build's libmpi is tens of megabytes, and
     // only its headers are looked at.
-    let data = crate::core_file::map_file(path).map_err(|source| ProfileError::Io {
+    let data = crate::core_file::map_file(path).map_err(|cause| ProfileError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
         source_name: path.display().to_string(),

@@ -158,10 +158,10 @@ pub trait TargetMemory {
             &mut heap[..]
         };
         self.read_exact(addr, bytes, R::C_NAME)?;
-        R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+        R::decode(bytes, abi).map_err(|cause| ReadError::Decode {
             record: R::C_NAME,
             addr,
-            source,
+            cause,
         })
     }
 
@@ -219,10 +219,10 @@ pub trait TargetMemory {
             what,
             limits,
             |i, at, bytes| {
-                let rec = R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+                let rec = R::decode(bytes, abi).map_err(|cause| ReadError::Decode {
                     record: what,
                     addr: at,
-                    source,
+                    cause,
                 })?;
                 visit(i, rec)
             },

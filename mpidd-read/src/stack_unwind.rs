@@ -119,12 +119,12 @@ pub struct ThreadStack {
 #[non_exhaustive]
 pub enum StackError {
     /// The registers of a thread could not be read.
-    #[error("cannot read the registers of thread {tid}: {source}")]
+    #[error("cannot read the registers of thread {tid}: {cause}")]
     Registers {
         /// The thread.
         tid: i32,
-        /// What ptrace said.
-        source: AttachError,
+        /// What ptrace said: shown in the message, so not also as `source()`.
+        cause: AttachError,
     },
     /// The guard stops another process than the target reads.
     #[error("the attach guard stops process {guard_pid}, but the target is process {target_pid}")]
@@ -792,7 +792,7 @@ fn live_registers(guard: &AttachGuard) -> Result<Vec<ThreadRegisters>, StackErro
                 AttachError::Ptrace { tid, .. } | AttachError::StopTimeout { tid, .. } => *tid,
                 _ => guard.pid(),
             },
-            source,
+            cause: source,
         })
 }
 
