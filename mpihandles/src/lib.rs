@@ -24,7 +24,8 @@
 //!   exported f2c pointer arrays, every layout question declared in
 //!   [`OMPI_HANDLE_LAYOUT`] so that a layout profile can serve Debian's
 //!   stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
-//!   [`SyntheticOmpi`] lays out an Open MPI process for tests and fuzzing.
+//!   `SyntheticOmpi` (with the `synthetic` feature) lays out an Open MPI
+//!   process for tests and fuzzing.
 //!
 //! Every read is bounded by [`Limits`](mpidd_read::Limits), and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
