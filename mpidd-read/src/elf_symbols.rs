@@ -192,10 +192,21 @@ fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> 
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
-    let symbols = match kind {
+    let mut symbols = match kind {
         TableKind::Object => collect_symbols(file.symbols().chain(file.dynamic_symbols())),
         TableKind::DebugFile => collect_symbols(file.symbols()),
     };
+    if kind == TableKind::Object {
+        // A stripped library's hidden globals, where a shipped profile for
+        // this very build knows them; the file's own symbols win.
+        if let Ok(Some(id)) = file.build_id() {
+            for (name, s) in crate::layout_profile::shipped_symbols(id) {
+                symbols
+                    .entry(name.into_boxed_str())
+                    .or_insert((s.address, s.size));
+            }
+        }
+    }
     Ok(ObjectTable {
         first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),
         symbols,

@@ -111,6 +111,7 @@ mod type_error;
 mod type_layout;
 mod type_oracle;
 pub mod walk;
+mod whole_type;
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use attach_guard::{AttachError, AttachGuard};
@@ -156,6 +157,7 @@ pub use type_error::{SearchedObject, TypeError};
 pub use type_layout::{BaseTypeSizes, BitField, Enumerator, Field, TypeKind, TypeLayout};
 pub use type_oracle::TypeOracle;
 pub use walk::Connector;
+pub use whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 
 /// Descriptions of what the synthetic job builder lays out.
 #[cfg(feature = "synthetic")]

@@ -120,7 +120,7 @@ pub use model::{
 };
 pub use mpich::Mpich;
 pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
-pub use mpich_pools::{live_mpich_objects, LiveObject};
+pub use mpich_pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 pub use ompi::Ompi;
 pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};

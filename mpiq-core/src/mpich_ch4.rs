@@ -30,7 +30,7 @@ use std::sync::Mutex;
 
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
-use mpihandles::{HandleKind, Layouts, Member};
+use mpihandles::{HandleError, HandleKind, Layouts, LiveObject, Member};
 
 use crate::decoder::{DecodeError, NativeTarget, QueueDecoder};
 use crate::model::{
@@ -62,8 +62,9 @@ const UCX_TAG_BITS: u32 = 64 - UCX_CONTEXT_BITS - UCX_RANK_BITS;
 /// Offsets of everything the decoder reads.
 #[derive(Clone, Debug)]
 struct Layout {
-    list_seq: Member,
-    list_head: Member,
+    /// `MPIR_All_communicators`' sequence number and head: only in an
+    /// MPICH built with debugger support, like the list itself.
+    list: Option<(Member, Member)>,
     comm_size: u64,
     comm_name: Member,
     comm_next: Member,
@@ -143,9 +144,12 @@ impl Layout {
         };
         const C: &str = "MPIR_Comm";
         const R: &str = "MPIR_Request";
+        let list = t
+            .member("MPIR_Comm_list", "sequence_number")
+            .and_then(|seq| Ok((seq, t.member("MPIR_Comm_list", "head")?)))
+            .ok();
         let mut l = Layout {
-            list_seq: m("MPIR_Comm_list", "sequence_number"),
-            list_head: m("MPIR_Comm_list", "head"),
+            list,
             comm_size: 0,
             comm_name: m(C, "name"),
             comm_next: m(C, "comm_next"),
@@ -256,7 +260,10 @@ fn ucx_layout(t: &dyn Layouts) -> Result<UcxLayout, LayoutError> {
 /// Addresses of the globals the decoder starts from.
 #[derive(Clone, Copy, Debug)]
 struct Globals {
-    all_communicators: TargetAddr,
+    /// `MPIR_All_communicators` and its layout's members; `None` in an
+    /// MPICH built without debugger support (Debian's), whose
+    /// communicators are found in their object pool instead.
+    all_communicators: Option<(TargetAddr, Member, Member)>,
     mpidi_global: TargetAddr,
     sendq_head: Option<TargetAddr>,
     datatype_direct: Option<TargetAddr>,
@@ -309,12 +316,26 @@ impl MpichCh4 {
         device: &str,
     ) -> Result<Self, DecodeError> {
         let types = target.types;
+        let layout = Layout::resolve(types).map_err(DecodeError::Layouts)?;
+        let list = target.symbols.lookup("MPIR_All_communicators");
+        let all_communicators = match (list, layout.list) {
+            (Some(list), Some((seq, head))) => Some((list.addr, seq, head)),
+            _ => {
+                // Without debugger support there is no list: the
+                // communicator pool is read instead, which needs its
+                // allocator.
+                symbol(
+                    target,
+                    "MPIR_Comm_mem",
+                    "neither MPIR_All_communicators (MPICH built with --enable-debuginfo) nor \
+                     the communicator pool is known: the library's .symtab, its debug file or \
+                     a layout profile with its symbols is needed",
+                )?;
+                None
+            }
+        };
         let globals = Globals {
-            all_communicators: symbol(
-                target,
-                "MPIR_All_communicators",
-                "MPICH built without debugger support (--enable-debuginfo)",
-            )?,
+            all_communicators,
             mpidi_global: symbol(
                 target,
                 "MPIDI_global",
@@ -328,7 +349,7 @@ impl MpichCh4 {
         };
         Ok(MpichCh4 {
             name: format!("native MPICH {version} decoder ({device})"),
-            layout: Layout::resolve(types).map_err(DecodeError::Layouts)?,
+            layout,
             globals,
             cache: Mutex::new(None),
         })
@@ -349,107 +370,159 @@ impl MpichCh4 {
         Layout::resolve(layouts).err().unwrap_or_default()
     }
 
-    fn sequence(&self, mem: &dyn ByteSource) -> Result<i64, DecodeError> {
-        Ok(read_int(
+    /// The communicator list's sequence number, which changes whenever a
+    /// communicator is made or freed; `None` without the list.
+    fn sequence(&self, mem: &dyn ByteSource) -> Result<Option<i64>, DecodeError> {
+        let Some((list, seq, _)) = self.globals.all_communicators else {
+            return Ok(None);
+        };
+        Ok(Some(read_int(
             mem,
-            at(self.globals.all_communicators, self.layout.list_seq.offset),
+            at(list, seq.offset),
             4,
             "MPIR_All_communicators.sequence_number",
-        )?)
+        )?))
     }
 
     fn read_communicators(
         &self,
+        target: &NativeTarget<'_>,
         mem: &dyn ByteSource,
-        types: &dyn Layouts,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
         let l = &self.layout;
-        let head = read_pointer(
-            mem,
-            at(self.globals.all_communicators, l.list_head.offset),
-            "MPIR_All_communicators.head",
-        )?;
-        let word = mem.abi().address_bytes();
+        let types = target.types;
         let mut comms = Vec::new();
-        walk(
-            mem,
-            head,
-            ListShape {
-                next_offset: l.comm_next.offset,
-                span: Span {
-                    start: 0,
-                    end: l.comm_size,
-                },
-                what: "MPIR_Comm",
-                end: TargetAddr(0),
-            },
-            limits,
-            |r| {
-                let addr = r.base;
-                let kind = int(r, l.comm_kind)?;
-                let size = if kind == 0 {
-                    int(r, l.comm_local_size)?
-                } else {
-                    int(r, l.comm_remote_size)?
+        match self.globals.all_communicators {
+            Some((list, _, head)) => {
+                let head = read_pointer(mem, at(list, head.offset), "MPIR_All_communicators.head")?;
+                walk(
+                    mem,
+                    head,
+                    ListShape {
+                        next_offset: l.comm_next.offset,
+                        span: Span {
+                            start: 0,
+                            end: l.comm_size,
+                        },
+                        what: "MPIR_Comm",
+                        end: TargetAddr(0),
+                    },
+                    limits,
+                    |r| {
+                        comms.push(self.communicator(mem, types, limits, r)?);
+                        Ok(())
+                    },
+                )?;
+            }
+            None => {
+                let pool = |found: Result<Vec<LiveObject>, HandleError>, what: &str| {
+                    found.map_err(|e| DecodeError::Unsupported {
+                        reason: format!("the communicator pool ({what}): {e}"),
+                    })
                 };
-                let group = TargetAddr(r.uint(l.comm_local_group.offset, word)?);
-                let name = r.chars(l.comm_name.offset, COMM_NAME_LEN)?;
-                // An intercommunicator's peers are its remote side, which
-                // only the map (`dev.ch4.map`) gives.
-                let map = || {
-                    mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size)
-                        .map_err(|e| DecodeError::Unsupported {
-                            reason: format!("its rank map: {e}"),
-                        })
-                };
-                let world = if kind == 0 && group.0 != 0 {
-                    l.group
-                        .world_ranks(mem, group, size, limits)
-                        .or_else(|_| map())
-                } else {
-                    map()
-                };
-                let (world, world_error) = match world {
-                    Ok(w) => (Some(w), None),
-                    Err(e) => (
-                        None,
-                        Some(format!(
-                            "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
-                        )),
-                    ),
-                };
-                comms.push(CommInfo {
-                    addr,
-                    name,
-                    context_id: uint(r, l.comm_context_id)? as i64,
-                    recvcontext_id: uint(r, l.comm_recvcontext_id)? as i64,
-                    rank: int(r, l.comm_rank)?,
-                    size,
-                    world,
-                    world_error,
-                });
-                Ok(())
-            },
-        )?;
+                let (symbols, comm) = (target.symbols, HandleKind::Comm);
+                let builtin = pool(
+                    mpihandles::builtin_mpich_objects(mem, symbols, types, *limits, comm),
+                    "predefined",
+                )?;
+                let allocated = pool(
+                    mpihandles::live_mpich_objects(mem, symbols, types, *limits, comm),
+                    "allocated",
+                )?;
+                let order = mem.abi().byte_order;
+                for object in builtin.iter().chain(&allocated) {
+                    let r = Record {
+                        base: object.addr,
+                        start: 0,
+                        bytes: &object.bytes,
+                        order,
+                        what: "MPIR_Comm",
+                    };
+                    comms.push(self.communicator(mem, types, limits, &r)?);
+                }
+            }
+        }
         comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
         Ok(comms)
     }
 
-    fn communicators_for(
+    /// One communicator, with its world ranks when they can be read.
+    fn communicator(
         &self,
         mem: &dyn ByteSource,
         types: &dyn Layouts,
-        seq: i64,
+        limits: &Limits,
+        r: &Record<'_>,
+    ) -> Result<CommInfo, DecodeError> {
+        let l = &self.layout;
+        let word = mem.abi().address_bytes();
+        let addr = r.base;
+        let kind = int(r, l.comm_kind)?;
+        let size = if kind == 0 {
+            int(r, l.comm_local_size)?
+        } else {
+            int(r, l.comm_remote_size)?
+        };
+        let group = TargetAddr(r.uint(l.comm_local_group.offset, word)?);
+        let name = r.chars(l.comm_name.offset, COMM_NAME_LEN)?;
+        // An intercommunicator's peers are its remote side, which only the
+        // map (`dev.ch4.map`) gives.
+        let map = || {
+            mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size).map_err(
+                |e| DecodeError::Unsupported {
+                    reason: format!("its rank map: {e}"),
+                },
+            )
+        };
+        let world = if kind == 0 && group.0 != 0 {
+            l.group
+                .world_ranks(mem, group, size, limits)
+                .or_else(|_| map())
+        } else {
+            map()
+        };
+        let (world, world_error) = match world {
+            Ok(w) => (Some(w), None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
+                )),
+            ),
+        };
+        Ok(CommInfo {
+            addr,
+            name,
+            context_id: uint(r, l.comm_context_id)? as i64,
+            recvcontext_id: uint(r, l.comm_recvcontext_id)? as i64,
+            rank: int(r, l.comm_rank)?,
+            size,
+            world,
+            world_error,
+        })
+    }
+
+    /// The communicators, from the cache while the list's sequence number
+    /// is `seq`; read afresh every time without the list, which has no
+    /// sequence number to tell a change.
+    fn communicators_for(
+        &self,
+        target: &NativeTarget<'_>,
+        mem: &dyn ByteSource,
+        seq: Option<i64>,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
+        let Some(seq) = seq else {
+            return self.read_communicators(target, mem, limits);
+        };
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((cached, comms)) = cache.as_ref() {
             if *cached == seq {
                 return Ok(comms.clone());
             }
         }
-        let comms = self.read_communicators(mem, types, limits)?;
+        let comms = self.read_communicators(target, mem, limits)?;
         *cache = Some((seq, comms.clone()));
         Ok(comms)
     }
@@ -948,7 +1021,7 @@ impl QueueDecoder for MpichCh4 {
         let mut first = self.sequence(mem)?;
         let mut last = first;
         for _ in 0..TRIES {
-            let comms = self.communicators_for(mem, types, first, limits)?;
+            let comms = self.communicators_for(target, mem, first, limits)?;
             let mut types_cache = TypeSizes::default();
             let lists = || vec![Vec::new(); comms.len()];
             let (mut posted, mut unexpected) = (lists(), lists());
@@ -994,6 +1067,13 @@ impl QueueDecoder for MpichCh4 {
                         .to_string(),
                 );
             }
+            if self.globals.all_communicators.is_none() {
+                diagnostics.push(
+                    "MPIR_All_communicators is missing (MPICH built without debugger support): \
+                     the communicators were read from their object pool"
+                        .to_string(),
+                );
+            }
             let mut sends = sends.map(Vec::into_iter);
             let out: Vec<Communicator> = comms
                 .into_iter()
@@ -1028,8 +1108,8 @@ impl QueueDecoder for MpichCh4 {
         }
         Err(DecodeError::KeptChanging {
             tries: TRIES,
-            first,
-            last,
+            first: first.unwrap_or(-1),
+            last: last.unwrap_or(-1),
         })
     }
 }
