@@ -25,7 +25,7 @@
 //! the UCX tag's field widths) are named where they are used, with the
 //! header that defines them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use mpidd_read::Limits;
@@ -37,8 +37,8 @@ use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mpich_common::{
-    at, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes, COMM_NAME_LEN,
-    MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
+    at, checked_count, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes,
+    COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
@@ -102,8 +102,9 @@ struct Layout {
     ext_status: Member,
     /// `dev.ch4.netmod.ucx.ucp_request`, when the netmod is UCX.
     ucx_request: Option<Member>,
-    /// `MPIR_Request_kind_t`'s value for a receive.
+    /// `MPIR_Request_kind_t`'s values for a receive and a send.
     kind_recv: i128,
+    kind_send: Option<i128>,
     sendq: Option<SendqLayout>,
     datatype_size: Option<(u64, u64)>,
 }
@@ -119,7 +120,7 @@ struct SendqLayout {
     next: Member,
 }
 
-/// UCX's receive request (`ucp_request_t`), when UCX's types are known.
+/// UCX's request (`ucp_request_t`), when UCX's types are known.
 #[derive(Clone, Copy, Debug)]
 struct UcxLayout {
     size: u64,
@@ -127,6 +128,44 @@ struct UcxLayout {
     tag_mask: Member,
     buffer: Member,
     length: Member,
+    /// The send half: the tag sent, and the send's buffer and length.
+    send: Option<UcxSendLayout>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct UcxSendLayout {
+    tag: Member,
+    buffer: Member,
+    length: Member,
+    /// `send.ep`: the endpoint, the only trace of the destination.
+    ep: Member,
+}
+
+/// Each world rank by its UCX endpoint's address, read once per reading
+/// when a send needs it, or why it could not be.
+type Endpoints = std::cell::OnceCell<Result<HashMap<u64, i64>, String>>;
+
+/// Where CH4 keeps each world rank's UCX endpoint: the address vector
+/// `MPIDI_global.avt_mgr.av_table0`, whose entries hold
+/// `netmod.ucx.dest[vci][vci]` (`netmod/ucx/ucx_pre.h`); VCI 0's is
+/// the one a send on VCI 0 uses.
+#[derive(Clone, Copy, Debug)]
+struct AvLayout {
+    table0: Member,
+    size: Member,
+    table: u64,
+    entry_size: u64,
+    dest: Member,
+}
+
+fn av_layout(t: &dyn Layouts) -> Result<AvLayout, LayoutError> {
+    Ok(AvLayout {
+        table0: t.member("MPIDI_CH4_Global_t", "avt_mgr.av_table0")?,
+        size: t.member("MPIDI_av_table_t", "size")?,
+        table: t.member_offset("MPIDI_av_table_t", "table")?,
+        entry_size: t.size_of("MPIDI_av_entry_t")?,
+        dest: t.member("MPIDI_av_entry_t", "netmod.ucx.dest")?,
+    })
 }
 
 impl Layout {
@@ -189,6 +228,7 @@ impl Layout {
             ext_status: m("MPIDIG_req_ext_t", "status"),
             ucx_request: t.member(R, "dev.ch4.netmod.ucx.ucp_request").ok(),
             kind_recv: 0,
+            kind_send: None,
             sendq: None,
             datatype_size: None,
         };
@@ -204,7 +244,13 @@ impl Layout {
         l.req_size = size(R);
         match t.member_enumerators(R, "kind") {
             Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_REQUEST_KIND__RECV") {
-                Some((_, v)) => l.kind_recv = *v,
+                Some((_, v)) => {
+                    l.kind_recv = *v;
+                    l.kind_send = kinds
+                        .iter()
+                        .find(|(n, _)| n == "MPIR_REQUEST_KIND__SEND")
+                        .map(|(_, v)| *v);
+                }
                 None => missing.push(LayoutError {
                     type_name: R.to_string(),
                     member: Some("kind".to_string()),
@@ -254,6 +300,15 @@ fn ucx_layout(t: &dyn Layouts) -> Result<UcxLayout, LayoutError> {
         tag_mask: t.member(U, "recv.tag.tag_mask")?,
         buffer: t.member(U, "recv.buffer")?,
         length: t.member(U, "recv.length")?,
+        send: (|| {
+            Ok::<_, LayoutError>(UcxSendLayout {
+                tag: t.member(U, "send.msg_proto.tag")?,
+                buffer: t.member(U, "send.buffer")?,
+                length: t.member(U, "send.length")?,
+                ep: t.member(U, "send.ep")?,
+            })
+        })()
+        .ok(),
     })
 }
 
@@ -295,13 +350,20 @@ fn uint(r: &Record<'_>, m: Member) -> Result<u64, mpidd_read::ReadError> {
     r.uint(m.offset, m.size.clamp(1, 8) as usize)
 }
 
-/// What the request pools add to the MPIDIG lists.
+/// What the request pools add to the MPIDIG lists and the send queue.
 #[derive(Default)]
 struct PoolFindings {
     /// Receives that went to the netmod, by communicator index.
     receives: Vec<Vec<PendingOperation>>,
-    /// Receives whose communicator is unknown, described.
+    /// Sends that went to the netmod and no send queue holds, by
+    /// communicator index.
+    sends: Vec<Vec<PendingOperation>>,
+    /// Operations whose communicator is unknown, described.
     unplaced: Vec<String>,
+    /// Whether every pending send of the pools was read with its
+    /// communicator and tag: the pools were read, and UCX's types describe
+    /// its send requests.
+    sends_readable: bool,
     /// Why the pools could not be read, if they could not.
     error: Option<String>,
 }
@@ -362,6 +424,7 @@ impl MpichCh4 {
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
         let _ = ucx_layout(layouts);
+        let _ = av_layout(layouts);
         mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
 
@@ -710,10 +773,10 @@ impl MpichCh4 {
         }
     }
 
-    /// Receives that no MPIDIG list holds, from the request pools: those
-    /// the netmod took.
+    /// Receives that no MPIDIG list holds and sends that no send queue
+    /// holds, from the request pools: those the netmod took.
     #[allow(clippy::too_many_arguments)]
-    fn netmod_receives(
+    fn netmod_operations(
         &self,
         target: &NativeTarget<'_>,
         mem: &dyn ByteSource,
@@ -724,7 +787,9 @@ impl MpichCh4 {
     ) -> PoolFindings {
         let mut found = PoolFindings {
             receives: vec![Vec::new(); comms.len()],
+            sends: vec![Vec::new(); comms.len()],
             unplaced: Vec::new(),
+            sends_readable: false,
             error: None,
         };
         let objects = match mpihandles::live_mpich_objects(
@@ -745,6 +810,9 @@ impl MpichCh4 {
         };
         let ucx = types.member("ucp_request_t", "recv.tag.tag").map(|_| ());
         let ucx = ucx.and_then(|()| ucx_layout(types));
+        found.sends_readable = matches!(&ucx, Ok(u) if u.send.is_some());
+        // Read only when a send needs it; its failure is said there.
+        let endpoints = Endpoints::default();
         let order = mem.abi().byte_order;
         let mut any = false;
         for object in objects {
@@ -769,7 +837,37 @@ impl MpichCh4 {
                     op.extra_text.join("; ")
                 ))
                 }
-                Ok(None) => {}
+                Ok(None) => match self.netmod_send(
+                    &r,
+                    comms,
+                    seen,
+                    ucx.as_ref(),
+                    &endpoints,
+                    (mem, types, limits),
+                ) {
+                    Ok(Some((Some(ci), op))) => {
+                        any = true;
+                        found.sends[ci].push(op)
+                    }
+                    Ok(Some((None, op))) => {
+                        any = true;
+                        found.unplaced.push(format!(
+                            "a pending send handed to UCX (MPIR_Request at {}) whose \
+                             communicator is unknown: {}",
+                            r.base,
+                            op.extra_text.join("; ")
+                        ))
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        found.error.get_or_insert_with(|| {
+                            format!(
+                                "a request of the pools at {} could not be read: {e}",
+                                r.base
+                            )
+                        });
+                    }
+                },
                 Err(e) => {
                     found.error.get_or_insert_with(|| {
                         format!(
@@ -903,6 +1001,184 @@ impl MpichCh4 {
         Ok(Some((ci, op)))
     }
 
+    /// A send of the pools that no send queue holds and that has not
+    /// completed, with the index of its communicator when known. UCX's tag
+    /// gives the communicator (the context id the send uses), the sender's
+    /// own rank and the tag; the destination is only in UCX's endpoint,
+    /// which says nothing of ranks.
+    #[allow(clippy::type_complexity)]
+    fn netmod_send(
+        &self,
+        r: &Record<'_>,
+        comms: &[CommInfo],
+        seen: &HashSet<u64>,
+        ucx: Result<&UcxLayout, &LayoutError>,
+        endpoints: &Endpoints,
+        (mem, types, limits): (&dyn ByteSource, &dyn Layouts, &Limits),
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
+        let l = &self.layout;
+        let Some(kind_send) = l.kind_send else {
+            return Ok(None);
+        };
+        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != kind_send {
+            return Ok(None);
+        }
+        if let Some(local) = l.req_is_local {
+            if int(r, local)? != 0 {
+                return Ok(None);
+            }
+        }
+        let status = self.status(mem, r)?;
+        if status == OperationStatus::Complete {
+            return Ok(None);
+        }
+        let Some(ucp_member) = l.ucx_request else {
+            return Ok(None);
+        };
+        let comm_addr = uint(r, l.req_comm)?;
+        let mut ci = comms
+            .iter()
+            .position(|c| c.addr.0 == comm_addr && comm_addr != 0);
+        let ucp = TargetAddr(uint(r, ucp_member)?);
+        let mut op = PendingOperation {
+            status,
+            desired_local_rank: -1,
+            desired_global_rank: -1,
+            tag_wild: false,
+            desired_tag: -1,
+            desired_length: -1,
+            system_buffer: false,
+            buffer: 0,
+            actual_local_rank: -1,
+            actual_global_rank: -1,
+            actual_tag: -1,
+            actual_length: -1,
+            extra_text: Vec::new(),
+            desired_count: None,
+            protocol: None,
+            synchronous: None,
+        };
+        let u = match ucx {
+            Ok(u) if ucp.0 != 0 => u,
+            Ok(_) => {
+                op.extra_text
+                    .push("sent through UCX; its UCX request pointer is NULL".to_string());
+                return Ok(Some((ci, op)));
+            }
+            Err(_) => {
+                op.extra_text.push(format!(
+                    "sent through UCX: communicator, tag, buffer and length are in UCX's \
+                     request at {ucp}, unreadable without UCX's types (ucp_request_t)"
+                ));
+                return Ok(Some((ci, op)));
+            }
+        };
+        let Some(send) = u.send else {
+            op.extra_text.push(
+                "sent through UCX: UCX's types lack the send half of ucp_request_t".to_string(),
+            );
+            return Ok(Some((ci, op)));
+        };
+        let base = TargetAddr(ucp.0.wrapping_sub(u.size));
+        let read = |m: Member, what| -> Result<u64, DecodeError> {
+            Ok(read_int(mem, at(base, m.offset), m.size.clamp(1, 8) as usize, what)? as u64)
+        };
+        let tag = read(send.tag, "ucp_request_t.send.msg_proto.tag")?;
+        op.buffer = read(send.buffer, "ucp_request_t.send.buffer")?;
+        op.desired_length = read(send.length, "ucp_request_t.send.length")? as i64;
+        op.actual_length = op.desired_length;
+        let context = (tag >> (UCX_TAG_BITS + UCX_RANK_BITS)) as i64;
+        if ci.is_none() {
+            ci = comms.iter().position(|c| c.context_id == context);
+        }
+        op.desired_tag = (tag & ((1u64 << UCX_TAG_BITS) - 1)) as i64;
+        op.actual_tag = op.desired_tag;
+        let ep = read(send.ep, "ucp_request_t.send.ep")?;
+        let endpoints = endpoints.get_or_init(|| self.endpoints(mem, types, limits));
+        match (endpoints, ci) {
+            (Ok(by_ep), Some(index)) => match by_ep.get(&ep) {
+                Some(&world) => {
+                    let local = comms[index]
+                        .world
+                        .as_ref()
+                        .and_then(|w| w.iter().position(|&r| r == world))
+                        .map_or(-1, |i| i as i64);
+                    op.desired_global_rank = world;
+                    op.desired_local_rank = local;
+                    op.actual_global_rank = world;
+                    op.actual_local_rank = local;
+                    op.extra_text.push("sent through UCX".to_string());
+                }
+                None => op.extra_text.push(format!(
+                    "sent through UCX to endpoint {ep:#x}, which is no world rank's"
+                )),
+            },
+            (Err(e), _) => op.extra_text.push(format!(
+                "sent through UCX; its destination is the endpoint {ep:#x}, whose rank is \
+                 unknown: {e}"
+            )),
+            (Ok(_), None) => {}
+        }
+        if ci.is_none() {
+            op.extra_text.push(format!(
+                "tag {tag:#x}, whose context id {context} is no communicator's"
+            ));
+        }
+        Ok(Some((ci, op)))
+    }
+
+    /// Each world rank's UCX endpoint (VCI 0), by endpoint address, from
+    /// CH4's address vector; why not, when it cannot be read.
+    fn endpoints(
+        &self,
+        mem: &dyn ByteSource,
+        types: &dyn Layouts,
+        limits: &Limits,
+    ) -> Result<HashMap<u64, i64>, String> {
+        let av = av_layout(types).map_err(|e| format!("CH4's address vector: {e}"))?;
+        let table = read_pointer(
+            mem,
+            at(self.globals.mpidi_global, av.table0.offset),
+            "MPIDI_global.avt_mgr.av_table0",
+        )
+        .map_err(|e| e.to_string())?;
+        let size = read_int(
+            mem,
+            at(table, av.size.offset),
+            av.size.size.clamp(1, 8) as usize,
+            "MPIDI_av_table_t.size",
+        )
+        .map_err(|e| e.to_string())?;
+        let n = checked_count(size, "MPIDI_av_table_t.size", table, limits)
+            .map_err(|e| e.to_string())?;
+        let bytes = read_bytes(
+            mem,
+            at(table, av.table),
+            n.saturating_mul(av.entry_size),
+            "MPIDI_av_table_t.table",
+            limits,
+        )
+        .map_err(|e| e.to_string())?;
+        let order = mem.abi().byte_order;
+        let word = mem.abi().address_bytes() as u64;
+        let mut by_ep = HashMap::new();
+        for rank in 0..n {
+            let at = rank * av.entry_size + av.dest.offset;
+            let r = Record {
+                base: table,
+                start: 0,
+                bytes: &bytes,
+                order,
+                what: "MPIDI_av_entry_t",
+            };
+            let ep = r.uint(at, word as usize).map_err(|e| e.to_string())?;
+            if ep != 0 {
+                by_ep.entry(ep).or_insert(rank as i64);
+            }
+        }
+        Ok(by_ep)
+    }
+
     /// The nonblocking sends of `MPIR_Sendq_head`, by communicator.
     #[allow(clippy::too_many_arguments)]
     fn send_queue(
@@ -913,6 +1189,7 @@ impl MpichCh4 {
         comms: &[CommInfo],
         limits: &Limits,
         types: &mut TypeSizes,
+        seen: &mut HashSet<u64>,
         out: &mut [Vec<PendingOperation>],
     ) -> Result<(), DecodeError> {
         let l = &self.layout;
@@ -940,6 +1217,7 @@ impl MpichCh4 {
                 let rank = int(s, q.rank)?;
                 let tag = int(s, q.tag)?;
                 let sreq = TargetAddr(uint(s, q.sreq)?);
+                seen.insert(sreq.0);
                 let bytes = read_bytes(
                     mem,
                     sreq,
@@ -1035,15 +1313,24 @@ impl QueueDecoder for MpichCh4 {
                 &mut posted,
                 &mut unexpected,
             )?;
-            let pools = self.netmod_receives(target, mem, types, &comms, limits, &seen);
             let sends = match (self.globals.sendq_head, self.layout.sendq) {
                 (Some(head), Some(q)) => {
                     let mut sends = lists();
-                    self.send_queue(mem, head, q, &comms, limits, &mut types_cache, &mut sends)?;
+                    self.send_queue(
+                        mem,
+                        head,
+                        q,
+                        &comms,
+                        limits,
+                        &mut types_cache,
+                        &mut seen,
+                        &mut sends,
+                    )?;
                     Some(sends)
                 }
                 _ => None,
             };
+            let pools = self.netmod_operations(target, mem, types, &comms, limits, &seen);
             last = self.sequence(mem)?;
             if last != first {
                 first = last;
@@ -1060,12 +1347,19 @@ impl QueueDecoder for MpichCh4 {
             let mut diagnostics: Vec<String> =
                 comms.iter().filter_map(|c| c.world_error.clone()).collect();
             diagnostics.extend(pools.unplaced);
+            let sends_readable = pools.sends_readable && pools.error.is_none();
             diagnostics.extend(pools.error);
-            if sends.is_none() {
-                diagnostics.push(
+            match (&sends, sends_readable) {
+                (Some(_), _) => {}
+                (None, true) => diagnostics.push(
+                    "MPIR_Sendq_head is missing (MPICH built without debugger support): the \
+                     pending sends are those of the request pools, blocking ones included"
+                        .to_string(),
+                ),
+                (None, false) => diagnostics.push(
                     "MPIR_Sendq_head is missing: this MPICH does not record pending sends"
                         .to_string(),
-                );
+                ),
             }
             if self.globals.all_communicators.is_none() {
                 diagnostics.push(
@@ -1074,13 +1368,16 @@ impl QueueDecoder for MpichCh4 {
                         .to_string(),
                 );
             }
-            let mut sends = sends.map(Vec::into_iter);
+            let sends_known = sends.is_some() || sends_readable;
+            let mut sends = sends.unwrap_or_else(lists).into_iter();
             let out: Vec<Communicator> = comms
                 .into_iter()
                 .zip(posted.into_iter().zip(unexpected))
-                .zip(pools.receives)
-                .map(|((c, (mut posted, unexpected)), netmod)| {
+                .zip(pools.receives.into_iter().zip(pools.sends))
+                .map(|((c, (mut posted, unexpected)), (netmod, netmod_sends))| {
                     posted.extend(netmod);
+                    let mut queued = sends.next().unwrap_or_default();
+                    queued.extend(netmod_sends);
                     Communicator {
                         name: c.name,
                         size: c.size,
@@ -1089,9 +1386,10 @@ impl QueueDecoder for MpichCh4 {
                         context_id: Some(c.context_id),
                         recv_context_id: Some(c.recvcontext_id),
                         group: c.world,
-                        pending_sends: match sends.as_mut().and_then(Iterator::next) {
-                            Some(ops) => read(ops),
-                            None => Queue::NoInformation,
+                        pending_sends: if sends_known {
+                            read(queued)
+                        } else {
+                            Queue::NoInformation
                         },
                         pending_receives: read(posted),
                         unexpected_messages: read(unexpected),
