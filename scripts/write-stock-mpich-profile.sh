@@ -123,7 +123,8 @@ objects=(
   src/util/lib_libmpich_la-mpir_handlemem.lo
 )
 (cd "$tree" && nice -n 10 make -s "${objects[@]}" >/dev/null)
-(cd "$tree/src/mpi/romio" && nice -n 10 make -s adio/common/ad_open.lo >/dev/null)
+romio_objects=(adio/common/ad_open.lo adio/common/ad_init.lo mpi-io/glue/mpich/mpio_file.lo)
+(cd "$tree/src/mpi/romio" && nice -n 10 make -s "${romio_objects[@]}" >/dev/null)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -131,7 +132,9 @@ pic=()
 for o in "${objects[@]}"; do
   pic+=("$tree/$(dirname "$o")/.libs/$(basename "$o" .lo).o")
 done
-pic+=("$tree/src/mpi/romio/adio/common/.libs/ad_open.o")
+for o in "${romio_objects[@]}"; do
+  pic+=("$tree/src/mpi/romio/$(dirname "$o")/.libs/$(basename "$o" .lo).o")
+done
 # Named as the stock file is loaded, so the profile's object is that name.
 standin="$work/libmpich.so.12.2.2"
 gcc -shared -nostdlib -o "$standin" "${pic[@]}" -Wl,--unresolved-symbols=ignore-all
@@ -139,9 +142,9 @@ ucp_standin="$work/libucp.so.0.0.0"
 gcc -shared -nostdlib -o "$ucp_standin" "$ucx_tree/src/ucp/core/.libs/libucp_la-ucp_request.o" \
   -Wl,--unresolved-symbols=ignore-all
 
-# The hidden globals the decoders start from (MPIR_Topology_keyval is not
-# among them: no function of these objects that references it is found in
-# the stock .text, so topologies show without their keyval's name).
+# The hidden globals the decoders start from; MPIR_Topology_keyval is
+# topoutil.c's file-local static, ADIOI_Ftable ROMIO's table of Fortran
+# file handles.
 globals=(
   MPIR_Process MPIDI_global MPIDI_UCX_global
   MPIR_Comm_builtin MPIR_Comm_direct MPIR_Comm_mem
@@ -152,7 +155,8 @@ globals=(
   MPIR_Info_builtin MPIR_Info_direct MPIR_Info_mem
   MPIR_Op_builtin MPIR_Op_direct MPIR_Op_mem
   MPIR_Win_direct MPIR_Win_mem
-  MPII_Keyval_direct MPII_Keyval_mem
+  MPII_Keyval_direct MPII_Keyval_mem MPIR_Topology_keyval
+  ADIOI_Ftable ADIOI_Ftable_ptr
 )
 found="$work/found.txt"
 /usr/bin/python3 scripts/lib/stock-symbols.py "$stock" "$tree/src" "${globals[@]}" >"$found"

@@ -91,6 +91,7 @@ mod mpich_pools;
 mod mpich_predefined;
 mod mpich_request;
 mod mpich_status;
+mod mpich_ucx;
 mod mpich_win;
 mod ompi;
 mod ompi_comm;
@@ -118,9 +119,13 @@ pub use model::{
     OpDetails, Peer, RequestDetails, RequestKind, StatusView, Topology, TypeArgument, TypeMap,
     TypeMapEntry, WinDetails,
 };
-pub use mpich::Mpich;
+pub use mpich::{mpich_missing_layouts, Mpich};
 pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use mpich_pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
+pub use mpich_ucx::{
+    ask_ucx_layouts, ucx_layouts_missing, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
+    UcxError, UcxOperation,
+};
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Member};
 pub use ompi::Ompi;
 pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};

@@ -37,8 +37,8 @@ use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 use crate::mpich_common::{
-    at, checked_count, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes,
-    COMM_NAME_LEN, MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
+    at, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes, COMM_NAME_LEN,
+    MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };
 use crate::mqs_target::ByteSource;
 use crate::target_read::{read_bytes, read_int, read_pointer, Budgeted, Record};
@@ -50,15 +50,6 @@ const MPIDIG_REQ_PEER_SSEND: u64 = 1 << 1;
 /// `MPIDIG_REQ_RTS`: only a request to send came; the data waits at the
 /// sender.
 const MPIDIG_REQ_RTS: u64 = 1 << 7;
-/// `MPIDI_UCX_CONTEXT_ID_BITS` (`netmod/ucx/ucx_types.h`): the context id
-/// is the UCX tag's top 16 bits.
-const UCX_CONTEXT_BITS: u32 = 16;
-/// `CH4_UCX_RANKBITS`, configure's `--with-ch4-ucx-rankbits` (default 16,
-/// which Debian keeps): the source rank's bits, below the context id. The
-/// MPI tag takes the rest.
-const UCX_RANK_BITS: u32 = 16;
-const UCX_TAG_BITS: u32 = 64 - UCX_CONTEXT_BITS - UCX_RANK_BITS;
-
 /// Offsets of everything the decoder reads.
 #[derive(Clone, Debug)]
 struct Layout {
@@ -120,53 +111,9 @@ struct SendqLayout {
     next: Member,
 }
 
-/// UCX's request (`ucp_request_t`), when UCX's types are known.
-#[derive(Clone, Copy, Debug)]
-struct UcxLayout {
-    size: u64,
-    tag: Member,
-    tag_mask: Member,
-    buffer: Member,
-    length: Member,
-    /// The send half: the tag sent, and the send's buffer and length.
-    send: Option<UcxSendLayout>,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct UcxSendLayout {
-    tag: Member,
-    buffer: Member,
-    length: Member,
-    /// `send.ep`: the endpoint, the only trace of the destination.
-    ep: Member,
-}
-
 /// Each world rank by its UCX endpoint's address, read once per reading
 /// when a send needs it, or why it could not be.
 type Endpoints = std::cell::OnceCell<Result<HashMap<u64, i64>, String>>;
-
-/// Where CH4 keeps each world rank's UCX endpoint: the address vector
-/// `MPIDI_global.avt_mgr.av_table0`, whose entries hold
-/// `netmod.ucx.dest[vci][vci]` (`netmod/ucx/ucx_pre.h`); VCI 0's is
-/// the one a send on VCI 0 uses.
-#[derive(Clone, Copy, Debug)]
-struct AvLayout {
-    table0: Member,
-    size: Member,
-    table: u64,
-    entry_size: u64,
-    dest: Member,
-}
-
-fn av_layout(t: &dyn Layouts) -> Result<AvLayout, LayoutError> {
-    Ok(AvLayout {
-        table0: t.member("MPIDI_CH4_Global_t", "avt_mgr.av_table0")?,
-        size: t.member("MPIDI_av_table_t", "size")?,
-        table: t.member_offset("MPIDI_av_table_t", "table")?,
-        entry_size: t.size_of("MPIDI_av_entry_t")?,
-        dest: t.member("MPIDI_av_entry_t", "netmod.ucx.dest")?,
-    })
-}
 
 impl Layout {
     fn resolve(t: &dyn Layouts) -> Result<Layout, Vec<LayoutError>> {
@@ -292,26 +239,6 @@ impl Layout {
     }
 }
 
-fn ucx_layout(t: &dyn Layouts) -> Result<UcxLayout, LayoutError> {
-    const U: &str = "ucp_request_t";
-    Ok(UcxLayout {
-        size: t.size_of(U)?,
-        tag: t.member(U, "recv.tag.tag")?,
-        tag_mask: t.member(U, "recv.tag.tag_mask")?,
-        buffer: t.member(U, "recv.buffer")?,
-        length: t.member(U, "recv.length")?,
-        send: (|| {
-            Ok::<_, LayoutError>(UcxSendLayout {
-                tag: t.member(U, "send.msg_proto.tag")?,
-                buffer: t.member(U, "send.buffer")?,
-                length: t.member(U, "send.length")?,
-                ep: t.member(U, "send.ep")?,
-            })
-        })()
-        .ok(),
-    })
-}
-
 /// Addresses of the globals the decoder starts from.
 #[derive(Clone, Copy, Debug)]
 struct Globals {
@@ -423,8 +350,7 @@ impl MpichCh4 {
     /// whose questions are asked as it meets each object.
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
-        let _ = ucx_layout(layouts);
-        let _ = av_layout(layouts);
+        mpihandles::ask_ucx_layouts(layouts);
         mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
 
@@ -808,9 +734,11 @@ impl MpichCh4 {
                 return found;
             }
         };
-        let ucx = types.member("ucp_request_t", "recv.tag.tag").map(|_| ());
-        let ucx = ucx.and_then(|()| ucx_layout(types));
-        found.sends_readable = matches!(&ucx, Ok(u) if u.send.is_some());
+        let ucx = match mpihandles::ucx_layouts_missing(types) {
+            None => Ok(()),
+            Some(e) => Err(e),
+        };
+        found.sends_readable = ucx.is_ok();
         // Read only when a send needs it; its failure is said there.
         let endpoints = Endpoints::default();
         let order = mem.abi().byte_order;
@@ -823,7 +751,7 @@ impl MpichCh4 {
                 order,
                 what: "MPIR_Request",
             };
-            match self.netmod_receive(mem, &r, comms, seen, ucx.as_ref()) {
+            match self.netmod_receive(mem, types, &r, comms, seen) {
                 Ok(Some((Some(ci), op))) => {
                     any = true;
                     found.receives[ci].push(op)
@@ -837,37 +765,32 @@ impl MpichCh4 {
                     op.extra_text.join("; ")
                 ))
                 }
-                Ok(None) => match self.netmod_send(
-                    &r,
-                    comms,
-                    seen,
-                    ucx.as_ref(),
-                    &endpoints,
-                    (mem, types, limits),
-                ) {
-                    Ok(Some((Some(ci), op))) => {
-                        any = true;
-                        found.sends[ci].push(op)
-                    }
-                    Ok(Some((None, op))) => {
-                        any = true;
-                        found.unplaced.push(format!(
-                            "a pending send handed to UCX (MPIR_Request at {}) whose \
+                Ok(None) => {
+                    match self.netmod_send(&r, comms, seen, &endpoints, (mem, types, limits)) {
+                        Ok(Some((Some(ci), op))) => {
+                            any = true;
+                            found.sends[ci].push(op)
+                        }
+                        Ok(Some((None, op))) => {
+                            any = true;
+                            found.unplaced.push(format!(
+                                "a pending send handed to UCX (MPIR_Request at {}) whose \
                              communicator is unknown: {}",
-                            r.base,
-                            op.extra_text.join("; ")
-                        ))
+                                r.base,
+                                op.extra_text.join("; ")
+                            ))
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            found.error.get_or_insert_with(|| {
+                                format!(
+                                    "a request of the pools at {} could not be read: {e}",
+                                    r.base
+                                )
+                            });
+                        }
                     }
-                    Ok(None) => {}
-                    Err(e) => {
-                        found.error.get_or_insert_with(|| {
-                            format!(
-                                "a request of the pools at {} could not be read: {e}",
-                                r.base
-                            )
-                        });
-                    }
-                },
+                }
                 Err(e) => {
                     found.error.get_or_insert_with(|| {
                         format!(
@@ -884,22 +807,21 @@ impl MpichCh4 {
         found
     }
 
-    /// A receive of the pools that no MPIDIG list holds and that has not
-    /// completed, with the index of its communicator when known: MPICH
-    /// 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
-    /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
-    /// communicator comes from the context id of UCX's tag.
+    /// A request of the pools of kind `kind` that no list holds, that the
+    /// netmod took and that has not completed: its status, the index of
+    /// its communicator when the request names one, and MPICH's pointer to
+    /// UCX's request. `None` for any other request.
     #[allow(clippy::type_complexity)]
-    fn netmod_receive(
+    fn netmod_request(
         &self,
         mem: &dyn ByteSource,
         r: &Record<'_>,
+        kind: i128,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
-        ucx: Result<&UcxLayout, &LayoutError>,
-    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
+    ) -> Result<Option<(OperationStatus, Option<usize>, TargetAddr)>, DecodeError> {
         let l = &self.layout;
-        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != l.kind_recv {
+        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != kind {
             return Ok(None);
         }
         // Requests of the shared-memory path are MPIDIG's: a matched one
@@ -926,76 +848,67 @@ impl MpichCh4 {
             return Ok(None);
         };
         let comm_addr = uint(r, l.req_comm)?;
-        let mut ci = comms
+        let ci = comms
             .iter()
             .position(|c| c.addr.0 == comm_addr && comm_addr != 0);
-        let ucp = TargetAddr(uint(r, ucp_member)?);
-        let mut op = PendingOperation {
-            status,
-            desired_local_rank: -1,
-            desired_global_rank: -1,
-            tag_wild: false,
-            desired_tag: -1,
-            desired_length: -1,
-            system_buffer: false,
-            buffer: 0,
-            actual_local_rank: -1,
-            actual_global_rank: -1,
-            actual_tag: -1,
-            actual_length: -1,
-            extra_text: Vec::new(),
-            desired_count: None,
-            protocol: None,
-            synchronous: None,
+        Ok(Some((status, ci, TargetAddr(uint(r, ucp_member)?))))
+    }
+
+    /// A receive of the pools that no MPIDIG list holds and that has not
+    /// completed, with the index of its communicator when known: MPICH
+    /// 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
+    /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
+    /// communicator comes from the context id of UCX's tag.
+    #[allow(clippy::type_complexity)]
+    fn netmod_receive(
+        &self,
+        mem: &dyn ByteSource,
+        types: &dyn Layouts,
+        r: &Record<'_>,
+        comms: &[CommInfo],
+        seen: &HashSet<u64>,
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
+        let Some((status, mut ci, ucp)) =
+            self.netmod_request(mem, r, self.layout.kind_recv, comms, seen)?
+        else {
+            return Ok(None);
         };
-        let u = match ucx {
-            Ok(u) if ucp.0 != 0 => u,
-            Ok(_) => {
-                op.extra_text
-                    .push("posted to UCX; its UCX request pointer is NULL".to_string());
-                return Ok(Some((ci, op)));
-            }
-            Err(_) => {
+        let mut op = unknown_operation(status);
+        if ucp.0 == 0 {
+            op.extra_text
+                .push("posted to UCX; its UCX request pointer is NULL".to_string());
+            return Ok(Some((ci, op)));
+        }
+        let u = match mpihandles::ucx_receive(mem, types, ucp) {
+            Ok(u) => u,
+            Err(mpihandles::UcxError::Layouts(_)) => {
                 op.extra_text.push(format!(
                     "posted to UCX: communicator, source, tag and buffer are in UCX's request at \
                      {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
                 return Ok(Some((ci, op)));
             }
+            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
         };
-        // MPICH's pointer is to the user part UCX places right after its
-        // own `ucp_request_t` (ucp_request.h: `req + 1`).
-        let base = TargetAddr(ucp.0.wrapping_sub(u.size));
-        let read = |m: Member, what| -> Result<u64, DecodeError> {
-            Ok(read_int(mem, at(base, m.offset), m.size.clamp(1, 8) as usize, what)? as u64)
-        };
-        let tag = read(u.tag, "ucp_request_t.recv.tag.tag")?;
-        let mask = read(u.tag_mask, "ucp_request_t.recv.tag.tag_mask")?;
-        op.buffer = read(u.buffer, "ucp_request_t.recv.buffer")?;
-        op.desired_length = read(u.length, "ucp_request_t.recv.length")? as i64;
-        let context = (tag >> (UCX_TAG_BITS + UCX_RANK_BITS)) as i64;
+        op.buffer = u.buffer;
+        op.desired_length = u.length as i64;
         if ci.is_none() {
-            ci = comms.iter().position(|c| c.recvcontext_id == context);
+            ci = comms.iter().position(|c| c.recvcontext_id == u.context_id);
         }
         let Some(index) = ci else {
             op.extra_text.push(format!(
-                "posted to UCX with tag {tag:#x}, whose context id {context} is no communicator's"
+                "posted to UCX with context id {}, which is no communicator's",
+                u.context_id
             ));
             return Ok(Some((None, op)));
         };
-        let comm = &comms[index];
-        // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE and
-        // every tag bit for MPI_ANY_TAG.
-        let rank_mask = ((1u64 << UCX_RANK_BITS) - 1) << UCX_TAG_BITS;
-        if mask & rank_mask != 0 {
-            let rank = ((tag & rank_mask) >> UCX_TAG_BITS) as i64;
+        if let Some(rank) = u.rank {
             op.desired_local_rank = rank;
-            op.desired_global_rank = world_of(comm, rank);
+            op.desired_global_rank = world_of(&comms[index], rank);
         }
-        if mask & 1 == 0 {
-            op.tag_wild = true;
-        } else {
-            op.desired_tag = (tag & ((1u64 << UCX_TAG_BITS) - 1)) as i64;
+        match u.tag {
+            Some(tag) => op.desired_tag = tag,
+            None => op.tag_wild = true,
         }
         op.extra_text.push("posted to UCX".to_string());
         Ok(Some((ci, op)))
@@ -1003,100 +916,64 @@ impl MpichCh4 {
 
     /// A send of the pools that no send queue holds and that has not
     /// completed, with the index of its communicator when known. UCX's tag
-    /// gives the communicator (the context id the send uses), the sender's
-    /// own rank and the tag; the destination is only in UCX's endpoint,
-    /// which says nothing of ranks.
+    /// gives the communicator (the context id the send uses) and the tag;
+    /// the destination is the rank whose endpoint the send uses, in CH4's
+    /// address vector.
     #[allow(clippy::type_complexity)]
     fn netmod_send(
         &self,
         r: &Record<'_>,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
-        ucx: Result<&UcxLayout, &LayoutError>,
         endpoints: &Endpoints,
         (mem, types, limits): (&dyn ByteSource, &dyn Layouts, &Limits),
     ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
-        let l = &self.layout;
-        let Some(kind_send) = l.kind_send else {
+        let Some(kind_send) = self.layout.kind_send else {
             return Ok(None);
         };
-        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != kind_send {
-            return Ok(None);
-        }
-        if let Some(local) = l.req_is_local {
-            if int(r, local)? != 0 {
-                return Ok(None);
-            }
-        }
-        let status = self.status(mem, r)?;
-        if status == OperationStatus::Complete {
-            return Ok(None);
-        }
-        let Some(ucp_member) = l.ucx_request else {
+        let Some((status, mut ci, ucp)) = self.netmod_request(mem, r, kind_send, comms, seen)?
+        else {
             return Ok(None);
         };
-        let comm_addr = uint(r, l.req_comm)?;
-        let mut ci = comms
-            .iter()
-            .position(|c| c.addr.0 == comm_addr && comm_addr != 0);
-        let ucp = TargetAddr(uint(r, ucp_member)?);
-        let mut op = PendingOperation {
-            status,
-            desired_local_rank: -1,
-            desired_global_rank: -1,
-            tag_wild: false,
-            desired_tag: -1,
-            desired_length: -1,
-            system_buffer: false,
-            buffer: 0,
-            actual_local_rank: -1,
-            actual_global_rank: -1,
-            actual_tag: -1,
-            actual_length: -1,
-            extra_text: Vec::new(),
-            desired_count: None,
-            protocol: None,
-            synchronous: None,
-        };
-        let u = match ucx {
-            Ok(u) if ucp.0 != 0 => u,
-            Ok(_) => {
-                op.extra_text
-                    .push("sent through UCX; its UCX request pointer is NULL".to_string());
-                return Ok(Some((ci, op)));
-            }
-            Err(_) => {
+        let mut op = unknown_operation(status);
+        if ucp.0 == 0 {
+            op.extra_text
+                .push("sent through UCX; its UCX request pointer is NULL".to_string());
+            return Ok(Some((ci, op)));
+        }
+        let u = match mpihandles::ucx_send(mem, types, ucp) {
+            Ok(u) => u,
+            Err(mpihandles::UcxError::Layouts(_)) => {
                 op.extra_text.push(format!(
                     "sent through UCX: communicator, tag, buffer and length are in UCX's \
                      request at {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
                 return Ok(Some((ci, op)));
             }
+            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
         };
-        let Some(send) = u.send else {
-            op.extra_text.push(
-                "sent through UCX: UCX's types lack the send half of ucp_request_t".to_string(),
-            );
-            return Ok(Some((ci, op)));
-        };
-        let base = TargetAddr(ucp.0.wrapping_sub(u.size));
-        let read = |m: Member, what| -> Result<u64, DecodeError> {
-            Ok(read_int(mem, at(base, m.offset), m.size.clamp(1, 8) as usize, what)? as u64)
-        };
-        let tag = read(send.tag, "ucp_request_t.send.msg_proto.tag")?;
-        op.buffer = read(send.buffer, "ucp_request_t.send.buffer")?;
-        op.desired_length = read(send.length, "ucp_request_t.send.length")? as i64;
+        op.buffer = u.buffer;
+        op.desired_length = u.length as i64;
         op.actual_length = op.desired_length;
-        let context = (tag >> (UCX_TAG_BITS + UCX_RANK_BITS)) as i64;
-        if ci.is_none() {
-            ci = comms.iter().position(|c| c.context_id == context);
-        }
-        op.desired_tag = (tag & ((1u64 << UCX_TAG_BITS) - 1)) as i64;
+        op.desired_tag = u.tag.unwrap_or(-1);
         op.actual_tag = op.desired_tag;
-        let ep = read(send.ep, "ucp_request_t.send.ep")?;
-        let endpoints = endpoints.get_or_init(|| self.endpoints(mem, types, limits));
-        match (endpoints, ci) {
-            (Ok(by_ep), Some(index)) => match by_ep.get(&ep) {
+        if ci.is_none() {
+            ci = comms.iter().position(|c| c.context_id == u.context_id);
+        }
+        let Some(index) = ci else {
+            op.extra_text.push(format!(
+                "sent through UCX with context id {}, which is no communicator's",
+                u.context_id
+            ));
+            return Ok(Some((None, op)));
+        };
+        let ep = u.endpoint.unwrap_or(0);
+        let endpoints = endpoints.get_or_init(|| {
+            mpihandles::ucx_world_ranks_by_endpoint(mem, types, *limits, self.globals.mpidi_global)
+                .map_err(|e| e.to_string())
+        });
+        match endpoints {
+            Ok(by_ep) => match by_ep.get(&ep) {
                 Some(&world) => {
                     let local = comms[index]
                         .world
@@ -1113,70 +990,12 @@ impl MpichCh4 {
                     "sent through UCX to endpoint {ep:#x}, which is no world rank's"
                 )),
             },
-            (Err(e), _) => op.extra_text.push(format!(
+            Err(e) => op.extra_text.push(format!(
                 "sent through UCX; its destination is the endpoint {ep:#x}, whose rank is \
                  unknown: {e}"
             )),
-            (Ok(_), None) => {}
-        }
-        if ci.is_none() {
-            op.extra_text.push(format!(
-                "tag {tag:#x}, whose context id {context} is no communicator's"
-            ));
         }
         Ok(Some((ci, op)))
-    }
-
-    /// Each world rank's UCX endpoint (VCI 0), by endpoint address, from
-    /// CH4's address vector; why not, when it cannot be read.
-    fn endpoints(
-        &self,
-        mem: &dyn ByteSource,
-        types: &dyn Layouts,
-        limits: &Limits,
-    ) -> Result<HashMap<u64, i64>, String> {
-        let av = av_layout(types).map_err(|e| format!("CH4's address vector: {e}"))?;
-        let table = read_pointer(
-            mem,
-            at(self.globals.mpidi_global, av.table0.offset),
-            "MPIDI_global.avt_mgr.av_table0",
-        )
-        .map_err(|e| e.to_string())?;
-        let size = read_int(
-            mem,
-            at(table, av.size.offset),
-            av.size.size.clamp(1, 8) as usize,
-            "MPIDI_av_table_t.size",
-        )
-        .map_err(|e| e.to_string())?;
-        let n = checked_count(size, "MPIDI_av_table_t.size", table, limits)
-            .map_err(|e| e.to_string())?;
-        let bytes = read_bytes(
-            mem,
-            at(table, av.table),
-            n.saturating_mul(av.entry_size),
-            "MPIDI_av_table_t.table",
-            limits,
-        )
-        .map_err(|e| e.to_string())?;
-        let order = mem.abi().byte_order;
-        let word = mem.abi().address_bytes() as u64;
-        let mut by_ep = HashMap::new();
-        for rank in 0..n {
-            let at = rank * av.entry_size + av.dest.offset;
-            let r = Record {
-                base: table,
-                start: 0,
-                bytes: &bytes,
-                order,
-                what: "MPIDI_av_entry_t",
-            };
-            let ep = r.uint(at, word as usize).map_err(|e| e.to_string())?;
-            if ep != 0 {
-                by_ep.entry(ep).or_insert(rank as i64);
-            }
-        }
-        Ok(by_ep)
     }
 
     /// The nonblocking sends of `MPIR_Sendq_head`, by communicator.
@@ -1272,6 +1091,28 @@ impl MpichCh4 {
                 Ok(())
             },
         )
+    }
+}
+
+/// A pending operation of which nothing but its status is known yet.
+fn unknown_operation(status: OperationStatus) -> PendingOperation {
+    PendingOperation {
+        status,
+        desired_local_rank: -1,
+        desired_global_rank: -1,
+        tag_wild: false,
+        desired_tag: -1,
+        desired_length: -1,
+        system_buffer: false,
+        buffer: 0,
+        actual_local_rank: -1,
+        actual_global_rank: -1,
+        actual_tag: -1,
+        actual_length: -1,
+        extra_text: Vec::new(),
+        desired_count: None,
+        protocol: None,
+        synchronous: None,
     }
 }
 
