@@ -9,6 +9,11 @@
 #
 #   MPIDD_DEBIAN_MPICH_REBUILD   cache dir (default ~/.cache/mpidd/debian-mpich-rebuild)
 #
+#   rebuild-debian-mpich.sh --configured-tree
+#     stops once the tree is configured and MPICH's generated headers are
+#     made (about 10 minutes), and prints the tree's directory instead: what
+#     scripts/write-stock-mpich-profile.sh compiles its few objects in.
+#
 # What the cache holds:
 #   libmpich.so.12.2.2        the link output, unstripped: .symtab and DWARF
 #   .build-id/XX/YYY.debug    its debug file, made as dh_strip makes it
@@ -34,6 +39,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/lib/debian-source.sh"
 
 cache="${MPIDD_DEBIAN_MPICH_REBUILD:-$HOME/.cache/mpidd/debian-mpich-rebuild}"
+configured_only=false
+if [ "${1:-}" = --configured-tree ]; then configured_only=true; fi
 stock=/usr/lib/x86_64-linux-gnu/libmpich.so.12.2.2
 version=4.0.2-3
 # The compiler's identification in .comment is part of what the build-id
@@ -54,7 +61,7 @@ if [ ! -e "$stock" ]; then
   exit 1
 fi
 
-if ! { [ -f "$cache/recipe" ] && [ "$(cat "$cache/recipe")" = "$recipe" ] && [ -f "$cache/libmpich.so.12.2.2" ]; }; then
+if $configured_only || ! { [ -f "$cache/recipe" ] && [ "$(cat "$cache/recipe")" = "$recipe" ] && [ -f "$cache/libmpich.so.12.2.2" ]; }; then
   installed=$(dpkg-query -W -f='${Version}' libmpich12)
   [ "$installed" = "$version+b1" ] || {
     echo "error: installed libmpich12 is $installed; this recipe reproduces $version+b1" >&2
@@ -79,10 +86,12 @@ if ! { [ -f "$cache/recipe" ] && [ "$(cat "$cache/recipe")" = "$recipe" ] && [ -
   mkdir -p "$cache"
   # The build takes hours: a tree this recipe configured is built on from
   # where it stopped (make's own timestamps) rather than started again.
-  targets=clean,mpidd-libmpich
+  goal=mpidd-libmpich
+  if $configured_only; then goal=mpidd-headers; fi
+  targets=clean,$goal
   if [ -f "$srcdir/debian/mpidd-configured" ] &&
     [ "$(cat "$srcdir/debian/mpidd-configured")" = "$recipe" ]; then
-    targets=mpidd-libmpich
+    targets=$goal
     echo "== resuming the build in $srcdir" >&2
   else
     "${as_root[@]}" rm -rf "$top"
@@ -153,8 +162,10 @@ debian/mpidd-configured:
 	  sed -i '0,/^build_old_libs=yes\$\$/s//build_old_libs=no/' \$\$f; done
 	printf '%s\\n' '$recipe' >\$@
 
-mpidd-libmpich: debian/mpidd-configured
+mpidd-headers: debian/mpidd-configured
 	dh_auto_build -a -- ./src/include/mpio.h src/include/mpir_ext.h
+
+mpidd-libmpich: mpidd-headers
 	dh_auto_build -a -D src/mpl
 	dh_auto_build -a -D modules/json-c
 	dh_auto_build -a -D modules/yaksa
@@ -176,6 +187,10 @@ EOF
     exit 1
   }
   end=$(date +%s)
+  if $configured_only; then
+    echo "$srcdir"
+    exit 0
+  fi
   out="$cache/libmpich.so.12.2.2"
   cp lib/.libs/libmpich.so.12.2.2 "$out"
   # dh_strip's commands for a shared library with a debug package

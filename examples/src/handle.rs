@@ -9,8 +9,8 @@ use mpidd_read::{
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
-    ompi_missing_layouts, Availability, Details, HandleError, HandleKind, HandleResolver, Mpich,
-    Ompi,
+    mpich_missing_layouts, ompi_missing_layouts, Availability, Details, HandleError, HandleKind,
+    HandleResolver, Mpich, Ompi,
 };
 use mpiq_core::world_rank;
 use serde_json::Value;
@@ -170,17 +170,24 @@ impl ReadTarget for HandleReader<'_> {
 /// Open MPI's library, found by a symbol only it exports.
 const OMPI_SYMBOL: &str = "ompi_comm_f_to_c_table";
 
-/// The layouts to read the Open MPI of `t` with: its DWARF when that has
-/// every required answer, else a profile made for its `libmpi`'s
-/// build-id.
-fn ompi_layouts<'a, T: OpenTarget>(
+/// MPICH's library, found by a symbol every build of it has (in Debian's
+/// stripped one only through its profile's symbols).
+const MPICH_SYMBOL: &str = "MPIR_Comm_builtin";
+
+/// The layouts to read the MPI of `t` with: its DWARF when that has every
+/// answer `missing` requires, else a profile made for the build-id of the
+/// library that defines `symbol` (Open MPI's `libmpi`, MPICH's
+/// `libmpich`).
+fn library_layouts<'a, T: OpenTarget>(
     t: &T,
     dwarf: &'a TypeOracle,
     profiles: &'a [LayoutProfile],
     limits: &Limits,
+    (symbol, version_symbol): (&str, &str),
+    missing: &dyn Fn(&dyn Layouts) -> Vec<mpidd_read::LayoutError>,
 ) -> Result<&'a dyn mpidd_read::Layouts, HandleCliError> {
-    let library = t.lookup(OMPI_SYMBOL).map(|s| s.object).unwrap_or_default();
-    let version = t.lookup("opal_version_string").and_then(|s| {
+    let library = t.lookup(symbol).map(|s| s.object).unwrap_or_default();
+    let version = t.lookup(version_symbol).and_then(|s| {
         let raw = t
             .read_c_string(s.addr, 64.min(limits.max_string_len))
             .ok()?;
@@ -188,7 +195,7 @@ fn ompi_layouts<'a, T: OpenTarget>(
     });
     let (layouts, origin) = choose_loaded_layouts(
         dwarf,
-        &ompi_missing_layouts,
+        missing,
         &library,
         version.as_deref(),
         t.elf_symbols(),
@@ -214,11 +221,28 @@ fn read<T: OpenTarget>(
     let mpich;
     let mut layouts: &dyn Layouts = &oracle;
     let resolver: &dyn HandleResolver = if t.lookup(OMPI_SYMBOL).is_some() {
-        layouts = ompi_layouts(t, &oracle, profiles, &limits)?;
+        layouts = library_layouts(
+            t,
+            &oracle,
+            profiles,
+            &limits,
+            (OMPI_SYMBOL, "opal_version_string"),
+            &ompi_missing_layouts,
+        )?;
         ompi = Ompi::from_parts(t, t, layouts, limits)?;
         &ompi
     } else {
-        mpich = Mpich::from_parts(t, t, &oracle, limits)?;
+        if t.lookup(MPICH_SYMBOL).is_some() {
+            layouts = library_layouts(
+                t,
+                &oracle,
+                profiles,
+                &limits,
+                (MPICH_SYMBOL, "MPII_Version_string"),
+                &mpich_missing_layouts,
+            )?;
+        }
+        mpich = Mpich::from_parts(t, t, layouts, limits)?;
         &mpich
     };
     // Open MPI's handles are all pointers; MPICH's are ints, but for

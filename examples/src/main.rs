@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use error_chain::error_chain;
 use mpidd_read::Limits;
 use mpidd_types::Packing;
 use target_args::TargetArgs;
@@ -28,6 +29,7 @@ use target_args::TargetArgs;
 mod agent;
 mod cache;
 mod demo;
+mod error_chain;
 mod handle;
 mod job;
 mod launch;
@@ -212,7 +214,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let no_cache = cli.no_cache;
     let result = match cli.command {
-        Command::Demo { json } => demo::run(json).map_err(|e| e.to_string()),
+        Command::Demo { json } => demo::run(json).map_err(|e| error_chain(&e)),
         Command::Launch {
             json,
             gate,
@@ -228,7 +230,7 @@ fn main() -> ExitCode {
             match launch::launch(&command, &opts) {
                 // The launcher's own status is mpidd's, as if run directly.
                 Ok(status) => return ExitCode::from(status.clamp(0, 255) as u8),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(error_chain(&e)),
             }
         }
         Command::Attach { pid, json, gate } => {
@@ -238,7 +240,7 @@ fn main() -> ExitCode {
                 watch: false,
                 limits: Limits::default(),
             };
-            launch::attach(pid, &opts).map_err(|e| e.to_string())
+            launch::attach(pid, &opts).map_err(|e| error_chain(&e))
         }
         Command::Procs {
             target,
@@ -269,7 +271,7 @@ fn main() -> ExitCode {
                 &limits,
                 target.verbose(),
             )
-            .map_err(|e| e.to_string())
+            .map_err(|e| error_chain(&e))
         }
         Command::Queues {
             target,
@@ -284,7 +286,7 @@ fn main() -> ExitCode {
             json,
         } => {
             match profile::load_all(&profiles) {
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(error_chain(&e)),
                 Ok(profiles) => {
                     let reader = match (dll, compare_dll) {
                         (Some(dll), _) => queues::Reader::Dll(dll),
@@ -309,15 +311,15 @@ fn main() -> ExitCode {
                     };
                     // The queue limits are not meant for the dynamic linker's list.
                     let source = target.source(&Limits::default());
-                    queues::run(source, &options).map_err(|e| e.to_string())
+                    queues::run(source, &options).map_err(|e| error_chain(&e))
                 }
             }
         }
-        Command::Handle(args) => handle::run(args).map_err(|e| e.to_string()),
-        Command::Job(args) => job::run(args, no_cache).map_err(|e| e.to_string()),
-        Command::Agent(args) => agent::run(args, no_cache).map_err(|e| e.to_string()),
-        Command::Cache { command } => cache::run(command).map_err(|e| e.to_string()),
-        Command::Profile(command) => profile::run(command).map_err(|e| e.to_string()),
+        Command::Handle(args) => handle::run(args).map_err(|e| error_chain(&e)),
+        Command::Job(args) => job::run(args, no_cache).map_err(|e| error_chain(&e)),
+        Command::Agent(args) => agent::run(args, no_cache).map_err(|e| error_chain(&e)),
+        Command::Cache { command } => cache::run(command).map_err(|e| error_chain(&e)),
+        Command::Profile(command) => profile::run(command).map_err(|e| error_chain(&e)),
         Command::Types {
             object,
             debug_file,
@@ -329,7 +331,7 @@ fn main() -> ExitCode {
             types,
             json,
         })
-        .map_err(|e| e.to_string()),
+        .map_err(|e| error_chain(&e)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,13 +1,15 @@
 //! `mpidd profile`: write a layout profile from a debug build's DWARF, and
 //! check a profile against it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use mpidd_read::LayoutError;
 use mpidd_read::{
-    build_id, build_id_hex, object_arch, shipped_profiles, so_stem, LayoutProfile, LayoutTable,
-    Layouts, ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
+    ask_whole_type, build_id, build_id_hex, object_arch, shipped_profiles, so_stem, LayoutProfile,
+    LayoutTable, Layouts, ProfileError, ProfileIdentity, ProfileObject, ProfileSymbol, TypeOracle,
+    WholeTypeLimits,
 };
 use mpiq_core::DecoderKind;
 
@@ -59,6 +61,19 @@ pub struct WriteArgs {
     /// Matched to --object by name up to `.so` (libmpi.so.40 matches libmpi.so.40.30.4). Repeatable.
     #[arg(long = "for-build", value_name = "PATH")]
     for_builds: Vec<PathBuf>,
+    /// A type to describe whole: its size, every member path (nested
+    /// structs and unions, anonymous ones included) and the enumerators of
+    /// its enum members; or an enumeration's enumerators. For decoders
+    /// that ask as they meet objects, such as MPICH's handle decoders.
+    /// Repeatable.
+    #[arg(long = "type", value_name = "NAME")]
+    types: Vec<String>,
+    /// Symbols the stripped build hides, one per line: `OBJECT NAME
+    /// ADDRESS SIZE` (link-time address, in hex with 0x or decimal; `#`
+    /// starts a comment). OBJECT is the loaded file name of an object the
+    /// profile describes.
+    #[arg(long, value_name = "FILE")]
+    symbols: Option<PathBuf>,
     /// Where to write it (standard output by default).
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -85,6 +100,10 @@ pub enum ProfileCliError {
     /// Writing failed.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
+    /// A line of the --symbols file is not `OBJECT NAME ADDRESS SIZE`, or
+    /// names an object the profile does not describe.
+    #[error("{0} line {1}: {2}")]
+    SymbolLine(PathBuf, usize, String),
 }
 
 /// The shipped profiles and those in `paths`.
@@ -271,7 +290,28 @@ fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
         objects,
     };
     let required = |l: &dyn Layouts| kinds.iter().flat_map(|k| k.missing_layouts(l)).collect();
-    let profile = LayoutProfile::write(identity, &oracle, &ask(&kinds), &required)?;
+    let mut unknown = Vec::new();
+    for name in &args.types {
+        if let Err(e) = oracle.find_type(name) {
+            unknown.push(e.to_string());
+        }
+    }
+    if !unknown.is_empty() {
+        return Err(ProfileCliError::NoDecoder(unknown.join("; ")));
+    }
+    let decoders_ask = ask(&kinds);
+    let ask_all = |l: &dyn Layouts| {
+        decoders_ask(l);
+        for name in &args.types {
+            // Known to the oracle (checked above).
+            let _ = ask_whole_type(&oracle, l, name, WholeTypeLimits::default());
+        }
+    };
+    let object_names: Vec<String> = identity.objects.iter().map(|o| o.name.clone()).collect();
+    let mut profile = LayoutProfile::write(identity, &oracle, &ask_all, &required)?;
+    if let Some(path) = &args.symbols {
+        profile.symbols = read_symbols(path, &object_names)?;
+    }
     let json = profile.to_json();
     match args.output {
         Some(path) => std::fs::write(&path, json).map_err(|e| ProfileCliError::Io(path, e)),
@@ -280,6 +320,51 @@ fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
             Ok(())
         }
     }
+}
+
+/// The `--symbols` file: `OBJECT NAME ADDRESS SIZE` per line.
+fn read_symbols(
+    path: &Path,
+    objects: &[String],
+) -> Result<BTreeMap<String, ProfileSymbol>, ProfileCliError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| ProfileCliError::Io(path.to_path_buf(), e))?;
+    let bad = |n: usize, why: String| ProfileCliError::SymbolLine(path.to_path_buf(), n + 1, why);
+    let number = |s: &str| match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    };
+    let mut out = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let [object, name, address, size] = line.split_whitespace().collect::<Vec<_>>()[..] else {
+            return Err(bad(n, "expected OBJECT NAME ADDRESS SIZE".to_string()));
+        };
+        if !objects.iter().any(|o| o == object) {
+            return Err(bad(
+                n,
+                format!(
+                    "`{object}` is none of the profile's objects ({})",
+                    objects.join(", ")
+                ),
+            ));
+        }
+        let (Some(address), Some(size)) = (number(address), number(size)) else {
+            return Err(bad(n, "ADDRESS and SIZE must be numbers".to_string()));
+        };
+        let symbol = ProfileSymbol {
+            object: object.to_string(),
+            address,
+            size,
+        };
+        if out.insert(name.to_string(), symbol).is_some() {
+            return Err(bad(n, format!("`{name}` is given twice")));
+        }
+    }
+    Ok(out)
 }
 
 fn check(path: &Path, objects: &[PathBuf]) -> Result<(), ProfileCliError> {

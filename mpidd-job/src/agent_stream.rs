@@ -124,12 +124,12 @@ pub struct AgentTrailer {
 #[non_exhaustive]
 pub enum StreamError {
     /// Not JSON, or not a record.
-    #[error("not an agent record ({source}): {excerpt}")]
+    #[error("not an agent record ({cause}): {excerpt}")]
     Malformed {
         /// The start of the line.
         excerpt: String,
-        /// Why.
-        source: serde_json::Error,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: serde_json::Error,
     },
     /// A header of another format or major version.
     #[error("node {node}: the agent writes format {format}, this mpidd reads {AGENT_FORMAT}")]
@@ -154,9 +154,9 @@ impl AgentRecord {
     /// Parses one line (with or without its newline).
     pub fn parse(line: &[u8]) -> Result<AgentRecord, StreamError> {
         let record: AgentRecord =
-            serde_json::from_slice(line).map_err(|source| StreamError::Malformed {
+            serde_json::from_slice(line).map_err(|cause| StreamError::Malformed {
                 excerpt: String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned(),
-                source,
+                cause,
             })?;
         if let AgentRecord::Header(h) = &record {
             if h.format != AGENT_FORMAT {

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use mpidd_read::{mpir, CoreTargetOptions, Limits, LiveTarget, SymbolSource};
+use mpidd_read::{mpir, CoreTargetOptions};
+#[cfg(all(feature = "live", target_os = "linux"))]
+use mpidd_read::{Limits, LiveTarget, SymbolSource};
 
 use crate::read_ranks::RankTarget;
 
@@ -14,20 +16,22 @@ use crate::read_ranks::RankTarget;
 #[non_exhaustive]
 pub enum DiscoverError {
     /// The process could not be opened.
-    #[error("cannot open process {pid}: {source}")]
+    #[cfg(all(feature = "live", target_os = "linux"))]
+    #[error("cannot open process {pid}: {cause}")]
     Open {
         /// The pid.
         pid: i32,
-        /// Why.
-        source: mpidd_read::LiveError,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: mpidd_read::LiveError,
     },
     /// The launcher's MPIR table could not be read.
-    #[error("cannot read the MPIR table of launcher {pid}: {source}")]
+    #[cfg(all(feature = "live", target_os = "linux"))]
+    #[error("cannot read the MPIR table of launcher {pid}: {cause}")]
     Mpir {
         /// The launcher.
         pid: i32,
-        /// Why.
-        source: mpir::MpirError,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: mpir::MpirError,
     },
     /// The process is no MPI process, has no MPIR table, and no descendant
     /// of it uses MPI.
@@ -64,14 +68,16 @@ pub enum Found {
 /// The ranks behind `pid`: the process itself when it is an MPI process;
 /// else the ranks of its MPIR table (those on this host, when the table
 /// names hosts); else its descendants that have an MPI library loaded.
+/// Linux only, with the `live` feature.
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>), DiscoverError> {
     if uses_mpi(pid) {
         return Ok((Found::Rank, vec![RankTarget::live(pid)]));
     }
-    let launcher = LiveTarget::open(pid).map_err(|source| DiscoverError::Open { pid, source })?;
+    let launcher = LiveTarget::open(pid).map_err(|cause| DiscoverError::Open { pid, cause })?;
     if launcher.lookup(mpir::names::PROCTABLE).is_some() {
         let state = mpir::read_state(&launcher, limits)
-            .map_err(|source| DiscoverError::Mpir { pid, source })?;
+            .map_err(|cause| DiscoverError::Mpir { pid, cause })?;
         if !state.proctable.is_empty() {
             let here = hostname();
             let ranks = state
@@ -150,6 +156,7 @@ fn parent_of(pid: i32) -> Option<i32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 fn hostname() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
@@ -158,6 +165,7 @@ fn hostname() -> Option<String> {
 
 /// Whether a table's host name is this machine: the same name, its short
 /// form, or a loopback name.
+#[cfg(all(feature = "live", target_os = "linux"))]
 fn is_this_host(name: &str, here: Option<&str>) -> bool {
     let short = |s: &str| s.split('.').next().unwrap_or(s).to_string();
     matches!(name, "localhost" | "127.0.0.1" | "::1")

@@ -72,7 +72,9 @@ pub mod render_text;
 pub mod slurm_step;
 pub mod srun_labels;
 pub mod stack_tree;
+#[cfg(feature = "synthetic")]
 pub mod synthetic;
+#[cfg(feature = "synthetic")]
 pub mod synthetic_cores;
 mod verdict;
 mod wait_graph;

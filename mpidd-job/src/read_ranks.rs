@@ -11,14 +11,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    core_stacks, live_stacks, shipped_profiles, AttachGuard, CoreTarget, CoreTargetOptions,
-    ElfSymbols, LayoutCache, LayoutProfile, Limits, LiveTarget, StackLimits, StackUnwinder,
-    SymbolSource, TargetMemory, TargetParts, ThreadStack, TypeOracle,
+    core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, ElfSymbols, LayoutCache,
+    LayoutProfile, Limits, StackLimits, StackUnwinder, SymbolSource, TargetMemory, ThreadStack,
+    TypeOracle,
 };
+#[cfg(all(feature = "live", target_os = "linux"))]
+use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{
-    read_native_queues, world_rank, LayoutResolver, Layouts, MqsLibrary, MqsTarget, TargetTypeSizes,
-};
+use mpiq_core::{read_native_queues, LayoutResolver, Layouts};
+#[cfg(feature = "mqs")]
+use mpiq_core::{world_rank, MqsLibrary, MqsTarget, TargetParts, TargetTypeSizes};
 
 use crate::reading::RankReading;
 
@@ -36,7 +38,8 @@ pub enum RankTarget {
         /// Its world rank as the launcher gave it, when known.
         world_rank: Option<i64>,
     },
-    /// A running process on this machine.
+    /// A running process on this machine. Read only with the `live`
+    /// feature, on Linux; elsewhere its reading is an error saying so.
     Live {
         /// Its pid.
         pid: i32,
@@ -127,6 +130,7 @@ pub struct JobReader {
     unwinder: StackUnwinder,
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
+    #[cfg(feature = "mqs")]
     library: Option<(&'static MqsLibrary, Mutex<()>)>,
     /// The decoders' layouts, resolved once per library build and shared
     /// by every rank that loads it: indexing a debug build's DWARF is most
@@ -140,6 +144,7 @@ impl JobReader {
     pub fn new(options: ReadOptions) -> Self {
         JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
+            #[cfg(feature = "mqs")]
             library: None,
             layouts: {
                 let resolver = LayoutResolver::new(options.profiles.clone());
@@ -154,6 +159,7 @@ impl JobReader {
 
     /// Reads queues through a vendor message-queue library where no native
     /// decoder knows the rank's MPI.
+    #[cfg(feature = "mqs")]
     pub fn with_library(mut self, library: &'static MqsLibrary) -> Self {
         self.library = Some((library, Mutex::new(())));
         self
@@ -256,6 +262,7 @@ impl JobReader {
         reading
     }
 
+    #[cfg(all(feature = "live", target_os = "linux"))]
     fn read_live(&self, pid: i32, host: Option<String>, hint: Option<i64>) -> RankReading {
         let label = format!("pid {pid}");
         // Stopped before anything is read, so that the queues and the
@@ -305,11 +312,26 @@ impl JobReader {
         reading
     }
 
+    #[cfg(not(all(feature = "live", target_os = "linux")))]
+    fn read_live(&self, pid: i32, host: Option<String>, _hint: Option<i64>) -> RankReading {
+        RankReading::failed(
+            format!("pid {pid}"),
+            Some(pid),
+            host,
+            "live processes are read only on Linux, with mpidd-job's `live` feature".to_string(),
+        )
+    }
+
     /// Fills the queues and the world rank: natively, else through the
     /// vendor library when one was given. Failures become errors of the
     /// reading.
-    fn read_queues<T>(&self, t: &T, objects: &ElfSymbols, image: &Path, reading: &mut RankReading)
-    where
+    fn read_queues<T>(
+        &self,
+        t: &T,
+        objects: &ElfSymbols,
+        #[cfg_attr(not(feature = "mqs"), allow(unused_variables))] image: &Path,
+        reading: &mut RankReading,
+    ) where
         T: TargetMemory + SymbolSource,
     {
         let limits = &self.options.limits;
@@ -329,6 +351,9 @@ impl JobReader {
             }
         }
         .map(|(queues, _)| queues);
+        #[cfg(not(feature = "mqs"))]
+        let queues: Result<ProcessQueues, String> = queues.map_err(|e| format!("queues: {e}"));
+        #[cfg(feature = "mqs")]
         let queues: Result<ProcessQueues, String> = match (queues, &self.library) {
             (Ok(q), _) => Ok(q),
             (Err(native_error), Some((library, lock))) => {

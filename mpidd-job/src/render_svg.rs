@@ -21,23 +21,23 @@ pub const DOT_TIMEOUT: Duration = Duration::from_secs(60);
 pub enum RenderError {
     /// Graphviz is not installed (or `dot` is not on `PATH`).
     #[error(
-        "Graphviz's `dot` was not found ({program}: {source}); install Graphviz to draw the \
+        "Graphviz's `dot` was not found ({program}: {cause}); install Graphviz to draw the \
          graph: `apt-get install graphviz` (Debian, Ubuntu), `dnf install graphviz` (Fedora), \
          `brew install graphviz` (macOS)"
     )]
     GraphvizMissing {
         /// The program that was run.
         program: String,
-        /// What starting it said.
-        source: std::io::Error,
+        /// What starting it said: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// `dot` could not be started or talked to for another reason.
-    #[error("running {program}: {source}")]
+    #[error("running {program}: {cause}")]
     Io {
         /// The program that was run.
         program: String,
-        /// What went wrong.
-        source: std::io::Error,
+        /// What went wrong: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// `dot` ran past its deadline and was killed.
     #[error("{program} did not finish within {seconds} s and was killed")]
@@ -75,9 +75,9 @@ pub fn to_svg(report: &JobReport) -> Result<String, RenderError> {
 /// DOT text `dot`, and returns the SVG it writes, killing it after
 /// `timeout`.
 pub fn dot_to_svg(program: &str, dot: &str, timeout: Duration) -> Result<String, RenderError> {
-    let io = |source| RenderError::Io {
+    let io = |cause| RenderError::Io {
         program: program.to_string(),
-        source,
+        cause,
     };
     let mut child = Command::new(program)
         .arg("-Tsvg")
@@ -89,7 +89,7 @@ pub fn dot_to_svg(program: &str, dot: &str, timeout: Duration) -> Result<String,
             if source.kind() == std::io::ErrorKind::NotFound {
                 RenderError::GraphvizMissing {
                     program: program.to_string(),
-                    source,
+                    cause: source,
                 }
             } else {
                 io(source)

@@ -392,12 +392,12 @@ pub enum SyntheticCoresError {
     #[error(transparent)]
     Elf(#[from] mpidd_read::WriteError),
     /// The directory could not be made.
-    #[error("cannot make {path}: {source}")]
+    #[error("cannot make {path}: {cause}")]
     Io {
         /// The directory.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -665,16 +665,16 @@ pub fn write_hung_job(
             "only 64-bit targets are laid out (the layout table assumes 8-byte words)".into(),
         ));
     }
-    std::fs::create_dir_all(dir).map_err(|source| SyntheticCoresError::Io {
+    std::fs::create_dir_all(dir).map_err(|cause| SyntheticCoresError::Io {
         path: dir.to_path_buf(),
-        source,
+        cause,
     })?;
     // The cores record absolute paths, as the kernel does.
     let dir = dir
         .canonicalize()
-        .map_err(|source| SyntheticCoresError::Io {
+        .map_err(|cause| SyntheticCoresError::Io {
             path: dir.to_path_buf(),
-            source,
+            cause,
         })?;
     let objects = Objects::build(spec)?;
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
@@ -732,9 +732,9 @@ pub fn write_hung_job(
         },
         table.clone(),
     );
-    std::fs::write(&profile, written.to_json()).map_err(|source| SyntheticCoresError::Io {
+    std::fs::write(&profile, written.to_json()).map_err(|cause| SyntheticCoresError::Io {
         path: profile.clone(),
-        source,
+        cause,
     })?;
     Ok(SyntheticJobCores {
         dir,

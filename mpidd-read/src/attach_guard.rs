@@ -40,14 +40,14 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 pub enum AttachError {
     /// `/proc/PID/task` could not be listed: the process does not exist,
     /// or this user may not see it.
-    #[error("cannot list the threads of process {pid} ({path}): {source}")]
+    #[error("cannot list the threads of process {pid} ({path}): {cause}")]
     ListThreads {
         /// The process.
         pid: i32,
         /// The directory listed.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// A ptrace request on one thread failed.
     #[error("{request} of thread {tid} of process {pid} failed: {errno}{}", hint(*errno))]
@@ -368,10 +368,10 @@ impl Drop for AttachGuard {
 /// one so that an excess shows.
 fn list_threads(pid: i32) -> Result<Vec<i32>, AttachError> {
     let path = PathBuf::from(format!("/proc/{pid}/task"));
-    let list_error = |source| AttachError::ListThreads {
+    let list_error = |cause| AttachError::ListThreads {
         pid,
         path: path.clone(),
-        source,
+        cause,
     };
     let mut tids = Vec::new();
     for entry in std::fs::read_dir(&path).map_err(list_error)? {

@@ -25,12 +25,12 @@ use crate::thread_registers::{self, ThreadRegisters};
 #[non_exhaustive]
 pub enum CoreError {
     /// The file could not be opened or mapped.
-    #[error("cannot open {path}: {source}")]
+    #[error("cannot open {path}: {cause}")]
     Io {
         /// The path.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// The file is not an ELF file this reader understands.
     #[error("{path} is not an ELF core file: {reason}")]
@@ -181,9 +181,9 @@ pub(crate) fn map_file(path: &Path) -> Result<Mmap, std::io::Error> {
 impl CoreFile {
     /// Opens and parses a core file.
     pub fn open(path: &Path) -> Result<Self, CoreError> {
-        let data = map_file(path).map_err(|source| CoreError::Io {
+        let data = map_file(path).map_err(|cause| CoreError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         let not_core = |reason: String| CoreError::NotCore {
             path: path.to_path_buf(),

@@ -19,14 +19,13 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use object::Object;
 
 use crate::core_file::map_file;
 use crate::elf_symbols::SymbolError;
+use crate::file_identity::{file_key, os_file_name, FileKey};
 
 /// Where distributions install debug files.
 pub const DEFAULT_DEBUG_ROOT: &str = "/usr/lib/debug";
@@ -43,9 +42,9 @@ const BUILD_ID_LEN: std::ops::RangeInclusive<usize> = 2..=64;
 /// bytes, or `None` when it has none.
 pub fn build_id(path: &Path) -> Result<Option<Vec<u8>>, SymbolError> {
     let shown = || path.display().to_string();
-    let data = map_file(path).map_err(|source| SymbolError::Io {
+    let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: shown(),
-        source,
+        cause,
     })?;
     build_id_from_bytes(&data)
         .map(|id| id.map(<[u8]>::to_vec))
@@ -410,7 +409,9 @@ impl DebugSearch {
             lookup.reject(on_disk, unreadable(e));
             None
         });
-        let own_identity = std::fs::metadata(on_disk).ok().map(|m| (m.dev(), m.ino()));
+        let own_identity = std::fs::metadata(on_disk)
+            .ok()
+            .and_then(|m| file_key(on_disk, &m));
 
         if let Some(id) = own_id {
             if BUILD_ID_LEN.contains(&id.len()) {
@@ -421,7 +422,7 @@ impl DebugSearch {
                         .join(".build-id")
                         .join(dir)
                         .join(format!("{rest}.debug"));
-                    if try_candidate(&path, Expect::BuildId(id), own_identity, lookup) {
+                    if try_candidate(&path, Expect::BuildId(id), own_identity.as_ref(), lookup) {
                         lookup.found = Some(DebugFile {
                             path,
                             matched_by: MatchedBy::BuildId,
@@ -474,7 +475,7 @@ impl DebugSearch {
             if lookup.tried.contains(&path) {
                 continue;
             }
-            if try_candidate(&path, expect, own_identity, lookup) {
+            if try_candidate(&path, expect, own_identity.as_ref(), lookup) {
                 lookup.found = Some(DebugFile {
                     path,
                     matched_by: MatchedBy::DebugLink,
@@ -497,7 +498,7 @@ fn plain_file_name(name: &[u8]) -> Option<&OsStr> {
     {
         return None;
     }
-    Some(OsStr::from_bytes(name))
+    os_file_name(name)
 }
 
 /// Looks at one candidate; true when it is accepted, else any refusal is
@@ -505,7 +506,7 @@ fn plain_file_name(name: &[u8]) -> Option<&OsStr> {
 fn try_candidate(
     path: &Path,
     expect: Expect<'_>,
-    own_identity: Option<(u64, u64)>,
+    own_identity: Option<&FileKey>,
     lookup: &mut DebugLookup,
 ) -> bool {
     lookup.tried.push(path.to_path_buf());
@@ -523,7 +524,7 @@ fn try_candidate(
 fn check_candidate(
     path: &Path,
     expect: Expect<'_>,
-    own_identity: Option<(u64, u64)>,
+    own_identity: Option<&FileKey>,
 ) -> Result<(), Option<RejectReason>> {
     let len = path.as_os_str().len();
     if len > MAX_PATH_LEN {
@@ -549,7 +550,7 @@ fn check_candidate(
     if !meta.is_file() {
         return Err(Some(RejectReason::NotRegularFile));
     }
-    if own_identity == Some((meta.dev(), meta.ino())) {
+    if own_identity.is_some() && own_identity == file_key(path, &meta).as_ref() {
         return Err(Some(RejectReason::SameFileAsObject));
     }
     if meta.len() == 0 {

@@ -15,6 +15,7 @@ use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, Sym
 
 use crate::core_file::{map_file, MappedFile};
 use crate::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
+use crate::file_identity::{file_key, FileKey};
 use crate::symbols::{Symbol, SymbolSource};
 
 /// Why an object's symbols could not be loaded.
@@ -22,12 +23,12 @@ use crate::symbols::{Symbol, SymbolSource};
 #[non_exhaustive]
 pub enum SymbolError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Io {
         /// The path.
         path: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// The file is not an object file `object` can parse.
     #[error("{path} is not a readable ELF object: {reason}")]
@@ -117,8 +118,7 @@ enum TableKind {
 struct FileIdentity {
     path: PathBuf,
     kind: TableKind,
-    device: u64,
-    inode: u64,
+    file: Option<FileKey>,
     len: u64,
     modified: Option<std::time::SystemTime>,
 }
@@ -151,12 +151,10 @@ pub fn forget_shared_symbol_tables() {
 
 /// The table of the file at `path`, read now or earlier by this process.
 fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, SymbolError> {
-    use std::os::unix::fs::MetadataExt;
     let identity = std::fs::metadata(path).ok().map(|m| FileIdentity {
         path: path.to_path_buf(),
         kind,
-        device: m.dev(),
-        inode: m.ino(),
+        file: file_key(path, &m),
         len: m.len(),
         modified: m.modified().ok(),
     });
@@ -186,18 +184,29 @@ fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, Symbol
 }
 
 fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> {
-    let data = map_file(path).map_err(|source| SymbolError::Io {
+    let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: path.display().to_string(),
-        source,
+        cause,
     })?;
     let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
-    let symbols = match kind {
+    let mut symbols = match kind {
         TableKind::Object => collect_symbols(file.symbols().chain(file.dynamic_symbols())),
         TableKind::DebugFile => collect_symbols(file.symbols()),
     };
+    if kind == TableKind::Object {
+        // A stripped library's hidden globals, where a shipped profile for
+        // this very build knows them; the file's own symbols win.
+        if let Ok(Some(id)) = file.build_id() {
+            for (name, s) in crate::layout_profile::shipped_symbols(id) {
+                symbols
+                    .entry(name.into_boxed_str())
+                    .or_insert((s.address, s.size));
+            }
+        }
+    }
     Ok(ObjectTable {
         first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),
         symbols,
@@ -256,9 +265,9 @@ fn collect_symbols<'data>(
 /// Reads where an ELF file wants to be loaded.
 pub fn elf_placement(path: &Path) -> Result<ElfPlacement, SymbolError> {
     let shown = path.display().to_string();
-    let data = map_file(path).map_err(|source| SymbolError::Io {
+    let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: shown.clone(),
-        source,
+        cause,
     })?;
     let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
         path: shown,
@@ -358,7 +367,7 @@ impl ElfSymbols {
                 // The file matched a moment ago; it changed under us.
                 Err(e) => {
                     let reason = match e {
-                        SymbolError::Io { source, .. } => RejectReason::Unreadable {
+                        SymbolError::Io { cause: source, .. } => RejectReason::Unreadable {
                             reason: source.to_string(),
                         },
                         other => RejectReason::NotElf {

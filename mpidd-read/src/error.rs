@@ -32,14 +32,14 @@ pub enum ReadError {
         len: u64,
     },
     /// The bytes were read but do not decode as the record.
-    #[error("{record} at {addr}: {source}")]
+    #[error("{record} at {addr}: {cause}")]
     Decode {
         /// The record's C name.
         record: &'static str,
         /// Where it was read.
         addr: TargetAddr,
-        /// What the decoder said.
-        source: TypesError,
+        /// What the decoder said: shown in the message, so not also as `source()`.
+        cause: TypesError,
     },
     /// A C string has no terminator within the cap.
     #[error("string at {addr}: no NUL terminator within {cap} bytes (raise Limits::max_string_len if it is real)")]
@@ -82,14 +82,14 @@ pub enum ReadError {
         limit: &'static str,
     },
     /// The backend (the OS, a file) failed.
-    #[error("{what} at {addr}: {source}")]
+    #[error("{what} at {addr}: {cause}")]
     Backend {
         /// What was being read.
         what: &'static str,
         /// Where.
         addr: TargetAddr,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// A write was refused because nothing is mapped there.
     #[error("write of {len} bytes at {addr}: the target has no writable memory there")]
@@ -125,11 +125,11 @@ impl ReadError {
             ReadError::Decode {
                 record,
                 addr,
-                source,
+                cause: source,
             } => ReadError::Decode {
                 record,
                 addr: *addr,
-                source: source.clone(),
+                cause: source.clone(),
             },
             ReadError::Cycle { what, addr } => ReadError::Cycle { what, addr: *addr },
             ReadError::Unterminated { addr, cap } => ReadError::Unterminated {
@@ -154,10 +154,14 @@ impl ReadError {
                 max: *max,
                 limit,
             },
-            ReadError::Backend { what, addr, source } => ReadError::Backend {
+            ReadError::Backend {
+                what,
+                addr,
+                cause: source,
+            } => ReadError::Backend {
                 what,
                 addr: *addr,
-                source: match source.raw_os_error() {
+                cause: match source.raw_os_error() {
                     Some(code) => std::io::Error::from_raw_os_error(code),
                     None => std::io::Error::new(source.kind(), source.to_string()),
                 },

@@ -109,20 +109,20 @@ impl Default for GdbRemoteOptions {
 #[non_exhaustive]
 pub enum GdbRemoteError {
     /// The TCP connection could not be made.
-    #[error("cannot connect to gdbserver at {addr}: {source}")]
+    #[error("cannot connect to gdbserver at {addr}: {cause}")]
     Connect {
         /// The address given.
         addr: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// The connection failed while a request was under way.
-    #[error("gdbserver, request {request}: {source}")]
+    #[error("gdbserver, request {request}: {cause}")]
     Io {
         /// The request.
         request: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// No reply within the timeout.
     #[error("gdbserver, request {request}: no reply within {after:?}")]
@@ -139,12 +139,12 @@ pub enum GdbRemoteError {
         request: String,
     },
     /// A reply did not decode.
-    #[error("gdbserver, request {request}: {source}")]
+    #[error("gdbserver, request {request}: {cause}")]
     Packet {
         /// The request.
         request: String,
-        /// What was wrong with it.
-        source: PacketError,
+        /// What was wrong with it: shown in the message, so not also as `source()`.
+        cause: PacketError,
     },
     /// The server answered `E nn`.
     #[error("gdbserver refused {request}: error {code:#04x}{}", message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default())]
@@ -261,7 +261,7 @@ impl Connection {
     fn io(request: &str, source: std::io::Error) -> GdbRemoteError {
         GdbRemoteError::Io {
             request: request.to_string(),
-            source,
+            cause: source,
         }
     }
 
@@ -270,7 +270,7 @@ impl Connection {
         if let Some(why) = &self.broken {
             return Err(GdbRemoteError::Io {
                 request: payload.to_string(),
-                source: std::io::Error::other(format!(
+                cause: std::io::Error::other(format!(
                     "the connection is unusable after an earlier failure: {why}"
                 )),
             });
@@ -299,7 +299,7 @@ impl Connection {
         }
         Err(GdbRemoteError::Io {
             request: payload.to_string(),
-            source: std::io::Error::other(format!("the server refused the packet {RETRIES} times")),
+            cause: std::io::Error::other(format!("the server refused the packet {RETRIES} times")),
         })
     }
 
@@ -317,7 +317,7 @@ impl Connection {
                 }
                 Ok(_) => continue,
                 Err(GdbRemoteError::Packet {
-                    source: PacketError::Checksum { .. },
+                    cause: PacketError::Checksum { .. },
                     ..
                 }) if !self.no_ack && damaged < RETRIES => {
                     damaged += 1;
@@ -344,7 +344,7 @@ impl Connection {
                 Err(source) => {
                     return Err(GdbRemoteError::Packet {
                         request: request.to_string(),
-                        source,
+                        cause: source,
                     })
                 }
             }
@@ -406,9 +406,9 @@ impl GdbRemote {
     /// protocol and finds its process (attaching `options.attach_pid`
     /// first, for a `--multi` server).
     pub fn connect(addr: &str, options: &GdbRemoteOptions) -> Result<GdbRemote, GdbRemoteError> {
-        let connect_err = |source| GdbRemoteError::Connect {
+        let connect_err = |cause| GdbRemoteError::Connect {
             addr: addr.to_string(),
-            source,
+            cause,
         };
         let mut last = None;
         let mut stream = None;
@@ -527,7 +527,12 @@ impl GdbRemote {
                 Ok(Reply::Unsupported) => {
                     return Err(GdbRemoteError::Unsupported { request });
                 }
-                Err(source) => return Err(GdbRemoteError::Packet { request, source }),
+                Err(source) => {
+                    return Err(GdbRemoteError::Packet {
+                        request,
+                        cause: source,
+                    })
+                }
             };
             let short = got.len() < want;
             out.extend_from_slice(&got);
@@ -556,7 +561,12 @@ impl GdbRemote {
                         message,
                     })
                 }
-                Err(source) => return Err(GdbRemoteError::Packet { request, source }),
+                Err(source) => {
+                    return Err(GdbRemoteError::Packet {
+                        request,
+                        cause: source,
+                    })
+                }
             };
             if out.len() + chunk.data.len() > MAX_XFER_OBJECT {
                 return Err(GdbRemoteError::TooLarge {
@@ -907,7 +917,7 @@ impl TargetMemory for GdbRemoteTarget {
             Err(e) => Err(ReadError::Backend {
                 what: "remote memory",
                 addr,
-                source: std::io::Error::other(e.to_string()),
+                cause: std::io::Error::other(e.to_string()),
             }),
         }
     }

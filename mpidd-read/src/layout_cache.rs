@@ -149,7 +149,7 @@ impl LayoutCache {
                 "it is not made for build-id {}, its file name notwithstanding",
                 hex(build_id)
             )),
-            Err(ProfileError::Io { source, .. }) => unusable(source.to_string()),
+            Err(ProfileError::Io { cause: source, .. }) => unusable(source.to_string()),
             Err(e) => unusable(e.to_string()),
         }
     }

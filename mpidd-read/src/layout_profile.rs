@@ -107,12 +107,12 @@ pub enum ProfileError {
     #[error("the layouts cannot answer {} question(s) the decoders ask; first: {}", .0.len(), .0.first().map(|e| e.to_string()).unwrap_or_default())]
     Unanswered(Vec<LayoutError>),
     /// Reading or writing the file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -177,9 +177,9 @@ impl LayoutProfile {
 
     /// Reads a profile file.
     pub fn load(path: &Path) -> Result<LayoutProfile, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| ProfileError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         Self::parse(&text, &path.display().to_string())
     }
@@ -263,9 +263,9 @@ pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
     use object::Object;
     // Mapped, not read: a debug build's libmpi is tens of megabytes, and
     // only its headers are looked at.
-    let data = crate::core_file::map_file(path).map_err(|source| ProfileError::Io {
+    let data = crate::core_file::map_file(path).map_err(|cause| ProfileError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
         source_name: path.display().to_string(),
@@ -300,10 +300,41 @@ pub fn shipped_profiles() -> Vec<LayoutProfile> {
         .collect()
 }
 
-const SHIPPED: &[(&str, &str)] = &[(
-    "openmpi-4.1.4-debian12-amd64",
-    include_str!("../profiles/openmpi-4.1.4-debian12-amd64.json"),
-)];
+/// The symbols the shipped profiles give for the object whose build-id is
+/// `build_id`, by name at link-time addresses: the globals a stripped
+/// library hides, found by the profile's author (docs/stock-mpich.md says
+/// how for Debian's MPICH). Symbol tables of loaded objects include them
+/// ([`ElfSymbols`](crate::ElfSymbols)), so every decoder finds them as if the
+/// library exported them.
+pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
+    static PROFILES: std::sync::OnceLock<Vec<LayoutProfile>> = std::sync::OnceLock::new();
+    let id = hex(build_id);
+    let mut out = Vec::new();
+    for p in PROFILES.get_or_init(shipped_profiles) {
+        for (name, symbol) in &p.symbols {
+            let of_this_build = p
+                .identity
+                .objects
+                .iter()
+                .any(|o| o.name == symbol.object && o.build_ids.contains(&id));
+            if of_this_build {
+                out.push((name.clone(), symbol.clone()));
+            }
+        }
+    }
+    out
+}
+
+const SHIPPED: &[(&str, &str)] = &[
+    (
+        "openmpi-4.1.4-debian12-amd64",
+        include_str!("../profiles/openmpi-4.1.4-debian12-amd64.json"),
+    ),
+    (
+        "mpich-4.0.2-debian12-amd64",
+        include_str!("../profiles/mpich-4.0.2-debian12-amd64.json"),
+    ),
+];
 
 /// The library whose private types no source of layouts describes, with
 /// what is missing; its `Display` is the paragraph a person reads.

@@ -66,6 +66,7 @@
 
 #![deny(unsafe_code)]
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 mod attach_guard;
 mod core_file;
 mod core_target;
@@ -76,6 +77,7 @@ mod dwarf_layout;
 mod dwarf_units;
 mod elf_symbols;
 mod error;
+mod file_identity;
 mod gdb_index;
 mod gdb_remote;
 pub mod gdb_remote_packet;
@@ -86,6 +88,7 @@ mod layout_profile;
 mod layouts;
 mod limits;
 pub mod link_map;
+#[cfg(all(feature = "live", target_os = "linux"))]
 mod live_process;
 mod memory;
 pub mod mpi2dd;
@@ -97,9 +100,13 @@ mod searched_objects;
 mod stack_unwind;
 mod symbolize;
 mod symbols;
+#[cfg(feature = "synthetic")]
 mod synthetic_elf;
+#[cfg(feature = "synthetic")]
 mod synthetic_job;
+#[cfg(feature = "synthetic")]
 mod synthetic_memory;
+#[cfg(feature = "synthetic")]
 pub mod synthetic_process;
 mod target;
 mod thread_registers;
@@ -107,7 +114,9 @@ mod type_error;
 mod type_layout;
 mod type_oracle;
 pub mod walk;
+mod whole_type;
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub use attach_guard::{AttachError, AttachGuard};
 pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
@@ -131,16 +140,20 @@ pub use layout_profile::{
 };
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
 pub use memory::{ReadRecords, TargetMemory, TargetMemoryMut};
 pub use read_budget::ReadBudget;
 pub use searched_objects::{is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL};
-pub use stack_unwind::{
-    core_stacks, live_stacks, Frame, StackError, StackLimits, StackUnwinder, ThreadStack,
-};
+pub use stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use stack_unwind::{live_stacks, StackError};
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
+#[cfg(feature = "synthetic")]
 pub use synthetic_elf::{SyntheticCoreOptions, WriteError};
+#[cfg(feature = "synthetic")]
 pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
+#[cfg(feature = "synthetic")]
 pub use synthetic_memory::SyntheticMemory;
 pub use target::{Target, TargetParts};
 pub use thread_registers::{StackArch, ThreadRegisters};
@@ -148,8 +161,10 @@ pub use type_error::{SearchedObject, TypeError};
 pub use type_layout::{BaseTypeSizes, BitField, Enumerator, MemberLayout, TypeKind, TypeLayout};
 pub use type_oracle::TypeOracle;
 pub use walk::Connector;
+pub use whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 
 /// Descriptions of what the synthetic job builder lays out.
+#[cfg(feature = "synthetic")]
 pub mod synthetic {
     pub use crate::synthetic_job::{Mpi2ddSpec, PeerSpec, RankSpec};
 }

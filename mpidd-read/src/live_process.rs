@@ -36,16 +36,14 @@ const IOV_MAX: usize = 1024;
 #[non_exhaustive]
 pub enum LiveError {
     /// A `/proc` file could not be read.
-    #[error(
-        "cannot read {path}: {source} (does process {pid} exist, and may this user trace it?)"
-    )]
+    #[error("cannot read {path}: {cause} (does process {pid} exist, and may this user trace it?)")]
     Proc {
         /// The pid.
         pid: i32,
         /// The `/proc` path.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
     /// The executable is not an ELF file.
     #[error("the executable of process {pid} ({path}) is not an ELF file: {reason}")]
@@ -74,10 +72,10 @@ impl LiveProcess {
     /// ELF header.
     pub fn open(pid: i32) -> Result<Self, LiveError> {
         let exe = PathBuf::from(format!("/proc/{pid}/exe"));
-        let data = map_file(&exe).map_err(|source| LiveError::Proc {
+        let data = map_file(&exe).map_err(|cause| LiveError::Proc {
             pid,
             path: exe.clone(),
-            source,
+            cause,
         })?;
         let not_elf = |reason: String| LiveError::NotElf {
             pid,
@@ -111,10 +109,10 @@ impl LiveProcess {
     /// The file-backed mappings of `/proc/PID/maps`.
     pub fn mappings(&self) -> Result<Vec<MappedFile>, LiveError> {
         let path = PathBuf::from(format!("/proc/{}/maps", self.pid));
-        let text = std::fs::read_to_string(&path).map_err(|source| LiveError::Proc {
+        let text = std::fs::read_to_string(&path).map_err(|cause| LiveError::Proc {
             pid: self.pid,
             path,
-            source,
+            cause,
         })?;
         Ok(text.lines().filter_map(parse_maps_line).collect())
     }
@@ -182,7 +180,7 @@ impl TargetMemory for LiveProcess {
         let backend = |source: std::io::Error| ReadError::Backend {
             what: "process memory",
             addr,
-            source: std::io::Error::new(
+            cause: std::io::Error::new(
                 source.kind(),
                 format!(
                     "/proc/{}/mem: {source}; process_vm_readv: {}",
@@ -318,16 +316,16 @@ impl TargetMemoryMut for LiveProcess {
         let file = OpenOptions::new()
             .write(true)
             .open(&path)
-            .map_err(|source| ReadError::Backend {
+            .map_err(|cause| ReadError::Backend {
                 what: "write to process memory",
                 addr,
-                source,
+                cause,
             })?;
         file.write_all_at(bytes, addr.0)
-            .map_err(|source| ReadError::Backend {
+            .map_err(|cause| ReadError::Backend {
                 what: "write to process memory",
                 addr,
-                source,
+                cause,
             })
     }
 }

@@ -375,10 +375,10 @@ pub trait ReadRecords: TargetMemory {
             &mut heap[..]
         };
         self.read_exact(addr, bytes, R::C_NAME)?;
-        R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+        R::decode(bytes, abi).map_err(|cause| ReadError::Decode {
             record: R::C_NAME,
             addr,
-            source,
+            cause,
         })
     }
 
@@ -436,10 +436,10 @@ pub trait ReadRecords: TargetMemory {
             what,
             limits,
             |i, at, bytes| {
-                let rec = R::decode(bytes, abi).map_err(|source| ReadError::Decode {
+                let rec = R::decode(bytes, abi).map_err(|cause| ReadError::Decode {
                     record: what,
                     addr: at,
-                    source,
+                    cause,
                 })?;
                 visit(i, rec)
             },

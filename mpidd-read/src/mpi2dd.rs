@@ -147,23 +147,23 @@ pub enum Mpi2ddError {
         searched: Vec<String>,
     },
     /// `MPI2DD_info` is there but not valid.
-    #[error("{INFO_SYMBOL} at {addr}: {source}")]
+    #[error("{INFO_SYMBOL} at {addr}: {cause}")]
     Invalid {
         /// Its address.
         addr: TargetAddr,
-        /// What is wrong.
-        source: TypesError,
+        /// What is wrong: shown in the message, so not also as `source()`.
+        cause: TypesError,
     },
     /// Reading memory failed.
     #[error(
-        "{source} (while reading the MPI-2 records with {packing:?} packing; a producer \
+        "{cause} (while reading the MPI-2 records with {packing:?} packing; a producer \
          that used the other layout misplaces every field after the first padding)"
     )]
     Read {
         /// The packing the records were read with.
         packing: Packing,
-        /// What failed.
-        source: ReadError,
+        /// What failed: shown in the message, so not also as `source()`.
+        cause: ReadError,
     },
     /// Both layouts give valid records, and different ones: nothing says
     /// which the producer used.
@@ -184,10 +184,10 @@ pub enum Mpi2ddError {
         packed: Box<Mpi2ddError>,
     },
     /// Writing `debugger_flags` failed.
-    #[error("writing {INFO_SYMBOL}.debugger_flags: {source}")]
+    #[error("writing {INFO_SYMBOL}.debugger_flags: {cause}")]
     Write {
-        /// What failed.
-        source: ReadError,
+        /// What failed: shown in the message, so not also as `source()`.
+        cause: ReadError,
     },
 }
 
@@ -319,11 +319,11 @@ fn read_with<M: TargetMemory + ?Sized>(
 ) -> Result<Mpi2ddProcess, Mpi2ddError> {
     let packing = used.packing;
     let abi = mem.abi().with_packing(packing);
-    let read_err = |source| Mpi2ddError::Read { packing, source };
+    let read_err = |cause| Mpi2ddError::Read { packing, cause };
     let info: Mpi2ddInfo = mem.read_record_as(sym.addr, abi).map_err(read_err)?;
-    info.validate().map_err(|source| Mpi2ddError::Invalid {
+    info.validate().map_err(|cause| Mpi2ddError::Invalid {
         addr: sym.addr,
-        source,
+        cause,
     })?;
     read_tables(mem, &info, sym.clone(), used, abi, limits).map_err(read_err)
 }
@@ -425,6 +425,6 @@ pub fn write_debugger_flags<M: TargetMemoryMut + ?Sized, S: SymbolSource + ?Size
         .unwrap_or(8);
     let at = TargetAddr(sym.addr.0.wrapping_add(offset));
     mem.write_i32(at, flags.bits() as i32)
-        .map_err(|source| Mpi2ddError::Write { source })?;
+        .map_err(|cause| Mpi2ddError::Write { cause })?;
     Ok(())
 }

@@ -335,10 +335,10 @@ fn read_table<M: TargetMemory + ?Sized>(
         |i, at, bytes| {
             let e = match &slots {
                 Some(s) => s.decode(bytes),
-                None => MpirProcdesc::decode(bytes, abi).map_err(|source| ReadError::Decode {
+                None => MpirProcdesc::decode(bytes, abi).map_err(|cause| ReadError::Decode {
                     record: what,
                     addr: at,
-                    source,
+                    cause,
                 })?,
             };
             if i == 0 {

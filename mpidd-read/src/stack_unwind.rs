@@ -28,10 +28,12 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAddr};
 use object::{Object, ObjectSection, ObjectSegment};
 use serde::{Deserialize, Serialize};
 
+#[cfg(all(feature = "live", target_os = "linux"))]
 use crate::attach_guard::{AttachError, AttachGuard};
 use crate::core_file::map_file;
 use crate::core_target::CoreTarget;
 use crate::elf_symbols::{ElfSymbols, ObjectInfo};
+#[cfg(all(feature = "live", target_os = "linux"))]
 use crate::live_process::LiveTarget;
 use crate::memory::{decode_unsigned, TargetMemory};
 use crate::symbolize::ObjectSymbols;
@@ -109,16 +111,17 @@ pub struct ThreadStack {
 }
 
 /// Why the stacks of a live process could not be taken.
+#[cfg(all(feature = "live", target_os = "linux"))]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StackError {
     /// The registers of a thread could not be read.
-    #[error("cannot read the registers of thread {tid}: {source}")]
+    #[error("cannot read the registers of thread {tid}: {cause}")]
     Registers {
         /// The thread.
         tid: i32,
-        /// What ptrace said.
-        source: AttachError,
+        /// What ptrace said: shown in the message, so not also as `source()`.
+        cause: AttachError,
     },
     /// The guard stops another process than the target reads.
     #[error("the attach guard stops process {guard_pid}, but the target is process {target_pid}")]
@@ -749,6 +752,7 @@ pub fn core_stacks(core: &CoreTarget, unwinder: &StackUnwinder) -> Vec<ThreadSta
 /// in increasing tid order. Reads registers through ptrace (so this must
 /// run on the thread that attached, which the guard's `!Send` ensures) and
 /// memory through `target`; writes nothing.
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn live_stacks(
     guard: &AttachGuard,
     target: &LiveTarget,
@@ -772,6 +776,7 @@ pub fn live_stacks(
 }
 
 #[cfg(all(
+    feature = "live",
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
     any(target_env = "gnu", target_env = "musl")
@@ -784,15 +789,18 @@ fn live_registers(guard: &AttachGuard) -> Result<Vec<ThreadRegisters>, StackErro
                 AttachError::Ptrace { tid, .. } | AttachError::StopTimeout { tid, .. } => *tid,
                 _ => guard.pid(),
             },
-            source,
+            cause: source,
         })
 }
 
-#[cfg(not(all(
+#[cfg(all(
+    feature = "live",
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    any(target_env = "gnu", target_env = "musl")
-)))]
+    not(all(
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        any(target_env = "gnu", target_env = "musl")
+    ))
+))]
 fn live_registers(guard: &AttachGuard) -> Result<Vec<ThreadRegisters>, StackError> {
     Err(StackError::Unsupported {
         pid: guard.pid(),

@@ -44,12 +44,12 @@ pub enum WriteError {
         message: String,
     },
     /// Writing to disk failed.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Io {
         /// The path.
         path: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -124,9 +124,9 @@ impl SyntheticJob {
         let exe = self.executable_bytes()?;
         let core_bytes = self.core_bytes(&exe_path, options)?;
         for (path, bytes) in [(executable, &exe), (core, &core_bytes)] {
-            std::fs::write(path, bytes).map_err(|source| WriteError::Io {
+            std::fs::write(path, bytes).map_err(|cause| WriteError::Io {
                 path: path.display().to_string(),
-                source,
+                cause,
             })?;
         }
         Ok(())

@@ -529,9 +529,9 @@ impl BuiltObject {
 
     /// Writes the ELF file to `path`.
     pub fn write(&self, path: &Path) -> Result<(), WriteError> {
-        std::fs::write(path, &self.bytes).map_err(|source| WriteError::Io {
+        std::fs::write(path, &self.bytes).map_err(|cause| WriteError::Io {
             path: path.display().to_string(),
-            source,
+            cause,
         })
     }
 
@@ -838,9 +838,9 @@ impl SyntheticCore {
     /// Writes the core file.
     pub fn write(&self, path: &Path) -> Result<(), WriteError> {
         let bytes = self.bytes()?;
-        std::fs::write(path, bytes).map_err(|source| WriteError::Io {
+        std::fs::write(path, bytes).map_err(|cause| WriteError::Io {
             path: path.display().to_string(),
-            source,
+            cause,
         })
     }
 

@@ -3,7 +3,7 @@
 //! dropped, detached explicitly, or dropped by a panic unwinding.
 //!
 //! Needs gcc (Debian `gcc`) to build the threaded helper
-//! `tests/live/threads.c`; `bash scripts/test.sh` installs it.
+//! `tests/c/threads.c`; `bash scripts/test.sh` installs it.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -36,9 +36,9 @@ fn sleep_child() -> Killed {
     )
 }
 
-/// Compiles `tests/live/threads.c` once per test binary run.
+/// Compiles `tests/c/threads.c` once per test binary run.
 fn threads_helper() -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/live/threads.c");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/threads.c");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("attach_guard");
     std::fs::create_dir_all(&dir).unwrap();
     // Per test thread, so parallel tests do not race on one output file.

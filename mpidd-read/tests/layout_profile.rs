@@ -12,8 +12,9 @@
 use std::path::Path;
 
 use mpidd_read::{
-    build_id, build_id_hex, choose_layouts, object_arch, LayoutOrigin, LayoutProfile, LayoutTable,
-    Layouts, ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
+    ask_whole_type, build_id, build_id_hex, choose_layouts, object_arch, LayoutOrigin,
+    LayoutProfile, LayoutTable, Layouts, ProfileError, ProfileIdentity, ProfileObject, TypeOracle,
+    WholeTypeLimits,
 };
 
 mod oracle_fixture;
@@ -78,6 +79,68 @@ fn identity(debug: &Path, release: &Path) -> ProfileIdentity {
             build_ids: id(release).into_iter().collect(),
         }],
     }
+}
+
+/// A profile of whole types, asked by type name alone (what the MPICH
+/// handle decoders need, since they ask as they go), answers every question
+/// the compiler's truth asks about those types, nested paths and
+/// enumerations included.
+#[test]
+fn a_profile_of_whole_types_answers_every_member_question() {
+    let debug_dir = temp_dir("profile-whole-debug");
+    let debug = build(&NATIVE, &debug_dir);
+    let fixture = Fixture::open(&debug);
+    let mut truth = fixture.truth("truth", "truth_names");
+    truth.extend(fixture.truth("truth_def", "truth_def_names"));
+    let mut oracle = TypeOracle::new();
+    oracle.add_object("liboracle.so", &debug, None);
+    let mut types: Vec<String> = truth
+        .iter()
+        .filter_map(|(q, _)| {
+            let parts: Vec<&str> = q.split('|').collect();
+            matches!(parts[0], "size" | "offset" | "msize" | "alen" | "enum")
+                .then(|| parts[1].to_string())
+        })
+        .collect();
+    types.sort();
+    types.dedup();
+    let (table, _) = LayoutTable::record(&oracle, &|l| {
+        for t in &types {
+            let asked = ask_whole_type(&oracle, l, t, WholeTypeLimits::default())
+                .unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert!(!asked.truncated, "{t}");
+        }
+    });
+    let wrong = check(&table, &truth);
+    assert!(
+        wrong.is_empty(),
+        "{} wrong answers:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+
+    // The limits bound the walk, and say so.
+    let (_, _) = LayoutTable::record(&oracle, &|l| {
+        let asked = ask_whole_type(
+            &oracle,
+            l,
+            "struct outer",
+            WholeTypeLimits {
+                max_depth: 12,
+                max_paths: 2,
+            },
+        )
+        .unwrap();
+        assert_eq!(asked.paths, 2);
+        assert!(asked.truncated);
+    });
+    assert!(ask_whole_type(
+        &oracle,
+        &LayoutTable::default(),
+        "struct no_such_type",
+        WholeTypeLimits::default()
+    )
+    .is_err());
 }
 
 #[test]

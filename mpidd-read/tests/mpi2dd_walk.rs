@@ -456,7 +456,7 @@ proptest! {
         let ok = matches!(
             err,
             Mpi2ddError::Read {
-                source: ReadError::LimitExceeded { .. } | ReadError::NegativeCount { .. },
+                cause: ReadError::LimitExceeded { .. } | ReadError::NegativeCount { .. },
                 ..
             }
         );

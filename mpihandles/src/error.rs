@@ -147,12 +147,20 @@ pub enum HandleError {
     /// The question does not apply to the kind.
     #[error("{0}")]
     Unsupported(String),
-    /// A type or member the decoder needs is not in the debug info.
+    /// A type or member the decoder needs is not in the debug info. The
+    /// layout error is shown in the message, so it is not also the
+    /// `source()`.
     #[error(
         "{0} (the MPI library's debug info is needed: build it with -g, or install its debug file)"
     )]
-    Layout(#[from] LayoutError),
+    Layout(LayoutError),
     /// Target memory could not be read.
     #[error(transparent)]
     Read(#[from] ReadError),
+}
+
+impl From<LayoutError> for HandleError {
+    fn from(e: LayoutError) -> Self {
+        HandleError::Layout(e)
+    }
 }

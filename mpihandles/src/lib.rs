@@ -24,7 +24,8 @@
 //!   exported f2c pointer arrays, every layout question declared in
 //!   [`OMPI_HANDLE_LAYOUT`] so that a layout profile can serve Debian's
 //!   stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
-//!   [`SyntheticOmpi`] lays out an Open MPI process for tests and fuzzing.
+//!   `SyntheticOmpi` (with the `synthetic` feature) lays out an Open MPI
+//!   process for tests and fuzzing.
 //!
 //! Every read is bounded by [`Limits`], and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
@@ -102,6 +103,7 @@ mod mpich_pools;
 mod mpich_predefined;
 mod mpich_request;
 mod mpich_status;
+mod mpich_ucx;
 mod mpich_win;
 mod ompi;
 mod ompi_comm;
@@ -113,6 +115,7 @@ mod ompi_layout;
 mod ompi_op;
 mod ompi_opal;
 mod ompi_request;
+#[cfg(feature = "synthetic")]
 mod ompi_synthetic;
 mod ompi_win;
 mod target;
@@ -128,15 +131,20 @@ pub use model::{
     OpDetails, Peer, RequestDetails, RequestKind, StatusView, Topology, TypeArgument, TypeMap,
     TypeMapEntry, WinDetails,
 };
-pub use mpich::Mpich;
+pub use mpich::{mpich_missing_layouts, Mpich};
 pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
-pub use mpich_pools::{live_mpich_objects, LiveObject};
+pub use mpich_pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
+pub use mpich_ucx::{
+    ask_ucx_layouts, ucx_layouts_missing, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
+    UcxError, UcxOperation,
+};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Limits, Member, Target, TargetParts};
 pub use ompi::Ompi;
 pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+#[cfg(feature = "synthetic")]
 pub use ompi_synthetic::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
 };

@@ -17,7 +17,7 @@ use crate::{
     mpich_comm, mpich_datatype, mpich_errhandler, mpich_file, mpich_group, mpich_info, mpich_op,
     mpich_request, mpich_status, mpich_win, HandleResolver,
 };
-use mpidd_read::Layouts;
+use mpidd_read::{LayoutError, Layouts};
 
 /// Interprets MPICH handles (MPICH 3.3 to 4.x, whose objects this reads
 /// through the library's own debug info) in one process.
@@ -40,6 +40,29 @@ use mpidd_read::Layouts;
 pub struct Mpich<'a> {
     pub(crate) ctx: Ctx<'a>,
     implementation: String,
+}
+
+/// The layouts without which none of MPICH's handles can be read that
+/// `layouts` lacks: the object kinds a handle encodes, the allocator every
+/// pool is found through, and the communicator and request objects. A
+/// source lacking them is no source for this library (a stripped build):
+/// what a caller checks before choosing a profile instead.
+pub fn mpich_missing_layouts(layouts: &dyn Layouts) -> Vec<LayoutError> {
+    let mut missing = Vec::new();
+    if let Err(e) = layouts.enumerators("MPII_Object_kind") {
+        missing.push(e);
+    }
+    for ty in [
+        "MPIR_Object_alloc_t",
+        "MPIR_Comm",
+        "MPIR_Request",
+        "MPIR_Group",
+    ] {
+        if let Err(e) = layouts.size_of(ty) {
+            missing.push(e);
+        }
+    }
+    missing
 }
 
 impl<'a> Mpich<'a> {

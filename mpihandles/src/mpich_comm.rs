@@ -94,18 +94,22 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
 /// The communicators, predefined or handed out and not freed, whose
 /// `context_id` is `id`, as references. Bounded as
 /// [`mpich_pools::live_objects`] is.
-pub(crate) fn with_context_id(m: &Mpich<'_>, id: i64) -> Result<Vec<HandleRef>, HandleError> {
+pub(crate) fn with_context_id(
+    m: &Mpich<'_>,
+    member: &str,
+    id: i64,
+) -> Result<Vec<(HandleRef, TargetAddr)>, HandleError> {
     let ctx = &m.ctx;
     let Some(spec) = mpich_pools::spec(HandleKind::Comm) else {
         return Ok(Vec::new());
     };
     let handle = ctx.m(C, "handle")?;
-    let context = ctx.m(C, "context_id")?;
+    let context = ctx.m(C, member)?;
     let mut out = Vec::new();
     let mut keep = |r: &Rec| -> Result<(), HandleError> {
         let h = r.int(handle)?;
         if h != 0 && r.int(context)? == id {
-            out.push(m.reference(HandleKind::Comm, h as u32));
+            out.push((m.reference(HandleKind::Comm, h as u32), r.base));
         }
         Ok(())
     };

@@ -597,6 +597,74 @@ pub struct LiveObject {
     pub bytes: Vec<u8>,
 }
 
+/// The predefined objects of `kind` that MPICH has set up, from its
+/// `_builtin` array (`MPI_COMM_WORLD` and `MPI_COMM_SELF` for
+/// communicators): the entries whose handle is set, in array order. The
+/// array's length comes from its symbol's size; kinds with no such array
+/// give none. Bounded by [`Limits::max_table_entries`].
+///
+/// With [`live_mpich_objects`], this is every object of the kind that
+/// exists: how the queue decoder finds communicators in an MPICH built
+/// without debugger support, which keeps no list of them.
+///
+/// [`Limits::max_table_entries`]: mpidd_read::Limits::max_table_entries
+pub fn builtin_mpich_objects(
+    mem: &dyn mpidd_read::TargetMemory,
+    symbols: &dyn mpidd_read::SymbolSource,
+    layouts: &dyn mpidd_read::Layouts,
+    limits: mpidd_read::Limits,
+    kind: HandleKind,
+) -> Result<Vec<LiveObject>, HandleError> {
+    let Some((builtin, _)) = spec(kind).and_then(|s| s.builtin) else {
+        return Ok(Vec::new());
+    };
+    let ctx = Ctx {
+        mem,
+        symbols,
+        layouts,
+        limits,
+    };
+    let object_type = spec(kind).map_or("", |s| s.object_type);
+    let size = ctx.size_of(object_type)?;
+    let handle_m = ctx.m(object_type, "handle")?;
+    let array = ctx.symbol(builtin, "the predefined objects")?;
+    if array.size == 0 {
+        return Err(HandleError::Invalid {
+            kind,
+            value: 0,
+            reason: format!("the size of `{builtin}` is unknown, so its number of objects is too"),
+        });
+    }
+    let count = array.size / size;
+    if count > limits.max_table_entries {
+        return Err(ReadError::LimitExceeded {
+            what: "MPICH predefined objects",
+            addr: array.addr,
+            count,
+            max: limits.max_table_entries,
+            limit: "max_table_entries",
+        }
+        .into());
+    }
+    let bytes = ctx.bytes(array.addr, count * size, "MPICH predefined objects")?;
+    let mut out = Vec::new();
+    for (i, chunk) in bytes.chunks_exact(size as usize).enumerate() {
+        let r = Rec {
+            base: at(array.addr, i as u64 * size),
+            bytes: chunk.to_vec(),
+            order: ctx.order(),
+            what: object_type,
+        };
+        if r.int(handle_m).unwrap_or(0) != 0 {
+            out.push(LiveObject {
+                addr: r.base,
+                bytes: r.bytes,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Every object of `kind` that MPICH has handed out and not freed, from
 /// its direct array and every pool's indirect blocks (for requests, every
 /// request pool), in that order; objects on an allocator's free list are

@@ -19,6 +19,7 @@ use crate::model::{
 use crate::mpich::Mpich;
 use crate::mpich_pools;
 use crate::mpich_status;
+use crate::mpich_ucx;
 use crate::target::Rec;
 
 const R: &str = "MPIR_Request";
@@ -102,8 +103,8 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
         .and_then(|f| Ok(r.ptr(f)?));
     let communicator = match comm_ptr {
         Ok(ptr) if ptr.is_null() && point_to_point && ctx.m(R, "dev.ch4").is_ok() => {
-            match envelope.sendq_context_id {
-                Some(id) => comm_of_context(m, id),
+            match &envelope.context {
+                Some(c) => c.clone(),
                 None => Availability::not_available(NO_COMM),
             }
         }
@@ -260,8 +261,12 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
             const Q: &str = "MPIR_Sendq";
             let q = ctx.record(entry, Q)?;
             let mut e = Envelope::known(q.int(ctx.m(Q, "rank")?)?, q.int(ctx.m(Q, "tag")?)?);
-            e.sendq_context_id = Some(q.int(ctx.m(Q, "context_id")?)?);
+            let id = q.int(ctx.m(Q, "context_id")?)?;
+            e.context = Some(comm_of_context(m, "context_id", id, "the send-queue entry"));
             return Ok(e);
+        }
+        if let Some(ucp) = ucx_request(m, r)? {
+            return ucx_send_envelope(m, ucp);
         }
         let no_tag = "CH4 keeps a send's tag only in the debugger's send queue, which does not \
                       hold this send (a blocking send, or MPICH without debugger support)";
@@ -269,7 +274,7 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
             return Ok(Envelope {
                 rank: Availability::Value(r.int(ctx.m(R, "dev.ch4.am.u.send.dest")?)?),
                 tag: Availability::not_available(no_tag),
-                sendq_context_id: None,
+                context: None,
             });
         }
         return Ok(Envelope {
@@ -277,8 +282,23 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
                 "sent through the network module: its peer is only in the network library's request",
             ),
             tag: Availability::not_available(no_tag),
-            sendq_context_id: None,
+            context: None,
         });
+    }
+    if let Some(ucp) = ucx_request(m, r)? {
+        if *kind == RequestKind::Receive {
+            let u = mpich_ucx::ucx_receive(ctx.mem, ctx.layouts, ucp)?;
+            return Ok(Envelope {
+                rank: Availability::Value(u.rank.unwrap_or(ANY_SOURCE)),
+                tag: Availability::Value(u.tag.unwrap_or(ANY_TAG)),
+                context: Some(comm_of_context(
+                    m,
+                    "recvcontext_id",
+                    u.context_id,
+                    "UCX's tag",
+                )),
+            });
+        }
     }
     if local {
         return Ok(Envelope::known(
@@ -294,9 +314,10 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
 struct Envelope {
     rank: Availability<i64>,
     tag: Availability<i64>,
-    /// The context id of the debugger's send-queue entry, the one place a
-    /// CH4 send handed to the network module keeps its communicator.
-    sendq_context_id: Option<i64>,
+    /// The communicator found by a context id: a CH4 request handed to the
+    /// network module keeps none, and its context id is then only in the
+    /// debugger's send-queue entry or UCX's tag.
+    context: Option<Availability<Option<HandleRef>>>,
 }
 
 impl Envelope {
@@ -304,7 +325,7 @@ impl Envelope {
         Envelope {
             rank: Availability::Value(rank),
             tag: Availability::Value(tag),
-            sendq_context_id: None,
+            context: None,
         }
     }
 
@@ -312,31 +333,91 @@ impl Envelope {
         Envelope {
             rank: Availability::not_available(why.clone()),
             tag: Availability::not_available(why),
-            sendq_context_id: None,
+            context: None,
         }
     }
 }
 
-/// The communicator whose (send) context id is `id`, among the
-/// predefined and the live ones. MPICH allocates context ids per process,
+/// MPICH's pointer to UCX's request for a request handed to the UCX
+/// netmod, when UCX's types are known (else the caller says why the
+/// envelope is unknown).
+fn ucx_request(m: &Mpich<'_>, r: &Rec) -> Result<Option<TargetAddr>, HandleError> {
+    let ctx = &m.ctx;
+    let Ok(member) = ctx.m(R, "dev.ch4.netmod.ucx.ucp_request") else {
+        return Ok(None);
+    };
+    if mpich_ucx::ucx_layouts_missing(ctx.layouts).is_some() {
+        return Ok(None);
+    }
+    Ok(Some(r.ptr(member)?).filter(|p| !p.is_null()))
+}
+
+/// A send handed to UCX: its tag and communicator from UCX's tag, its
+/// destination from the endpoint it uses, found in CH4's address vector
+/// as a world rank and turned into the communicator's rank.
+fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleError> {
+    let ctx = &m.ctx;
+    let u = mpich_ucx::ucx_send(ctx.mem, ctx.layouts, ucp)?;
+    let found = crate::mpich_comm::with_context_id(m, "context_id", u.context_id);
+    let context = comm_of_context(m, "context_id", u.context_id, "UCX's tag");
+    let invalid = |reason: String| HandleError::Invalid {
+        kind: HandleKind::Request,
+        value: 0,
+        reason,
+    };
+    let rank = (|| -> Result<i64, HandleError> {
+        let global = ctx.symbol("MPIDI_global", "CH4's address vector")?;
+        let by_endpoint =
+            mpich_ucx::ucx_world_ranks_by_endpoint(ctx.mem, ctx.layouts, ctx.limits, global.addr)?;
+        let ep = u.endpoint.unwrap_or(0);
+        let world = *by_endpoint
+            .get(&ep)
+            .ok_or_else(|| invalid(format!("UCX's endpoint {ep:#x} is no world rank's")))?;
+        let [(_, comm)] = found?[..] else {
+            return Err(invalid(format!(
+                "world rank {world}, in a communicator that context id {} does not single out",
+                u.context_id
+            )));
+        };
+        let ranks = crate::mpich_comm::decode(m, comm)?.local_world_ranks;
+        ranks
+            .value()
+            .and_then(|w| w.iter().position(|&r| r == world))
+            .map(|i| i as i64)
+            .ok_or_else(|| invalid(format!("world rank {world} is not in its communicator")))
+    })();
+    Ok(Envelope {
+        rank: rank.into(),
+        tag: Availability::Value(u.tag.unwrap_or(ANY_TAG)),
+        context: Some(context),
+    })
+}
+
+/// The communicator whose `member` (`context_id` for a send,
+/// `recvcontext_id` for a receive) is `id`, among the predefined and the
+/// live ones; `source` says where the id was read. MPICH allocates context ids per process,
 /// but an intercommunicator's send context id is its peer group's, which
 /// may equal a local one; more than one match is reported, not guessed.
-fn comm_of_context(m: &Mpich<'_>, id: i64) -> Availability<Option<HandleRef>> {
-    match crate::mpich_comm::with_context_id(m, id) {
+fn comm_of_context(
+    m: &Mpich<'_>,
+    member: &str,
+    id: i64,
+    source: &str,
+) -> Availability<Option<HandleRef>> {
+    match crate::mpich_comm::with_context_id(m, member, id) {
         Ok(found) => match found.as_slice() {
-            [one] => Availability::Value(Some(one.clone())),
+            [(one, _)] => Availability::Value(Some(one.clone())),
             [] => Availability::not_available(format!(
-                "the send-queue entry names context id {id}, which no live communicator has \
-                 (the application freed it)"
+                "{source} names context id {id}, which no live communicator has (the \
+                 application freed it)"
             )),
             many => Availability::not_available(format!(
-                "the send-queue entry names context id {id}, which {} live communicators share",
+                "{source} names context id {id}, which {} live communicators share",
                 many.len()
             )),
         },
         Err(e) => Availability::not_available(format!(
-            "the send-queue entry names context id {id}, but the communicators could not be \
-             read: {e}"
+            "{source} names context id {id}, but the communicators could not be read: {e}"
         )),
     }
 }

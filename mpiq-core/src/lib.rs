@@ -53,8 +53,10 @@ mod mpich_ch4;
 mod mpich_common;
 #[allow(unsafe_code)]
 pub mod mqs_abi;
+#[cfg(feature = "mqs")]
 #[allow(unsafe_code)]
 mod mqs_callbacks;
+#[cfg(feature = "mqs")]
 #[allow(unsafe_code)]
 mod mqs_host;
 mod mqs_target;
@@ -75,7 +77,9 @@ pub use mpich_ch4::MpichCh4;
 pub use mpidd_read::{
     LayoutError, LayoutNeed, LayoutTable, Layouts, Limits, Member, Target, TargetParts,
 };
+#[cfg(feature = "mqs")]
 pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
+#[cfg(feature = "mqs")]
 pub use mqs_host::{MqsError, MqsLibrary};
 pub use mqs_target::{MqsTarget, TargetTypeSizes};
 pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};

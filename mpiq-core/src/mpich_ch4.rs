@@ -25,12 +25,12 @@
 //! the UCX tag's field widths) are named where they are used, with the
 //! header that defines them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
-use mpihandles::{HandleKind, Layouts, Member};
+use mpihandles::{HandleError, HandleKind, Layouts, LiveObject, Member};
 
 use crate::decoder::{DecodeError, QueueDecoder};
 use crate::model::{
@@ -51,20 +51,12 @@ const MPIDIG_REQ_PEER_SSEND: u64 = 1 << 1;
 /// `MPIDIG_REQ_RTS`: only a request to send came; the data waits at the
 /// sender.
 const MPIDIG_REQ_RTS: u64 = 1 << 7;
-/// `MPIDI_UCX_CONTEXT_ID_BITS` (`netmod/ucx/ucx_types.h`): the context id
-/// is the UCX tag's top 16 bits.
-const UCX_CONTEXT_BITS: u32 = 16;
-/// `CH4_UCX_RANKBITS`, configure's `--with-ch4-ucx-rankbits` (default 16,
-/// which Debian keeps): the source rank's bits, below the context id. The
-/// MPI tag takes the rest.
-const UCX_RANK_BITS: u32 = 16;
-const UCX_TAG_BITS: u32 = 64 - UCX_CONTEXT_BITS - UCX_RANK_BITS;
-
 /// Offsets of everything the decoder reads.
 #[derive(Clone, Debug)]
 struct Layout {
-    list_seq: Member,
-    list_head: Member,
+    /// `MPIR_All_communicators`' sequence number and head: only in an
+    /// MPICH built with debugger support, like the list itself.
+    list: Option<(Member, Member)>,
     comm_size: u64,
     comm_name: Member,
     comm_next: Member,
@@ -102,8 +94,9 @@ struct Layout {
     ext_status: Member,
     /// `dev.ch4.netmod.ucx.ucp_request`, when the netmod is UCX.
     ucx_request: Option<Member>,
-    /// `MPIR_Request_kind_t`'s value for a receive.
+    /// `MPIR_Request_kind_t`'s values for a receive and a send.
     kind_recv: i128,
+    kind_send: Option<i128>,
     sendq: Option<SendqLayout>,
     datatype_size: Option<(u64, u64)>,
 }
@@ -119,15 +112,9 @@ struct SendqLayout {
     next: Member,
 }
 
-/// UCX's receive request (`ucp_request_t`), when UCX's types are known.
-#[derive(Clone, Copy, Debug)]
-struct UcxLayout {
-    size: u64,
-    tag: Member,
-    tag_mask: Member,
-    buffer: Member,
-    length: Member,
-}
+/// Each world rank by its UCX endpoint's address, read once per reading
+/// when a send needs it, or why it could not be.
+type Endpoints = std::cell::OnceCell<Result<HashMap<u64, i64>, String>>;
 
 impl Layout {
     fn resolve(t: &dyn Layouts) -> Result<Layout, Vec<LayoutError>> {
@@ -144,9 +131,12 @@ impl Layout {
         };
         const C: &str = "MPIR_Comm";
         const R: &str = "MPIR_Request";
+        let list = t
+            .member("MPIR_Comm_list", "sequence_number")
+            .and_then(|seq| Ok((seq, t.member("MPIR_Comm_list", "head")?)))
+            .ok();
         let mut l = Layout {
-            list_seq: m("MPIR_Comm_list", "sequence_number"),
-            list_head: m("MPIR_Comm_list", "head"),
+            list,
             comm_size: 0,
             comm_name: m(C, "name"),
             comm_next: m(C, "comm_next"),
@@ -186,6 +176,7 @@ impl Layout {
             ext_status: m("MPIDIG_req_ext_t", "status"),
             ucx_request: t.member(R, "dev.ch4.netmod.ucx.ucp_request").ok(),
             kind_recv: 0,
+            kind_send: None,
             sendq: None,
             datatype_size: None,
         };
@@ -201,7 +192,13 @@ impl Layout {
         l.req_size = size(R);
         match t.member_enumerators(R, "kind") {
             Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_REQUEST_KIND__RECV") {
-                Some((_, v)) => l.kind_recv = *v,
+                Some((_, v)) => {
+                    l.kind_recv = *v;
+                    l.kind_send = kinds
+                        .iter()
+                        .find(|(n, _)| n == "MPIR_REQUEST_KIND__SEND")
+                        .map(|(_, v)| *v);
+                }
                 None => missing.push(LayoutError {
                     type_name: R.to_string(),
                     member: Some("kind".to_string()),
@@ -243,21 +240,13 @@ impl Layout {
     }
 }
 
-fn ucx_layout(t: &dyn Layouts) -> Result<UcxLayout, LayoutError> {
-    const U: &str = "ucp_request_t";
-    Ok(UcxLayout {
-        size: t.size_of(U)?,
-        tag: t.member(U, "recv.tag.tag")?,
-        tag_mask: t.member(U, "recv.tag.tag_mask")?,
-        buffer: t.member(U, "recv.buffer")?,
-        length: t.member(U, "recv.length")?,
-    })
-}
-
 /// Addresses of the globals the decoder starts from.
 #[derive(Clone, Copy, Debug)]
 struct Globals {
-    all_communicators: TargetAddr,
+    /// `MPIR_All_communicators` and its layout's members; `None` in an
+    /// MPICH built without debugger support (Debian's), whose
+    /// communicators are found in their object pool instead.
+    all_communicators: Option<(TargetAddr, Member, Member)>,
     mpidi_global: TargetAddr,
     sendq_head: Option<TargetAddr>,
     datatype_direct: Option<TargetAddr>,
@@ -289,13 +278,20 @@ fn uint(r: &Record<'_>, m: Member) -> Result<u64, mpidd_read::ReadError> {
     r.uint(m.offset, m.size.clamp(1, 8) as usize)
 }
 
-/// What the request pools add to the MPIDIG lists.
+/// What the request pools add to the MPIDIG lists and the send queue.
 #[derive(Default)]
 struct PoolFindings {
     /// Receives that went to the netmod, by communicator index.
     receives: Vec<Vec<PendingOperation>>,
-    /// Receives whose communicator is unknown, described.
+    /// Sends that went to the netmod and no send queue holds, by
+    /// communicator index.
+    sends: Vec<Vec<PendingOperation>>,
+    /// Operations whose communicator is unknown, described.
     unplaced: Vec<String>,
+    /// Whether every pending send of the pools was read with its
+    /// communicator and tag: the pools were read, and UCX's types describe
+    /// its send requests.
+    sends_readable: bool,
     /// Why the pools could not be read, if they could not.
     error: Option<String>,
 }
@@ -306,12 +302,26 @@ impl MpichCh4 {
     /// symbol or type the decoder needs is not there.
     pub fn new(target: &dyn Target, version: &str, device: &str) -> Result<Self, DecodeError> {
         let types = target.layouts();
+        let layout = Layout::resolve(types).map_err(DecodeError::Layouts)?;
+        let list = target.symbols().lookup("MPIR_All_communicators");
+        let all_communicators = match (list, layout.list) {
+            (Some(list), Some((seq, head))) => Some((list.addr, seq, head)),
+            _ => {
+                // Without debugger support there is no list: the
+                // communicator pool is read instead, which needs its
+                // allocator.
+                symbol(
+                    target,
+                    "MPIR_Comm_mem",
+                    "neither MPIR_All_communicators (MPICH built with --enable-debuginfo) nor \
+                     the communicator pool is known: the library's .symtab, its debug file or \
+                     a layout profile with its symbols is needed",
+                )?;
+                None
+            }
+        };
         let globals = Globals {
-            all_communicators: symbol(
-                target,
-                "MPIR_All_communicators",
-                "MPICH built without debugger support (--enable-debuginfo)",
-            )?,
+            all_communicators,
             mpidi_global: symbol(
                 target,
                 "MPIDI_global",
@@ -325,7 +335,7 @@ impl MpichCh4 {
         };
         Ok(MpichCh4 {
             name: format!("native MPICH {version} decoder ({device})"),
-            layout: Layout::resolve(types).map_err(DecodeError::Layouts)?,
+            layout,
             globals,
             cache: Mutex::new(None),
         })
@@ -337,7 +347,7 @@ impl MpichCh4 {
     /// whose questions are asked as it meets each object.
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
-        let _ = ucx_layout(layouts);
+        mpihandles::ask_ucx_layouts(layouts);
         mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
 
@@ -346,107 +356,159 @@ impl MpichCh4 {
         Layout::resolve(layouts).err().unwrap_or_default()
     }
 
-    fn sequence(&self, mem: &dyn TargetMemory) -> Result<i64, DecodeError> {
-        Ok(read_int(
+    /// The communicator list's sequence number, which changes whenever a
+    /// communicator is made or freed; `None` without the list.
+    fn sequence(&self, mem: &dyn TargetMemory) -> Result<Option<i64>, DecodeError> {
+        let Some((list, seq, _)) = self.globals.all_communicators else {
+            return Ok(None);
+        };
+        Ok(Some(read_int(
             mem,
-            at(self.globals.all_communicators, self.layout.list_seq.offset),
+            at(list, seq.offset),
             4,
             "MPIR_All_communicators.sequence_number",
-        )?)
+        )?))
     }
 
     fn read_communicators(
         &self,
+        target: &dyn Target,
         mem: &dyn TargetMemory,
-        types: &dyn Layouts,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
         let l = &self.layout;
-        let head = read_pointer(
-            mem,
-            at(self.globals.all_communicators, l.list_head.offset),
-            "MPIR_All_communicators.head",
-        )?;
-        let word = mem.abi().address_bytes();
+        let types = target.layouts();
         let mut comms = Vec::new();
-        walk(
-            mem,
-            head,
-            ListShape {
-                next_offset: l.comm_next.offset,
-                span: Span {
-                    start: 0,
-                    end: l.comm_size,
-                },
-                what: "MPIR_Comm",
-                end: TargetAddr(0),
-            },
-            limits,
-            |r| {
-                let addr = r.base;
-                let kind = int(r, l.comm_kind)?;
-                let size = if kind == 0 {
-                    int(r, l.comm_local_size)?
-                } else {
-                    int(r, l.comm_remote_size)?
+        match self.globals.all_communicators {
+            Some((list, _, head)) => {
+                let head = read_pointer(mem, at(list, head.offset), "MPIR_All_communicators.head")?;
+                walk(
+                    mem,
+                    head,
+                    ListShape {
+                        next_offset: l.comm_next.offset,
+                        span: Span {
+                            start: 0,
+                            end: l.comm_size,
+                        },
+                        what: "MPIR_Comm",
+                        end: TargetAddr(0),
+                    },
+                    limits,
+                    |r| {
+                        comms.push(self.communicator(mem, types, limits, r)?);
+                        Ok(())
+                    },
+                )?;
+            }
+            None => {
+                let pool = |found: Result<Vec<LiveObject>, HandleError>, what: &str| {
+                    found.map_err(|e| DecodeError::Unsupported {
+                        reason: format!("the communicator pool ({what}): {e}"),
+                    })
                 };
-                let group = TargetAddr(r.uint(l.comm_local_group.offset, word)?);
-                let name = r.chars(l.comm_name.offset, COMM_NAME_LEN)?;
-                // An intercommunicator's peers are its remote side, which
-                // only the map (`dev.ch4.map`) gives.
-                let map = || {
-                    mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size)
-                        .map_err(|e| DecodeError::Unsupported {
-                            reason: format!("its rank map: {e}"),
-                        })
-                };
-                let world = if kind == 0 && group.0 != 0 {
-                    l.group
-                        .world_ranks(mem, group, size, limits)
-                        .or_else(|_| map())
-                } else {
-                    map()
-                };
-                let (world, world_error) = match world {
-                    Ok(w) => (Some(w), None),
-                    Err(e) => (
-                        None,
-                        Some(format!(
-                            "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
-                        )),
-                    ),
-                };
-                comms.push(CommInfo {
-                    addr,
-                    name,
-                    context_id: uint(r, l.comm_context_id)? as i64,
-                    recvcontext_id: uint(r, l.comm_recvcontext_id)? as i64,
-                    rank: int(r, l.comm_rank)?,
-                    size,
-                    world,
-                    world_error,
-                });
-                Ok(())
-            },
-        )?;
+                let (symbols, comm) = (target.symbols(), HandleKind::Comm);
+                let builtin = pool(
+                    mpihandles::builtin_mpich_objects(mem, symbols, types, *limits, comm),
+                    "predefined",
+                )?;
+                let allocated = pool(
+                    mpihandles::live_mpich_objects(mem, symbols, types, *limits, comm),
+                    "allocated",
+                )?;
+                let order = mem.abi().byte_order;
+                for object in builtin.iter().chain(&allocated) {
+                    let r = Record {
+                        base: object.addr,
+                        start: 0,
+                        bytes: &object.bytes,
+                        order,
+                        what: "MPIR_Comm",
+                    };
+                    comms.push(self.communicator(mem, types, limits, &r)?);
+                }
+            }
+        }
         comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
         Ok(comms)
     }
 
-    fn communicators_for(
+    /// One communicator, with its world ranks when they can be read.
+    fn communicator(
         &self,
         mem: &dyn TargetMemory,
         types: &dyn Layouts,
-        seq: i64,
+        limits: &Limits,
+        r: &Record<'_>,
+    ) -> Result<CommInfo, DecodeError> {
+        let l = &self.layout;
+        let word = mem.abi().address_bytes();
+        let addr = r.base;
+        let kind = int(r, l.comm_kind)?;
+        let size = if kind == 0 {
+            int(r, l.comm_local_size)?
+        } else {
+            int(r, l.comm_remote_size)?
+        };
+        let group = TargetAddr(r.uint(l.comm_local_group.offset, word)?);
+        let name = r.chars(l.comm_name.offset, COMM_NAME_LEN)?;
+        // An intercommunicator's peers are its remote side, which only the
+        // map (`dev.ch4.map`) gives.
+        let map = || {
+            mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size).map_err(
+                |e| DecodeError::Unsupported {
+                    reason: format!("its rank map: {e}"),
+                },
+            )
+        };
+        let world = if kind == 0 && group.0 != 0 {
+            l.group
+                .world_ranks(mem, group, size, limits)
+                .or_else(|_| map())
+        } else {
+            map()
+        };
+        let (world, world_error) = match world {
+            Ok(w) => (Some(w), None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
+                )),
+            ),
+        };
+        Ok(CommInfo {
+            addr,
+            name,
+            context_id: uint(r, l.comm_context_id)? as i64,
+            recvcontext_id: uint(r, l.comm_recvcontext_id)? as i64,
+            rank: int(r, l.comm_rank)?,
+            size,
+            world,
+            world_error,
+        })
+    }
+
+    /// The communicators, from the cache while the list's sequence number
+    /// is `seq`; read afresh every time without the list, which has no
+    /// sequence number to tell a change.
+    fn communicators_for(
+        &self,
+        target: &dyn Target,
+        mem: &dyn TargetMemory,
+        seq: Option<i64>,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
+        let Some(seq) = seq else {
+            return self.read_communicators(target, mem, limits);
+        };
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((cached, comms)) = cache.as_ref() {
             if *cached == seq {
                 return Ok(comms.clone());
             }
         }
-        let comms = self.read_communicators(mem, types, limits)?;
+        let comms = self.read_communicators(target, mem, limits)?;
         *cache = Some((seq, comms.clone()));
         Ok(comms)
     }
@@ -638,10 +700,10 @@ impl MpichCh4 {
         }
     }
 
-    /// Receives that no MPIDIG list holds, from the request pools: those
-    /// the netmod took.
+    /// Receives that no MPIDIG list holds and sends that no send queue
+    /// holds, from the request pools: those the netmod took.
     #[allow(clippy::too_many_arguments)]
-    fn netmod_receives(
+    fn netmod_operations(
         &self,
         target: &dyn Target,
         mem: &dyn TargetMemory,
@@ -652,7 +714,9 @@ impl MpichCh4 {
     ) -> PoolFindings {
         let mut found = PoolFindings {
             receives: vec![Vec::new(); comms.len()],
+            sends: vec![Vec::new(); comms.len()],
             unplaced: Vec::new(),
+            sends_readable: false,
             error: None,
         };
         let objects = match mpihandles::live_mpich_objects(
@@ -671,8 +735,13 @@ impl MpichCh4 {
                 return found;
             }
         };
-        let ucx = types.member("ucp_request_t", "recv.tag.tag").map(|_| ());
-        let ucx = ucx.and_then(|()| ucx_layout(types));
+        let ucx = match mpihandles::ucx_layouts_missing(types) {
+            None => Ok(()),
+            Some(e) => Err(e),
+        };
+        found.sends_readable = ucx.is_ok();
+        // Read only when a send needs it; its failure is said there.
+        let endpoints = Endpoints::default();
         let order = mem.abi().byte_order;
         let mut any = false;
         for object in objects {
@@ -683,7 +752,7 @@ impl MpichCh4 {
                 order,
                 what: "MPIR_Request",
             };
-            match self.netmod_receive(mem, &r, comms, seen, ucx.as_ref()) {
+            match self.netmod_receive(mem, types, &r, comms, seen) {
                 Ok(Some((Some(ci), op))) => {
                     any = true;
                     found.receives[ci].push(op)
@@ -697,7 +766,32 @@ impl MpichCh4 {
                     op.extra_text.join("; ")
                 ))
                 }
-                Ok(None) => {}
+                Ok(None) => {
+                    match self.netmod_send(&r, comms, seen, &endpoints, (mem, types, limits)) {
+                        Ok(Some((Some(ci), op))) => {
+                            any = true;
+                            found.sends[ci].push(op)
+                        }
+                        Ok(Some((None, op))) => {
+                            any = true;
+                            found.unplaced.push(format!(
+                                "a pending send handed to UCX (MPIR_Request at {}) whose \
+                             communicator is unknown: {}",
+                                r.base,
+                                op.extra_text.join("; ")
+                            ))
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            found.error.get_or_insert_with(|| {
+                                format!(
+                                    "a request of the pools at {} could not be read: {e}",
+                                    r.base
+                                )
+                            });
+                        }
+                    }
+                }
                 Err(e) => {
                     found.error.get_or_insert_with(|| {
                         format!(
@@ -714,22 +808,21 @@ impl MpichCh4 {
         found
     }
 
-    /// A receive of the pools that no MPIDIG list holds and that has not
-    /// completed, with the index of its communicator when known: MPICH
-    /// 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
-    /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
-    /// communicator comes from the context id of UCX's tag.
+    /// A request of the pools of kind `kind` that no list holds, that the
+    /// netmod took and that has not completed: its status, the index of
+    /// its communicator when the request names one, and MPICH's pointer to
+    /// UCX's request. `None` for any other request.
     #[allow(clippy::type_complexity)]
-    fn netmod_receive(
+    fn netmod_request(
         &self,
         mem: &dyn TargetMemory,
         r: &Record<'_>,
+        kind: i128,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
-        ucx: Result<&UcxLayout, &LayoutError>,
-    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
+    ) -> Result<Option<(OperationStatus, Option<usize>, TargetAddr)>, DecodeError> {
         let l = &self.layout;
-        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != l.kind_recv {
+        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != kind {
             return Ok(None);
         }
         // Requests of the shared-memory path are MPIDIG's: a matched one
@@ -756,78 +849,153 @@ impl MpichCh4 {
             return Ok(None);
         };
         let comm_addr = uint(r, l.req_comm)?;
-        let mut ci = comms
+        let ci = comms
             .iter()
             .position(|c| c.addr.0 == comm_addr && comm_addr != 0);
-        let ucp = TargetAddr(uint(r, ucp_member)?);
-        let mut op = PendingOperation {
-            status,
-            desired_local_rank: -1,
-            desired_global_rank: -1,
-            tag_wild: false,
-            desired_tag: -1,
-            desired_length: -1,
-            system_buffer: false,
-            buffer: 0,
-            actual_local_rank: -1,
-            actual_global_rank: -1,
-            actual_tag: -1,
-            actual_length: -1,
-            extra_text: Vec::new(),
-            desired_count: None,
-            protocol: None,
-            synchronous: None,
+        Ok(Some((status, ci, TargetAddr(uint(r, ucp_member)?))))
+    }
+
+    /// A receive of the pools that no MPIDIG list holds and that has not
+    /// completed, with the index of its communicator when known: MPICH
+    /// 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
+    /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
+    /// communicator comes from the context id of UCX's tag.
+    #[allow(clippy::type_complexity)]
+    fn netmod_receive(
+        &self,
+        mem: &dyn TargetMemory,
+        types: &dyn Layouts,
+        r: &Record<'_>,
+        comms: &[CommInfo],
+        seen: &HashSet<u64>,
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
+        let Some((status, mut ci, ucp)) =
+            self.netmod_request(mem, r, self.layout.kind_recv, comms, seen)?
+        else {
+            return Ok(None);
         };
-        let u = match ucx {
-            Ok(u) if ucp.0 != 0 => u,
-            Ok(_) => {
-                op.extra_text
-                    .push("posted to UCX; its UCX request pointer is NULL".to_string());
-                return Ok(Some((ci, op)));
-            }
-            Err(_) => {
+        let mut op = unknown_operation(status);
+        if ucp.0 == 0 {
+            op.extra_text
+                .push("posted to UCX; its UCX request pointer is NULL".to_string());
+            return Ok(Some((ci, op)));
+        }
+        let u = match mpihandles::ucx_receive(mem, types, ucp) {
+            Ok(u) => u,
+            Err(mpihandles::UcxError::Layouts(_)) => {
                 op.extra_text.push(format!(
                     "posted to UCX: communicator, source, tag and buffer are in UCX's request at \
                      {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
                 return Ok(Some((ci, op)));
             }
+            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
         };
-        // MPICH's pointer is to the user part UCX places right after its
-        // own `ucp_request_t` (ucp_request.h: `req + 1`).
-        let base = TargetAddr(ucp.0.wrapping_sub(u.size));
-        let read = |m: Member, what| -> Result<u64, DecodeError> {
-            Ok(read_int(mem, at(base, m.offset), m.size.clamp(1, 8) as usize, what)? as u64)
-        };
-        let tag = read(u.tag, "ucp_request_t.recv.tag.tag")?;
-        let mask = read(u.tag_mask, "ucp_request_t.recv.tag.tag_mask")?;
-        op.buffer = read(u.buffer, "ucp_request_t.recv.buffer")?;
-        op.desired_length = read(u.length, "ucp_request_t.recv.length")? as i64;
-        let context = (tag >> (UCX_TAG_BITS + UCX_RANK_BITS)) as i64;
+        op.buffer = u.buffer;
+        op.desired_length = u.length as i64;
         if ci.is_none() {
-            ci = comms.iter().position(|c| c.recvcontext_id == context);
+            ci = comms.iter().position(|c| c.recvcontext_id == u.context_id);
         }
         let Some(index) = ci else {
             op.extra_text.push(format!(
-                "posted to UCX with tag {tag:#x}, whose context id {context} is no communicator's"
+                "posted to UCX with context id {}, which is no communicator's",
+                u.context_id
             ));
             return Ok(Some((None, op)));
         };
-        let comm = &comms[index];
-        // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE and
-        // every tag bit for MPI_ANY_TAG.
-        let rank_mask = ((1u64 << UCX_RANK_BITS) - 1) << UCX_TAG_BITS;
-        if mask & rank_mask != 0 {
-            let rank = ((tag & rank_mask) >> UCX_TAG_BITS) as i64;
+        if let Some(rank) = u.rank {
             op.desired_local_rank = rank;
-            op.desired_global_rank = world_of(comm, rank);
+            op.desired_global_rank = world_of(&comms[index], rank);
         }
-        if mask & 1 == 0 {
-            op.tag_wild = true;
-        } else {
-            op.desired_tag = (tag & ((1u64 << UCX_TAG_BITS) - 1)) as i64;
+        match u.tag {
+            Some(tag) => op.desired_tag = tag,
+            None => op.tag_wild = true,
         }
         op.extra_text.push("posted to UCX".to_string());
+        Ok(Some((ci, op)))
+    }
+
+    /// A send of the pools that no send queue holds and that has not
+    /// completed, with the index of its communicator when known. UCX's tag
+    /// gives the communicator (the context id the send uses) and the tag;
+    /// the destination is the rank whose endpoint the send uses, in CH4's
+    /// address vector.
+    #[allow(clippy::type_complexity)]
+    fn netmod_send(
+        &self,
+        r: &Record<'_>,
+        comms: &[CommInfo],
+        seen: &HashSet<u64>,
+        endpoints: &Endpoints,
+        (mem, types, limits): (&dyn TargetMemory, &dyn Layouts, &Limits),
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
+        let Some(kind_send) = self.layout.kind_send else {
+            return Ok(None);
+        };
+        let Some((status, mut ci, ucp)) = self.netmod_request(mem, r, kind_send, comms, seen)?
+        else {
+            return Ok(None);
+        };
+        let mut op = unknown_operation(status);
+        if ucp.0 == 0 {
+            op.extra_text
+                .push("sent through UCX; its UCX request pointer is NULL".to_string());
+            return Ok(Some((ci, op)));
+        }
+        let u = match mpihandles::ucx_send(mem, types, ucp) {
+            Ok(u) => u,
+            Err(mpihandles::UcxError::Layouts(_)) => {
+                op.extra_text.push(format!(
+                    "sent through UCX: communicator, tag, buffer and length are in UCX's \
+                     request at {ucp}, unreadable without UCX's types (ucp_request_t)"
+                ));
+                return Ok(Some((ci, op)));
+            }
+            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
+        };
+        op.buffer = u.buffer;
+        op.desired_length = u.length as i64;
+        op.actual_length = op.desired_length;
+        op.desired_tag = u.tag.unwrap_or(-1);
+        op.actual_tag = op.desired_tag;
+        if ci.is_none() {
+            ci = comms.iter().position(|c| c.context_id == u.context_id);
+        }
+        let Some(index) = ci else {
+            op.extra_text.push(format!(
+                "sent through UCX with context id {}, which is no communicator's",
+                u.context_id
+            ));
+            return Ok(Some((None, op)));
+        };
+        let ep = u.endpoint.unwrap_or(0);
+        let endpoints = endpoints.get_or_init(|| {
+            mpihandles::ucx_world_ranks_by_endpoint(mem, types, *limits, self.globals.mpidi_global)
+                .map_err(|e| e.to_string())
+        });
+        match endpoints {
+            Ok(by_ep) => match by_ep.get(&ep) {
+                Some(&world) => {
+                    let local = comms[index]
+                        .world
+                        .as_ref()
+                        .and_then(|w| w.iter().position(|&r| r == world))
+                        .map_or(-1, |i| i as i64);
+                    op.desired_global_rank = world;
+                    op.desired_local_rank = local;
+                    op.actual_global_rank = world;
+                    op.actual_local_rank = local;
+                    op.extra_text.push("sent through UCX".to_string());
+                }
+                None => op.extra_text.push(format!(
+                    "sent through UCX to endpoint {ep:#x}, which is no world rank's"
+                )),
+            },
+            Err(e) => op.extra_text.push(format!(
+                "sent through UCX; its destination is the endpoint {ep:#x}, whose rank is \
+                 unknown: {e}"
+            )),
+        }
         Ok(Some((ci, op)))
     }
 
@@ -841,6 +1009,7 @@ impl MpichCh4 {
         comms: &[CommInfo],
         limits: &Limits,
         types: &mut TypeSizes,
+        seen: &mut HashSet<u64>,
         out: &mut [Vec<PendingOperation>],
     ) -> Result<(), DecodeError> {
         let l = &self.layout;
@@ -868,6 +1037,7 @@ impl MpichCh4 {
                 let rank = int(s, q.rank)?;
                 let tag = int(s, q.tag)?;
                 let sreq = TargetAddr(uint(s, q.sreq)?);
+                seen.insert(sreq.0);
                 let bytes = read_bytes(
                     mem,
                     sreq,
@@ -925,6 +1095,28 @@ impl MpichCh4 {
     }
 }
 
+/// A pending operation of which nothing but its status is known yet.
+fn unknown_operation(status: OperationStatus) -> PendingOperation {
+    PendingOperation {
+        status,
+        desired_local_rank: -1,
+        desired_global_rank: -1,
+        tag_wild: false,
+        desired_tag: -1,
+        desired_length: -1,
+        system_buffer: false,
+        buffer: 0,
+        actual_local_rank: -1,
+        actual_global_rank: -1,
+        actual_tag: -1,
+        actual_length: -1,
+        extra_text: Vec::new(),
+        desired_count: None,
+        protocol: None,
+        synchronous: None,
+    }
+}
+
 /// The world rank of `rank` in `comm`, or −1.
 fn world_of(comm: &CommInfo, rank: i64) -> i64 {
     usize::try_from(rank)
@@ -949,7 +1141,7 @@ impl QueueDecoder for MpichCh4 {
         let mut first = self.sequence(mem)?;
         let mut last = first;
         for _ in 0..TRIES {
-            let comms = self.communicators_for(mem, types, first, limits)?;
+            let comms = self.communicators_for(target, mem, first, limits)?;
             let mut types_cache = TypeSizes::default();
             let lists = || vec![Vec::new(); comms.len()];
             let (mut posted, mut unexpected) = (lists(), lists());
@@ -963,15 +1155,24 @@ impl QueueDecoder for MpichCh4 {
                 &mut posted,
                 &mut unexpected,
             )?;
-            let pools = self.netmod_receives(target, mem, types, &comms, limits, &seen);
             let sends = match (self.globals.sendq_head, self.layout.sendq) {
                 (Some(head), Some(q)) => {
                     let mut sends = lists();
-                    self.send_queue(mem, head, q, &comms, limits, &mut types_cache, &mut sends)?;
+                    self.send_queue(
+                        mem,
+                        head,
+                        q,
+                        &comms,
+                        limits,
+                        &mut types_cache,
+                        &mut seen,
+                        &mut sends,
+                    )?;
                     Some(sends)
                 }
                 _ => None,
             };
+            let pools = self.netmod_operations(target, mem, types, &comms, limits, &seen);
             last = self.sequence(mem)?;
             if last != first {
                 first = last;
@@ -988,20 +1189,37 @@ impl QueueDecoder for MpichCh4 {
             let mut diagnostics: Vec<String> =
                 comms.iter().filter_map(|c| c.world_error.clone()).collect();
             diagnostics.extend(pools.unplaced);
+            let sends_readable = pools.sends_readable && pools.error.is_none();
             diagnostics.extend(pools.error);
-            if sends.is_none() {
-                diagnostics.push(
+            match (&sends, sends_readable) {
+                (Some(_), _) => {}
+                (None, true) => diagnostics.push(
+                    "MPIR_Sendq_head is missing (MPICH built without debugger support): the \
+                     pending sends are those of the request pools, blocking ones included"
+                        .to_string(),
+                ),
+                (None, false) => diagnostics.push(
                     "MPIR_Sendq_head is missing: this MPICH does not record pending sends"
+                        .to_string(),
+                ),
+            }
+            if self.globals.all_communicators.is_none() {
+                diagnostics.push(
+                    "MPIR_All_communicators is missing (MPICH built without debugger support): \
+                     the communicators were read from their object pool"
                         .to_string(),
                 );
             }
-            let mut sends = sends.map(Vec::into_iter);
+            let sends_known = sends.is_some() || sends_readable;
+            let mut sends = sends.unwrap_or_else(lists).into_iter();
             let out: Vec<Communicator> = comms
                 .into_iter()
                 .zip(posted.into_iter().zip(unexpected))
-                .zip(pools.receives)
-                .map(|((c, (mut posted, unexpected)), netmod)| {
+                .zip(pools.receives.into_iter().zip(pools.sends))
+                .map(|((c, (mut posted, unexpected)), (netmod, netmod_sends))| {
                     posted.extend(netmod);
+                    let mut queued = sends.next().unwrap_or_default();
+                    queued.extend(netmod_sends);
                     Communicator {
                         name: c.name,
                         size: c.size,
@@ -1010,9 +1228,10 @@ impl QueueDecoder for MpichCh4 {
                         context_id: Some(c.context_id),
                         recv_context_id: Some(c.recvcontext_id),
                         group: c.world,
-                        pending_sends: match sends.as_mut().and_then(Iterator::next) {
-                            Some(ops) => read(ops),
-                            None => Queue::NoInformation,
+                        pending_sends: if sends_known {
+                            read(queued)
+                        } else {
+                            Queue::NoInformation
                         },
                         pending_receives: read(posted),
                         unexpected_messages: read(unexpected),
@@ -1029,8 +1248,8 @@ impl QueueDecoder for MpichCh4 {
         }
         Err(DecodeError::KeptChanging {
             tries: TRIES,
-            first,
-            last,
+            first: first.unwrap_or(-1),
+            last: last.unwrap_or(-1),
         })
     }
 }

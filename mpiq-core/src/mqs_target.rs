@@ -4,6 +4,7 @@
 use mpidd_read::{SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::{AddressWidth, TargetAbi};
 
+#[cfg(feature = "mqs")]
 use crate::mqs_abi::MqsTargetTypeSizes;
 
 /// The sizes of the target's C base types, as the library asks for them
@@ -67,6 +68,7 @@ impl TargetTypeSizes {
         sizes
     }
 
+    #[cfg(feature = "mqs")]
     pub(crate) fn to_c(self) -> MqsTargetTypeSizes {
         MqsTargetTypeSizes {
             bool_size: self.bool_ as i32,

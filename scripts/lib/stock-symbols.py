@@ -61,6 +61,30 @@ def main():
         for sym in symtab.iter_symbols():
             if sym.name in names and isinstance(sym["st_shndx"], int):
                 sizes[sym.name] = sym["st_size"]
+        # A file-local static (MPIR_Topology_keyval) is referenced through
+        # its section's symbol, the addend pointing at it less the bytes of
+        # the instruction after the field (4 to 8).
+        statics = collections.defaultdict(list)
+        for sym in symtab.iter_symbols():
+            if (sym.name in names and sym["st_info"]["bind"] == "STB_LOCAL"
+                    and isinstance(sym["st_shndx"], int)):
+                statics[sym["st_shndx"]].append(sym)
+
+        def target_name(r, symtab=symtab, statics=statics):
+            target = symtab.get_symbol(r["r_info_sym"])
+            if target["st_info"]["type"] != "STT_SECTION":
+                return target.name
+            near = [t for t in statics.get(target["st_shndx"], [])
+                    if 4 <= t["st_value"] - r["r_addend"] <= 8]
+            return near[0].name if len(near) == 1 else None
+
+        def target_offset(r, symtab=symtab, statics=statics):
+            target = symtab.get_symbol(r["r_info_sym"])
+            if target["st_info"]["type"] != "STT_SECTION":
+                return 0
+            return next(t["st_value"] for t in statics[target["st_shndx"]]
+                        if 4 <= t["st_value"] - r["r_addend"] <= 8)
+
         for sym in symtab.iter_symbols():
             if sym["st_info"]["type"] != "STT_FUNC" or sym["st_size"] == 0:
                 continue
@@ -72,7 +96,7 @@ def main():
                 continue
             v, size = sym["st_value"], sym["st_size"]
             rels = [r for r in rsec.iter_relocations() if v <= r["r_offset"] < v + size]
-            wanted = [r for r in rels if symtab.get_symbol(r["r_info_sym"]).name in names]
+            wanted = [r for r in rels if target_name(r) in names]
             if not wanted:
                 continue
             body = sec.data()[v:v + size]
@@ -90,14 +114,16 @@ def main():
                 continue
             at = tbase + hits[0]
             for r in wanted:
-                name = symtab.get_symbol(r["r_info_sym"]).name
+                name = target_name(r)
                 kind = describe_reloc_type(r["r_info_type"], e)
                 if kind not in PCREL:
                     continue
                 off = r["r_offset"] - v
                 p = at + off
                 disp, = struct.unpack_from("<i", tdata, hits[0] + off)
-                value = p + disp - r["r_addend"]
+                # S + A - P: the section's address for a static, plus the
+                # static's place in it.
+                value = p + disp - r["r_addend"] + target_offset(r)
                 if section_of(value) == ".got":
                     # A GOT load the linker did not relax: the slot's
                     # dynamic relocation holds the address.

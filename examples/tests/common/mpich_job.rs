@@ -49,6 +49,51 @@ pub fn ref_mpich_ch4() -> PathBuf {
     prefix
 }
 
+/// Debian's own MPICH: its compiler wrapper and launcher, which build and
+/// run against the stock, stripped `libmpich.so.12` (`scripts/test.sh`
+/// installs `mpich` and `libmpich-dev`).
+pub fn stock_mpich() -> Toolchain {
+    let tools = Toolchain {
+        cc: PathBuf::from("/usr/bin/mpicc.mpich"),
+        // As a user builds: no debug info asked for, in the program or the
+        // library.
+        cflags: &["-O0"],
+        mpiexec: PathBuf::from("/usr/bin/mpiexec.mpich"),
+    };
+    for tool in [&tools.cc, &tools.mpiexec] {
+        assert!(
+            tool.exists(),
+            "{} is missing: install Debian's MPICH (apt-get install mpich libmpich-dev; \
+             scripts/test.sh does)",
+            tool.display()
+        );
+    }
+    assert!(
+        Path::new("/usr/include/x86_64-linux-gnu/mpich/mpi.h").exists(),
+        "MPICH's headers are missing: apt-get install libmpich-dev (scripts/test.sh does)"
+    );
+    tools
+}
+
+/// How a job's program is built and launched.
+pub struct Toolchain {
+    pub cc: PathBuf,
+    pub cflags: &'static [&'static str],
+    pub mpiexec: PathBuf,
+}
+
+impl Toolchain {
+    /// The reference build's own `mpicc` and `mpiexec.hydra` under
+    /// `prefix`, with debug info in the program.
+    pub fn reference(prefix: &Path) -> Toolchain {
+        Toolchain {
+            cc: prefix.join("bin/mpicc"),
+            cflags: &["-g", "-O0"],
+            mpiexec: prefix.join("bin/mpiexec.hydra"),
+        }
+    }
+}
+
 /// The mpidd binary, with a layout cache of this test binary's own,
 /// emptied when the binary starts: the first read of each build goes
 /// through its DWARF and fills the cache, and the later ones read from it,
@@ -121,6 +166,26 @@ impl Job {
         args: &[&str],
         env: &[(&str, V)],
     ) -> Job {
+        Job::start_with(
+            &Toolchain::reference(prefix),
+            name,
+            program,
+            launch,
+            args,
+            env,
+        )
+    }
+
+    /// [`Job::start_on`] with another compiler and launcher, such as
+    /// Debian's own ([`stock_mpich`]).
+    pub fn start_with<V: AsRef<std::ffi::OsStr>>(
+        tools: &Toolchain,
+        name: &str,
+        program: &str,
+        launch: &[&str],
+        args: &[&str],
+        env: &[(&str, V)],
+    ) -> Job {
         let dir = super::scratch::fresh_dir(name);
         let exe = dir.join(program);
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
@@ -134,18 +199,19 @@ impl Job {
                 }
             })
             .collect();
-        let out = Command::new(prefix.join("bin/mpicc"))
-            .args(["-g", "-O0", "-o"])
+        let out = Command::new(&tools.cc)
+            .args(tools.cflags)
+            .arg("-o")
             .arg(&exe)
             .arg(src)
             .output()
-            .expect("run the reference mpicc");
+            .expect("run mpicc");
         assert!(
             out.status.success(),
             "mpicc failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut mpiexec = Command::new(prefix.join("bin/mpiexec.hydra"))
+        let mut mpiexec = Command::new(&tools.mpiexec)
             .args(["-n", "4"])
             .args(launch)
             .arg(&exe)
@@ -154,7 +220,7 @@ impl Job {
             .envs(env.iter().map(|(k, v)| (k, v.as_ref())))
             .stdout(Stdio::piped())
             .spawn()
-            .expect("start mpiexec.hydra");
+            .expect("start mpiexec");
         let stdout = mpiexec.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

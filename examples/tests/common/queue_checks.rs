@@ -446,3 +446,125 @@ pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
         _ => assert_eq!(ucx_receives, 0, "{diagnostics:#?}"),
     }
 }
+
+/// What tests/mpich/queues.c posted, read from Debian's own stripped MPICH
+/// through the shipped profile (docs/stock-mpich.md): the communicators
+/// from their pool, and every receive and send handed to UCX from the
+/// request pool, decoded through UCX's request (a send's destination
+/// through its endpoint). Unexpected messages stay
+/// in UCX's worker, out of reach (docs/ch4.md).
+pub fn check_rank_stock(rank: i64, q: &Value) {
+    assert!(
+        q["source"].as_str().unwrap().contains("ch4:ucx"),
+        "{}",
+        q["source"]
+    );
+    assert_eq!(q["global_rank"], rank);
+    let world = comm(q, "MPI_COMM_WORLD");
+    assert_eq!(
+        (world["size"].as_i64(), world["local_rank"].as_i64()),
+        (Some(4), Some(rank))
+    );
+    assert_eq!(world["group"], json!([0, 1, 2, 3]));
+    let dup = comm(q, "mpidd_dup");
+    assert_eq!(dup["group"], json!([0, 1, 2, 3]));
+    let split_name = if rank % 2 == 0 {
+        "mpidd_split_even"
+    } else {
+        "mpidd_split_odd"
+    };
+    let split = comm(q, split_name);
+    let members = if rank % 2 == 0 { [0, 2] } else { [1, 3] };
+    assert_eq!(
+        (split["size"].as_i64(), split["local_rank"].as_i64()),
+        (Some(2), Some(rank / 2))
+    );
+    assert_eq!(split["group"], json!(members));
+    let diagnostics: Vec<&str> = q["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.starts_with("MPIR_All_communicators is missing")),
+        "{diagnostics:#?}"
+    );
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| !d.starts_with("a pending") && !d.starts_with("UCX's types")),
+        "every operation placed, through UCX's request: {diagnostics:#?}"
+    );
+    // (communicator, source or -1, world source or -1, tag or -1 for any,
+    // bytes) of each pending receive.
+    let receives = |c: &Value| -> Vec<(i64, i64, i64, i64)> {
+        ops(c, "pending_receives")
+            .iter()
+            .map(|o| {
+                assert_eq!(o["status"], "pending", "{o:#}");
+                let tag = if o["tag_wild"] == true {
+                    -1
+                } else {
+                    o["desired_tag"].as_i64().unwrap()
+                };
+                (
+                    o["desired_local_rank"].as_i64().unwrap(),
+                    o["desired_global_rank"].as_i64().unwrap(),
+                    tag,
+                    o["desired_length"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let sends = |c: &Value| -> Vec<(i64, i64)> {
+        ops(c, "pending_sends")
+            .iter()
+            .map(|o| {
+                assert_eq!(o["status"], "pending", "{o:#}");
+                (
+                    o["desired_tag"].as_i64().unwrap(),
+                    o["desired_length"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let ints = |n: i64| n * 4;
+    for c in [world, dup, split] {
+        assert_eq!(
+            ops(c, "unexpected_messages").len(),
+            0,
+            "UCX keeps unexpected messages: {c:#}"
+        );
+    }
+    match rank {
+        0 => {
+            assert_eq!(receives(world), vec![(1, 1, 11, ints(10))]);
+            assert_eq!(receives(dup), vec![(-1, -1, 22, ints(20))]);
+            assert_eq!(receives(split), vec![(1, 2, -1, ints(30))]);
+            assert_eq!(total_operations(q), 3, "{q:#}");
+        }
+        1 => {
+            // The eager MPI_Isend (tag 44 on the dup) may be done before
+            // the stop; nothing else is pending.
+            assert!(sends(dup).iter().all(|&s| s == (44, ints(3))), "{dup:#}");
+            assert_eq!(total_operations(q), sends(dup).len(), "{q:#}");
+        }
+        2 => {
+            let s = ops(world, "pending_sends");
+            assert_eq!(sends(world), vec![(33, ints(1 << 18))], "{world:#}");
+            assert_eq!(
+                (
+                    s[0]["desired_local_rank"].as_i64(),
+                    s[0]["desired_global_rank"].as_i64()
+                ),
+                (Some(3), Some(3)),
+                "the destination, from UCX's endpoint in CH4's address vector"
+            );
+            assert_eq!(total_operations(q), 1, "{q:#}");
+        }
+        _ => assert_eq!(total_operations(q), 0, "{q:#}"),
+    }
+}

@@ -125,7 +125,7 @@ fn backend(what: &'static str, addr: TargetAddr, why: &str) -> ReadError {
     ReadError::Backend {
         what,
         addr,
-        source: io::Error::other(why.to_string()),
+        cause: io::Error::other(why.to_string()),
     }
 }
 

@@ -1,0 +1,54 @@
+//! Debian's own MPICH, as users have it installed: `libmpich12` 4.0.2
+//! (ch4:ucx), stripped, built without debugger support, on Debian's
+//! stripped UCX. A 4-rank job of tests/mpich/queues.c (the program of the
+//! CH3 and CH4 tests), compiled by Debian's `mpicc.mpich` without `-g` and
+//! run by its `mpiexec.mpich`, is read live (stopped and let go) and from
+//! gcore cores through the profile mpidd ships for this build
+//! (mpidd-read/profiles/mpich-4.0.2-debian12-amd64.json, written by
+//! scripts/write-stock-mpich-profile.sh; docs/stock-mpich.md). What the
+//! queues must hold comes from the program's source.
+
+mod common;
+
+use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
+use common::queue_checks::{check_rank_stock, native};
+
+fn live_and_cores(job: Job) {
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        check_rank_stock(rank, &native(&["--pid", &pid]));
+        // Let go: the rank is stopped as it was, not left traced.
+        wait_stopped(job.pid(rank));
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        check_rank_stock(rank, &native(&["--core", core.to_str().unwrap()]));
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+#[test]
+fn debian_mpich_queues_live_and_from_gcore_cores() {
+    live_and_cores(Job::start_with(
+        &stock_mpich(),
+        "stock-mpich-queues",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    ));
+}
+
+/// MPICH's switch for "no shared memory" changes nothing under ch4:ucx
+/// (docs/ch4.md), and the reading must be the same.
+#[test]
+fn debian_mpich_without_local_peers_live_and_from_gcore_cores() {
+    live_and_cores(Job::start_with(
+        &stock_mpich(),
+        "stock-mpich-queues-nolocal",
+        "queues",
+        &[],
+        &[],
+        &[("MPIR_CVAR_NOLOCAL", "1")],
+    ));
+}

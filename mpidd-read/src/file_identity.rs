@@ -1,0 +1,46 @@
+//! Which file a path leads to, so that two paths (or one path read twice)
+//! are known to name the same file: its device and inode on Unix hosts. On
+//! other hosts, which have no inode in `std`, the canonical path stands in.
+//! This is the only place the readers of files reach for `std::os`.
+
+use std::fs::Metadata;
+use std::path::Path;
+
+/// The identity of one file on this host (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FileKey(Key);
+
+#[cfg(unix)]
+type Key = (u64, u64);
+#[cfg(not(unix))]
+type Key = std::path::PathBuf;
+
+/// The identity of the file at `path`, whose metadata is `meta`; `None`
+/// when it cannot be told.
+pub(crate) fn file_key(path: &Path, meta: &Metadata) -> Option<FileKey> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = path;
+        Some(FileKey((meta.dev(), meta.ino())))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        std::fs::canonicalize(path).ok().map(FileKey)
+    }
+}
+
+/// `name`, bytes read from a target file, as a file name of this host: the
+/// bytes themselves on Unix; elsewhere only if they are UTF-8.
+pub(crate) fn os_file_name(name: &[u8]) -> Option<&std::ffi::OsStr> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(std::ffi::OsStr::from_bytes(name))
+    }
+    #[cfg(not(unix))]
+    {
+        std::str::from_utf8(name).ok().map(std::ffi::OsStr::new)
+    }
+}

@@ -1,0 +1,250 @@
+//! What UCX keeps of an operation MPICH's CH4 device handed to it.
+//!
+//! MPICH's UCX netmod (MPICH 4.0.2, `src/mpid/ch4/netmod/ucx/`) keeps only
+//! a pointer to the user part of UCX's request
+//! (`MPIR_Request.dev.ch4.netmod.ucx.ucp_request`), which UCX places right
+//! after its own `ucp_request_t` (`ucp_request.h`: `req + 1`). UCX's
+//! request holds the tag MPICH built (`MPIDI_UCX_init_tag`: the context id
+//! in the top 16 bits, then `CH4_UCX_RANKBITS` = 16 bits of the sender's
+//! rank, the MPI tag below), the receive's tag mask, and the buffer and
+//! length; a send's destination only as its endpoint, which CH4's address
+//! vector maps back to a world rank. Both the queue decoder and the
+//! request views read these through this module, with `ucp_request_t`
+//! from the layout source (UCX's debug info, or a profile).
+
+use std::collections::HashMap;
+
+use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, TargetMemory};
+use mpidd_types::TargetAddr;
+
+use crate::target::{at, Ctx};
+
+/// `MPIDI_UCX_CONTEXT_ID_BITS` (`netmod/ucx/ucx_types.h`): the context id
+/// is the UCX tag's top 16 bits.
+const CONTEXT_BITS: u32 = 16;
+/// `CH4_UCX_RANKBITS`, configure's `--with-ch4-ucx-rankbits` (default 16,
+/// which Debian keeps): the source rank's bits, below the context id.
+const RANK_BITS: u32 = 16;
+const TAG_BITS: u32 = 64 - CONTEXT_BITS - RANK_BITS;
+
+const U: &str = "ucp_request_t";
+
+/// An operation as UCX's request describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UcxOperation {
+    /// The context id MPICH put in the tag: a receive's communicator's
+    /// receive context id, a send's communicator's (send) context id.
+    pub context_id: i64,
+    /// The source rank in the communicator a receive matches (`None` for
+    /// `MPI_ANY_SOURCE`); for a send, the sender's own rank.
+    pub rank: Option<i64>,
+    /// The MPI tag (`None` for a receive's `MPI_ANY_TAG`).
+    pub tag: Option<i64>,
+    /// The user's buffer.
+    pub buffer: u64,
+    /// Its length in bytes.
+    pub length: u64,
+    /// A send's endpoint (its destination), `None` for a receive.
+    pub endpoint: Option<u64>,
+}
+
+/// Offsets in `ucp_request_t`.
+struct Layout {
+    size: u64,
+    recv_tag: Member,
+    recv_mask: Member,
+    recv_buffer: Member,
+    recv_length: Member,
+    send_tag: Member,
+    send_buffer: Member,
+    send_length: Member,
+    send_ep: Member,
+}
+
+impl Layout {
+    fn of(l: &dyn Layouts) -> Result<Layout, LayoutError> {
+        Ok(Layout {
+            size: l.size_of(U)?,
+            recv_tag: l.member(U, "recv.tag.tag")?,
+            recv_mask: l.member(U, "recv.tag.tag_mask")?,
+            recv_buffer: l.member(U, "recv.buffer")?,
+            recv_length: l.member(U, "recv.length")?,
+            send_tag: l.member(U, "send.msg_proto.tag")?,
+            send_buffer: l.member(U, "send.buffer")?,
+            send_length: l.member(U, "send.length")?,
+            send_ep: l.member(U, "send.ep")?,
+        })
+    }
+}
+
+/// Asks `layouts` every question this module asks, for a layout profile.
+pub fn ask_ucx_layouts(layouts: &dyn Layouts) {
+    let _ = Layout::of(layouts);
+    let _ = AvLayout::of(layouts);
+}
+
+/// Whether `layouts` describes UCX's request, and if not, which question
+/// it cannot answer.
+pub fn ucx_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
+    Layout::of(layouts).err()
+}
+
+/// Why UCX's request could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum UcxError {
+    /// UCX's types are not in the layout source.
+    #[error("UCX's types: {0}")]
+    Layouts(#[from] LayoutError),
+    /// Target memory could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+fn word(
+    mem: &dyn TargetMemory,
+    at_: TargetAddr,
+    m: Member,
+    what: &'static str,
+) -> Result<u64, ReadError> {
+    let size = m.size.clamp(1, 8) as usize;
+    let mut buf = [0u8; 8];
+    mem.read_exact(at(at_, m.offset), &mut buf[..size], what)?;
+    Ok(mpidd_read::decode_uint(&buf[..size], mem.abi().byte_order))
+}
+
+/// The receive UCX holds for MPICH's `ucp_request` pointer `user`.
+pub fn ucx_receive(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<UcxOperation, UcxError> {
+    let l = Layout::of(layouts)?;
+    let base = TargetAddr(user.0.wrapping_sub(l.size));
+    let tag = word(mem, base, l.recv_tag, "ucp_request_t.recv.tag.tag")?;
+    let mask = word(mem, base, l.recv_mask, "ucp_request_t.recv.tag.tag_mask")?;
+    // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE and
+    // every tag bit for MPI_ANY_TAG.
+    let rank_mask = ((1u64 << RANK_BITS) - 1) << TAG_BITS;
+    Ok(UcxOperation {
+        context_id: (tag >> (TAG_BITS + RANK_BITS)) as i64,
+        rank: (mask & rank_mask != 0).then_some(((tag & rank_mask) >> TAG_BITS) as i64),
+        tag: (mask & 1 != 0).then_some((tag & ((1u64 << TAG_BITS) - 1)) as i64),
+        buffer: word(mem, base, l.recv_buffer, "ucp_request_t.recv.buffer")?,
+        length: word(mem, base, l.recv_length, "ucp_request_t.recv.length")?,
+        endpoint: None,
+    })
+}
+
+/// The send UCX holds for MPICH's `ucp_request` pointer `user`.
+pub fn ucx_send(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<UcxOperation, UcxError> {
+    let l = Layout::of(layouts)?;
+    let base = TargetAddr(user.0.wrapping_sub(l.size));
+    let tag = word(mem, base, l.send_tag, "ucp_request_t.send.msg_proto.tag")?;
+    let rank_mask = ((1u64 << RANK_BITS) - 1) << TAG_BITS;
+    Ok(UcxOperation {
+        context_id: (tag >> (TAG_BITS + RANK_BITS)) as i64,
+        rank: Some(((tag & rank_mask) >> TAG_BITS) as i64),
+        tag: Some((tag & ((1u64 << TAG_BITS) - 1)) as i64),
+        buffer: word(mem, base, l.send_buffer, "ucp_request_t.send.buffer")?,
+        length: word(mem, base, l.send_length, "ucp_request_t.send.length")?,
+        endpoint: Some(word(mem, base, l.send_ep, "ucp_request_t.send.ep")?),
+    })
+}
+
+/// Where CH4 keeps each world rank's UCX endpoint: the address vector
+/// `MPIDI_global.avt_mgr.av_table0`, whose entries hold
+/// `netmod.ucx.dest[vci][vci]` (`netmod/ucx/ucx_pre.h`); VCI 0's is the
+/// one a send on VCI 0 uses.
+struct AvLayout {
+    table0: Member,
+    size: Member,
+    table: u64,
+    entry_size: u64,
+    dest: Member,
+}
+
+impl AvLayout {
+    fn of(t: &dyn Layouts) -> Result<AvLayout, LayoutError> {
+        Ok(AvLayout {
+            table0: t.member("MPIDI_CH4_Global_t", "avt_mgr.av_table0")?,
+            size: t.member("MPIDI_av_table_t", "size")?,
+            table: t.member_offset("MPIDI_av_table_t", "table")?,
+            entry_size: t.size_of("MPIDI_av_entry_t")?,
+            dest: t.member("MPIDI_av_entry_t", "netmod.ucx.dest")?,
+        })
+    }
+}
+
+/// Each world rank by the address of its UCX endpoint (VCI 0), from CH4's
+/// address vector in `MPIDI_global` (at `mpidi_global`). At most
+/// [`Limits::max_table_entries`] ranks.
+pub fn ucx_world_ranks_by_endpoint(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    limits: Limits,
+    mpidi_global: TargetAddr,
+) -> Result<HashMap<u64, i64>, UcxError> {
+    let av = AvLayout::of(layouts)?;
+    let symbols = mpidd_read::SymbolTable::default();
+    let ctx = Ctx {
+        mem,
+        symbols: &symbols,
+        layouts,
+        limits,
+    };
+    let table = ctx.pointer(
+        at(mpidi_global, av.table0.offset),
+        "MPIDI_global.avt_mgr.av_table0",
+    )?;
+    let size = ctx.int(
+        at(table, av.size.offset),
+        av.size.size,
+        "MPIDI_av_table_t.size",
+    )?;
+    let n = u64::try_from(size).map_err(|_| ReadError::NegativeCount {
+        what: "MPIDI_av_table_t.size",
+        addr: table,
+        count: size,
+    })?;
+    if n > limits.max_table_entries {
+        return Err(ReadError::LimitExceeded {
+            what: "MPIDI_av_table_t entries",
+            addr: table,
+            count: n,
+            max: limits.max_table_entries,
+            limit: "max_table_entries",
+        }
+        .into());
+    }
+    let bytes = ctx.bytes(
+        at(table, av.table),
+        n.saturating_mul(av.entry_size),
+        "MPIDI_av_table_t.table",
+    )?;
+    let word = ctx.word() as usize;
+    let mut by_endpoint = HashMap::new();
+    for rank in 0..n {
+        let start = (rank * av.entry_size + av.dest.offset) as usize;
+        let Some(raw) = bytes.get(start..start + word) else {
+            break;
+        };
+        let ep = mpidd_read::decode_uint(raw, ctx.order());
+        if ep != 0 {
+            by_endpoint.entry(ep).or_insert(rank as i64);
+        }
+    }
+    Ok(by_endpoint)
+}
+
+impl From<UcxError> for crate::HandleError {
+    fn from(e: UcxError) -> Self {
+        match e {
+            UcxError::Layouts(e) => e.into(),
+            UcxError::Read(e) => e.into(),
+        }
+    }
+}
