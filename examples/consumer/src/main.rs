@@ -11,17 +11,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The MPIR process table of the launcher.
     let launcher = CoreTarget::open(Path::new(launcher), None, None)?;
-    for (i, p) in mpir::read_state(&launcher, &limits)?.proctable.iter().enumerate() {
-        println!("rank {i}: pid {} on {}: {}", p.pid, p.host_name, p.executable_name);
+    let table = mpir::read_state(&launcher, &limits)?.proctable;
+    for (i, p) in table.iter().enumerate() {
+        let (pid, host, exe) = (p.pid, p.host_name, p.executable_name);
+        println!("rank {i}: pid {pid} on {host}: {exe}");
     }
 
-    // The message queues of one rank.
+    // The message queues of one rank, counted per communicator.
     let rank = CoreTarget::open(Path::new(rank), None, None)?;
-    for c in mpiq_core::detect(&rank, &limits)?.read_queues()?.communicators {
+    for c in mpiq_core::detect(&rank, &limits)?
+        .read_queues()?
+        .communicators
+    {
         let sends = c.pending_sends.operations().len();
         let receives = c.pending_receives.operations().len();
         let unexpected = c.unexpected_messages.operations().len();
-        println!("{}: {sends} sends, {receives} receives, {unexpected} unexpected", c.name);
+        println!(
+            "{}: {sends} sends, {receives} receives, {unexpected} unexpected",
+            c.name
+        );
     }
 
     // One handle of that rank: MPI_COMM_WORLD.
