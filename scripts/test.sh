@@ -30,8 +30,11 @@ packages=(
   # libc's separate debug file: the stack tests (mpidd-read/tests/stacks.rs)
   # compare libc frames named from its DWARF with gdb's.
   libc6-dbg
-  # Debian's MPICH launcher, which exports no MPIR symbols.
+  # Debian's MPICH launcher, which exports no MPIR symbols; with its
+  # headers, Debian's own stripped MPICH is also what the stock-MPICH tests
+  # build and read through the shipped profile (examples/tests/stock_mpich.rs).
   mpich
+  libmpich-dev
   # Counts the syscalls of a live read (examples/tests/live_table.rs).
   strace
   # The independent C message-queue host (tests/mqs_host/c_host.c) reads
