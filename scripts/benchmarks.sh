@@ -93,6 +93,7 @@ kill -CONT $pids; wait 2>/dev/null || true; pids=
 
 p1_gcore_section="$(bash scripts/bench-1m-gcore.sh)"
 ch4_section="$(bash scripts/bench-ch4-queues.sh)"
+stock_mpich_section="$(bash scripts/bench-stock-mpich-queues.sh)"
 ompi_section="$(bash scripts/bench-ompi-queues.sh)"
 
 echo "== P4: syscalls of a live read" >&2
@@ -173,6 +174,8 @@ its \`gcore\` core for the core rows.
 Decode only, the native decoder is $(ratio "$p3_dll" "$p3_native")× faster than the vendor library through the host (target: 10×).
 
 ${ch4_section}
+
+${stock_mpich_section}
 
 ${ompi_section}
 

@@ -8,7 +8,9 @@
 #   own "READY <rank> <pid>" lines, the facts the examples' output is
 #   checked against);
 # - the 4-rank ring deadlock of tests/mpich/hang_ring.c, hung for real in
-#   MPI_Recv, with a gcore of every rank: DIR/ring/core.PID.
+#   MPI_Recv, with a gcore of every rank: DIR/ring/core.PID;
+# - the queues.c job on Debian's own stripped MPICH: DIR/stock/rank0.core
+#   and DIR/stock/rank2.core.
 # Both jobs are ended before the script returns.
 #
 #   bash scripts/reference-cores.sh DIR
@@ -67,6 +69,32 @@ pids="$(awk '/^READY/{print $3}' "$dir/ring/out")"
 sleep 1
 for p in $pids; do
   gcore -o "$dir/ring/core" "$p" >/dev/null 2>&1
+done
+end_job
+
+# The same queues.c on Debian's own stripped MPICH, built by mpicc.mpich
+# without -g and run by mpiexec.mpich: DIR/stock/rank0.core and
+# DIR/stock/rank2.core, read through the profile mpidd ships for it.
+mkdir -p "$dir/stock"
+for tool in mpicc.mpich mpiexec.mpich; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install mpich libmpich-dev" >&2; exit 1; }
+done
+mpicc.mpich -O0 -o "$dir/stock/queues" tests/mpich/queues.c
+mpiexec.mpich -n 4 "$dir/stock/queues" >"$dir/stock/out" 2>&1 &
+launcher=$!
+pids=""
+for _ in $(seq 1200); do
+  [ "$(grep -c '^READY' "$dir/stock/out" || true)" -ge 4 ] && break
+  kill -0 "$launcher" 2>/dev/null || { cat "$dir/stock/out" >&2; echo "the stock job ended early" >&2; exit 1; }
+  sleep 0.1
+done
+[ "$(grep -c '^READY' "$dir/stock/out" || true)" -ge 4 ] || { cat "$dir/stock/out" >&2; echo "no 4 READY lines in 2 minutes" >&2; exit 1; }
+pids="$(awk '/^READY/{print $3}' "$dir/stock/out")"
+for rank in 0 2; do
+  p="$(awk -v r="$rank" '$1 == "READY" && $2 == r {print $3}' "$dir/stock/out")"
+  for _ in $(seq 600); do grep -q 'State:.*T' "/proc/$p/status" && break; sleep 0.1; done
+  gcore -o "$dir/stock/core" "$p" >/dev/null 2>&1
+  mv "$dir/stock/core.$p" "$dir/stock/rank$rank.core"
 done
 end_job
 trap - EXIT

@@ -168,7 +168,7 @@ cargo test --workspace --locked
 # The crates as a dependency: each front page's example and the consumer
 # crate outside the workspace, run on cores of the reference MPICH.
 echo "== library examples and examples/consumer"
-cargo clippy --manifest-path examples/consumer/Cargo.toml --locked -- -D warnings
+cargo clippy --manifest-path examples/consumer/Cargo.toml --target-dir "${CARGO_TARGET_DIR:-target}" --locked -- -D warnings
 bash scripts/check-examples.sh
 
 # ==== Fuzzing (issue 8; see FUZZING.md) =====================================

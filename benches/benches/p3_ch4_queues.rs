@@ -10,11 +10,12 @@
 //!
 //! The core comes from `$MPIDD_BENCH_CH4_QUEUES_CORE`: a `gcore` of rank 0
 //! of `tests/mpich/queues.c scale 100000` on the CH4 build, which
-//! `scripts/bench-ch4-queues.sh` makes.
+//! `scripts/bench-ch4-queues.sh` makes, or on Debian's own MPICH
+//! (`scripts/bench-stock-mpich-queues.sh`), read with its shipped profile.
 
 use criterion::{criterion_main, Criterion};
-use mpidd_read::{CoreTarget, Limits};
-use mpiq_core::detect;
+use mpidd_read::{shipped_profiles, CoreTarget, Limits, TargetParts};
+use mpiq_core::{decoder_layouts, detect, identify};
 
 /// The receives a reading holds: under their communicators, or in the
 /// notes when only UCX knows their communicator.
@@ -37,8 +38,19 @@ fn queues(c: &mut Criterion) {
         "MPIDD_BENCH_CH4_QUEUES_CORE names a core of a CH4 rank with posted receives; \
          scripts/bench-ch4-queues.sh makes one",
     );
-    let target = CoreTarget::open(std::path::Path::new(&core), None, None).expect("open core");
+    let core = CoreTarget::open(std::path::Path::new(&core), None, None).expect("open core");
     let limits = Limits::default();
+    // The library's own DWARF (the reference build), else the profile made
+    // for its build (Debian's stripped MPICH), as `mpidd queues` chooses.
+    let found = identify(&core, &core, &limits).expect("an MPI library");
+    let profiles = shipped_profiles();
+    let (layouts, _) =
+        decoder_layouts(&found, core.types(), core.symbols(), &profiles).expect("layouts");
+    let target = TargetParts {
+        memory: &core,
+        symbols: &core,
+        layouts,
+    };
     let first = detect(&target, &limits)
         .expect("MPICH CH4")
         .read_queues()

@@ -164,7 +164,7 @@ impl std::fmt::Display for ObjectProblem {
 pub struct CoreTarget {
     core: CoreFile,
     symbols: ElfSymbols,
-    types: std::sync::OnceLock<crate::type_oracle::TypeOracle>,
+    types: std::sync::OnceLock<crate::loaded_layouts::LoadedLayouts>,
     executable: PathBuf,
     problems: Vec<ObjectProblem>,
 }
@@ -270,11 +270,17 @@ impl CoreTarget {
     }
 
     /// The C types of its loaded objects, from their DWARF (or their
-    /// debug files'), read on first use: the layouts it gives as a
-    /// [`Target`](crate::Target).
+    /// debug files'), read on first use.
     pub fn types(&self) -> &crate::type_oracle::TypeOracle {
+        self.loaded_layouts().dwarf()
+    }
+
+    /// Its layouts as a [`Target`](crate::Target): the DWARF of
+    /// [`types`](Self::types), and for what that lacks, the shipped
+    /// profiles made for the builds it has loaded.
+    pub fn loaded_layouts(&self) -> &crate::loaded_layouts::LoadedLayouts {
         self.types
-            .get_or_init(|| crate::type_oracle::TypeOracle::from_symbols(&self.symbols))
+            .get_or_init(|| crate::loaded_layouts::LoadedLayouts::new(&self.symbols))
     }
 
     /// What kept loaded objects, or parts of them, out of this target.
@@ -466,6 +472,6 @@ impl crate::target::Target for CoreTarget {
     }
 
     fn layouts(&self) -> &dyn crate::layouts::Layouts {
-        self.types()
+        self.loaded_layouts()
     }
 }

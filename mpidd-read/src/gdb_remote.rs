@@ -700,7 +700,7 @@ pub struct GdbRemoteTarget {
     abi: TargetAbi,
     executable: PathBuf,
     symbols: ElfSymbols,
-    types: std::sync::OnceLock<crate::type_oracle::TypeOracle>,
+    types: std::sync::OnceLock<crate::loaded_layouts::LoadedLayouts>,
     problems: Vec<ObjectProblem>,
 }
 
@@ -878,11 +878,17 @@ impl GdbRemoteTarget {
     }
 
     /// The C types of its loaded objects, from their DWARF (or their
-    /// debug files'), read on first use: the layouts it gives as a
-    /// [`Target`](crate::Target).
+    /// debug files'), read on first use.
     pub fn types(&self) -> &crate::type_oracle::TypeOracle {
+        self.loaded_layouts().dwarf()
+    }
+
+    /// Its layouts as a [`Target`](crate::Target): the DWARF of
+    /// [`types`](Self::types), and for what that lacks, the shipped
+    /// profiles made for the builds it has loaded.
+    pub fn loaded_layouts(&self) -> &crate::loaded_layouts::LoadedLayouts {
         self.types
-            .get_or_init(|| crate::type_oracle::TypeOracle::from_symbols(&self.symbols))
+            .get_or_init(|| crate::loaded_layouts::LoadedLayouts::new(&self.symbols))
     }
 
     /// Libraries that were left out, and why.
@@ -1000,7 +1006,7 @@ impl crate::target::Target for GdbRemoteTarget {
     }
 
     fn layouts(&self) -> &dyn crate::layouts::Layouts {
-        self.types()
+        self.loaded_layouts()
     }
 }
 

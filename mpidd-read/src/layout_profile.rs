@@ -307,10 +307,9 @@ pub fn shipped_profiles() -> Vec<LayoutProfile> {
 /// ([`ElfSymbols`](crate::ElfSymbols)), so every decoder finds them as if the
 /// library exported them.
 pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
-    static PROFILES: std::sync::OnceLock<Vec<LayoutProfile>> = std::sync::OnceLock::new();
     let id = hex(build_id);
     let mut out = Vec::new();
-    for p in PROFILES.get_or_init(shipped_profiles) {
+    for p in shipped_profile_list() {
         for (name, symbol) in &p.symbols {
             let of_this_build = p
                 .identity
@@ -323,6 +322,12 @@ pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
         }
     }
     out
+}
+
+/// The shipped profiles, parsed once per process.
+pub(crate) fn shipped_profile_list() -> &'static [LayoutProfile] {
+    static PROFILES: std::sync::OnceLock<Vec<LayoutProfile>> = std::sync::OnceLock::new();
+    PROFILES.get_or_init(shipped_profiles)
 }
 
 const SHIPPED: &[(&str, &str)] = &[

@@ -90,6 +90,7 @@ mod limits;
 pub mod link_map;
 #[cfg(all(feature = "live", target_os = "linux"))]
 mod live_process;
+mod loaded_layouts;
 mod memory;
 pub mod mpi2dd;
 pub mod mpir;
@@ -142,6 +143,7 @@ pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use live_process::{LiveError, LiveProcess, LiveTarget};
+pub use loaded_layouts::LoadedLayouts;
 pub use memory::{ReadRecords, TargetMemory, TargetMemoryMut};
 pub use read_budget::ReadBudget;
 pub use searched_objects::{is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL};

@@ -346,7 +346,7 @@ impl TargetMemoryMut for LiveProcess {
 pub struct LiveTarget {
     process: LiveProcess,
     symbols: ElfSymbols,
-    types: std::sync::OnceLock<crate::type_oracle::TypeOracle>,
+    types: std::sync::OnceLock<crate::loaded_layouts::LoadedLayouts>,
 }
 
 impl LiveTarget {
@@ -383,11 +383,17 @@ impl LiveTarget {
     }
 
     /// The C types of its loaded objects, from their DWARF (or their
-    /// debug files'), read on first use: the layouts it gives as a
-    /// [`Target`](crate::Target).
+    /// debug files'), read on first use.
     pub fn types(&self) -> &crate::type_oracle::TypeOracle {
+        self.loaded_layouts().dwarf()
+    }
+
+    /// Its layouts as a [`Target`](crate::Target): the DWARF of
+    /// [`types`](Self::types), and for what that lacks, the shipped
+    /// profiles made for the builds it has loaded.
+    pub fn loaded_layouts(&self) -> &crate::loaded_layouts::LoadedLayouts {
         self.types
-            .get_or_init(|| crate::type_oracle::TypeOracle::from_symbols(&self.symbols))
+            .get_or_init(|| crate::loaded_layouts::LoadedLayouts::new(&self.symbols))
     }
 }
 
@@ -425,6 +431,6 @@ impl crate::target::Target for LiveTarget {
     }
 
     fn layouts(&self) -> &dyn crate::layouts::Layouts {
-        self.types()
+        self.loaded_layouts()
     }
 }

@@ -4,7 +4,8 @@ use mpihandles::{Availability, Details, HandleKind, Mpich};
 use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // A core of one MPICH rank whose libmpi has its debug info.
+    // A core of one MPICH rank whose library has its debug info, or is a
+    // build mpidd ships a profile for (Debian 12's MPICH).
     let path = std::env::args()
         .nth(1)
         .ok_or("usage: comm_world RANK_CORE")?;

@@ -3,7 +3,8 @@ use mpidd_read::{CoreTarget, Limits};
 use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // A core of one MPI rank whose MPI library has its debug info.
+    // A core of one MPI rank whose MPI library has its debug info, or is a
+    // build mpidd ships a profile for (Debian 12's MPICH and Open MPI).
     let path = std::env::args()
         .nth(1)
         .ok_or("usage: rank_queues RANK_CORE")?;

@@ -25,10 +25,12 @@
 //!
 //! The queues of one rank from its core file, natively: [`detect`] finds
 //! the decoder for the rank's MPI and keeps it with the rank, ready to
-//! read. The layouts come from the MPI library's DWARF; for a stripped
-//! library, a [`LayoutResolver`] finds a layout profile of its build. This
-//! is `examples/rank_queues.rs`, which `scripts/check-examples.sh` runs on
-//! a core of a rank of the reference MPICH:
+//! read. The layouts come from the MPI library's DWARF, else from a
+//! profile mpidd ships for the very build loaded (Debian 12's stripped
+//! MPICH and Open MPI: [`LoadedLayouts`](mpidd_read::LoadedLayouts)); a
+//! [`LayoutResolver`] adds the user's profiles and a cache. This is
+//! `examples/rank_queues.rs`, which `scripts/check-examples.sh` runs on
+//! cores of a rank of the reference MPICH and of Debian's own MPICH:
 //!
 //! ```no_run
 #![doc = include_str!("../examples/rank_queues.rs")]
