@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
 use common::ompi_job::{OmpiBuild, OmpiJob};
-use mpidd_read::{CoreTarget, Limits, LiveTarget};
+use mpidd_read::{CoreTarget, Limits, LiveTarget, TargetParts};
 use mpiq_core::{world_rank, RankSource};
 
 /// More object names than this on one line is a list no one reads.
@@ -188,24 +188,20 @@ fn stock_open_mpi_failures_are_short_and_verbose_lists_every_object() {
 }
 
 /// The world rank of every rank, live and from its core, through the
-/// library call the commands use: on the stock build from `mpirun`'s
-/// environment (no layout says where `c_my_rank` is), on the reference
-/// build from `ompi_mpi_comm_world` itself. And on the reference build,
-/// `queues --dll` hands the vendor library that rank without `--rank`.
+/// library call the commands use: from `ompi_mpi_comm_world` itself, on
+/// the reference build through its DWARF and on the stock build through
+/// the profile mpidd ships for it (a target's layouts include it); and on
+/// the stock build with its DWARF alone, where no layout says where
+/// `c_my_rank` is, from `mpirun`'s environment. And on the reference
+/// build, `queues --dll` hands the vendor library that rank without
+/// `--rank`.
 #[test]
 fn world_ranks_of_open_mpi_processes_live_and_from_cores() {
-    for (build, name, expected) in [
-        (
-            OmpiBuild::Debian,
-            "ompi-world-rank-stock",
-            RankSource::Environment("OMPI_COMM_WORLD_RANK"),
-        ),
-        (
-            OmpiBuild::Reference,
-            "ompi-world-rank-ref",
-            RankSource::OmpiCommWorld,
-        ),
+    for (build, name) in [
+        (OmpiBuild::Debian, "ompi-world-rank-stock"),
+        (OmpiBuild::Reference, "ompi-world-rank-ref"),
     ] {
+        let expected = RankSource::OmpiCommWorld;
         let job = OmpiJob::start_on(build, name, "queues");
         let limits = Limits::default();
         for rank in 0..4 {
@@ -234,6 +230,19 @@ fn world_ranks_of_open_mpi_processes_live_and_from_cores() {
                 (rank, &expected),
                 "{build:?} rank {rank}, live"
             );
+            if build == OmpiBuild::Debian {
+                let dwarf_only = TargetParts {
+                    memory: &live,
+                    symbols: &live,
+                    layouts: live.types(),
+                };
+                let found = world_rank(&dwarf_only, &limits).expect("the world rank");
+                assert_eq!(
+                    (i64::from(found.rank), &found.source),
+                    (rank, &RankSource::Environment("OMPI_COMM_WORLD_RANK")),
+                    "{build:?} rank {rank}, live, its DWARF alone"
+                );
+            }
             let core = gcore(&job.dir, pid);
             let t = CoreTarget::open(&core, None, None).expect("open the core");
             let found = world_rank(&t, &limits).expect("the world rank");
