@@ -634,3 +634,58 @@ fn serves_the_reference_open_mpi_through_a_profile_named_in_mpidd_profiles() {
     serves_open_mpi(&job, Some(&file));
     assert_eq!(job.finish(), 0);
 }
+
+/// Debian's own MPICH, stripped and without debugger support, with the
+/// program built without debug info: the debugger's symbol lookup does not
+/// see the globals the decoders start from, nor its type callbacks any
+/// type. Our library places those globals and takes the layouts from the
+/// profile of the build the process has loaded, under our host (live and
+/// from cores, equal to the native decoder, which stock_mpich.rs checks
+/// against what the program posted) and under the independent C host,
+/// which prints every communicator and operation the native decoder reads.
+#[test]
+fn serves_debians_stock_mpich_under_our_host_and_an_independent_c_host() {
+    let host = c_host();
+    let library = our_library();
+    let job = Job::start_with(
+        &common::mpich_job::stock_mpich(),
+        "mqs-library-stock-mpich",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    for rank in 0..4 {
+        let pid = job.pid(rank);
+        let p = pid.to_string();
+        ours_same_as_native(&["--pid", &p], None);
+        wait_stopped(pid);
+
+        let run = run_c_host(&host, &library, pid, rank, false);
+        assert!(
+            run.image
+                .starts_with("0 mpiq_mqs: the image is MPICH built without debugger support"),
+            "{}",
+            run.image
+        );
+        assert_eq!(run.process, "0 ok");
+        assert!(
+            run.log
+                .iter()
+                .any(|l| l.contains("the layouts come from the profile of MPICH 4.0.2")),
+            "the library says where its layouts come from: {:#?}",
+            run.log
+        );
+        let native_now = native(&["--pid", &p]);
+        assert_eq!(
+            c_host_printed(&run),
+            c_host_view(&native_now),
+            "rank {rank} through the C host"
+        );
+        wait_stopped(pid);
+
+        let core = gcore(&job.dir, pid);
+        ours_same_as_native(&["--core", core.to_str().unwrap()], None);
+    }
+    assert_eq!(job.finish(), 0);
+}

@@ -7,10 +7,12 @@
 //! `mqs_get_type_sizes`, symbols through `mqs_find_symbol`, types through
 //! `mqs_find_type`, `mqs_field_offset` and `mqs_sizeof`, completed for
 //! MPICH's CH4 device by what MPICH declares where the callbacks cannot
-//! answer (`mpich_declarations`). Open MPI's layouts come from the layout
-//! profile of the build the process runs, which its loaded objects'
-//! build-ids pick (`ompi_layouts`): Debian's stripped Open MPI has no
-//! types for a debugger to give. The decoder's notes, which the interface
+//! answer (`mpich_declarations`). Open MPI's layouts, and those of an
+//! MPICH that hides its globals, come from the layout profile of the build
+//! the process runs, which its loaded objects' build-ids pick
+//! (`loaded_profile`): Debian's stripped Open MPI and MPICH have no types
+//! for a debugger to give, and the profile also places the globals
+//! Debian's MPICH hides. The decoder's notes, which the interface
 //! has no place for, go to the debugger's `mqs_dprints`. So a debugger gets
 //! what the native decoders add over the vendor library: world ranks,
 //! `MPI_ANY_SOURCE` as −1 and `MPI_ANY_TAG` as `tag_wild`, lengths in bytes,
@@ -42,8 +44,8 @@
 mod callback_target;
 mod declared_layouts;
 mod host_abi;
+mod loaded_profile;
 mod mpich_declarations;
-mod ompi_layouts;
 mod state;
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -286,6 +288,16 @@ fn image_check(source: &CallbackImage<'_>) -> (c_int, String) {
             )
         };
     }
+    if without_debugger_support(source) {
+        // Which build it is, and whether a profile describes it, can only
+        // be told from a process's memory: checked at mqs_setup_process.
+        return (
+            MQS_OK,
+            "mpiq_mqs: %s is MPICH built without debugger support: it is read through a \
+             layout profile of its build, chosen for each process"
+                .to_string(),
+        );
+    }
     if source.lookup("MPII_Version_string").is_none() {
         return (
             ERR_UNSUPPORTED,
@@ -407,27 +419,51 @@ pub unsafe extern "C" fn mqs_setup_process(
             cache: &image_info.types,
         };
         let declared = DeclaredLayouts { callbacks: &source };
-        // Open MPI's layouts come from the profile of its build when the
-        // debugger's types do not answer (a stripped build).
-        let profile = match identify(&memory, &source, &limits) {
-            Ok(found) if found.kind == DecoderKind::OmpiOb1 => {
-                ompi_layouts::ompi_profile(&memory, &source, &found.version, &limits).map(Some)
-            }
+        // The layouts come from the profile of the build when the
+        // debugger's types cannot answer: Open MPI's always (the interface
+        // has no member widths or enumerators for it), MPICH's when it was
+        // built without debugger support (Debian's, stripped, whose profile
+        // also places the globals it hides).
+        let loaded = match identify(&memory, &source, &limits) {
+            Ok(found) if found.kind == DecoderKind::OmpiOb1 => loaded_profile::loaded_profile(
+                &memory,
+                &source,
+                found.kind,
+                &["libmpi"],
+                &found.version,
+                &limits,
+            )
+            .map(Some),
+            Ok(found) if without_debugger_support(&source) => loaded_profile::loaded_profile(
+                &memory,
+                &source,
+                found.kind,
+                &["libmpich", "libmpi"],
+                &found.version,
+                &limits,
+            )
+            .map(Some),
             _ => Ok(None),
         };
-        let (decoder, profile) = match profile {
-            Ok(profile) => {
+        let (decoder, profile, profile_symbols) = match loaded {
+            Ok(loaded) => {
+                let (profile, profile_symbols) = match loaded {
+                    Some(l) => (Some(l.profile), l.symbols),
+                    None => (None, Default::default()),
+                };
+                let symbols = loaded_profile::WithProfileSymbols {
+                    debugger: &source,
+                    profile: &profile_symbols,
+                };
                 let target = TargetParts {
                     memory: &memory,
-                    symbols: &source,
+                    symbols: &symbols,
                     layouts: layouts(&profile, &declared),
                 };
-                (
-                    build_decoder(&target, &limits).map_err(|e| e.to_string()),
-                    profile,
-                )
+                let decoder = build_decoder(&target, &limits).map_err(|e| e.to_string());
+                (decoder, profile, profile_symbols)
             }
-            Err(why) => (Err(why), None),
+            Err(why) => (Err(why), None, Default::default()),
         };
         if let Some(p) = &profile {
             debug_print(&format!(
@@ -444,6 +480,7 @@ pub unsafe extern "C" fn mqs_setup_process(
             sizes,
             decoder,
             profile,
+            profile_symbols,
             snapshot: None,
             communicator: 0,
             operation: None,
@@ -456,6 +493,15 @@ pub unsafe extern "C" fn mqs_setup_process(
         unsafe { put(process, info as *mut c_void) };
         MQS_OK
     })
+}
+
+/// Whether an image is an MPICH built without debugger support (Debian's):
+/// no `MPIR_All_communicators`, and, stripped, its other globals hidden
+/// and no types for a debugger to give. Only a profile of its build,
+/// chosen per process, can read it.
+fn without_debugger_support(source: &dyn mpidd_read::SymbolSource) -> bool {
+    source.lookup("MPII_Version_string").is_some()
+        && source.lookup("MPIR_All_communicators").is_none()
 }
 
 /// What a process's decoder reads its layouts from: the profile chosen
@@ -554,9 +600,13 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
             cache: &image_info.types,
         };
         let declared = DeclaredLayouts { callbacks: &source };
+        let symbols = loaded_profile::WithProfileSymbols {
+            debugger: &source,
+            profile: &info.profile_symbols,
+        };
         let target = TargetParts {
             memory: &memory,
-            symbols: &source,
+            symbols: &symbols,
             layouts: layouts(&info.profile, &declared),
         };
         match decoder.read_queues(&target, &info.limits) {

@@ -50,6 +50,9 @@ pub(crate) struct ProcessInfo {
     /// The layout profile the decoder reads with, when the debugger's
     /// types do not describe the MPI library (Open MPI without debug info).
     pub(crate) profile: Option<LayoutProfile>,
+    /// The globals that profile places for a library that hides them, at
+    /// their run-time addresses.
+    pub(crate) profile_symbols: std::collections::HashMap<String, mpidd_read::Symbol>,
     /// The last reading, from `mqs_update_communicator_list`.
     pub(crate) snapshot: Option<ProcessQueues>,
     pub(crate) communicator: usize,

@@ -1,0 +1,175 @@
+//! The layout profile of the MPI build a process runs, seen through a
+//! debugger.
+//!
+//! The message-queue interface gives a library a type's size and a named
+//! member's offset, nothing about member widths or enumerators, and on a
+//! distribution's stripped MPI (Debian's Open MPI and MPICH) not even
+//! those; Debian's MPICH also hides the globals the decoders start from.
+//! What the interface does give is the target's memory and symbols, and
+//! that is enough to tell which build a process runs: the dynamic linker's
+//! list (`_r_debug`) names every loaded object and where it sits, and each
+//! object's mapped headers carry its build-id. The layout profile made for
+//! that build (one that mpidd ships, or one named in [`PROFILES_VAR`])
+//! then answers every question the decoder asks, and its symbols, placed
+//! at the library's load bias, stand in for the hidden ones.
+
+use std::collections::HashMap;
+
+use mpidd_read::link_map::{loaded_build_ids, r_debug_address};
+use mpidd_read::{
+    choose_layouts, shipped_profiles, so_stem, LayoutProfile, LayoutTable, Layouts, Limits, Symbol,
+    SymbolSource, TargetMemory,
+};
+use mpidd_types::TargetAddr;
+use mpiq_core::DecoderKind;
+
+/// The environment variable naming more profiles for the library to read
+/// besides the ones it ships: files written by `mpidd profile write`,
+/// separated by colons. A debugger's user sets it before the debugger
+/// loads the library.
+pub(crate) const PROFILES_VAR: &str = "MPIDD_PROFILES";
+
+/// The shipped profiles and those [`PROFILES_VAR`] names.
+fn profiles() -> Result<Vec<LayoutProfile>, String> {
+    let mut all = shipped_profiles();
+    if let Some(paths) = std::env::var_os(PROFILES_VAR) {
+        for path in std::env::split_paths(&paths).filter(|p| !p.as_os_str().is_empty()) {
+            all.push(
+                LayoutProfile::load(&path)
+                    .map_err(|e| format!("{PROFILES_VAR} names {}: {e}", path.display()))?,
+            );
+        }
+    }
+    Ok(all)
+}
+
+/// Where `struct r_debug` is: ld.so's exported `_r_debug`, or through the
+/// executable's `_DYNAMIC` when the debugger's symbol lookup does not reach
+/// ld.so.
+fn r_debug<M: TargetMemory + ?Sized>(
+    memory: &M,
+    symbols: &dyn SymbolSource,
+    limits: &Limits,
+) -> Result<TargetAddr, String> {
+    if let Some(s) = symbols.lookup("_r_debug") {
+        return Ok(s.addr);
+    }
+    let dynamic = symbols.lookup("_DYNAMIC").ok_or(
+        "the debugger's mqs_find_symbol finds neither _r_debug (the dynamic linker's) nor \
+         _DYNAMIC (the executable's), so the loaded objects and their build-ids, which pick \
+         the layout profile of a build without debug info, cannot be found",
+    )?;
+    r_debug_address(memory, dynamic.addr, limits)
+        .map_err(|e| format!("reading the executable's dynamic section: {e}"))?
+        .ok_or_else(|| "the executable's DT_DEBUG is empty: no dynamic linker list".to_string())
+}
+
+/// The profile chosen for a process, with the symbols it gives.
+pub(crate) struct LoadedProfile {
+    pub(crate) profile: LayoutProfile,
+    /// The profile's symbols of the library, at their run-time addresses.
+    pub(crate) symbols: HashMap<String, Symbol>,
+}
+
+/// The profile that describes the MPI of this process, chosen as the
+/// native commands choose one: the build-id of the loaded library (the
+/// first loaded object whose name is one of `stems` up to `.so`) picks
+/// it, and the other objects it describes must be the builds it was made
+/// for. `kind`'s decoder must find every layout it needs there.
+///
+/// The debugger's types are not asked: the interface cannot say what a
+/// member's width or an enumerator's value is. A build no shipped profile
+/// describes gets one written by `mpidd profile write` and named in
+/// [`PROFILES_VAR`].
+pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
+    memory: &M,
+    symbols: &dyn SymbolSource,
+    kind: DecoderKind,
+    stems: &[&str],
+    version: &str,
+    limits: &Limits,
+) -> Result<LoadedProfile, String> {
+    let missing = |l: &dyn Layouts| kind.missing_layouts(l);
+    let profiles = profiles()?;
+    let at = r_debug(memory, symbols, limits)?;
+    let is_library = |name: &str| stems.contains(&so_stem(file_name(name)));
+    let wanted = |name: &str| is_library(name) || profiles.iter().any(|p| p.mentions(name));
+    let loaded = loaded_build_ids(memory, at, &wanted, limits)
+        .map_err(|e| format!("reading the dynamic linker's list of loaded objects: {e}"))?;
+    let library = loaded
+        .iter()
+        .find(|(e, _)| is_library(&e.name))
+        .ok_or_else(|| format!("the dynamic linker's list has no {}", stems.join(" or ")))?;
+    let build_id = match &library.1 {
+        Ok(id) => id.clone(),
+        Err(e) => return Err(format!("the build-id of {}: {e}", library.0.name)),
+    };
+    let companions: Vec<(String, Option<Vec<u8>>)> = loaded
+        .iter()
+        .filter(|(e, _)| e.node != library.0.node)
+        .map(|(e, id)| (e.name.clone(), id.as_ref().ok().cloned().flatten()))
+        .collect();
+    let version = (!version.is_empty()).then_some(version);
+    choose_layouts(
+        &LayoutTable::default(),
+        &missing,
+        &library.0.name,
+        build_id.as_deref(),
+        version,
+        &profiles,
+        &companions,
+    )
+    .map_err(|e| {
+        format!(
+            "{e} Under a debugger there is no --profile: name the profile file in \
+             {PROFILES_VAR} before the debugger loads this library."
+        )
+    })?;
+    // choose_layouts took the first profile that fits; the same again,
+    // owned, for the process to keep.
+    let id = build_id.unwrap_or_default();
+    let profile = profiles
+        .into_iter()
+        .find(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none())
+        .ok_or_else(|| "no profile fits, though one was chosen".to_string())?;
+    let object = file_name(&library.0.name);
+    let symbols = profile
+        .symbols
+        .iter()
+        .filter(|(_, s)| s.object == object)
+        .map(|(name, s)| {
+            let symbol = Symbol {
+                name: name.clone(),
+                addr: TargetAddr(s.address.wrapping_add(library.0.bias)),
+                size: s.size,
+                object: library.0.name.clone(),
+            };
+            (name.clone(), symbol)
+        })
+        .collect();
+    Ok(LoadedProfile { profile, symbols })
+}
+
+/// The file name of a loaded object's path.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The debugger's symbols, and then those a profile gives for globals the
+/// stripped library hides.
+pub(crate) struct WithProfileSymbols<'a> {
+    pub(crate) debugger: &'a dyn SymbolSource,
+    pub(crate) profile: &'a HashMap<String, Symbol>,
+}
+
+impl SymbolSource for WithProfileSymbols<'_> {
+    fn lookup(&self, name: &str) -> Option<Symbol> {
+        self.debugger
+            .lookup(name)
+            .or_else(|| self.profile.get(name).cloned())
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        self.debugger.searched_objects()
+    }
+}
