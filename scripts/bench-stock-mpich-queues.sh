@@ -145,7 +145,6 @@ Wall and CPU (user + system) time of the run with the best wall time.
 | native decoder, core | \`mpidd queues --core CORE --json\` | ${cold_s} s / ${cold_cpu} s | ${warm_s} s / ${warm_cpu} s | ${warm_kb} KB |
 | decode only, native (criterion) | \`MpichCh4::read_queues\` on the open core, with the profile's layouts (\`MPIDD_BENCH_CH4_QUEUES_CORE=CORE cargo bench -p mpidd-benches --bench p3_ch4_queues\`) | | ${crit_ms} ms | |
 
-No vendor library reads this build (libtvmpich.so reads CH3's fields, and
-our libmpiq_mqs.so does not yet add a profile's symbols), and gdb has no
-types for it: the figures stand alone.
+No vendor library reads this build (libtvmpich.so reads CH3's fields),
+and gdb has no types for it: the figures stand alone.
 EOF

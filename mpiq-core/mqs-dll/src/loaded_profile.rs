@@ -92,7 +92,7 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     let missing = |l: &dyn Layouts| kind.missing_layouts(l);
     let profiles = profiles()?;
     let at = r_debug(memory, symbols, limits)?;
-    let is_library = |name: &str| stems.contains(&so_stem(file_name(name)));
+    let is_library = |name: &str| stems.contains(&so_stem(name));
     let wanted = |name: &str| is_library(name) || profiles.iter().any(|p| p.mentions(name));
     let loaded = loaded_build_ids(memory, at, &wanted, limits)
         .map_err(|e| format!("reading the dynamic linker's list of loaded objects: {e}"))?;
@@ -132,11 +132,20 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
         .into_iter()
         .find(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none())
         .ok_or_else(|| "no profile fits, though one was chosen".to_string())?;
-    let object = file_name(&library.0.name);
+    // The profile names the library by the file it was made for; the
+    // link map by the path the process opened (a soname's link).
+    let hex_id = mpidd_read::build_id_hex(&id);
+    let described: Vec<&str> = profile
+        .identity
+        .objects
+        .iter()
+        .filter(|o| o.build_ids.contains(&hex_id))
+        .map(|o| o.name.as_str())
+        .collect();
     let symbols = profile
         .symbols
         .iter()
-        .filter(|(_, s)| s.object == object)
+        .filter(|(_, s)| described.contains(&s.object.as_str()))
         .map(|(name, s)| {
             let symbol = Symbol {
                 name: name.clone(),
@@ -150,13 +159,10 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     Ok(LoadedProfile { profile, symbols })
 }
 
-/// The file name of a loaded object's path.
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-/// The debugger's symbols, and then those a profile gives for globals the
-/// stripped library hides.
+/// The symbols a profile gives for the globals a stripped library hides,
+/// then the debugger's. The profile's come first: they carry the sizes the
+/// interface's `mqs_find_symbol` cannot give (a pool's length is its
+/// array's size), and they were made for this very build.
 pub(crate) struct WithProfileSymbols<'a> {
     pub(crate) debugger: &'a dyn SymbolSource,
     pub(crate) profile: &'a HashMap<String, Symbol>,
@@ -164,9 +170,10 @@ pub(crate) struct WithProfileSymbols<'a> {
 
 impl SymbolSource for WithProfileSymbols<'_> {
     fn lookup(&self, name: &str) -> Option<Symbol> {
-        self.debugger
-            .lookup(name)
-            .or_else(|| self.profile.get(name).cloned())
+        self.profile
+            .get(name)
+            .cloned()
+            .or_else(|| self.debugger.lookup(name))
     }
 
     fn searched_objects(&self) -> Vec<String> {
