@@ -78,9 +78,12 @@ impl Layout {
 }
 
 /// Asks `layouts` every question this module asks, for a layout profile.
+/// CH4's address vector is asked about only where UCX's request is
+/// described: it serves nothing else.
 pub fn ask_ucx_layouts(layouts: &dyn Layouts) {
-    let _ = Layout::of(layouts);
-    let _ = AvLayout::of(layouts);
+    if Layout::of(layouts).is_ok() {
+        let _ = AvLayout::of(layouts);
+    }
 }
 
 /// Whether `layouts` describes UCX's request, and if not, which question
