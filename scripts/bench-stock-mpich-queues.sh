@@ -37,64 +37,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-timed() { # timed command...: "seconds KB cpu-seconds" of one run
-  local start end
-  start=$(date +%s%N)
-  /usr/bin/time -f "%M %U %S" -o "$work/t" "$@" >/dev/null 2>&1
-  end=$(date +%s%N)
-  read -r kb user sys <"$work/t"
-  awk -v ns=$((end - start)) -v kb="$kb" -v u="$user" -v s="$sys" \
-    'BEGIN { printf "%.4f %s %.2f\n", ns / 1e9, kb, u + s }'
-}
-evict() { # drops the page cache of the given files
-  python3 - "$@" <<'EOF'
-import os, sys
-for path in sys.argv[1:]:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        continue
-    try:
-        # Dirty pages (a fresh core's) are written back first, or they stay.
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-EOF
-}
-cold_of() { # cold_of N command...: the fastest of N runs, each after eviction
-  local runs=$1; shift
-  for _ in $(seq "$runs"); do
-    evict "$mpidd" "$core" "${mapped[@]}"
-    timed "$@"
-  done | sort -n | head -n 1
-}
-warm_of() { # warm_of N command...: the fastest of N runs after one unmeasured
-  local runs=$1; shift
-  timed "$@" >/dev/null
-  for _ in $(seq "$runs"); do timed "$@"; done | sort -n | head -n 1
-}
+# shellcheck source=lib/bench-queues-core.sh
+. scripts/lib/bench-queues-core.sh
 
 echo "== P3 on Debian's MPICH: $n posted receives" >&2
-mpicc.mpich -O0 -o "$work/queues" tests/mpich/queues.c
-mpiexec.mpich -n 4 "$work/queues" scale "$n" >"$work/out" 2>&1 &
-for _ in $(seq 1200); do [ "$(grep -c READY "$work/out" || true)" -ge 4 ] && break; sleep 0.1; done
-pids="$(awk '/READY/{print $3}' "$work/out")"
-pid0="$(awk '/READY 0 /{print $3}' "$work/out")"
-[ -n "$pid0" ] || { cat "$work/out" >&2; echo "error: the job did not start" >&2; exit 1; }
-for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid0/status" && break; sleep 0.1; done
-mapfile -t mapped < <(awk '$6 ~ /^\// {print $6}' "/proc/$pid0/maps" | sort -u)
-gcore -o "$work/core" "$pid0" >/dev/null 2>&1
-core="$work/core.$pid0"
-core_mb=$(du -m "$core" | cut -f1)
-# The job ends (rank 0 cancels its receives), so that nothing but other
-# processes keeps its files mapped.
-kill -CONT $pids
-wait 2>/dev/null || true
-pids=
+queues_scale_core mpicc.mpich mpiexec.mpich "$n" -O0
+cold_files=("$mpidd" "$core" "${mapped[@]}")
 
 "$mpidd" queues --core "$core" --json >"$work/q.json"
 received=$(python3 - "$work/q.json" <<'EOF'

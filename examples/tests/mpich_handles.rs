@@ -668,36 +668,32 @@ fn check_rank(rank: i64, source: &[String], w: &Written, full: bool, device: Dev
     assert!(e.contains("out of range"), "{e}");
 }
 
-#[test]
-fn every_handle_kind_live_and_from_gcore_cores() {
-    // handles.c writes what it made to the directory it is given.
-    let job = Job::start_program("mpich-handles", "handles", &["{dir}"], &[]);
+/// Every rank of `job` (tests/mpich/handles.c, started with its directory
+/// as argument), live and then from its gcore core, checked against what
+/// the rank wrote down; the job must then complete.
+fn every_handle_kind(job: Job, device: Device) {
     let written: Vec<Written> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
     for rank in 0..4 {
         let pid = job.pid(rank);
         let source = vec!["--pid".to_string(), pid.to_string()];
-        check_rank(
-            rank,
-            &source,
-            &written[rank as usize],
-            rank == 0 || rank == 3,
-            Device::Ch3,
-        );
+        let full = rank == 0 || rank == 3;
+        check_rank(rank, &source, &written[rank as usize], full, device);
         wait_stopped(pid);
     }
     for rank in 0..4 {
-        let pid = job.pid(rank);
-        let core = gcore(&job.dir, pid);
+        let core = gcore(&job.dir, job.pid(rank));
         let source = vec!["--core".to_string(), core.display().to_string()];
-        check_rank(
-            rank,
-            &source,
-            &written[rank as usize],
-            rank == 0 || rank == 3,
-            Device::Ch3,
-        );
+        let full = rank == 0 || rank == 3;
+        check_rank(rank, &source, &written[rank as usize], full, device);
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+#[test]
+fn every_handle_kind_live_and_from_gcore_cores() {
+    // handles.c writes what it made to the directory it is given.
+    let job = Job::start_program("mpich-handles", "handles", &["{dir}"], &[]);
+    every_handle_kind(job, Device::Ch3);
 }
 
 /// The same program and expectations on the reference MPICH with the CH4
@@ -714,32 +710,7 @@ fn every_handle_kind_on_ch4_live_and_from_gcore_cores() {
         &["{dir}"],
         &[] as &[(&str, &str)],
     );
-    let written: Vec<Written> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
-    for rank in 0..4 {
-        let pid = job.pid(rank);
-        let source = vec!["--pid".to_string(), pid.to_string()];
-        check_rank(
-            rank,
-            &source,
-            &written[rank as usize],
-            rank == 0 || rank == 3,
-            Device::Ch4Ucx,
-        );
-        wait_stopped(pid);
-    }
-    for rank in 0..4 {
-        let pid = job.pid(rank);
-        let core = gcore(&job.dir, pid);
-        let source = vec!["--core".to_string(), core.display().to_string()];
-        check_rank(
-            rank,
-            &source,
-            &written[rank as usize],
-            rank == 0 || rank == 3,
-            Device::Ch4Ucx,
-        );
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    every_handle_kind(job, Device::Ch4Ucx);
 }
 
 /// The same program and expectations on Debian's own MPICH (`libmpich12`,
@@ -757,30 +728,5 @@ fn every_handle_kind_on_debian_stock_mpich_live_and_from_gcore_cores() {
         &["{dir}"],
         &[] as &[(&str, &str)],
     );
-    let written: Vec<Written> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
-    for rank in 0..4 {
-        let pid = job.pid(rank);
-        let source = vec!["--pid".to_string(), pid.to_string()];
-        check_rank(
-            rank,
-            &source,
-            &written[rank as usize],
-            rank == 0 || rank == 3,
-            Device::Ch4UcxWithUcxTypes,
-        );
-        wait_stopped(pid);
-    }
-    for rank in 0..4 {
-        let pid = job.pid(rank);
-        let core = gcore(&job.dir, pid);
-        let source = vec!["--core".to_string(), core.display().to_string()];
-        check_rank(
-            rank,
-            &source,
-            &written[rank as usize],
-            rank == 0 || rank == 3,
-            Device::Ch4UcxWithUcxTypes,
-        );
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    every_handle_kind(job, Device::Ch4UcxWithUcxTypes);
 }

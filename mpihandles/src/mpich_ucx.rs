@@ -115,6 +115,17 @@ fn word(
     Ok(mpidd_read::decode_uint(&buf[..size], mem.abi().byte_order))
 }
 
+/// The three fields of MPICH's UCX tag (`MPIDI_UCX_init_tag`): context
+/// id, rank, MPI tag.
+fn split_tag(tag: u64) -> (i64, i64, i64) {
+    let rank_mask = ((1u64 << RANK_BITS) - 1) << TAG_BITS;
+    (
+        (tag >> (TAG_BITS + RANK_BITS)) as i64,
+        ((tag & rank_mask) >> TAG_BITS) as i64,
+        (tag & ((1u64 << TAG_BITS) - 1)) as i64,
+    )
+}
+
 /// The receive UCX holds for MPICH's `ucp_request` pointer `user`.
 pub fn ucx_receive(
     mem: &dyn TargetMemory,
@@ -125,13 +136,14 @@ pub fn ucx_receive(
     let base = TargetAddr(user.0.wrapping_sub(l.size));
     let tag = word(mem, base, l.recv_tag, "ucp_request_t.recv.tag.tag")?;
     let mask = word(mem, base, l.recv_mask, "ucp_request_t.recv.tag.tag_mask")?;
+    let (context_id, rank, mpi_tag) = split_tag(tag);
     // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE and
     // every tag bit for MPI_ANY_TAG.
-    let rank_mask = ((1u64 << RANK_BITS) - 1) << TAG_BITS;
+    let (_, rank_bits, tag_bits) = split_tag(mask);
     Ok(UcxOperation {
-        context_id: (tag >> (TAG_BITS + RANK_BITS)) as i64,
-        rank: (mask & rank_mask != 0).then_some(((tag & rank_mask) >> TAG_BITS) as i64),
-        tag: (mask & 1 != 0).then_some((tag & ((1u64 << TAG_BITS) - 1)) as i64),
+        context_id,
+        rank: (rank_bits != 0).then_some(rank),
+        tag: (tag_bits != 0).then_some(mpi_tag),
         buffer: word(mem, base, l.recv_buffer, "ucp_request_t.recv.buffer")?,
         length: word(mem, base, l.recv_length, "ucp_request_t.recv.length")?,
         endpoint: None,
@@ -147,11 +159,11 @@ pub fn ucx_send(
     let l = Layout::of(layouts)?;
     let base = TargetAddr(user.0.wrapping_sub(l.size));
     let tag = word(mem, base, l.send_tag, "ucp_request_t.send.msg_proto.tag")?;
-    let rank_mask = ((1u64 << RANK_BITS) - 1) << TAG_BITS;
+    let (context_id, rank, mpi_tag) = split_tag(tag);
     Ok(UcxOperation {
-        context_id: (tag >> (TAG_BITS + RANK_BITS)) as i64,
-        rank: Some(((tag & rank_mask) >> TAG_BITS) as i64),
-        tag: Some((tag & ((1u64 << TAG_BITS) - 1)) as i64),
+        context_id,
+        rank: Some(rank),
+        tag: Some(mpi_tag),
         buffer: word(mem, base, l.send_buffer, "ucp_request_t.send.buffer")?,
         length: word(mem, base, l.send_length, "ucp_request_t.send.length")?,
         endpoint: Some(word(mem, base, l.send_ep, "ucp_request_t.send.ep")?),

@@ -355,30 +355,10 @@ pub fn assert_only_documented_differences(differences: &[Value]) {
     }
 }
 
-/// Who read a CH4 rank's queues for `mpidd queues`.
-#[derive(Clone, Copy, Debug)]
-pub enum Ch4Reader {
-    /// The native decoder.
-    Native,
-    /// Our mqs library (libmpiq_mqs.so) under our host, which passes on
-    /// the decoder's notes through `mqs_dprints`.
-    OurLibrary,
-}
-
-/// What tests/mpich/queues.c posted, as far as MPICH keeps it under CH4
-/// with UCX (docs/ch4.md): the communicators and their world ranks, rank
-/// 2's rendezvous send, and rank 0's three receives posted to UCX, which
-/// only the notes can report (their communicator is in UCX's request).
-pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
-    let (source, note_prefix) = match reader {
-        Ch4Reader::Native => ("ch4:ucx", ""),
-        Ch4Reader::OurLibrary => ("mpiq_mqs", "library says: mpiq_mqs: "),
-    };
-    assert!(
-        q["source"].as_str().unwrap().contains(source),
-        "{}",
-        q["source"]
-    );
+/// The world rank, and the three communicators of tests/mpich/queues.c
+/// (world, the dup, the rank's half of the split) with their sizes, local
+/// ranks and world ranks, checked; returned in that order.
+pub fn queues_communicators(rank: i64, q: &Value) -> [&Value; 3] {
     assert_eq!(q["global_rank"], rank);
     let world = comm(q, "MPI_COMM_WORLD");
     assert_eq!(
@@ -406,6 +386,34 @@ pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
         json!(members),
         "the split's world ranks, from CH4's rank map"
     );
+    [world, dup, split]
+}
+
+/// Who read a CH4 rank's queues for `mpidd queues`.
+#[derive(Clone, Copy, Debug)]
+pub enum Ch4Reader {
+    /// The native decoder.
+    Native,
+    /// Our mqs library (libmpiq_mqs.so) under our host, which passes on
+    /// the decoder's notes through `mqs_dprints`.
+    OurLibrary,
+}
+
+/// What tests/mpich/queues.c posted, as far as MPICH keeps it under CH4
+/// with UCX (docs/ch4.md): the communicators and their world ranks, rank
+/// 2's rendezvous send, and rank 0's three receives posted to UCX, which
+/// only the notes can report (their communicator is in UCX's request).
+pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
+    let (source, note_prefix) = match reader {
+        Ch4Reader::Native => ("ch4:ucx", ""),
+        Ch4Reader::OurLibrary => ("mpiq_mqs", "library says: mpiq_mqs: "),
+    };
+    assert!(
+        q["source"].as_str().unwrap().contains(source),
+        "{}",
+        q["source"]
+    );
+    let [world, _, _] = queues_communicators(rank, q);
     let diagnostics: Vec<&str> = q["diagnostics"]
         .as_array()
         .unwrap()
@@ -459,27 +467,7 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
         "{}",
         q["source"]
     );
-    assert_eq!(q["global_rank"], rank);
-    let world = comm(q, "MPI_COMM_WORLD");
-    assert_eq!(
-        (world["size"].as_i64(), world["local_rank"].as_i64()),
-        (Some(4), Some(rank))
-    );
-    assert_eq!(world["group"], json!([0, 1, 2, 3]));
-    let dup = comm(q, "mpidd_dup");
-    assert_eq!(dup["group"], json!([0, 1, 2, 3]));
-    let split_name = if rank % 2 == 0 {
-        "mpidd_split_even"
-    } else {
-        "mpidd_split_odd"
-    };
-    let split = comm(q, split_name);
-    let members = if rank % 2 == 0 { [0, 2] } else { [1, 3] };
-    assert_eq!(
-        (split["size"].as_i64(), split["local_rank"].as_i64()),
-        (Some(2), Some(rank / 2))
-    );
-    assert_eq!(split["group"], json!(members));
+    let [world, dup, split] = queues_communicators(rank, q);
     let diagnostics: Vec<&str> = q["diagnostics"]
         .as_array()
         .unwrap()

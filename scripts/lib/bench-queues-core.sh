@@ -1,0 +1,83 @@
+# Shared by the benchmarks that time `mpidd queues` on a core of rank 0 of
+# tests/mpich/queues.c in its scale mode (bench-ch4-queues.sh,
+# bench-stock-mpich-queues.sh). Sourced; the caller sets `work` (a scratch
+# directory it removes) and `pids` (empty), and traps EXIT to continue any
+# ranks in `pids` and remove `work`.
+#
+#   queues_scale_core MPICC MPIEXEC N [CFLAGS...]
+#     builds queues.c with MPICC, runs `MPIEXEC -n 4 queues scale N`, gcores
+#     rank 0 once it has stopped, and ends the job. Sets `core`, `core_mb`
+#     and `mapped` (the files rank 0 had mapped, for cold runs).
+#   timed COMMAND...     "seconds KB cpu-seconds" of one run
+#   cold_of N COMMAND... the fastest of N runs, each after the page cache of
+#                        `cold_files` (an array the caller sets) is dropped
+#   warm_of N COMMAND... the fastest of N runs after one unmeasured
+
+queues_scale_core() {
+  local cc=$1 mpiexec=$2 n=$3
+  shift 3
+  "$cc" "$@" -o "$work/queues" tests/mpich/queues.c
+  "$mpiexec" -n 4 "$work/queues" scale "$n" >"$work/out" 2>&1 &
+  for _ in $(seq 1200); do [ "$(grep -c READY "$work/out" || true)" -ge 4 ] && break; sleep 0.1; done
+  pids="$(awk '/READY/{print $3}' "$work/out")"
+  local pid0
+  pid0="$(awk '/READY 0 /{print $3}' "$work/out")"
+  [ -n "$pid0" ] || { cat "$work/out" >&2; echo "error: the job did not start" >&2; exit 1; }
+  for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid0/status" && break; sleep 0.1; done
+  mapfile -t mapped < <(awk '$6 ~ /^\// {print $6}' "/proc/$pid0/maps" | sort -u)
+  gcore -o "$work/core" "$pid0" >/dev/null 2>&1
+  core="$work/core.$pid0"
+  core_mb=$(du -m "$core" | cut -f1)
+  # The job ends (rank 0 cancels its receives), so that nothing but other
+  # processes keeps its files mapped.
+  kill -CONT $pids
+  wait 2>/dev/null || true
+  pids=
+}
+
+timed() {
+  local start end kb user sys
+  start=$(date +%s%N)
+  /usr/bin/time -f "%M %U %S" -o "$work/t" "$@" >/dev/null 2>&1
+  end=$(date +%s%N)
+  read -r kb user sys <"$work/t"
+  awk -v ns=$((end - start)) -v kb="$kb" -v u="$user" -v s="$sys" \
+    'BEGIN { printf "%.4f %s %.2f\n", ns / 1e9, kb, u + s }'
+}
+
+# Drops the page cache of the given files.
+evict() {
+  python3 - "$@" <<'EOF'
+import os, sys
+for path in sys.argv[1:]:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        continue
+    try:
+        # Dirty pages (a fresh core's) are written back first, or they stay.
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+EOF
+}
+
+cold_of() {
+  local runs=$1
+  shift
+  for _ in $(seq "$runs"); do
+    evict "${cold_files[@]}"
+    timed "$@"
+  done | sort -n | head -n 1
+}
+
+warm_of() {
+  local runs=$1
+  shift
+  timed "$@" >/dev/null
+  for _ in $(seq "$runs"); do timed "$@"; done | sort -n | head -n 1
+}
