@@ -137,13 +137,14 @@ pub fn ucx_receive(
     let tag = word(mem, base, l.recv_tag, "ucp_request_t.recv.tag.tag")?;
     let mask = word(mem, base, l.recv_mask, "ucp_request_t.recv.tag.tag_mask")?;
     let (context_id, rank, mpi_tag) = split_tag(tag);
-    // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE and
-    // every tag bit for MPI_ANY_TAG.
-    let (_, rank_bits, tag_bits) = split_tag(mask);
+    // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE, and for
+    // MPI_ANY_TAG the usable tag bits (MPIR_TAG_USABLE_BITS), the lowest
+    // among them; bits above them may stay set.
+    let (_, rank_bits, _) = split_tag(mask);
     Ok(UcxOperation {
         context_id,
         rank: (rank_bits != 0).then_some(rank),
-        tag: (tag_bits != 0).then_some(mpi_tag),
+        tag: (mask & 1 != 0).then_some(mpi_tag),
         buffer: word(mem, base, l.recv_buffer, "ucp_request_t.recv.buffer")?,
         length: word(mem, base, l.recv_length, "ucp_request_t.recv.length")?,
         endpoint: None,
