@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, TargetMemory};
 use mpidd_types::TargetAddr;
 
-use crate::target::{at, Ctx};
+use crate::target::{at, Ctx, Rec};
 
 /// `MPIDI_UCX_CONTEXT_ID_BITS` (`netmod/ucx/ucx_types.h`): the context id
 /// is the UCX tag's top 16 bits.
@@ -103,16 +103,29 @@ pub enum UcxError {
     Read(#[from] ReadError),
 }
 
-fn word(
+/// UCX's whole request for MPICH's pointer `user` to its user part, read
+/// once as a record (bounded by the default [`Limits`]' record size).
+fn request(
     mem: &dyn TargetMemory,
-    at_: TargetAddr,
-    m: Member,
-    what: &'static str,
-) -> Result<u64, ReadError> {
-    let size = m.size.clamp(1, 8) as usize;
-    let mut buf = [0u8; 8];
-    mem.read_exact(at(at_, m.offset), &mut buf[..size], what)?;
-    Ok(mpidd_read::decode_uint(&buf[..size], mem.abi().byte_order))
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<(Layout, Rec), UcxError> {
+    let l = Layout::of(layouts)?;
+    let symbols = mpidd_read::SymbolTable::default();
+    let ctx = Ctx {
+        mem,
+        symbols: &symbols,
+        layouts,
+        limits: Limits::default(),
+    };
+    let base = TargetAddr(user.0.wrapping_sub(l.size));
+    let r = Rec {
+        base,
+        bytes: ctx.bytes(base, l.size, U)?,
+        order: ctx.order(),
+        what: U,
+    };
+    Ok((l, r))
 }
 
 /// The three fields of MPICH's UCX tag (`MPIDI_UCX_init_tag`): context
@@ -132,10 +145,9 @@ pub fn ucx_receive(
     layouts: &dyn Layouts,
     user: TargetAddr,
 ) -> Result<UcxOperation, UcxError> {
-    let l = Layout::of(layouts)?;
-    let base = TargetAddr(user.0.wrapping_sub(l.size));
-    let tag = word(mem, base, l.recv_tag, "ucp_request_t.recv.tag.tag")?;
-    let mask = word(mem, base, l.recv_mask, "ucp_request_t.recv.tag.tag_mask")?;
+    let (l, r) = request(mem, layouts, user)?;
+    let tag = r.uint(l.recv_tag)?;
+    let mask = r.uint(l.recv_mask)?;
     let (context_id, rank, mpi_tag) = split_tag(tag);
     // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE, and for
     // MPI_ANY_TAG the usable tag bits (MPIR_TAG_USABLE_BITS), the lowest
@@ -145,8 +157,8 @@ pub fn ucx_receive(
         context_id,
         rank: (rank_bits != 0).then_some(rank),
         tag: (mask & 1 != 0).then_some(mpi_tag),
-        buffer: word(mem, base, l.recv_buffer, "ucp_request_t.recv.buffer")?,
-        length: word(mem, base, l.recv_length, "ucp_request_t.recv.length")?,
+        buffer: r.uint(l.recv_buffer)?,
+        length: r.uint(l.recv_length)?,
         endpoint: None,
     })
 }
@@ -157,17 +169,16 @@ pub fn ucx_send(
     layouts: &dyn Layouts,
     user: TargetAddr,
 ) -> Result<UcxOperation, UcxError> {
-    let l = Layout::of(layouts)?;
-    let base = TargetAddr(user.0.wrapping_sub(l.size));
-    let tag = word(mem, base, l.send_tag, "ucp_request_t.send.msg_proto.tag")?;
+    let (l, r) = request(mem, layouts, user)?;
+    let tag = r.uint(l.send_tag)?;
     let (context_id, rank, mpi_tag) = split_tag(tag);
     Ok(UcxOperation {
         context_id,
         rank: Some(rank),
         tag: Some(mpi_tag),
-        buffer: word(mem, base, l.send_buffer, "ucp_request_t.send.buffer")?,
-        length: word(mem, base, l.send_length, "ucp_request_t.send.length")?,
-        endpoint: Some(word(mem, base, l.send_ep, "ucp_request_t.send.ep")?),
+        buffer: r.uint(l.send_buffer)?,
+        length: r.uint(l.send_length)?,
+        endpoint: Some(r.uint(l.send_ep)?),
     })
 }
 
