@@ -4,15 +4,18 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::findings::find;
-use crate::model::{Edge, JobReport, Operation, OperationKind, RankReport, RankState, SCHEMA};
-use crate::mpi_call::{mpi_call, own_code_location};
+use crate::model::{
+    Edge, Evidence, JobBasis, JobReport, Operation, OperationKind, RankBasis, RankReport,
+    RankState, StackClass, SCHEMA,
+};
+use crate::mpi_call::{classify, completes_on_any, mpi_call, own_code_location, CallClass};
 use crate::operations::{rank_operations, sender_blocked, CommOps};
 use crate::reading::RankReading;
 use crate::stack_tree::StackTree;
 use crate::wait_graph::WaitGraph;
 
 /// What the findings are computed from.
-pub(crate) struct Job<'a> {
+pub(crate) struct Job {
     pub ranks: Vec<RankReport>,
     /// Index into `ranks` by world rank.
     pub by_world: BTreeMap<i64, usize>,
@@ -23,7 +26,6 @@ pub(crate) struct Job<'a> {
     /// Unexpected messages that stand for a blocked send: (receiver, index
     /// of the communicator, index of the message).
     pub inferred_from: BTreeSet<(i64, usize, usize)>,
-    pub readings: &'a [RankReading],
 }
 
 /// Analyses a job from the readings of its ranks.
@@ -60,12 +62,19 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
             r.pending.extend(c.unexpected.iter().cloned());
         }
     }
-    let (edges, inferred_from, inferred) = edges(&comms, &states);
+    let calls: BTreeMap<i64, String> = ranks
+        .iter()
+        .filter(|r| r.world_rank >= 0)
+        .filter_map(|r| Some((r.world_rank, r.mpi_call.clone()?)))
+        .collect();
+    let (mut edges, inferred_from, inferred) = edges(&comms, &states, &calls);
     for (sender, op) in inferred {
         if let Some(&i) = by_world.get(&sender) {
             ranks[i].pending.push(op);
         }
     }
+    edges.extend(collective_edges(&ranks));
+    edges.sort_by_key(|a| (a.from, a.to));
     let graph = WaitGraph::new(edges);
     let job = Job {
         ranks,
@@ -74,10 +83,11 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         states,
         graph,
         inferred_from,
-        readings,
     };
     let (cycles, findings) = find(&job);
-    let verdict = crate::verdict::verdict(&job, &cycles, &findings);
+    let basis = job_basis(&job.ranks);
+    let classes = classes(&job.ranks);
+    let verdict = crate::verdict::verdict(&job, &cycles, &findings, &basis, &classes);
     let stack_tree = StackTree::build(
         readings
             .iter()
@@ -92,8 +102,112 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         cycles,
         findings,
         stack_tree,
+        basis,
+        classes,
     }
 }
+
+/// The counts the headline rests on.
+fn job_basis(ranks: &[RankReport]) -> JobBasis {
+    let queues_read = ranks.iter().filter(|r| r.basis.queues.is_read()).count();
+    let stacks_read = ranks.iter().filter(|r| r.basis.stacks.is_read()).count();
+    let mut queues_unread: Vec<String> = Vec::new();
+    for r in ranks {
+        if let Evidence::NotRead { why } = &r.basis.queues {
+            if !queues_unread.contains(why) {
+                queues_unread.push(why.clone());
+            }
+        }
+    }
+    JobBasis {
+        ranks: ranks.len(),
+        queues_read,
+        stacks_read,
+        queues_unread,
+        stacks_alone: queues_read == 0 && stacks_read > 0,
+    }
+}
+
+/// The ranks grouped by state, MPI call and place, largest group first.
+fn classes(ranks: &[RankReport]) -> Vec<StackClass> {
+    let mut out: Vec<StackClass> = Vec::new();
+    for r in ranks.iter().filter(|r| r.world_rank >= 0) {
+        let same = out.iter_mut().find(|c| {
+            c.state == r.state && c.mpi_call == r.mpi_call && c.location == r.location
+        });
+        match same {
+            Some(c) => c.ranks.push(r.world_rank),
+            None => out.push(StackClass {
+                ranks: vec![r.world_rank],
+                mpi_call: r.mpi_call.clone(),
+                location: r.location.clone(),
+                state: r.state.clone(),
+            }),
+        }
+    }
+    // Stable: equal sizes keep the order of their lowest rank.
+    out.sort_by_key(|c| std::cmp::Reverse(c.ranks.len()));
+    out
+}
+
+/// The waits of ranks in a collective, from their stacks: each waits on
+/// the ranks that are not in the same call. Which communicator it is on is
+/// not read, so every such rank is a candidate and one of them is enough
+/// to hold it (an any-of wait): a rank in a collective of a smaller
+/// communicator then draws no cycle it is not part of.
+///
+/// A rank with more than [`MAX_COLLECTIVE_WAITS`] candidates gets no
+/// edges: a wait on any one of a thousand ranks tells nothing a graph can
+/// show, and drawing it for every rank in the collective would take
+/// edges in the square of the job's size. Such ranks are still counted as
+/// blocked by the verdict.
+fn collective_edges(ranks: &[RankReport]) -> Vec<Edge> {
+    let known: Vec<&RankReport> = ranks.iter().filter(|r| r.world_rank >= 0).collect();
+    let mut out = Vec::new();
+    for r in &known {
+        let (Some(call), Some(class)) = (&r.mpi_call, r.call_class) else {
+            continue;
+        };
+        if !matches!(class, CallClass::Collective | CallClass::Finalize) {
+            continue;
+        }
+        let candidates: Vec<&&RankReport> = known
+            .iter()
+            .filter(|other| {
+                let entered = other.mpi_call.as_ref() == Some(call);
+                // A rank that is gone after MPI_Finalize has passed it; for
+                // any other collective, a rank that is gone never enters it.
+                let passed = class == CallClass::Finalize && other.state == RankState::Exited;
+                other.world_rank != r.world_rank && !entered && !passed
+            })
+            .collect();
+        if candidates.len() > MAX_COLLECTIVE_WAITS {
+            continue;
+        }
+        for other in candidates {
+            out.push(Edge {
+                from: r.world_rank,
+                to: other.world_rank,
+                kind: OperationKind::Collective,
+                communicator: if class == CallClass::Finalize {
+                    "MPI_COMM_WORLD".to_string()
+                } else {
+                    COMMUNICATOR_NOT_READ.to_string()
+                },
+                tag: None,
+                any_source: false,
+                any_of: true,
+            });
+        }
+    }
+    out
+}
+
+/// Most ranks a collective's wait is drawn to (see [`collective_edges`]).
+pub const MAX_COLLECTIVE_WAITS: usize = 64;
+
+/// How an edge from a stack names the communicator it could not read.
+pub(crate) const COMMUNICATOR_NOT_READ: &str = "its communicator (not read)";
 
 fn rank_report(reading: &RankReading) -> RankReport {
     let main = reading
@@ -107,7 +221,9 @@ fn rank_report(reading: &RankReading) -> RankReport {
         .and_then(mpi_call)
         .or_else(|| reading.threads.iter().find_map(mpi_call));
     let unreadable = reading.queues.is_none() && reading.threads.is_empty();
-    let state = if unreadable {
+    let state = if reading.exited {
+        RankState::Exited
+    } else if unreadable {
         RankState::Unreadable
     } else if call.is_some() {
         RankState::InMpi
@@ -123,11 +239,59 @@ fn rank_report(reading: &RankReading) -> RankReport {
         target: reading.target.clone(),
         location: main.and_then(|t| own_code_location(t, reading.executable.as_deref())),
         state,
+        call_class: call.as_deref().map(classify),
         mpi_call: call,
         pending: Vec::new(),
         queue_source: reading.queues.as_ref().map(|q| q.source.clone()),
         threads: reading.threads.clone(),
         errors: reading.errors.clone(),
+        basis: rank_basis(reading),
+    }
+}
+
+fn rank_basis(reading: &RankReading) -> RankBasis {
+    let queues = match (&reading.queues, &reading.queues_unread) {
+        (Some(q), _) => Evidence::Read {
+            by: q.source.clone(),
+        },
+        (None, Some(why)) => Evidence::NotRead { why: why.clone() },
+        // A reading from an older agent keeps the reason among its errors.
+        (None, None) => Evidence::NotRead {
+            why: reading
+                .errors
+                .iter()
+                .find(|e| e.starts_with("queues:"))
+                .or(reading.errors.first())
+                .cloned()
+                .unwrap_or_else(|| "not read".to_string()),
+        },
+    };
+    let stacks = if reading.threads.iter().any(|t| !t.frames.is_empty()) {
+        Evidence::Read {
+            by: format!("{} thread(s) unwound", reading.threads.len()),
+        }
+    } else {
+        Evidence::NotRead {
+            why: reading
+                .errors
+                .iter()
+                .find(|e| e.starts_with("stack"))
+                .cloned()
+                .unwrap_or_else(|| "not taken".to_string()),
+        }
+    };
+    RankBasis {
+        queues,
+        stacks,
+        world_rank: reading
+            .world_rank
+            .filter(|&w| w >= 0)
+            .map(|_| {
+                reading
+                    .world_rank_source
+                    .clone()
+                    .unwrap_or_else(|| "not said".to_string())
+            }),
     }
 }
 
@@ -140,7 +304,11 @@ type Inferred = (
 /// The edges of the wait-for graph. A rank that runs its own code waits on
 /// nobody, whatever its queues hold: its nonblocking operations are not
 /// what stops it.
-fn edges(comms: &BTreeMap<i64, Vec<CommOps>>, states: &BTreeMap<i64, RankState>) -> Inferred {
+fn edges(
+    comms: &BTreeMap<i64, Vec<CommOps>>,
+    states: &BTreeMap<i64, RankState>,
+    calls: &BTreeMap<i64, String>,
+) -> Inferred {
     let may_wait = |r: i64| {
         !matches!(
             states.get(&r),
@@ -151,26 +319,32 @@ fn edges(comms: &BTreeMap<i64, Vec<CommOps>>, states: &BTreeMap<i64, RankState>)
     let mut seen: HashSet<Edge> = HashSet::new();
     let mut inferred_from = BTreeSet::new();
     let mut inferred = Vec::new();
+    // A rank may wait on itself (a receive from its own rank, a
+    // synchronous send to itself): a cycle of one.
     let mut push = |e: Edge| {
-        if e.from != e.to && seen.insert(e.clone()) {
+        if seen.insert(e.clone()) {
             edges.push(e);
         }
     };
     for (&rank, list) in comms {
+        // In MPI_Waitany or MPI_Waitsome one request is enough.
+        let any_one = calls.get(&rank).is_some_and(|c| completes_on_any(c));
         for (ci, c) in list.iter().enumerate() {
             if may_wait(rank) {
                 for op in &c.receives {
                     if op.peer >= 0 {
-                        push(edge(rank, op.peer, op, false));
+                        push(edge(rank, op.peer, op, false, any_one));
                     } else if op.peer_local < 0 {
-                        for &m in c.group.iter().flatten() {
-                            push(edge(rank, m, op, true));
+                        // Not itself: a rank blocked in a receive sends
+                        // nothing to itself meanwhile.
+                        for &m in c.group.iter().flatten().filter(|&&m| m != rank) {
+                            push(edge(rank, m, op, true, true));
                         }
                     }
                 }
                 for op in &c.sends {
                     if op.peer >= 0 {
-                        push(edge(rank, op.peer, op, false));
+                        push(edge(rank, op.peer, op, false, any_one));
                     }
                 }
             }
@@ -197,16 +371,16 @@ fn edges(comms: &BTreeMap<i64, Vec<CommOps>>, states: &BTreeMap<i64, RankState>)
                     peer_local: -1,
                     ..msg.clone()
                 };
-                push(edge(sender, rank, &op, false));
+                let any_one = calls.get(&sender).is_some_and(|c| completes_on_any(c));
+                push(edge(sender, rank, &op, false, any_one));
                 inferred.push((sender, op));
             }
         }
     }
-    edges.sort_by_key(|a| (a.from, a.to));
     (edges, inferred_from, inferred)
 }
 
-fn edge(from: i64, to: i64, op: &Operation, any_source: bool) -> Edge {
+fn edge(from: i64, to: i64, op: &Operation, any_source: bool, any_of: bool) -> Edge {
     Edge {
         from,
         to,
@@ -214,5 +388,6 @@ fn edge(from: i64, to: i64, op: &Operation, any_source: bool) -> Edge {
         communicator: op.communicator.clone(),
         tag: op.tag,
         any_source,
+        any_of: any_of || any_source,
     }
 }

@@ -4,13 +4,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analyze::Job;
-use crate::model::{Finding, FindingKind, Operation, OperationKind, RankOperation, RankState};
-use crate::mpi_call::is_collective;
+use crate::model::{
+    Finding, FindingKind, Operation, OperationKind, RankOperation, RankReport, RankState,
+};
+use crate::mpi_call::{is_collective, CallClass};
 use crate::operations::matches;
 use crate::stack_tree::rank_set;
 
 /// The cycles and findings of a job, most severe first.
-pub(crate) fn find(job: &Job<'_>) -> (Vec<Vec<i64>>, Vec<Finding>) {
+pub(crate) fn find(job: &Job) -> (Vec<Vec<i64>>, Vec<Finding>) {
     let dead = job.graph.deadlocked(&job.states);
     let cycles = job.graph.cycles(&dead);
     let mut findings = Vec::new();
@@ -18,6 +20,7 @@ pub(crate) fn find(job: &Job<'_>) -> (Vec<Vec<i64>>, Vec<Finding>) {
         findings.push(deadlock(job, cycle));
     }
     let on_cycle: BTreeSet<i64> = cycles.iter().flatten().copied().collect();
+    findings.extend(global_deadlock(job, &dead));
     findings.extend(chains(job, &dead, &on_cycle));
     let unmatchable = unmatchable_receives(job);
     let explained: Vec<(i64, Operation)> = unmatchable
@@ -29,6 +32,7 @@ pub(crate) fn find(job: &Job<'_>) -> (Vec<Vec<i64>>, Vec<Finding>) {
     findings.extend(unmatchable);
     findings.extend(collective_mismatch(job));
     findings.extend(unreceived(job, &dead, &explained));
+    findings.extend(blocked_without_peer(job, &dead));
     let unreadable: Vec<i64> = job
         .ranks
         .iter()
@@ -58,7 +62,7 @@ pub(crate) fn find(job: &Job<'_>) -> (Vec<Vec<i64>>, Vec<Finding>) {
 
 /// How `from` waits on `to`, for a sentence: `rank 0 waits in MPI_Recv
 /// from rank 3 (tag 7 on MPI_COMM_WORLD)`.
-pub(crate) fn describe_wait(job: &Job<'_>, from: i64, to: i64) -> String {
+pub(crate) fn describe_wait(job: &Job, from: i64, to: i64) -> String {
     let call = job
         .by_world
         .get(&from)
@@ -66,6 +70,24 @@ pub(crate) fn describe_wait(job: &Job<'_>, from: i64, to: i64) -> String {
     let Some(e) = job.graph.edge(from, to) else {
         return format!("rank {from} waits on rank {to}");
     };
+    if e.kind == OperationKind::Collective {
+        let call = call.unwrap_or_else(|| "a collective".to_string());
+        let others: Vec<i64> = job
+            .graph
+            .edges()
+            .iter()
+            .filter(|o| o.from == from && o.kind == OperationKind::Collective)
+            .map(|o| o.to)
+            .collect();
+        return if others.len() > 1 {
+            format!(
+                "rank {from} in {call} waits for ranks {} of its communicator to enter it",
+                rank_set(&others)
+            )
+        } else {
+            format!("rank {from} in {call} waits for rank {to} to enter it")
+        };
+    }
     let what = match e.kind {
         OperationKind::Receive if e.any_source => "a receive from any source".to_string(),
         OperationKind::Receive => format!("a receive from rank {to}"),
@@ -74,6 +96,7 @@ pub(crate) fn describe_wait(job: &Job<'_>, from: i64, to: i64) -> String {
             format!("a send to rank {to} (its message waits there unexpected)")
         }
         OperationKind::Unexpected => format!("a message from rank {to}"),
+        OperationKind::Collective => unreachable!("collective waits are told above"),
     };
     let tag = match e.tag {
         Some(t) => format!("tag {t}"),
@@ -86,7 +109,7 @@ pub(crate) fn describe_wait(job: &Job<'_>, from: i64, to: i64) -> String {
     )
 }
 
-fn edge_operations(job: &Job<'_>, pairs: &[(i64, i64)]) -> Vec<RankOperation> {
+fn edge_operations(job: &Job, pairs: &[(i64, i64)]) -> Vec<RankOperation> {
     let mut out = Vec::new();
     for &(from, to) in pairs {
         let Some(&i) = job.by_world.get(&from) else {
@@ -117,7 +140,7 @@ fn edge_operations(job: &Job<'_>, pairs: &[(i64, i64)]) -> Vec<RankOperation> {
 /// line of 6 KB that no one reads.
 const SPELLED_OUT: usize = 8;
 
-fn deadlock(job: &Job<'_>, cycle: &[i64]) -> Finding {
+fn deadlock(job: &Job, cycle: &[i64]) -> Finding {
     let pairs: Vec<(i64, i64)> = cycle
         .iter()
         .zip(cycle.iter().cycle().skip(1))
@@ -175,7 +198,7 @@ fn deadlock(job: &Job<'_>, cycle: &[i64]) -> Finding {
 ///
 /// Ranks that can never go on but are on no listed cycle wait on a
 /// deadlock: they are reported apart from the cycles.
-fn chains(job: &Job<'_>, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Finding> {
+fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Finding> {
     // The ranks whose chains are reported: waiting, not deadlocked, not
     // running their own code.
     let chained = |r: &i64| {
@@ -216,6 +239,10 @@ fn chains(job: &Job<'_>, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<
                         .and_then(|r| r.location.clone())
                         .unwrap_or_else(|| "its own code".to_string())
                 ),
+            ),
+            Some(RankState::Exited) => (
+                FindingKind::WaitsOnExitedRank,
+                "has exited (returned from main, or was killed)".to_string(),
             ),
             Some(RankState::InMpi) => (
                 FindingKind::WaitsOnRankInMpi,
@@ -284,7 +311,7 @@ fn chains(job: &Job<'_>, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<
 
 /// Receives from one source with one tag, while a message from that
 /// source with another tag waits unexpected and none with theirs.
-fn unmatchable_receives(job: &Job<'_>) -> Vec<Finding> {
+fn unmatchable_receives(job: &Job) -> Vec<Finding> {
     let mut out = Vec::new();
     for (&rank, list) in &job.comms {
         for c in list {
@@ -333,7 +360,7 @@ fn unmatchable_receives(job: &Job<'_>) -> Vec<Finding> {
 }
 
 /// Ranks in different MPI calls while some are in a collective.
-fn collective_mismatch(job: &Job<'_>) -> Option<Finding> {
+fn collective_mismatch(job: &Job) -> Option<Finding> {
     let read: Vec<&crate::model::RankReport> = job
         .ranks
         .iter()
@@ -393,7 +420,7 @@ fn collective_mismatch(job: &Job<'_>) -> Option<Finding> {
 /// Unexpected messages at a stuck rank that none of its receives matches,
 /// other than those that stand for a blocked send or that an unmatchable
 /// receive already names.
-fn unreceived(job: &Job<'_>, dead: &BTreeSet<i64>, explained: &[(i64, Operation)]) -> Vec<Finding> {
+fn unreceived(job: &Job, dead: &BTreeSet<i64>, explained: &[(i64, Operation)]) -> Vec<Finding> {
     let mut out = Vec::new();
     for (&rank, list) in &job.comms {
         let stuck = dead.contains(&rank) || job.graph.waits(rank);
@@ -428,4 +455,167 @@ fn unreceived(job: &Job<'_>, dead: &BTreeSet<i64>, explained: &[(i64, Operation)
         }
     }
     out
+}
+
+/// Every rank is blocked in MPI, or gone, and nothing in flight can
+/// release any of them: a deadlock whether or not the graph has a cycle.
+/// Reported only where the graph does not already account for every
+/// blocked rank (its cycles and the ranks that wait on them), and never
+/// when every rank is in one and the same collective: that call completes
+/// once all have entered it, unless their communicators or arguments
+/// differ, which the stacks cannot show.
+fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
+    let ranks: Vec<&RankReport> = job.ranks.iter().filter(|r| r.world_rank >= 0).collect();
+    let blocked = |r: &RankReport| {
+        r.state == RankState::InMpi && r.call_class.is_some_and(CallClass::blocks)
+    };
+    let gone = |r: &RankReport| r.state == RankState::Exited;
+    if ranks.is_empty() || !ranks.iter().all(|r| blocked(r) || gone(r)) {
+        return None;
+    }
+    let in_mpi: Vec<&&RankReport> = ranks.iter().filter(|r| blocked(r)).collect();
+    if in_mpi.is_empty() || in_mpi.iter().all(|r| dead.contains(&r.world_rank)) {
+        return None;
+    }
+    let first_call = in_mpi[0].mpi_call.as_deref();
+    let one_collective = in_mpi.len() == ranks.len()
+        && in_mpi[0].call_class == Some(CallClass::Collective)
+        && in_mpi.iter().all(|r| r.mpi_call.as_deref() == first_call);
+    if one_collective || something_in_flight(job) {
+        return None;
+    }
+    let mut places: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for r in &ranks {
+        places
+            .entry(describe_rank_call(r))
+            .or_default()
+            .push(r.world_rank);
+    }
+    let mut parts: Vec<(Vec<i64>, String)> = places.into_iter().map(|(p, r)| (r, p)).collect();
+    parts.sort();
+    let said: Vec<String> = parts
+        .iter()
+        .map(|(r, p)| {
+            let who = if r.len() == 1 { "rank" } else { "ranks" };
+            format!("{who} {} {p}", rank_set(r))
+        })
+        .collect();
+    let queues_read = ranks
+        .iter()
+        .any(|r| r.basis.queues.is_read() && !gone(r));
+    let nothing = if queues_read {
+        "no message in their queues can complete any of their calls"
+    } else {
+        "their queues were not read, so what is in flight is not known"
+    };
+    Some(Finding {
+        kind: FindingKind::GlobalDeadlock,
+        ranks: ranks.iter().map(|r| r.world_rank).collect(),
+        summary: format!(
+            "every rank is blocked in MPI or gone, and {nothing}: {}",
+            said.join("; ")
+        ),
+        operations: Vec::new(),
+    })
+}
+
+/// Whether a pending operation of the job could complete as things stand:
+/// a posted receive that a message waiting at the same rank matches, or a
+/// send to a rank whose posted receives match it.
+fn something_in_flight(job: &Job) -> bool {
+    for (&rank, list) in &job.comms {
+        for c in list {
+            if c
+                .receives
+                .iter()
+                .any(|r| c.unexpected.iter().any(|m| matches(r, m)))
+            {
+                return true;
+            }
+            for send in &c.sends {
+                let Some(theirs) = job.comms.get(&send.peer) else {
+                    continue;
+                };
+                let me = c
+                    .group
+                    .as_ref()
+                    .and_then(|g| g.iter().position(|&w| w == rank))
+                    .map_or(-1, |p| p as i64);
+                let as_message = Operation {
+                    kind: OperationKind::Unexpected,
+                    peer: rank,
+                    peer_local: me,
+                    ..send.clone()
+                };
+                if theirs
+                    .iter()
+                    .filter(|tc| tc.key == c.key)
+                    .any(|tc| tc.receives.iter().any(|r| matches(r, &as_message)))
+                {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Ranks blocked in a point-to-point or completion call that wait on no
+/// one in the graph: their queues are unread, or the library keeps the
+/// operation where no decoder looks (a transport's own queues).
+fn blocked_without_peer(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
+    let ranks: Vec<i64> = job
+        .ranks
+        .iter()
+        .filter(|r| r.world_rank >= 0 && r.state == RankState::InMpi)
+        .filter(|r| {
+            matches!(
+                r.call_class,
+                Some(CallClass::PointToPoint | CallClass::Completion)
+            )
+        })
+        .filter(|r| !job.graph.waits(r.world_rank) && !dead.contains(&r.world_rank))
+        .map(|r| r.world_rank)
+        .collect();
+    if ranks.is_empty() {
+        return None;
+    }
+    let said: Vec<String> = ranks
+        .iter()
+        .filter_map(|w| job.by_world.get(w).map(|&i| &job.ranks[i]))
+        .map(|r| format!("rank {} {}", r.world_rank, describe_rank_call(r)))
+        .collect();
+    Some(Finding {
+        kind: FindingKind::BlockedWithoutPeer,
+        summary: format!(
+            "rank(s) {} are blocked in MPI, waiting on a peer that neither their queues nor \
+             their stacks name: {}",
+            rank_set(&ranks),
+            said.join("; ")
+        ),
+        ranks,
+        operations: Vec::new(),
+    })
+}
+
+/// Where a rank is, for a sentence: `in MPI_Recv at ring.c:12`, `has
+/// exited`, `outside MPI, in compute at busy.c:4`.
+pub(crate) fn describe_rank_call(r: &RankReport) -> String {
+    let at = r
+        .location
+        .as_ref()
+        .map(|l| format!(" at {l}"))
+        .unwrap_or_default();
+    match (&r.state, &r.mpi_call) {
+        (RankState::Exited, _) => "has exited".to_string(),
+        (_, Some(call)) => format!(
+            "in {call}{}",
+            r.location
+                .as_ref()
+                .map(|l| format!(", called from {l}"))
+                .unwrap_or_default()
+        ),
+        (RankState::OutsideMpi, None) => format!("outside MPI{at}"),
+        _ => "where is not known".to_string(),
+    }
 }

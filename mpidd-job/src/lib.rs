@@ -79,7 +79,7 @@ pub mod synthetic_cores;
 mod verdict;
 mod wait_graph;
 
-pub use analyze::analyze;
+pub use analyze::{analyze, MAX_COLLECTIVE_WAITS};
 pub use model::{
     Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
     RankState, SCHEMA,

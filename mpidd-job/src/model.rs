@@ -5,11 +5,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::mpi_call::CallClass;
 use crate::reading::ThreadStack;
 use crate::stack_tree::StackTree;
 
 /// The version of the report's JSON form.
-pub const SCHEMA: &str = "mpidd-job/1";
+pub const SCHEMA: &str = "mpidd-job/2";
 
 /// Everything known about a job: its ranks, who waits for whom, and why
 /// it hangs.
@@ -31,6 +32,76 @@ pub struct JobReport {
     /// The call stacks of every thread of every rank, merged from `main`
     /// inwards, with the ranks at each node.
     pub stack_tree: StackTree,
+    /// What the verdict rests on, counted over the ranks.
+    pub basis: JobBasis,
+    /// The ranks grouped by where they are (MPI call and place in their
+    /// own code), largest group first: the odd ones out come last.
+    pub classes: Vec<StackClass>,
+}
+
+/// What a job's verdict rests on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobBasis {
+    /// Ranks in the report.
+    pub ranks: usize,
+    /// Ranks whose message queues were read.
+    pub queues_read: usize,
+    /// Ranks whose call stacks were read.
+    pub stacks_read: usize,
+    /// Why the others' queues were not read, each reason once.
+    pub queues_unread: Vec<String>,
+    /// Set when no rank's queues were read, so that every wait comes from
+    /// the ranks' stacks.
+    pub stacks_alone: bool,
+}
+
+/// Ranks that are at the same place.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackClass {
+    /// Its world ranks, ascending.
+    pub ranks: Vec<i64>,
+    /// Their MPI call, when in MPI.
+    pub mpi_call: Option<String>,
+    /// Their place in their own code.
+    pub location: Option<String>,
+    /// Their state.
+    pub state: RankState,
+}
+
+/// Whether one kind of evidence about a rank was read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Evidence {
+    /// It was read.
+    Read {
+        /// By what (a decoder, a vendor library, the unwinder).
+        by: String,
+    },
+    /// It was not read.
+    NotRead {
+        /// Why not.
+        why: String,
+    },
+}
+
+impl Evidence {
+    /// Whether it was read.
+    pub fn is_read(&self) -> bool {
+        matches!(self, Evidence::Read { .. })
+    }
+}
+
+/// What one rank's part of the verdict rests on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankBasis {
+    /// Its message queues.
+    pub queues: Evidence,
+    /// Its call stacks.
+    pub stacks: Evidence,
+    /// Where its world rank was found (its MPI library's memory, a
+    /// variable of its environment, the launcher's table); `None` when it
+    /// is not known.
+    pub world_rank: Option<String>,
 }
 
 /// What a rank was doing when it was read.
@@ -45,6 +116,8 @@ pub enum RankState {
     Unknown,
     /// It could not be read (see [`RankReport::errors`]).
     Unreadable,
+    /// Its process is gone: it returned from `main` or was killed.
+    Exited,
 }
 
 /// One rank as the report shows it.
@@ -62,6 +135,8 @@ pub struct RankReport {
     pub state: RankState,
     /// The MPI function it is in (for example `MPI_Recv`), when in MPI.
     pub mpi_call: Option<String>,
+    /// How that call waits, when in MPI.
+    pub call_class: Option<CallClass>,
     /// Where it is in its own code: the innermost frame of the program
     /// itself, as `function at file:line` (or `function` alone without
     /// line information).
@@ -74,6 +149,8 @@ pub struct RankReport {
     pub threads: Vec<ThreadStack>,
     /// Why it, or part of it, could not be read.
     pub errors: Vec<String>,
+    /// What its part of the verdict rests on.
+    pub basis: RankBasis,
 }
 
 /// The kind of a pending operation.
@@ -90,6 +167,9 @@ pub enum OperationKind {
     /// inferred from a rendezvous or synchronous message waiting
     /// unexpected at its destination.
     InferredSend,
+    /// A collective the rank is in (from its stack), waiting for a member
+    /// that has not entered it. Only edges have this kind.
+    Collective,
 }
 
 /// A pending operation of one rank, in world ranks.
@@ -124,15 +204,20 @@ pub struct Edge {
     /// The world rank it waits for.
     pub to: i64,
     /// The operation that makes `from` wait: `receive`, `send` or
-    /// `inferred_send`.
+    /// `inferred_send` from the queues, `collective` from the stack.
     pub kind: OperationKind,
     /// The communicator's name.
     pub communicator: String,
     /// The tag; `None` for `MPI_ANY_TAG`.
     pub tag: Option<i64>,
-    /// Set for a receive from `MPI_ANY_SOURCE`: `from` waits for any one
-    /// of the ranks it has such edges to, not for all of them.
+    /// Set for a receive from `MPI_ANY_SOURCE`.
     pub any_source: bool,
+    /// Set when `from` waits for any one of the ranks it has such edges
+    /// to, not for all of them: a receive from `MPI_ANY_SOURCE`, the
+    /// requests of an `MPI_Waitany` or `MPI_Waitsome`, and a collective
+    /// whose communicator is not known (every rank that has not entered
+    /// it is a candidate, and one of them is enough to hold it).
+    pub any_of: bool,
 }
 
 /// The kinds of finding.
@@ -141,6 +226,11 @@ pub struct Edge {
 pub enum FindingKind {
     /// Ranks wait on each other in a cycle: a deadlock.
     DeadlockCycle,
+    /// Every rank is blocked in MPI (or gone) and nothing in flight can
+    /// release any of them: a deadlock, even where no cycle can be drawn.
+    GlobalDeadlock,
+    /// A chain of waiting ranks ends at a rank whose process is gone.
+    WaitsOnExitedRank,
     /// A chain of waiting ranks ends at a rank that runs its own code.
     WaitsOnRankOutsideMpi,
     /// A chain of waiting ranks ends at a rank that is in MPI without a
@@ -158,20 +248,26 @@ pub enum FindingKind {
     /// A message waits unexpected at a rank that is stuck elsewhere, and
     /// none of its receives matches it.
     UnreceivedMessage,
+    /// Ranks blocked in an MPI call whose peer neither their queues nor
+    /// their stacks name.
+    BlockedWithoutPeer,
     /// Ranks that could not be read, so the verdict may miss something.
     UnreadableRanks,
 }
 
 impl FindingKind {
     /// Every kind, most severe first.
-    pub const ALL: [FindingKind; 8] = [
+    pub const ALL: [FindingKind; 11] = [
         FindingKind::DeadlockCycle,
+        FindingKind::GlobalDeadlock,
+        FindingKind::WaitsOnExitedRank,
         FindingKind::WaitsOnRankOutsideMpi,
         FindingKind::WaitsOnRankInMpi,
         FindingKind::WaitsOnDeadlock,
         FindingKind::UnmatchableReceive,
         FindingKind::CollectiveMismatch,
         FindingKind::UnreceivedMessage,
+        FindingKind::BlockedWithoutPeer,
         FindingKind::UnreadableRanks,
     ];
 }

@@ -1,6 +1,8 @@
 //! Which MPI function a thread is in, and where a rank is in its own code,
 //! from its call stack.
 
+use serde::{Deserialize, Serialize};
+
 use crate::reading::{Frame, ThreadStack};
 
 /// The MPI function a stack is in: its outermost frame named like an MPI
@@ -17,13 +19,16 @@ pub fn mpi_call(stack: &ThreadStack) -> Option<String> {
         .map(str::to_string)
 }
 
-/// `MPI_Xxx` for a function name that is an MPI entry point: `MPI_` or
-/// `PMPI_` followed by an upper-case letter and then no other upper-case
-/// letter before a `_` (so `MPI_Recv` and `MPI_Comm_split`, but not
-/// MPICH's internal `MPIR_`/`MPID_` functions or `MPI_T_` tool calls).
+/// `MPI_Xxx` for a function name that is an MPI entry point: `MPI_`,
+/// `MPIX_` or their profiling twins `PMPI_`, `PMPIX_`, followed by an
+/// upper-case letter and a lower-case one (so `MPI_Recv`, `MPI_Comm_split`,
+/// `MPIX_Comm_revoke` and the large-count `MPI_Send_c`, but not MPICH's
+/// internal `MPIR_`/`MPID_` functions or `MPI_T_` tool calls).
 pub fn entry_point(name: &str) -> Option<&str> {
     let name = name.strip_prefix('P').unwrap_or(name);
-    let rest = name.strip_prefix("MPI_")?;
+    let rest = name
+        .strip_prefix("MPI_")
+        .or_else(|| name.strip_prefix("MPIX_"))?;
     let mut chars = rest.chars();
     let first = chars.next()?;
     if !first.is_ascii_uppercase() {
@@ -34,6 +39,89 @@ pub fn entry_point(name: &str) -> Option<&str> {
         return None;
     }
     Some(name)
+}
+
+/// What kind of wait a rank is in while it is inside an MPI call, as the
+/// call's name alone tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallClass {
+    /// A blocking point-to-point call that returns only once a peer acts:
+    /// `MPI_Recv`, `MPI_Probe`, `MPI_Mprobe`, `MPI_Mrecv`, `MPI_Ssend`,
+    /// `MPI_Send` (which blocks for a large message), `MPI_Sendrecv`, ...
+    PointToPoint,
+    /// A completion call over requests: `MPI_Wait`, `MPI_Waitall` (every
+    /// request), `MPI_Waitany` and `MPI_Waitsome` (any one).
+    Completion,
+    /// A blocking collective: it returns once every member of its
+    /// communicator has entered it (or a matching nonblocking one).
+    Collective,
+    /// `MPI_Finalize`, collective over every process.
+    Finalize,
+    /// `MPI_Abort`: the job is being torn down.
+    Abort,
+    /// A call that returns by itself (`MPI_Test`, `MPI_Iprobe`, `MPI_Isend`,
+    /// `MPI_Ibcast`, `MPI_Comm_rank`, ...): a rank found in one is in a loop
+    /// of its own, not blocked.
+    Returns,
+}
+
+impl CallClass {
+    /// Whether a rank in such a call cannot go on until another acts.
+    pub fn blocks(self) -> bool {
+        matches!(
+            self,
+            CallClass::PointToPoint
+                | CallClass::Completion
+                | CallClass::Collective
+                | CallClass::Finalize
+        )
+    }
+}
+
+/// The class of an MPI call named as [`entry_point`] gives it (with or
+/// without the large-count `_c` suffix).
+pub fn classify(call: &str) -> CallClass {
+    let name = call
+        .strip_prefix("MPI_")
+        .or_else(|| call.strip_prefix("MPIX_"))
+        .unwrap_or(call);
+    let name = name.strip_suffix("_c").unwrap_or(name);
+    const POINT_TO_POINT: &[&str] = &[
+        "Recv",
+        "Mrecv",
+        "Probe",
+        "Mprobe",
+        "Send",
+        "Ssend",
+        "Bsend",
+        "Rsend",
+        "Sendrecv",
+        "Sendrecv_replace",
+    ];
+    const COMPLETION: &[&str] = &["Wait", "Waitall", "Waitany", "Waitsome"];
+    if POINT_TO_POINT.contains(&name) {
+        CallClass::PointToPoint
+    } else if COMPLETION.contains(&name) {
+        CallClass::Completion
+    } else if name == "Finalize" {
+        CallClass::Finalize
+    } else if name == "Abort" {
+        CallClass::Abort
+    } else if is_collective(call) {
+        CallClass::Collective
+    } else {
+        CallClass::Returns
+    }
+}
+
+/// Whether a completion call is released by any one of its requests
+/// (`MPI_Waitany`, `MPI_Waitsome`) rather than by all of them.
+pub fn completes_on_any(call: &str) -> bool {
+    let name = call.strip_prefix("MPI_").unwrap_or(call);
+    let name = name.strip_suffix("_c").unwrap_or(name);
+    matches!(name, "Waitany" | "Waitsome")
 }
 
 /// Whether an MPI function is a collective that every rank of its
@@ -63,12 +151,29 @@ pub fn is_collective(call: &str) -> bool {
         "Comm_create",
         "Comm_free",
         "Cart_create",
+        "Comm_create_group",
+        "Comm_idup",
+        "Intercomm_create",
+        "Intercomm_merge",
+        "Cart_create",
+        "Graph_create",
+        "Dist_graph_create",
+        "Dist_graph_create_adjacent",
+        "Neighbor_allgather",
+        "Neighbor_allgatherv",
+        "Neighbor_alltoall",
+        "Neighbor_alltoallv",
+        "Neighbor_alltoallw",
         "Finalize",
+        "Win_create",
+        "Win_allocate",
         "Win_fence",
+        "Win_free",
         "File_open",
         "File_close",
     ];
     call.strip_prefix("MPI_")
+        .map(|name| name.strip_suffix("_c").unwrap_or(name))
         .is_some_and(|name| COLLECTIVES.contains(&name))
 }
 
@@ -122,6 +227,26 @@ mod tests {
         assert_eq!(entry_point("MPID_Recv"), None);
         assert_eq!(entry_point("MPI_T_init_thread"), None);
         assert_eq!(entry_point("ompi_request_wait"), None);
+        assert_eq!(entry_point("PMPIX_Comm_revoke"), Some("MPIX_Comm_revoke"));
+        assert_eq!(entry_point("MPI_Send_c"), Some("MPI_Send_c"));
+    }
+
+    #[test]
+    fn calls_are_classed_by_how_they_wait() {
+        assert_eq!(classify("MPI_Recv"), CallClass::PointToPoint);
+        assert_eq!(classify("MPI_Probe"), CallClass::PointToPoint);
+        assert_eq!(classify("MPI_Ssend_c"), CallClass::PointToPoint);
+        assert_eq!(classify("MPI_Waitany"), CallClass::Completion);
+        assert_eq!(classify("MPI_Allreduce_c"), CallClass::Collective);
+        assert_eq!(classify("MPI_Finalize"), CallClass::Finalize);
+        assert_eq!(classify("MPI_Abort"), CallClass::Abort);
+        assert_eq!(classify("MPI_Iprobe"), CallClass::Returns);
+        assert_eq!(classify("MPI_Ibcast"), CallClass::Returns);
+        assert_eq!(classify("MPI_Test"), CallClass::Returns);
+        assert!(CallClass::Collective.blocks());
+        assert!(!CallClass::Returns.blocks());
+        assert!(completes_on_any("MPI_Waitsome"));
+        assert!(!completes_on_any("MPI_Waitall"));
     }
 
     #[test]

@@ -12,15 +12,15 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, ElfSymbols, LayoutCache,
-    LayoutProfile, Limits, StackLimits, StackUnwinder, SymbolSource, TargetMemory, ThreadStack,
-    TypeOracle,
+    LayoutProfile, Limits, StackLimits, StackUnwinder, SymbolSource, Target, TargetMemory,
+    ThreadStack, TypeOracle,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{read_native_queues, LayoutResolver, Layouts};
+use mpiq_core::{read_native_queues, world_rank, LayoutResolver, Layouts, RankSource};
 #[cfg(feature = "mqs")]
-use mpiq_core::{world_rank, MqsLibrary, MqsTarget, TargetParts, TargetTypeSizes};
+use mpiq_core::{MqsLibrary, MqsTarget, TargetParts, TargetTypeSizes};
 
 use crate::reading::RankReading;
 
@@ -85,6 +85,9 @@ pub struct ReadOptions {
     /// Bounds on every read of target memory and on a vendor library's
     /// iterators.
     pub limits: Limits,
+    /// Whether to read message queues (default). Without them the verdict
+    /// rests on the ranks' stacks alone.
+    pub queues: bool,
     /// Whether to take every thread's call stack.
     pub stacks: bool,
     /// Bounds on each stack.
@@ -112,6 +115,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             limits: Limits::default(),
+            queues: true,
             stacks: true,
             stack_limits: StackLimits::default(),
             stop: true,
@@ -249,12 +253,16 @@ impl JobReader {
             pid: core.core().pids().first().copied(),
             host,
             world_rank: hint,
+            world_rank_source: hint.map(|_| LAUNCHER_TABLE.to_string()),
             executable: file_name(core.executable()),
             queues: None,
+            queues_unread: None,
             threads: Vec::new(),
             errors: core.problems().iter().map(|p| p.to_string()).collect(),
+            exited: false,
         };
         self.read_queues(&core, core.symbols(), core.executable(), &mut reading);
+        self.read_world_rank(&core, &mut reading);
         if self.options.stacks {
             reading.threads = core_stacks(&core, &self.unwinder);
             stack_errors(&reading.threads, &mut reading.errors);
@@ -265,12 +273,19 @@ impl JobReader {
     #[cfg(all(feature = "live", target_os = "linux"))]
     fn read_live(&self, pid: i32, host: Option<String>, hint: Option<i64>) -> RankReading {
         let label = format!("pid {pid}");
+        if process_gone(pid) {
+            return RankReading::exited(label, Some(pid), host);
+        }
         // Stopped before anything is read, so that the queues and the
         // stacks are of one moment; the guard lets go when dropped, also
         // when a read below panics.
         let guard = if self.options.stop {
             match AttachGuard::attach(pid) {
                 Ok(g) => Some(g),
+                // It may have exited between the look and the attach.
+                Err(_) if process_gone(pid) => {
+                    return RankReading::exited(label, Some(pid), host)
+                }
                 Err(e) => return RankReading::failed(label, Some(pid), host, e.to_string()),
             }
         } else {
@@ -286,12 +301,16 @@ impl JobReader {
             pid: Some(pid),
             host,
             world_rank: hint,
+            world_rank_source: hint.map(|_| LAUNCHER_TABLE.to_string()),
             executable: file_name(&exe),
             queues: None,
+            queues_unread: None,
             threads: Vec::new(),
             errors: Vec::new(),
+            exited: false,
         };
         self.read_queues(&target, target.symbols(), &exe, &mut reading);
+        self.read_world_rank(&target, &mut reading);
         if self.options.stacks {
             match &guard {
                 Some(g) => match live_stacks(g, &target, &self.unwinder) {
@@ -334,6 +353,10 @@ impl JobReader {
     ) where
         T: TargetMemory + SymbolSource,
     {
+        if !self.options.queues {
+            reading.queues_unread = Some("not read: the reader was asked to skip queues".into());
+            return;
+        }
         let limits = &self.options.limits;
         let queues = match &self.options.layouts {
             Some(layouts) => read_native_queues(
@@ -388,11 +411,60 @@ impl JobReader {
             Ok(q) => {
                 if q.global_rank >= 0 {
                     reading.world_rank = Some(q.global_rank);
+                    reading.world_rank_source = Some(format!("its MPI library ({})", q.source));
                 }
                 reading.queues = Some(q);
             }
-            Err(e) => reading.errors.push(e),
+            Err(e) => reading.queues_unread = Some(e),
         }
+    }
+
+    /// The world rank when the queues did not give it: from the MPI
+    /// library's memory where its layouts are known, else from the
+    /// launcher's variables in the process's environment. The launcher's
+    /// table stays the last resort.
+    fn read_world_rank(&self, t: &dyn Target, reading: &mut RankReading) {
+        if reading.queues.as_ref().is_some_and(|q| q.global_rank >= 0) {
+            return;
+        }
+        match world_rank(t, &self.options.limits) {
+            Ok(found) => {
+                let from = match found.source {
+                    RankSource::Environment(var) => format!("{var} in its environment"),
+                    other => format!("its MPI library ({other})"),
+                };
+                if let Some(table) = reading.world_rank.filter(|&r| r != i64::from(found.rank)) {
+                    reading.errors.push(format!(
+                        "its world rank is {} by {from}, but {table} by the launcher's table",
+                        found.rank
+                    ));
+                }
+                reading.world_rank = Some(i64::from(found.rank));
+                reading.world_rank_source = Some(from);
+            }
+            Err(e) if reading.world_rank.is_none() => {
+                reading.errors.push(format!("world rank: {e}"));
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// How the report names the launcher's table as a world rank's source.
+const LAUNCHER_TABLE: &str = "the launcher's process table";
+
+/// Whether a local process is gone: no entry in /proc, or a zombie whose
+/// parent has not reaped it yet.
+#[cfg(all(feature = "live", target_os = "linux"))]
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and
+        // may itself hold spaces or parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| matches!(state, "Z" | "X")),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     }
 }
 

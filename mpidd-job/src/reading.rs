@@ -16,18 +16,29 @@ pub struct RankReading {
     pub pid: Option<i32>,
     /// The host it runs on, when known.
     pub host: Option<String>,
-    /// Its rank in `MPI_COMM_WORLD`: from its own memory when the queue
-    /// source gave it, else from the launcher's table.
+    /// Its rank in `MPI_COMM_WORLD`: from its MPI library's memory, else
+    /// from its environment, else from the launcher's table.
     pub world_rank: Option<i64>,
+    /// Where [`world_rank`](Self::world_rank) was found, for a person.
+    #[serde(default)]
+    pub world_rank_source: Option<String>,
     /// The file name of its executable, to tell its own frames from the
     /// libraries'.
     pub executable: Option<String>,
     /// Its message queues, when they could be read.
     pub queues: Option<ProcessQueues>,
+    /// Why [`queues`](Self::queues) is empty: the decoders' refusal, or
+    /// that the reader was told not to read queues.
+    #[serde(default)]
+    pub queues_unread: Option<String>,
     /// The call stack of each thread (empty when stacks were not read).
     pub threads: Vec<ThreadStack>,
     /// What could not be read, and why.
     pub errors: Vec<String>,
+    /// Set when its process no longer exists: it returned from `main` or
+    /// was killed before it was read.
+    #[serde(default)]
+    pub exited: bool,
 }
 
 impl RankReading {
@@ -38,10 +49,21 @@ impl RankReading {
             pid,
             host,
             world_rank: None,
+            world_rank_source: None,
             executable: None,
             queues: None,
+            queues_unread: None,
             threads: Vec::new(),
             errors: vec![error],
+            exited: false,
+        }
+    }
+
+    /// A rank whose process is gone.
+    pub fn exited(target: String, pid: Option<i32>, host: Option<String>) -> Self {
+        RankReading {
+            exited: true,
+            ..RankReading::failed(target, pid, host, "its process has exited".to_string())
         }
     }
 }

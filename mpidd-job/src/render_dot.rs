@@ -45,6 +45,7 @@ pub(crate) fn state_colours(state: Option<&RankState>) -> (&'static str, &'stati
         Some(RankState::OutsideMpi) => ("#fef3c7", "#b45309"),
         Some(RankState::Unknown) => ("#e5e7eb", "#4b5563"),
         Some(RankState::Unreadable) => ("#f3f4f6", "#9ca3af"),
+        Some(RankState::Exited) => ("#f5f5f4", "#57534e"),
         None => ("#ffffff", "#9ca3af"),
     }
 }
@@ -60,6 +61,7 @@ pub(crate) fn state_name(state: Option<&RankState>) -> &'static str {
         Some(RankState::OutsideMpi) => "outside MPI",
         Some(RankState::Unknown) => "unknown",
         Some(RankState::Unreadable) => "unreadable",
+        Some(RankState::Exited) => "exited",
         None => "not read",
     }
 }
@@ -71,6 +73,7 @@ pub(crate) fn kind_name(kind: OperationKind) -> &'static str {
         OperationKind::Send => "send",
         OperationKind::Unexpected => "unexpected",
         OperationKind::InferredSend => "inferred send",
+        OperationKind::Collective => "collective",
     }
 }
 
@@ -153,6 +156,7 @@ fn kind_code(kind: OperationKind) -> u8 {
         OperationKind::Send => 1,
         OperationKind::Unexpected => 2,
         OperationKind::InferredSend => 3,
+        OperationKind::Collective => 4,
     }
 }
 
@@ -162,6 +166,7 @@ fn state_code(state: Option<&RankState>) -> u8 {
         Some(RankState::OutsideMpi) => 1,
         Some(RankState::Unknown) => 2,
         Some(RankState::Unreadable) => 3,
+        Some(RankState::Exited) => 5,
         None => 4,
     }
 }
@@ -197,6 +202,7 @@ impl Graph {
                     .unwrap_or_else(|| "outside MPI".to_string()),
                 RankState::Unknown => "(no stack)".to_string(),
                 RankState::Unreadable => "unreadable".to_string(),
+                RankState::Exited => "exited".to_string(),
             };
             let label_rank = if r.world_rank >= 0 {
                 format!("rank {}", r.world_rank)

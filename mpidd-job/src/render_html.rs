@@ -11,7 +11,9 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use crate::model::{FindingKind, JobReport, Operation, OperationKind, RankReport, RankState};
+use crate::model::{
+    Evidence, FindingKind, JobReport, Operation, OperationKind, RankReport, RankState,
+};
 use crate::render_dot::{kind_name, state_colours, state_name, to_dot, CYCLE_COLOURS};
 use crate::stack_tree::{rank_set, StackTree};
 
@@ -65,16 +67,12 @@ pub fn to_html(report: &JobReport, svg: Option<&str>) -> String {
         }
         h.push_str("</ul>\n");
     }
-    let read = report
-        .ranks
-        .iter()
-        .filter(|r| r.state != RankState::Unreadable)
-        .count();
     let _ = writeln!(
         h,
-        "<p class=\"counts\">{} ranks ({} read) · {} waits · {} cycle(s) · {} finding(s)</p>\n</header>",
+        "<p class=\"counts\">{} ranks (queues read on {}, stacks on {}) · {} waits · {} cycle(s) · {} finding(s)</p>\n</header>",
         report.ranks.len(),
-        read,
+        report.basis.queues_read,
+        report.basis.stacks_read,
         report.edges.len(),
         report.cycles.len(),
         report.findings.len()
@@ -229,11 +227,16 @@ impl Severity {
 /// is for people and may change.
 fn severity(report: &JobReport) -> Severity {
     let has = |k: FindingKind| report.findings.iter().any(|f| f.kind == k);
-    if !report.cycles.is_empty() || has(FindingKind::DeadlockCycle) {
+    if !report.cycles.is_empty()
+        || has(FindingKind::DeadlockCycle)
+        || has(FindingKind::GlobalDeadlock)
+    {
         Severity::Deadlock
     } else if has(FindingKind::WaitsOnRankOutsideMpi)
         || has(FindingKind::WaitsOnRankInMpi)
         || has(FindingKind::WaitsOnDeadlock)
+        || has(FindingKind::WaitsOnExitedRank)
+        || has(FindingKind::BlockedWithoutPeer)
     {
         Severity::Hung
     } else if report
@@ -250,6 +253,9 @@ fn severity(report: &JobReport) -> Severity {
 fn finding_name(kind: FindingKind) -> &'static str {
     match kind {
         FindingKind::DeadlockCycle => "deadlock cycle",
+        FindingKind::GlobalDeadlock => "every rank blocked",
+        FindingKind::WaitsOnExitedRank => "waits on an exited rank",
+        FindingKind::BlockedWithoutPeer => "blocked, peer unknown",
         FindingKind::WaitsOnRankOutsideMpi => "waits on a rank outside MPI",
         FindingKind::WaitsOnRankInMpi => "waits on a rank in MPI",
         FindingKind::WaitsOnDeadlock => "waits on a deadlock",
@@ -262,10 +268,12 @@ fn finding_name(kind: FindingKind) -> &'static str {
 
 fn finding_class(kind: FindingKind) -> &'static str {
     match kind {
-        FindingKind::DeadlockCycle => "f-deadlock",
+        FindingKind::DeadlockCycle | FindingKind::GlobalDeadlock => "f-deadlock",
         FindingKind::WaitsOnRankOutsideMpi
         | FindingKind::WaitsOnRankInMpi
-        | FindingKind::WaitsOnDeadlock => "f-hung",
+        | FindingKind::WaitsOnDeadlock
+        | FindingKind::WaitsOnExitedRank
+        | FindingKind::BlockedWithoutPeer => "f-hung",
         FindingKind::UnreadableRanks => "f-info",
         _ => "f-suspect",
     }
@@ -282,7 +290,7 @@ fn rank_row(h: &mut String, r: &RankReport, on_cycle: bool) {
         RankState::InMpi => "st-in-mpi",
         RankState::OutsideMpi => "st-outside",
         RankState::Unknown => "st-unknown",
-        RankState::Unreadable => "st-unreadable",
+        RankState::Unreadable | RankState::Exited => "st-unreadable",
     };
     let _ = write!(
         h,
@@ -300,6 +308,17 @@ fn rank_row(h: &mut String, r: &RankReport, on_cycle: bool) {
         },
         opt(&r.mpi_call),
         opt(&r.location),
+    );
+    let evidence = |e: &Evidence| match e {
+        Evidence::Read { by } => format!("read ({by})"),
+        Evidence::NotRead { why } => format!("not read ({why})"),
+    };
+    let _ = write!(
+        h,
+        "<div class=\"basis\">queues {} · stacks {} · world rank from {}</div>",
+        esc(&evidence(&r.basis.queues)),
+        esc(&evidence(&r.basis.stacks)),
+        esc(r.basis.world_rank.as_deref().unwrap_or("nowhere (not known)"))
     );
     for e in &r.errors {
         let _ = write!(h, "<div class=\"error\">{}</div>", esc(e));
@@ -332,6 +351,7 @@ fn operation(o: &Operation) -> String {
     let direction = match o.kind {
         OperationKind::Receive | OperationKind::Unexpected => "from",
         OperationKind::Send | OperationKind::InferredSend => "to",
+        OperationKind::Collective => "waiting for",
     };
     let tag = o
         .tag
@@ -475,6 +495,7 @@ table.ranks tr.cycle td { background: #fff1f2; }
 table.ranks tr.cycle td:first-child { border-left: 4px solid #dc2626; font-weight: 700; }
 .state { display: inline-block; padding: 0 6px; border: 1px solid; border-radius: 4px; white-space: nowrap; }
 .error { color: #b91c1c; font-size: 12px; }
+.basis { color: #4b5563; font-size: 12px; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
 .tree { background: #fff; border: 1px solid #e5e7eb; border-radius: 8px; padding: 10px 14px; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 13px; }
 .tree details { margin-left: 18px; }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{JobReport, Operation, OperationKind, RankState};
+use crate::model::{Evidence, JobReport, Operation, OperationKind, RankBasis, RankState};
 use crate::stack_tree::StackTree;
 
 /// Deeper stack-tree levels than this are left out of the text (the JSON
@@ -46,6 +46,7 @@ pub fn to_text(report: &JobReport) -> String {
             RankState::OutsideMpi => "outside MPI".to_string(),
             RankState::Unknown => "state unknown (no stacks)".to_string(),
             RankState::Unreadable => "unreadable".to_string(),
+            RankState::Exited => "exited".to_string(),
         };
         let place = r
             .location
@@ -59,6 +60,7 @@ pub fn to_text(report: &JobReport) -> String {
             .map(|h| format!(" on {h}"))
             .unwrap_or_default();
         let _ = writeln!(s, "  rank {}{pid}{host}: {state}{place}", r.world_rank);
+        let _ = writeln!(s, "    rests on: {}", basis(&r.basis));
         for op in &r.pending {
             let _ = writeln!(s, "    {}", operation(op));
         }
@@ -75,12 +77,27 @@ pub fn to_text(report: &JobReport) -> String {
     s
 }
 
+/// `queues by DECODER; stacks: 2 thread(s) unwound; world rank from X`.
+fn basis(b: &RankBasis) -> String {
+    let evidence = |e: &Evidence| match e {
+        Evidence::Read { by } => format!("read ({by})"),
+        Evidence::NotRead { why } => format!("not read ({why})"),
+    };
+    format!(
+        "queues {}; stacks {}; world rank from {}",
+        evidence(&b.queues),
+        evidence(&b.stacks),
+        b.world_rank.as_deref().unwrap_or("nowhere (not known)")
+    )
+}
+
 fn kind(k: OperationKind) -> &'static str {
     match k {
         OperationKind::Receive => "receive",
         OperationKind::Send => "send",
         OperationKind::Unexpected => "unexpected message",
         OperationKind::InferredSend => "blocked send (inferred)",
+        OperationKind::Collective => "collective",
     }
 }
 
@@ -95,6 +112,7 @@ fn operation(op: &Operation) -> String {
     let dir = match op.kind {
         OperationKind::Receive | OperationKind::Unexpected => "from",
         OperationKind::Send | OperationKind::InferredSend => "to",
+        OperationKind::Collective => "waiting for",
     };
     let tag = op.tag.map_or("any tag".to_string(), |t| format!("tag {t}"));
     let how = match (&op.protocol, op.synchronous) {

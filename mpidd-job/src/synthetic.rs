@@ -14,6 +14,8 @@ pub struct SyntheticRank {
     world: i64,
     comms: Vec<Communicator>,
     frames: Vec<Frame>,
+    queues_unread: Option<String>,
+    exited: bool,
 }
 
 impl SyntheticRank {
@@ -23,8 +25,23 @@ impl SyntheticRank {
             world,
             comms: Vec::new(),
             frames: Vec::new(),
+            queues_unread: None,
+            exited: false,
         }
         .comm("MPI_COMM_WORLD", &(0..size).collect::<Vec<_>>())
+    }
+
+    /// Its queues could not be read, for this reason: the reading carries
+    /// only its stacks.
+    pub fn queues_unread(mut self, why: &str) -> Self {
+        self.queues_unread = Some(why.to_string());
+        self
+    }
+
+    /// Its process is gone: nothing of it could be read.
+    pub fn exited(mut self) -> Self {
+        self.exited = true;
+        self
     }
 
     /// Adds a communicator with these members (world ranks, in
@@ -157,19 +174,35 @@ impl SyntheticRank {
     /// The reading of this rank.
     pub fn reading(self) -> RankReading {
         let pid = 1000 + self.world as i32;
-        RankReading {
-            target: format!("synthetic rank {}", self.world),
-            pid: Some(pid),
-            host: Some("synthetic".to_string()),
-            world_rank: Some(self.world),
-            executable: Some("app".to_string()),
-            queues: Some(ProcessQueues {
+        if self.exited {
+            let mut gone = RankReading::exited(
+                format!("synthetic rank {}", self.world),
+                Some(pid),
+                Some("synthetic".to_string()),
+            );
+            gone.world_rank = Some(self.world);
+            gone.world_rank_source = Some("synthetic".to_string());
+            return gone;
+        }
+        let queues = match self.queues_unread {
+            Some(_) => None,
+            None => Some(ProcessQueues {
                 source: "synthetic".to_string(),
                 global_rank: self.world,
                 communicators: self.comms,
                 truncated: false,
                 diagnostics: Vec::new(),
             }),
+        };
+        RankReading {
+            target: format!("synthetic rank {}", self.world),
+            pid: Some(pid),
+            host: Some("synthetic".to_string()),
+            world_rank: Some(self.world),
+            world_rank_source: Some("synthetic".to_string()),
+            executable: Some("app".to_string()),
+            queues,
+            queues_unread: self.queues_unread,
             threads: if self.frames.is_empty() {
                 Vec::new()
             } else {
@@ -181,6 +214,7 @@ impl SyntheticRank {
                 }]
             },
             errors: Vec::new(),
+            exited: false,
         }
     }
 }

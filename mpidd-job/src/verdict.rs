@@ -1,56 +1,152 @@
-//! The verdict: the first lines a person reads.
+//! The verdict: the first lines a person reads. The headline names what
+//! was found and, in the same line, what it rests on: how many ranks'
+//! queues and stacks were read, and why the other queues were not. It
+//! says "no rank waits" only when every rank's queues were read and no
+//! rank is blocked in MPI; anything less is said to be less.
 
 use crate::analyze::Job;
-use crate::model::{Finding, FindingKind, RankState};
+use crate::model::{Finding, FindingKind, JobBasis, RankState, StackClass};
+use crate::stack_tree::rank_set;
 
-/// A few sentences, most important first: the deadlocks, then what the
-/// chains of waiting ranks end at, then the rest. When nothing waits, it
-/// says so, and where the ranks are.
-pub(crate) fn verdict(job: &Job<'_>, cycles: &[Vec<i64>], findings: &[Finding]) -> Vec<String> {
-    let mut lines = Vec::new();
-    let read = job
+/// A few sentences, most important first: the headline, the findings,
+/// then how the ranks group by where they are (when they differ) and,
+/// when some rank is outside MPI and the job may only be slow, the advice
+/// to look again.
+pub(crate) fn verdict(
+    job: &Job,
+    cycles: &[Vec<i64>],
+    findings: &[Finding],
+    basis: &JobBasis,
+    classes: &[StackClass],
+) -> Vec<String> {
+    let has = |k: FindingKind| findings.iter().any(|f| f.kind == k);
+    let rests = rests_on(basis);
+    let blocked: Vec<i64> = job
         .ranks
         .iter()
-        .filter(|r| r.state != RankState::Unreadable)
-        .count();
+        .filter(|r| r.world_rank >= 0 && r.call_class.is_some_and(|c| c.blocks()))
+        .map(|r| r.world_rank)
+        .collect();
     let headline = if !cycles.is_empty() {
         format!(
-            "DEADLOCK: {} cycle(s) of ranks that wait on each other ({} of {} ranks read).",
-            cycles.len(),
-            read,
-            job.ranks.len()
+            "DEADLOCK: {} cycle(s) of ranks that wait on each other ({rests}).",
+            cycles.len()
         )
-    } else if findings.iter().any(|f| {
-        matches!(
-            f.kind,
-            FindingKind::WaitsOnRankOutsideMpi | FindingKind::WaitsOnRankInMpi
-        )
-    }) {
+    } else if has(FindingKind::GlobalDeadlock) {
         format!(
-            "HUNG OR SLOW: ranks wait on a rank that is not waiting itself ({} of {} ranks read).",
-            read,
-            job.ranks.len()
+            "DEADLOCK: every rank is blocked in MPI and nothing can release any of them \
+             ({rests})."
+        )
+    } else if has(FindingKind::WaitsOnExitedRank) {
+        format!("HUNG: ranks wait on a rank that has exited ({rests}).")
+    } else if has(FindingKind::WaitsOnRankOutsideMpi) || has(FindingKind::WaitsOnRankInMpi) {
+        format!("HUNG OR SLOW: ranks wait on a rank that is not waiting itself ({rests}).")
+    } else if has(FindingKind::BlockedWithoutPeer) || !blocked.is_empty() {
+        format!(
+            "HUNG OR SLOW: rank(s) {} are blocked in MPI, waiting on what could not be read \
+             ({rests}).",
+            rank_set(&blocked)
         )
     } else if findings
         .iter()
         .any(|f| f.kind != FindingKind::UnreadableRanks)
     {
-        format!(
-            "SUSPECT: no rank waits on another, but something is off ({} of {} ranks read).",
-            read,
-            job.ranks.len()
-        )
+        format!("SUSPECT: no rank waits on another, but something is off ({rests}).")
+    } else if basis.queues_read == basis.ranks && basis.ranks > 0 {
+        format!("No rank waits on another in its message queues ({rests}).")
     } else {
-        format!(
-            "No rank waits on another in its message queues ({} of {} ranks read).",
-            read,
-            job.ranks.len()
-        )
+        format!("NOT KNOWN: no wait could be seen, but not every rank could be read ({rests}).")
     };
-    lines.push(headline);
-    let _ = &job.readings;
+    let mut lines = vec![headline];
     for f in findings {
         lines.push(f.summary.clone());
     }
+    if classes.len() > 1 {
+        lines.push(class_line(classes));
+    }
+    let outside: Vec<i64> = job
+        .ranks
+        .iter()
+        .filter(|r| r.world_rank >= 0 && r.state == RankState::OutsideMpi)
+        .map(|r| r.world_rank)
+        .collect();
+    if cycles.is_empty() && !has(FindingKind::GlobalDeadlock) && !outside.is_empty() {
+        lines.push(format!(
+            "Rank(s) {} run their own code: run mpidd job again in a while. If they are still \
+             at the same place, they compute or sleep there and the others wait for them; if \
+             they moved, the job is slow, not hung.",
+            rank_set(&outside)
+        ));
+    }
     lines
+}
+
+/// `queues read on 4 of 4 ranks, stacks on 4`, or `from stacks alone:
+/// queues unreadable on 4 of 4 ranks (REASON)`.
+fn rests_on(basis: &JobBasis) -> String {
+    let n = basis.ranks;
+    let unread = n - basis.queues_read;
+    let why = match basis.queues_unread.as_slice() {
+        [] => String::new(),
+        [one] => format!(" ({})", short(one)),
+        many => format!(" ({}; and {} other reason(s))", short(&many[0]), many.len() - 1),
+    };
+    if basis.stacks_alone {
+        format!(
+            "from stacks alone: queues unreadable on {unread} of {n} ranks{why}, stacks read on {}",
+            basis.stacks_read
+        )
+    } else if unread > 0 {
+        format!(
+            "queues read on {} of {n} ranks, unreadable on {unread}{why}; stacks read on {}",
+            basis.queues_read, basis.stacks_read
+        )
+    } else {
+        format!(
+            "queues read on {} of {n} ranks, stacks on {}",
+            basis.queues_read, basis.stacks_read
+        )
+    }
+}
+
+/// A refusal's first clause: the headline names the reason, the rank's
+/// entry carries all of it.
+fn short(reason: &str) -> String {
+    const MAX: usize = 160;
+    let reason = reason.strip_prefix("queues: ").unwrap_or(reason);
+    if reason.chars().count() <= MAX {
+        return reason.to_string();
+    }
+    let cut: String = reason.chars().take(MAX).collect();
+    format!("{cut}…")
+}
+
+/// `ranks 0,2-3: in MPI_Barrier, called from main at tag.c:20; odd one
+/// out: rank 1: in MPI_Recv, called from main at tag.c:17`.
+fn class_line(classes: &[StackClass]) -> String {
+    let say = |c: &StackClass| {
+        let who = if c.ranks.len() == 1 { "rank" } else { "ranks" };
+        let what = match (&c.state, &c.mpi_call, &c.location) {
+            (RankState::Exited, _, _) => "exited".to_string(),
+            (_, Some(call), Some(l)) => format!("in {call}, called from {l}"),
+            (_, Some(call), None) => format!("in {call}"),
+            (RankState::OutsideMpi, None, Some(l)) => format!("outside MPI, in {l}"),
+            (RankState::OutsideMpi, None, None) => "outside MPI".to_string(),
+            (RankState::Unreadable, _, _) => "unreadable".to_string(),
+            _ => "where is not known".to_string(),
+        };
+        format!("{who} {}: {what}", rank_set(&c.ranks))
+    };
+    let (first, rest) = classes.split_first().expect("more than one class");
+    let odd: Vec<String> = rest.iter().map(say).collect();
+    let label = if rest.iter().all(|c| c.ranks.len() == 1) && first.ranks.len() > 1 {
+        "odd one(s) out"
+    } else {
+        "then"
+    };
+    format!(
+        "Where the ranks are: {}; {label}: {}.",
+        say(first),
+        odd.join("; ")
+    )
 }

@@ -55,9 +55,10 @@ impl WaitGraph {
     }
 
     /// The ranks that can never go on: each waits only on ranks that can
-    /// never go on themselves. A rank whose waits are all receives from
-    /// `MPI_ANY_SOURCE` needs only one of its peers to go on; any other
-    /// rank needs every rank it waits on (it may be in `MPI_Waitall`).
+    /// never go on themselves. A rank whose waits are all any-of waits
+    /// (receives from `MPI_ANY_SOURCE`, `MPI_Waitany`, a collective whose
+    /// members are not known) needs only one of its peers to go on; any
+    /// other rank needs every rank it waits on (it may be in `MPI_Waitall`).
     /// Ranks outside the job's readings, and ranks not waiting, are taken
     /// to go on, since nothing proves otherwise.
     pub fn deadlocked(&self, states: &BTreeMap<i64, RankState>) -> BTreeSet<i64> {
@@ -75,8 +76,8 @@ impl WaitGraph {
                 .copied()
                 .filter(|&r| {
                     let edges: Vec<&Edge> = self.targets(r).collect();
-                    let only_any = edges.iter().all(|e| e.any_source);
-                    let needed = edges.iter().filter(|e| only_any || !e.any_source);
+                    let only_any = edges.iter().all(|e| e.any_of);
+                    let needed = edges.iter().filter(|e| only_any || !e.any_of);
                     let mut free = needed.map(|e| !stuck.contains(&e.to));
                     if only_any {
                         free.any(|f| f)
@@ -308,6 +309,7 @@ mod tests {
             communicator: "MPI_COMM_WORLD".into(),
             tag: Some(0),
             any_source: any,
+            any_of: any,
         }
     }
 
@@ -355,6 +357,14 @@ mod tests {
         let dead = g.deadlocked(&states);
         assert_eq!(dead, BTreeSet::from([0, 1, 2]));
         assert_eq!(g.cycles(&dead), vec![vec![0, 1], vec![0, 2, 1]]);
+    }
+
+    #[test]
+    fn a_rank_that_waits_on_itself_is_a_cycle_of_one() {
+        let g = WaitGraph::new(vec![edge(0, 0, false), edge(1, 0, false)]);
+        let dead = g.deadlocked(&all_in_mpi(2));
+        assert_eq!(dead, BTreeSet::from([0, 1]));
+        assert_eq!(g.cycles(&dead), vec![vec![0]]);
     }
 
     #[test]
