@@ -80,8 +80,9 @@ pub struct Frame {
     /// `.dynsym`, or the separate debug file's `.symtab`) containing the
     /// address. Names are as stored (C++ and Rust names are not
     /// demangled). When neither covers the address, the closest function
-    /// symbol below it in the same code section, as gdb names code past a
-    /// symbol's end, with [`name_guessed`](Self::name_guessed) set. `None`
+    /// symbol below it in the same code section (gdb names code after a
+    /// symbol without a size so, but leaves code past a sized symbol's end
+    /// unnamed), with [`name_guessed`](Self::name_guessed) set. `None`
     /// when there is none either.
     pub function: Option<String>,
     /// `function` is a guess: no DWARF function and no sized ELF symbol
