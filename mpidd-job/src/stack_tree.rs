@@ -161,6 +161,7 @@ mod tests {
                 .map(|n| Frame {
                     pc: 0,
                     function: Some(n.to_string()),
+                    name_guessed: false,
                     offset: 0,
                     object: None,
                     file: None,

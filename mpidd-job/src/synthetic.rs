@@ -161,6 +161,7 @@ impl SyntheticRank {
                 Frame {
                     pc: 0x40_1000 + 0x10 * i as u64,
                     function: Some(name.to_string()),
+                    name_guessed: false,
                     offset: 0x10,
                     object: Some(if own { "app" } else { "libmpi.so.12" }.to_string()),
                     file,

@@ -386,11 +386,24 @@ impl fmt::Display for NoLayouts {
             ", and none of the {} known layout profiles is for this build. \
              Ways out: install the library's debug info (its -dbgsym package, \
              or point --debug-dir at it); rebuild the library with -g; or build \
-             the same source with the same configure options and -g, then write \
-             a profile from it with `mpidd profile write` and pass it with \
-             --profile.",
+             the same source",
             self.profiles_tried
         )?;
+        if let Some(v) = &self.version {
+            write!(f, " (version {v})")?;
+        }
+        let file = self.library.rsplit('/').next().unwrap_or(&self.library);
+        write!(
+            f,
+            " with the same configure options and -g, then write a profile from \
+             it for this very library with `mpidd profile write --object \
+             <the debug build's {file}> --for-build {}`",
+            self.library
+        )?;
+        if let Some(b) = &self.build_id {
+            write!(f, ", which ties it to build-id {b},")?;
+        }
+        write!(f, " and pass it with --profile.")?;
         if let Some(why) = &self.near_miss {
             write!(f, " (One was close: {why}.)")?;
         }

@@ -79,10 +79,25 @@ pub struct Frame {
     /// when the object has DWARF, else the ELF symbol (`.symtab`,
     /// `.dynsym`, or the separate debug file's `.symtab`) containing the
     /// address. Names are as stored (C++ and Rust names are not
-    /// demangled). `None` when neither knows the address.
+    /// demangled). When neither covers the address, the closest function
+    /// symbol below it in the same code section (gdb names code after a
+    /// symbol without a size so, but leaves code past a sized symbol's end
+    /// unnamed), with [`name_guessed`](Self::name_guessed) set. `None`
+    /// when there is none either.
     pub function: Option<String>,
-    /// `pc` minus the start of the ELF symbol containing the lookup
-    /// address; 0 when no symbol does.
+    /// `function` is a guess: no DWARF function and no sized ELF symbol
+    /// contains the lookup address, and the name is that of the closest
+    /// function symbol before it in the same section, either one without
+    /// a size (hand-written assembly) or one that ends before the address.
+    /// Intel MPI's `PMPI_Recv`, for one, is a 2-byte jump stub into an
+    /// unnamed local function: frames in that function are named
+    /// `PMPI_Recv`, guessed. Absent from JSON when false, so output
+    /// without the field still reads.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub name_guessed: bool,
+    /// `pc` minus the start of the ELF symbol that names the frame (the
+    /// guessed one too, when `name_guessed`); 0 when no symbol does, or
+    /// when DWARF names a function that no ELF symbol covers.
     pub offset: u64,
     /// The file name (no directory) of the object containing the address;
     /// `None` for an address in no loaded object (JIT code, the vDSO, a
@@ -714,6 +729,7 @@ fn symbolize(placed: &[Placed], pc: u64, is_return: bool) -> Frame {
     let mut frame = Frame {
         pc,
         function: None,
+        name_guessed: false,
         offset: 0,
         object: None,
         file: None,
@@ -728,13 +744,20 @@ fn symbolize(placed: &[Placed], pc: u64, is_return: bool) -> Frame {
     }
     frame.object = Some(p.name.clone());
     let svma = lookup.wrapping_sub(p.bias);
-    if let Some((name, start)) = p.object.symbols.function_at(svma) {
-        frame.function = Some(name.to_string());
-        frame.offset = pc.wrapping_sub(start.wrapping_add(p.bias));
+    if let Some(found) = p.object.symbols.function_at(svma) {
+        frame.function = Some(found.name.to_string());
+        frame.name_guessed = found.guessed;
+        frame.offset = pc.wrapping_sub(found.start.wrapping_add(p.bias));
     }
     if let Some(source) = p.object.symbols.source_frame(svma) {
         if source.function.is_some() {
             frame.function = source.function;
+            // DWARF knows the function: the guess, and its offset from
+            // another symbol, go.
+            if frame.name_guessed {
+                frame.name_guessed = false;
+                frame.offset = 0;
+            }
         }
         frame.file = source.file;
         frame.line = source.line;
@@ -817,5 +840,30 @@ mod tests {
         fn shared<T: Send + Sync>() {}
         shared::<StackUnwinder>();
         shared::<ThreadStack>();
+    }
+
+    #[test]
+    fn a_guessed_name_is_in_json_only_when_guessed() {
+        let mut frame = Frame {
+            pc: 0x401202,
+            function: Some("PMPI_Recv".into()),
+            name_guessed: false,
+            offset: 2,
+            object: Some("libmpi.so.12".into()),
+            file: None,
+            line: None,
+        };
+        let plain = serde_json::to_value(&frame).unwrap();
+        assert!(plain.get("name_guessed").is_none(), "{plain}");
+        frame.name_guessed = true;
+        let guessed = serde_json::to_string(&frame).unwrap();
+        assert!(guessed.contains("\"name_guessed\":true"), "{guessed}");
+        assert_eq!(serde_json::from_str::<Frame>(&guessed).unwrap(), frame);
+        // JSON written before the field existed still reads, as not guessed.
+        let old = r#"{"pc":4198914,"function":"PMPI_Recv","offset":2,
+                      "object":"libmpi.so.12","file":null,"line":null}"#;
+        let read: Frame = serde_json::from_str(old).unwrap();
+        assert!(!read.name_guessed);
+        assert_eq!(read.function.as_deref(), Some("PMPI_Recv"));
     }
 }

@@ -7,11 +7,12 @@
 //! every process that maps the object, wherever it was loaded.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{EndianArcSlice, RunTimeEndian};
-use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
 use crate::core_file::map_file;
 
@@ -29,6 +30,21 @@ struct FunctionSymbol {
     name: String,
     /// Lower is preferred among aliases at the same address.
     rank: u8,
+}
+
+/// The function symbol [`ObjectSymbols::function_at`] names an address
+/// after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FunctionMatch<'a> {
+    /// The symbol's name.
+    pub(crate) name: &'a str,
+    /// Its link-time address.
+    pub(crate) start: u64,
+    /// No symbol's size covers the address: this is only the closest
+    /// function symbol before it in the same section (a symbol without a
+    /// size, or a sized one that ends before the address, such as a jump
+    /// stub in front of an unnamed local function).
+    pub(crate) guessed: bool,
 }
 
 /// What DWARF says about one address: the outermost function of the
@@ -49,6 +65,11 @@ pub(crate) struct SourceFrame {
 pub(crate) struct ObjectSymbols {
     /// Function symbols sorted by address, one per address.
     functions: Vec<FunctionSymbol>,
+    /// The link-time address ranges of the object's code sections
+    /// (SHF_EXECINSTR; its executable PT_LOAD segments when it has no
+    /// section headers), sorted and disjoint: a name is guessed only from
+    /// a symbol of the section the address is in.
+    code: Vec<Range<u64>>,
     /// Where the DWARF is: the object itself or its separate debug file.
     dwarf_path: Option<PathBuf>,
     /// The addr2line context, made on the first lookup that needs it
@@ -62,6 +83,7 @@ impl std::fmt::Debug for ObjectSymbols {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ObjectSymbols")
             .field("functions", &self.functions.len())
+            .field("code", &self.code)
             .field("dwarf_path", &self.dwarf_path)
             .finish_non_exhaustive()
     }
@@ -95,6 +117,16 @@ impl ObjectSymbols {
                 }
             }
         }
+        Self::from_parts(functions, code_ranges(file), dwarf_path)
+    }
+
+    /// The table of `functions` (in any order, aliases included) in the
+    /// code ranges `code` (in any order), with DWARF at `dwarf_path`.
+    fn from_parts(
+        mut functions: Vec<FunctionSymbol>,
+        mut code: Vec<Range<u64>>,
+        dwarf_path: Option<PathBuf>,
+    ) -> Self {
         // One symbol per address: the preferred alias, the sized one first.
         functions.sort_by(|a, b| {
             (a.start, a.rank, a.size == 0, a.name.len(), &a.name).cmp(&(
@@ -117,27 +149,59 @@ impl ObjectSymbols {
                 _ => merged.push(f),
             }
         }
+        code.retain(|r| r.start < r.end);
+        code.sort_by_key(|r| (r.start, r.end));
+        // Overlapping ranges (sections of a relocatable file all at 0) are
+        // merged: the boundary check then errs towards a name.
+        let mut disjoint: Vec<Range<u64>> = Vec::with_capacity(code.len());
+        for r in code {
+            match disjoint.last_mut() {
+                Some(last) if r.start < last.end => last.end = last.end.max(r.end),
+                _ => disjoint.push(r),
+            }
+        }
         ObjectSymbols {
             functions: merged,
+            code: disjoint,
             dwarf_path,
             dwarf: OnceLock::new(),
         }
     }
 
-    /// The function symbol containing link-time address `svma`: its name
-    /// and start.
-    pub(crate) fn function_at(&self, svma: u64) -> Option<(&str, u64)> {
+    /// The function symbol that names link-time address `svma`: the sized
+    /// symbol that contains it, else (a guess, as debuggers make) the
+    /// closest function symbol below it in the same code section, sized
+    /// or not. An address in no code section, or with no symbol between
+    /// its section's start and itself, has none. Costs a binary search
+    /// and a few steps back, whatever the table's size.
+    pub(crate) fn function_at(&self, svma: u64) -> Option<FunctionMatch<'_>> {
         let end = self.functions.partition_point(|f| f.start <= svma);
         // A sized symbol contains the address; symbols nest rarely (a local
         // label inside a function), so a few steps back suffice.
         for f in self.functions[..end].iter().rev().take(8) {
             if f.size > 0 && svma < f.start.saturating_add(f.size) {
-                return Some((&f.name, f.start));
+                return Some(FunctionMatch {
+                    name: &f.name,
+                    start: f.start,
+                    guessed: false,
+                });
             }
         }
-        // Else the closest symbol below, if it has no size to contradict.
+        // Else the closest symbol below, if it is in the address's section.
+        let section = self.code_section(svma)?;
         let f = self.functions[..end].last()?;
-        (f.size == 0).then_some((&f.name, f.start))
+        (f.start >= section.start).then_some(FunctionMatch {
+            name: &f.name,
+            start: f.start,
+            guessed: true,
+        })
+    }
+
+    /// The code section containing `svma`.
+    fn code_section(&self, svma: u64) -> Option<&Range<u64>> {
+        let i = self.code.partition_point(|r| r.start <= svma);
+        let r = self.code.get(i.checked_sub(1)?)?;
+        r.contains(&svma).then_some(r)
     }
 
     /// What DWARF says about link-time address `svma`, if the object has
@@ -177,6 +241,27 @@ impl ObjectSymbols {
         }
         Some(out)
     }
+}
+
+/// The link-time address ranges of `file`'s code: its sections of
+/// executable code, or, in a file without section headers, its executable
+/// PT_LOAD segments.
+fn code_ranges(file: &object::File<'_>) -> Vec<Range<u64>> {
+    let sections: Vec<Range<u64>> = file
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text && s.size() > 0)
+        .map(|s| s.address()..s.address().saturating_add(s.size()))
+        .collect();
+    if !sections.is_empty() {
+        return sections;
+    }
+    file.segments()
+        .filter(|s| {
+            matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. }
+                if p_flags.0 & object::elf::PF_X.0 != 0)
+        })
+        .map(|s| s.address()..s.address().saturating_add(s.size()))
+        .collect()
 }
 
 /// Adds the defined function symbols among `symbols`.
@@ -234,4 +319,95 @@ fn load_context(path: &Path) -> Option<addr2line::Context<Reader>> {
     };
     let dwarf = gimli::Dwarf::load(load).ok()?;
     addr2line::Context::from_dwarf(dwarf).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, start: u64, size: u64) -> FunctionSymbol {
+        FunctionSymbol {
+            start,
+            size,
+            name: name.to_string(),
+            rank: 0,
+        }
+    }
+
+    /// Two code sections, `.text` at 0x1000..0x2000 and `.fini` at
+    /// 0x3000..0x3010, with the layout of Intel MPI's `PMPI_Recv`: a
+    /// 2-byte jump stub in front of an unnamed function.
+    fn table() -> ObjectSymbols {
+        ObjectSymbols::from_parts(
+            vec![
+                sym("unsized", 0x1400, 0),
+                sym("sized", 0x1100, 0x10),
+                sym("PMPI_Recv", 0x1200, 2),
+                sym("_fini", 0x3000, 0x10),
+                // An alias without a size takes its sized twin's.
+                sym("sized_alias", 0x1100, 0),
+            ],
+            vec![0x3000..0x3010, 0x1000..0x2000],
+            None,
+        )
+    }
+
+    fn at(t: &ObjectSymbols, svma: u64) -> Option<(&str, u64, bool)> {
+        t.function_at(svma).map(|m| (m.name, m.start, m.guessed))
+    }
+
+    #[test]
+    fn a_sized_symbol_names_what_it_covers() {
+        let t = table();
+        assert_eq!(at(&t, 0x1100), Some(("sized", 0x1100, false)));
+        assert_eq!(at(&t, 0x110f), Some(("sized", 0x1100, false)));
+        assert_eq!(at(&t, 0x1201), Some(("PMPI_Recv", 0x1200, false)));
+        assert_eq!(at(&t, 0x300f), Some(("_fini", 0x3000, false)));
+    }
+
+    #[test]
+    fn past_a_sized_symbol_the_name_is_a_guess() {
+        let t = table();
+        // The unnamed function behind the stub.
+        assert_eq!(at(&t, 0x1202), Some(("PMPI_Recv", 0x1200, true)));
+        assert_eq!(at(&t, 0x13ff), Some(("PMPI_Recv", 0x1200, true)));
+        assert_eq!(at(&t, 0x1110), Some(("sized", 0x1100, true)));
+        // A symbol without a size never covers: it too is a guess.
+        assert_eq!(at(&t, 0x1400), Some(("unsized", 0x1400, true)));
+        assert_eq!(at(&t, 0x1fff), Some(("unsized", 0x1400, true)));
+    }
+
+    #[test]
+    fn a_guess_stays_inside_its_section() {
+        let t = table();
+        // Before the first symbol of .text.
+        assert_eq!(at(&t, 0x1000), None);
+        assert_eq!(at(&t, 0x10ff), None);
+        // Past the end of .text: between sections, and in no section.
+        assert_eq!(at(&t, 0x2000), None);
+        assert_eq!(at(&t, 0x2fff), None);
+        // Past the end of .fini, whose symbol is the closest below.
+        assert_eq!(at(&t, 0x3010), None);
+        assert_eq!(at(&t, u64::MAX), None);
+        assert_eq!(at(&t, 0), None);
+    }
+
+    #[test]
+    fn a_table_without_sections_guesses_nothing() {
+        let t = ObjectSymbols::from_parts(vec![sym("f", 0x1000, 4)], Vec::new(), None);
+        assert_eq!(at(&t, 0x1003), Some(("f", 0x1000, false)));
+        assert_eq!(at(&t, 0x1004), None);
+    }
+
+    #[test]
+    fn overlapping_code_ranges_are_merged() {
+        let t = ObjectSymbols::from_parts(
+            vec![sym("a", 0x10, 1), sym("b", 0x40, 1)],
+            vec![0..0x20, 0x10..0x50, 0x60..0x60],
+            None,
+        );
+        assert_eq!(t.code, vec![0..0x50]);
+        assert_eq!(at(&t, 0x4f), Some(("b", 0x40, true)));
+        assert_eq!(at(&t, 0x50), None);
+    }
 }

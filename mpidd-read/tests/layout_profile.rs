@@ -238,6 +238,11 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         "debug info",
         "-g",
         "mpidd profile write",
+        // The way out names this library, and the build-id that will
+        // choose the profile.
+        "build the same source (version 1) with the same configure options",
+        "--object <the debug build's liboracle.so> --for-build /usr/lib/liboracle.so`",
+        &format!("ties it to build-id {},", "ab".repeat(20)),
     ] {
         assert!(text.contains(part), "{part:?} missing from: {text}");
     }

@@ -18,11 +18,18 @@ use mpidd_read::{LayoutError, Layouts};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeError {
-    /// No decoder knows this target's MPI.
-    #[error("no native message-queue decoder for this target: {reason}")]
+    /// No decoder knows this target's MPI, or not this build of it, or not
+    /// in the state it is in.
+    #[error("no native message-queue decoder for this target: {reason}{}", unsupported_tail(.library.as_deref(), .way_out.as_deref()))]
     Unsupported {
         /// What was found instead.
         reason: String,
+        /// The MPI library found, when one was: its path, version and
+        /// build-id, so that a person knows which build was refused.
+        library: Option<Box<FoundLibrary>>,
+        /// What can make the queues readable for that build, when
+        /// something can.
+        way_out: Option<String>,
     },
     /// A symbol the decoder needs is missing.
     #[error("the symbol `{name}` is missing (searched {searched}): {hint}")]
@@ -100,6 +107,117 @@ pub enum DecodeError {
         /// The sequence number after it.
         last: i64,
     },
+}
+
+/// The end of [`DecodeError::Unsupported`]'s message: the library and the
+/// way out.
+fn unsupported_tail(library: Option<&FoundLibrary>, way_out: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(l) = library {
+        out.push_str(&format!(" (the library: {l})"));
+    }
+    if let Some(w) = way_out {
+        out.push_str(". ");
+        out.push_str(w);
+    }
+    out
+}
+
+impl DecodeError {
+    /// [`DecodeError::Unsupported`] with only its reason.
+    pub(crate) fn unsupported(reason: impl Into<String>) -> Self {
+        DecodeError::Unsupported {
+            reason: reason.into(),
+            library: None,
+            way_out: None,
+        }
+    }
+}
+
+/// What the native decoders read, for a refusal to say.
+pub(crate) const DECODED: &str = "The native decoders read MPICH with the ch3 device, MPICH 4.0.x \
+     with the ch4 device (checked on 4.0.2), and Open MPI with the ob1 PML (checked on 4.1)";
+
+/// An MPI library a refusal is about, as found in the target: enough for
+/// a person to tell which build was refused, and to find or make what
+/// reads it (a debug build, a layout profile: both are chosen by
+/// build-id).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FoundLibrary {
+    /// The object as the target loaded it (a path, e.g.
+    /// `/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4`: its file name
+    /// carries the library's so-version).
+    pub path: String,
+    /// The implementation and version the library says it is, when it
+    /// could be read (`MPICH 4.1.2`, `Open MPI 4.1.4`).
+    pub version: Option<String>,
+    /// Its GNU build-id in hex: from the object's headers in the target's
+    /// memory (found through the dynamic linker's list), else from its
+    /// file. `None` when neither has one.
+    pub build_id: Option<String>,
+}
+
+impl FoundLibrary {
+    /// The library as `path`, with `version`, and the build-id found in
+    /// the target for the object that holds `at` (a symbol of it), else
+    /// in the file at `path`. Reads the dynamic linker's list (bounded by
+    /// `limits`) and one page of headers.
+    pub(crate) fn find(
+        memory: &dyn TargetMemory,
+        symbols: &dyn SymbolSource,
+        path: &str,
+        at: Option<TargetAddr>,
+        version: Option<String>,
+        limits: &Limits,
+    ) -> Self {
+        let in_memory = || -> Option<Vec<u8>> {
+            let at = at?;
+            let r_debug = symbols.lookup("_r_debug")?;
+            let objects = mpidd_read::link_map::read_link_map(memory, r_debug.addr, limits).ok()?;
+            // Shared objects start at their bias (their first segment is at
+            // link-time address 0): the one holding `at` starts closest
+            // below it.
+            let holder = objects
+                .iter()
+                .filter(|o| o.bias != 0 && o.bias <= at.0)
+                .max_by_key(|o| o.bias)?;
+            mpidd_read::link_map::mapped_build_id(memory, holder.bias)
+                .ok()
+                .flatten()
+        };
+        let on_disk = || {
+            let file = std::path::Path::new(path);
+            file.is_absolute()
+                .then(|| mpidd_read::build_id(file).ok().flatten())
+                .flatten()
+        };
+        FoundLibrary {
+            path: path.to_string(),
+            version: version.filter(|v| !v.is_empty()),
+            build_id: in_memory()
+                .or_else(on_disk)
+                .map(|id| mpidd_read::build_id_hex(&id)),
+        }
+    }
+
+    /// Its file name, e.g. `libmpi.so.40.30.4`.
+    pub fn file_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+impl std::fmt::Display for FoundLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.path)?;
+        if let Some(v) = &self.version {
+            write!(f, ", {v}")?;
+        }
+        match &self.build_id {
+            Some(id) => write!(f, ", build-id {id}"),
+            None => f.write_str(", no build-id found"),
+        }
+    }
 }
 
 fn list(missing: &[LayoutError]) -> String {
@@ -259,11 +377,17 @@ pub fn identify(
     symbols: &dyn SymbolSource,
     limits: &Limits,
 ) -> Result<Identified, DecodeError> {
-    let string = |name: &str| -> Option<(String, String)> {
+    let string = |name: &str| -> Option<(String, String, TargetAddr)> {
         let sym = symbols.lookup(name)?;
         TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len)
             .ok()
-            .map(|b| (String::from_utf8_lossy(&b).into_owned(), sym.object))
+            .map(|b| {
+                (
+                    String::from_utf8_lossy(&b).into_owned(),
+                    sym.object,
+                    sym.addr,
+                )
+            })
     };
     if let Some(comms) = symbols.lookup("ompi_mpi_communicators") {
         return Ok(Identified {
@@ -273,12 +397,8 @@ pub fn identify(
             library: comms.object,
         });
     }
-    let Some((version, library)) = string("MPII_Version_string") else {
-        return Err(DecodeError::Unsupported {
-            reason: "neither MPICH's MPII_Version_string nor Open MPI's ompi_mpi_communicators is there: \
-                     no MPI library is loaded"
-                .to_string(),
-        });
+    let Some((version, library, at)) = string("MPII_Version_string") else {
+        return Err(no_mpi_found(symbols));
     };
     let device = string("MPII_Version_device").unwrap_or_default().0;
     if device.starts_with("ch3") {
@@ -289,6 +409,16 @@ pub fn identify(
             library,
         });
     }
+    let found = || {
+        Some(Box::new(FoundLibrary::find(
+            memory,
+            symbols,
+            &library,
+            Some(at),
+            Some(format!("MPICH {version}")),
+            limits,
+        )))
+    };
     if device.starts_with("ch4") {
         // Checked on 4.0.2 only: CH4's request and global layouts moved a
         // lot between releases, and 4.1 keeps debugger lists of its own.
@@ -298,6 +428,12 @@ pub fn identify(
                     "MPICH {version} with the {device:?} device: the CH4 decoder was checked \
                      on MPICH 4.0 only"
                 ),
+                library: found(),
+                way_out: Some(format!(
+                    "{DECODED}. MPICH from 4.1 on, configured with --enable-debuginfo, keeps \
+                     debugger queues of its own that its message-queue library reads: pass \
+                     the libtvmpich.so of this same build with `mpidd queues --dll`"
+                )),
             });
         }
         return Ok(Identified {
@@ -309,7 +445,61 @@ pub fn identify(
     }
     Err(DecodeError::Unsupported {
         reason: format!("MPICH {version} with the {device:?} device, which no decoder reads"),
+        library: found(),
+        way_out: Some(format!(
+            "{DECODED}. The message-queue library (libtvmpich.so) of this same build, if it \
+             was configured with --enable-debuginfo, may read it: `mpidd queues --dll`"
+        )),
     })
+}
+
+/// The refusal of a target where neither MPICH's nor Open MPI's marker
+/// symbols are: names a loaded object that looks like an MPI library
+/// anyway (one stripped of them, or another implementation's), else says
+/// where the ranks are when this is a launcher.
+fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
+    const NEITHER: &str = "neither MPICH's MPII_Version_string nor Open MPI's \
+                           ompi_mpi_communicators is there";
+    let objects = symbols.searched_objects();
+    let mpi = objects.iter().find(|o| {
+        let name = o.rsplit('/').next().unwrap_or(o);
+        ["libmpi.so", "libmpi_", "libmpich.so", "libmpich_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+    });
+    match mpi {
+        Some(path) => DecodeError::Unsupported {
+            reason: format!("{NEITHER}, though an MPI library is loaded"),
+            library: Some(Box::new(FoundLibrary {
+                path: path.clone(),
+                version: None,
+                build_id: std::path::Path::new(path)
+                    .is_absolute()
+                    .then(|| {
+                        mpidd_read::build_id(std::path::Path::new(path))
+                            .ok()
+                            .flatten()
+                    })
+                    .flatten()
+                    .map(|id| mpidd_read::build_id_hex(&id)),
+            })),
+            way_out: Some(format!(
+                "{DECODED}; a library stripped of its dynamic symbols, or another \
+                 implementation, is not told apart. Its vendor's message-queue library \
+                 (the mqs interface, e.g. MPICH's libtvmpich.so of the same build) may read \
+                 it: `mpidd queues --dll`"
+            )),
+        },
+        None => DecodeError::Unsupported {
+            reason: format!("{NEITHER}: no MPI library is loaded"),
+            library: None,
+            way_out: Some(
+                "If this is the launcher (mpirun, mpiexec), read its ranks instead: \
+                 `mpidd procs` lists them"
+                    .to_string(),
+            ),
+        },
+    }
 }
 
 /// Picks the decoder for the target's MPI ([`identify`]), builds it over
@@ -387,4 +577,195 @@ pub fn read_native_queues(
         layouts: types,
     };
     Ok((detect(&target, limits)?.read_queues()?, origin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mpidd_read::{SymbolTable, SyntheticMemory};
+    use mpidd_types::TargetAbi;
+
+    const BUILD_ID: [u8; 20] = [
+        0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc,
+        0xfe, 0x00, 0x11, 0x22, 0x33,
+    ];
+
+    /// The first bytes of a little-endian ELF64 shared object as mapped:
+    /// its header, one PT_NOTE program header, and a GNU build-id note.
+    fn mapped_headers(id: &[u8]) -> Vec<u8> {
+        let mut b = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
+        b.resize(16, 0);
+        b.extend(3u16.to_le_bytes()); // ET_DYN
+        b.extend(62u16.to_le_bytes()); // EM_X86_64
+        b.extend(1u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes()); // e_entry
+        b.extend(64u64.to_le_bytes()); // e_phoff
+        b.extend(0u64.to_le_bytes()); // e_shoff
+        b.extend(0u32.to_le_bytes());
+        for v in [64u16, 56, 1, 64, 0, 0] {
+            b.extend(v.to_le_bytes());
+        }
+        let note_len = 16 + id.len().next_multiple_of(4) as u64;
+        b.extend(4u32.to_le_bytes()); // PT_NOTE
+        b.extend(4u32.to_le_bytes()); // PF_R
+        for v in [120u64, 120, 120, note_len, note_len, 4] {
+            b.extend(v.to_le_bytes());
+        }
+        b.extend(4u32.to_le_bytes());
+        b.extend((id.len() as u32).to_le_bytes());
+        b.extend(3u32.to_le_bytes()); // NT_GNU_BUILD_ID
+        b.extend(b"GNU\0");
+        b.extend(id);
+        b.resize(b.len().next_multiple_of(4), 0);
+        b.resize(4096, 0);
+        b
+    }
+
+    const LIBMPI: &str = "/opt/mpich-4.1.2/lib/libmpi.so.12.3.0";
+
+    /// An MPICH process: its library mapped at 0x7000_0000 and listed by
+    /// the dynamic linker, saying it is `version` with `device`.
+    fn mpich(version: &str, device: &str) -> (SyntheticMemory, SymbolTable) {
+        let mut m = SyntheticMemory::new(TargetAbi::X86_64);
+        let words = |ws: &[u64]| ws.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>();
+        // r_debug, then two link_map nodes: the executable and libmpi.
+        m.map(TargetAddr(0x1000), words(&[1, 0x3000]));
+        m.map(
+            TargetAddr(0x3000),
+            words(&[0x40_0000, 0x8000, 0, 0x3100, 0]),
+        );
+        m.map(
+            TargetAddr(0x3100),
+            words(&[0x7000_0000, 0x8100, 0, 0, 0x3000]),
+        );
+        m.map(TargetAddr(0x8000), vec![0]);
+        m.map(TargetAddr(0x8100), format!("{LIBMPI}\0").into_bytes());
+        m.map(TargetAddr(0x7000_0000), mapped_headers(&BUILD_ID));
+        m.map(TargetAddr(0x7000_2000), format!("{version}\0").into_bytes());
+        m.map(TargetAddr(0x7000_2100), format!("{device}\0").into_bytes());
+        let mut s = SymbolTable::new();
+        s.insert(
+            "/lib64/ld-linux-x86-64.so.2",
+            "_r_debug",
+            TargetAddr(0x1000),
+            40,
+        );
+        s.insert(LIBMPI, "MPII_Version_string", TargetAddr(0x7000_2000), 8);
+        s.insert(LIBMPI, "MPII_Version_device", TargetAddr(0x7000_2100), 8);
+        (m, s)
+    }
+
+    fn refusal(m: &SyntheticMemory, s: &SymbolTable) -> (DecodeError, String) {
+        let e = identify(m, s, &Limits::default()).unwrap_err();
+        let text = e.to_string();
+        (e, text)
+    }
+
+    #[test]
+    fn a_newer_mpich_is_refused_naming_its_build_and_a_way_out() {
+        let (m, s) = mpich("4.1.2", "ch4:ofi");
+        let (e, text) = refusal(&m, &s);
+        let DecodeError::Unsupported {
+            library: Some(library),
+            ..
+        } = &e
+        else {
+            panic!("{e:?}");
+        };
+        assert_eq!(library.file_name(), "libmpi.so.12.3.0");
+        assert_eq!(library.version.as_deref(), Some("MPICH 4.1.2"));
+        assert_eq!(
+            library.build_id.as_deref(),
+            Some("0123456789abcdef1032547698badcfe00112233")
+        );
+        assert_eq!(
+            text,
+            "no native message-queue decoder for this target: MPICH 4.1.2 with the \
+             \"ch4:ofi\" device: the CH4 decoder was checked on MPICH 4.0 only (the library: \
+             /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 4.1.2, build-id \
+             0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
+             the ch3 device, MPICH 4.0.x with the ch4 device (checked on 4.0.2), and Open \
+             MPI with the ob1 PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             --enable-debuginfo, keeps debugger queues of its own that its message-queue \
+             library reads: pass the libtvmpich.so of this same build with `mpidd queues \
+             --dll`"
+        );
+        // MPICH 4.0 with CH4 is decoded.
+        let (m, s) = mpich("4.0.2", "ch4:ucx");
+        assert_eq!(
+            identify(&m, &s, &Limits::default()).unwrap().kind,
+            DecoderKind::MpichCh4
+        );
+    }
+
+    #[test]
+    fn an_unknown_device_is_refused_naming_the_build() {
+        let (m, s) = mpich("4.2.0", "ch5:new");
+        let (_, text) = refusal(&m, &s);
+        for needle in [
+            "MPICH 4.2.0 with the \"ch5:new\" device, which no decoder reads",
+            "libmpi.so.12.3.0",
+            "build-id 0123456789abcdef1032547698badcfe00112233",
+            "MPICH 4.0.x with the ch4 device",
+            "--dll",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn without_the_dynamic_linker_s_list_the_build_id_is_not_made_up() {
+        let (m, mut s) = mpich("4.1.2", "ch4:ucx");
+        // No _r_debug, and no file at the library's path.
+        s = {
+            let mut t = SymbolTable::new();
+            for name in ["MPII_Version_string", "MPII_Version_device"] {
+                let sym = s.lookup(name).unwrap();
+                t.insert(LIBMPI, name, sym.addr, sym.size);
+            }
+            t
+        };
+        let (_, text) = refusal(&m, &s);
+        assert!(text.contains("MPICH 4.1.2, no build-id found"), "{text}");
+    }
+
+    #[test]
+    fn an_mpi_library_without_markers_is_named() {
+        let m = SyntheticMemory::new(TargetAbi::X86_64);
+        let mut s = SymbolTable::new();
+        s.insert(
+            "/opt/intel/mpi/lib/release/libmpi.so.12",
+            "MPI_Init",
+            TargetAddr(0x1000),
+            8,
+        );
+        let (_, text) = refusal(&m, &s);
+        for needle in [
+            "neither MPICH's MPII_Version_string nor Open MPI's ompi_mpi_communicators is \
+             there, though an MPI library is loaded",
+            "(the library: /opt/intel/mpi/lib/release/libmpi.so.12, no build-id found)",
+            "`mpidd queues --dll`",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn a_process_without_mpi_points_at_the_ranks() {
+        let m = SyntheticMemory::new(TargetAbi::X86_64);
+        let mut s = SymbolTable::new();
+        s.insert("/usr/bin/mpiexec.hydra", "main", TargetAddr(0x1000), 8);
+        let (e, text) = refusal(&m, &s);
+        assert!(matches!(e, DecodeError::Unsupported { library: None, .. }));
+        assert!(text.contains("no MPI library is loaded"), "{text}");
+        assert!(text.contains("`mpidd procs` lists them"), "{text}");
+    }
+
+    #[test]
+    fn a_bare_refusal_reads_as_before() {
+        assert_eq!(
+            DecodeError::unsupported("the decoder was not run").to_string(),
+            "no native message-queue decoder for this target: the decoder was not run"
+        );
+    }
 }

@@ -201,11 +201,7 @@ impl LayoutResolver {
         let queues = reading
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
-            .unwrap_or_else(|| {
-                Err(DecodeError::Unsupported {
-                    reason: "the decoder was not run".to_string(),
-                })
-            })?;
+            .unwrap_or_else(|| Err(DecodeError::unsupported("the decoder was not run")))?;
         if let Some((path, e)) = failed_entry {
             self.warn(format!(
                 "the layout cache entry {} did not read the target ({e}) where its DWARF \

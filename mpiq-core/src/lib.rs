@@ -68,7 +68,7 @@ mod world_rank;
 
 pub use decoder::{
     build_decoder, decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind,
-    Identified, QueueDecoder, QueueReader,
+    FoundLibrary, Identified, QueueDecoder, QueueReader,
 };
 pub use layout_resolver::LayoutResolver;
 pub use mpich_ch3::MpichCh3;

@@ -403,8 +403,8 @@ impl MpichCh4 {
             }
             None => {
                 let pool = |found: Result<Vec<LiveObject>, HandleError>, what: &str| {
-                    found.map_err(|e| DecodeError::Unsupported {
-                        reason: format!("the communicator pool ({what}): {e}"),
+                    found.map_err(|e| {
+                        DecodeError::unsupported(format!("the communicator pool ({what}): {e}"))
                     })
                 };
                 let (symbols, comm) = (target.symbols(), HandleKind::Comm);
@@ -455,11 +455,8 @@ impl MpichCh4 {
         // An intercommunicator's peers are its remote side, which only the
         // map (`dev.ch4.map`) gives.
         let map = || {
-            mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size).map_err(
-                |e| DecodeError::Unsupported {
-                    reason: format!("its rank map: {e}"),
-                },
-            )
+            mpihandles::ch4_world_ranks(mem, types, *limits, addr, "dev.ch4.map", size)
+                .map_err(|e| DecodeError::unsupported(format!("its rank map: {e}")))
         };
         let world = if kind == 0 && group.0 != 0 {
             l.group

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use mpidd_read::{Limits, ReadError, SymbolSource};
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{DecodeError, QueueDecoder};
+use crate::decoder::{DecodeError, FoundLibrary, QueueDecoder, DECODED};
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
@@ -772,13 +772,48 @@ impl OmpiOb1 {
         )?;
         let pml = c_text(&raw);
         if pml != "ob1" {
+            let library = target
+                .symbols()
+                .lookup("mca_pml_base_selected_component")
+                .map(|sym| {
+                    let version = ompi_version(target.memory(), target.symbols(), limits)
+                        .map(|v| format!("Open MPI {v}"));
+                    Box::new(FoundLibrary::find(
+                        target.memory(),
+                        target.symbols(),
+                        &sym.object,
+                        Some(sym.addr),
+                        version,
+                        limits,
+                    ))
+                });
+            let (reason, way_out) = match pml.as_str() {
+                "" => (
+                    "Open MPI has not selected a PML yet (before MPI_Init, or after \
+                     MPI_Finalize)"
+                        .to_string(),
+                    "Read it again once MPI_Init has returned".to_string(),
+                ),
+                "ucx" => (
+                    format!("Open MPI with the {pml:?} PML: only ob1 has a native decoder"),
+                    "No decoder reads Open MPI's UCX PML yet (its pending operations are in \
+                     UCX's worker, not in Open MPI's lists). Running the job with \
+                     `mpirun --mca pml ob1` (Open MPI's own BTLs, e.g. `--mca btl \
+                     self,vader,tcp`) makes its queues readable"
+                        .to_string(),
+                ),
+                _ => (
+                    format!("Open MPI with the {pml:?} PML: only ob1 has a native decoder"),
+                    format!(
+                        "{DECODED}. Running the job with `mpirun --mca pml ob1` makes its \
+                         queues readable"
+                    ),
+                ),
+            };
             return Err(DecodeError::Unsupported {
-                reason: if pml.is_empty() {
-                    "Open MPI has not selected a PML yet (before MPI_Init, or after MPI_Finalize)"
-                        .to_string()
-                } else {
-                    format!("Open MPI with the {pml:?} PML: only ob1 has a native decoder")
-                },
+                reason,
+                library,
+                way_out: Some(way_out),
             });
         }
         Ok(OmpiOb1 {

@@ -7,8 +7,9 @@
 //!   `ompi_mpi_comm_world`, as `c_my_rank` (its offset from the layouts);
 //! - and the launcher tells every rank in its environment: Open MPI's
 //!   `mpirun` sets `OMPI_COMM_WORLD_RANK`, PMIx `PMIX_RANK`, MPICH's Hydra
-//!   `PMI_RANK`. Read through libc's `environ`, that needs no layouts at
-//!   all, so a stripped MPI library (Debian's) is no obstacle.
+//!   `PMI_RANK`, Slurm's `srun` `SLURM_PROCID`. Read through libc's
+//!   `environ`, that needs no layouts at all, so a stripped MPI library
+//!   (Debian's) is no obstacle.
 
 use mpidd_read::{Limits, SymbolSource, Target, TargetMemory, TypeOracle};
 use mpidd_types::TargetAddr;
@@ -72,7 +73,23 @@ pub struct WorldRank {
 
 /// The launchers' variables, in the order they are believed: the MPI
 /// implementation's own before the process manager's.
-const RANK_VARIABLES: [&str; 3] = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"];
+///
+/// `SLURM_PROCID` comes last: it is the task's rank in its Slurm job step,
+/// which is the world rank when `srun` starts the ranks itself (`srun
+/// --mpi=pmi2` or `pmix` also sets `PMI_RANK` or `PMIX_RANK`, believed
+/// first), but not for a process that `mpirun` started inside a step.
+///
+/// Not here: `MPI_LOCALRANKID` (Intel MPI's and MPICH's Hydra, also
+/// `OMPI_COMM_WORLD_LOCAL_RANK`, `SLURM_LOCALID`) is the rank among the
+/// ranks of one node, 0 on every node; it gives the world rank only added
+/// to the world rank of the node's first process, and no launcher puts
+/// that in the environment. Hydra sets `PMI_RANK` beside it anyway.
+const RANK_VARIABLES: [&str; 4] = [
+    "OMPI_COMM_WORLD_RANK",
+    "PMIX_RANK",
+    "PMI_RANK",
+    "SLURM_PROCID",
+];
 /// Most environment entries looked at: far above any real environment,
 /// while a corrupt `environ` cannot keep the reader going.
 const MAX_ENVIRONMENT: u64 = 1 << 16;
@@ -160,12 +177,8 @@ where
     S: SymbolSource + ?Sized,
 {
     let not_found = || {
-        format!(
-            "no {} in its environment",
-            RANK_VARIABLES
-                .join(", ")
-                .replacen(", PMI_RANK", " or PMI_RANK", 1)
-        )
+        let (last, others) = RANK_VARIABLES.split_last().expect("rank variables");
+        format!("no {} or {last} in its environment", others.join(", "))
     };
     // The executable's copy first (a program that uses environ gets its
     // own, by a copy relocation), as the symbol search goes.
@@ -279,6 +292,52 @@ mod tests {
         }
     }
 
+    /// The rank `environment_rank` reads from `vars`, and its variable.
+    fn rank_from(vars: &[&str]) -> Result<(i32, RankSource), String> {
+        let (m, s) = with_environment(TargetAbi::X86_64, vars);
+        environment_rank(&m, &s, &Limits::default()).map(|r| (r.rank, r.source))
+    }
+
+    #[test]
+    fn slurm_s_task_rank_is_believed_last() {
+        // srun alone: its task rank.
+        assert_eq!(
+            rank_from(&["SLURM_LOCALID=0", "SLURM_PROCID=12", "SLURM_NODEID=3"]),
+            Ok((12, RankSource::Environment("SLURM_PROCID")))
+        );
+        // srun --mpi=pmi2 sets PMI_RANK too, and any PMI's variable wins,
+        // wherever it is in the environment.
+        assert_eq!(
+            rank_from(&["SLURM_PROCID=12", "PMI_RANK=5"]),
+            Ok((5, RankSource::Environment("PMI_RANK")))
+        );
+        assert_eq!(
+            rank_from(&["PMIX_RANK=6", "SLURM_PROCID=12"]),
+            Ok((6, RankSource::Environment("PMIX_RANK")))
+        );
+        // A negative or garbled value says nothing.
+        assert!(rank_from(&["SLURM_PROCID=-1", "SLURM_PROCIDX=4"]).is_err());
+    }
+
+    #[test]
+    fn a_rank_on_its_node_is_not_a_world_rank() {
+        // Hydra's and Intel MPI's MPI_LOCALRANKID (and Open MPI's and
+        // Slurm's local ranks) are 0 on every node: never a world rank.
+        let e = rank_from(&[
+            "MPI_LOCALRANKID=1",
+            "MPI_LOCALNRANKS=4",
+            "OMPI_COMM_WORLD_LOCAL_RANK=1",
+            "SLURM_LOCALID=1",
+        ])
+        .unwrap_err();
+        assert!(e.contains("SLURM_PROCID in its environment"), "{e}");
+        // Beside it, Hydra's PMI_RANK gives the world rank.
+        assert_eq!(
+            rank_from(&["MPI_LOCALRANKID=1", "PMI_RANK=9"]),
+            Ok((9, RankSource::Environment("PMI_RANK")))
+        );
+    }
+
     #[test]
     fn open_mpi_s_world_communicator_comes_first() {
         let (mut m, mut s) = with_environment(TargetAbi::X86_64, &["OMPI_COMM_WORLD_RANK=3"]);
@@ -345,7 +404,8 @@ mod tests {
             e,
             "its world rank is not in the process: ompi_mpi_comm_world is there but no \
              debug info or profile gives ompi_communicator_t.c_my_rank; no \
-             OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK in its environment"
+             OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID in its \
+             environment"
         );
     }
 

@@ -326,3 +326,47 @@ fn a_fragment_with_more_segments_than_room_is_corrupt() {
         "{text}"
     );
 }
+
+/// Not a fuzz finding: the refusal of a process whose PML is not ob1
+/// names the library found (its version from `opal_version_string`) and
+/// says what makes its queues readable.
+#[test]
+fn another_pml_is_refused_with_a_way_out() {
+    let (types, at) = layout();
+    let refusal = |pml: &str| {
+        let mut p = Process::new(at.clone(), &[]);
+        let name = BASE + p.off("mca_pml_base_component_t.pmlm_version.mca_component_name");
+        p.text(name, "\0\0\0\0\0\0\0\0");
+        p.text(name, pml);
+        p.text(BASE + 0x800, "4.1.4\0");
+        p.symbols.insert(
+            "libopen-pal.so.40",
+            "opal_version_string",
+            TargetAddr(BASE + 0x800),
+            32,
+        );
+        match p.read(&types) {
+            Err(e @ DecodeError::Unsupported { .. }) => e.to_string(),
+            other => panic!("{pml:?}: {other:?}"),
+        }
+    };
+    let ucx = refusal("ucx");
+    for needle in [
+        "Open MPI with the \"ucx\" PML: only ob1 has a native decoder",
+        "(the library: libmpi.so.40, Open MPI 4.1.4, no build-id found)",
+        "No decoder reads Open MPI's UCX PML yet",
+        "`mpirun --mca pml ob1`",
+    ] {
+        assert!(ucx.contains(needle), "{needle:?} missing from: {ucx}");
+    }
+    let cm = refusal("cm");
+    assert!(cm.contains("the \"cm\" PML"), "{cm}");
+    assert!(
+        cm.contains("Open MPI with the ob1 PML (checked on 4.1)"),
+        "{cm}"
+    );
+    assert!(cm.contains("`mpirun --mca pml ob1`"), "{cm}");
+    let none = refusal("");
+    assert!(none.contains("has not selected a PML yet"), "{none}");
+    assert!(none.contains("once MPI_Init has returned"), "{none}");
+}
