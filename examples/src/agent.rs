@@ -46,6 +46,10 @@ pub struct AgentArgs {
     /// Do not take call stacks.
     #[arg(long)]
     no_stacks: bool,
+    /// Do not read message queues: the verdict rests on the ranks' stacks
+    /// alone (what it says when no decoder reads the ranks' MPI).
+    #[arg(long)]
+    no_queues: bool,
     /// A layout profile for an MPI library without debug info (repeatable).
     #[arg(long = "profile", value_name = "FILE")]
     profiles: Vec<PathBuf>,
@@ -185,6 +189,7 @@ pub fn run(args: AgentArgs, no_cache: bool) -> Result<(), AgentError> {
     }
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
+        queues: !args.no_queues,
         profiles: crate::profile::load_all(&args.profiles)?,
         // Every agent of a job reads the same builds: the first run on a
         // node fills the node's cache, later runs read no DWARF.

@@ -62,7 +62,11 @@ pub struct JobArgs {
     /// Do not take call stacks.
     #[arg(long)]
     no_stacks: bool,
-    /// Print the report as JSON (schema mpidd-job/1, docs/job-json.md).
+    /// Do not read message queues: the verdict rests on the ranks' stacks
+    /// alone (what it says when no decoder reads the ranks' MPI).
+    #[arg(long)]
+    no_queues: bool,
+    /// Print the report as JSON (schema mpidd-job/2, docs/job-json.md).
     #[arg(long, conflicts_with_all = ["dot", "svg"])]
     json: bool,
     /// Print the wait-for graph in Graphviz DOT.
@@ -179,6 +183,7 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
     }
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
+        queues: !args.no_queues,
         profiles: crate::profile::load_all(&args.profiles)?,
         cache: crate::cache::layout_cache(no_cache),
         ..ReadOptions::default()
@@ -219,6 +224,9 @@ fn slurm_options(args: &JobArgs) -> crate::slurm::Options {
     let mut agent_args = Vec::new();
     if args.no_stacks {
         agent_args.push("--no-stacks".to_string());
+    }
+    if args.no_queues {
+        agent_args.push("--no-queues".to_string());
     }
     if let Some(n) = args.jobs {
         agent_args.push(format!("--jobs={n}"));

@@ -268,7 +268,7 @@ fn rank_basis(reading: &RankReading) -> RankBasis {
     };
     let stacks = if reading.threads.iter().any(|t| !t.frames.is_empty()) {
         Evidence::Read {
-            by: format!("{} thread(s) unwound", reading.threads.len()),
+            by: format!("{} thread(s)", reading.threads.len()),
         }
     } else {
         Evidence::NotRead {

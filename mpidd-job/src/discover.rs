@@ -243,7 +243,10 @@ pub fn apply_launcher_table(readings: &mut [crate::RankReading], table: &[Launch
     for reading in readings {
         if let Some(entry) = reading.pid.and_then(|p| by_pid.get(&p)) {
             reading.host.get_or_insert_with(|| entry.host.clone());
-            reading.world_rank.get_or_insert(entry.world_rank);
+            if reading.world_rank.is_none() {
+                reading.world_rank = Some(entry.world_rank);
+                reading.world_rank_source = Some("the launcher's process table".to_string());
+            }
         }
     }
 }

@@ -20,7 +20,10 @@ pub(crate) fn find(job: &Job) -> (Vec<Vec<i64>>, Vec<Finding>) {
         findings.push(deadlock(job, cycle));
     }
     let on_cycle: BTreeSet<i64> = cycles.iter().flatten().copied().collect();
-    findings.extend(global_deadlock(job, &dead));
+    let global = global_deadlock(job, &dead);
+    // The global deadlock already names every blocked rank's call.
+    let all_blocked = global.is_some();
+    findings.extend(global);
     findings.extend(chains(job, &dead, &on_cycle));
     let unmatchable = unmatchable_receives(job);
     let explained: Vec<(i64, Operation)> = unmatchable
@@ -32,7 +35,9 @@ pub(crate) fn find(job: &Job) -> (Vec<Vec<i64>>, Vec<Finding>) {
     findings.extend(unmatchable);
     findings.extend(collective_mismatch(job));
     findings.extend(unreceived(job, &dead, &explained));
-    findings.extend(blocked_without_peer(job, &dead));
+    if !all_blocked {
+        findings.extend(blocked_without_peer(job, &dead));
+    }
     let unreadable: Vec<i64> = job
         .ranks
         .iter()
@@ -168,9 +173,11 @@ fn deadlock(job: &Job, cycle: &[i64]) -> Finding {
             pairs.len() - waits.len()
         ));
     }
+    // A collective's wait from a stack names no communicator of its own.
     let comms: BTreeSet<&str> = pairs
         .iter()
         .filter_map(|&(a, b)| job.graph.edge(a, b))
+        .filter(|e| e.kind != OperationKind::Collective)
         .map(|e| e.communicator.as_str())
         .collect();
     let across = if comms.len() > 1 {
@@ -266,10 +273,7 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
             .filter(|e| waiters.contains(&e.from) && (waiters.contains(&e.to) || e.to == root))
             .map(|e| (e.from, e.to))
             .collect();
-        let waits: Vec<String> = pairs
-            .iter()
-            .map(|&(a, b)| describe_wait(job, a, b))
-            .collect();
+        let waits = distinct(pairs.iter().map(|&(a, b)| describe_wait(job, a, b)));
         let list: Vec<i64> = waiters.iter().copied().collect();
         out.push(Finding {
             kind,
@@ -291,10 +295,7 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
             .filter(|e| on_deadlock.contains(&e.from))
             .map(|e| (e.from, e.to))
             .collect();
-        let waits: Vec<String> = pairs
-            .iter()
-            .map(|&(a, b)| describe_wait(job, a, b))
-            .collect();
+        let waits = distinct(pairs.iter().map(|&(a, b)| describe_wait(job, a, b)));
         out.push(Finding {
             kind: FindingKind::WaitsOnDeadlock,
             summary: format!(
@@ -618,4 +619,16 @@ pub(crate) fn describe_rank_call(r: &RankReport) -> String {
         (RankState::OutsideMpi, None) => format!("outside MPI{at}"),
         _ => "where is not known".to_string(),
     }
+}
+
+/// The sentences in their order, each once: a rank in a collective waits
+/// on several ranks and is told in one sentence.
+fn distinct(lines: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    }
+    out
 }

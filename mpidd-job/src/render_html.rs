@@ -310,15 +310,15 @@ fn rank_row(h: &mut String, r: &RankReport, on_cycle: bool) {
         opt(&r.location),
     );
     let evidence = |e: &Evidence| match e {
-        Evidence::Read { by } => format!("read ({by})"),
-        Evidence::NotRead { why } => format!("not read ({why})"),
+        Evidence::Read { by } => by.clone(),
+        Evidence::NotRead { why } => format!("not read: {why}"),
     };
     let _ = write!(
         h,
-        "<div class=\"basis\">queues {} · stacks {} · world rank from {}</div>",
+        "<div class=\"basis\">queues: {} · stacks: {} · rank: {}</div>",
         esc(&evidence(&r.basis.queues)),
         esc(&evidence(&r.basis.stacks)),
-        esc(r.basis.world_rank.as_deref().unwrap_or("nowhere (not known)"))
+        esc(r.basis.world_rank.as_deref().unwrap_or("not known"))
     );
     for e in &r.errors {
         let _ = write!(h, "<div class=\"error\">{}</div>", esc(e));

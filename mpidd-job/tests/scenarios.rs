@@ -169,17 +169,34 @@ fn a_tag_mismatch_is_named() {
             .reading(),
     ];
     let report = analyze(&readings);
-    assert!(report.cycles.is_empty());
-    assert_eq!(edges(&report), vec![(1, 0, OperationKind::Receive)]);
+    // 0 waits in the barrier for 1, the one rank that has not entered
+    // it; 1 waits for 0's message: a cycle through the collective, which
+    // 2 and 3 wait on from the barrier too.
+    assert_eq!(report.cycles, vec![vec![0, 1]]);
+    assert_eq!(
+        edges(&report),
+        vec![
+            (0, 1, OperationKind::Collective),
+            (1, 0, OperationKind::Receive),
+            (2, 1, OperationKind::Collective),
+            (3, 1, OperationKind::Collective),
+        ]
+    );
     assert_eq!(
         kinds(&report),
         vec![
-            (FindingKind::WaitsOnRankInMpi, vec![1, 0]),
+            (FindingKind::DeadlockCycle, vec![0, 1]),
+            (FindingKind::WaitsOnDeadlock, vec![2, 3]),
             (FindingKind::UnmatchableReceive, vec![1, 0]),
             (FindingKind::CollectiveMismatch, vec![1]),
         ]
     );
-    let mismatch = &report.findings[2].summary;
+    let cycle = &report.findings[0].summary;
+    assert!(
+        cycle.contains("rank 0 in MPI_Barrier waits for rank 1 to enter it"),
+        "{cycle}"
+    );
+    let mismatch = &report.findings[3].summary;
     assert!(
         mismatch.starts_with(
             "3 of 4 ranks of MPI_COMM_WORLD are in MPI_Barrier; rank 1 is in MPI_Recv"
@@ -335,4 +352,217 @@ fn a_reading_with_a_negative_world_rank_is_not_matched_and_does_not_panic() {
     let report = analyze(&[odd]);
     assert!(report.edges.is_empty());
     assert_eq!(report.ranks[0].world_rank, -5);
+}
+
+fn headline(report: &JobReport) -> &str {
+    &report.verdict[0]
+}
+
+#[test]
+fn a_ring_whose_queues_cannot_be_read_is_a_deadlock_from_stacks_alone() {
+    let why = "queues: no native message-queue decoder for this target: Open MPI's UCX PML";
+    let readings: Vec<_> = (0..4)
+        .map(|r| {
+            SyntheticRank::new(r, 4)
+                .queues_unread(why)
+                .stack(&["_start", "main", "ring.c:12@main", "PMPI_Recv", "ucp_worker_progress"])
+                .reading()
+        })
+        .collect();
+    let report = analyze(&readings);
+    assert!(report.edges.is_empty());
+    assert_eq!(
+        kinds(&report),
+        vec![(FindingKind::GlobalDeadlock, vec![0, 1, 2, 3])]
+    );
+    let h = headline(&report);
+    assert!(h.starts_with("DEADLOCK: every rank is blocked in MPI"), "{h}");
+    assert!(h.contains("from stacks alone: queues unreadable on 4 of 4 ranks"), "{h}");
+    assert!(h.contains("Open MPI's UCX PML"), "{h}");
+    assert!(!report.verdict.join("\n").contains("No rank waits"));
+    assert_eq!(report.basis.queues_read, 0);
+    assert!(report.basis.stacks_alone);
+    for r in &report.ranks {
+        assert!(!r.basis.queues.is_read());
+        assert!(r.basis.stacks.is_read());
+        assert_eq!(r.call_class, Some(mpidd_job::mpi_call::CallClass::PointToPoint));
+    }
+}
+
+#[test]
+fn probes_that_nothing_satisfies_are_a_global_deadlock() {
+    // Queues read and empty: a probe posts no receive.
+    let readings: Vec<_> = (0..4)
+        .map(|r| SyntheticRank::new(r, 4).stack(&in_call("MPI_Probe")).reading())
+        .collect();
+    let report = analyze(&readings);
+    assert_eq!(
+        kinds(&report),
+        vec![(FindingKind::GlobalDeadlock, vec![0, 1, 2, 3])]
+    );
+    let summary = &report.findings[0].summary;
+    assert!(
+        summary.contains("no message in their queues can complete any of their calls"),
+        "{summary}"
+    );
+    assert!(headline(&report).contains("queues read on 4 of 4 ranks"));
+}
+
+#[test]
+fn a_message_in_flight_is_no_global_deadlock() {
+    // 0 waits for 1's message, and it is there, unexpected: the library
+    // will match it, so the job is moving.
+    let readings = vec![
+        SyntheticRank::new(0, 2)
+            .receive(WORLD, 1, Some(5))
+            .unexpected(WORLD, 1, 5, 4, false)
+            .stack(&in_call("MPI_Recv"))
+            .reading(),
+        SyntheticRank::new(1, 2)
+            .stack(&in_call("MPI_Probe"))
+            .reading(),
+    ];
+    let report = analyze(&readings);
+    assert!(!kinds(&report)
+        .iter()
+        .any(|(k, _)| *k == FindingKind::GlobalDeadlock));
+}
+
+#[test]
+fn a_receive_from_itself_is_a_cycle_of_one() {
+    let readings = vec![
+        SyntheticRank::new(0, 4)
+            .receive(WORLD, 0, Some(61))
+            .stack(&in_call("MPI_Recv"))
+            .reading(),
+        SyntheticRank::new(1, 4)
+            .receive(WORLD, 0, Some(61))
+            .stack(&in_call("MPI_Recv"))
+            .reading(),
+        SyntheticRank::new(2, 4)
+            .stack(&in_call("MPI_Barrier"))
+            .reading(),
+        SyntheticRank::new(3, 4)
+            .stack(&in_call("MPI_Barrier"))
+            .reading(),
+    ];
+    let report = analyze(&readings);
+    assert_eq!(report.cycles, vec![vec![0]]);
+    assert_eq!(
+        kinds(&report),
+        vec![
+            (FindingKind::DeadlockCycle, vec![0]),
+            (FindingKind::WaitsOnDeadlock, vec![1, 2, 3]),
+            (FindingKind::CollectiveMismatch, vec![0, 1]),
+        ]
+    );
+    assert!(headline(&report).starts_with("DEADLOCK: 1 cycle(s)"));
+}
+
+#[test]
+fn a_rank_that_exited_is_waited_on() {
+    let readings = vec![
+        SyntheticRank::new(0, 4).exited().reading(),
+        SyntheticRank::new(1, 4)
+            .receive(WORLD, 0, Some(41))
+            .stack(&in_call("MPI_Recv"))
+            .reading(),
+        SyntheticRank::new(2, 4)
+            .stack(&in_call("MPI_Finalize"))
+            .reading(),
+        SyntheticRank::new(3, 4)
+            .stack(&in_call("MPI_Finalize"))
+            .reading(),
+    ];
+    let report = analyze(&readings);
+    assert_eq!(report.ranks[0].state, RankState::Exited);
+    // 2 and 3 in MPI_Finalize wait for 1 alone: 0 has passed it.
+    assert_eq!(
+        edges(&report),
+        vec![
+            (1, 0, OperationKind::Receive),
+            (2, 1, OperationKind::Collective),
+            (3, 1, OperationKind::Collective),
+        ]
+    );
+    let found = kinds(&report);
+    assert_eq!(found[0], (FindingKind::GlobalDeadlock, vec![0, 1, 2, 3]));
+    assert_eq!(found[1], (FindingKind::WaitsOnExitedRank, vec![1, 2, 3, 0]));
+    assert!(headline(&report).starts_with("DEADLOCK: every rank is blocked in MPI"));
+}
+
+#[test]
+fn waitany_needs_one_request_and_waitall_every_one() {
+    // Each rank waits for its left (tag 21) and right (tag 22) neighbour;
+    // 0 and 1 in MPI_Waitany, 2 and 3 in MPI_Waitall. Nobody sends.
+    let readings: Vec<_> = (0..4)
+        .map(|r| {
+            SyntheticRank::new(r, 4)
+                .receive(WORLD, (r + 3) % 4, Some(21))
+                .receive(WORLD, (r + 1) % 4, Some(22))
+                .stack(&in_call(if r < 2 { "MPI_Waitany" } else { "MPI_Waitall" }))
+                .reading()
+        })
+        .collect();
+    let report = analyze(&readings);
+    for e in &report.edges {
+        assert_eq!(e.any_of, e.from < 2, "{e:?}");
+        assert!(!e.any_source);
+    }
+    assert!(!report.cycles.is_empty());
+    let on_cycles: std::collections::BTreeSet<i64> =
+        report.cycles.iter().flatten().copied().collect();
+    assert_eq!(on_cycles.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    // A waitany rank is freed by one running peer.
+    let mut readings = readings;
+    readings[3] = SyntheticRank::new(3, 4)
+        .stack(&["_start", "main", "busy.c:9@compute"])
+        .reading();
+    let report = analyze(&readings);
+    assert!(report.cycles.is_empty(), "{:?}", report.cycles);
+}
+
+#[test]
+fn every_rank_in_one_collective_is_no_deadlock_claimed() {
+    let readings: Vec<_> = (0..4)
+        .map(|r| SyntheticRank::new(r, 4).stack(&in_call("MPI_Allreduce")).reading())
+        .collect();
+    let report = analyze(&readings);
+    assert!(report.edges.is_empty());
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let h = headline(&report);
+    assert!(h.starts_with("HUNG OR SLOW: rank(s) 0-3 are blocked in MPI"), "{h}");
+}
+
+#[test]
+fn a_rank_that_sleeps_first_is_advised_to_be_looked_at_again() {
+    let readings = vec![
+        SyntheticRank::new(0, 2)
+            .stack(&["_start", "main", "hang.c:7@main", "sleep", "clock_nanosleep"])
+            .reading(),
+        SyntheticRank::new(1, 2)
+            .receive(WORLD, 0, Some(1))
+            .stack(&in_call("MPI_Recv"))
+            .reading(),
+    ];
+    let report = analyze(&readings);
+    assert!(headline(&report).starts_with("HUNG OR SLOW"));
+    let last = report.verdict.last().unwrap();
+    assert!(last.contains("run mpidd job again in a while"), "{last}");
+    assert!(report
+        .verdict
+        .iter()
+        .any(|l| l.starts_with("Where the ranks are: rank 0: outside MPI")));
+}
+
+#[test]
+fn the_world_rank_source_is_reported() {
+    let report = analyze(&[SyntheticRank::new(0, 1).stack(&in_call("MPI_Recv")).reading()]);
+    assert_eq!(report.ranks[0].basis.world_rank.as_deref(), Some("synthetic"));
+    assert_eq!(
+        report.ranks[0].basis.queues,
+        mpidd_job::model::Evidence::Read {
+            by: "synthetic".into()
+        }
+    );
 }

@@ -224,11 +224,10 @@ fn damaged_cores_give_errors_and_the_other_ranks_are_analysed() {
         .unwrap();
     assert_eq!(r1.world_rank, -1);
     assert!(r1.queue_source.is_none());
-    assert!(
-        r1.errors.iter().any(|e| e.contains("queue")),
-        "{:?}",
-        r1.errors
-    );
+    match &r1.basis.queues {
+        mpidd_job::model::Evidence::NotRead { why } => assert!(why.contains("queue"), "{why}"),
+        read => panic!("rank 1's queues are not read: {read:?}"),
+    }
     assert_eq!(r1.mpi_call.as_deref(), Some("MPI_Recv"));
     // The wild stack pointer: the walk stops at the first frame with a
     // reason; the queues are read.

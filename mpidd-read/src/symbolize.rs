@@ -70,6 +70,12 @@ pub(crate) struct ObjectSymbols {
     /// section headers), sorted and disjoint: a name is guessed only from
     /// a symbol of the section the address is in.
     code: Vec<Range<u64>>,
+    /// Jump stubs: (the address a small exported function jumps to, the
+    /// index of that function in `functions`), sorted by target. An
+    /// unnamed function that an entry point's stub jumps into (MPICH 4's
+    /// `PMPI_Waitany`, Intel MPI's `PMPI_Recv`) is named after the stub,
+    /// not after whatever symbol happens to precede it.
+    stubs: Vec<(u64, usize)>,
     /// Where the DWARF is: the object itself or its separate debug file.
     dwarf_path: Option<PathBuf>,
     /// The addr2line context, made on the first lookup that needs it
@@ -117,7 +123,29 @@ impl ObjectSymbols {
                 }
             }
         }
-        Self::from_parts(functions, code_ranges(file), dwarf_path)
+        let mut table = Self::from_parts(functions, code_ranges(file), dwarf_path);
+        table.find_stubs(file);
+        table
+    }
+
+    /// Notes every function of at most [`MAX_STUB`] bytes whose code is a
+    /// single unconditional jump, and where it jumps.
+    fn find_stubs(&mut self, file: &object::File<'_>) {
+        let arch = file.architecture();
+        let mut stubs = Vec::new();
+        for (i, f) in self.functions.iter().enumerate() {
+            if f.size == 0 || f.size > MAX_STUB {
+                continue;
+            }
+            let Some(code) = code_bytes(file, f.start, f.size) else {
+                continue;
+            };
+            if let Some(target) = jump_target(arch, f.start, &code) {
+                stubs.push((target, i));
+            }
+        }
+        stubs.sort_unstable();
+        self.stubs = stubs;
     }
 
     /// The table of `functions` (in any order, aliases included) in the
@@ -163,6 +191,7 @@ impl ObjectSymbols {
         ObjectSymbols {
             functions: merged,
             code: disjoint,
+            stubs: Vec::new(),
             dwarf_path,
             dwarf: OnceLock::new(),
         }
@@ -187,9 +216,23 @@ impl ObjectSymbols {
                 });
             }
         }
-        // Else the closest symbol below, if it is in the address's section.
+        // Else the body a jump stub leads into, when no symbol starts
+        // between that body's start and the address.
         let section = self.code_section(svma)?;
-        let f = self.functions[..end].last()?;
+        let below = self.functions[..end].last();
+        let s = self.stubs.partition_point(|&(t, _)| t <= svma);
+        if let Some(&(target, i)) = s.checked_sub(1).and_then(|s| self.stubs.get(s)) {
+            let no_symbol_between = below.is_none_or(|f| f.start <= target);
+            if target >= section.start && no_symbol_between {
+                return Some(FunctionMatch {
+                    name: &self.functions[i].name,
+                    start: target,
+                    guessed: true,
+                });
+            }
+        }
+        // Else the closest symbol below, if it is in the address's section.
+        let f = below?;
         (f.start >= section.start).then_some(FunctionMatch {
             name: &f.name,
             start: f.start,
@@ -262,6 +305,54 @@ fn code_ranges(file: &object::File<'_>) -> Vec<Range<u64>> {
         })
         .map(|s| s.address()..s.address().saturating_add(s.size()))
         .collect()
+}
+
+/// Longest function taken for a jump stub: a jump, maybe behind an
+/// `endbr64`, and the padding of a small alignment.
+const MAX_STUB: u64 = 16;
+
+/// The bytes of the file at link-time address `addr`, when a section
+/// holds them.
+fn code_bytes(file: &object::File<'_>, addr: u64, size: u64) -> Option<Vec<u8>> {
+    file.sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .find(|s| addr >= s.address() && addr.saturating_add(size) <= s.address() + s.size())
+        .and_then(|s| s.data_range(addr, size).ok().flatten())
+        .map(<[u8]>::to_vec)
+}
+
+/// Where the code at `at` jumps, when it starts with an unconditional
+/// direct jump: x86's `jmp rel8`/`jmp rel32` (after an optional
+/// `endbr64`), AArch64's `b`.
+fn jump_target(arch: object::Architecture, at: u64, code: &[u8]) -> Option<u64> {
+    use object::Architecture;
+    match arch {
+        Architecture::X86_64 | Architecture::X86_64_X32 | Architecture::I386 => {
+            let (skip, code) = match code {
+                [0xf3, 0x0f, 0x1e, 0xfa | 0xfb, rest @ ..] => (4u64, rest),
+                _ => (0, code),
+            };
+            let at = at.wrapping_add(skip);
+            match code {
+                [0xeb, rel, ..] => Some(at.wrapping_add(2).wrapping_add(*rel as i8 as i64 as u64)),
+                [0xe9, a, b, c, d, ..] => {
+                    let rel = i32::from_le_bytes([*a, *b, *c, *d]);
+                    Some(at.wrapping_add(5).wrapping_add(rel as i64 as u64))
+                }
+                _ => None,
+            }
+        }
+        Architecture::Aarch64 => {
+            let insn = u32::from_le_bytes(code.get(..4)?.try_into().ok()?);
+            if insn & 0xfc00_0000 != 0x1400_0000 {
+                return None;
+            }
+            // imm26, in words, signed.
+            let words = ((insn & 0x03ff_ffff) << 6) as i32 >> 6;
+            Some(at.wrapping_add((i64::from(words) * 4) as u64))
+        }
+        _ => None,
+    }
 }
 
 /// Adds the defined function symbols among `symbols`.
@@ -363,6 +454,48 @@ mod tests {
         assert_eq!(at(&t, 0x110f), Some(("sized", 0x1100, false)));
         assert_eq!(at(&t, 0x1201), Some(("PMPI_Recv", 0x1200, false)));
         assert_eq!(at(&t, 0x300f), Some(("_fini", 0x3000, false)));
+    }
+
+    #[test]
+    fn a_body_a_stub_jumps_into_is_named_after_the_stub() {
+        // MPICH 4's layout: PMPI_Waitall (sized), then the unnamed body of
+        // PMPI_Waitany, then PMPI_Waitany itself, a 5-byte jump back.
+        let mut t = ObjectSymbols::from_parts(
+            vec![
+                sym("PMPI_Waitall", 0x1000, 0x100),
+                sym("PMPI_Waitany", 0x1800, 5),
+            ],
+            vec![0x1000..0x2000],
+            None,
+        );
+        t.stubs = vec![(0x1200, 1)];
+        assert_eq!(at(&t, 0x1250), Some(("PMPI_Waitany", 0x1200, true)));
+        // Between PMPI_Waitall's end and the body: the nearest symbol.
+        assert_eq!(at(&t, 0x1150), Some(("PMPI_Waitall", 0x1000, true)));
+        // Past the stub itself, a stub no longer explains it.
+        assert_eq!(at(&t, 0x1900), Some(("PMPI_Waitany", 0x1800, true)));
+    }
+
+    #[test]
+    fn jumps_are_decoded_for_x86_and_aarch64() {
+        use object::Architecture::{Aarch64, X86_64};
+        // jmp rel32 back by 0x600 from a stub at 0x1800.
+        let rel = (-0x605i32).to_le_bytes();
+        let code = [0xe9, rel[0], rel[1], rel[2], rel[3]];
+        assert_eq!(jump_target(X86_64, 0x1800, &code), Some(0x1200));
+        // endbr64; jmp rel8 +0x10.
+        let code = [0xf3, 0x0f, 0x1e, 0xfa, 0xeb, 0x10];
+        assert_eq!(jump_target(X86_64, 0x1000, &code), Some(0x1016));
+        assert_eq!(jump_target(X86_64, 0x1000, &[0xc3]), None);
+        // b -0x100
+        let insn: u32 = 0x1400_0000 | ((-0x40i32 as u32) & 0x03ff_ffff);
+        assert_eq!(
+            jump_target(Aarch64, 0x2000, &insn.to_le_bytes()),
+            Some(0x1f00)
+        );
+        // bl is a call, not a jump.
+        let bl: u32 = 0x9400_0001;
+        assert_eq!(jump_target(Aarch64, 0x2000, &bl.to_le_bytes()), None);
     }
 
     #[test]

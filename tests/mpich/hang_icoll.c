@@ -1,9 +1,12 @@
-/* Nonblocking collectives that do not match: ranks 0 and 1 start an
- * MPI_Ibcast on a communicator of the two of them while ranks 2 and 3 do
- * the same on theirs, then ranks 0 and 2 wait on theirs while ranks 1 and
- * 3 first wait in MPI_Ireduce on MPI_COMM_WORLD, which ranks 0 and 2 never
- * start. The broadcasts' roots (1 and 3) never enter their broadcast, so
- * every rank is blocked in MPI_Wait and nothing can complete. */
+/* Nonblocking collectives that do not match: on each pair's communicator
+ * ({0,1} and {2,3}) the even rank starts an MPI_Ibcast whose root is the
+ * odd rank, while the odd ranks start an MPI_Ireduce on MPI_COMM_WORLD to
+ * rank 0 instead, and every rank waits in MPI_Wait. The broadcasts' roots
+ * never enter their broadcast, so ranks 0 and 2 wait for ever. The odd
+ * ranks' reduce may complete (a contribution that is not the root's can
+ * leave at once) and then they wait in MPI_Finalize for ranks 0 and 2; or
+ * it does not, and they stay in MPI_Wait. Either way every rank is
+ * blocked in MPI and nothing can release any of them. */
 #include "hang_common.h"
 
 int main(int argc, char **argv)

@@ -10,6 +10,7 @@ int main(int argc, char **argv)
     int left = (rank + 3) % 4, right = (rank + 1) % 4;
     int a = 0, b = 0, which;
     MPI_Request requests[2];
+    MPI_Status statuses[2];
     MPI_Irecv(&a, 1, MPI_INT, left, 21, MPI_COMM_WORLD, &requests[0]);
     MPI_Irecv(&b, 1, MPI_INT, right, 22, MPI_COMM_WORLD, &requests[1]);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -17,7 +18,7 @@ int main(int argc, char **argv)
     if (rank < 2)
         MPI_Waitany(2, requests, &which, MPI_STATUS_IGNORE); /* HANG_LINE */
     else
-        MPI_Waitall(2, requests, MPI_STATUSES_IGNORE); /* HANG_LINE */
+        MPI_Waitall(2, requests, statuses); /* HANG_LINE */
     MPI_Finalize();
     return 0;
 }

@@ -125,7 +125,7 @@ pub fn check(report: &Value, expected: &Expected, job: &HungJob, what: &str) {
         "{what}: verdict {:#}\nedges {:#}\nfindings {:#}",
         report["verdict"], report["edges"], report["findings"]
     );
-    assert_eq!(report["schema"], "mpidd-job/1", "{context}");
+    assert_eq!(report["schema"], "mpidd-job/2", "{context}");
     let ranks = report["ranks"].as_array().expect("ranks");
     assert_eq!(ranks.len(), 4, "{what}: 4 ranks: {:#}", report["ranks"]);
     for (i, rank) in ranks.iter().enumerate() {
