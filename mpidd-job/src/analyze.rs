@@ -132,9 +132,9 @@ fn job_basis(ranks: &[RankReport]) -> JobBasis {
 fn classes(ranks: &[RankReport]) -> Vec<StackClass> {
     let mut out: Vec<StackClass> = Vec::new();
     for r in ranks.iter().filter(|r| r.world_rank >= 0) {
-        let same = out.iter_mut().find(|c| {
-            c.state == r.state && c.mpi_call == r.mpi_call && c.location == r.location
-        });
+        let same = out
+            .iter_mut()
+            .find(|c| c.state == r.state && c.mpi_call == r.mpi_call && c.location == r.location);
         match same {
             Some(c) => c.ranks.push(r.world_rank),
             None => out.push(StackClass {
@@ -283,15 +283,12 @@ fn rank_basis(reading: &RankReading) -> RankBasis {
     RankBasis {
         queues,
         stacks,
-        world_rank: reading
-            .world_rank
-            .filter(|&w| w >= 0)
-            .map(|_| {
-                reading
-                    .world_rank_source
-                    .clone()
-                    .unwrap_or_else(|| "not said".to_string())
-            }),
+        world_rank: reading.world_rank.filter(|&w| w >= 0).map(|_| {
+            reading
+                .world_rank_source
+                .clone()
+                .unwrap_or_else(|| "not said".to_string())
+        }),
     }
 }
 

@@ -467,9 +467,8 @@ fn unreceived(job: &Job, dead: &BTreeSet<i64>, explained: &[(i64, Operation)]) -
 /// differ, which the stacks cannot show.
 fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
     let ranks: Vec<&RankReport> = job.ranks.iter().filter(|r| r.world_rank >= 0).collect();
-    let blocked = |r: &RankReport| {
-        r.state == RankState::InMpi && r.call_class.is_some_and(CallClass::blocks)
-    };
+    let blocked =
+        |r: &RankReport| r.state == RankState::InMpi && r.call_class.is_some_and(CallClass::blocks);
     let gone = |r: &RankReport| r.state == RankState::Exited;
     if ranks.is_empty() || !ranks.iter().all(|r| blocked(r) || gone(r)) {
         return None;
@@ -501,9 +500,7 @@ fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
             format!("{who} {} {p}", rank_set(r))
         })
         .collect();
-    let queues_read = ranks
-        .iter()
-        .any(|r| r.basis.queues.is_read() && !gone(r));
+    let queues_read = ranks.iter().any(|r| r.basis.queues.is_read() && !gone(r));
     let nothing = if queues_read {
         "no message in their queues can complete any of their calls"
     } else {
@@ -526,8 +523,7 @@ fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
 fn something_in_flight(job: &Job) -> bool {
     for (&rank, list) in &job.comms {
         for c in list {
-            if c
-                .receives
+            if c.receives
                 .iter()
                 .any(|r| c.unexpected.iter().any(|m| matches(r, m)))
             {

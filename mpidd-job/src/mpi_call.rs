@@ -15,8 +15,23 @@ pub fn mpi_call(stack: &ThreadStack) -> Option<String> {
         .frames
         .iter()
         .rev()
-        .find_map(|f| f.function.as_deref().and_then(entry_point))
+        .find_map(|f| {
+            let name = f.function.as_deref()?;
+            entry_point(name).or_else(|| tail_called_body(name))
+        })
         .map(str::to_string)
+}
+
+/// The entry point whose body a library function is, where the entry
+/// point jumps to it rather than calls it, so that its own frame is not
+/// on the stack: Open MPI's `MPI_Finalize` and `MPI_Init` jump to
+/// `ompi_mpi_finalize` and `ompi_mpi_init`.
+pub fn tail_called_body(name: &str) -> Option<&'static str> {
+    match name {
+        "ompi_mpi_finalize" => Some("MPI_Finalize"),
+        "ompi_mpi_init" => Some("MPI_Init"),
+        _ => None,
+    }
 }
 
 /// `MPI_Xxx` for a function name that is an MPI entry point: `MPI_`,
@@ -265,6 +280,14 @@ mod tests {
             error: None,
         };
         assert_eq!(mpi_call(&stack).as_deref(), Some("MPI_Sendrecv"));
+        // Open MPI's MPI_Finalize jumps to its body: no MPI_ frame.
+        let finalize = ThreadStack {
+            tid: 1,
+            frames: vec![frame("usleep"), frame("ompi_mpi_finalize"), frame("main")],
+            truncated: false,
+            error: None,
+        };
+        assert_eq!(mpi_call(&finalize).as_deref(), Some("MPI_Finalize"));
         assert!(is_collective("MPI_Barrier"));
         assert!(!is_collective("MPI_Recv"));
     }

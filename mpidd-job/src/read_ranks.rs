@@ -283,9 +283,7 @@ impl JobReader {
             match AttachGuard::attach(pid) {
                 Ok(g) => Some(g),
                 // It may have exited between the look and the attach.
-                Err(_) if process_gone(pid) => {
-                    return RankReading::exited(label, Some(pid), host)
-                }
+                Err(_) if process_gone(pid) => return RankReading::exited(label, Some(pid), host),
                 Err(e) => return RankReading::failed(label, Some(pid), host, e.to_string()),
             }
         } else {
@@ -354,7 +352,7 @@ impl JobReader {
         T: TargetMemory + SymbolSource,
     {
         if !self.options.queues {
-            reading.queues_unread = Some("not read: the reader was asked to skip queues".into());
+            reading.queues_unread = Some(QUEUES_SKIPPED.to_string());
             return;
         }
         let limits = &self.options.limits;
@@ -449,6 +447,9 @@ impl JobReader {
         }
     }
 }
+
+/// Why a rank's queues are missing when [`ReadOptions::queues`] is off.
+pub const QUEUES_SKIPPED: &str = "skipped: the reader was told not to read queues";
 
 /// How the report names the launcher's table as a world rank's source.
 const LAUNCHER_TABLE: &str = "the launcher's process table";

@@ -6,6 +6,7 @@
 
 use crate::analyze::Job;
 use crate::model::{Finding, FindingKind, JobBasis, RankState, StackClass};
+use crate::read_ranks::QUEUES_SKIPPED;
 use crate::stack_tree::rank_set;
 
 /// A few sentences, most important first: the headline, the findings,
@@ -89,16 +90,24 @@ fn rests_on(basis: &JobBasis) -> String {
     let why = match basis.queues_unread.as_slice() {
         [] => String::new(),
         [one] => format!(" ({})", short(one)),
-        many => format!(" ({}; and {} other reason(s))", short(&many[0]), many.len() - 1),
+        many => format!(
+            " ({}; and {} other reason(s))",
+            short(&many[0]),
+            many.len() - 1
+        ),
     };
+    // Queues left unread on purpose are not "unreadable".
+    let skipped =
+        !basis.queues_unread.is_empty() && basis.queues_unread.iter().all(|w| w == QUEUES_SKIPPED);
+    let unreadable = if skipped { "not read" } else { "unreadable" };
     if basis.stacks_alone {
         format!(
-            "from stacks alone: queues unreadable on {unread} of {n} ranks{why}, stacks read on {}",
+            "from stacks alone: queues {unreadable} on {unread} of {n} ranks{why}, stacks read on {}",
             basis.stacks_read
         )
     } else if unread > 0 {
         format!(
-            "queues read on {} of {n} ranks, unreadable on {unread}{why}; stacks read on {}",
+            "queues read on {} of {n} ranks, {unreadable} on {unread}{why}; stacks read on {}",
             basis.queues_read, basis.stacks_read
         )
     } else {
@@ -114,6 +123,15 @@ fn rests_on(basis: &JobBasis) -> String {
 fn short(reason: &str) -> String {
     const MAX: usize = 160;
     let reason = reason.strip_prefix("queues: ").unwrap_or(reason);
+    let reason = reason
+        .strip_prefix("no native message-queue decoder for this target: ")
+        .unwrap_or(reason);
+    // What was found, without the library's identity and the way out.
+    let reason = [" (the library", ". "]
+        .iter()
+        .filter_map(|cut| reason.find(cut))
+        .min()
+        .map_or(reason, |at| &reason[..at]);
     if reason.chars().count() <= MAX {
         return reason.to_string();
     }

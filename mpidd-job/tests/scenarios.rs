@@ -365,7 +365,13 @@ fn a_ring_whose_queues_cannot_be_read_is_a_deadlock_from_stacks_alone() {
         .map(|r| {
             SyntheticRank::new(r, 4)
                 .queues_unread(why)
-                .stack(&["_start", "main", "ring.c:12@main", "PMPI_Recv", "ucp_worker_progress"])
+                .stack(&[
+                    "_start",
+                    "main",
+                    "ring.c:12@main",
+                    "PMPI_Recv",
+                    "ucp_worker_progress",
+                ])
                 .reading()
         })
         .collect();
@@ -376,8 +382,14 @@ fn a_ring_whose_queues_cannot_be_read_is_a_deadlock_from_stacks_alone() {
         vec![(FindingKind::GlobalDeadlock, vec![0, 1, 2, 3])]
     );
     let h = headline(&report);
-    assert!(h.starts_with("DEADLOCK: every rank is blocked in MPI"), "{h}");
-    assert!(h.contains("from stacks alone: queues unreadable on 4 of 4 ranks"), "{h}");
+    assert!(
+        h.starts_with("DEADLOCK: every rank is blocked in MPI"),
+        "{h}"
+    );
+    assert!(
+        h.contains("from stacks alone: queues unreadable on 4 of 4 ranks"),
+        "{h}"
+    );
     assert!(h.contains("Open MPI's UCX PML"), "{h}");
     assert!(!report.verdict.join("\n").contains("No rank waits"));
     assert_eq!(report.basis.queues_read, 0);
@@ -385,7 +397,10 @@ fn a_ring_whose_queues_cannot_be_read_is_a_deadlock_from_stacks_alone() {
     for r in &report.ranks {
         assert!(!r.basis.queues.is_read());
         assert!(r.basis.stacks.is_read());
-        assert_eq!(r.call_class, Some(mpidd_job::mpi_call::CallClass::PointToPoint));
+        assert_eq!(
+            r.call_class,
+            Some(mpidd_job::mpi_call::CallClass::PointToPoint)
+        );
     }
 }
 
@@ -393,7 +408,11 @@ fn a_ring_whose_queues_cannot_be_read_is_a_deadlock_from_stacks_alone() {
 fn probes_that_nothing_satisfies_are_a_global_deadlock() {
     // Queues read and empty: a probe posts no receive.
     let readings: Vec<_> = (0..4)
-        .map(|r| SyntheticRank::new(r, 4).stack(&in_call("MPI_Probe")).reading())
+        .map(|r| {
+            SyntheticRank::new(r, 4)
+                .stack(&in_call("MPI_Probe"))
+                .reading()
+        })
         .collect();
     let report = analyze(&readings);
     assert_eq!(
@@ -525,20 +544,33 @@ fn waitany_needs_one_request_and_waitall_every_one() {
 #[test]
 fn every_rank_in_one_collective_is_no_deadlock_claimed() {
     let readings: Vec<_> = (0..4)
-        .map(|r| SyntheticRank::new(r, 4).stack(&in_call("MPI_Allreduce")).reading())
+        .map(|r| {
+            SyntheticRank::new(r, 4)
+                .stack(&in_call("MPI_Allreduce"))
+                .reading()
+        })
         .collect();
     let report = analyze(&readings);
     assert!(report.edges.is_empty());
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     let h = headline(&report);
-    assert!(h.starts_with("HUNG OR SLOW: rank(s) 0-3 are blocked in MPI"), "{h}");
+    assert!(
+        h.starts_with("HUNG OR SLOW: rank(s) 0-3 are blocked in MPI"),
+        "{h}"
+    );
 }
 
 #[test]
 fn a_rank_that_sleeps_first_is_advised_to_be_looked_at_again() {
     let readings = vec![
         SyntheticRank::new(0, 2)
-            .stack(&["_start", "main", "hang.c:7@main", "sleep", "clock_nanosleep"])
+            .stack(&[
+                "_start",
+                "main",
+                "hang.c:7@main",
+                "sleep",
+                "clock_nanosleep",
+            ])
             .reading(),
         SyntheticRank::new(1, 2)
             .receive(WORLD, 0, Some(1))
@@ -557,8 +589,13 @@ fn a_rank_that_sleeps_first_is_advised_to_be_looked_at_again() {
 
 #[test]
 fn the_world_rank_source_is_reported() {
-    let report = analyze(&[SyntheticRank::new(0, 1).stack(&in_call("MPI_Recv")).reading()]);
-    assert_eq!(report.ranks[0].basis.world_rank.as_deref(), Some("synthetic"));
+    let report = analyze(&[SyntheticRank::new(0, 1)
+        .stack(&in_call("MPI_Recv"))
+        .reading()]);
+    assert_eq!(
+        report.ranks[0].basis.world_rank.as_deref(),
+        Some("synthetic")
+    );
     assert_eq!(
         report.ranks[0].basis.queues,
         mpidd_job::model::Evidence::Read {

@@ -12,6 +12,6 @@ int main(int argc, char **argv)
     ready(rank);
     if (rank == 1)
         MPI_Recv(&word, 1, MPI_INT, 0, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* HANG_LINE */
-    MPI_Finalize();
+    MPI_Finalize(); /* HANG_LINE */
     return 0;
 }

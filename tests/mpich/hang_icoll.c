@@ -25,6 +25,6 @@ int main(int argc, char **argv)
     }
     ready(rank);
     MPI_Wait(&request, MPI_STATUS_IGNORE); /* HANG_LINE */
-    MPI_Finalize();
+    MPI_Finalize(); /* HANG_LINE */
     return 0;
 }

@@ -10,7 +10,7 @@ int main(int argc, char **argv)
     int in = 0, out = rank;
     MPI_Barrier(MPI_COMM_WORLD);
     ready(rank);
-    MPI_Recv(&in, 1, MPI_INT, left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&in, 1, MPI_INT, left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* HANG_LINE */
     MPI_Send(&out, 1, MPI_INT, right, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;

@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     ready(rank);
     if (rank < 2)
         MPI_Recv(&word, 1, MPI_INT, 0, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* HANG_LINE */
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD); /* HANG_LINE */
     MPI_Finalize();
     return 0;
 }

@@ -13,8 +13,8 @@ int main(int argc, char **argv)
     int out = rank, in = -1;
     MPI_Barrier(MPI_COMM_WORLD);
     ready(rank);
-    MPI_Sendrecv(&out, 1, MPI_INT, right, 31, &in, 1, MPI_INT, right, 31, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* HANG_LINE */
+    /* One line, so that the call has one line to be found at. */
+    MPI_Sendrecv(&out, 1, MPI_INT, right, 31, &in, 1, MPI_INT, right, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* HANG_LINE */
     MPI_Finalize();
     return 0;
 }

@@ -16,10 +16,10 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     ready(rank);
     if (rank < 2) {
-        MPI_Ssend(buf, BIG, MPI_CHAR, 1 - rank, 5, MPI_COMM_WORLD);
+        MPI_Ssend(buf, BIG, MPI_CHAR, 1 - rank, 5, MPI_COMM_WORLD); /* HANG_LINE */
         MPI_Recv(buf, BIG, MPI_CHAR, 1 - rank, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
-        MPI_Recv(buf, 4, MPI_CHAR, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(buf, 4, MPI_CHAR, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* HANG_LINE */
     }
     free(buf);
     MPI_Finalize();

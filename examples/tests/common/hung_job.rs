@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::mpich_job::ref_mpich;
+use super::mpich_job::{ref_mpich, stock_mpich};
 use super::ompi_job::{debian_ompi, DEBIAN_MPICC, DEBIAN_MPIRUN};
 
 /// Which MPI builds and runs a hung job.
@@ -26,6 +26,12 @@ pub enum HangMpi {
     /// shared-memory transport; the program itself is built with `-g`, as
     /// a user's is while they look for a hang.
     DebianOpenMpi,
+    /// The same over Open MPI's UCX PML, whose queues no decoder reads:
+    /// what a verdict from stacks alone is checked on.
+    DebianOpenMpiUcx,
+    /// Debian's own MPICH (CH4 on UCX, stripped), `mpiexec.mpich`; the
+    /// program is built with `-g`.
+    DebianMpich,
 }
 
 /// A running `mpiexec.hydra -n 4 PROGRAM` whose ranks have all printed
@@ -75,6 +81,34 @@ impl HungJob {
                         "4",
                     ],
                 )
+            }
+            HangMpi::DebianOpenMpiUcx => {
+                debian_ompi();
+                (
+                    PathBuf::from(DEBIAN_MPICC),
+                    PathBuf::from(DEBIAN_MPIRUN),
+                    // UCX on whatever this machine has (shared memory on
+                    // one node), not only on InfiniBand.
+                    &[
+                        "--allow-run-as-root",
+                        "--oversubscribe",
+                        "--mca",
+                        "pml",
+                        "ucx",
+                        "--mca",
+                        "pml_ucx_tls",
+                        "any",
+                        "--mca",
+                        "pml_ucx_devices",
+                        "any",
+                        "-n",
+                        "4",
+                    ],
+                )
+            }
+            HangMpi::DebianMpich => {
+                let tools = stock_mpich();
+                (tools.cc, tools.mpiexec, &["-n", "4"])
             }
         };
         let (dir, exe, source) = build(&mpicc, name, program);

@@ -206,10 +206,7 @@ pub fn check_job(program: &str, expected: &Expected) -> (HungJob, Value, Value) 
 
 /// [`check_job`] on `mpi`.
 pub fn check_job_on(mpi: HangMpi, program: &str, expected: &Expected) -> (HungJob, Value, Value) {
-    let name = match mpi {
-        HangMpi::ReferenceMpich => format!("job-{program}"),
-        HangMpi::DebianOpenMpi => format!("job-ompi-{program}"),
-    };
+    let name = format!("job-{}{program}", mpi_prefix(mpi));
     let job = HungJob::start_on(mpi, &name, program);
     let launcher = job.mpiexec_pid().to_string();
     let live = job_json(&["--pid", &launcher]);
@@ -229,6 +226,17 @@ pub fn check_job_on(mpi: HangMpi, program: &str, expected: &Expected) -> (HungJo
     }
     check_text_and_dot(&dir, &cores);
     (job, live, cores)
+}
+
+/// A job directory's prefix per MPI, so that jobs of one program on
+/// different MPIs do not share a directory.
+pub fn mpi_prefix(mpi: HangMpi) -> &'static str {
+    match mpi {
+        HangMpi::ReferenceMpich => "",
+        HangMpi::DebianOpenMpi => "ompi-",
+        HangMpi::DebianOpenMpiUcx => "ompi-ucx-",
+        HangMpi::DebianMpich => "mpich-",
+    }
 }
 
 pub fn pending<'a>(report: &'a Value, rank: usize, kind: &str) -> Vec<&'a Value> {

@@ -1,0 +1,407 @@
+//! `mpidd job` on real 4-rank jobs that hang in every kind of blocking MPI
+//! call: probes, completion calls over requests, mismatched nonblocking
+//! collectives, `MPI_Sendrecv`, synchronous sends, a receive from the rank
+//! itself, a collective against a receive, and `MPI_Finalize` against a
+//! receive (tests/mpich/hang_*.c). Each program runs on the reference
+//! MPICH, on Debian's own stripped MPICH and on Debian's own stripped Open
+//! MPI, and each job is read four ways: live and from `gcore` cores, each
+//! with its queues and with `--no-queues`, where the verdict rests on the
+//! stacks alone. Open MPI's UCX PML, whose queues no decoder reads, is
+//! checked on the ring.
+//!
+//! What each report must say is worked out from the programs' sources:
+//! every rank's MPI call, and a headline that names the deadlock (never
+//! that no rank waits) and says what it rests on. Where MPI lets an
+//! implementation differ (whether a probe posts a receive the queues show,
+//! whether a reduce's contribution leaves at once), both outcomes the
+//! standard allows are accepted, and which one it was is asserted from the
+//! report's own evidence.
+
+mod common;
+
+use serde_json::Value;
+
+use common::hung_job::{HangMpi, HungJob};
+use common::job_checks::{cycles, findings, job_json, mpi_prefix, one_at_a_time, ranks_of};
+
+const ALL_MPIS: [HangMpi; 3] = [
+    HangMpi::ReferenceMpich,
+    HangMpi::DebianMpich,
+    HangMpi::DebianOpenMpi,
+];
+
+/// One reading of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    Live,
+    Cores,
+}
+
+/// What a program's hang must give, whatever reads it.
+struct Hang {
+    program: &'static str,
+    /// The MPI calls each rank may be in (more than one where the standard
+    /// lets implementations differ).
+    calls: [&'static [&'static str]; 4],
+    /// Checks of a report whose queues were read.
+    with_queues: fn(&Value, &str),
+}
+
+fn world(report: &Value) -> Vec<Value> {
+    report["ranks"].as_array().expect("ranks").clone()
+}
+
+fn kinds(report: &Value) -> Vec<String> {
+    findings(report).into_iter().map(|(k, _)| k).collect()
+}
+
+fn finding<'a>(report: &'a Value, kind: &str) -> Option<&'a Value> {
+    report["findings"]
+        .as_array()?
+        .iter()
+        .find(|f| f["kind"] == kind)
+}
+
+/// A deadlock named either way: by cycles that hold these ranks, or by
+/// every rank blocked with nothing in flight.
+fn deadlock_over(report: &Value, ranks: &[i64], what: &str) {
+    let on_cycles: std::collections::BTreeSet<i64> = cycles(report).into_iter().flatten().collect();
+    let global = finding(report, "global_deadlock").map(|f| ranks_of(&f["ranks"]));
+    assert!(
+        ranks.iter().all(|r| on_cycles.contains(r)) || global.as_deref() == Some(&[0, 1, 2, 3]),
+        "{what}: ranks {ranks:?} deadlocked by cycles or all blocked: cycles {:?}, findings {:?}",
+        cycles(report),
+        findings(report)
+    );
+}
+
+fn hangs() -> Vec<Hang> {
+    vec![
+        Hang {
+            program: "hang_probe",
+            calls: [&["MPI_Probe"]; 4],
+            // A probe that posts a receive (ob1) draws the pairs' cycles;
+            // one that does not leaves every rank blocked with nothing in
+            // flight.
+            with_queues: |report, what| {
+                let c = cycles(report);
+                if c.is_empty() {
+                    deadlock_over(report, &[0, 1, 2, 3], what);
+                } else {
+                    assert_eq!(c, vec![vec![0, 1], vec![2, 3]], "{what}");
+                }
+            },
+        },
+        Hang {
+            program: "hang_icoll",
+            calls: [
+                &["MPI_Wait"],
+                &["MPI_Wait", "MPI_Finalize"],
+                &["MPI_Wait"],
+                &["MPI_Wait", "MPI_Finalize"],
+            ],
+            with_queues: |report, what| deadlock_over(report, &[0, 1, 2, 3], what),
+        },
+        Hang {
+            program: "hang_waitany",
+            calls: [
+                &["MPI_Waitany"],
+                &["MPI_Waitany"],
+                &["MPI_Waitall"],
+                &["MPI_Waitall"],
+            ],
+            with_queues: |report, what| {
+                deadlock_over(report, &[0, 1, 2, 3], what);
+                // Every rank waits on both neighbours; MPI_Waitany needs
+                // one request, MPI_Waitall both.
+                for e in report["edges"].as_array().unwrap() {
+                    let from = e["from"].as_i64().unwrap();
+                    let to = e["to"].as_i64().unwrap();
+                    assert!(to == (from + 1) % 4 || to == (from + 3) % 4, "{what}: {e}");
+                    assert_eq!(e["any_of"], from < 2, "{what}: {e}");
+                }
+            },
+        },
+        Hang {
+            program: "hang_sendrecv",
+            calls: [&["MPI_Sendrecv"]; 4],
+            with_queues: |report, what| {
+                assert_eq!(cycles(report), vec![vec![0, 1, 2, 3]], "{what}");
+            },
+        },
+        Hang {
+            program: "hang_ssend",
+            calls: [&["MPI_Ssend"], &["MPI_Ssend"], &["MPI_Recv"], &["MPI_Recv"]],
+            with_queues: |report, what| deadlock_over(report, &[0, 1], what),
+        },
+        Hang {
+            program: "hang_self",
+            calls: [
+                &["MPI_Recv"],
+                &["MPI_Recv"],
+                &["MPI_Barrier"],
+                &["MPI_Barrier"],
+            ],
+            with_queues: |report, what| {
+                assert_eq!(cycles(report)[0], vec![0], "{what}: a cycle of one");
+                let first = &findings(report)[0];
+                assert_eq!(
+                    (first.0.as_str(), first.1.as_slice()),
+                    ("deadlock_cycle", &[0][..]),
+                    "{what}"
+                );
+                let waiting = finding(report, "waits_on_deadlock").expect("ranks wait on it");
+                assert_eq!(ranks_of(&waiting["ranks"]), [1, 2, 3], "{what}");
+            },
+        },
+        Hang {
+            program: "hang_barrier",
+            calls: [
+                &["MPI_Barrier"],
+                &["MPI_Recv"],
+                &["MPI_Barrier"],
+                &["MPI_Barrier"],
+            ],
+            with_queues: |report, what| {
+                // 0 waits in the barrier for 1, 1 for 0's message.
+                assert!(cycles(report).contains(&vec![0, 1]), "{what}");
+                let summary = finding(report, "deadlock_cycle").unwrap()["summary"].to_string();
+                assert!(summary.contains("rank 1 in MPI_Recv"), "{what}: {summary}");
+            },
+        },
+        Hang {
+            program: "hang_finalize",
+            calls: [
+                &["MPI_Finalize"],
+                &["MPI_Recv"],
+                &["MPI_Finalize"],
+                &["MPI_Finalize"],
+            ],
+            with_queues: |report, what| {
+                assert_eq!(cycles(report), vec![vec![0, 1]], "{what}");
+                assert_eq!(
+                    findings(report)[..2],
+                    [
+                        ("deadlock_cycle".to_string(), vec![0, 1]),
+                        ("waits_on_deadlock".to_string(), vec![2, 3]),
+                    ],
+                    "{what}"
+                );
+            },
+        },
+    ]
+}
+
+/// What every report of every hang must say.
+fn check_report(report: &Value, hang: &Hang, job: &HungJob, read: Read, queues: bool, what: &str) {
+    let context = format!("{what}: verdict {:#}", report["verdict"]);
+    assert_eq!(report["schema"], "mpidd-job/2", "{context}");
+    let ranks = world(report);
+    assert_eq!(ranks.len(), 4, "{context}");
+    for (i, rank) in ranks.iter().enumerate() {
+        let r = i as i64;
+        assert_eq!(rank["world_rank"], r, "{context}");
+        assert_eq!(rank["pid"].as_i64(), Some(job.pid(r) as i64), "{context}");
+        let call = rank["mpi_call"].as_str().unwrap_or("(none)");
+        assert!(
+            hang.calls[i].contains(&call),
+            "{context}\nrank {r} is in {call}, expected one of {:?}; its stack: {:#}",
+            hang.calls[i],
+            rank["threads"]
+        );
+        assert_eq!(rank["state"], "in_mpi", "{context}");
+        // What its part rests on.
+        let basis = &rank["basis"];
+        assert_eq!(basis["stacks"]["status"], "read", "{context}");
+        let source = basis["world_rank"].as_str().unwrap_or("");
+        assert!(
+            !source.is_empty(),
+            "{context}: rank {r}'s world rank source"
+        );
+        if queues {
+            assert_eq!(basis["queues"]["status"], "read", "{context}: {basis}");
+            assert!(
+                source.starts_with("its MPI library"),
+                "{context}: rank {r}'s world rank from {source}"
+            );
+        } else {
+            assert_eq!(basis["queues"]["status"], "not_read", "{context}");
+            // Without queues the rank comes from the library's memory
+            // where a layout source describes it, else from the launcher's
+            // variable in the rank's environment.
+            assert!(
+                source.starts_with("its MPI library") || source.ends_with("in its environment"),
+                "{context}: rank {r}'s world rank from {source}"
+            );
+        }
+        if read == Read::Cores {
+            let target = rank["target"].as_str().unwrap_or("");
+            assert!(
+                target.contains(&format!("core.{}", job.pid(r))),
+                "{context}"
+            );
+        }
+    }
+    let headline = report["verdict"][0].as_str().expect("a verdict");
+    assert!(headline.starts_with("DEADLOCK:"), "{context}");
+    assert!(!headline.contains("No rank waits"), "{context}");
+    if queues {
+        assert!(
+            headline.contains("queues read on 4 of 4 ranks, stacks on 4"),
+            "{context}"
+        );
+        (hang.with_queues)(report, &context);
+    } else {
+        assert!(headline.contains("from stacks alone"), "{context}");
+        assert_eq!(report["basis"]["stacks_alone"], true, "{context}");
+        // No queue gives an edge: only collectives' waits, from stacks.
+        for e in report["edges"].as_array().unwrap() {
+            assert_eq!(e["kind"], "collective", "{context}: {e}");
+        }
+        // Every rank is blocked: a deadlock even without a cycle.
+        let global = finding(report, "global_deadlock");
+        if cycles(report).is_empty() {
+            let global = global.unwrap_or_else(|| panic!("{context}: {:?}", kinds(report)));
+            assert_eq!(ranks_of(&global["ranks"]), [0, 1, 2, 3], "{context}");
+            let summary = global["summary"].as_str().unwrap();
+            assert!(
+                summary.contains("their queues were not read"),
+                "{context}: {summary}"
+            );
+            // Each rank's call, at a line where the program blocks.
+            let lines = hang_lines(job);
+            let file = format!("{}.c:", hang.program);
+            let said: Vec<usize> = summary
+                .match_indices(&file)
+                .filter_map(|(at, _)| {
+                    let digits: String = summary[at + file.len()..]
+                        .chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect();
+                    digits.parse().ok()
+                })
+                .collect();
+            assert!(!said.is_empty(), "{context}: no line in {summary}");
+            assert!(
+                said.iter().all(|l| lines.contains(l)),
+                "{context}: lines {said:?} of {summary} are not among the blocking lines {lines:?}"
+            );
+        }
+    }
+}
+
+/// The lines of the job's program marked as where a rank blocks.
+fn hang_lines(job: &HungJob) -> Vec<usize> {
+    std::fs::read_to_string(&job.source)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("/* HANG_LINE */"))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+fn run(mpi: HangMpi, hang: &Hang) {
+    let _serial = one_at_a_time();
+    let name = format!("blocking-{}{}", mpi_prefix(mpi), hang.program);
+    let job = HungJob::start_on(mpi, &name, hang.program);
+    let launcher = job.mpiexec_pid().to_string();
+    for queues in [true, false] {
+        let mut args = vec!["--pid", launcher.as_str()];
+        if !queues {
+            args.push("--no-queues");
+        }
+        let what = format!("{mpi:?} {} live, queues {queues}", hang.program);
+        check_report(&job_json(&args), hang, &job, Read::Live, queues, &what);
+        job.assert_running(&format!("after {what}"));
+    }
+    let dir = job.gcore_all("cores");
+    let dir = dir.to_str().unwrap();
+    for queues in [true, false] {
+        let mut args = vec!["--core-dir", dir];
+        if !queues {
+            args.push("--no-queues");
+        }
+        let what = format!("{mpi:?} {} from cores, queues {queues}", hang.program);
+        check_report(&job_json(&args), hang, &job, Read::Cores, queues, &what);
+    }
+}
+
+fn hang(program: &str) -> Hang {
+    hangs()
+        .into_iter()
+        .find(|h| h.program == program)
+        .unwrap_or_else(|| panic!("no hang {program}"))
+}
+
+macro_rules! on_every_mpi {
+    ($($test:ident => $program:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                let hang = hang($program);
+                for mpi in ALL_MPIS {
+                    run(mpi, &hang);
+                }
+            }
+        )*
+    };
+}
+
+on_every_mpi! {
+    probe_against_probe => "hang_probe",
+    mismatched_nonblocking_collectives => "hang_icoll",
+    waitany_and_waitall_over_receives_that_never_match => "hang_waitany",
+    sendrecv_in_a_ring => "hang_sendrecv",
+    ssend_head_to_head => "hang_ssend",
+    a_receive_from_the_rank_itself => "hang_self",
+    a_barrier_against_a_receive_whose_send_follows_it => "hang_barrier",
+    finalize_against_a_receive => "hang_finalize",
+}
+
+/// Open MPI over its UCX PML: no decoder reads its queues, so the
+/// headline must name the deadlock from stacks alone, say why the queues
+/// could not be read, and never say that no rank waits.
+#[test]
+fn a_ring_over_open_mpi_s_ucx_pml_is_a_deadlock_from_stacks_alone() {
+    let _serial = one_at_a_time();
+    let job = HungJob::start_on(
+        HangMpi::DebianOpenMpiUcx,
+        "blocking-ompi-ucx-ring",
+        "hang_ring",
+    );
+    let launcher = job.mpiexec_pid().to_string();
+    let live = job_json(&["--pid", &launcher]);
+    job.assert_running("after mpidd job");
+    let dir = job.gcore_all("cores");
+    let cores = job_json(&["--core-dir", dir.to_str().unwrap()]);
+    for (report, what) in [(&live, "live"), (&cores, "from cores")] {
+        let headline = report["verdict"][0].as_str().unwrap();
+        assert!(
+            headline.starts_with("DEADLOCK: every rank is blocked in MPI"),
+            "{what}: {headline}"
+        );
+        assert!(
+            headline.contains("from stacks alone: queues unreadable on 4 of 4 ranks"),
+            "{what}: {headline}"
+        );
+        assert!(headline.contains("\"ucx\" PML"), "{what}: {headline}");
+        assert!(!report["verdict"].to_string().contains("No rank waits"));
+        for rank in world(report) {
+            assert_eq!(rank["mpi_call"], "MPI_Recv", "{what}");
+            let why = rank["basis"]["queues"]["why"].as_str().unwrap();
+            // The refusal names the build and a way out that works for it.
+            assert!(why.contains("Open MPI 4.1.4"), "{what}: {why}");
+            assert!(why.contains("build-id"), "{what}: {why}");
+            assert!(why.contains("--mca pml ob1"), "{what}: {why}");
+        }
+        let line = job.source_line("/* HANG_LINE */");
+        let global = finding(report, "global_deadlock").expect("a global deadlock");
+        assert!(
+            global["summary"].as_str().unwrap().contains(&format!(
+                "ranks 0-3 in MPI_Recv, called from main at hang_ring.c:{line}"
+            )),
+            "{what}: {global}"
+        );
+    }
+}
