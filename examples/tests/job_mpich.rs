@@ -98,11 +98,20 @@ fn head_to_head_ssends_are_a_cycle_of_inferred_sends() {
 #[test]
 fn tag_mismatch_is_named() {
     let _serial = one_at_a_time();
+    // Rank 0 in the barrier waits for rank 1, the one rank that has not
+    // entered it, and rank 1 waits for rank 0's message: a cycle through
+    // the collective, which ranks 2 and 3 wait on from the barrier.
     let expected = Expected {
-        cycles: vec![],
-        edges: vec![(1, 0, "receive")],
+        cycles: vec![vec![0, 1]],
+        edges: vec![
+            (0, 1, "collective"),
+            (1, 0, "receive"),
+            (2, 1, "collective"),
+            (3, 1, "collective"),
+        ],
         findings: vec![
-            ("waits_on_rank_in_mpi", vec![1, 0]),
+            ("deadlock_cycle", vec![0, 1]),
+            ("waits_on_deadlock", vec![2, 3]),
             ("unmatchable_receive", vec![1, 0]),
             ("collective_mismatch", vec![1]),
         ],
@@ -115,7 +124,7 @@ fn tag_mismatch_is_named() {
     };
     let (_job, live, cores) = check_job("hang_tag", &expected);
     for report in [&live, &cores] {
-        let mismatch = report["findings"][2]["summary"].as_str().unwrap();
+        let mismatch = report["findings"][3]["summary"].as_str().unwrap();
         assert!(
             mismatch.starts_with(
                 "3 of 4 ranks of MPI_COMM_WORLD are in MPI_Barrier; rank 1 is in MPI_Recv"

@@ -48,10 +48,20 @@ fn the_documented_fields_are_the_written_ones() {
     assert_eq!(keys(rank), documented(&doc, "rank"));
     let op = &rank["pending"][0];
     assert_eq!(keys(op), documented(&doc, "operation"));
-    let edge_fields: BTreeSet<String> = ["from", "to", "kind", "communicator", "tag", "any_source"]
-        .map(String::from)
-        .into();
-    assert!(doc.contains("`{from, to, kind, communicator, tag, any_source}`"));
+    assert_eq!(keys(&rank["basis"]), documented(&doc, "rank basis"));
+    assert_eq!(keys(&report["basis"]), documented(&doc, "basis"));
+    let edge_fields: BTreeSet<String> = [
+        "from",
+        "to",
+        "kind",
+        "communicator",
+        "tag",
+        "any_source",
+        "any_of",
+    ]
+    .map(String::from)
+    .into();
+    assert!(doc.contains("`{from, to, kind, communicator, tag, any_source, any_of}`"));
     assert_eq!(keys(&report["edges"][0]), edge_fields);
     let finding = &report["findings"][0];
     assert!(doc.contains("`{kind, ranks, summary, operations: [{rank, operation}]}`"));

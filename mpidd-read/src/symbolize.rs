@@ -465,7 +465,7 @@ mod tests {
                 sym("PMPI_Waitall", 0x1000, 0x100),
                 sym("PMPI_Waitany", 0x1800, 5),
             ],
-            vec![0x1000..0x2000],
+            std::iter::once(0x1000..0x2000).collect(),
             None,
         );
         t.stubs = vec![(0x1200, 1)];
