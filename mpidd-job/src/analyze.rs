@@ -203,7 +203,10 @@ fn collective_edges(ranks: &[RankReport]) -> Vec<Edge> {
     out
 }
 
-/// Most ranks a collective's wait is drawn to (see [`collective_edges`]).
+/// Most ranks a collective's wait is drawn to. A rank in a collective
+/// waits for every rank not in the same call; with more candidates than
+/// this it gets no edges (a wait on any one of a thousand ranks tells
+/// nothing a graph can show), and the verdict still counts it as blocked.
 pub const MAX_COLLECTIVE_WAITS: usize = 64;
 
 /// How an edge from a stack names the communicator it could not read.

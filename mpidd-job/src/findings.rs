@@ -79,9 +79,8 @@ pub(crate) fn describe_wait(job: &Job, from: i64, to: i64) -> String {
         let call = call.unwrap_or_else(|| "a collective".to_string());
         let others: Vec<i64> = job
             .graph
-            .edges()
-            .iter()
-            .filter(|o| o.from == from && o.kind == OperationKind::Collective)
+            .targets(from)
+            .filter(|o| o.kind == OperationKind::Collective)
             .map(|o| o.to)
             .collect();
         return if others.len() > 1 {

@@ -131,6 +131,9 @@ struct Graph {
     ranks_collapsed: usize,
     nodes_left_out: usize,
     edges_left_out: usize,
+    /// What the verdict rests on, in the legend: counts only, no text
+    /// from the target.
+    rests_on: String,
 }
 
 /// What makes two vertices interchangeable in the picture.
@@ -351,6 +354,7 @@ impl Graph {
             ranks_collapsed,
             nodes_left_out: 0,
             edges_left_out: 0,
+            rests_on: rests_on(&report.basis),
         };
         graph.bound();
         graph
@@ -522,7 +526,13 @@ impl Graph {
         if e.any_source {
             label.push_str(" (any source)");
         }
-        let _ = write!(label, ", tag {tag}\n{}", clean(&e.communicator));
+        if e.kind == OperationKind::Collective {
+            // A collective's wait has no tag, and its communicator was not
+            // read: the kind says it all.
+            label.push_str(" (from the stack)");
+        } else {
+            let _ = write!(label, ", tag {tag}\n{}", clean(&e.communicator));
+        }
         let mut attrs = format!("label={}", quote(&label));
         if e.on_cycle {
             attrs.push_str(
@@ -562,6 +572,7 @@ impl Graph {
             RankState::OutsideMpi,
             RankState::Unknown,
             RankState::Unreadable,
+            RankState::Exited,
         ] {
             let (fill, border) = state_colours(Some(&s));
             l.push_str(&cell(fill, border, state_name(Some(&s))));
@@ -569,6 +580,7 @@ impl Graph {
         l.push_str("</tr></table></td></tr>");
         let mut lines = vec![
             "A → B: rank A waits for rank B.".to_string(),
+            format!("Rests on: {}.", self.rests_on),
             "<font color=\"#dc2626\"><b>Red, bold</b></font>: an edge of a deadlock cycle. \
              Dashed: a receive from any source (it waits for any one of them)."
                 .to_string(),
@@ -603,6 +615,20 @@ fn drawn(e: &Edge, from: usize, to: usize, on_cycle: bool) -> DrawnEdge {
         any_source: e.any_source,
         on_cycle,
         count: 1,
+    }
+}
+
+/// `queues read on 3 of 4 ranks, stacks on 4`, or the same said to be
+/// from stacks alone.
+fn rests_on(b: &crate::model::JobBasis) -> String {
+    let said = format!(
+        "queues read on {} of {} ranks, stacks on {}",
+        b.queues_read, b.ranks, b.stacks_read
+    );
+    if b.stacks_alone {
+        format!("stacks alone ({said})")
+    } else {
+        said
     }
 }
 

@@ -41,7 +41,8 @@ impl WaitGraph {
         self.edges
     }
 
-    fn targets(&self, rank: i64) -> impl Iterator<Item = &Edge> {
+    /// The edges leaving `rank`.
+    pub fn targets(&self, rank: i64) -> impl Iterator<Item = &Edge> {
         self.out
             .get(&rank)
             .into_iter()

@@ -464,3 +464,48 @@ fn many_hosts_get_one_box_each() {
         );
     }
 }
+
+#[test]
+fn every_form_says_what_the_verdict_rests_on() {
+    // A ring whose queues no decoder reads: the deadlock is from stacks.
+    let readings: Vec<_> = (0..4)
+        .map(|r| {
+            SyntheticRank::new(r, 4)
+                .queues_unread(
+                    "queues: no native message-queue decoder for this target: a test MPI",
+                )
+                .stack(&in_call("MPI_Recv"))
+                .reading()
+        })
+        .collect();
+    let report = analyze(&readings);
+    let text = mpidd_job::render_text::to_text(&report);
+    assert!(
+        text.starts_with("DEADLOCK: every rank is blocked in MPI")
+            && text.lines().next().unwrap().contains("from stacks alone"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("rests on: queues not read (queues: no native message-queue decoder")
+            .count(),
+        4,
+        "{text}"
+    );
+    let dot = to_dot(&report);
+    assert!(
+        dot.contains("Rests on: stacks alone (queues read on 0 of 4 ranks, stacks on 4)."),
+        "{dot}"
+    );
+    let svg = to_svg(&report).unwrap_or_else(|e| panic!("{e}"));
+    assert!(svg.contains("Rests on: stacks alone"), "the SVG's legend");
+    let html = to_html(&report, Some(&svg));
+    assert!(
+        html.contains("4 ranks (queues read on 0, stacks on 4)"),
+        "the HTML's counts"
+    );
+    assert_eq!(
+        html.matches("<div class=\"basis\">queues: not read: queues: no native")
+            .count(),
+        4
+    );
+}
