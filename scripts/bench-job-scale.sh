@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20's figures, side by side in one run, each a whole command as a
+# The job-scale figures, side by side in one run, each a whole command as a
 # user waits for it (wall seconds and peak RSS from /usr/bin/time):
 #
 #   1. one rank core of the reference MPICH (tests/mpich/queues.c, rank 0):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the side-by-side benchmarks P1-P5 of issue 8 (and P3 on MPICH's CH4
+# Runs the side-by-side benchmarks P1-P5 (and P3 on MPICH's CH4
 # device, scripts/bench-ch4-queues.sh) in one go and writes
 # BENCHMARKS.md at the repo root with the figures and the commands that
 # produced them. Takes about ten minutes on 2 cores.

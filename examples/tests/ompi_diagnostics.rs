@@ -1,4 +1,4 @@
-//! What a person reads when mpidd meets Open MPI (issue 15, item 6), on
+//! What a person reads when mpidd meets Open MPI, on
 //! real 4-rank jobs of tests/openmpi/queues.c: Debian's stock Open MPI,
 //! stripped, with no debug info anywhere, and the reference build.
 //!
