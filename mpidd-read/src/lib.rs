@@ -66,6 +66,7 @@
 
 #![deny(unsafe_code)]
 
+mod backend;
 mod dwarf;
 mod error;
 mod layouts;
@@ -76,17 +77,27 @@ mod stacks;
 mod symbols;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
-mod target;
+mod targets;
 
 // The modules that were public at the crate's root before it was sorted
 // into folders, at their old paths.
+pub use backend::gdb_remote_packet;
 pub use mpi2dd::walk;
 pub use mpir::mpir_protocol;
 pub use symbols::link_map;
 #[cfg(feature = "synthetic")]
 pub use synthetic::synthetic_process;
-pub use target::gdb_remote_packet;
 
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use backend::attach_guard::{AttachError, AttachGuard};
+pub use backend::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
+pub use backend::gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions};
+pub use backend::int_decode::{decode_int, decode_uint};
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use backend::live_process::{LiveError, LiveProcess};
+pub use backend::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
+pub use backend::read_budget::ReadBudget;
+pub use backend::thread_registers::{StackArch, ThreadRegisters};
 pub use dwarf::dwarf_index::{IndexStats, NameIndexKind};
 pub use dwarf::type_error::{SearchedObject, TypeError};
 pub use dwarf::type_layout::{
@@ -111,7 +122,6 @@ pub use mpi2dd::walk::Connector;
 pub use stacks::stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use stacks::stack_unwind::{live_stacks, StackError};
-pub use stacks::thread_registers::{StackArch, ThreadRegisters};
 pub use symbols::debug_files::{
     build_id, build_id_from_bytes, build_id_in_headers, DebugFile, DebugLookup, DebugSearch,
     MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
@@ -129,15 +139,8 @@ pub use synthetic::synthetic_elf::{SyntheticCoreOptions, WriteError};
 pub use synthetic::synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 #[cfg(feature = "synthetic")]
 pub use synthetic::synthetic_memory::SyntheticMemory;
+pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
+pub use targets::gdb_remote_target::GdbRemoteTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub use target::attach_guard::{AttachError, AttachGuard};
-pub use target::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
-pub use target::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
-pub use target::gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions};
-pub use target::gdb_remote_target::GdbRemoteTarget;
-pub use target::int_decode::{decode_int, decode_uint};
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub use target::live_process::{LiveError, LiveProcess, LiveTarget};
-pub use target::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
-pub use target::read_budget::ReadBudget;
-pub use target::{Target, TargetParts};
+pub use targets::live_target::LiveTarget;
+pub use targets::{Target, TargetParts};

@@ -11,8 +11,8 @@ use gimli::{EndianSlice, RunTimeEndian, SectionId};
 use memmap2::Mmap;
 use object::{CompressionFormat, Object, ObjectKind, ObjectSection};
 
+use crate::backend::core_file::map_file;
 use crate::dwarf::type_error::TypeError;
-use crate::target::core_file::map_file;
 
 /// How gimli reads sections here: borrowed bytes in the file's byte order.
 pub(crate) type DwarfReader<'a> = EndianSlice<'a, RunTimeEndian>;

@@ -265,7 +265,7 @@ pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
     use object::Object;
     // Mapped, not read: a debug build's libmpi is tens of megabytes, and
     // only its headers are looked at.
-    let data = crate::target::core_file::map_file(path).map_err(|cause| ProfileError::Io {
+    let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
         path: path.to_path_buf(),
         cause,
     })?;

@@ -19,11 +19,11 @@ use mpidd_types::{
 };
 use serde::Serialize;
 
+use crate::backend::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
+use crate::backend::read_budget::ReadBudget;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::symbols::SymbolSource;
-use crate::target::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
-use crate::target::read_budget::ReadBudget;
 
 /// Symbol of the info block.
 pub const INFO_SYMBOL: &str = "MPI2DD_info";

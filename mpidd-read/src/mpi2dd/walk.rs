@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use mpidd_types::Packing;
 use serde::Serialize;
 
+use crate::backend::memory::TargetMemory;
 use crate::limits::Limits;
 use crate::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess, Mpi2ddRank};
 use crate::symbols::SymbolSource;
-use crate::target::core_target::CoreTarget;
-use crate::target::memory::TargetMemory;
+use crate::targets::core_target::CoreTarget;
 
 /// Opens the processes the walk reaches.
 pub trait Connector {

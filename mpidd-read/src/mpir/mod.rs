@@ -19,13 +19,13 @@ pub(crate) mod proc_table;
 use mpidd_types::{ByteOrder, MpirDebugState, MpirProcdesc, Record, TargetAbi, TargetAddr};
 use serde::Serialize;
 
+use crate::backend::memory::{decode_unsigned, visit_record_bytes, TargetMemory, TargetMemoryMut};
+use crate::backend::read_budget::ReadBudget;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::mpir::proc_table::ProcTableBuilder;
 pub use crate::mpir::proc_table::{Iter, MpirProcess, ProcTable};
 use crate::symbols::SymbolSource;
-use crate::target::memory::{decode_unsigned, visit_record_bytes, TargetMemory, TargetMemoryMut};
-use crate::target::read_budget::ReadBudget;
 
 /// Symbol names of the interface.
 pub mod names {

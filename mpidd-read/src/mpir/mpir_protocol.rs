@@ -58,10 +58,10 @@
 use mpidd_types::MpirDebugState;
 use serde::Serialize;
 
+use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::limits::Limits;
 use crate::mpir::{self, names, MpirError, MpirState};
 use crate::symbols::{Symbol, SymbolSource};
-use crate::target::memory::{TargetMemory, TargetMemoryMut};
 
 /// What a stop at `MPIR_Breakpoint` means.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

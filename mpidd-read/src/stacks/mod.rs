@@ -1,8 +1,9 @@
-//! Thread stacks: [`thread_registers`] (each thread's registers, from a
-//! core's notes or a stopped process) and [`stack_unwind`] (walking them
-//! with framehop over each object's `.eh_frame`, naming the frames).
+//! Thread stacks: [`stack_unwind`] walks each thread's registers (from
+//! `backend::thread_registers`) with framehop over each object's
+//! `.eh_frame`, and names the frames from ELF symbols and DWARF, caching
+//! per object for a whole job.
 //!
-//! It stands on `target` and `symbols`, and on nothing that decodes MPI.
+//! It stands on `backend`, `symbols` and `targets`, and on nothing that
+//! decodes MPI.
 
 pub(crate) mod stack_unwind;
-pub(crate) mod thread_registers;

@@ -28,16 +28,16 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAddr};
 use object::{Object, ObjectSection, ObjectSegment};
 use serde::{Deserialize, Serialize};
 
-use crate::stacks::thread_registers::{StackArch, ThreadRegisters};
+#[cfg(all(feature = "live", target_os = "linux"))]
+use crate::backend::attach_guard::{AttachError, AttachGuard};
+use crate::backend::core_file::map_file;
+use crate::backend::memory::{decode_unsigned, TargetMemory};
+use crate::backend::thread_registers::{StackArch, ThreadRegisters};
 use crate::symbols::elf_symbols::{ElfSymbols, ObjectInfo};
 use crate::symbols::symbolize::ObjectSymbols;
+use crate::targets::core_target::CoreTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
-use crate::target::attach_guard::{AttachError, AttachGuard};
-use crate::target::core_file::map_file;
-use crate::target::core_target::CoreTarget;
-#[cfg(all(feature = "live", target_os = "linux"))]
-use crate::target::live_process::LiveTarget;
-use crate::target::memory::{decode_unsigned, TargetMemory};
+use crate::targets::live_target::LiveTarget;
 
 /// Bounds on one thread's walk, whatever its stack memory says.
 ///

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 
 use object::Object;
 
+use crate::backend::core_file::map_file;
+use crate::backend::file_identity::{file_key, os_file_name, FileKey};
 use crate::symbols::elf_symbols::SymbolError;
-use crate::target::core_file::map_file;
-use crate::target::file_identity::{file_key, os_file_name, FileKey};
 
 /// Where distributions install debug files.
 pub const DEFAULT_DEBUG_ROOT: &str = "/usr/lib/debug";

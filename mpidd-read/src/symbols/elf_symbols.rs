@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex};
 use mpidd_types::TargetAddr;
 use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
+use crate::backend::core_file::{map_file, MappedFile};
+use crate::backend::file_identity::{file_key, FileKey};
 use crate::symbols::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
 use crate::symbols::extra_symbols::ExtraSymbols;
 use crate::symbols::{Symbol, SymbolSource};
-use crate::target::core_file::{map_file, MappedFile};
-use crate::target::file_identity::{file_key, FileKey};
 
 /// Why an object's symbols could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -12,10 +12,10 @@ use std::collections::HashSet;
 use mpidd_types::TargetAddr;
 use serde::Serialize;
 
+use crate::backend::memory::TargetMemory;
+use crate::backend::read_budget::ReadBudget;
 use crate::error::ReadError;
 use crate::limits::Limits;
-use crate::target::memory::TargetMemory;
-use crate::target::read_budget::ReadBudget;
 
 /// `DT_NULL`: the end of the dynamic array.
 const DT_NULL: u64 = 0;

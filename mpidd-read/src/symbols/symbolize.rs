@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use gimli::{EndianArcSlice, RunTimeEndian};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
-use crate::target::core_file::map_file;
+use crate::backend::core_file::map_file;
 
 /// How addr2line reads DWARF here: shared, owned bytes, so the context can
 /// move between threads and outlive the mapping it was copied from.

@@ -14,8 +14,8 @@ use object::elf;
 use object::write::elf::{FileHeader, ProgramHeader, Sym, Writer};
 use object::Endianness;
 
+use crate::backend::memory::TargetMemory;
 use crate::synthetic::synthetic_job::{push_uint, SyntheticJob, DATA_LINK_VADDR, ENTRY_LINK_VADDR};
-use crate::target::memory::TargetMemory;
 
 /// Auxiliary-vector keys written into synthetic cores.
 pub(crate) const AT_NULL: u64 = 0;

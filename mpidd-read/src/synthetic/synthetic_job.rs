@@ -58,7 +58,7 @@ pub(crate) fn push_uint(out: &mut Vec<u8>, order: ByteOrder, v: u64, size: usize
     }
 }
 
-impl crate::target::memory::TargetMemory for SyntheticJob {
+impl crate::backend::memory::TargetMemory for SyntheticJob {
     fn abi(&self) -> TargetAbi {
         self.memory.abi()
     }

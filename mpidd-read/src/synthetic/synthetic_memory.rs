@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
+use crate::backend::memory::{read_spanning, TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
-use crate::target::memory::{read_spanning, TargetMemory, TargetMemoryMut};
 
 /// Target memory held in the debugger's own memory: segments of bytes at
 /// target addresses, with gaps between them that read as unmapped.

@@ -70,7 +70,7 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use object::elf;
 use object::write::elf::{FileHeader, ProgramHeader, SectionHeader, Sym, Writer};
 
-use crate::stacks::thread_registers::{StackArch, ThreadRegisters};
+use crate::backend::thread_registers::{StackArch, ThreadRegisters};
 use crate::synthetic::synthetic_elf::{
     endianness, machine, Bytes, WriteError, AT_ENTRY, AT_NULL, AT_PAGESZ, PAGE,
 };

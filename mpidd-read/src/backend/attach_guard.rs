@@ -19,7 +19,7 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 #[allow(unused_imports)] // used on the hosts whose registers are read
-use crate::stacks::thread_registers::{StackArch, ThreadRegisters};
+use crate::backend::thread_registers::{StackArch, ThreadRegisters};
 
 /// How many times the thread list is re-read while new threads keep
 /// appearing; a process that creates threads faster than this is refused

@@ -1,23 +1,23 @@
 //! [`GdbRemoteTarget`]: a process behind gdbserver with the symbols and
 //! types of its executable and libraries, read from this machine's disk;
-//! the session and its requests are [`super::gdb_remote`].
+//! the session and its requests are [`crate::backend::gdb_remote`].
 
 use std::path::{Path, PathBuf};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
+use crate::backend::core_file::map_file;
+use crate::backend::gdb_remote_packet::RemoteLibrary;
+use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::symbols::debug_files::build_id_in_headers;
 use crate::symbols::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols};
 use crate::symbols::link_map;
 use crate::symbols::{Symbol, SymbolSource};
-use crate::target::core_file::map_file;
-use crate::target::core_target::ObjectProblem;
-use crate::target::gdb_remote_packet::RemoteLibrary;
-use crate::target::memory::TargetMemory;
+use crate::targets::core_target::ObjectProblem;
 
-use super::gdb_remote::{elf_abi, GdbRemote, GdbRemoteError, GdbRemoteOptions, MERGE_MAX};
+use crate::backend::gdb_remote::{elf_abi, GdbRemote, GdbRemoteError, GdbRemoteOptions, MERGE_MAX};
 
 /// `AT_ENTRY` in the auxiliary vector.
 const AT_ENTRY: u64 = 9;
@@ -120,7 +120,7 @@ impl GdbRemoteTarget {
             return Ok(None);
         };
         let w = self.abi.address_bytes();
-        let word = |b: &[u8]| crate::target::memory::decode_unsigned(self.abi.byte_order, b);
+        let word = |b: &[u8]| crate::backend::memory::decode_unsigned(self.abi.byte_order, b);
         Ok(auxv
             .chunks_exact(2 * w)
             .map(|pair| (word(&pair[..w]), word(&pair[w..])))
@@ -346,7 +346,7 @@ impl SymbolSource for GdbRemoteTarget {
     }
 }
 
-impl crate::target::Target for GdbRemoteTarget {
+impl crate::targets::Target for GdbRemoteTarget {
     fn memory(&self) -> &dyn TargetMemory {
         self
     }

@@ -6,9 +6,9 @@ use std::cell::Cell;
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
+use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
 use crate::limits::Limits;
-use crate::target::memory::TargetMemory;
 
 /// A [`TargetMemory`] that counts the bytes read through it and refuses
 /// to read past [`Limits::max_total_bytes`].

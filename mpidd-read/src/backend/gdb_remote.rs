@@ -6,7 +6,7 @@
 //! can then use every decoder of this workspace unchanged. No Rust client
 //! of the protocol is kept up (the crates are servers, or interactive
 //! tools), so the small part a reader needs is written here; the framing is
-//! in [`crate::target::gdb_remote_packet`].
+//! in [`crate::backend::gdb_remote_packet`].
 //!
 //! What is asked of the server, and only that:
 //! - `qSupported` (its `PacketSize` bounds every read, and which of the
@@ -45,11 +45,11 @@ use std::time::{Duration, Instant};
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use object::{Endianness, FileKind, Object};
 
-use crate::limits::Limits;
-use crate::target::gdb_remote_packet::{
+use crate::backend::gdb_remote_packet::{
     classify, decode_memory_reply, decode_xfer_reply, encode, parse_library_list, Decoder,
     PacketError, RemoteLibrary, Reply, ServerFrame,
 };
+use crate::limits::Limits;
 
 /// The packet size assumed when the server does not say.
 const DEFAULT_PACKET_SIZE: usize = 400;
@@ -62,7 +62,7 @@ const MAX_XFER_OBJECT: usize = 16 << 20;
 /// How many times a damaged packet is sent or asked for again.
 const RETRIES: usize = 3;
 /// The longest merged read of [`TargetMemory::read_many`](crate::TargetMemory::read_many).
-pub(super) const MERGE_MAX: u64 = 64 << 10;
+pub(crate) const MERGE_MAX: u64 = 64 << 10;
 
 /// How to reach and read a gdbserver.
 #[derive(Clone, Debug)]
@@ -647,7 +647,7 @@ impl Drop for GdbRemote {
 }
 
 /// The ABI of an ELF file's bytes.
-pub(super) fn elf_abi(data: &[u8]) -> Result<TargetAbi, String> {
+pub(crate) fn elf_abi(data: &[u8]) -> Result<TargetAbi, String> {
     let width = match FileKind::parse(data) {
         Ok(FileKind::Elf64) => AddressWidth::W64,
         Ok(FileKind::Elf32) => AddressWidth::W32,

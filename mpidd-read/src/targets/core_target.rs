@@ -6,14 +6,14 @@ use mpidd_types::{TargetAbi, TargetAddr};
 
 use serde::Serialize;
 
+use crate::backend::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
+use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::symbols::debug_files::DebugSearch;
 use crate::symbols::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
 use crate::symbols::link_map;
 use crate::symbols::{Symbol, SymbolSource};
-use crate::target::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
-use crate::target::memory::TargetMemory;
 
 /// Auxiliary-vector key of the program's entry point.
 const AT_ENTRY: u64 = 9;
@@ -462,7 +462,7 @@ impl SymbolSource for CoreTarget {
     }
 }
 
-impl crate::target::Target for CoreTarget {
+impl crate::targets::Target for CoreTarget {
     fn memory(&self) -> &dyn TargetMemory {
         self
     }

@@ -2,38 +2,20 @@
 //! of what it has loaded and the C types of those objects, held together
 //! so that every call takes the target once.
 //!
-//! This folder owns the backends that turn a target into bytes, and the
-//! composites that pair them with symbols and layouts:
-//!
-//! - [`memory`]: the `TargetMemory` byte source and its typed reads, with
-//!   [`read_budget`] and [`int_decode`]; every other module reads through it.
-//! - [`core_file`], [`live_process`] (with [`attach_guard`]) and
-//!   [`gdb_remote`] (over [`gdb_remote_packet`]): the backends.
-//! - [`core_target`], `LiveTarget` and [`gdb_remote_target`], and this module's
-//!   [`Target`] and [`TargetParts`]: memory, symbols and types held together.
-//!   Only these composites reach up to `symbols`, `dwarf` and `layouts`.
-//! - [`file_identity`]: which host file a path names (the only `std::os`).
-//!
-//! The low half (`memory`, the backends' reads) must not depend on the MPI
-//! readers of `mpir` and `mpi2dd`.
+//! This folder owns the composites: this module's [`Target`] and
+//! [`TargetParts`], [`core_target`] (a core file with the objects it had
+//! loaded), [`live_target`] (a running process) and [`gdb_remote_target`]
+//! (a process behind gdbserver). They pair a `backend` with `symbols`,
+//! `dwarf` and `layouts`; nothing below them depends on this folder.
 
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub(crate) mod attach_guard;
-pub(crate) mod core_file;
 pub(crate) mod core_target;
-pub(crate) mod file_identity;
-pub(crate) mod gdb_remote;
-pub mod gdb_remote_packet;
 pub(crate) mod gdb_remote_target;
-pub(crate) mod int_decode;
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub(crate) mod live_process;
-pub(crate) mod memory;
-pub(crate) mod read_budget;
+pub(crate) mod live_target;
 
+use crate::backend::memory::TargetMemory;
 use crate::layouts::Layouts;
 use crate::symbols::SymbolSource;
-use crate::target::memory::TargetMemory;
 
 /// The memory, symbols and types of one process or core file.
 ///

@@ -16,9 +16,9 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{elf, Endianness, FileKind};
 
+use crate::backend::memory::{decode_unsigned, read_spanning, TargetMemory};
+use crate::backend::thread_registers::{self, ThreadRegisters};
 use crate::error::ReadError;
-use crate::stacks::thread_registers::{self, ThreadRegisters};
-use crate::target::memory::{decode_unsigned, read_spanning, TargetMemory};
 
 /// Why a core file could not be opened.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 use mpidd_types::{ByteOrder, TargetAbi};
 use serde::{Deserialize, Serialize};
 
-use crate::target::memory::decode_unsigned;
+use crate::backend::memory::decode_unsigned;
 
 /// The CPU whose register set a [`ThreadRegisters`] holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

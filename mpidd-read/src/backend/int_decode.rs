@@ -4,7 +4,7 @@
 
 use mpidd_types::ByteOrder;
 
-use crate::target::memory::decode_unsigned;
+use crate::backend::memory::decode_unsigned;
 
 /// The unsigned integer in `bytes` (1 to 8 of them; more are ignored) in
 /// `order`.
