@@ -127,11 +127,12 @@ pub use symbols::debug_files::{
     MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
 };
 pub use symbols::elf_symbols::{
-    elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError,
+    elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo,
 };
 pub use symbols::searched_objects::{
     is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL,
 };
+pub use symbols::symbol_error::SymbolError;
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
 #[cfg(feature = "synthetic")]
 pub use synthetic::synthetic_elf::{SyntheticCoreOptions, WriteError};

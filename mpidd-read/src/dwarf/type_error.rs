@@ -196,10 +196,10 @@ fn list(searched: &[SearchedObject]) -> String {
     if !stripped.is_empty() {
         // The MPI libraries are the ones whose debug info matters: when
         // they are among them, only they are named.
-        stripped.sort_by_key(|o| !crate::is_mpi_library(&o.name));
+        stripped.sort_by_key(|o| !crate::symbols::searched_objects::is_mpi_library(&o.name));
         let mpi = stripped
             .iter()
-            .take_while(|o| crate::is_mpi_library(&o.name))
+            .take_while(|o| crate::symbols::searched_objects::is_mpi_library(&o.name))
             .count();
         let shown = if mpi > 0 {
             mpi.min(NAMES_SHOWN)

@@ -510,18 +510,26 @@ pub fn choose_loaded_layouts<'a>(
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
     library: &str,
     version: Option<&str>,
-    objects: &crate::ElfSymbols,
+    objects: &crate::symbols::elf_symbols::ElfSymbols,
     profiles: &'a [LayoutProfile],
 ) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
-    let id = objects
-        .objects()
-        .find(|o| o.name == library)
-        .and_then(|o| crate::build_id(&o.path).ok().flatten());
+    let id = objects.objects().find(|o| o.name == library).and_then(|o| {
+        crate::symbols::debug_files::build_id(&o.path)
+            .ok()
+            .flatten()
+    });
     let companions: Vec<(String, Option<Vec<u8>>)> = objects
         .objects()
         .filter(|o| o.name != library)
         .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
-        .map(|o| (o.name.clone(), crate::build_id(&o.path).ok().flatten()))
+        .map(|o| {
+            (
+                o.name.clone(),
+                crate::symbols::debug_files::build_id(&o.path)
+                    .ok()
+                    .flatten(),
+            )
+        })
         .collect();
     choose_layouts(
         dwarf,

@@ -9,7 +9,7 @@ use crate::dwarf::type_oracle::TypeOracle;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_profile::{shipped_profile_list, LayoutProfile};
 use crate::layouts::{Layouts, Member};
-use crate::ElfSymbols;
+use crate::symbols::elf_symbols::ElfSymbols;
 
 /// A loaded process's types: its DWARF first, then the shipped profiles
 /// that describe its loaded builds (chosen by build-id, with every other
@@ -44,7 +44,14 @@ impl LoadedLayouts {
         let loaded: Vec<(String, Option<Vec<u8>>)> = symbols
             .objects()
             .filter(|o| shipped.iter().any(|p| p.mentions(&o.name)))
-            .map(|o| (o.name.clone(), crate::build_id(&o.path).ok().flatten()))
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    crate::symbols::debug_files::build_id(&o.path)
+                        .ok()
+                        .flatten(),
+                )
+            })
             .collect();
         let profiles = shipped
             .iter()

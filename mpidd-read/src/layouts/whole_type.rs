@@ -3,10 +3,10 @@
 //! by one and ask about each as they go, so a profile of their questions is
 //! a profile of whole types.
 
+use crate::dwarf::type_error::TypeError;
 use crate::dwarf::type_layout::{MemberLayout, TypeKind};
 use crate::dwarf::type_oracle::TypeOracle;
 use crate::layouts::Layouts;
-use crate::TypeError;
 
 /// How deep and how wide [`ask_whole_type`] goes: nested structs are
 /// followed to `max_depth` members deep, and at most `max_paths` member paths

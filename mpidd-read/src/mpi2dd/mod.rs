@@ -147,7 +147,7 @@ pub struct Mpi2ddProcess {
 pub enum Mpi2ddError {
     /// The process has no `MPI2DD_info`.
     #[error("no {INFO_SYMBOL} symbol in {}: the process does not implement the MPI-2 debugger interface, or its symbols were stripped",
-        if searched.is_empty() { "any loaded object".to_string() } else { crate::summarize_objects(searched) })]
+        if searched.is_empty() { "any loaded object".to_string() } else { crate::symbols::searched_objects::summarize_objects(searched) })]
     NoInfo {
         /// The objects searched.
         searched: Vec<String>,
@@ -319,7 +319,7 @@ fn plausible(p: &Mpi2ddProcess) -> bool {
 /// Reads the records in the layout `used` names.
 fn read_with<M: TargetMemory + ?Sized>(
     mem: &M,
-    sym: &crate::Symbol,
+    sym: &crate::symbols::Symbol,
     used: PackingUsed,
     limits: &Limits,
 ) -> Result<Mpi2ddProcess, Mpi2ddError> {
@@ -338,7 +338,7 @@ fn read_with<M: TargetMemory + ?Sized>(
 fn read_tables<M: TargetMemory + ?Sized>(
     mem: &M,
     info: &Mpi2ddInfo,
-    sym: crate::Symbol,
+    sym: crate::symbols::Symbol,
     packing: PackingUsed,
     abi: TargetAbi,
     limits: &Limits,

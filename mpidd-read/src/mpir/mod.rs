@@ -118,7 +118,7 @@ pub enum MpirError {
         "no MPIR symbols ({}, {}, {}) in {}: this is not an MPIR starter, or its \
          symbols were stripped (Debian's mpiexec.hydra, for one, exports none)",
         names::PROCTABLE, names::PROCTABLE_SIZE, names::DEBUG_STATE,
-        if searched.is_empty() { "any loaded object".to_string() } else { crate::summarize_objects(searched) }
+        if searched.is_empty() { "any loaded object".to_string() } else { crate::symbols::searched_objects::summarize_objects(searched) }
     )]
     NoMpirSymbols {
         /// The objects whose symbol tables were searched.

@@ -229,7 +229,7 @@ impl MpirSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SyntheticJob;
+    use crate::synthetic::synthetic_job::SyntheticJob;
     use mpidd_types::TargetAbi;
 
     #[test]
@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_launcher_without_symbols_is_refused_with_the_objects_searched() {
-        let mut t = crate::SymbolTable::new();
+        let mut t = crate::symbols::SymbolTable::new();
         t.add_object("/usr/bin/mpiexec.hydra");
         let err = MpirSession::new(&t).unwrap_err();
         assert!(err.to_string().contains("/usr/bin/mpiexec.hydra"), "{err}");

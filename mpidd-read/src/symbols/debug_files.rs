@@ -25,7 +25,7 @@ use object::Object;
 
 use crate::backend::core_file::map_file;
 use crate::backend::file_identity::{file_key, os_file_name, FileKey};
-use crate::symbols::elf_symbols::SymbolError;
+use crate::symbols::symbol_error::SymbolError;
 
 /// Where distributions install debug files.
 pub const DEFAULT_DEBUG_ROOT: &str = "/usr/lib/debug";

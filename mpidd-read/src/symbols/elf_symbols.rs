@@ -17,35 +17,8 @@ use crate::backend::core_file::{map_file, MappedFile};
 use crate::backend::file_identity::{file_key, FileKey};
 use crate::symbols::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
 use crate::symbols::extra_symbols::ExtraSymbols;
+use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
-
-/// Why an object's symbols could not be loaded.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SymbolError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {cause}")]
-    Io {
-        /// The path.
-        path: String,
-        /// The OS error: shown in the message, so not also as `source()`.
-        cause: std::io::Error,
-    },
-    /// The file is not an object file `object` can parse.
-    #[error("{path} is not a readable ELF object: {reason}")]
-    Parse {
-        /// The path.
-        path: String,
-        /// What the parser said.
-        reason: String,
-    },
-    /// Bytes in memory are not an object file `object` can parse.
-    #[error("not a readable ELF object: {reason}")]
-    Malformed {
-        /// What the parser said.
-        reason: String,
-    },
-}
 
 /// What the loader needs to know about an ELF file to place it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,21 +4,23 @@
 //! This folder owns names and the objects that define them: [`elf_symbols`]
 //! (`.symtab` and `.dynsym` of every loaded object, with its bias),
 //! [`debug_files`] (finding a stripped object's separate debug file),
-//! [`link_map`] (the loader's list of objects), [`symbolize`] (an address to
-//! a function and line), [`searched_objects`] (saying which objects were
-//! looked in) and [`extra_symbols`] (the narrow interface through which
-//! another source, such as a shipped layout profile, adds symbols that an
-//! object's own tables lack). This module itself holds [`Symbol`],
-//! [`SymbolSource`] and [`SymbolTable`].
+//! [`link_map`] (the loader's list of objects), [`symbolize`] (an address
+//! to a function and line), [`searched_objects`] (saying which objects
+//! were looked in), [`symbol_error`], and [`extra_symbols`] (the narrow
+//! interface through which another source, such as a shipped layout
+//! profile, adds symbols that an object's own tables lack). This module
+//! itself holds [`Symbol`], [`SymbolSource`] and [`SymbolTable`].
 //!
-//! It must not depend on `dwarf`, `layouts` or the decoders: whatever knows
-//! more symbols hands them in through [`extra_symbols::ExtraSymbols`].
+//! It stands on `backend` only. It must not depend on `dwarf`, `layouts`,
+//! `targets` or the decoders: whatever knows more symbols hands them in
+//! through [`extra_symbols::ExtraSymbols`].
 
 pub(crate) mod debug_files;
 pub(crate) mod elf_symbols;
 pub(crate) mod extra_symbols;
 pub mod link_map;
 pub(crate) mod searched_objects;
+pub(crate) mod symbol_error;
 pub(crate) mod symbolize;
 
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! others. The full list stays with [`SymbolSource::searched_objects`]
 //! for whoever asks for it (`mpidd --verbose`).
 
-use crate::SymbolSource;
+use crate::symbols::SymbolSource;
 
 /// Up to this many objects are named one by one.
 pub const LIST_IN_FULL: usize = 10;

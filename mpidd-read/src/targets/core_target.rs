@@ -11,8 +11,9 @@ use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::symbols::debug_files::DebugSearch;
-use crate::symbols::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols, SymbolError};
+use crate::symbols::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols};
 use crate::symbols::link_map;
+use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
 
 /// Auxiliary-vector key of the program's entry point.

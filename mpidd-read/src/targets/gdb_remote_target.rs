@@ -197,8 +197,8 @@ impl GdbRemoteTarget {
                     self.problems.push(ObjectProblem::BuildIdMismatch {
                         recorded: lib.name.clone(),
                         file: path.to_path_buf(),
-                        in_core: crate::build_id_hex(&in_memory),
-                        in_file: crate::build_id_hex(in_file),
+                        in_core: crate::layouts::layout_profile::hex(&in_memory),
+                        in_file: crate::layouts::layout_profile::hex(in_file),
                     });
                     return;
                 }
