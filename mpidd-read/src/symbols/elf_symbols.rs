@@ -445,3 +445,66 @@ impl SymbolSource for ElfSymbols {
         self.searched.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::extra_symbols::ExtraSymbol;
+    use crate::synthetic::synthetic_process::SyntheticObject;
+    use mpidd_types::TargetAbi;
+
+    /// Knows two symbols for one build-id: one the object defines itself.
+    struct Known(Vec<u8>);
+
+    impl ExtraSymbols for Known {
+        fn for_build(&self, build_id: &[u8]) -> Vec<ExtraSymbol> {
+            if build_id != self.0 {
+                return Vec::new();
+            }
+            let known = |name: &str, address| ExtraSymbol {
+                name: name.to_string(),
+                address,
+                size: 8,
+            };
+            vec![known("hidden_global", 0x4242), known("visible", 0x1)]
+        }
+    }
+
+    struct Nothing;
+
+    impl ExtraSymbols for Nothing {
+        fn for_build(&self, _: &[u8]) -> Vec<ExtraSymbol> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn extra_symbols_of_the_build_are_added_and_the_objects_own_win() {
+        let lib = SyntheticObject::library(TargetAbi::X86_64)
+            .global("visible", 8, 8, false)
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("libextra.so");
+        lib.write(&path).unwrap();
+        let id = lib.build_id().expect("synthetic objects carry a build-id");
+        let known: &'static Known = Box::leak(Box::new(Known(id)));
+
+        let mut symbols = ElfSymbols::with_extra_symbols(known);
+        symbols.add_object(&path, "libextra.so", 0x1000).unwrap();
+        let hidden = symbols.lookup("hidden_global").unwrap();
+        assert_eq!(hidden.addr, TargetAddr(0x1000 + 0x4242));
+        assert_eq!(hidden.object, "libextra.so");
+        let own = lib.global("visible").unwrap().0;
+        assert_eq!(
+            symbols.lookup("visible").unwrap().addr,
+            TargetAddr(0x1000 + own)
+        );
+
+        // The table read from the file is shared; what another source
+        // knows is not part of it.
+        let mut bare = ElfSymbols::with_extra_symbols(&Nothing);
+        bare.add_object(&path, "libextra.so", 0x1000).unwrap();
+        assert!(bare.lookup("hidden_global").is_none());
+    }
+}
