@@ -9,7 +9,8 @@
 //!
 //! This folder owns the MPI-2 debugger interface: this module reads one
 //! process, and [`walk`] follows directories across processes. It stands on
-//! `target` and `symbols` only.
+//! `backend` and `symbols` (and `walk` opens core files as `targets`), and
+//! on no other decoder.
 
 pub mod walk;
 

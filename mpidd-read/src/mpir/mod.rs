@@ -10,8 +10,8 @@
 //!
 //! This folder owns MPIR: this module reads the table and its variables,
 //! [`mpir_protocol`] drives the attach protocol around them, and
-//! `proc_table` decodes the table's entries. It stands on `target::memory`
-//! and `symbols` only.
+//! `proc_table` decodes the table's entries. It stands on `backend` and
+//! `symbols` only.
 
 pub mod mpir_protocol;
 pub(crate) mod proc_table;
