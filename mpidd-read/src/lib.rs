@@ -66,107 +66,82 @@
 
 #![deny(unsafe_code)]
 
-#[cfg(all(feature = "live", target_os = "linux"))]
-mod attach_guard;
-mod core_file;
-mod core_target;
-mod debug_files;
-mod dwarf_file;
-mod dwarf_index;
-mod dwarf_layout;
-mod dwarf_units;
-mod elf_symbols;
+mod backend;
+mod dwarf;
 mod error;
-mod file_identity;
-mod gdb_index;
-mod gdb_remote;
-pub mod gdb_remote_packet;
-mod int_decode;
-mod layout_cache;
-mod layout_error;
-mod layout_profile;
 mod layouts;
 mod limits;
-pub mod link_map;
-#[cfg(all(feature = "live", target_os = "linux"))]
-mod live_process;
-mod loaded_layouts;
-mod memory;
 pub mod mpi2dd;
 pub mod mpir;
-pub mod mpir_protocol;
-mod proc_table;
-mod read_budget;
-mod searched_objects;
-mod stack_unwind;
-mod symbolize;
+mod stacks;
 mod symbols;
 #[cfg(feature = "synthetic")]
-mod synthetic_elf;
+pub mod synthetic;
+mod targets;
+
+// The modules that were public at the crate's root before it was sorted
+// into folders, at their old paths.
+pub use backend::gdb_remote_packet;
+pub use mpi2dd::walk;
+pub use mpir::mpir_protocol;
+pub use symbols::link_map;
 #[cfg(feature = "synthetic")]
-mod synthetic_job;
-#[cfg(feature = "synthetic")]
-mod synthetic_memory;
-#[cfg(feature = "synthetic")]
-pub mod synthetic_process;
-mod target;
-mod thread_registers;
-mod type_error;
-mod type_layout;
-mod type_oracle;
-pub mod walk;
-mod whole_type;
+pub use synthetic::synthetic_process;
 
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub use attach_guard::{AttachError, AttachGuard};
-pub use core_file::{CoreError, CoreFile, FileSearch, MappedFile};
-pub use core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
-pub use debug_files::{
-    build_id, build_id_from_bytes, build_id_in_headers, DebugFile, DebugLookup, DebugSearch,
-    MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
+pub use backend::attach_guard::{AttachError, AttachGuard};
+pub use backend::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
+pub use backend::gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions};
+pub use backend::int_decode::{decode_int, decode_uint};
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use backend::live_process::{LiveError, LiveProcess};
+pub use backend::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
+pub use backend::read_budget::ReadBudget;
+pub use backend::thread_registers::{StackArch, ThreadRegisters};
+pub use dwarf::dwarf_index::{IndexStats, NameIndexKind};
+pub use dwarf::type_error::{SearchedObject, TypeError};
+pub use dwarf::type_layout::{
+    BaseTypeSizes, BitField, Enumerator, MemberLayout, TypeKind, TypeLayout,
 };
-pub use dwarf_index::{IndexStats, NameIndexKind};
-pub use elf_symbols::{
-    elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo, SymbolError,
-};
+pub use dwarf::type_oracle::TypeOracle;
 pub use error::ReadError;
-pub use gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget};
-pub use int_decode::{decode_int, decode_uint};
-pub use layout_cache::{CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES};
-pub use layout_error::LayoutError;
-pub use layout_profile::{
+pub use layouts::layout_cache::{
+    CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES,
+};
+pub use layouts::layout_error::LayoutError;
+pub use layouts::layout_profile::{
     choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
     so_stem, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject,
     ProfileSymbol, PROFILE_FORMAT,
 };
+pub use layouts::loaded_layouts::LoadedLayouts;
+pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
+pub use mpi2dd::walk::Connector;
+pub use stacks::stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub use live_process::{LiveError, LiveProcess, LiveTarget};
-pub use loaded_layouts::LoadedLayouts;
-pub use memory::{ReadRecords, TargetMemory, TargetMemoryMut};
-pub use read_budget::ReadBudget;
-pub use searched_objects::{is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL};
-pub use stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub use stack_unwind::{live_stacks, StackError};
+pub use stacks::stack_unwind::{live_stacks, StackError};
+pub use symbols::debug_files::{
+    build_id, build_id_from_bytes, build_id_in_headers, DebugFile, DebugLookup, DebugSearch,
+    MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
+};
+pub use symbols::elf_symbols::{
+    elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo,
+};
+pub use symbols::searched_objects::{
+    is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL,
+};
+pub use symbols::symbol_error::SymbolError;
 pub use symbols::{Symbol, SymbolSource, SymbolTable};
 #[cfg(feature = "synthetic")]
-pub use synthetic_elf::{SyntheticCoreOptions, WriteError};
+pub use synthetic::synthetic_elf::{SyntheticCoreOptions, WriteError};
 #[cfg(feature = "synthetic")]
-pub use synthetic_job::{SyntheticJob, SyntheticJobBuilder};
+pub use synthetic::synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 #[cfg(feature = "synthetic")]
-pub use synthetic_memory::SyntheticMemory;
-pub use target::{Target, TargetParts};
-pub use thread_registers::{StackArch, ThreadRegisters};
-pub use type_error::{SearchedObject, TypeError};
-pub use type_layout::{BaseTypeSizes, BitField, Enumerator, MemberLayout, TypeKind, TypeLayout};
-pub use type_oracle::TypeOracle;
-pub use walk::Connector;
-pub use whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
-
-/// Descriptions of what the synthetic job builder lays out.
-#[cfg(feature = "synthetic")]
-pub mod synthetic {
-    pub use crate::synthetic_job::{Mpi2ddSpec, PeerSpec, RankSpec};
-}
+pub use synthetic::synthetic_memory::SyntheticMemory;
+pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
+pub use targets::gdb_remote_target::GdbRemoteTarget;
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use targets::live_target::LiveTarget;
+pub use targets::{Target, TargetParts};

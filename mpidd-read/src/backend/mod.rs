@@ -1,0 +1,27 @@
+//! The byte sources: how a target's memory is read, whatever holds it.
+//!
+//! This folder owns [`memory`] (the `TargetMemory` trait and its typed
+//! reads, with [`read_budget`] and [`int_decode`]), and the backends that
+//! implement it: [`core_file`] (an ELF core, with the pages it omits read
+//! from the mapped files), [`live_process`] (a running Linux process, with
+//! [`attach_guard`] to stop it) and [`gdb_remote`] (a gdbserver session,
+//! over [`gdb_remote_packet`]). [`thread_registers`] decodes the registers
+//! a core's notes or a stopped process give, and [`file_identity`] says
+//! which host file a path names (the only use of `std::os` for files).
+//!
+//! It is the ground floor of the crate: it must not depend on symbols,
+//! DWARF, layouts or any decoder. What pairs a backend with those is in
+//! `targets`.
+
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub(crate) mod attach_guard;
+pub(crate) mod core_file;
+pub(crate) mod file_identity;
+pub(crate) mod gdb_remote;
+pub mod gdb_remote_packet;
+pub(crate) mod int_decode;
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub(crate) mod live_process;
+pub(crate) mod memory;
+pub(crate) mod read_budget;
+pub(crate) mod thread_registers;

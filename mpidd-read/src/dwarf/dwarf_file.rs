@@ -1,0 +1,242 @@
+//! Opens an ELF object, or its separate debug file when the object has no
+//! DWARF, and hands out the few DWARF sections the type oracle reads.
+//!
+//! The files are memory-mapped; only compressed sections are copied, when
+//! inflated. Sections the oracle never reads (line tables, location lists)
+//! are not touched, so a compressed library costs no more than it must.
+
+use std::path::{Path, PathBuf};
+
+use gimli::{EndianSlice, RunTimeEndian, SectionId};
+use memmap2::Mmap;
+use object::{CompressionFormat, Object, ObjectKind, ObjectSection};
+
+use crate::backend::core_file::map_file;
+use crate::dwarf::type_error::TypeError;
+
+/// How gimli reads sections here: borrowed bytes in the file's byte order.
+pub(crate) type DwarfReader<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// The sections read, by their ELF names. `.gdb_index` has no gimli id.
+const WANTED: &[&str] = &[
+    ".debug_abbrev",
+    ".debug_info",
+    ".debug_str",
+    ".debug_str_offsets",
+    ".debug_line_str",
+    ".debug_types",
+    ".debug_addr",
+    ".debug_names",
+    GDB_INDEX,
+];
+
+/// The section gdb, gold and lld write as a name index.
+pub(crate) const GDB_INDEX: &str = ".gdb_index";
+
+/// A cap on one inflated section. The largest libraries have a few hundred
+/// MB of DWARF; a compression header claiming more is corrupt.
+const MAX_INFLATED: u64 = 4 << 30;
+
+/// zlib cannot inflate more than about 1032 times; zstd's RLE blocks can go
+/// far beyond, but not past this.
+const MAX_RATIO_ZLIB: u64 = 1100;
+const MAX_RATIO_ZSTD: u64 = 1 << 15;
+
+enum Bytes {
+    /// A range of one of the mapped files.
+    Mapped {
+        map: usize,
+        start: usize,
+        end: usize,
+    },
+    /// An inflated compressed section.
+    Owned(Vec<u8>),
+}
+
+/// The DWARF of one object, ready for gimli.
+pub(crate) struct DwarfFile {
+    maps: Vec<Mmap>,
+    sections: Vec<(&'static str, Bytes)>,
+    endian: RunTimeEndian,
+    /// The file the DWARF comes from, when there is DWARF.
+    dwarf_path: Option<PathBuf>,
+}
+
+impl DwarfFile {
+    /// Opens `path`, and `debug_file` when `path` has no `.debug_info`.
+    pub(crate) fn open(path: &Path, debug_file: Option<&Path>) -> Result<Self, TypeError> {
+        let mut this = DwarfFile {
+            maps: Vec::new(),
+            sections: Vec::new(),
+            endian: RunTimeEndian::Little,
+            dwarf_path: None,
+        };
+        if this.try_file(path)? {
+            return Ok(this);
+        }
+        if let Some(debug) = debug_file {
+            this.try_file(debug)?;
+        }
+        Ok(this)
+    }
+
+    /// Maps `path` and takes its sections if it has `.debug_info`. Returns
+    /// whether it did.
+    fn try_file(&mut self, path: &Path) -> Result<bool, TypeError> {
+        let map = map_file(path).map_err(|e| TypeError::Io {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let bad = |reason: String| TypeError::Object {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let file = object::File::parse(&*map).map_err(|e| bad(e.to_string()))?;
+        if file.format() != object::BinaryFormat::Elf {
+            return Err(bad(format!("it is {:?}, not ELF", file.format())));
+        }
+        let Some(info) = file.section_by_name(".debug_info") else {
+            return Ok(false);
+        };
+        if info.file_range().is_none_or(|(_, size)| size == 0) {
+            // SHT_NOBITS: a stripped object keeps the header, not the bytes.
+            return Ok(false);
+        }
+        if file.kind() == ObjectKind::Relocatable && info.relocations().next().is_some() {
+            return Err(bad(
+                "a relocatable object (.o) whose DWARF still needs relocating; \
+                 read the linked object instead"
+                    .into(),
+            ));
+        }
+        let map_index = self.maps.len();
+        let mut sections = Vec::new();
+        for &name in WANTED {
+            let Some(section) = file.section_by_name(name) else {
+                continue;
+            };
+            let range = section
+                .compressed_file_range()
+                .map_err(|e| bad(format!("section {name}: {e}")))?;
+            let bytes = match range.format {
+                CompressionFormat::None => {
+                    let Some((offset, size)) = section.file_range() else {
+                        continue;
+                    };
+                    let start = usize::try_from(offset)
+                        .map_err(|_| bad(format!("section {name} lies beyond memory")))?;
+                    let end = usize::try_from(size)
+                        .ok()
+                        .and_then(|s| start.checked_add(s))
+                        .filter(|&e| e <= map.len())
+                        .ok_or_else(|| bad(format!("section {name} runs past the end")))?;
+                    Bytes::Mapped {
+                        map: map_index,
+                        start,
+                        end,
+                    }
+                }
+                format => {
+                    let ratio = match format {
+                        CompressionFormat::Zstandard => MAX_RATIO_ZSTD,
+                        _ => MAX_RATIO_ZLIB,
+                    };
+                    let cap = range
+                        .compressed_size
+                        .saturating_mul(ratio)
+                        .saturating_add(4096)
+                        .min(MAX_INFLATED);
+                    if range.uncompressed_size > cap {
+                        return Err(bad(format!(
+                            "section {name} claims {} bytes inflated from {}; \
+                             more than {cap} is refused",
+                            range.uncompressed_size, range.compressed_size
+                        )));
+                    }
+                    let data = section
+                        .uncompressed_data()
+                        .map_err(|e| bad(format!("section {name}: {e}")))?;
+                    Bytes::Owned(data.into_owned())
+                }
+            };
+            sections.push((name, bytes));
+        }
+        self.endian = if file.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        drop(file);
+        self.maps.push(map);
+        self.sections = sections;
+        self.dwarf_path = Some(path.to_path_buf());
+        Ok(true)
+    }
+
+    /// Whether `.debug_info` was found in the object or its debug file.
+    pub(crate) fn has_debug_info(&self) -> bool {
+        self.dwarf_path.is_some()
+    }
+
+    /// The bytes of a section; empty when it is absent.
+    pub(crate) fn section(&self, name: &str) -> &[u8] {
+        self.sections
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&[], |(_, bytes)| match bytes {
+                Bytes::Mapped { map, start, end } => &self.maps[*map][*start..*end],
+                Bytes::Owned(v) => v.as_slice(),
+            })
+    }
+
+    /// A section as gimli reads it.
+    pub(crate) fn reader(&self, name: &str) -> DwarfReader<'_> {
+        EndianSlice::new(self.section(name), self.endian)
+    }
+
+    /// The file's byte order.
+    pub(crate) fn endian(&self) -> RunTimeEndian {
+        self.endian
+    }
+
+    /// The sections as one gimli `Dwarf`. Building it only slices the
+    /// sections, so each query builds its own rather than keeping one that
+    /// would borrow from this struct.
+    pub(crate) fn dwarf(&self) -> gimli::Dwarf<DwarfReader<'_>> {
+        let load = |id: SectionId| -> Result<DwarfReader<'_>, std::convert::Infallible> {
+            Ok(self.reader(id.name()))
+        };
+        let Ok(dwarf) = gimli::Dwarf::load(load);
+        dwarf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_an_io_error_naming_it() {
+        let path = Path::new("/nonexistent/libnothing.so");
+        match DwarfFile::open(path, None) {
+            Err(TypeError::Io { path: p, .. }) => assert_eq!(p, path),
+            Err(other) => panic!("expected an Io error, got {other:?}"),
+            Ok(_) => panic!("a missing file opened"),
+        }
+    }
+
+    #[test]
+    fn a_non_elf_file_is_an_object_error() {
+        let dir = std::env::temp_dir().join(format!("mpidd-dwarf-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("not-elf");
+        std::fs::write(&path, b"#!/bin/sh\necho hello\n").unwrap();
+        let result = DwarfFile::open(&path, None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            matches!(result, Err(TypeError::Object { .. })),
+            "{:?}",
+            result.err()
+        );
+    }
+}

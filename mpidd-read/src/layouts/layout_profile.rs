@@ -1,0 +1,543 @@
+//! Layout profiles: the answers a library's DWARF gives to every layout
+//! question the decoders ask, kept in a small versioned file for the
+//! stripped copies of that same library.
+//!
+//! A struct's layout depends on the source, the configure options that add
+//! or remove members, and the ABI; not on `-g` or `-O`. So the layouts read
+//! from a debug build of a package's source hold for the package's stripped
+//! binaries, which is how a profile lets the decoders read a distribution's
+//! MPI with no debug info installed. A profile names the identity it is
+//! valid for and the build-ids of the stripped objects it was checked on;
+//! it is chosen by those build-ids, never by a guess.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::layouts::layout_error::LayoutError;
+use crate::layouts::{LayoutTable, Layouts};
+use crate::symbols::elf_symbols::ElfSymbols;
+use crate::symbols::extra_symbols::{ExtraSymbol, ExtraSymbols};
+
+/// The `format` every profile this crate writes and reads carries.
+pub const PROFILE_FORMAT: &str = "mpidd-layout-profile/1";
+
+/// What a profile is valid for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileIdentity {
+    /// The MPI implementation, e.g. `Open MPI`.
+    pub implementation: String,
+    /// Its version, e.g. `4.1.4`.
+    pub version: String,
+    /// Where the build came from and the configure options that change
+    /// layouts, as free text for a person (the build-ids below are what
+    /// selects the profile).
+    pub build: String,
+    /// The target's architecture, e.g. `x86_64`.
+    pub arch: String,
+    /// The objects whose types the profile describes.
+    pub objects: Vec<ProfileObject>,
+}
+
+/// One object a profile describes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileObject {
+    /// Its file name as loaded, e.g. `libmpi.so.40`.
+    pub name: String,
+    /// The build-id (hex) of the debug build the layouts were read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_build_id: Option<String>,
+    /// The build-ids (hex) of stripped builds this profile was checked on:
+    /// the profile is used for an object with one of these.
+    #[serde(default)]
+    pub build_ids: Vec<String>,
+}
+
+/// A symbol a stripped object hides (not in `.dynsym`), by its link-time
+/// address in that object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileSymbol {
+    /// The object's file name (as in [`ProfileObject::name`]).
+    pub object: String,
+    /// Its link-time address.
+    pub address: u64,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Sizes, offsets and enumerators of one library build, with its identity.
+///
+/// ```
+/// use mpidd_read::{LayoutNeed, LayoutProfile, LayoutTable, Layouts, ProfileIdentity};
+///
+/// let mut dwarf = LayoutTable::default();
+/// dwarf.add_type("ompi_group_t", 64).add_member("ompi_group_t", "grp_proc_count", 8, 4);
+/// let needs = [LayoutNeed::members("ompi_group_t", &["grp_proc_count"])];
+/// let ask = |l: &dyn Layouts| LayoutNeed::ask_all(&needs, l);
+/// let all = |l: &dyn Layouts| LayoutTable::answer(l, &needs).1;
+/// let profile = LayoutProfile::write(ProfileIdentity::default(), &dwarf, &ask, &all).unwrap();
+/// let again = LayoutProfile::from_json(&profile.to_json()).unwrap();
+/// assert_eq!(again.layouts.member("ompi_group_t", "grp_proc_count").unwrap().offset, 8);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutProfile {
+    /// Always [`PROFILE_FORMAT`].
+    pub format: String,
+    /// What the profile is valid for.
+    pub identity: ProfileIdentity,
+    /// The answers.
+    pub layouts: LayoutTable,
+    /// Symbols the stripped objects do not export, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub symbols: BTreeMap<String, ProfileSymbol>,
+}
+
+/// A profile that cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The file is not a profile this version understands.
+    #[error("{source_name}: not a layout profile: {reason}")]
+    Malformed {
+        /// The file (or `<embedded>`).
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The source of layouts could not answer every question.
+    #[error("the layouts cannot answer {} question(s) the decoders ask; first: {}", .0.len(), .0.first().map(|e| e.to_string()).unwrap_or_default())]
+    Unanswered(Vec<LayoutError>),
+    /// Reading or writing the file failed.
+    #[error("{path}: {cause}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why: shown in the message, so not also as `source()`.
+        cause: std::io::Error,
+    },
+}
+
+impl LayoutProfile {
+    /// A profile of `identity` holding `source`'s answers to the questions
+    /// `ask` asks (a decoder's own list of what it reads). Refused with
+    /// every gap `required` finds in `source` (the questions a decoder
+    /// cannot do without); questions `ask` adds for optional details may
+    /// go unanswered, and are then absent from the profile as they are
+    /// from the build.
+    pub fn write(
+        identity: ProfileIdentity,
+        source: &dyn Layouts,
+        ask: &dyn Fn(&dyn Layouts),
+        required: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
+    ) -> Result<LayoutProfile, ProfileError> {
+        let gaps = required(source);
+        if !gaps.is_empty() {
+            return Err(ProfileError::Unanswered(gaps));
+        }
+        let (layouts, _optional_gaps) = LayoutTable::record(source, ask);
+        Ok(LayoutProfile {
+            format: PROFILE_FORMAT.to_string(),
+            identity,
+            layouts,
+            symbols: BTreeMap::new(),
+        })
+    }
+
+    /// A profile of `identity` holding `layouts` as they are: what a
+    /// cache keeps of the answers a build's DWARF gave (see
+    /// [`LayoutCache`](crate::LayoutCache)).
+    pub fn cached(identity: ProfileIdentity, layouts: LayoutTable) -> LayoutProfile {
+        LayoutProfile {
+            format: PROFILE_FORMAT.to_string(),
+            identity,
+            layouts,
+            symbols: BTreeMap::new(),
+        }
+    }
+
+    /// Parses a profile.
+    pub fn from_json(text: &str) -> Result<LayoutProfile, ProfileError> {
+        Self::parse(text, "<embedded>")
+    }
+
+    fn parse(text: &str, source_name: &str) -> Result<LayoutProfile, ProfileError> {
+        let malformed = |reason: String| ProfileError::Malformed {
+            source_name: source_name.to_string(),
+            reason,
+        };
+        let profile: LayoutProfile =
+            serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
+        if profile.format != PROFILE_FORMAT {
+            return Err(malformed(format!(
+                "format `{}`, expected `{PROFILE_FORMAT}`",
+                profile.format
+            )));
+        }
+        Ok(profile)
+    }
+
+    /// Reads a profile file.
+    pub fn load(path: &Path) -> Result<LayoutProfile, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| ProfileError::Io {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// The profile as indented JSON, types and members in name order, so
+    /// that a regenerated profile diffs cleanly.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a profile is plain data");
+        s.push('\n');
+        s
+    }
+
+    /// Why this profile does not fit the loaded `companions` (names or
+    /// paths, with build-ids): the first object it describes that is
+    /// loaded (known by its name up to `.so`, whatever version suffix or
+    /// directory it has) with a build-id it was not made for. `None` when
+    /// all fit.
+    pub fn companion_mismatch(&self, companions: &[(String, Option<Vec<u8>>)]) -> Option<String> {
+        companions.iter().find_map(|(name, id)| {
+            let object = self
+                .identity
+                .objects
+                .iter()
+                .find(|o| so_stem(&o.name) == so_stem(name))?;
+            let fits = id.as_deref().is_some_and(|id| {
+                let hex = hex(id);
+                object
+                    .build_ids
+                    .iter()
+                    .any(|b| b.eq_ignore_ascii_case(&hex))
+            });
+            (!fits).then(|| {
+                format!(
+                    "the {} {} profile is for this library, but {name} is loaded with build-id {}, \
+                     which it was not made for",
+                    self.identity.implementation,
+                    self.identity.version,
+                    id.as_deref().map(hex).unwrap_or_else(|| "none".to_string())
+                )
+            })
+        })
+    }
+
+    /// Whether this profile describes an object called `name` (a name or
+    /// a path; compared up to `.so`), whatever its build.
+    pub fn mentions(&self, name: &str) -> bool {
+        self.identity
+            .objects
+            .iter()
+            .any(|o| so_stem(&o.name) == so_stem(name))
+    }
+
+    /// Whether this profile was made for an object with build-id
+    /// `build_id`. The build-id alone decides: a library is often loaded
+    /// under another name than the one it was built as (a copy, a link).
+    pub fn describes(&self, build_id: &[u8]) -> bool {
+        let hex = hex(build_id);
+        self.identity
+            .objects
+            .iter()
+            .any(|o| o.build_ids.iter().any(|b| b.eq_ignore_ascii_case(&hex)))
+    }
+}
+
+/// An object's name without directory and version, which profiles match
+/// objects by: `libmpi` for `/usr/lib/libmpi.so.40.30.4`, `mca_pml_ob1`
+/// for `mca_pml_ob1.so`.
+///
+/// ```
+/// assert_eq!(mpidd_read::so_stem("/usr/lib/libmpi.so.40.30.4"), "libmpi");
+/// ```
+pub fn so_stem(name: &str) -> &str {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    file.find(".so").map_or(file, |i| &file[..i])
+}
+
+/// The CPU an ELF object is built for, as profiles name it: `object`'s
+/// architecture in lower case (`x86_64`, `aarch64`, `powerpc64`), with
+/// `-be` for a big-endian object. Read from the object, never the host.
+pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
+    use object::Object;
+    // Mapped, not read: a debug build's libmpi is tens of megabytes, and
+    // only its headers are looked at.
+    let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
+        source_name: path.display().to_string(),
+        reason: format!("not an object file: {e}"),
+    })?;
+    let arch = format!("{:?}", file.architecture()).to_lowercase();
+    Ok(if file.is_little_endian() {
+        arch
+    } else {
+        format!("{arch}-be")
+    })
+}
+
+/// Lower-case hex of a build-id, as profiles and `file(1)` write it.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The profiles shipped inside this crate.
+pub fn shipped_profiles() -> Vec<LayoutProfile> {
+    SHIPPED
+        .iter()
+        .filter_map(|(name, text)| match LayoutProfile::from_json(text) {
+            Ok(p) => Some(p),
+            // A broken shipped profile is caught by the crate's tests; at
+            // run time it is one profile fewer, not a failure.
+            Err(_) => {
+                debug_assert!(false, "shipped profile {name} does not parse");
+                None
+            }
+        })
+        .collect()
+}
+
+/// The symbols the shipped profiles give for the object whose build-id is
+/// `build_id`, by name at link-time addresses: the globals a stripped
+/// library hides, found by the profile's author (docs/stock-mpich.md says
+/// how for Debian's MPICH). Symbol tables of loaded objects include them
+/// ([`ElfSymbols`](crate::ElfSymbols)), so every decoder finds them as if the
+/// library exported them.
+pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
+    let id = hex(build_id);
+    let mut out = Vec::new();
+    for p in shipped_profile_list() {
+        for (name, symbol) in &p.symbols {
+            let of_this_build = p
+                .identity
+                .objects
+                .iter()
+                .any(|o| o.name == symbol.object && o.build_ids.contains(&id));
+            if of_this_build {
+                out.push((name.clone(), symbol.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The hidden symbols the shipped profiles know, handed to the symbol
+/// tables through their [`ExtraSymbols`] interface.
+pub(crate) struct ShippedSymbols;
+
+impl ExtraSymbols for ShippedSymbols {
+    fn for_build(&self, build_id: &[u8]) -> Vec<ExtraSymbol> {
+        shipped_symbols(build_id)
+            .into_iter()
+            .map(|(name, s)| ExtraSymbol {
+                name,
+                address: s.address,
+                size: s.size,
+            })
+            .collect()
+    }
+}
+
+impl ElfSymbols {
+    /// No objects yet. The symbols of every object added include the
+    /// hidden globals a shipped profile knows for its build (the object's
+    /// own definitions win).
+    pub fn new() -> Self {
+        Self::with_extra_symbols(&ShippedSymbols)
+    }
+}
+
+impl Default for ElfSymbols {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The shipped profiles, parsed once per process.
+pub(crate) fn shipped_profile_list() -> &'static [LayoutProfile] {
+    static PROFILES: std::sync::OnceLock<Vec<LayoutProfile>> = std::sync::OnceLock::new();
+    PROFILES.get_or_init(shipped_profiles)
+}
+
+const SHIPPED: &[(&str, &str)] = &[
+    (
+        "openmpi-4.1.4-debian12-amd64",
+        include_str!("../../profiles/openmpi-4.1.4-debian12-amd64.json"),
+    ),
+    (
+        "mpich-4.0.2-debian12-amd64",
+        include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
+    ),
+];
+
+/// The library whose private types no source of layouts describes, with
+/// what is missing; its `Display` is the paragraph a person reads.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct NoLayouts {
+    /// The library, as loaded.
+    pub library: String,
+    /// Its version, when the caller knows it.
+    pub version: Option<String>,
+    /// Its build-id (hex), when it has one.
+    pub build_id: Option<String>,
+    /// The number of questions its DWARF could not answer.
+    pub unanswered: usize,
+    /// The first of them.
+    pub first: Option<Box<LayoutError>>,
+    /// How many profiles were tried.
+    pub profiles_tried: usize,
+    /// A profile made for this library that was still refused, and why:
+    /// another object it describes is loaded in a build it was not made
+    /// for (a component of another package version).
+    pub near_miss: Option<String>,
+}
+
+impl fmt::Display for NoLayouts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.library)?;
+        if let Some(v) = &self.version {
+            write!(f, " (version {v})")?;
+        }
+        match &self.build_id {
+            Some(b) => write!(f, " build-id {b}")?,
+            None => write!(f, " with no build-id")?,
+        }
+        write!(
+            f,
+            " has no debug info for {} of the layouts the decoders read",
+            self.unanswered
+        )?;
+        if let Some(e) = &self.first {
+            write!(f, " ({e})")?;
+        }
+        write!(
+            f,
+            ", and none of the {} known layout profiles is for this build. \
+             Ways out: install the library's debug info (its -dbgsym package, \
+             or point --debug-dir at it); rebuild the library with -g; or build \
+             the same source",
+            self.profiles_tried
+        )?;
+        if let Some(v) = &self.version {
+            write!(f, " (version {v})")?;
+        }
+        let file = self.library.rsplit('/').next().unwrap_or(&self.library);
+        write!(
+            f,
+            " with the same configure options and -g, then write a profile from \
+             it for this very library with `mpidd profile write --object \
+             <the debug build's {file}> --for-build {}`",
+            self.library
+        )?;
+        if let Some(b) = &self.build_id {
+            write!(f, ", which ties it to build-id {b},")?;
+        }
+        write!(f, " and pass it with --profile.")?;
+        if let Some(why) = &self.near_miss {
+            write!(f, " (One was close: {why}.)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Where the layouts a decoder uses came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutOrigin {
+    /// The target's own DWARF.
+    Dwarf,
+    /// A profile, by its identity.
+    Profile(ProfileIdentity),
+    /// An entry of the layout cache, by its file: layouts an earlier run
+    /// resolved from the same build's DWARF.
+    Cache(PathBuf),
+}
+
+/// Picks the layouts for decoding `library` (its loaded path and build-id):
+/// `dwarf` when `missing` finds nothing the decoder needs missing from it
+/// (questions it can do without may stay unanswered), else the first of
+/// `profiles` that describes the library, else a [`NoLayouts`] saying what
+/// is missing and the ways out.
+///
+/// `companions` are the other objects loaded beside the library, by file
+/// name with their build-ids. A profile that also describes one of them
+/// (types of a plugin, say) is chosen only if that object's build-id is
+/// one it was made for: a component from another build may lay its types
+/// out differently.
+pub fn choose_layouts<'a>(
+    dwarf: &'a dyn Layouts,
+    missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
+    library: &str,
+    build_id: Option<&[u8]>,
+    version: Option<&str>,
+    profiles: &'a [LayoutProfile],
+    companions: &[(String, Option<Vec<u8>>)],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    let unanswered = missing(dwarf);
+    if unanswered.is_empty() {
+        return Ok((dwarf, LayoutOrigin::Dwarf));
+    }
+    let mut near_miss = None;
+    if let Some(id) = build_id {
+        for p in profiles.iter().filter(|p| p.describes(id)) {
+            match p.companion_mismatch(companions) {
+                None => return Ok((&p.layouts, LayoutOrigin::Profile(p.identity.clone()))),
+                Some(why) => near_miss = near_miss.or(Some(why)),
+            }
+        }
+    }
+    Err(NoLayouts {
+        library: library.to_string(),
+        version: version.map(str::to_string),
+        build_id: build_id.map(hex),
+        unanswered: unanswered.len(),
+        first: unanswered.into_iter().next().map(Box::new),
+        profiles_tried: profiles.len(),
+        near_miss,
+    })
+}
+
+/// [`choose_layouts`] for a library loaded in a process or core, as
+/// `objects` (its loaded objects) lists it: the library's build-id is read
+/// from its file, and so are those of the other loaded objects a profile
+/// describes (a process has dozens of others, which are not opened).
+pub fn choose_loaded_layouts<'a>(
+    dwarf: &'a dyn Layouts,
+    missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
+    library: &str,
+    version: Option<&str>,
+    objects: &crate::symbols::elf_symbols::ElfSymbols,
+    profiles: &'a [LayoutProfile],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    let id = objects.objects().find(|o| o.name == library).and_then(|o| {
+        crate::symbols::debug_files::build_id(&o.path)
+            .ok()
+            .flatten()
+    });
+    let companions: Vec<(String, Option<Vec<u8>>)> = objects
+        .objects()
+        .filter(|o| o.name != library)
+        .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
+        .map(|o| {
+            (
+                o.name.clone(),
+                crate::symbols::debug_files::build_id(&o.path)
+                    .ok()
+                    .flatten(),
+            )
+        })
+        .collect();
+    choose_layouts(
+        dwarf,
+        missing,
+        library,
+        id.as_deref(),
+        version,
+        profiles,
+        &companions,
+    )
+}

@@ -1,0 +1,128 @@
+//! The layouts a process or core gives as a [`Target`](crate::Target): the
+//! DWARF of its loaded objects, and, for the types that DWARF lacks, the
+//! shipped profiles made for the very builds it has loaded. So a stripped
+//! distribution library that mpidd ships a profile for (Debian's Open MPI
+//! and MPICH) reads through the plain `detect(&target)` path, as its
+//! debug build does.
+
+use crate::dwarf::type_oracle::TypeOracle;
+use crate::layouts::layout_error::LayoutError;
+use crate::layouts::layout_profile::{shipped_profile_list, LayoutProfile};
+use crate::layouts::{Layouts, Member};
+use crate::symbols::elf_symbols::ElfSymbols;
+
+/// A loaded process's types: its DWARF first, then the shipped profiles
+/// that describe its loaded builds (chosen by build-id, with every other
+/// object a profile describes loaded in the build it was made for).
+pub struct LoadedLayouts {
+    dwarf: TypeOracle,
+    profiles: Vec<&'static LayoutProfile>,
+}
+
+impl std::fmt::Debug for LoadedLayouts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedLayouts")
+            .field(
+                "profiles",
+                &self
+                    .profiles
+                    .iter()
+                    .map(|p| &p.identity.build)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedLayouts {
+    /// The layouts of the objects `symbols` lists: their DWARF (read on
+    /// first question), and the shipped profiles for the builds loaded.
+    /// Only objects a shipped profile names are opened for their
+    /// build-ids.
+    pub fn new(symbols: &ElfSymbols) -> LoadedLayouts {
+        let shipped = shipped_profile_list();
+        let loaded: Vec<(String, Option<Vec<u8>>)> = symbols
+            .objects()
+            .filter(|o| shipped.iter().any(|p| p.mentions(&o.name)))
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    crate::symbols::debug_files::build_id(&o.path)
+                        .ok()
+                        .flatten(),
+                )
+            })
+            .collect();
+        let profiles = shipped
+            .iter()
+            .filter(|p| {
+                let describes_one = loaded
+                    .iter()
+                    .any(|(_, id)| id.as_deref().is_some_and(|id| p.describes(id)));
+                describes_one && p.companion_mismatch(&loaded).is_none()
+            })
+            .collect();
+        LoadedLayouts {
+            dwarf: TypeOracle::from_symbols(symbols),
+            profiles,
+        }
+    }
+
+    /// The DWARF part alone.
+    pub fn dwarf(&self) -> &TypeOracle {
+        &self.dwarf
+    }
+
+    /// The shipped profiles that answer what the DWARF does not.
+    pub fn profiles(&self) -> impl Iterator<Item = &LayoutProfile> {
+        self.profiles.iter().copied()
+    }
+
+    /// The DWARF's answer, else the first profile's, else the DWARF's
+    /// error.
+    fn answer<T>(
+        &self,
+        ask: impl Fn(&dyn Layouts) -> Result<T, LayoutError>,
+    ) -> Result<T, LayoutError> {
+        ask(&self.dwarf).or_else(|e| {
+            self.profiles
+                .iter()
+                .find_map(|p| ask(&p.layouts).ok())
+                .ok_or(e)
+        })
+    }
+}
+
+impl Layouts for LoadedLayouts {
+    fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
+        self.answer(|l| l.size_of(type_name))
+    }
+
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        self.answer(|l| l.member(type_name, path))
+    }
+
+    fn member_offset(&self, type_name: &str, path: &str) -> Result<u64, LayoutError> {
+        self.answer(|l| l.member_offset(type_name, path))
+    }
+
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        self.answer(|l| l.enumerators(type_name))
+    }
+
+    fn member_enumerators(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, i128)>, LayoutError> {
+        self.answer(|l| l.member_enumerators(type_name, path))
+    }
+
+    fn member_fields(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, Member)>, LayoutError> {
+        self.answer(|l| l.member_fields(type_name, path))
+    }
+}

@@ -1,0 +1,164 @@
+//! What the stack unwinder keeps of one object, whatever process maps it:
+//! its unwind sections (mapped, or inflated once) and its symbols, keyed
+//! by build-id or file; and an object as one process places it.
+
+use std::ops::{Deref, Range};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
+
+use framehop::{ExplicitModuleSectionInfo, Module};
+use memmap2::Mmap;
+use object::{Object, ObjectSection, ObjectSegment};
+
+use crate::backend::core_file::map_file;
+use crate::symbols::symbolize::ObjectSymbols;
+
+/// Bytes of one section: a range of a mapped file, or an inflated copy.
+/// Cloning shares them.
+#[derive(Clone)]
+pub(crate) enum SectionBytes {
+    Mapped(Arc<Mmap>, Range<usize>),
+    Owned(Arc<[u8]>),
+}
+
+/// framehop's section table wants a default for the sections it has not
+/// been given; an empty one is never read.
+impl Default for SectionBytes {
+    fn default() -> Self {
+        SectionBytes::Owned(Arc::from(&[][..]))
+    }
+}
+
+impl Deref for SectionBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionBytes::Mapped(map, range) => &map[range.clone()],
+            SectionBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+/// A section's link-time address range and its bytes.
+#[derive(Clone)]
+pub(crate) struct Section {
+    pub(crate) svma: Range<u64>,
+    pub(crate) bytes: SectionBytes,
+}
+
+/// What the unwinder keeps of one object, whatever process maps it.
+pub(crate) struct CachedObject {
+    /// The link-time extent of its PT_LOAD segments.
+    pub(crate) load_svma: Range<u64>,
+    pub(crate) text_svma: Option<Range<u64>>,
+    pub(crate) got_svma: Option<Range<u64>>,
+    pub(crate) eh_frame: Option<Section>,
+    pub(crate) eh_frame_hdr: Option<Section>,
+    pub(crate) debug_frame: Option<Section>,
+    pub(crate) symbols: ObjectSymbols,
+}
+
+impl CachedObject {
+    pub(crate) fn load(path: &Path, debug_file: Option<&Path>) -> Option<CachedObject> {
+        let map = Arc::new(map_file(path).ok()?);
+        let file = object::File::parse(&**map).ok()?;
+        let (lo, hi) = file
+            .segments()
+            .map(|s| (s.address(), s.address().saturating_add(s.size())))
+            .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+        if lo >= hi {
+            return None;
+        }
+        let svma = |name: &str| {
+            file.section_by_name(name)
+                .map(|s| s.address()..s.address().saturating_add(s.size()))
+        };
+        let section = |file: &object::File<'_>, map: &Arc<Mmap>, name: &str| {
+            let s = file.section_by_name(name)?;
+            let svma = s.address()..s.address().saturating_add(s.size());
+            let bytes = match s.compressed_file_range().ok()? {
+                r if r.format == object::CompressionFormat::None => {
+                    let start = usize::try_from(r.offset).ok()?;
+                    let end = start.checked_add(usize::try_from(r.compressed_size).ok()?)?;
+                    map.get(start..end)?;
+                    SectionBytes::Mapped(map.clone(), start..end)
+                }
+                _ => SectionBytes::Owned(Arc::from(&*s.uncompressed_data().ok()?)),
+            };
+            Some(Section { svma, bytes })
+        };
+        let mut debug_frame = section(&file, &map, ".debug_frame");
+        let eh_frame = section(&file, &map, ".eh_frame");
+        if eh_frame.is_none() && debug_frame.is_none() {
+            // Some toolchains keep CFI only in .debug_frame, which strip
+            // moves to the debug file; its addresses are the object's.
+            if let Some(debug) = debug_file {
+                if let Ok(debug_map) = map_file(debug).map(Arc::new) {
+                    if let Ok(debug_elf) = object::File::parse(&**debug_map) {
+                        debug_frame = section(&debug_elf, &debug_map, ".debug_frame");
+                    }
+                }
+            }
+        }
+        Some(CachedObject {
+            load_svma: lo..hi,
+            text_svma: svma(".text"),
+            got_svma: svma(".got"),
+            eh_frame_hdr: section(&file, &map, ".eh_frame_hdr"),
+            eh_frame,
+            debug_frame,
+            symbols: ObjectSymbols::new(&file, path, debug_file),
+        })
+    }
+
+    /// A framehop module for this object loaded at `bias`.
+    pub(crate) fn module(&self, name: &str, bias: u64) -> Module<SectionBytes> {
+        let info = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: self.text_svma.clone(),
+            got_svma: self.got_svma.clone(),
+            eh_frame_svma: self.eh_frame.as_ref().map(|s| s.svma.clone()),
+            eh_frame: self.eh_frame.as_ref().map(|s| s.bytes.clone()),
+            eh_frame_hdr_svma: self.eh_frame_hdr.as_ref().map(|s| s.svma.clone()),
+            eh_frame_hdr: self.eh_frame_hdr.as_ref().map(|s| s.bytes.clone()),
+            debug_frame: self.debug_frame.as_ref().map(|s| s.bytes.clone()),
+            ..Default::default()
+        };
+        Module::new(name.to_string(), self.avma(bias), bias, info)
+    }
+
+    pub(crate) fn avma(&self, bias: u64) -> Range<u64> {
+        self.load_svma.start.wrapping_add(bias)..self.load_svma.end.wrapping_add(bias)
+    }
+}
+
+/// What identifies an object across processes: its build-id and file
+/// size, else its file (path, size and modification time). The size keeps
+/// a stripped copy of a build apart from the full one: they share the
+/// build-id but not the symbols.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ObjectKey {
+    BuildId(Vec<u8>, u64),
+    File(FileId),
+}
+
+/// A file as `stat` sees it: a file replaced on disk is a new one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FileId {
+    pub(crate) path: PathBuf,
+    pub(crate) size: u64,
+    pub(crate) modified: Option<SystemTime>,
+}
+
+pub(crate) type ObjectCell = Arc<OnceLock<Option<Arc<CachedObject>>>>;
+
+/// An object of one process: where it is loaded, and its cached data.
+pub(crate) struct Placed {
+    pub(crate) avma: Range<u64>,
+    pub(crate) bias: u64,
+    /// The file name the target knows the object by.
+    pub(crate) name: String,
+    pub(crate) object: Arc<CachedObject>,
+}

@@ -1,0 +1,117 @@
+//! [`LiveTarget`]: a running Linux process (a [`LiveProcess`]) with the
+//! symbols and types of every ELF file it has mapped.
+
+use std::path::{Path, PathBuf};
+
+use mpidd_types::{TargetAbi, TargetAddr};
+
+use crate::backend::live_process::{LiveError, LiveProcess};
+use crate::backend::memory::TargetMemory;
+use crate::error::ReadError;
+use crate::symbols::elf_symbols::ElfSymbols;
+use crate::symbols::{Symbol, SymbolSource};
+
+/// A live process and the symbols of every ELF file it has mapped.
+///
+/// ```no_run
+/// use mpidd_read::{mpir, Limits, LiveTarget};
+///
+/// let mpirun = LiveTarget::open(12345)?;
+/// let state = mpir::read_state(&mpirun, &Limits::default())?;
+/// for p in &state.proctable {
+///     println!("{} {} {}", p.host_name, p.pid, p.executable_name);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LiveTarget {
+    process: LiveProcess,
+    symbols: ElfSymbols,
+    types: std::sync::OnceLock<crate::layouts::loaded_layouts::LoadedLayouts>,
+}
+
+impl LiveTarget {
+    /// Opens process `pid` and loads the symbols of its mapped objects.
+    pub fn open(pid: i32) -> Result<Self, LiveError> {
+        let process = LiveProcess::open(pid)?;
+        let mut symbols = ElfSymbols::new();
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        // Through /proc/PID/root, so a process in another mount namespace
+        // has its own files found.
+        symbols.add_mapped_objects(&process.mappings()?, "", |p| {
+            root.join(Path::new(p.trim_start_matches('/')))
+        });
+        Ok(LiveTarget {
+            process,
+            symbols,
+            types: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The process.
+    pub fn process(&self) -> &LiveProcess {
+        &self.process
+    }
+
+    /// The process, for explicit writes.
+    pub fn process_mut(&mut self) -> &mut LiveProcess {
+        &mut self.process
+    }
+
+    /// The symbols.
+    pub fn symbols(&self) -> &ElfSymbols {
+        &self.symbols
+    }
+
+    /// The C types of its loaded objects, from their DWARF (or their
+    /// debug files'), read on first use.
+    pub fn types(&self) -> &crate::dwarf::type_oracle::TypeOracle {
+        self.loaded_layouts().dwarf()
+    }
+
+    /// Its layouts as a [`Target`](crate::Target): the DWARF of
+    /// [`types`](Self::types), and for what that lacks, the shipped
+    /// profiles made for the builds it has loaded.
+    pub fn loaded_layouts(&self) -> &crate::layouts::loaded_layouts::LoadedLayouts {
+        self.types
+            .get_or_init(|| crate::layouts::loaded_layouts::LoadedLayouts::new(&self.symbols))
+    }
+}
+
+impl TargetMemory for LiveTarget {
+    fn abi(&self) -> TargetAbi {
+        self.process.abi()
+    }
+
+    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+        self.process.read_into(addr, buf)
+    }
+
+    fn read_many(&self, requests: &mut [(TargetAddr, &mut [u8])]) -> Vec<Result<usize, ReadError>> {
+        self.process.read_many(requests)
+    }
+}
+
+impl SymbolSource for LiveTarget {
+    fn lookup(&self, name: &str) -> Option<Symbol> {
+        self.symbols.lookup(name)
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        self.symbols.searched_objects()
+    }
+}
+
+impl crate::targets::Target for LiveTarget {
+    fn memory(&self) -> &dyn TargetMemory {
+        self
+    }
+
+    fn symbols(&self) -> &dyn SymbolSource {
+        self
+    }
+
+    fn layouts(&self) -> &dyn crate::layouts::Layouts {
+        self.loaded_layouts()
+    }
+}
