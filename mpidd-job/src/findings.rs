@@ -272,7 +272,7 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
             .filter(|e| waiters.contains(&e.from) && (waiters.contains(&e.to) || e.to == root))
             .map(|e| (e.from, e.to))
             .collect();
-        let waits = distinct(pairs.iter().map(|&(a, b)| describe_wait(job, a, b)));
+        let waits = wait_sentences(job, &pairs);
         let list: Vec<i64> = waiters.iter().copied().collect();
         out.push(Finding {
             kind,
@@ -294,7 +294,7 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
             .filter(|e| on_deadlock.contains(&e.from))
             .map(|e| (e.from, e.to))
             .collect();
-        let waits = distinct(pairs.iter().map(|&(a, b)| describe_wait(job, a, b)));
+        let waits = wait_sentences(job, &pairs);
         out.push(Finding {
             kind: FindingKind::WaitsOnDeadlock,
             summary: format!(
@@ -616,14 +616,29 @@ pub(crate) fn describe_rank_call(r: &RankReport) -> String {
     }
 }
 
-/// The sentences in their order, each once: a rank in a collective waits
-/// on several ranks and is told in one sentence.
-fn distinct(lines: impl Iterator<Item = String>) -> Vec<String> {
+/// The waits of `pairs` told in sentences, each once (a rank in a
+/// collective waits on several ranks and is told in one sentence), at most
+/// [`SPELLED_OUT`] of them and then how many ranks' waits are left untold:
+/// a chain of ten thousand ranks is a line no one reads, and telling every
+/// wait would cost more than the rest of the analysis. The finding's
+/// `ranks` and `operations` keep them all.
+fn wait_sentences(job: &Job, pairs: &[(i64, i64)]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for l in lines {
-        if !out.contains(&l) {
-            out.push(l);
+    let mut told: BTreeSet<i64> = BTreeSet::new();
+    let mut waiting: BTreeSet<i64> = BTreeSet::new();
+    for &(from, to) in pairs {
+        waiting.insert(from);
+        if out.len() < SPELLED_OUT {
+            let sentence = describe_wait(job, from, to);
+            if !out.contains(&sentence) {
+                out.push(sentence);
+            }
+            told.insert(from);
         }
+    }
+    let untold = waiting.difference(&told).count();
+    if untold > 0 {
+        out.push(format!("and the waits of {untold} more rank(s)"));
     }
     out
 }

@@ -18,7 +18,9 @@ use mpidd_read::{
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{read_native_queues, world_rank, LayoutResolver, Layouts, RankSource};
+use mpiq_core::{
+    environment_world_rank, read_native_queues, world_rank, LayoutResolver, Layouts, RankSource,
+};
 #[cfg(feature = "mqs")]
 use mpiq_core::{MqsLibrary, MqsTarget, TargetParts, TargetTypeSizes};
 
@@ -417,15 +419,23 @@ impl JobReader {
         }
     }
 
-    /// The world rank when the queues did not give it: from the MPI
-    /// library's memory where its layouts are known, else from the
-    /// launcher's variables in the process's environment. The launcher's
-    /// table stays the last resort.
+    /// The world rank when the queues did not give it: from the
+    /// launcher's variables in the process's environment, else from the MPI
+    /// library's memory where its layouts are known. The launcher's table
+    /// stays the last resort.
+    ///
+    /// The environment comes first here, though the library's memory is
+    /// what the queue decoders read: without the decoders, the library's
+    /// memory needs its layouts, and indexing a debug build's DWARF for one
+    /// member costs more than the rest of a stack-only reading (measured:
+    /// 0.33 s against 0.96 s for 4 reference-MPICH cores). Both are the
+    /// process's own word.
     fn read_world_rank(&self, t: &dyn Target, reading: &mut RankReading) {
         if reading.queues.as_ref().is_some_and(|q| q.global_rank >= 0) {
             return;
         }
-        match world_rank(t, &self.options.limits) {
+        let limits = &self.options.limits;
+        match environment_world_rank(t, limits).or_else(|_| world_rank(t, limits)) {
             Ok(found) => {
                 let from = match found.source {
                     RankSource::Environment(var) => format!("{var} in its environment"),

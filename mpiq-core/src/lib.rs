@@ -85,4 +85,6 @@ pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs_host::{MqsError, MqsLibrary};
 pub use mqs_target::{MqsTarget, TargetTypeSizes};
 pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
-pub use world_rank::{mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError};
+pub use world_rank::{
+    environment_world_rank, mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError,
+};

@@ -170,6 +170,13 @@ pub fn world_rank(target: &dyn Target, limits: &Limits) -> Result<WorldRank, Wor
     }
 }
 
+/// The rank the launcher put in the process's environment alone: no
+/// layouts needed, so it costs a few reads where [`world_rank`] may first
+/// index the MPI library's debug info. Fails with one short reason.
+pub fn environment_world_rank(target: &dyn Target, limits: &Limits) -> Result<WorldRank, String> {
+    environment_rank(target.memory(), target.symbols(), limits)
+}
+
 /// The rank the launcher put in the process's environment.
 fn environment_rank<M, S>(memory: &M, symbols: &S, limits: &Limits) -> Result<WorldRank, String>
 where
