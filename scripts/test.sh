@@ -89,7 +89,7 @@ export MPIDD_REF_MPICH
 echo "   $MPIDD_REF_MPICH"
 # The same MPICH with the CH4 device on Debian's UCX (Debian's amd64
 # choice), beside it: the CH4 queue decoder and the handle decoders are
-# checked on a real CH4 job (issue 16). Built once, about 20 minutes.
+# checked on a real CH4 job. Built once, about 8 to 20 minutes.
 echo "== reference MPICH (ch4:ucx)"
 MPIDD_REF_MPICH_CH4="$(bash scripts/build-ref-mpich.sh ch4 | tail -n 1)"
 export MPIDD_REF_MPICH_CH4
@@ -120,7 +120,7 @@ cargo fmt --manifest-path examples/consumer/Cargo.toml -- --check
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# The library crates as a dependency (issue 21): without their default
+# The library crates as a dependency: without their default
 # features (`live`, `mqs`) they must build, and hold neither ptrace (nix)
 # nor dlopen (libloading), so that a debugger on any platform can read cores.
 echo "== library crates without default features"
@@ -171,7 +171,7 @@ echo "== library examples and examples/consumer"
 cargo clippy --manifest-path examples/consumer/Cargo.toml --target-dir "${CARGO_TARGET_DIR:-target}" --locked -- -D warnings
 bash scripts/check-examples.sh
 
-# ==== Fuzzing (issue 8; see FUZZING.md) =====================================
+# ==== Fuzzing (see FUZZING.md) ============================================
 # Every target of fuzz/ (its own workspace, built by cargo-fuzz on the nightly
 # toolchain) runs from its seeds; a crash, a timeout or an OOM fails the
 # suite. 15 seconds per target: the three reference builds take most of the

@@ -163,33 +163,41 @@ fn classes(ranks: &[RankReport]) -> Vec<StackClass> {
 /// blocked by the verdict.
 fn collective_edges(ranks: &[RankReport]) -> Vec<Edge> {
     let known: Vec<&RankReport> = ranks.iter().filter(|r| r.world_rank >= 0).collect();
+    // The ranks not in a call, found once per distinct call rather than
+    // once per rank in it: a job of ten thousand ranks is in a few calls.
+    let mut not_in: BTreeMap<(&str, bool), Vec<i64>> = BTreeMap::new();
     let mut out = Vec::new();
     for r in &known {
-        let (Some(call), Some(class)) = (&r.mpi_call, r.call_class) else {
+        let (Some(call), Some(class)) = (r.mpi_call.as_deref(), r.call_class) else {
             continue;
         };
         if !matches!(class, CallClass::Collective | CallClass::Finalize) {
             continue;
         }
-        let candidates: Vec<&&RankReport> = known
-            .iter()
-            .filter(|other| {
-                let entered = other.mpi_call.as_ref() == Some(call);
-                // A rank that is gone after MPI_Finalize has passed it; for
-                // any other collective, a rank that is gone never enters it.
-                let passed = class == CallClass::Finalize && other.state == RankState::Exited;
-                other.world_rank != r.world_rank && !entered && !passed
-            })
-            .collect();
+        let finalize = class == CallClass::Finalize;
+        let candidates = not_in.entry((call, finalize)).or_insert_with(|| {
+            known
+                .iter()
+                .filter(|other| {
+                    let entered = other.mpi_call.as_deref() == Some(call);
+                    // A rank that is gone after MPI_Finalize has passed it;
+                    // for any other collective, a rank that is gone never
+                    // enters it.
+                    let passed = finalize && other.state == RankState::Exited;
+                    !entered && !passed
+                })
+                .map(|other| other.world_rank)
+                .collect()
+        });
         if candidates.len() > MAX_COLLECTIVE_WAITS {
             continue;
         }
-        for other in candidates {
+        for &other in candidates.iter() {
             out.push(Edge {
                 from: r.world_rank,
-                to: other.world_rank,
+                to: other,
                 kind: OperationKind::Collective,
-                communicator: if class == CallClass::Finalize {
+                communicator: if finalize {
                     "MPI_COMM_WORLD".to_string()
                 } else {
                     COMMUNICATOR_NOT_READ.to_string()
