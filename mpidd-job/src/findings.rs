@@ -100,7 +100,8 @@ pub(crate) fn describe_wait(job: &Job, from: i64, to: i64) -> String {
             format!("a send to rank {to} (its message waits there unexpected)")
         }
         OperationKind::Unexpected => format!("a message from rank {to}"),
-        OperationKind::Collective => unreachable!("collective waits are told above"),
+        // Told above; kept total rather than assumed away.
+        OperationKind::Collective => format!("rank {to} to enter its collective"),
     };
     let tag = match e.tag {
         Some(t) => format!("tag {t}"),

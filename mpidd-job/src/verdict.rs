@@ -155,7 +155,9 @@ fn class_line(classes: &[StackClass]) -> String {
         };
         format!("{who} {}: {what}", rank_set(&c.ranks))
     };
-    let (first, rest) = classes.split_first().expect("more than one class");
+    let Some((first, rest)) = classes.split_first() else {
+        return "Where the ranks are: no rank has a known world rank.".to_string();
+    };
     let odd: Vec<String> = rest.iter().map(say).collect();
     let label = if rest.iter().all(|c| c.ranks.len() == 1) && first.ranks.len() > 1 {
         "odd one(s) out"
