@@ -500,7 +500,8 @@ fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
             format!("{who} {} {p}", rank_set(r))
         })
         .collect();
-    let queues_read = ranks.iter().any(|r| r.basis.queues.is_read() && !gone(r));
+    // "Nothing in flight" is a claim about every blocked rank's queues.
+    let queues_read = in_mpi.iter().all(|r| r.basis.queues.is_read());
     let nothing = if queues_read {
         "no message in their queues can complete any of their calls"
     } else {

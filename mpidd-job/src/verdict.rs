@@ -34,10 +34,14 @@ pub(crate) fn verdict(
             cycles.len()
         )
     } else if has(FindingKind::GlobalDeadlock) {
-        format!(
-            "DEADLOCK: every rank is blocked in MPI and nothing can release any of them \
-             ({rests})."
-        )
+        // Without every rank's queues, what is in flight is not known: the
+        // claim is only that no rank is left outside MPI to act.
+        let why = if basis.queues_read == basis.ranks {
+            "nothing in flight can release any of them"
+        } else {
+            "no rank is left to release the others"
+        };
+        format!("DEADLOCK: every rank is blocked in MPI, and {why} ({rests}).")
     } else if has(FindingKind::WaitsOnExitedRank) {
         format!("HUNG: ranks wait on a rank that has exited ({rests}).")
     } else if has(FindingKind::WaitsOnRankOutsideMpi) || has(FindingKind::WaitsOnRankInMpi) {

@@ -17,6 +17,20 @@ use nix::unistd::Pid;
 use super::mpich_job::{ref_mpich, stock_mpich};
 use super::ompi_job::{debian_ompi, DEBIAN_MPICC, DEBIAN_MPIRUN};
 
+/// `mpirun.openmpi`'s arguments for 4 ranks on this one node: root in
+/// containers, more ranks than cores, and each (name, value) pair of
+/// `mca` as `--mca NAME VALUE` (the transport: shared memory between the
+/// ranks, or UCX on whatever this machine has, not only on InfiniBand).
+fn ompi_args(mca: &[&'static str]) -> Vec<&'static str> {
+    let mut args = vec!["--allow-run-as-root", "--oversubscribe"];
+    for pair in mca.chunks(2) {
+        args.push("--mca");
+        args.extend_from_slice(pair);
+    }
+    args.extend(["-n", "4"]);
+    args
+}
+
 /// Which MPI builds and runs a hung job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HangMpi {
@@ -55,13 +69,13 @@ impl HungJob {
 
     /// The same on `mpi`.
     pub fn start_on(mpi: HangMpi, name: &str, program: &str) -> HungJob {
-        let (mpicc, launcher, args): (PathBuf, PathBuf, &[&str]) = match mpi {
+        let (mpicc, launcher, args): (PathBuf, PathBuf, Vec<&str>) = match mpi {
             HangMpi::ReferenceMpich => {
                 let prefix = ref_mpich();
                 (
                     prefix.join("bin/mpicc"),
                     prefix.join("bin/mpiexec.hydra"),
-                    &["-n", "4"],
+                    vec!["-n", "4"],
                 )
             }
             HangMpi::DebianOpenMpi => {
@@ -69,17 +83,7 @@ impl HungJob {
                 (
                     PathBuf::from(DEBIAN_MPICC),
                     PathBuf::from(DEBIAN_MPIRUN),
-                    // Root in containers; more ranks than cores; shared
-                    // memory between the ranks, as on one node.
-                    &[
-                        "--allow-run-as-root",
-                        "--oversubscribe",
-                        "--mca",
-                        "btl",
-                        "self,vader",
-                        "-n",
-                        "4",
-                    ],
+                    ompi_args(&["btl", "self,vader"]),
                 )
             }
             HangMpi::DebianOpenMpiUcx => {
@@ -87,28 +91,12 @@ impl HungJob {
                 (
                     PathBuf::from(DEBIAN_MPICC),
                     PathBuf::from(DEBIAN_MPIRUN),
-                    // UCX on whatever this machine has (shared memory on
-                    // one node), not only on InfiniBand.
-                    &[
-                        "--allow-run-as-root",
-                        "--oversubscribe",
-                        "--mca",
-                        "pml",
-                        "ucx",
-                        "--mca",
-                        "pml_ucx_tls",
-                        "any",
-                        "--mca",
-                        "pml_ucx_devices",
-                        "any",
-                        "-n",
-                        "4",
-                    ],
+                    ompi_args(&["pml", "ucx", "pml_ucx_tls", "any", "pml_ucx_devices", "any"]),
                 )
             }
             HangMpi::DebianMpich => {
                 let tools = stock_mpich();
-                (tools.cc, tools.mpiexec, &["-n", "4"])
+                (tools.cc, tools.mpiexec, vec!["-n", "4"])
             }
         };
         let (dir, exe, source) = build(&mpicc, name, program);
@@ -119,7 +107,7 @@ impl HungJob {
         launch
             .args(["-n", "19"])
             .arg(&launcher)
-            .args(args)
+            .args(&args)
             .arg(&exe);
         Self::run(launch, dir, source, program)
     }
