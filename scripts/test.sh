@@ -118,6 +118,8 @@ cargo fmt --manifest-path examples/consumer/Cargo.toml -- --check
 # crate it fuzzes must reach that lock too. Checked here, before the long
 # steps, rather than found stale at the end.
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
+echo "== the tree's shape"
+bash scripts/check-tree.sh
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The library crates as a dependency: without their default
