@@ -110,6 +110,13 @@ read -r vm100k total100k < <(p4 100000)
 
 per_rank=$(awk -v a="$mpidd_kb" -v b="$small_kb" 'BEGIN { printf "%.0f", (a - b) * 1024 / 1000000 }')
 
+# The sections after the marker come from their own scripts and are kept.
+marker='<!-- The sections above are written by scripts/benchmarks.sh; those below by the scripts they name. -->'
+rest="$(sed -n "/^${marker//\//\\/}\$/,\$p" BENCHMARKS.md)"
+if [ -z "$rest" ]; then
+  echo "error: BENCHMARKS.md has no line '$marker'; the sections after it would be lost" >&2
+  exit 1
+fi
 cat >BENCHMARKS.md <<EOF
 # Benchmarks
 
@@ -204,4 +211,5 @@ The peak RSS of the P1 \`--summary\` run minus that of a 1-entry core,
 over 1,000,000 ranks, is ${per_rank} bytes per rank; that counts the pages
 of the core mapped while reading it (${core_mb} MB, ${core_per_rank} bytes per rank).
 EOF
+printf '\n%s\n' "$rest" >>BENCHMARKS.md
 echo "wrote BENCHMARKS.md" >&2
