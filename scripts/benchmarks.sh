@@ -14,7 +14,8 @@ ref="$(bash scripts/build-ref-mpich.sh | tail -n 1)"
 export MPIDD_REF_MPICH="$ref"
 cargo build --release --quiet -p mpidd -p mpiq-mqs
 cargo build --release --quiet -p mpidd-read --examples
-mpidd="$root/target/release/mpidd"
+target="${CARGO_TARGET_DIR:-$root/target}"
+mpidd="$target/release/mpidd"
 work="$(mktemp -d)"
 pids=
 cleanup() {
@@ -38,7 +39,7 @@ best_of() { # best_of N command...: the fastest of N runs, "seconds KB"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1f", a / b }'; }
 criterion_ms() { # criterion_ms GROUP NAME-PREFIX: mean in ms of the latest run
-  python3 - "$root/target/criterion/$1" "$2" <<'EOF'
+  python3 - "$target/criterion/$1" "$2" <<'EOF'
 import json, pathlib, sys
 base, prefix = pathlib.Path(sys.argv[1]), sys.argv[2]
 for d in sorted(base.iterdir()):
@@ -51,7 +52,7 @@ EOF
 }
 
 echo "== P1: 1,000,000-entry MPIR core" >&2
-"$root/target/release/examples/write_synthetic_core" "$work/p1" x86_64 1000000 >/dev/null
+"$target/release/examples/write_synthetic_core" "$work/p1" x86_64 1000000 >/dev/null
 core_mb=$(du -m "$work/p1/job.core" | cut -f1)
 read -r cat_s cat_kb < <(best_of 3 cat "$work/p1/job.core")
 read -r mpidd_s mpidd_kb < <(best_of 3 "$mpidd" procs --core "$work/p1/job.core" --summary)
@@ -59,7 +60,7 @@ read -r json_s json_kb < <(best_of 3 "$mpidd" procs --core "$work/p1/job.core" -
 "$mpidd" procs --core "$work/p1/job.core" --json >"$work/p1.json"
 core_per_rank=$(($(stat -c %s "$work/p1/job.core") / 1000000))
 read -r gdb_s gdb_kb < <(timed gdb -batch -nx "$work/p1/mpirun" "$work/p1/job.core" -x scripts/gdb_mpir_table.py)
-"$root/target/release/examples/write_synthetic_core" "$work/p1small" x86_64 1 >/dev/null
+"$target/release/examples/write_synthetic_core" "$work/p1small" x86_64 1 >/dev/null
 read -r small_s small_kb < <(best_of 3 "$mpidd" procs --core "$work/p1small/job.core" --summary)
 read -r p5_ranks p5_strings p5_heap p5_per_rank < <(cargo run --release --quiet -p mpidd-benches \
   --example p5_table_memory -- "$work/p1/job.core" "$work/p1/mpirun")

@@ -33,8 +33,9 @@ while IFS= read -r line <&3; do
   [ "$line" = ready ] && break
 done
 
+mpidd="${CARGO_TARGET_DIR:-target}/release/mpidd"
 echo "== strace -c -f target/release/mpidd procs --pid $pid --summary  ($n entries)"
-strace -c -f -o "$work/summary" target/release/mpidd procs --pid "$pid" --summary >/dev/null
+strace -c -f -o "$work/summary" "$mpidd" procs --pid "$pid" --summary >/dev/null
 cat "$work/summary"
 echo "== process_vm_readv calls: $(awk '$NF == "process_vm_readv" {print $4}' "$work/summary")"
 echo "== total syscalls: $(awk '$NF == "total" {print $4}' "$work/summary")"
