@@ -8,9 +8,9 @@ use mpidd_read::{
 use mpidd_types::TargetAddr;
 
 use crate::model::ProcessQueues;
-use crate::mpich_ch3::MpichCh3;
-use crate::mpich_ch4::MpichCh4;
-use crate::ompi_ob1::{ompi_version, OmpiOb1};
+use crate::mpich::ch3::MpichCh3;
+use crate::mpich::ch4::MpichCh4;
+use crate::ompi::ob1::{ompi_version, OmpiOb1};
 use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
 

@@ -50,29 +50,21 @@ mod decoder;
 mod layout_resolver;
 mod list_walk;
 pub mod model;
-mod mpich_ch3;
-mod mpich_ch4;
-mod mpich_common;
-#[allow(unsafe_code)]
-pub mod mqs_abi;
-#[cfg(feature = "mqs")]
-#[allow(unsafe_code)]
-mod mqs_callbacks;
-#[cfg(feature = "mqs")]
-#[allow(unsafe_code)]
-mod mqs_host;
-mod mqs_target;
-mod ompi_ob1;
+mod mpich;
+mod mqs;
+mod ompi;
 mod target_read;
 mod world_rank;
+
+pub use mqs::abi as mqs_abi;
 
 pub use decoder::{
     build_decoder, decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind,
     FoundLibrary, Identified, QueueDecoder, QueueReader,
 };
 pub use layout_resolver::LayoutResolver;
-pub use mpich_ch3::MpichCh3;
-pub use mpich_ch4::MpichCh4;
+pub use mpich::ch3::MpichCh3;
+pub use mpich::ch4::MpichCh4;
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]
@@ -80,11 +72,11 @@ pub use mpidd_read::{
     LayoutError, LayoutNeed, LayoutTable, Layouts, Limits, Member, Target, TargetParts,
 };
 #[cfg(feature = "mqs")]
-pub use mqs_callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
+pub use mqs::callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 #[cfg(feature = "mqs")]
-pub use mqs_host::{MqsError, MqsLibrary};
-pub use mqs_target::{MqsTarget, TargetTypeSizes};
-pub use ompi_ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
+pub use mqs::host::{MqsError, MqsLibrary};
+pub use mqs::target::{MqsTarget, TargetTypeSizes};
+pub use ompi::ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
 pub use world_rank::{
     environment_world_rank, mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError,
 };

@@ -36,7 +36,7 @@ use crate::decoder::{DecodeError, QueueDecoder};
 use crate::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
-use crate::mpich_common::{
+use crate::mpich::common::{
     at, symbol, walk, CommFinder, CommInfo, GroupLayout, ListShape, Span, TypeSizes, COMM_NAME_LEN,
     MPICH_ANY_SOURCE, MPICH_ANY_TAG, TRIES,
 };

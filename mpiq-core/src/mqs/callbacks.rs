@@ -20,8 +20,8 @@ use std::rc::Rc;
 use mpidd_read::TypeLayout;
 use mpidd_types::{ByteOrder, TargetAddr};
 
-use crate::mqs_abi::*;
-use crate::mqs_target::MqsTarget;
+use crate::mqs::abi::*;
+use crate::mqs::target::MqsTarget;
 
 /// A host failure code for `mqs_fetch_data`: the target could not be read.
 /// Below `mqs_first_user_code`, so it never collides with a library's own.

@@ -24,13 +24,13 @@ use crate::model::{
     sign_extend_int, Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue,
     QueueKind,
 };
-use crate::mqs_abi::*;
-use crate::mqs_callbacks::{
+use crate::mqs::abi::*;
+use crate::mqs::callbacks::{
     bounded_c_string, Diagnostics, ImageState, JobState, ProcessState, SharedDiagnostics,
     BASIC_CALLBACKS, CURRENT_DIAGNOSTICS, HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED,
     IMAGE_CALLBACKS, JOB_CALLBACKS, PROCESS_CALLBACKS,
 };
-use crate::mqs_target::MqsTarget;
+use crate::mqs::target::MqsTarget;
 use mpidd_read::Limits;
 
 /// Why a message-queue library could not be used or failed.

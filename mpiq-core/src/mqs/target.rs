@@ -5,7 +5,7 @@ use mpidd_read::{SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::{AddressWidth, TargetAbi};
 
 #[cfg(feature = "mqs")]
-use crate::mqs_abi::MqsTargetTypeSizes;
+use crate::mqs::abi::MqsTargetTypeSizes;
 
 /// The sizes of the target's C base types, as the library asks for them
 /// through `mqs_get_type_sizes`.

@@ -1,0 +1,3 @@
+//! Open MPI's message queues, read natively.
+
+pub(crate) mod ob1;
