@@ -18,7 +18,8 @@ use mpidd_read::{
     TypeOracle,
 };
 
-use crate::decoder::{decoder_layouts, detect, identify, DecodeError, Identified};
+use crate::decoder::DecodeError;
+use crate::detect::{decoder_layouts, detect, identify, Identified};
 use crate::model::ProcessQueues;
 use mpidd_read::TargetMemory;
 

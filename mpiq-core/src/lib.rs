@@ -47,6 +47,7 @@
 
 pub mod compare;
 mod decoder;
+mod detect;
 mod layout_resolver;
 mod list_walk;
 pub mod model;
@@ -56,15 +57,17 @@ mod ompi;
 mod target_read;
 mod world_rank;
 
+// `mqs_abi` was public at the crate's root before the host for vendor
+// libraries moved into `mqs/`; it stays at its old path.
 pub use mqs::abi as mqs_abi;
 
-pub use decoder::{
-    build_decoder, decoder_layouts, detect, identify, read_native_queues, DecodeError, DecoderKind,
-    FoundLibrary, Identified, QueueDecoder, QueueReader,
+pub use decoder::{DecodeError, FoundLibrary, QueueDecoder};
+pub use detect::{
+    build_decoder, decoder_layouts, detect, identify, read_native_queues, DecoderKind, Identified,
+    QueueReader,
 };
 pub use layout_resolver::LayoutResolver;
-pub use mpich::ch3::MpichCh3;
-pub use mpich::ch4::MpichCh4;
+pub use mpich::{MpichCh3, MpichCh4};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]
@@ -76,7 +79,7 @@ pub use mqs::callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 #[cfg(feature = "mqs")]
 pub use mqs::host::{MqsError, MqsLibrary};
 pub use mqs::target::{MqsTarget, TargetTypeSizes};
-pub use ompi::ob1::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
+pub use ompi::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
 pub use world_rank::{
     environment_world_rank, mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError,
 };

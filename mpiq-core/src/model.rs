@@ -122,6 +122,76 @@ pub struct PendingOperation {
     pub synchronous: Option<bool>,
 }
 
+/// The shapes every decoder builds its operations from, so that the
+/// interface's conventions (−1 for any or unknown, a posted receive's
+/// `actual_*` fields unset, a message's desired fields its actual ones)
+/// are kept in one place.
+impl PendingOperation {
+    /// An operation of which nothing but its status is known.
+    pub(crate) fn unknown(status: OperationStatus) -> Self {
+        PendingOperation {
+            status,
+            desired_local_rank: -1,
+            desired_global_rank: -1,
+            tag_wild: false,
+            desired_tag: -1,
+            desired_length: -1,
+            system_buffer: false,
+            buffer: 0,
+            actual_local_rank: -1,
+            actual_global_rank: -1,
+            actual_tag: -1,
+            actual_length: -1,
+            extra_text: Vec::new(),
+            desired_count: None,
+            protocol: None,
+            synchronous: None,
+        }
+    }
+
+    /// A message whose peer (`local` in its communicator, `global` in
+    /// `MPI_COMM_WORLD`), tag and length are known: a send, or a message
+    /// that arrived before its receive. What is asked for is what there is.
+    pub(crate) fn message(
+        status: OperationStatus,
+        (local, global): (i64, i64),
+        tag: i64,
+        length: i64,
+    ) -> Self {
+        PendingOperation {
+            desired_local_rank: local,
+            desired_global_rank: global,
+            desired_tag: tag,
+            desired_length: length,
+            actual_local_rank: local,
+            actual_global_rank: global,
+            actual_tag: tag,
+            actual_length: length,
+            ..PendingOperation::unknown(status)
+        }
+    }
+
+    /// A posted receive from `source` (local and world rank; `None` for
+    /// any source) with `tag` (`None` for any tag) into a buffer of
+    /// `length`: nothing has matched it, so it has no sender yet.
+    pub(crate) fn receive(
+        status: OperationStatus,
+        source: Option<(i64, i64)>,
+        tag: Option<i64>,
+        length: i64,
+    ) -> Self {
+        let (local, global) = source.unwrap_or((-1, -1));
+        PendingOperation {
+            desired_local_rank: local,
+            desired_global_rank: global,
+            tag_wild: tag.is_none(),
+            desired_tag: tag.unwrap_or(-1),
+            desired_length: length,
+            ..PendingOperation::unknown(status)
+        }
+    }
+}
+
 /// How a point-to-point message moves from sender to receiver.
 ///
 /// It tells a hang analyzer where the data is and whether the sender can

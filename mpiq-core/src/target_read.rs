@@ -190,3 +190,29 @@ pub(crate) fn read_int(
     mem.read_exact(addr, &mut buf[..n], what)?;
     Ok(signed(&buf[..n], mem.abi().byte_order))
 }
+
+/// A count read from the target at `at`, checked before anything is
+/// allocated for it: not negative, and at most
+/// [`Limits::max_table_entries`].
+pub(crate) fn checked_count(
+    count: i64,
+    what: &'static str,
+    at: TargetAddr,
+    limits: &Limits,
+) -> Result<u64, ReadError> {
+    let n = u64::try_from(count).map_err(|_| ReadError::NegativeCount {
+        what,
+        addr: at,
+        count,
+    })?;
+    if n > limits.max_table_entries {
+        return Err(ReadError::LimitExceeded {
+            what,
+            addr: at,
+            count: n,
+            max: limits.max_table_entries,
+            limit: "max_table_entries",
+        });
+    }
+    Ok(n)
+}

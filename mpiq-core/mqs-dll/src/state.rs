@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use mpidd_read::{LayoutProfile, Limits};
 use mpidd_types::TargetAbi;
 use mpiq_core::model::{ProcessQueues, QueueKind};
+use mpiq_core::mqs_abi::{MqsImage, MqsProcess};
 use mpiq_core::QueueDecoder;
 
 use crate::callback_target::TypeCache;
@@ -96,4 +97,29 @@ pub(crate) unsafe fn host_drop<T>(p: *mut T) {
         // SAFETY: the block came from the same debugger's mqs_malloc.
         unsafe { free(p as *mut c_void) };
     }
+}
+
+pub(crate) fn image_info<'a>(image: *mut MqsImage) -> Option<&'a mut ImageInfo> {
+    let get = basic()?.get_image_info?;
+    // SAFETY: the debugger returns what mqs_setup_image stored, or NULL for
+    // an image not set up.
+    unsafe { (get(image) as *mut ImageInfo).as_mut() }
+}
+
+pub(crate) fn process_info<'a>(process: *mut MqsProcess) -> Option<&'a mut ProcessInfo> {
+    let get = basic()?.get_process_info?;
+    // SAFETY: as for image_info.
+    unsafe { (get(process) as *mut ProcessInfo).as_mut() }
+}
+
+/// The image a process is an instance of, and what the library keeps for
+/// it, through the debugger's `mqs_get_image`.
+pub(crate) fn image_of<'a>(
+    process: *mut MqsProcess,
+    callbacks: &HostProcess,
+) -> Option<(*mut MqsImage, &'a mut ImageInfo)> {
+    let get_image = callbacks.get_image?;
+    // SAFETY: the debugger's callback for this process.
+    let image = unsafe { get_image(process) };
+    Some((image, image_info(image)?))
 }

@@ -1,17 +1,19 @@
 //! What MPICH keeps the same under every device, read the same way by
-//! the CH3 and CH4 queue decoders: the communicator records, the lists
-//! they walk (bounded and cycle-checked), and the small caches of one
-//! queue read.
+//! the CH3 and CH4 queue decoders: the communicator records and their
+//! world ranks, the datatype sizes, the wildcards, and the shape of one
+//! reading (retried while the communicator list changes, and turned into
+//! the model the same way).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
 use crate::decoder::DecodeError;
-pub(crate) use crate::list_walk::{at, walk, ListShape, Span};
-use crate::target_read::{read_bytes, read_int, read_pointer, Record};
-use mpidd_read::Target;
+use crate::list_walk::at;
+use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
+use crate::target_read::{checked_count, read_bytes, read_int, read_pointer, Record};
 use mpidd_read::TargetMemory;
 
 /// MPICH's `MPI_ANY_SOURCE`.
@@ -20,6 +22,16 @@ pub(crate) const MPICH_ANY_SOURCE: i64 = -2;
 pub(crate) const MPICH_ANY_TAG: i64 = -1;
 /// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
 pub(crate) const COMM_NAME_LEN: usize = 128;
+
+/// An `MPIR_Request`'s status from its completion counter (`cc`), which
+/// drops to 0 when the request completes.
+pub(crate) fn request_status(cc: i64) -> OperationStatus {
+    if cc == 0 {
+        OperationStatus::Complete
+    } else {
+        OperationStatus::Pending
+    }
+}
 
 /// How many times a changing communicator list is re-read.
 pub(crate) const TRIES: u32 = 3;
@@ -80,44 +92,124 @@ pub(crate) struct CommInfo {
     pub(crate) world_error: Option<String>,
 }
 
-pub(crate) fn symbol(
-    target: &dyn Target,
-    name: &'static str,
-    hint: &'static str,
-) -> Result<TargetAddr, DecodeError> {
-    target
-        .symbols()
-        .lookup(name)
-        .map(|s| s.addr)
-        .ok_or_else(|| DecodeError::MissingSymbol {
-            name,
-            searched: mpidd_read::searched_summary(target.symbols()),
-            hint,
-        })
+impl CommInfo {
+    /// The world rank of the peer `rank`, or −1.
+    pub(crate) fn world_of(&self, rank: i64) -> i64 {
+        usize::try_from(rank)
+            .ok()
+            .and_then(|i| self.world.as_ref()?.get(i).copied())
+            .unwrap_or(-1)
+    }
 }
 
-pub(crate) fn checked_count(
-    count: i64,
-    what: &'static str,
-    at: TargetAddr,
-    limits: &Limits,
-) -> Result<u64, DecodeError> {
-    let n = u64::try_from(count).map_err(|_| mpidd_read::ReadError::NegativeCount {
-        what,
-        addr: at,
-        count,
-    })?;
-    if n > limits.max_table_entries {
-        return Err(mpidd_read::ReadError::LimitExceeded {
-            what,
-            addr: at,
-            count: n,
-            max: limits.max_table_entries,
-            limit: "max_table_entries",
+/// A process's communicators as last read, by the sequence number of
+/// `MPIR_All_communicators` they were read at: the list changes only when
+/// a communicator is made or freed, so most readings reuse them.
+#[derive(Default)]
+pub(crate) struct CommCache(Mutex<Option<(i64, Vec<CommInfo>)>>);
+
+impl CommCache {
+    /// The communicators read at `seq`, from the cache, else by `read`
+    /// (and then kept); read afresh every time without a sequence number,
+    /// which could not tell a change.
+    pub(crate) fn get_or_read(
+        &self,
+        seq: Option<i64>,
+        read: impl FnOnce() -> Result<Vec<CommInfo>, DecodeError>,
+    ) -> Result<Vec<CommInfo>, DecodeError> {
+        let Some(seq) = seq else {
+            return read();
+        };
+        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, comms)) = cache.as_ref() {
+            if *cached == seq {
+                return Ok(comms.clone());
+            }
         }
-        .into());
+        let comms = read()?;
+        *cache = Some((seq, comms.clone()));
+        Ok(comms)
     }
-    Ok(n)
+}
+
+/// Reads with `read` until the communicator list's sequence number
+/// (`sequence`, `None` without the list) is the same after a reading as
+/// before it, at most [`TRIES`] times: a running process that makes or
+/// frees communicators meanwhile gives no consistent reading.
+pub(crate) fn read_consistently<T>(
+    sequence: impl Fn() -> Result<Option<i64>, DecodeError>,
+    mut read: impl FnMut(Option<i64>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    let mut first = sequence()?;
+    let mut last = first;
+    for _ in 0..TRIES {
+        let reading = read(first)?;
+        last = sequence()?;
+        if last == first {
+            return Ok(reading);
+        }
+        first = last;
+    }
+    Err(DecodeError::KeptChanging {
+        tries: TRIES,
+        first: first.unwrap_or(-1),
+        last: last.unwrap_or(-1),
+    })
+}
+
+/// The operations of one queue kind, one list per communicator of a
+/// reading, in the communicators' order.
+pub(crate) type QueueLists = Vec<Vec<PendingOperation>>;
+
+/// One reading of an MPICH process as the model has it: each
+/// communicator with its posted receives, unexpected messages and pending
+/// sends (`None` where the process records no sends); the world rank is
+/// the rank in `MPI_COMM_WORLD` (receive context id 0), and the
+/// diagnostics the communicators without world ranks, then `notes`.
+pub(crate) fn process_queues(
+    source: &str,
+    comms: Vec<CommInfo>,
+    (posted, unexpected, sends): (QueueLists, QueueLists, Option<QueueLists>),
+    notes: Vec<String>,
+) -> ProcessQueues {
+    let global_rank = comms
+        .iter()
+        .find(|c| c.recvcontext_id == 0)
+        .map_or(-1, |world| world.rank);
+    let read = |operations| Queue::Read {
+        operations,
+        truncated: false,
+    };
+    let mut diagnostics: Vec<String> = comms.iter().filter_map(|c| c.world_error.clone()).collect();
+    diagnostics.extend(notes);
+    let mut sends = sends.map(Vec::into_iter);
+    // Each queue's operations move in whole, never one by one.
+    let communicators = comms
+        .into_iter()
+        .zip(posted.into_iter().zip(unexpected))
+        .map(|(c, (posted, unexpected))| Communicator {
+            name: c.name,
+            size: c.size,
+            local_rank: c.rank,
+            unique_id: c.addr.0,
+            context_id: Some(c.context_id),
+            recv_context_id: Some(c.recvcontext_id),
+            group: c.world,
+            pending_sends: match sends.as_mut().and_then(Iterator::next) {
+                Some(ops) => read(ops),
+                None => Queue::NoInformation,
+            },
+            pending_receives: read(posted),
+            unexpected_messages: read(unexpected),
+        })
+        .collect();
+    ProcessQueues {
+        source: source.to_string(),
+        global_rank,
+        communicators,
+        truncated: false,
+        diagnostics,
+    }
 }
 
 impl TypeSizes {
@@ -162,6 +254,28 @@ impl TypeSizes {
         });
         self.last = Some((handle, size));
         size
+    }
+
+    /// Bytes of `count` elements of the datatype `handle`, or the count
+    /// when the datatype's size cannot be read ([`TypeSizes::size_of`]),
+    /// with a line that says so.
+    pub(crate) fn length(
+        &mut self,
+        mem: &dyn TargetMemory,
+        count: i64,
+        handle: i64,
+        layout: Option<(u64, u64)>,
+        direct: Option<TargetAddr>,
+    ) -> (i64, Option<String>) {
+        match self.size_of(mem, handle, layout, direct) {
+            Some(size) => (count.saturating_mul(size as i64), None),
+            None => (
+                count,
+                Some(format!(
+                    "length in elements: datatype {handle:#x} has no readable size"
+                )),
+            ),
+        }
     }
 }
 

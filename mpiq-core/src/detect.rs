@@ -1,0 +1,547 @@
+//! The one entry point that chooses a native decoder: [`identify`] tells
+//! the target's MPI from its symbols and version strings, [`detect`] builds
+//! the decoder over the target's layouts and keeps it with the target as a
+//! [`QueueReader`].
+//!
+//! This file imports the decoders (`mpich`, `ompi`); they import only the
+//! trait and the error of `decoder`, never this file.
+
+use mpidd_read::{
+    choose_loaded_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts,
+    SymbolSource, Target, TargetParts,
+};
+use mpidd_types::TargetAddr;
+
+use crate::decoder::{DecodeError, FoundLibrary, QueueDecoder, DECODED};
+use crate::model::ProcessQueues;
+use crate::mpich::{MpichCh3, MpichCh4};
+use crate::ompi::{ompi_version, OmpiOb1};
+use mpidd_read::TargetMemory;
+use mpidd_read::{LayoutError, Layouts};
+
+/// A decoder found by [`detect`], kept with the target it was found for
+/// and the limits to read it with: what a caller holds to read a
+/// process's queues, once or again after the process moved on.
+///
+/// ```no_run
+/// use mpidd_read::{CoreTarget, Limits};
+/// use std::path::Path;
+///
+/// let rank = CoreTarget::open(Path::new("rank0.core"), None, None)?;
+/// let reader = mpiq_core::detect(&rank, &Limits::default())?;
+/// let queues = reader.read_queues()?;
+/// println!("{}: {} communicators", reader.name(), queues.communicators.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct QueueReader<'t> {
+    decoder: Box<dyn QueueDecoder>,
+    target: &'t dyn Target,
+    limits: Limits,
+}
+
+impl<'t> QueueReader<'t> {
+    /// What it decodes, with the version found, e.g.
+    /// `MPICH 4.0.2 (ch3:nemesis)`.
+    pub fn name(&self) -> &str {
+        self.decoder.name()
+    }
+
+    /// Reads every communicator and queue of the target.
+    pub fn read_queues(&self) -> Result<ProcessQueues, DecodeError> {
+        self.decoder.read_queues(self.target, &self.limits)
+    }
+
+    /// The target it reads.
+    pub fn target(&self) -> &'t dyn Target {
+        self.target
+    }
+
+    /// The decoder alone, to read other targets that load the same build
+    /// of the library ([`QueueDecoder::read_queues`]).
+    pub fn into_decoder(self) -> Box<dyn QueueDecoder> {
+        self.decoder
+    }
+}
+
+/// The native decoders, by the name `mpidd profile` and
+/// [`ProcessQueues::source`] know them by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DecoderKind {
+    /// MPICH with the CH3 device ([`MpichCh3`]).
+    MpichCh3,
+    /// MPICH 4.0 with the CH4 device ([`MpichCh4`]).
+    MpichCh4,
+    /// Open MPI with the ob1 PML ([`OmpiOb1`]).
+    OmpiOb1,
+}
+
+impl DecoderKind {
+    /// Every native decoder.
+    pub const ALL: &'static [DecoderKind] = &[
+        DecoderKind::MpichCh3,
+        DecoderKind::MpichCh4,
+        DecoderKind::OmpiOb1,
+    ];
+
+    /// Its short name, e.g. `mpich-ch3`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecoderKind::MpichCh3 => "mpich-ch3",
+            DecoderKind::MpichCh4 => "mpich-ch4",
+            DecoderKind::OmpiOb1 => "ompi-ob1",
+        }
+    }
+
+    /// The MPI implementation it reads, as profiles name it.
+    pub fn implementation(self) -> &'static str {
+        match self {
+            DecoderKind::MpichCh3 | DecoderKind::MpichCh4 => "MPICH",
+            DecoderKind::OmpiOb1 => "Open MPI",
+        }
+    }
+
+    /// The decoder called `name`, if any.
+    pub fn from_name(name: &str) -> Option<DecoderKind> {
+        Self::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Asks `layouts` every layout question the decoder may ask, so that a
+    /// profile can be written for it ([`mpidd_read::LayoutProfile::write`])
+    /// and a source can be checked for it before any read.
+    pub fn ask_layouts(self, layouts: &dyn Layouts) {
+        match self {
+            DecoderKind::MpichCh3 => MpichCh3::ask_layouts(layouts),
+            DecoderKind::MpichCh4 => MpichCh4::ask_layouts(layouts),
+            DecoderKind::OmpiOb1 => OmpiOb1::ask_layouts(layouts),
+        }
+    }
+
+    /// What the decoder cannot do without that `layouts` lacks; empty when
+    /// it can decode with them (questions it can do without, such as
+    /// those for optional details, may stay unanswered).
+    pub fn missing_layouts(self, layouts: &dyn Layouts) -> Vec<LayoutError> {
+        match self {
+            DecoderKind::MpichCh3 => MpichCh3::missing_layouts(layouts),
+            DecoderKind::MpichCh4 => MpichCh4::missing_layouts(layouts),
+            DecoderKind::OmpiOb1 => OmpiOb1::missing_layouts(layouts),
+        }
+    }
+}
+
+/// Which decoder reads a target, found from its symbols and version strings
+/// alone (no layouts needed), so that the layouts can be chosen for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identified {
+    /// The decoder.
+    pub kind: DecoderKind,
+    /// The implementation's version string.
+    pub version: String,
+    /// Its device or transport, where it has one (MPICH's `ch3:nemesis`).
+    pub device: String,
+    /// The loaded object (a path) whose private types the decoder reads.
+    pub library: String,
+}
+
+/// Finds which decoder reads the target's MPI: Open MPI (by its exported
+/// `ompi_mpi_communicators`), whose PML the decoder checks once it has
+/// layouts, or MPICH (by `MPII_Version_string` and `MPII_Version_device`)
+/// with the CH3 device or, on 4.0, the CH4 device. Anything else is
+/// refused, saying so.
+pub fn identify(
+    memory: &dyn TargetMemory,
+    symbols: &dyn SymbolSource,
+    limits: &Limits,
+) -> Result<Identified, DecodeError> {
+    let string = |name: &str| -> Option<(String, String, TargetAddr)> {
+        let sym = symbols.lookup(name)?;
+        TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len)
+            .ok()
+            .map(|b| {
+                (
+                    String::from_utf8_lossy(&b).into_owned(),
+                    sym.object,
+                    sym.addr,
+                )
+            })
+    };
+    if let Some(comms) = symbols.lookup("ompi_mpi_communicators") {
+        return Ok(Identified {
+            kind: DecoderKind::OmpiOb1,
+            version: ompi_version(memory, symbols, limits).unwrap_or_default(),
+            device: String::new(),
+            library: comms.object,
+        });
+    }
+    let Some((version, library, at)) = string("MPII_Version_string") else {
+        return Err(no_mpi_found(symbols));
+    };
+    let device = string("MPII_Version_device").unwrap_or_default().0;
+    if device.starts_with("ch3") {
+        return Ok(Identified {
+            kind: DecoderKind::MpichCh3,
+            version,
+            device,
+            library,
+        });
+    }
+    let found = || {
+        Some(Box::new(FoundLibrary::find(
+            memory,
+            symbols,
+            &library,
+            Some(at),
+            Some(format!("MPICH {version}")),
+            limits,
+        )))
+    };
+    if device.starts_with("ch4") {
+        // Checked on 4.0.2 only: CH4's request and global layouts moved a
+        // lot between releases, and 4.1 keeps debugger lists of its own.
+        if !version.starts_with("4.0") {
+            return Err(DecodeError::Unsupported {
+                reason: format!(
+                    "MPICH {version} with the {device:?} device: the CH4 decoder was checked \
+                     on MPICH 4.0 only"
+                ),
+                library: found(),
+                way_out: Some(format!(
+                    "{DECODED}. MPICH from 4.1 on, configured with --enable-debuginfo, keeps \
+                     debugger queues of its own that its message-queue library reads: pass \
+                     the libtvmpich.so of this same build with `mpidd queues --dll`"
+                )),
+            });
+        }
+        return Ok(Identified {
+            kind: DecoderKind::MpichCh4,
+            version,
+            device,
+            library,
+        });
+    }
+    Err(DecodeError::Unsupported {
+        reason: format!("MPICH {version} with the {device:?} device, which no decoder reads"),
+        library: found(),
+        way_out: Some(format!(
+            "{DECODED}. The message-queue library (libtvmpich.so) of this same build, if it \
+             was configured with --enable-debuginfo, may read it: `mpidd queues --dll`"
+        )),
+    })
+}
+
+/// The refusal of a target where neither MPICH's nor Open MPI's marker
+/// symbols are: names a loaded object that looks like an MPI library
+/// anyway (one stripped of them, or another implementation's), else says
+/// where the ranks are when this is a launcher.
+fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
+    const NEITHER: &str = "neither MPICH's MPII_Version_string nor Open MPI's \
+                           ompi_mpi_communicators is there";
+    let objects = symbols.searched_objects();
+    let mpi = objects.iter().find(|o| {
+        let name = o.rsplit('/').next().unwrap_or(o);
+        ["libmpi.so", "libmpi_", "libmpich.so", "libmpich_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+    });
+    match mpi {
+        Some(path) => DecodeError::Unsupported {
+            reason: format!("{NEITHER}, though an MPI library is loaded"),
+            library: Some(Box::new(FoundLibrary {
+                path: path.clone(),
+                version: None,
+                build_id: std::path::Path::new(path)
+                    .is_absolute()
+                    .then(|| {
+                        mpidd_read::build_id(std::path::Path::new(path))
+                            .ok()
+                            .flatten()
+                    })
+                    .flatten()
+                    .map(|id| mpidd_read::build_id_hex(&id)),
+            })),
+            way_out: Some(format!(
+                "{DECODED}; a library stripped of its dynamic symbols, or another \
+                 implementation, is not told apart. Its vendor's message-queue library \
+                 (the mqs interface, e.g. MPICH's libtvmpich.so of the same build) may read \
+                 it: `mpidd queues --dll`"
+            )),
+        },
+        None => DecodeError::Unsupported {
+            reason: format!("{NEITHER}: no MPI library is loaded"),
+            library: None,
+            way_out: Some(
+                "If this is the launcher (mpirun, mpiexec), read its ranks instead: \
+                 `mpidd procs` lists them"
+                    .to_string(),
+            ),
+        },
+    }
+}
+
+/// Picks the decoder for the target's MPI ([`identify`]), builds it over
+/// the target's layouts and keeps it with the target, ready to read
+/// ([`QueueReader::read_queues`]).
+pub fn detect<'t>(target: &'t dyn Target, limits: &Limits) -> Result<QueueReader<'t>, DecodeError> {
+    Ok(QueueReader {
+        decoder: build_decoder(target, limits)?,
+        target,
+        limits: *limits,
+    })
+}
+
+/// The decoder for the target's MPI, built over the target's layouts, on
+/// its own: [`detect`] without the target, for a caller that reads many
+/// targets of one library build with it.
+pub fn build_decoder(
+    target: &dyn Target,
+    limits: &Limits,
+) -> Result<Box<dyn QueueDecoder>, DecodeError> {
+    let found = identify(target.memory(), target.symbols(), limits)?;
+    match found.kind {
+        DecoderKind::MpichCh3 => Ok(Box::new(MpichCh3::new(
+            target,
+            &found.version,
+            &found.device,
+        )?)),
+        DecoderKind::MpichCh4 => Ok(Box::new(MpichCh4::new(
+            target,
+            &found.version,
+            &found.device,
+        )?)),
+        DecoderKind::OmpiOb1 => Ok(Box::new(OmpiOb1::new(target, limits)?)),
+    }
+}
+
+/// The layouts to decode `found` with: the library's own DWARF (`dwarf`)
+/// when it answers every question the decoder asks, else the first of
+/// `profiles` made for the library's build-id (read from its file, found
+/// through `objects`), else a [`NoLayouts`] that says what is missing and
+/// the ways out.
+pub fn decoder_layouts<'a>(
+    found: &Identified,
+    dwarf: &'a dyn Layouts,
+    objects: &ElfSymbols,
+    profiles: &'a [LayoutProfile],
+) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+    choose_loaded_layouts(
+        dwarf,
+        &|l| found.kind.missing_layouts(l),
+        &found.library,
+        (!found.version.is_empty()).then_some(found.version.as_str()),
+        objects,
+        profiles,
+    )
+}
+
+/// Reads a process's queues natively, start to end: [`identify`] its MPI,
+/// choose the layouts ([`decoder_layouts`]: `dwarf` if it describes the
+/// library, else a matching profile of `profiles`), build the decoder and
+/// read. Also says where the layouts came from.
+pub fn read_native_queues(
+    memory: &dyn TargetMemory,
+    symbols: &dyn SymbolSource,
+    objects: &ElfSymbols,
+    dwarf: &dyn Layouts,
+    profiles: &[LayoutProfile],
+    limits: &Limits,
+) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
+    let found = identify(memory, symbols, limits)?;
+    let (types, origin) = decoder_layouts(&found, dwarf, objects, profiles)?;
+    let target = TargetParts {
+        memory,
+        symbols,
+        layouts: types,
+    };
+    Ok((detect(&target, limits)?.read_queues()?, origin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mpidd_read::{SymbolTable, SyntheticMemory};
+    use mpidd_types::TargetAbi;
+
+    const BUILD_ID: [u8; 20] = [
+        0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc,
+        0xfe, 0x00, 0x11, 0x22, 0x33,
+    ];
+
+    /// The first bytes of a little-endian ELF64 shared object as mapped:
+    /// its header, one PT_NOTE program header, and a GNU build-id note.
+    fn mapped_headers(id: &[u8]) -> Vec<u8> {
+        let mut b = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
+        b.resize(16, 0);
+        b.extend(3u16.to_le_bytes()); // ET_DYN
+        b.extend(62u16.to_le_bytes()); // EM_X86_64
+        b.extend(1u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes()); // e_entry
+        b.extend(64u64.to_le_bytes()); // e_phoff
+        b.extend(0u64.to_le_bytes()); // e_shoff
+        b.extend(0u32.to_le_bytes());
+        for v in [64u16, 56, 1, 64, 0, 0] {
+            b.extend(v.to_le_bytes());
+        }
+        let note_len = 16 + id.len().next_multiple_of(4) as u64;
+        b.extend(4u32.to_le_bytes()); // PT_NOTE
+        b.extend(4u32.to_le_bytes()); // PF_R
+        for v in [120u64, 120, 120, note_len, note_len, 4] {
+            b.extend(v.to_le_bytes());
+        }
+        b.extend(4u32.to_le_bytes());
+        b.extend((id.len() as u32).to_le_bytes());
+        b.extend(3u32.to_le_bytes()); // NT_GNU_BUILD_ID
+        b.extend(b"GNU\0");
+        b.extend(id);
+        b.resize(b.len().next_multiple_of(4), 0);
+        b.resize(4096, 0);
+        b
+    }
+
+    const LIBMPI: &str = "/opt/mpich-4.1.2/lib/libmpi.so.12.3.0";
+
+    /// An MPICH process: its library mapped at 0x7000_0000 and listed by
+    /// the dynamic linker, saying it is `version` with `device`.
+    fn mpich(version: &str, device: &str) -> (SyntheticMemory, SymbolTable) {
+        let mut m = SyntheticMemory::new(TargetAbi::X86_64);
+        let words = |ws: &[u64]| ws.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>();
+        // r_debug, then two link_map nodes: the executable and libmpi.
+        m.map(TargetAddr(0x1000), words(&[1, 0x3000]));
+        m.map(
+            TargetAddr(0x3000),
+            words(&[0x40_0000, 0x8000, 0, 0x3100, 0]),
+        );
+        m.map(
+            TargetAddr(0x3100),
+            words(&[0x7000_0000, 0x8100, 0, 0, 0x3000]),
+        );
+        m.map(TargetAddr(0x8000), vec![0]);
+        m.map(TargetAddr(0x8100), format!("{LIBMPI}\0").into_bytes());
+        m.map(TargetAddr(0x7000_0000), mapped_headers(&BUILD_ID));
+        m.map(TargetAddr(0x7000_2000), format!("{version}\0").into_bytes());
+        m.map(TargetAddr(0x7000_2100), format!("{device}\0").into_bytes());
+        let mut s = SymbolTable::new();
+        s.insert(
+            "/lib64/ld-linux-x86-64.so.2",
+            "_r_debug",
+            TargetAddr(0x1000),
+            40,
+        );
+        s.insert(LIBMPI, "MPII_Version_string", TargetAddr(0x7000_2000), 8);
+        s.insert(LIBMPI, "MPII_Version_device", TargetAddr(0x7000_2100), 8);
+        (m, s)
+    }
+
+    fn refusal(m: &SyntheticMemory, s: &SymbolTable) -> (DecodeError, String) {
+        let e = identify(m, s, &Limits::default()).unwrap_err();
+        let text = e.to_string();
+        (e, text)
+    }
+
+    #[test]
+    fn a_newer_mpich_is_refused_naming_its_build_and_a_way_out() {
+        let (m, s) = mpich("4.1.2", "ch4:ofi");
+        let (e, text) = refusal(&m, &s);
+        let DecodeError::Unsupported {
+            library: Some(library),
+            ..
+        } = &e
+        else {
+            panic!("{e:?}");
+        };
+        assert_eq!(library.file_name(), "libmpi.so.12.3.0");
+        assert_eq!(library.version.as_deref(), Some("MPICH 4.1.2"));
+        assert_eq!(
+            library.build_id.as_deref(),
+            Some("0123456789abcdef1032547698badcfe00112233")
+        );
+        assert_eq!(
+            text,
+            "no native message-queue decoder for this target: MPICH 4.1.2 with the \
+             \"ch4:ofi\" device: the CH4 decoder was checked on MPICH 4.0 only (the library: \
+             /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 4.1.2, build-id \
+             0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
+             the ch3 device, MPICH 4.0.x with the ch4 device (checked on 4.0.2), and Open \
+             MPI with the ob1 PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             --enable-debuginfo, keeps debugger queues of its own that its message-queue \
+             library reads: pass the libtvmpich.so of this same build with `mpidd queues \
+             --dll`"
+        );
+        // MPICH 4.0 with CH4 is decoded.
+        let (m, s) = mpich("4.0.2", "ch4:ucx");
+        assert_eq!(
+            identify(&m, &s, &Limits::default()).unwrap().kind,
+            DecoderKind::MpichCh4
+        );
+    }
+
+    #[test]
+    fn an_unknown_device_is_refused_naming_the_build() {
+        let (m, s) = mpich("4.2.0", "ch5:new");
+        let (_, text) = refusal(&m, &s);
+        for needle in [
+            "MPICH 4.2.0 with the \"ch5:new\" device, which no decoder reads",
+            "libmpi.so.12.3.0",
+            "build-id 0123456789abcdef1032547698badcfe00112233",
+            "MPICH 4.0.x with the ch4 device",
+            "--dll",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn without_the_dynamic_linker_s_list_the_build_id_is_not_made_up() {
+        let (m, mut s) = mpich("4.1.2", "ch4:ucx");
+        // No _r_debug, and no file at the library's path.
+        s = {
+            let mut t = SymbolTable::new();
+            for name in ["MPII_Version_string", "MPII_Version_device"] {
+                let sym = s.lookup(name).unwrap();
+                t.insert(LIBMPI, name, sym.addr, sym.size);
+            }
+            t
+        };
+        let (_, text) = refusal(&m, &s);
+        assert!(text.contains("MPICH 4.1.2, no build-id found"), "{text}");
+    }
+
+    #[test]
+    fn an_mpi_library_without_markers_is_named() {
+        let m = SyntheticMemory::new(TargetAbi::X86_64);
+        let mut s = SymbolTable::new();
+        s.insert(
+            "/opt/intel/mpi/lib/release/libmpi.so.12",
+            "MPI_Init",
+            TargetAddr(0x1000),
+            8,
+        );
+        let (_, text) = refusal(&m, &s);
+        for needle in [
+            "neither MPICH's MPII_Version_string nor Open MPI's ompi_mpi_communicators is \
+             there, though an MPI library is loaded",
+            "(the library: /opt/intel/mpi/lib/release/libmpi.so.12, no build-id found)",
+            "`mpidd queues --dll`",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn a_process_without_mpi_points_at_the_ranks() {
+        let m = SyntheticMemory::new(TargetAbi::X86_64);
+        let mut s = SymbolTable::new();
+        s.insert("/usr/bin/mpiexec.hydra", "main", TargetAddr(0x1000), 8);
+        let (e, text) = refusal(&m, &s);
+        assert!(matches!(e, DecodeError::Unsupported { library: None, .. }));
+        assert!(text.contains("no MPI library is loaded"), "{text}");
+        assert!(text.contains("`mpidd procs` lists them"), "{text}");
+    }
+
+    #[test]
+    fn a_bare_refusal_reads_as_before() {
+        assert_eq!(
+            DecodeError::unsupported("the decoder was not run").to_string(),
+            "no native message-queue decoder for this target: the decoder was not run"
+        );
+    }
+}

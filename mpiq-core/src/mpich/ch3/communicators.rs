@@ -1,0 +1,191 @@
+//! CH3's communicators: `MPIR_All_communicators` walked, and each
+//! communicator's world ranks, from its group or from CH3's virtual
+//! connection table.
+
+use mpidd_read::Limits;
+use mpidd_types::TargetAddr;
+
+use super::MpichCh3;
+use crate::decoder::DecodeError;
+use crate::list_walk::{at, walk, ListShape, Span};
+use crate::mpich::common::{CommInfo, GroupLayout, COMM_NAME_LEN};
+use crate::target_read::{checked_count, read_bytes, read_int, read_pointer, Record};
+use mpidd_read::TargetMemory;
+
+impl MpichCh3 {
+    pub(super) fn read_communicators(
+        &self,
+        mem: &dyn TargetMemory,
+        limits: &Limits,
+    ) -> Result<Vec<CommInfo>, DecodeError> {
+        let l = &self.layout;
+        let head = read_pointer(
+            mem,
+            at(self.globals.all_communicators, l.list_head),
+            "MPIR_All_communicators.head",
+        )?;
+        let word = mem.abi().address_bytes();
+        let mut comms = Vec::new();
+        walk(
+            mem,
+            head,
+            ListShape {
+                next_offset: l.comm_next,
+                span: Span {
+                    start: 0,
+                    end: l.comm_size,
+                },
+                what: "MPIR_Comm",
+                end: TargetAddr(0),
+            },
+            limits,
+            |r| {
+                let addr = r.base;
+                let kind = r.int(l.comm_kind, 4)?;
+                let remote_size = r.int(l.comm_remote_size, 4)?;
+                let size = if kind == 0 {
+                    r.int(l.comm_local_size, 4)?
+                } else {
+                    remote_size
+                };
+                let group = TargetAddr(r.uint(l.comm_local_group, word)?);
+                let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
+                let name = r.chars(l.comm_name, COMM_NAME_LEN)?;
+                let (world, world_error) =
+                    match self.world_ranks(mem, kind == 0, group, vcrt, size, limits) {
+                        Ok(world) => (Some(world), None),
+                        Err(e) => (
+                            None,
+                            Some(format!(
+                                "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
+                            )),
+                        ),
+                    };
+                comms.push(CommInfo {
+                    addr,
+                    name,
+                    context_id: r.uint(l.comm_context_id, 2)? as i64,
+                    recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
+                    rank: r.int(l.comm_rank, 4)?,
+                    size,
+                    world,
+                    world_error,
+                });
+                Ok(())
+            },
+        )?;
+        comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
+        Ok(comms)
+    }
+
+    /// The `MPI_COMM_WORLD` rank of each of the `size` peers of a
+    /// communicator (local ranks of an intracommunicator, remote ranks of
+    /// an intercommunicator).
+    ///
+    /// An intracommunicator's `local_group` is made lazily (by
+    /// `MPI_Comm_group`, or a communicator constructor), so it is used when
+    /// it is there and the CH3 connection table (`dev.vcrt`) otherwise; an
+    /// intercommunicator's peers are its remote side, which only the table
+    /// maps. Either must account for exactly `size` peers: a list of
+    /// another length is an error, never an answer.
+    fn world_ranks(
+        &self,
+        mem: &dyn TargetMemory,
+        intra: bool,
+        group: TargetAddr,
+        vcrt: TargetAddr,
+        size: i64,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        if intra && group.0 != 0 {
+            let from_group = self.group_world_ranks(mem, group, size, limits);
+            if from_group.is_ok() {
+                return from_group;
+            }
+            // The table may still answer; if it cannot either, the
+            // group's failure is the one to report, being read first.
+            return self
+                .vcrt_world_ranks(mem, vcrt, size, limits)
+                .or(from_group);
+        }
+        self.vcrt_world_ranks(mem, vcrt, size, limits)
+    }
+
+    /// World ranks from an `MPIR_Group`, whose `size` must be the
+    /// communicator's `expected` size.
+    fn group_world_ranks(
+        &self,
+        mem: &dyn TargetMemory,
+        group: TargetAddr,
+        expected: i64,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        let l = &self.layout;
+        GroupLayout {
+            size: l.group_size,
+            pmap: l.group_pmap,
+            pmap_size: l.pmap_size,
+            pmap_lpid: l.pmap_lpid,
+        }
+        .world_ranks(mem, group, expected, limits)
+    }
+
+    /// World ranks from the first `expected` entries of an `MPIDI_VCRT`.
+    ///
+    /// CH3 does not give every communicator a table of its own size: when
+    /// a new communicator's members are the first ones of its parent, in
+    /// order (`dup_vcrt` in `ch3u_comm.c`: an irregular map that is the
+    /// identity, as for the node communicator of the node holding world
+    /// ranks 0 and 1), it shares the parent's table, and only its prefix
+    /// is the communicator's. So the table may be longer than the
+    /// communicator, but never shorter.
+    fn vcrt_world_ranks(
+        &self,
+        mem: &dyn TargetMemory,
+        vcrt: TargetAddr,
+        expected: i64,
+        limits: &Limits,
+    ) -> Result<Vec<i64>, DecodeError> {
+        if vcrt.0 == 0 {
+            return Err(mpidd_read::ReadError::ShortRead {
+                what: "MPIDI_VCRT",
+                addr: vcrt,
+                wanted: 1,
+                got: 0,
+            }
+            .into());
+        }
+        let l = &self.layout;
+        let word = mem.abi().address_bytes() as u64;
+        let found = read_int(mem, at(vcrt, l.vcrt_size), 4, "MPIDI_VCRT.size")?;
+        if found < expected {
+            return Err(DecodeError::MemberCount {
+                what: "MPIDI_VCRT",
+                addr: vcrt,
+                expected,
+                found,
+            });
+        }
+        let n = checked_count(expected, "MPIDI_VCRT.vcr_table", vcrt, limits)?;
+        let table = read_bytes(
+            mem,
+            at(vcrt, l.vcrt_table),
+            n.saturating_mul(word),
+            "MPIDI_VCRT.vcr_table",
+            limits,
+        )?;
+        let r = Record {
+            base: at(vcrt, l.vcrt_table),
+            start: 0,
+            bytes: &table,
+            order: mem.abi().byte_order,
+            what: "MPIDI_VCRT.vcr_table",
+        };
+        (0..n)
+            .map(|i| {
+                let vc = TargetAddr(r.uint(i * word, word as usize)?);
+                Ok(read_int(mem, at(vc, l.vc_pg_rank), 4, "MPIDI_VC.pg_rank")?)
+            })
+            .collect()
+    }
+}

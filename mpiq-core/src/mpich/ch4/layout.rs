@@ -1,0 +1,195 @@
+//! What the CH4 decoder reads, and where: every member it needs, asked of
+//! the library's layouts at once (a missing one is named with all the
+//! others), and what it can do without (the communicator list and the
+//! send queue of a build with debugger support, the shared-memory and UCX
+//! members of the request, derived datatypes' sizes).
+
+use mpidd_read::LayoutError;
+use mpihandles::{Layouts, Member};
+
+use crate::mpich::common::GroupLayout;
+
+/// Offsets of everything the decoder reads.
+#[derive(Clone, Debug)]
+pub(super) struct Layout {
+    /// `MPIR_All_communicators`' sequence number and head: only in an
+    /// MPICH built with debugger support, like the list itself.
+    pub(super) list: Option<(Member, Member)>,
+    pub(super) comm_size: u64,
+    pub(super) comm_name: Member,
+    pub(super) comm_next: Member,
+    pub(super) comm_rank: Member,
+    pub(super) comm_remote_size: Member,
+    pub(super) comm_local_size: Member,
+    pub(super) comm_kind: Member,
+    pub(super) comm_context_id: Member,
+    pub(super) comm_recvcontext_id: Member,
+    pub(super) comm_local_group: Member,
+    pub(super) group: GroupLayout,
+    pub(super) n_vcis: Member,
+    pub(super) per_vci: Member,
+    pub(super) per_vci_size: u64,
+    pub(super) vci_posted: Member,
+    pub(super) vci_unexp: Member,
+    pub(super) req_size: u64,
+    pub(super) req_kind: Member,
+    pub(super) req_cc: Member,
+    pub(super) req_cc_ptr: Member,
+    pub(super) req_comm: Member,
+    pub(super) req_next: Member,
+    /// `dev.is_local` and `dev.anysource_partner_request`: absent when
+    /// CH4 runs without a shared-memory module (`MPIDI_CH4_DIRECT_NETMOD`,
+    /// the default with UCX), where every operation is the netmod's.
+    pub(super) req_is_local: Option<Member>,
+    pub(super) req_partner: Option<Member>,
+    pub(super) am_req: Member,
+    pub(super) am_buffer: Member,
+    pub(super) am_count: Member,
+    pub(super) am_datatype: Member,
+    pub(super) am_source: Member,
+    pub(super) am_tag: Member,
+    pub(super) am_context: Member,
+    pub(super) ext_status: Member,
+    /// `dev.ch4.netmod.ucx.ucp_request`, when the netmod is UCX.
+    pub(super) ucx_request: Option<Member>,
+    /// `MPIR_Request_kind_t`'s values for a receive and a send.
+    pub(super) kind_recv: i128,
+    pub(super) kind_send: Option<i128>,
+    pub(super) sendq: Option<SendqLayout>,
+    pub(super) datatype_size: Option<(u64, u64)>,
+}
+
+/// `MPIR_Sendq`, when MPICH was built with debugger support.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SendqLayout {
+    pub(super) size: u64,
+    pub(super) sreq: Member,
+    pub(super) tag: Member,
+    pub(super) rank: Member,
+    pub(super) context: Member,
+    pub(super) next: Member,
+}
+
+impl Layout {
+    pub(super) fn resolve(t: &dyn Layouts) -> Result<Layout, Vec<LayoutError>> {
+        let mut missing = Vec::new();
+        let mut m = |ty: &str, path: &str| -> Member {
+            t.member(ty, path).unwrap_or_else(|e| {
+                missing.push(e);
+                Member {
+                    offset: 0,
+                    size: 0,
+                    array_len: None,
+                }
+            })
+        };
+        const C: &str = "MPIR_Comm";
+        const R: &str = "MPIR_Request";
+        let list = t
+            .member("MPIR_Comm_list", "sequence_number")
+            .and_then(|seq| Ok((seq, t.member("MPIR_Comm_list", "head")?)))
+            .ok();
+        let mut l = Layout {
+            list,
+            comm_size: 0,
+            comm_name: m(C, "name"),
+            comm_next: m(C, "comm_next"),
+            comm_rank: m(C, "rank"),
+            comm_remote_size: m(C, "remote_size"),
+            comm_local_size: m(C, "local_size"),
+            comm_kind: m(C, "comm_kind"),
+            comm_context_id: m(C, "context_id"),
+            comm_recvcontext_id: m(C, "recvcontext_id"),
+            comm_local_group: m(C, "local_group"),
+            group: GroupLayout {
+                size: m("MPIR_Group", "size").offset,
+                pmap: m("MPIR_Group", "lrank_to_lpid").offset,
+                pmap_size: 0,
+                pmap_lpid: m("MPII_Group_pmap_t", "lpid").offset,
+            },
+            n_vcis: m("MPIDI_CH4_Global_t", "n_vcis"),
+            per_vci: m("MPIDI_CH4_Global_t", "per_vci"),
+            per_vci_size: 0,
+            vci_posted: m("MPIDI_per_vci_t", "posted_list"),
+            vci_unexp: m("MPIDI_per_vci_t", "unexp_list"),
+            req_size: 0,
+            req_kind: m(R, "kind"),
+            req_cc: m(R, "cc"),
+            req_cc_ptr: m(R, "cc_ptr"),
+            req_comm: m(R, "comm"),
+            req_next: m(R, "next"),
+            req_is_local: t.member(R, "dev.is_local").ok(),
+            req_partner: t.member(R, "dev.anysource_partner_request").ok(),
+            am_req: m(R, "dev.ch4.am.req"),
+            am_buffer: m(R, "dev.ch4.am.buffer"),
+            am_count: m(R, "dev.ch4.am.count"),
+            am_datatype: m(R, "dev.ch4.am.datatype"),
+            am_source: m(R, "dev.ch4.am.u.recv.source"),
+            am_tag: m(R, "dev.ch4.am.u.recv.tag"),
+            am_context: m(R, "dev.ch4.am.u.recv.context_id"),
+            ext_status: m("MPIDIG_req_ext_t", "status"),
+            ucx_request: t.member(R, "dev.ch4.netmod.ucx.ucp_request").ok(),
+            kind_recv: 0,
+            kind_send: None,
+            sendq: None,
+            datatype_size: None,
+        };
+        let mut size = |ty: &str| {
+            t.size_of(ty).unwrap_or_else(|e| {
+                missing.push(e);
+                0
+            })
+        };
+        l.comm_size = size(C);
+        l.group.pmap_size = size("MPII_Group_pmap_t");
+        l.per_vci_size = size("MPIDI_per_vci_t");
+        l.req_size = size(R);
+        match t.member_enumerators(R, "kind") {
+            Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_REQUEST_KIND__RECV") {
+                Some((_, v)) => {
+                    l.kind_recv = *v;
+                    l.kind_send = kinds
+                        .iter()
+                        .find(|(n, _)| n == "MPIR_REQUEST_KIND__SEND")
+                        .map(|(_, v)| *v);
+                }
+                None => missing.push(LayoutError {
+                    type_name: R.to_string(),
+                    member: Some("kind".to_string()),
+                    reason: "its enumeration has no MPIR_REQUEST_KIND__RECV".to_string(),
+                }),
+            },
+            Err(e) => missing.push(e),
+        }
+        // Only with debugger support, and only needed for the send queue.
+        let q = |p: &str| t.member("MPIR_Sendq", p);
+        if let (Ok(size), Ok(sreq), Ok(tag), Ok(rank), Ok(context), Ok(next)) = (
+            t.size_of("MPIR_Sendq"),
+            q("sreq"),
+            q("tag"),
+            q("rank"),
+            q("context_id"),
+            q("next"),
+        ) {
+            l.sendq = Some(SendqLayout {
+                size,
+                sreq,
+                tag,
+                rank,
+                context,
+                next,
+            });
+        }
+        if let (Ok(size), Ok(m)) = (
+            t.size_of("MPIR_Datatype"),
+            t.member("MPIR_Datatype", "size"),
+        ) {
+            l.datatype_size = Some((size, m.offset));
+        }
+        if missing.is_empty() {
+            Ok(l)
+        } else {
+            Err(missing)
+        }
+    }
+}
