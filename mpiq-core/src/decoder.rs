@@ -258,3 +258,16 @@ pub(crate) fn required_symbol(
             hint,
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_refusal_reads_as_before() {
+        assert_eq!(
+            DecodeError::unsupported("the decoder was not run").to_string(),
+            "no native message-queue decoder for this target: the decoder was not run"
+        );
+    }
+}

@@ -15,7 +15,8 @@ use mpidd_types::TargetAddr;
 use crate::decoder::{DecodeError, FoundLibrary, QueueDecoder, DECODED};
 use crate::model::ProcessQueues;
 use crate::mpich::{MpichCh3, MpichCh4};
-use crate::ompi::{ompi_version, OmpiOb1};
+use crate::ompi::version::ompi_version;
+use crate::ompi::OmpiOb1;
 use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
 
@@ -535,13 +536,5 @@ mod tests {
         assert!(matches!(e, DecodeError::Unsupported { library: None, .. }));
         assert!(text.contains("no MPI library is loaded"), "{text}");
         assert!(text.contains("`mpidd procs` lists them"), "{text}");
-    }
-
-    #[test]
-    fn a_bare_refusal_reads_as_before() {
-        assert_eq!(
-            DecodeError::unsupported("the decoder was not run").to_string(),
-            "no native message-queue decoder for this target: the decoder was not run"
-        );
     }
 }

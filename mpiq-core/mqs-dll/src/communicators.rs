@@ -9,8 +9,8 @@ use mpiq_core::mqs_abi::{
     MqsCommunicator, MqsProcess, MqsTaddr, MqsTword, MQS_END_OF_LIST, MQS_NO_INFORMATION, MQS_OK,
 };
 
+use crate::boundary::{guarded, ERR_NOT_SET_UP, ERR_NOT_UPDATED, ERR_NO_COMMUNICATOR, ERR_NULL};
 use crate::state::{process_info, ProcessInfo};
-use crate::{guarded, ERR_NOT_SET_UP, ERR_NOT_UPDATED, ERR_NO_COMMUNICATOR, ERR_NULL};
 
 /// The communicator the iterator is at, in the latest snapshot.
 pub(crate) fn current_communicator(info: &ProcessInfo) -> Option<&Communicator> {

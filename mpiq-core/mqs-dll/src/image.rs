@@ -7,11 +7,11 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use mpiq_core::mqs_abi::{MqsImage, MQS_OK};
 use mpiq_core::DecoderKind;
 
+use crate::boundary::{fail, guarded, ERR_NOT_SET_UP, ERR_NO_MEMORY, ERR_UNSUPPORTED};
 use crate::callback_target::{CallbackImage, TypeCache};
 use crate::declared_layouts::DeclaredLayouts;
 use crate::host_abi::HostImage;
 use crate::state::{basic, host_box, host_drop, image_info, ImageInfo};
-use crate::{fail, guarded, ERR_NOT_SET_UP, ERR_NO_MEMORY, ERR_UNSUPPORTED};
 
 /// Sets up per-image state.
 ///

@@ -7,9 +7,9 @@ use mpiq_core::mqs_abi::{
     MqsJob, MqsProcess, MqsProcessLocation, MQS_END_OF_LIST, MQS_NO_INFORMATION, MQS_OK,
 };
 
+use crate::boundary::{guarded, ERR_NOT_SET_UP, ERR_NO_MEMORY};
 use crate::host_abi::HostJob;
 use crate::state::{basic, host_box, host_drop, process_info, JobInfo};
-use crate::{guarded, ERR_NOT_SET_UP, ERR_NO_MEMORY};
 
 /// Sets up per-job state (MPI-2).
 ///

@@ -9,11 +9,11 @@ use mpiq_core::mqs_abi::{
     MQS_OK,
 };
 
-use crate::communicators::{copy_text, current_communicator};
-use crate::state::process_info;
-use crate::{
+use crate::boundary::{
     fail, guarded, ERR_BAD_OP_CLASS, ERR_DECODE, ERR_NOT_SET_UP, ERR_NO_COMMUNICATOR, ERR_NULL,
 };
+use crate::communicators::{copy_text, current_communicator};
+use crate::state::process_info;
 
 /// Starts one of the current communicator's three queues.
 ///

@@ -10,16 +10,16 @@ use mpidd_read::{Limits, TargetParts};
 use mpiq_core::mqs_abi::{MqsProcess, MQS_OK};
 use mpiq_core::{build_decoder, identify, DecoderKind};
 
+use crate::boundary::{
+    debug_print, fail, guarded, mqs_dll_error_string, ERR_DECODE, ERR_NOT_SET_UP, ERR_NO_ABI,
+    ERR_NO_MEMORY, ERR_NULL, ERR_UNSUPPORTED,
+};
 use crate::callback_target::{probe_abi, CallbackImage, CallbackMemory};
 use crate::declared_layouts::DeclaredLayouts;
 use crate::host_abi::HostProcess;
 use crate::image::without_debugger_support;
 use crate::loaded_profile;
 use crate::state::{basic, host_box, host_drop, image_of, process_info, ProcessInfo};
-use crate::{
-    debug_print, fail, guarded, mqs_dll_error_string, ERR_DECODE, ERR_NOT_SET_UP, ERR_NO_ABI,
-    ERR_NO_MEMORY, ERR_NULL, ERR_UNSUPPORTED,
-};
 
 /// Sets up per-process state: the target's ABI from the callbacks, and the
 /// decoder for its MPI.

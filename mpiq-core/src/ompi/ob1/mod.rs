@@ -41,7 +41,7 @@ use mpidd_types::TargetAddr;
 use crate::decoder::{required_symbol, DecodeError, FoundLibrary, QueueDecoder, DECODED};
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{Communicator, ProcessQueues, Queue};
-use crate::ompi::ompi_version;
+use crate::ompi::version::ompi_version;
 use crate::target_read::{read_bytes, read_pointer, Budgeted, Record};
 use layout::Layout;
 use mpidd_read::Target;

@@ -1,0 +1,16 @@
+//! What every Open MPI build says of itself, whatever its PML: the
+//! version, which `detect` names and a refusal reports.
+
+use mpidd_read::{Limits, SymbolSource, TargetMemory};
+
+/// Open MPI's version (`4.1.4`), from libopen-pal's exported
+/// `opal_version_string`, which every build keeps.
+pub(crate) fn ompi_version(
+    memory: &dyn TargetMemory,
+    symbols: &dyn SymbolSource,
+    limits: &Limits,
+) -> Option<String> {
+    let sym = symbols.lookup("opal_version_string")?;
+    let text = TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len.min(64)).ok()?;
+    Some(String::from_utf8_lossy(&text).into_owned())
+}
