@@ -11,17 +11,59 @@ use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
 use crate::decoder::DecodeError;
-use crate::list_walk::at;
+use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
 use crate::target_read::{checked_count, read_bytes, read_int, read_pointer, Record};
 use mpidd_read::TargetMemory;
 
 /// MPICH's `MPI_ANY_SOURCE`.
-pub(crate) const MPICH_ANY_SOURCE: i64 = -2;
+const MPICH_ANY_SOURCE: i64 = -2;
 /// MPICH's `MPI_ANY_TAG`.
-pub(crate) const MPICH_ANY_TAG: i64 = -1;
+const MPICH_ANY_TAG: i64 = -1;
 /// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
 pub(crate) const COMM_NAME_LEN: usize = 128;
+
+/// A posted receive of `comm` as MPICH records it, from `rank` with `tag`
+/// (MPICH's `MPI_ANY_SOURCE` and `MPI_ANY_TAG` for any) into a buffer of
+/// `length`.
+pub(crate) fn posted_receive(
+    status: OperationStatus,
+    comm: &CommInfo,
+    rank: i64,
+    tag: i64,
+    length: i64,
+) -> PendingOperation {
+    PendingOperation::receive(
+        status,
+        (rank != MPICH_ANY_SOURCE).then(|| (rank, comm.world_of(rank))),
+        (tag != MPICH_ANY_TAG).then_some(tag),
+        length,
+    )
+}
+
+/// Walks the communicators MPICH chains for debuggers
+/// (`MPIR_All_communicators`) from the head pointer at `head`, through
+/// `MPIR_Comm.comm_next` (at `next`), handing `visit` each `MPIR_Comm`
+/// whole (`size` bytes).
+pub(crate) fn walk_communicators(
+    mem: &dyn TargetMemory,
+    head: TargetAddr,
+    (next, size): (u64, u64),
+    limits: &Limits,
+    visit: impl FnMut(&Record<'_>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let first = read_pointer(mem, head, "MPIR_All_communicators.head")?;
+    let shape = ListShape {
+        next_offset: next,
+        span: Span {
+            start: 0,
+            end: size,
+        },
+        what: "MPIR_Comm",
+        end: TargetAddr(0),
+    };
+    walk(mem, first, shape, limits, visit)
+}
 
 /// An `MPIR_Request`'s status from its completion counter (`cc`), which
 /// drops to 0 when the request completes.

@@ -7,9 +7,9 @@ use mpidd_types::TargetAddr;
 
 use super::MpichCh3;
 use crate::decoder::DecodeError;
-use crate::list_walk::{at, walk, ListShape, Span};
-use crate::mpich::common::{CommInfo, GroupLayout, COMM_NAME_LEN};
-use crate::target_read::{checked_count, read_bytes, read_int, read_pointer, Record};
+use crate::list_walk::at;
+use crate::mpich::common::{walk_communicators, CommInfo, GroupLayout, COMM_NAME_LEN};
+use crate::target_read::{checked_count, read_bytes, read_int, Record};
 use mpidd_read::TargetMemory;
 
 impl MpichCh3 {
@@ -19,25 +19,12 @@ impl MpichCh3 {
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
         let l = &self.layout;
-        let head = read_pointer(
-            mem,
-            at(self.globals.all_communicators, l.list_head),
-            "MPIR_All_communicators.head",
-        )?;
         let word = mem.abi().address_bytes();
         let mut comms = Vec::new();
-        walk(
+        walk_communicators(
             mem,
-            head,
-            ListShape {
-                next_offset: l.comm_next,
-                span: Span {
-                    start: 0,
-                    end: l.comm_size,
-                },
-                what: "MPIR_Comm",
-                end: TargetAddr(0),
-            },
+            at(self.globals.all_communicators, l.list_head),
+            (l.comm_next, l.comm_size),
             limits,
             |r| {
                 let addr = r.base;

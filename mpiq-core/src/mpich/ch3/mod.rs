@@ -23,6 +23,14 @@
 //! `MPI_ANY_TAG` as `tag_wild`, and gives lengths in bytes wherever the
 //! datatype's size can be read (predefined types and types in the direct
 //! pool), with the element count alongside.
+//!
+//! The folder: `layout` (the members asked, and a request's state bits),
+//! `communicators` (the list, and world ranks from the group or the
+//! connection table) and `queues` (the two receive queues and the send
+//! queue); this file holds the decoder and puts one reading together. It
+//! stands on `mpich::common` and the decoder trait and error; only
+//! `mpich` imports it, and nothing here imports CH4's decoder, Open MPI's,
+//! `detect` or `mqs`.
 
 mod communicators;
 mod layout;

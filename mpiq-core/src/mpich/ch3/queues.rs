@@ -9,9 +9,7 @@ use super::MpichCh3;
 use crate::decoder::DecodeError;
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::PendingOperation;
-use crate::mpich::common::{
-    request_status, CommFinder, CommInfo, TypeSizes, MPICH_ANY_SOURCE, MPICH_ANY_TAG,
-};
+use crate::mpich::common::{posted_receive, request_status, CommFinder, CommInfo, TypeSizes};
 use crate::target_read::{read_pointer, Record};
 use mpidd_read::TargetMemory;
 
@@ -93,12 +91,7 @@ impl MpichCh3 {
                         buffer: r.uint(l.req_user_buf, word)?,
                         extra_text: extra.into_iter().collect(),
                         desired_count: Some(count),
-                        ..PendingOperation::receive(
-                            status,
-                            (rank != MPICH_ANY_SOURCE).then(|| (rank, comm.world_of(rank))),
-                            (tag != MPICH_ANY_TAG).then_some(tag),
-                            length,
-                        )
+                        ..posted_receive(status, comm, rank, tag, length)
                     }
                 };
                 out[ci].push(op);

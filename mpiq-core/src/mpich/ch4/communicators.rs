@@ -8,9 +8,9 @@ use mpihandles::{HandleError, HandleKind, Layouts, LiveObject};
 
 use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
-use crate::list_walk::{at, walk, ListShape, Span};
-use crate::mpich::common::{CommInfo, COMM_NAME_LEN};
-use crate::target_read::{read_pointer, Record};
+use crate::list_walk::at;
+use crate::mpich::common::{walk_communicators, CommInfo, COMM_NAME_LEN};
+use crate::target_read::Record;
 use mpidd_read::Target;
 use mpidd_read::TargetMemory;
 
@@ -26,19 +26,10 @@ impl MpichCh4 {
         let mut comms = Vec::new();
         match self.globals.all_communicators {
             Some((list, _, head)) => {
-                let head = read_pointer(mem, at(list, head.offset), "MPIR_All_communicators.head")?;
-                walk(
+                walk_communicators(
                     mem,
-                    head,
-                    ListShape {
-                        next_offset: l.comm_next.offset,
-                        span: Span {
-                            start: 0,
-                            end: l.comm_size,
-                        },
-                        what: "MPIR_Comm",
-                        end: TargetAddr(0),
-                    },
+                    at(list, head.offset),
+                    (l.comm_next.offset, l.comm_size),
                     limits,
                     |r| {
                         comms.push(self.communicator(mem, types, limits, r)?);

@@ -24,6 +24,15 @@
 //! macros (the MPIDIG request status bits,
 //! the UCX tag's field widths) are named where they are used, with the
 //! header that defines them.
+//!
+//! The folder, one file per place: `layout` (the members asked),
+//! `communicators` (the list or the pool, and the rank maps), `mpidig`
+//! (the MPIDIG lists), `sends` (the send queue) and `netmod` (the requests
+//! the UCX netmod took, read from UCX's own requests). This file holds the
+//! decoder and puts one reading together. It stands on `mpich::common`,
+//! the decoder trait and error, and `mpihandles` (pools, rank maps, UCX
+//! requests); only `mpich` imports it, and nothing here imports CH3's
+//! decoder, Open MPI's, `detect` or `mqs`.
 
 mod communicators;
 mod layout;

@@ -11,7 +11,7 @@ use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{PendingOperation, Protocol};
-use crate::mpich::common::{CommFinder, CommInfo, TypeSizes, MPICH_ANY_SOURCE, MPICH_ANY_TAG};
+use crate::mpich::common::{posted_receive, CommFinder, CommInfo, TypeSizes};
 use crate::target_read::{read_int, read_pointer, Record};
 use mpidd_read::TargetMemory;
 
@@ -142,12 +142,7 @@ impl MpichCh4 {
             buffer,
             extra_text: extra.into_iter().collect(),
             desired_count: Some(count),
-            ..PendingOperation::receive(
-                status,
-                (rank != MPICH_ANY_SOURCE).then(|| (rank, comm.world_of(rank))),
-                (tag != MPICH_ANY_TAG).then_some(tag),
-                length,
-            )
+            ..posted_receive(status, comm, rank, tag, length)
         })
     }
 }

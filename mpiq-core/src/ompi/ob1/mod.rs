@@ -26,6 +26,15 @@
 //! What Open MPI's own `libompi_dbg_msgq.so` does not show and this does:
 //! unexpected messages (it has no code for them), the protocol and length
 //! of each, out-of-order fragments, and signed ranks and tags.
+//!
+//! The folder: `layout` (the questions of [`OB1_LAYOUT`] and their
+//! answers), `communicators` (the table, and world ranks from the procs),
+//! `receives` (posted receives, in posting order), `fragments` (unexpected
+//! and out-of-order messages) and `sends` (the send requests in use, from
+//! the free list); this file holds the decoder, its refusal of another PML,
+//! and puts one reading together. It stands on the decoder trait and
+//! error, the bounded reads and walks and the model; only `ompi` imports
+//! it, and nothing here imports MPICH's decoders, `detect` or `mqs`.
 
 mod communicators;
 mod fragments;
