@@ -39,7 +39,7 @@ mod queues;
 use mpidd_read::{Limits, SymbolSource};
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{required_symbol as symbol, DecodeError, QueueDecoder};
+use crate::decoder::{required_symbol, DecodeError, QueueDecoder};
 use crate::list_walk::at;
 use crate::model::ProcessQueues;
 use crate::mpich::common::{process_queues, read_consistently, CommCache, TypeSizes};
@@ -91,13 +91,13 @@ impl MpichCh3 {
         const LOCAL: &str =
             "MPICH keeps it as a local symbol: the library's .symtab (or its debug file) is needed";
         let globals = Globals {
-            all_communicators: symbol(
+            all_communicators: required_symbol(
                 target,
                 "MPIR_All_communicators",
                 "MPICH built without debugger support (--enable-debuginfo)",
             )?,
-            posted_head_ptr: symbol(target, "MPID_Recvq_posted_head_ptr", LOCAL)?,
-            unexpected_head_ptr: symbol(target, "MPID_Recvq_unexpected_head_ptr", LOCAL)?,
+            posted_head_ptr: required_symbol(target, "MPID_Recvq_posted_head_ptr", LOCAL)?,
+            unexpected_head_ptr: required_symbol(target, "MPID_Recvq_unexpected_head_ptr", LOCAL)?,
             sendq_head: target.symbols().lookup("MPIR_Sendq_head").map(|s| s.addr),
             datatype_direct: target
                 .symbols()
