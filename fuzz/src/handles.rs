@@ -5,9 +5,10 @@
 //! changed by the input ([`LayoutSpec::read`]).
 
 use crate::bent::{
-    LayoutSpec, Width,
+    LayoutSpec,
     Width::{Bytes as B, Chars, Word as W},
 };
+pub use crate::bent::{Values, Width, MAX_OVERRIDES};
 
 /// `(type, member, value, width)`: a member's offset and width, or
 /// with no member the type's size (its width unused). A synthetic
