@@ -3,7 +3,7 @@
 # (default fuzz/seeds, which git ignores), one folder per target. Nothing
 # binary is committed: every seed is made here, from
 #   - the synthetic job builder and hand-laid synthetic targets, checked to
-#     decode as intended (examples/make_seeds.rs);
+#     decode as intended (examples/make_seeds/);
 #   - real cores: qemu-user guest cores of foreign CPUs
 #     (tests/qemu/make-cores.sh) and a gcore core of a live MPIR starter
 #     (tests/live/mpir_table.c), shrunk to their headers, notes and small

@@ -21,50 +21,27 @@ use serde_json::Value;
 
 use common::hung_job::HungJob;
 use common::job_checks::{
-    check_job, cycles, edges, job_json, one_at_a_time, pending, Expected, MIB8,
+    chain_location, check_chain_location, check_comms, check_job, check_ring_receives,
+    check_tag_mismatch, check_unexpected_ssend, cycles, edges, job_json, one_at_a_time, pending,
+    Expected, MIB8,
 };
 use common::mpich_job::{mpidd, wait_timeout};
 
 #[test]
 fn ring_of_receives_is_one_cycle() {
     let _serial = one_at_a_time();
-    let expected = Expected::ring();
-    let (_job, live, cores) = check_job("hang_ring", &expected);
+    let (_job, live, cores) = check_job("hang_ring", &Expected::ring());
     for report in [&live, &cores] {
         let verdict = report["verdict"].to_string();
         assert!(verdict.contains("0 → 3 → 2 → 1 → 0"), "{verdict}");
-        for r in 0..4 {
-            let recv = pending(report, r, "receive");
-            assert_eq!(recv.len(), 1, "rank {r}: {recv:?}");
-            assert_eq!(recv[0]["peer"], (r as i64 + 3) % 4);
-            assert_eq!(recv[0]["tag"], 0);
-            assert_eq!(recv[0]["communicator"], "MPI_COMM_WORLD");
-        }
+        check_ring_receives(report);
     }
 }
 
 #[test]
 fn head_to_head_ssends_are_a_cycle_of_inferred_sends() {
     let _serial = one_at_a_time();
-    let expected = Expected {
-        cycles: vec![vec![0, 1]],
-        edges: vec![
-            (0, 1, "inferred_send"),
-            (1, 0, "inferred_send"),
-            (2, 0, "receive"),
-            (3, 0, "receive"),
-        ],
-        findings: vec![
-            ("deadlock_cycle", vec![0, 1]),
-            ("waits_on_deadlock", vec![2, 3]),
-        ],
-        calls: [
-            Some("MPI_Ssend"),
-            Some("MPI_Ssend"),
-            Some("MPI_Recv"),
-            Some("MPI_Recv"),
-        ],
-    };
+    let expected = Expected::head_to_head("inferred_send");
     let (_job, live, cores) = check_job("hang_ssend", &expected);
     for report in [&live, &cores] {
         for (r, peer) in [(0usize, 1i64), (1, 0)] {
@@ -77,13 +54,7 @@ fn head_to_head_ssends_are_a_cycle_of_inferred_sends() {
                     .any(|o| o["peer"] == peer && o["tag"] == 5 && o["length"] == MIB8),
                 "rank {r}'s inferred send of 8 MiB to {peer}: {sends:?}"
             );
-            let unexpected = pending(report, r, "unexpected");
-            assert!(
-                unexpected
-                    .iter()
-                    .any(|o| o["peer"] == peer && o["tag"] == 5 && o["length"] == MIB8),
-                "rank {r}'s unexpected 8 MiB from {peer}: {unexpected:?}"
-            );
+            check_unexpected_ssend(report, r, peer);
         }
         for r in [2usize, 3] {
             let recv = pending(report, r, "receive");
@@ -124,47 +95,17 @@ fn tag_mismatch_is_named() {
     };
     let (_job, live, cores) = check_job("hang_tag", &expected);
     for report in [&live, &cores] {
-        let mismatch = report["findings"][3]["summary"].as_str().unwrap();
-        assert!(
-            mismatch.starts_with(
-                "3 of 4 ranks of MPI_COMM_WORLD are in MPI_Barrier; rank 1 is in MPI_Recv"
-            ),
-            "{mismatch}"
-        );
-        let recv = pending(report, 1, "receive");
-        assert!(
-            recv.iter().any(|o| o["peer"] == 0 && o["tag"] == 2),
-            "{recv:?}"
-        );
-        let unexpected = pending(report, 1, "unexpected");
-        assert!(
-            unexpected
-                .iter()
-                .any(|o| o["peer"] == 0 && o["tag"] == 1 && o["length"] == 4),
-            "{unexpected:?}"
-        );
+        check_tag_mismatch(report, 3);
     }
 }
 
 #[test]
 fn chain_ends_at_the_rank_that_computes() {
     let _serial = one_at_a_time();
-    let expected = Expected {
-        cycles: vec![],
-        edges: vec![(1, 0, "receive"), (2, 1, "receive"), (3, 2, "receive")],
-        findings: vec![("waits_on_rank_outside_mpi", vec![1, 2, 3, 0])],
-        calls: [None, Some("MPI_Recv"), Some("MPI_Recv"), Some("MPI_Recv")],
-    };
-    let (job, live, cores) = check_job("hang_chain", &expected);
-    let line = job.source_line("/* HANG_LINE */");
-    let location = format!("compute at hang_chain.c:{line}");
+    let (job, live, cores) = check_job("hang_chain", &Expected::chain());
+    let location = chain_location(&job);
     for report in [&live, &cores] {
-        assert_eq!(
-            report["ranks"][0]["location"].as_str(),
-            Some(location.as_str()),
-            "{:#}",
-            report["ranks"][0]["threads"]
-        );
+        check_chain_location(report, &location);
         let summary = report["findings"][0]["summary"].as_str().unwrap();
         assert!(
             summary.contains(&format!("rank 0, which is outside MPI, in {location}")),
@@ -176,27 +117,9 @@ fn chain_ends_at_the_rank_that_computes() {
 #[test]
 fn cycle_across_three_communicators() {
     let _serial = one_at_a_time();
-    let expected = Expected {
-        cycles: vec![vec![0, 1, 2]],
-        edges: vec![
-            (0, 1, "receive"),
-            (1, 2, "receive"),
-            (2, 0, "receive"),
-            (3, 0, "receive"),
-        ],
-        findings: vec![
-            ("deadlock_cycle", vec![0, 1, 2]),
-            ("waits_on_deadlock", vec![3]),
-        ],
-        calls: [Some("MPI_Recv"); 4],
-    };
-    let (_job, live, cores) = check_job("hang_comms", &expected);
+    let (_job, live, cores) = check_job("hang_comms", &Expected::comms());
     for report in [&live, &cores] {
-        let summary = report["findings"][0]["summary"].as_str().unwrap();
-        assert!(
-            summary.contains("across 3 communicators (MPI_COMM_WORLD, pair02, pair12)"),
-            "{summary}"
-        );
+        check_comms(report);
         let by_from: Vec<(i64, String, Value, bool)> = report["edges"]
             .as_array()
             .unwrap()
@@ -218,13 +141,6 @@ fn cycle_across_three_communicators() {
                 (2, "pair02".into(), Value::from(3), false),
                 (3, "MPI_COMM_WORLD".into(), Value::Null, false),
             ]
-        );
-        // Rank 1 receives from its local rank 1 of pair12, world rank 2.
-        let recv = pending(report, 1, "receive");
-        assert!(
-            recv.iter()
-                .any(|o| o["communicator"] == "pair12" && o["peer"] == 2 && o["peer_local"] == 1),
-            "{recv:?}"
         );
     }
 }

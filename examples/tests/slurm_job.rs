@@ -16,7 +16,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use common::hung_job::HungJob;
-use common::job_checks::{check, cycles, one_at_a_time, Expected};
+use common::job_checks::{
+    chain_location, check, check_chain_location, cycles, one_at_a_time, Expected,
+};
 use common::slurm_cluster::SlurmCluster;
 
 /// `mpidd job ARGS --json` on the cluster: the report and the progress
@@ -98,24 +100,12 @@ fn chain_across_two_nodes_ends_at_the_rank_that_computes() {
     let _serial = one_at_a_time();
     let cluster = SlurmCluster::start("slurm-chain");
     let (job, id) = cluster.hung_job("slurm-chain-job", "hang_chain");
-    let expected = Expected {
-        cycles: vec![],
-        edges: vec![(1, 0, "receive"), (2, 1, "receive"), (3, 2, "receive")],
-        findings: vec![("waits_on_rank_outside_mpi", vec![1, 2, 3, 0])],
-        calls: [None, Some("MPI_Recv"), Some("MPI_Recv"), Some("MPI_Recv")],
-    };
+    let expected = Expected::chain();
     let (report, stderr) = job_json(&cluster, &["--slurm", &id]);
     check(&report, &expected, &job, "--slurm JOB");
     check_nodes(&cluster, &job, &report);
     check_agents_answered(&stderr);
-    let line = job.source_line("/* HANG_LINE */");
-    let location = format!("compute at hang_chain.c:{line}");
-    assert_eq!(
-        report["ranks"][0]["location"].as_str(),
-        Some(location.as_str()),
-        "{:#}",
-        report["ranks"][0]["threads"]
-    );
+    check_chain_location(&report, &chain_location(&job));
     job.assert_running_within(Duration::from_secs(5), "after mpidd job --slurm");
 }
 

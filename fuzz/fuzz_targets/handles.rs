@@ -1,6 +1,6 @@
 //! The MPICH handle resolver of `mpihandles` over an arbitrary synthetic
-//! process (see `src/lib.rs`) and an arbitrary layout of MPICH's handle
-//! objects (the synthetic MPICH of `src/lib.rs`'s `handles` module for the
+//! process (see `src/process.rs`) and an arbitrary layout of MPICH's
+//! handle objects (the synthetic MPICH of `src/handles.rs` for the
 //! process's pointer width, with offsets, widths and enumerator values
 //! changed or removed by the input): every kind of handle resolved from
 //! its C value and its Fortran INTEGER, statuses read at any address with
@@ -21,62 +21,25 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mpidd_fuzz::checks::{check_view, same};
 use mpidd_fuzz::{handles, limits, Cursor, Process, HANDLE_SYMBOLS};
-use mpidd_read::{Limits, TargetMemory};
+use mpidd_read::TargetMemory;
 use mpidd_types::TargetAddr;
 use mpihandles::mpich_handle_bits::MpichHandle;
-use mpihandles::{
-    Availability, Details, HandleError, HandleKind, HandleResolver, HandleView, Mpich, StatusView,
-    Topology,
-};
+use mpihandles::{HandleKind, HandleResolver, Mpich, StatusView};
 
 /// Most queries one input makes.
 const MAX_QUERIES: usize = 32;
 
-fn within<T>(a: &Availability<Vec<T>>, max: u64) {
-    if let Some(v) = a.value() {
-        assert!(v.len() as u64 <= max, "a list longer than the limits allow");
-    }
-}
-
-fn check_view(v: &HandleView, kind: HandleKind, limits: &Limits) {
-    assert_eq!(v.kind, kind, "a view of another kind");
-    let _ = serde_json::to_string(v).expect("a view serializes");
-    match &v.details {
-        Details::Comm(c) => {
-            within(&c.local_world_ranks, limits.max_table_entries);
-            within(&c.remote_world_ranks, limits.max_table_entries);
-            within(&c.attributes, limits.max_list_len);
-            if let Some(Topology::Cartesian { ndims, dims, .. }) = c.topology.value() {
-                assert!(dims.len() as u64 <= limits.max_table_entries);
-                assert_eq!(dims.len(), usize::try_from(*ndims).unwrap_or(0));
-            }
-        }
-        Details::Group(g) => within(&g.world_ranks, limits.max_table_entries),
-        Details::Info(i) => within(&i.entries, limits.max_list_len),
-        _ => {}
-    }
-}
-
 fn check_status(s: &StatusView) {
     let _ = serde_json::to_string(s).expect("a status serializes");
-}
-
-/// The same answer twice: the resolver keeps no state between calls that
-/// changes an answer, and the memory does not change.
-fn same<T: PartialEq + std::fmt::Debug>(a: &Result<T, HandleError>, b: &Result<T, HandleError>) {
-    match (a, b) {
-        (Ok(x), Ok(y)) => assert_eq!(x, y, "resolving twice gave two answers"),
-        (Err(x), Err(y)) => assert_eq!(x.to_string(), y.to_string()),
-        _ => panic!("resolving twice gave a view and an error"),
-    }
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, HANDLE_SYMBOLS);
     let word = process.abi().address_bytes() as u64;
-    let types = handles::table(&handles::parse(&mut c, word));
+    let types = handles::SPEC.read(&mut c, word);
     let limits = limits();
     let n = usize::from(c.u8()) % (MAX_QUERIES + 1);
     let queries: Vec<(u8, u64, u32)> = (0..n).map(|_| (c.u8(), c.u64(), c.u32())).collect();
@@ -101,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
                 };
                 let first = ask();
                 if let Ok(v) = &first {
-                    check_view(v, kind, &limits);
+                    check_view(v, kind, &limits, limits.max_list_len);
                 }
                 same(&first, &ask());
             }

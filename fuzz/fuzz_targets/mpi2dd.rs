@@ -1,6 +1,6 @@
 //! The MPI-2 reader and walker over arbitrary synthetic processes: one to
-//! eight processes (see `src/lib.rs` for each one's format), each read with
-//! both packings, then the whole job walked from the first. The connector
+//! eight processes (see `src/process.rs` for each one's format), each read
+//! with both packings, then the whole job walked from the first. The connector
 //! maps any pid to a process (pid modulo their number), so the tables can
 //! point anywhere in the job, themselves included; negative pids fail to
 //! connect.

@@ -1,5 +1,5 @@
 //! The native MPICH CH4 queue decoder over an arbitrary synthetic process
-//! (see `src/lib.rs`) and an arbitrary layout of MPICH's types (the
+//! (see `src/process.rs`) and an arbitrary layout of MPICH's types (the
 //! synthetic MPICH of the `handles` target, whose CH4 members and UCX's
 //! request are in it too, bent by the input): the decoder built directly
 //! and through detection, every queue read twice (the second time from the
@@ -13,10 +13,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mpidd_fuzz::checks::{assert_consistent, read_detected, read_twice};
 use mpidd_fuzz::{handles, limits, Cursor, Process, CH4_SYMBOLS};
 use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{compare, detect, MpichCh4, QueueDecoder};
+use mpiq_core::MpichCh4;
 
 fn check(q: &ProcessQueues, max: u64) {
     for c in &q.communicators {
@@ -29,36 +30,24 @@ fn check(q: &ProcessQueues, max: u64) {
             assert!(ops.operations().len() as u64 <= 8 * max);
         }
     }
-    let _ = serde_json::to_string(q).expect("the queues serialize");
-    assert!(
-        compare::compare(q, q).is_empty(),
-        "a reading differs from itself"
-    );
+    assert_consistent(q);
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, CH4_SYMBOLS);
     let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
-    let types = handles::table(&handles::parse(&mut c, word));
+    let types = handles::SPEC.read(&mut c, word);
     let limits = limits();
     let target = TargetParts {
         memory: &process,
         symbols: &process,
         layouts: &types,
     };
+    let check = |q: &ProcessQueues| check(q, limits.max_table_entries.max(limits.max_list_len));
     if let Ok(decoder) = MpichCh4::new(&target, "4.0.2", "ch4:ucx") {
-        if let Ok(first) = decoder.read_queues(&target, &limits) {
-            check(&first, limits.max_table_entries.max(limits.max_list_len));
-            let again = decoder
-                .read_queues(&target, &limits)
-                .expect("unchanged memory reads the same the second time");
-            assert_eq!(first, again, "the cached communicators changed the reading");
-        }
+        let differs = "the cached communicators changed the reading";
+        read_twice(&decoder, &target, &limits, check, differs);
     }
-    if let Ok(reader) = detect(&target, &limits) {
-        if let Ok(q) = reader.read_queues() {
-            check(&q, limits.max_table_entries.max(limits.max_list_len));
-        }
-    }
+    read_detected(&target, &limits, check);
 });

@@ -1,5 +1,5 @@
 //! The native MPICH CH3 queue decoder over an arbitrary synthetic process
-//! (see `src/lib.rs`) and an arbitrary layout of MPICH's types (the
+//! (see `src/process.rs`) and an arbitrary layout of MPICH's types (the
 //! synthetic MPICH of mpiq-core's tests, with offsets and sizes changed or
 //! removed by the input): the decoder built directly and through
 //! detection, every queue read twice (the second time from the
@@ -12,10 +12,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mpidd_fuzz::checks::{assert_consistent, read_detected, read_twice};
 use mpidd_fuzz::{limits, mpich, names, Cursor, Process};
 use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{compare, detect, MpichCh3, QueueDecoder};
+use mpiq_core::MpichCh3;
 
 fn check(q: &ProcessQueues, max: u64) {
     assert!(q.communicators.len() as u64 <= max);
@@ -28,11 +29,7 @@ fn check(q: &ProcessQueues, max: u64) {
             assert!(ops.operations().len() as u64 <= max);
         }
     }
-    let _ = serde_json::to_string(q).expect("the queues serialize");
-    assert!(
-        compare::compare(q, q).is_empty(),
-        "a reading differs from itself"
-    );
+    assert_consistent(q);
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -46,18 +43,10 @@ fuzz_target!(|data: &[u8]| {
         layouts: &types,
     };
     let _ = MpichCh3::missing(&types, &process);
+    let check = |q: &ProcessQueues| check(q, limits.max_list_len);
     if let Ok(decoder) = MpichCh3::new(&target, "4.0.2", "ch3:nemesis") {
-        if let Ok(first) = decoder.read_queues(&target, &limits) {
-            check(&first, limits.max_list_len);
-            let again = decoder
-                .read_queues(&target, &limits)
-                .expect("unchanged memory reads the same the second time");
-            assert_eq!(first, again, "the cached communicators changed the reading");
-        }
+        let differs = "the cached communicators changed the reading";
+        read_twice(&decoder, &target, &limits, check, differs);
     }
-    if let Ok(reader) = detect(&target, &limits) {
-        if let Ok(q) = reader.read_queues() {
-            check(&q, limits.max_list_len);
-        }
-    }
+    read_detected(&target, &limits, check);
 });

@@ -1,6 +1,6 @@
 //! The MPIR reader over an arbitrary synthetic process: any subset of the
-//! MPIR symbols, anywhere in any memory, with any sizes (see `src/lib.rs`
-//! for the input format). Also the debugger's two writes, which must touch
+//! MPIR symbols, anywhere in any memory, with any sizes (see
+//! `src/process.rs` for the input format). Also the debugger's two writes, which must touch
 //! nothing but their own variable.
 
 #![no_main]

@@ -1,7 +1,7 @@
 //! The Open MPI handle resolver of `mpihandles` over an arbitrary
-//! synthetic process (see `src/lib.rs`) and an arbitrary layout of Open
-//! MPI's handle objects (the synthetic layout of `src/lib.rs`'s
-//! `ompi_handles` module for the process's pointer width, with sizes,
+//! synthetic process (see `src/process.rs`) and an arbitrary layout of
+//! Open MPI's handle objects (the synthetic layout of
+//! `src/ompi_handles.rs` for the process's pointer width, with sizes,
 //! offsets, widths and enumerator values changed or removed by the input):
 //! every kind of handle resolved from its pointer and its Fortran INTEGER,
 //! statuses read at any address with and without a datatype, each twice.
@@ -20,51 +20,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mpidd_fuzz::checks::{check_view, same};
 use mpidd_fuzz::{limits, ompi_handles, Cursor, Process};
-use mpidd_read::{Limits, TargetMemory};
+use mpidd_read::TargetMemory;
 use mpidd_types::TargetAddr;
-use mpihandles::{
-    ompi_missing_layouts, Availability, Details, HandleError, HandleKind, HandleResolver,
-    HandleView, Ompi, Topology, OMPI_SYMBOLS,
-};
+use mpihandles::{ompi_missing_layouts, HandleKind, HandleResolver, Ompi, OMPI_SYMBOLS};
 
 /// Most queries one input makes.
 const MAX_QUERIES: usize = 32;
-
-fn within<T>(a: &Availability<Vec<T>>, max: u64) {
-    if let Some(v) = a.value() {
-        assert!(v.len() as u64 <= max, "a list longer than the limits allow");
-    }
-}
-
-fn check_view(v: &HandleView, kind: HandleKind, limits: &Limits) {
-    assert_eq!(v.kind, kind, "a view of another kind");
-    let _ = serde_json::to_string(v).expect("a view serializes");
-    match &v.details {
-        Details::Comm(c) => {
-            within(&c.local_world_ranks, limits.max_table_entries);
-            within(&c.remote_world_ranks, limits.max_table_entries);
-            within(&c.attributes, limits.max_table_entries);
-            if let Some(Topology::Cartesian { ndims, dims, .. }) = c.topology.value() {
-                assert!(dims.len() as u64 <= limits.max_table_entries);
-                assert_eq!(dims.len(), usize::try_from(*ndims).unwrap_or(0));
-            }
-        }
-        Details::Group(g) => within(&g.world_ranks, limits.max_table_entries),
-        Details::Info(i) => within(&i.entries, limits.max_list_len),
-        _ => {}
-    }
-}
-
-/// The same answer twice: the resolver keeps no state between calls that
-/// changes an answer, and the memory does not change.
-fn same<T: PartialEq + std::fmt::Debug>(a: &Result<T, HandleError>, b: &Result<T, HandleError>) {
-    match (a, b) {
-        (Ok(x), Ok(y)) => assert_eq!(x, y, "resolving twice gave two answers"),
-        (Err(x), Err(y)) => assert_eq!(x.to_string(), y.to_string()),
-        _ => panic!("resolving twice gave a view and an error"),
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
@@ -94,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
                 };
                 let first = ask();
                 if let Ok(v) = &first {
-                    check_view(v, kind, &limits);
+                    check_view(v, kind, &limits, limits.max_table_entries);
                 }
                 same(&first, &ask());
             }

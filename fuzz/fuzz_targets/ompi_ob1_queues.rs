@@ -1,7 +1,7 @@
 //! The native Open MPI ob1 queue decoder over an arbitrary synthetic
-//! process (see `src/lib.rs`) and an arbitrary layout of ob1's structures
-//! (the synthetic Open MPI of `src/lib.rs`'s `ob1` module, bent by the
-//! input): the decoder built directly and through detection, with every
+//! process (see `src/process.rs`) and an arbitrary layout of ob1's
+//! structures (the synthetic Open MPI of `src/ob1.rs`, bent by the input):
+//! the decoder built directly and through detection, with every
 //! queue read twice; the communicator table, the groups' procs, the
 //! wildcard and per-peer receive lists, the unexpected and out-of-order
 //! fragments (rings of rings), and the send requests' free list walked
@@ -14,11 +14,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mpidd_fuzz::checks::{assert_consistent, read_detected, read_twice};
 use mpidd_fuzz::{limits, names, ob1, Cursor, Process};
 use mpidd_read::Limits;
 use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::{compare, detect, identify, OmpiOb1, QueueDecoder};
+use mpiq_core::{identify, OmpiOb1};
 
 /// A reading holds at most `max_table_entries` communicators (the table's
 /// bound), in each at most `max_table_entries` pending sends (the send
@@ -35,18 +36,14 @@ fn check(q: &ProcessQueues, limits: &Limits) {
             assert!(n <= limits.max_list_len, "{n} operations in one queue");
         }
     }
-    let _ = serde_json::to_string(q).expect("the queues serialize");
-    assert!(
-        compare::compare(q, q).is_empty(),
-        "a reading differs from itself"
-    );
+    assert_consistent(q);
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let process = Process::parse(&mut c, names::OB1);
     let word = mpidd_read::TargetMemory::abi(&process).address_bytes() as u64;
-    let types = ob1::table(&ob1::parse(&mut c, word));
+    let types = ob1::SPEC.read(&mut c, word);
     let limits = limits();
     let target = TargetParts {
         memory: &process,
@@ -55,19 +52,16 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = OmpiOb1::missing(&types, &process);
     let _ = OmpiOb1::missing_layouts(&types);
+    let check = |q: &ProcessQueues| check(q, &limits);
     if let Ok(decoder) = OmpiOb1::new(&target, &limits) {
-        if let Ok(first) = decoder.read_queues(&target, &limits) {
-            check(&first, &limits);
-            let again = decoder
-                .read_queues(&target, &limits)
-                .expect("unchanged memory reads the same the second time");
-            assert_eq!(first, again, "a second reading differs");
-        }
+        read_twice(
+            &decoder,
+            &target,
+            &limits,
+            check,
+            "a second reading differs",
+        );
     }
     let _ = identify(&process, &process, &limits);
-    if let Ok(reader) = detect(&target, &limits) {
-        if let Ok(q) = reader.read_queues() {
-            check(&q, &limits);
-        }
-    }
+    read_detected(&target, &limits, check);
 });

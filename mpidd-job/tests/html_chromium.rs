@@ -7,6 +7,8 @@
 //! test fails and says what to install, because a test that skips itself
 //! proves nothing.
 
+mod common;
+
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::BufReader;
@@ -19,39 +21,17 @@ use mpidd_job::render_svg::to_svg;
 use mpidd_job::synthetic::SyntheticRank;
 use mpidd_job::{analyze, JobReport};
 
+use common::{blocked_in, head_to_head};
+
 const CHROMIUM: &str = "/usr/bin/chromium";
 const INSTALL: &str = "apt-get install chromium graphviz";
-const WORLD: &str = "MPI_COMM_WORLD";
 
 /// An eight-rank job on two hosts: 0 and 1 `MPI_Ssend` to each other, 2
 /// and 3 wait on 0, 4 to 6 are in the barrier, 7 computes.
 fn hung_job() -> JobReport {
-    let call = |c| vec!["_start", "main", c, "MPIDI_CH3I_Progress", "poll"];
-    let big = 8 << 20;
-    let mut readings = vec![
-        SyntheticRank::new(0, 8)
-            .unexpected(WORLD, 1, 5, big, true)
-            .stack(&call("MPI_Ssend"))
-            .reading(),
-        SyntheticRank::new(1, 8)
-            .unexpected(WORLD, 0, 5, big, true)
-            .stack(&call("MPI_Ssend"))
-            .reading(),
-    ];
-    for r in 2..4 {
-        readings.push(
-            SyntheticRank::new(r, 8)
-                .receive(WORLD, 0, Some(9))
-                .stack(&call("MPI_Recv"))
-                .reading(),
-        );
-    }
+    let mut readings = head_to_head(8);
     for r in 4..7 {
-        readings.push(
-            SyntheticRank::new(r, 8)
-                .stack(&call("MPI_Barrier"))
-                .reading(),
-        );
+        readings.push(blocked_in(r, 8, "MPI_Barrier"));
     }
     readings.push(
         SyntheticRank::new(7, 8)

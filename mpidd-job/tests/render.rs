@@ -3,6 +3,8 @@
 //! DOT and HTML, and Graphviz draws one node per rank and one edge per
 //! wait.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -12,44 +14,14 @@ use mpidd_job::render_svg::{dot_to_svg, to_svg, RenderError};
 use mpidd_job::synthetic::SyntheticRank;
 use mpidd_job::{analyze, JobReport};
 
-const WORLD: &str = "MPI_COMM_WORLD";
-
-fn in_call(call: &str) -> Vec<&str> {
-    vec!["_start", "main", call, "MPIDI_CH3I_Progress", "poll"]
-}
+use common::{blocked_in, in_call, receiving, WORLD};
 
 fn ring() -> JobReport {
-    let readings: Vec<_> = (0..4)
-        .map(|r| {
-            SyntheticRank::new(r, 4)
-                .receive(WORLD, (r + 3) % 4, Some(0))
-                .stack(&in_call("MPI_Recv"))
-                .reading()
-        })
-        .collect();
-    analyze(&readings)
+    analyze(&common::ring(4))
 }
 
 fn head_to_head() -> JobReport {
-    let big = 8 << 20;
-    analyze(&[
-        SyntheticRank::new(0, 4)
-            .unexpected(WORLD, 1, 5, big, true)
-            .stack(&in_call("MPI_Ssend"))
-            .reading(),
-        SyntheticRank::new(1, 4)
-            .unexpected(WORLD, 0, 5, big, true)
-            .stack(&in_call("MPI_Ssend"))
-            .reading(),
-        SyntheticRank::new(2, 4)
-            .receive(WORLD, 0, Some(9))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(3, 4)
-            .receive(WORLD, 0, Some(9))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-    ])
+    analyze(&common::head_to_head(4))
 }
 
 /// Names as a corrupt or malicious target could hold them.
@@ -241,10 +213,7 @@ fn head_to_head_has_a_red_pair_and_two_waiters() {
 #[test]
 fn any_source_edges_are_dashed_and_untagged_receives_say_any() {
     let report = analyze(&[
-        SyntheticRank::new(0, 3)
-            .receive(WORLD, -1, None)
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
+        receiving(0, 3, -1, None),
         SyntheticRank::new(1, 3)
             .stack(&["main", "busy.c:42@compute"])
             .reading(),
@@ -383,17 +352,9 @@ fn big_jobs_collapse_into_a_small_graph() {
     let n = 3000;
     let readings: Vec<_> = (0..n)
         .map(|r| match r {
-            0 | 1 => SyntheticRank::new(r, n)
-                .receive(WORLD, 1 - r, Some(0))
-                .stack(&in_call("MPI_Recv"))
-                .reading(),
-            2..=999 => SyntheticRank::new(r, n)
-                .receive(WORLD, 0, Some(4))
-                .stack(&in_call("MPI_Recv"))
-                .reading(),
-            _ => SyntheticRank::new(r, n)
-                .stack(&in_call("MPI_Barrier"))
-                .reading(),
+            0 | 1 => receiving(r, n, 1 - r, Some(0)),
+            2..=999 => receiving(r, n, 0, Some(4)),
+            _ => blocked_in(r, n, "MPI_Barrier"),
         })
         .collect();
     let report = analyze(&readings);
@@ -446,16 +407,10 @@ fn a_huge_ring_is_bounded() {
 
 #[test]
 fn many_hosts_get_one_box_each() {
-    let readings: Vec<_> = (0..40)
-        .map(|r| {
-            let mut reading = SyntheticRank::new(r, 40)
-                .receive(WORLD, (r + 39) % 40, Some(0))
-                .stack(&in_call("MPI_Recv"))
-                .reading();
-            reading.host = Some(format!("node{}", r / 10));
-            reading
-        })
-        .collect();
+    let mut readings = common::ring(40);
+    for (r, reading) in readings.iter_mut().enumerate() {
+        reading.host = Some(format!("node{}", r / 10));
+    }
     let dot = to_dot(&analyze(&readings));
     for h in 0..4 {
         assert!(

@@ -1,14 +1,12 @@
 //! The hangs the job analysis must name, described rank by rank as a
 //! decoder would read them, with the expected graph worked out by hand.
 
+mod common;
+
 use mpidd_job::synthetic::SyntheticRank;
 use mpidd_job::{analyze, Edge, FindingKind, JobReport, OperationKind, RankState};
 
-const WORLD: &str = "MPI_COMM_WORLD";
-
-fn in_call(call: &str) -> Vec<&str> {
-    vec!["_start", "main", call, "MPIDI_CH3I_Progress", "poll"]
-}
+use common::{blocked_in, head_to_head, in_call, receiving, ring, MIB8, WORLD};
 
 fn edges(report: &JobReport) -> Vec<(i64, i64, OperationKind)> {
     report
@@ -29,15 +27,7 @@ fn kinds(report: &JobReport) -> Vec<(FindingKind, Vec<i64>)> {
 #[test]
 fn a_ring_of_blocking_receives_is_one_cycle() {
     // Every rank receives from its left neighbour before it sends.
-    let readings: Vec<_> = (0..4)
-        .map(|r| {
-            SyntheticRank::new(r, 4)
-                .receive(WORLD, (r + 3) % 4, Some(0))
-                .stack(&in_call("MPI_Recv"))
-                .reading()
-        })
-        .collect();
-    let report = analyze(&readings);
+    let report = analyze(&ring(4));
     assert_eq!(report.cycles, vec![vec![0, 3, 2, 1]]);
     assert_eq!(
         edges(&report),
@@ -67,15 +57,7 @@ fn a_ring_of_blocking_receives_is_one_cycle() {
 #[test]
 fn a_long_ring_is_summarized_in_its_line_and_whole_in_its_data() {
     let n = 64;
-    let readings: Vec<_> = (0..n)
-        .map(|r| {
-            SyntheticRank::new(r, n)
-                .receive(WORLD, (r + n - 1) % n, Some(0))
-                .stack(&in_call("MPI_Recv"))
-                .reading()
-        })
-        .collect();
-    let report = analyze(&readings);
+    let report = analyze(&ring(n));
     let ring: Vec<i64> = std::iter::once(0).chain((1..n).rev()).collect();
     assert_eq!(report.cycles, vec![ring.clone()]);
     let finding = &report.findings[0];
@@ -103,26 +85,7 @@ fn head_to_head_ssends_are_inferred_from_unexpected_rendezvous_requests() {
     // 0 and 1 MPI_Ssend 8 MiB to each other: neither send is in a send
     // queue, each waits at the other as a rendezvous request. 2 and 3
     // receive from 0.
-    let big = 8 << 20;
-    let readings = vec![
-        SyntheticRank::new(0, 4)
-            .unexpected(WORLD, 1, 5, big, true)
-            .stack(&in_call("MPI_Ssend"))
-            .reading(),
-        SyntheticRank::new(1, 4)
-            .unexpected(WORLD, 0, 5, big, true)
-            .stack(&in_call("MPI_Ssend"))
-            .reading(),
-        SyntheticRank::new(2, 4)
-            .receive(WORLD, 0, Some(9))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(3, 4)
-            .receive(WORLD, 0, Some(9))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-    ];
-    let report = analyze(&readings);
+    let report = analyze(&head_to_head(4));
     assert_eq!(report.cycles, vec![vec![0, 1]]);
     assert_eq!(
         edges(&report),
@@ -145,7 +108,7 @@ fn head_to_head_ssends_are_inferred_from_unexpected_rendezvous_requests() {
     assert!(zero
         .pending
         .iter()
-        .any(|o| o.kind == OperationKind::InferredSend && o.peer == 1 && o.length == big));
+        .any(|o| o.kind == OperationKind::InferredSend && o.peer == 1 && o.length == MIB8));
 }
 
 #[test]
@@ -153,20 +116,14 @@ fn a_tag_mismatch_is_named() {
     // 0 sent tag 1 to 1 (eager, done) and went on to the barrier; 1 waits
     // for tag 2 from 0; 2 and 3 are in the barrier.
     let readings = vec![
-        SyntheticRank::new(0, 4)
-            .stack(&in_call("MPI_Barrier"))
-            .reading(),
+        blocked_in(0, 4, "MPI_Barrier"),
         SyntheticRank::new(1, 4)
             .receive(WORLD, 0, Some(2))
             .unexpected(WORLD, 0, 1, 4, false)
             .stack(&in_call("MPI_Recv"))
             .reading(),
-        SyntheticRank::new(2, 4)
-            .stack(&in_call("MPI_Barrier"))
-            .reading(),
-        SyntheticRank::new(3, 4)
-            .stack(&in_call("MPI_Barrier"))
-            .reading(),
+        blocked_in(2, 4, "MPI_Barrier"),
+        blocked_in(3, 4, "MPI_Barrier"),
     ];
     let report = analyze(&readings);
     // 0 waits in the barrier for 1, the one rank that has not entered
@@ -211,18 +168,9 @@ fn a_chain_ends_at_the_rank_that_computes() {
         SyntheticRank::new(0, 4)
             .stack(&["_start", "main", "busy.c:42@compute"])
             .reading(),
-        SyntheticRank::new(1, 4)
-            .receive(WORLD, 0, Some(0))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(2, 4)
-            .receive(WORLD, 1, Some(0))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(3, 4)
-            .receive(WORLD, 2, Some(0))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
+        receiving(1, 4, 0, Some(0)),
+        receiving(2, 4, 1, Some(0)),
+        receiving(3, 4, 2, Some(0)),
     ];
     let report = analyze(&readings);
     assert!(report.cycles.is_empty());
@@ -261,10 +209,7 @@ fn a_cycle_across_two_communicators() {
             .receive("pair02", 0, Some(3))
             .stack(&in_call("MPI_Recv"))
             .reading(),
-        SyntheticRank::new(3, 4)
-            .receive(WORLD, 0, None)
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
+        receiving(3, 4, 0, None),
     ];
     let report = analyze(&readings);
     assert_eq!(report.cycles, vec![vec![0, 1, 2]]);
@@ -286,10 +231,7 @@ fn a_cycle_across_two_communicators() {
 fn any_source_receives_wait_on_every_other_member() {
     // 0 receives from anyone; everyone else computes: no deadlock.
     let readings = vec![
-        SyntheticRank::new(0, 3)
-            .receive(WORLD, -1, Some(1))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
+        receiving(0, 3, -1, Some(1)),
         SyntheticRank::new(1, 3)
             .stack(&["main", "app.c:7@work"])
             .reading(),
@@ -319,12 +261,7 @@ fn any_source_receives_wait_on_every_other_member() {
 #[test]
 fn an_unreadable_rank_is_reported_and_the_rest_analysed() {
     let mut readings: Vec<_> = (0..2)
-        .map(|r| {
-            SyntheticRank::new(r, 3)
-                .receive(WORLD, (r + 1) % 2, Some(0))
-                .stack(&in_call("MPI_Recv"))
-                .reading()
-        })
+        .map(|r| receiving(r, 3, (r + 1) % 2, Some(0)))
         .collect();
     readings.push(mpidd_job::RankReading::failed(
         "pid 4242".into(),
@@ -344,10 +281,7 @@ fn an_unreadable_rank_is_reported_and_the_rest_analysed() {
 
 #[test]
 fn a_reading_with_a_negative_world_rank_is_not_matched_and_does_not_panic() {
-    let mut odd = SyntheticRank::new(0, 2)
-        .receive(WORLD, 1, Some(0))
-        .stack(&in_call("MPI_Recv"))
-        .reading();
+    let mut odd = receiving(0, 2, 1, Some(0));
     odd.world_rank = Some(-5);
     let report = analyze(&[odd]);
     assert!(report.edges.is_empty());
@@ -407,13 +341,7 @@ fn a_ring_whose_queues_cannot_be_read_is_a_deadlock_from_stacks_alone() {
 #[test]
 fn probes_that_nothing_satisfies_are_a_global_deadlock() {
     // Queues read and empty: a probe posts no receive.
-    let readings: Vec<_> = (0..4)
-        .map(|r| {
-            SyntheticRank::new(r, 4)
-                .stack(&in_call("MPI_Probe"))
-                .reading()
-        })
-        .collect();
+    let readings: Vec<_> = (0..4).map(|r| blocked_in(r, 4, "MPI_Probe")).collect();
     let report = analyze(&readings);
     assert_eq!(
         kinds(&report),
@@ -437,9 +365,7 @@ fn a_message_in_flight_is_no_global_deadlock() {
             .unexpected(WORLD, 1, 5, 4, false)
             .stack(&in_call("MPI_Recv"))
             .reading(),
-        SyntheticRank::new(1, 2)
-            .stack(&in_call("MPI_Probe"))
-            .reading(),
+        blocked_in(1, 2, "MPI_Probe"),
     ];
     let report = analyze(&readings);
     assert!(!kinds(&report)
@@ -450,20 +376,10 @@ fn a_message_in_flight_is_no_global_deadlock() {
 #[test]
 fn a_receive_from_itself_is_a_cycle_of_one() {
     let readings = vec![
-        SyntheticRank::new(0, 4)
-            .receive(WORLD, 0, Some(61))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(1, 4)
-            .receive(WORLD, 0, Some(61))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(2, 4)
-            .stack(&in_call("MPI_Barrier"))
-            .reading(),
-        SyntheticRank::new(3, 4)
-            .stack(&in_call("MPI_Barrier"))
-            .reading(),
+        receiving(0, 4, 0, Some(61)),
+        receiving(1, 4, 0, Some(61)),
+        blocked_in(2, 4, "MPI_Barrier"),
+        blocked_in(3, 4, "MPI_Barrier"),
     ];
     let report = analyze(&readings);
     assert_eq!(report.cycles, vec![vec![0]]);
@@ -482,16 +398,9 @@ fn a_receive_from_itself_is_a_cycle_of_one() {
 fn a_rank_that_exited_is_waited_on() {
     let readings = vec![
         SyntheticRank::new(0, 4).exited().reading(),
-        SyntheticRank::new(1, 4)
-            .receive(WORLD, 0, Some(41))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
-        SyntheticRank::new(2, 4)
-            .stack(&in_call("MPI_Finalize"))
-            .reading(),
-        SyntheticRank::new(3, 4)
-            .stack(&in_call("MPI_Finalize"))
-            .reading(),
+        receiving(1, 4, 0, Some(41)),
+        blocked_in(2, 4, "MPI_Finalize"),
+        blocked_in(3, 4, "MPI_Finalize"),
     ];
     let report = analyze(&readings);
     assert_eq!(report.ranks[0].state, RankState::Exited);
@@ -543,13 +452,7 @@ fn waitany_needs_one_request_and_waitall_every_one() {
 
 #[test]
 fn every_rank_in_one_collective_is_no_deadlock_claimed() {
-    let readings: Vec<_> = (0..4)
-        .map(|r| {
-            SyntheticRank::new(r, 4)
-                .stack(&in_call("MPI_Allreduce"))
-                .reading()
-        })
-        .collect();
+    let readings: Vec<_> = (0..4).map(|r| blocked_in(r, 4, "MPI_Allreduce")).collect();
     let report = analyze(&readings);
     assert!(report.edges.is_empty());
     assert!(report.findings.is_empty(), "{:?}", report.findings);
@@ -572,10 +475,7 @@ fn a_rank_that_sleeps_first_is_advised_to_be_looked_at_again() {
                 "clock_nanosleep",
             ])
             .reading(),
-        SyntheticRank::new(1, 2)
-            .receive(WORLD, 0, Some(1))
-            .stack(&in_call("MPI_Recv"))
-            .reading(),
+        receiving(1, 2, 0, Some(1)),
     ];
     let report = analyze(&readings);
     assert!(headline(&report).starts_with("HUNG OR SLOW"));
@@ -589,9 +489,7 @@ fn a_rank_that_sleeps_first_is_advised_to_be_looked_at_again() {
 
 #[test]
 fn the_world_rank_source_is_reported() {
-    let report = analyze(&[SyntheticRank::new(0, 1)
-        .stack(&in_call("MPI_Recv"))
-        .reading()]);
+    let report = analyze(&[blocked_in(0, 1, "MPI_Recv")]);
     assert_eq!(
         report.ranks[0].basis.world_rank.as_deref(),
         Some("synthetic")

@@ -47,6 +47,62 @@ impl Expected {
             calls: [Some("MPI_Recv"); 4],
         }
     }
+
+    /// tests/mpich/hang_ssend.c: ranks 0 and 1 `MPI_Ssend` 8 MiB to each
+    /// other, a cycle whose edges are of the kind `send` (as the MPI
+    /// shows the sends: pending in memory, or inferred from the peer's
+    /// unexpected queue), and ranks 2 and 3 receive from 0.
+    pub fn head_to_head(send: &'static str) -> Expected {
+        Expected {
+            cycles: vec![vec![0, 1]],
+            edges: vec![
+                (0, 1, send),
+                (1, 0, send),
+                (2, 0, "receive"),
+                (3, 0, "receive"),
+            ],
+            findings: vec![
+                ("deadlock_cycle", vec![0, 1]),
+                ("waits_on_deadlock", vec![2, 3]),
+            ],
+            calls: [
+                Some("MPI_Ssend"),
+                Some("MPI_Ssend"),
+                Some("MPI_Recv"),
+                Some("MPI_Recv"),
+            ],
+        }
+    }
+
+    /// tests/mpich/hang_chain.c: ranks 1 to 3 each receive from the one
+    /// before, and rank 0 computes outside MPI.
+    pub fn chain() -> Expected {
+        Expected {
+            cycles: vec![],
+            edges: vec![(1, 0, "receive"), (2, 1, "receive"), (3, 2, "receive")],
+            findings: vec![("waits_on_rank_outside_mpi", vec![1, 2, 3, 0])],
+            calls: [None, Some("MPI_Recv"), Some("MPI_Recv"), Some("MPI_Recv")],
+        }
+    }
+
+    /// tests/mpich/hang_comms.c: ranks 0, 1 and 2 receive from each other
+    /// in a cycle through three communicators, and rank 3 from rank 0.
+    pub fn comms() -> Expected {
+        Expected {
+            cycles: vec![vec![0, 1, 2]],
+            edges: vec![
+                (0, 1, "receive"),
+                (1, 2, "receive"),
+                (2, 0, "receive"),
+                (3, 0, "receive"),
+            ],
+            findings: vec![
+                ("deadlock_cycle", vec![0, 1, 2]),
+                ("waits_on_deadlock", vec![3]),
+            ],
+            calls: [Some("MPI_Recv"); 4],
+        }
+    }
 }
 
 /// Runs `mpidd job ARGS` and returns its standard output; it must exit 0.
@@ -246,4 +302,86 @@ pub fn pending<'a>(report: &'a Value, rank: usize, kind: &str) -> Vec<&'a Value>
         .iter()
         .filter(|o| o["kind"] == kind)
         .collect()
+}
+
+/// tests/mpich/hang_ring.c: each rank's one pending receive is from its
+/// right neighbour, tag 0, on the world.
+pub fn check_ring_receives(report: &Value) {
+    for r in 0..4 {
+        let recv = pending(report, r, "receive");
+        assert_eq!(recv.len(), 1, "rank {r}: {recv:?}");
+        assert_eq!(recv[0]["peer"], (r as i64 + 3) % 4);
+        assert_eq!(recv[0]["tag"], 0);
+        assert_eq!(recv[0]["communicator"], "MPI_COMM_WORLD");
+    }
+}
+
+/// tests/mpich/hang_ssend.c: the 8 MiB (tag 5) that `peer` sends waits in
+/// rank `r`'s unexpected queue.
+pub fn check_unexpected_ssend(report: &Value, r: usize, peer: i64) {
+    let unexpected = pending(report, r, "unexpected");
+    assert!(
+        unexpected
+            .iter()
+            .any(|o| o["peer"] == peer && o["tag"] == 5 && o["length"] == MIB8),
+        "rank {r}'s unexpected 8 MiB from {peer}: {unexpected:?}"
+    );
+}
+
+/// tests/mpich/hang_tag.c: the collective mismatch (the report's finding
+/// number `finding`) names rank 1 in `MPI_Recv`, which waits for tag 2
+/// from rank 0 while rank 0's tag 1 sits in its unexpected queue.
+pub fn check_tag_mismatch(report: &Value, finding: usize) {
+    let mismatch = report["findings"][finding]["summary"].as_str().unwrap();
+    assert!(
+        mismatch.starts_with(
+            "3 of 4 ranks of MPI_COMM_WORLD are in MPI_Barrier; rank 1 is in MPI_Recv"
+        ),
+        "{mismatch}"
+    );
+    let recv = pending(report, 1, "receive");
+    assert!(
+        recv.iter().any(|o| o["peer"] == 0 && o["tag"] == 2),
+        "{recv:?}"
+    );
+    let unexpected = pending(report, 1, "unexpected");
+    assert!(
+        unexpected
+            .iter()
+            .any(|o| o["peer"] == 0 && o["tag"] == 1 && o["length"] == 4),
+        "{unexpected:?}"
+    );
+}
+
+/// tests/mpich/hang_chain.c: where rank 0 computes, as the report says it.
+pub fn chain_location(job: &HungJob) -> String {
+    let line = job.source_line("/* HANG_LINE */");
+    format!("compute at hang_chain.c:{line}")
+}
+
+/// tests/mpich/hang_chain.c: rank 0 is at `location` ([`chain_location`]).
+pub fn check_chain_location(report: &Value, location: &str) {
+    assert_eq!(
+        report["ranks"][0]["location"].as_str(),
+        Some(location),
+        "{:#}",
+        report["ranks"][0]["threads"]
+    );
+}
+
+/// tests/mpich/hang_comms.c: the cycle's summary names its three
+/// communicators, and rank 1 receives from its local rank 1 of pair12,
+/// world rank 2.
+pub fn check_comms(report: &Value) {
+    let summary = report["findings"][0]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("across 3 communicators (MPI_COMM_WORLD, pair02, pair12)"),
+        "{summary}"
+    );
+    let recv = pending(report, 1, "receive");
+    assert!(
+        recv.iter()
+            .any(|o| o["communicator"] == "pair12" && o["peer"] == 2 && o["peer_local"] == 1),
+        "{recv:?}"
+    );
 }

@@ -16,293 +16,34 @@
 //! else the CRC32 the debuglink records. Every candidate that exists but is
 //! refused is kept with its reason ([`DebugLookup::rejected`]), so a user
 //! can tell "found, but from another build" from "not installed".
+//!
+//! The search is here; `build_id.rs` reads the build-ids it matches by
+//! (and that other parts of the crate key objects by), and `lookup.rs`
+//! holds what a search gives back. Like the rest of `symbols`, this folder
+//! reads files through `backend` only, never through `dwarf`, `layouts` or
+//! `targets`.
+
+mod build_id;
+mod lookup;
 
 use std::ffi::OsStr;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use object::Object;
 
 use crate::backend::core_file::map_file;
 use crate::backend::file_identity::{file_key, os_file_name, FileKey};
-use crate::symbols::symbol_error::SymbolError;
+
+use build_id::BUILD_ID_LEN;
+pub use build_id::{build_id, build_id_from_bytes, build_id_in_headers};
+use lookup::{hex, MAX_PATH_LEN};
+pub use lookup::{DebugFile, DebugLookup, MatchedBy, RejectReason, Rejection};
 
 /// Where distributions install debug files.
 pub const DEFAULT_DEBUG_ROOT: &str = "/usr/lib/debug";
 
-/// Longest candidate path tried, in bytes: Linux's `PATH_MAX`.
-const MAX_PATH_LEN: usize = 4096;
 /// Longest debuglink name accepted, in bytes: Linux's `NAME_MAX`.
 const MAX_NAME_LEN: usize = 255;
-/// Build-ids are 8 (xxhash), 16 (md5, uuid) or 20 (sha1) bytes; anything
-/// outside this range is not a build-id a debug directory indexes.
-const BUILD_ID_LEN: std::ops::RangeInclusive<usize> = 2..=64;
-
-/// The build-id of the ELF file at `path`: the `NT_GNU_BUILD_ID` note's
-/// bytes, or `None` when it has none.
-pub fn build_id(path: &Path) -> Result<Option<Vec<u8>>, SymbolError> {
-    let shown = || path.display().to_string();
-    let data = map_file(path).map_err(|cause| SymbolError::Io {
-        path: shown(),
-        cause,
-    })?;
-    build_id_from_bytes(&data)
-        .map(|id| id.map(<[u8]>::to_vec))
-        .map_err(|e| match e {
-            SymbolError::Malformed { reason } => SymbolError::Parse {
-                path: shown(),
-                reason,
-            },
-            other => other,
-        })
-}
-
-/// The build-id of an ELF file held in memory.
-///
-/// ```
-/// use mpidd_read::build_id_from_bytes;
-///
-/// assert!(build_id_from_bytes(b"not an ELF file").is_err());
-/// ```
-pub fn build_id_from_bytes(data: &[u8]) -> Result<Option<&[u8]>, SymbolError> {
-    let malformed = |e: object::Error| SymbolError::Malformed {
-        reason: e.to_string(),
-    };
-    object::File::parse(data)
-        .map_err(malformed)?
-        .build_id()
-        .map_err(malformed)
-}
-
-/// The build-id note of an ELF image whose first bytes are `image`, as
-/// the object is mapped: the ELF header, the program headers and the
-/// notes sit in the first page of a typical object, at file offsets equal
-/// to their addresses from the object's base. `None` when the bytes are
-/// not an ELF header or hold no such note (section headers, which a
-/// mapped image lacks, are not needed).
-///
-/// ```
-/// assert_eq!(mpidd_read::build_id_in_headers(b"not an ELF image"), None);
-/// ```
-pub fn build_id_in_headers(image: &[u8]) -> Option<Vec<u8>> {
-    match object::FileKind::parse(image).ok()? {
-        object::FileKind::Elf64 => {
-            build_id_in::<object::elf::FileHeader64<object::Endianness>>(image)
-        }
-        object::FileKind::Elf32 => {
-            build_id_in::<object::elf::FileHeader32<object::Endianness>>(image)
-        }
-        _ => None,
-    }
-}
-
-fn build_id_in<Elf: object::read::elf::FileHeader<Endian = object::Endianness>>(
-    image: &[u8],
-) -> Option<Vec<u8>> {
-    use object::read::elf::ProgramHeader;
-    let header = Elf::parse(image).ok()?;
-    let endian = header.endian().ok()?;
-    for ph in header.program_headers(endian, image).ok()? {
-        let Ok(Some(mut notes)) = ph.notes(endian, image) else {
-            continue;
-        };
-        while let Ok(Some(note)) = notes.next() {
-            if note.name() == object::elf::ELF_NOTE_GNU
-                && note.n_type(endian) == object::elf::NT_GNU_BUILD_ID
-            {
-                return Some(note.desc().to_vec());
-            }
-        }
-    }
-    None
-}
-
-/// How a debug file was matched to its object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MatchedBy {
-    /// Both carry the same build-id.
-    BuildId,
-    /// The object's `.gnu_debuglink` names it and its CRC32 matches (or,
-    /// when the object has a build-id, its build-id does).
-    DebugLink,
-}
-
-/// A separate debug file accepted for an object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DebugFile {
-    /// Where it is.
-    pub path: PathBuf,
-    /// How it was matched.
-    pub matched_by: MatchedBy,
-}
-
-/// Why a candidate debug file was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RejectReason {
-    /// The object itself could not be read, so nothing says which debug
-    /// file is its.
-    ObjectUnreadable {
-        /// What went wrong.
-        reason: String,
-    },
-    /// The object's build-id has a length no debug directory indexes.
-    BuildIdUnusable {
-        /// Its length in bytes.
-        len: usize,
-    },
-    /// The object's `.gnu_debuglink` name is not a plain file name (it is
-    /// empty, too long, `.` or `..`, or has a `/`), so it is not followed.
-    BadDebugLinkName {
-        /// The name, lossily decoded.
-        name: String,
-    },
-    /// The candidate's path is longer than `PATH_MAX`.
-    PathTooLong {
-        /// Its length in bytes.
-        len: usize,
-    },
-    /// The candidate is a directory, device or pipe.
-    NotRegularFile,
-    /// The candidate is the object itself.
-    SameFileAsObject,
-    /// The candidate is empty.
-    Empty,
-    /// The candidate could not be read.
-    Unreadable {
-        /// The OS error.
-        reason: String,
-    },
-    /// The candidate is not an ELF file `object` can parse.
-    NotElf {
-        /// What the parser said.
-        reason: String,
-    },
-    /// The candidate belongs to another build.
-    BuildIdMismatch {
-        /// The object's build-id.
-        expected: Vec<u8>,
-        /// The candidate's, if it has one.
-        found: Option<Vec<u8>>,
-    },
-    /// The candidate's CRC32 is not the one the object's debuglink records.
-    CrcMismatch {
-        /// The CRC the debuglink records.
-        expected: u32,
-        /// The candidate's.
-        found: u32,
-    },
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-impl fmt::Display for RejectReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RejectReason::ObjectUnreadable { reason } => {
-                write!(f, "the object cannot be read: {reason}")
-            }
-            RejectReason::BuildIdUnusable { len } => write!(
-                f,
-                "its build-id is {len} bytes long, outside {}..={}",
-                BUILD_ID_LEN.start(),
-                BUILD_ID_LEN.end()
-            ),
-            RejectReason::BadDebugLinkName { name } => write!(
-                f,
-                "its .gnu_debuglink names {name:?}, which is not a plain file name"
-            ),
-            RejectReason::PathTooLong { len } => {
-                write!(f, "path is {len} bytes, longer than {MAX_PATH_LEN}")
-            }
-            RejectReason::NotRegularFile => f.write_str("not a regular file"),
-            RejectReason::SameFileAsObject => f.write_str("it is the object itself"),
-            RejectReason::Empty => f.write_str("empty file"),
-            RejectReason::Unreadable { reason } => write!(f, "cannot read it: {reason}"),
-            RejectReason::NotElf { reason } => write!(f, "not an ELF file: {reason}"),
-            RejectReason::BuildIdMismatch { expected, found } => match found {
-                Some(found) => write!(
-                    f,
-                    "build-id {} differs from the object's {}: a debug file of another build",
-                    hex(found),
-                    hex(expected)
-                ),
-                None => write!(
-                    f,
-                    "it has no build-id, but the object's is {}",
-                    hex(expected)
-                ),
-            },
-            RejectReason::CrcMismatch { expected, found } => write!(
-                f,
-                "CRC32 {found:08x} differs from {expected:08x} that the object's \
-                 .gnu_debuglink records: a debug file of another build"
-            ),
-        }
-    }
-}
-
-/// A candidate debug file that was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    /// The candidate, or the object when the fault is in the object itself
-    /// (an unreadable object, an unusable build-id or debuglink name).
-    pub path: PathBuf,
-    /// Why.
-    pub reason: RejectReason,
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.reason)
-    }
-}
-
-/// The result of a search: the debug file, if one matched, every path
-/// tried and every candidate refused.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DebugLookup {
-    found: Option<DebugFile>,
-    tried: Vec<PathBuf>,
-    rejected: Vec<Rejection>,
-}
-
-impl DebugLookup {
-    /// The accepted debug file.
-    pub fn found(&self) -> Option<&DebugFile> {
-        self.found.as_ref()
-    }
-
-    /// The accepted debug file, by value.
-    pub fn into_found(self) -> Option<DebugFile> {
-        self.found
-    }
-
-    /// Every candidate path looked at, in search order, whether or not a
-    /// file was there.
-    pub fn tried(&self) -> &[PathBuf] {
-        &self.tried
-    }
-
-    /// Candidates that exist but were refused, and why.
-    pub fn rejected(&self) -> &[Rejection] {
-        &self.rejected
-    }
-
-    /// Splits into the accepted file and the refusals.
-    pub fn into_parts(self) -> (Option<DebugFile>, Vec<Rejection>) {
-        (self.found, self.rejected)
-    }
-
-    fn reject(&mut self, path: &Path, reason: RejectReason) {
-        self.rejected.push(Rejection {
-            path: path.to_path_buf(),
-            reason,
-        });
-    }
-}
 
 /// What identifies the right debug file.
 #[derive(Clone, Copy)]
@@ -596,6 +337,7 @@ fn verify_candidate(data: &[u8], expect: Expect<'_>) -> Result<(), RejectReason>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::symbols::symbol_error::SymbolError;
     use object::write;
     use object::{Architecture, BinaryFormat, Endianness, SectionKind};
 
