@@ -2,7 +2,9 @@
 //! every node of a job (`srun --overlap --ntasks-per-node=1`); each reads
 //! the ranks of its own node and writes them to its standard output in the
 //! stream format of `mpidd_job::agent_stream` (docs/slurm.md), which
-//! `srun` brings back to `mpidd job --slurm`.
+//! `srun` brings back to `mpidd job --slurm`. The work is
+//! `mpidd_job::slurm::node_agent`'s; this parses the arguments and owns
+//! the process: its standard output and its signals.
 //!
 //! A live rank is stopped only while it is read. The agent ends on
 //! SIGTERM, SIGINT or SIGHUP after writing its trailer; its exit lets every
