@@ -10,7 +10,7 @@
 //! (NT_PRSTATUS) and stack unwind through the functions of the written
 //! objects by their `.eh_frame`. The synthetic `libmpi.so.12` has no DWARF
 //! types, so the structs' layouts come with the job as a
-//! [`LayoutTable`] for [`ReadOptions::layouts`](crate::ReadOptions).
+//! [`LayoutTable`](mpiq_core::LayoutTable) for [`ReadOptions::layouts`](crate::ReadOptions).
 //!
 //! The bytes are laid out here from those layouts, field by field, never
 //! through the decoder's code: a decoder bug cannot cancel out.
