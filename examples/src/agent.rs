@@ -2,24 +2,26 @@
 //! every node of a job (`srun --overlap --ntasks-per-node=1`); each reads
 //! the ranks of its own node and writes them to its standard output in the
 //! stream format of `mpidd_job::agent_stream` (docs/slurm.md), which
-//! `srun` brings back to `mpidd job --slurm`.
+//! `srun` brings back to `mpidd job --slurm`. The work is
+//! `mpidd_job::slurm::node_agent`'s; this parses the arguments and owns
+//! the process: its standard output and its signals.
 //!
 //! A live rank is stopped only while it is read. The agent ends on
 //! SIGTERM, SIGINT or SIGHUP after writing its trailer; its exit lets every
 //! rank it still holds go (the kernel detaches a tracer's tracees when it
 //! exits), and so does a SIGKILL.
 
-use std::io::Write;
+use std::io::Stdout;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mpidd_job::agent_stream::{
-    AgentEnding, AgentHeader, AgentRecord, AgentTrailer, RankRecord, UnreadableRank, AGENT_FORMAT,
+use mpidd_job::agent_stream::{AgentEnding, AgentHeader, AgentRecord, AGENT_FORMAT};
+use mpidd_job::slurm::node_agent::{
+    agent_targets, read_node, AgentError as TargetsError, AgentWriter,
 };
-use mpidd_job::bounded_read::{read_bounded, Outcome};
-use mpidd_job::slurm_step::{local_tasks, StepName};
-use mpidd_job::{JobReader, RankReading, RankTarget, ReadOptions};
+use mpidd_job::slurm_step::StepName;
+use mpidd_job::{JobReader, ReadOptions};
 use mpiq_core::MqsLibrary;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
@@ -62,12 +64,9 @@ pub struct AgentArgs {
 /// Why the agent could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
-    /// Neither a step nor a pid.
-    #[error("name the ranks: --step JOBID.STEPID or --pid")]
-    NoTargets,
-    /// A step without its step id.
-    #[error("--step needs JOBID.STEPID, not the job {0} alone")]
-    NoStepId(String),
+    /// No ranks were named.
+    #[error(transparent)]
+    Targets(#[from] TargetsError),
     /// A layout profile could not be read.
     #[error(transparent)]
     Profile(#[from] mpidd_read::ProfileError),
@@ -79,54 +78,25 @@ pub enum AgentError {
     Signals(nix::Error),
 }
 
-/// The stream, and what has been written to it.
-struct Stream {
-    node: String,
-    start: Instant,
-    read: usize,
-    unreadable: usize,
-    /// Set once the trailer is written: nothing may follow it.
-    closed: bool,
-}
+/// The stream on standard output, shared with the thread that ends the
+/// agent on a signal.
+type Stream = Arc<Mutex<AgentWriter<Stdout>>>;
 
-impl Stream {
-    /// Writes one record and flushes it, so that it leaves the node now.
-    /// A standard output that is gone (the front end gave up) ends the
-    /// agent: no one reads what it would write.
-    fn write(&mut self, record: &AgentRecord) {
-        if self.closed {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        if out
-            .write_all(&record.to_line())
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            std::process::exit(141);
-        }
-    }
-
-    fn trailer(&mut self, ending: AgentEnding) {
-        let trailer = AgentRecord::Trailer(AgentTrailer {
-            node: self.node.clone(),
-            read: self.read,
-            unreadable: self.unreadable,
-            seconds: self.start.elapsed().as_secs_f64(),
-            ending,
-        });
-        self.write(&trailer);
-        self.closed = true;
-    }
-}
-
-fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
+fn lock(stream: &Stream) -> std::sync::MutexGuard<'_, AgentWriter<Stdout>> {
     stream.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes one record. A standard output that is gone (the front end gave
+/// up) ends the agent: no one reads what it would write.
+fn write(stream: &Stream, record: &AgentRecord) {
+    if lock(stream).write(record).is_err() {
+        std::process::exit(141);
+    }
 }
 
 /// Blocks the signals that end the agent in every thread and waits for
 /// them in one: on the first, it writes the trailer and exits.
-fn end_on_signals(stream: Arc<Mutex<Stream>>) -> Result<(), AgentError> {
+fn end_on_signals(stream: Stream) -> Result<(), AgentError> {
     let mut set = SigSet::empty();
     for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
         set.add(s);
@@ -136,7 +106,7 @@ fn end_on_signals(stream: Arc<Mutex<Stream>>) -> Result<(), AgentError> {
         .map_err(AgentError::Signals)?;
     std::thread::spawn(move || {
         if let Ok(signal) = set.wait() {
-            lock(&stream).trailer(AgentEnding::Signal {
+            let _ = lock(&stream).finish(AgentEnding::Signal {
                 signal: signal.as_str().to_string(),
             });
             // Exiting lets go of every rank a reading still holds.
@@ -154,39 +124,14 @@ fn host_name() -> String {
 
 /// Runs the agent; it ends the process itself when done.
 pub fn run(args: AgentArgs, no_cache: bool) -> Result<(), AgentError> {
-    let start = Instant::now();
     let slurm_node = std::env::var("SLURMD_NODENAME").ok();
     let host = host_name();
     // Tasks are told apart by node only when the node is known: several
     // slurmd on one machine share its processes.
     let node_filter = args.node.clone().or(slurm_node);
     let node = node_filter.clone().unwrap_or_else(|| host.clone());
-    if args.step.is_none() && args.pid.is_empty() {
-        return Err(AgentError::NoTargets);
-    }
-    let mut targets: Vec<RankTarget> = Vec::new();
-    if let Some(step) = &args.step {
-        let Some(step_id) = &step.step else {
-            return Err(AgentError::NoStepId(step.job.clone()));
-        };
-        targets.extend(
-            local_tasks(&step.job, step_id, node_filter.as_deref())
-                .iter()
-                .map(|t| t.target(&node)),
-        );
-    }
-    for &pid in &args.pid {
-        if !targets
-            .iter()
-            .any(|t| matches!(t, RankTarget::Live { pid: p, .. } if *p == pid))
-        {
-            targets.push(RankTarget::Live {
-                pid,
-                host: Some(node.clone()),
-                world_rank: None,
-            });
-        }
-    }
+    let stream: Stream = Arc::new(Mutex::new(AgentWriter::new(std::io::stdout(), &node)));
+    let targets = agent_targets(args.step.as_ref(), &args.pid, node_filter.as_deref(), &node)?;
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
         queues: !args.no_queues,
@@ -207,85 +152,32 @@ pub fn run(args: AgentArgs, no_cache: bool) -> Result<(), AgentError> {
     let rank_timeout = Duration::try_from_secs_f64(args.rank_timeout)
         .unwrap_or(Duration::from_secs(60))
         .max(Duration::from_millis(1));
-    let stream = Arc::new(Mutex::new(Stream {
-        node: node.clone(),
-        start,
-        read: 0,
-        unreadable: 0,
-        closed: false,
-    }));
     end_on_signals(Arc::clone(&stream))?;
-    lock(&stream).write(&AgentRecord::Header(AgentHeader {
-        format: AGENT_FORMAT.to_string(),
-        node: node.clone(),
-        host,
-        agent_pid: std::process::id() as i32,
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        step: args.step.as_ref().map(|s| s.to_string()),
-        ranks: targets.len(),
-        rank_timeout_ms: rank_timeout.as_millis() as u64,
-    }));
-    let labels: Vec<(String, Option<i32>, Option<i64>)> = targets
-        .iter()
-        .map(|t| match t {
-            RankTarget::Live {
-                pid, world_rank, ..
-            } => (t.label(), Some(*pid), *world_rank),
-            RankTarget::Core { world_rank, .. } => (t.label(), None, *world_rank),
-        })
-        .collect();
-    read_bounded(
+    write(
+        &stream,
+        &AgentRecord::Header(AgentHeader {
+            format: AGENT_FORMAT.to_string(),
+            node: node.clone(),
+            host,
+            agent_pid: std::process::id() as i32,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            step: args.step.as_ref().map(|s| s.to_string()),
+            ranks: targets.len(),
+            rank_timeout_ms: rank_timeout.as_millis() as u64,
+        }),
+    );
+    read_node(
         Arc::new(reader),
         targets,
         workers,
         rank_timeout,
-        &mut |outcome| {
-            let record = match outcome {
-                Outcome::Read {
-                    reading, seconds, ..
-                } if read_at_all(&reading) => {
-                    lock(&stream).read += 1;
-                    AgentRecord::Rank(RankRecord {
-                        node: node.clone(),
-                        seconds,
-                        reading: *reading,
-                    })
-                }
-                Outcome::Read { index, reading, .. } => {
-                    lock(&stream).unreadable += 1;
-                    AgentRecord::Unreadable(UnreadableRank {
-                        node: node.clone(),
-                        target: labels[index].0.clone(),
-                        pid: labels[index].1,
-                        world_rank: reading.world_rank.or(labels[index].2),
-                        reason: reading.errors.join("; "),
-                    })
-                }
-                Outcome::TimedOut { index, after } => {
-                    lock(&stream).unreadable += 1;
-                    AgentRecord::Unreadable(UnreadableRank {
-                        node: node.clone(),
-                        target: labels[index].0.clone(),
-                        pid: labels[index].1,
-                        world_rank: labels[index].2,
-                        reason: format!(
-                            "its reading took longer than {} s and was given up",
-                            after.as_secs_f64()
-                        ),
-                    })
-                }
-            };
-            lock(&stream).write(&record);
-        },
+        &node,
+        &mut |record| write(&stream, &record),
     );
-    lock(&stream).trailer(AgentEnding::Complete);
+    if lock(&stream).finish(AgentEnding::Complete).is_err() {
+        std::process::exit(141);
+    }
     // A reading given up may still hold its rank: only the end of the
     // process lets it go, so the agent ends here rather than wait for it.
     std::process::exit(0);
-}
-
-/// Whether anything of the rank was read (else it is reported unreadable,
-/// with the reading's errors as the reason).
-fn read_at_all(reading: &RankReading) -> bool {
-    reading.queues.is_some() || !reading.threads.is_empty() || reading.errors.is_empty()
 }

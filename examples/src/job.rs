@@ -5,9 +5,9 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use mpidd_job::discover::{
-    apply_launcher_table, cores_in, launcher_core_table, ranks_of_pid, DiscoverError, Found,
-};
+use mpidd_job::discover::Found;
+use mpidd_job::job_sources::{JobSources, SourceError};
+use mpidd_job::slurm::fanout::{step_source, FanoutError, FanoutOptions};
 use mpidd_job::{analyze, JobReader, JobReport, RankReading, RankTarget, ReadOptions};
 use mpidd_read::Limits;
 use mpiq_core::{MqsError, MqsLibrary};
@@ -103,20 +103,9 @@ pub struct JobArgs {
 /// one: it is reported with the others).
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
-    /// No rank was named.
-    #[error("name the ranks: --pid (a rank or its launcher), --core or --core-dir")]
-    NoTargets,
-    /// The ranks behind a pid or a directory could not be found.
+    /// The ranks could not be found.
     #[error(transparent)]
-    Discover(#[from] DiscoverError),
-    /// The launcher's core could not be read.
-    #[error("cannot read the MPIR table of the launcher core {path}: {reason}")]
-    LauncherCore {
-        /// The core.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
+    Sources(#[from] SourceError),
     /// The vendor library could not be loaded.
     #[error(transparent)]
     Mqs(#[from] MqsError),
@@ -134,52 +123,42 @@ pub enum JobError {
     Output(#[from] std::io::Error),
     /// The job's nodes could not be read through Slurm.
     #[error(transparent)]
-    Slurm(#[from] crate::slurm::SlurmError),
+    Slurm(#[from] FanoutError),
 }
 
 /// Reads the job and prints its report.
 pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
-    if let Some(source) = slurm_source(&args) {
+    if let Some(source) = step_source(args.slurm.as_ref(), &args.pid) {
         let readings = crate::slurm::read_job(&source, &slurm_options(&args))?;
         return print(&analyze(&readings), &args);
     }
-    let core_options = core_options(
-        args.exe.clone(),
-        args.sysroot.clone(),
-        args.search_path.clone(),
-        args.debug_dir.clone(),
-        &Limits::default(),
-    );
-    let mut targets = Vec::new();
-    for &pid in &args.pid {
-        let (found, ranks) = ranks_of_pid(pid, &Limits::default())?;
-        match found {
+    let sources = JobSources {
+        pids: args.pid.clone(),
+        cores: args.core.clone(),
+        core_dir: args.core_dir.clone(),
+        launcher_core: args.launcher_core.clone(),
+        core_options: core_options(
+            args.exe.clone(),
+            args.sysroot.clone(),
+            args.search_path.clone(),
+            args.debug_dir.clone(),
+            &Limits::default(),
+        ),
+    };
+    let found = sources.targets(&Limits::default())?;
+    for p in &found.pids {
+        match p.found {
             Found::Rank => {}
             Found::MpirTable => eprintln!(
-                "mpidd: {} rank(s) from the MPIR table of launcher {pid}",
-                ranks.len()
+                "mpidd: {} rank(s) from the MPIR table of launcher {}",
+                p.ranks, p.pid
             ),
             Found::Descendants => eprintln!(
-                "mpidd: launcher {pid} has no MPIR table; its {} descendant(s) with an MPI \
+                "mpidd: launcher {} has no MPIR table; its {} descendant(s) with an MPI \
                  library are the ranks",
-                ranks.len()
+                p.pid, p.ranks
             ),
         }
-        targets.extend(ranks);
-    }
-    for path in &args.core {
-        targets.push(RankTarget::Core {
-            path: path.clone(),
-            options: core_options.clone(),
-            host: None,
-            world_rank: None,
-        });
-    }
-    if let Some(dir) = &args.core_dir {
-        targets.extend(cores_in(dir, &core_options)?);
-    }
-    if targets.is_empty() {
-        return Err(JobError::NoTargets);
     }
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
@@ -195,32 +174,15 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
     if let Some(dll) = &args.dll {
         reader = reader.with_library(MqsLibrary::load(dll)?);
     }
-    let mut readings = read_with_progress(&reader, &targets);
+    let mut readings = read_with_progress(&reader, &found.targets);
     crate::cache::print_warnings(reader.take_cache_warnings());
-    if let Some(path) = &args.launcher_core {
-        let table =
-            launcher_core_table(path, &core_options).map_err(|reason| JobError::LauncherCore {
-                path: path.clone(),
-                reason,
-            })?;
-        apply_launcher_table(&mut readings, &table);
-    }
-    let report = analyze(&readings);
-    print(&report, &args)
+    sources.apply_launcher_core(&mut readings)?;
+    print(&analyze(&readings), &args)
 }
 
-/// The Slurm step to read across nodes: `--slurm`, or a lone `--pid`
-/// that is an srun.
-fn slurm_source(args: &JobArgs) -> Option<crate::slurm::Source> {
-    use crate::slurm::{is_srun, Source};
-    match (&args.slurm, args.pid.as_slice()) {
-        (Some(step), _) => Some(Source::Step(step.clone())),
-        (None, &[pid]) if is_srun(pid) => Some(Source::Srun(pid)),
-        _ => None,
-    }
-}
-
-fn slurm_options(args: &JobArgs) -> crate::slurm::Options {
+/// How the nodes' agents are run: this program's reading options passed
+/// on to them.
+fn slurm_options(args: &JobArgs) -> FanoutOptions {
     let mut agent_args = Vec::new();
     if args.no_stacks {
         agent_args.push("--no-stacks".to_string());
@@ -237,16 +199,18 @@ fn slurm_options(args: &JobArgs) -> crate::slurm::Options {
     if let Some(dll) = &args.dll {
         agent_args.push(format!("--dll={}", dll.display()));
     }
-    crate::slurm::Options {
+    let agent = args
+        .agent
+        .clone()
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| PathBuf::from("mpidd"));
+    FanoutOptions {
         timeout: std::time::Duration::try_from_secs_f64(args.timeout)
             .unwrap_or(std::time::Duration::MAX),
-        rank_timeout: args.rank_timeout,
-        agent: args
-            .agent
-            .clone()
-            .or_else(|| std::env::current_exe().ok())
-            .unwrap_or_else(|| PathBuf::from("mpidd")),
+        rank_timeout: std::time::Duration::try_from_secs_f64(args.rank_timeout)
+            .unwrap_or(std::time::Duration::from_secs(60)),
         agent_args,
+        ..FanoutOptions::new(agent)
     }
 }
 

@@ -6,28 +6,20 @@
 
 use std::io::Write;
 
-use mpidd_read::mpir::{self, MpirError, MpirState};
-use mpidd_read::mpir_protocol::{GateAdvice, MpirEvent, MpirSession};
-use mpidd_read::{AttachGuard, Limits, LiveProcess, LiveTarget};
+use mpidd_read::mpir::launch::{
+    release_local_ranks, snapshot, LaunchError as DriverError, LaunchEvent, MpirLauncher,
+};
+use mpidd_read::mpir::MpirState;
+use mpidd_read::mpir_protocol::{GateAdvice, MpirEvent};
+use mpidd_read::Limits;
 use serde::Serialize;
-
-use crate::ptrace_driver::{DriverError, Stop, Tracee};
 
 /// Why launching or attaching failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
-    /// Driving the launcher.
+    /// Driving the launcher, or the MPIR protocol.
     #[error(transparent)]
     Driver(#[from] DriverError),
-    /// The MPIR protocol.
-    #[error(transparent)]
-    Mpir(#[from] MpirError),
-    /// Reading the launcher.
-    #[error(transparent)]
-    Live(#[from] mpidd_read::LiveError),
-    /// Attaching to a running process.
-    #[error(transparent)]
-    Attach(#[from] mpidd_read::AttachError),
     /// Writing the output.
     #[error("writing the output: {0}")]
     Output(#[from] std::io::Error),
@@ -151,57 +143,22 @@ fn describe_gate(out: &mut impl Write, g: &GateReport) -> Result<(), LaunchError
     Ok(())
 }
 
-/// Attaches to each rank of this host, sets its gate, detaches. Ranks on
-/// other hosts are reported, not touched.
-fn release_ranks(state: &MpirState, advice: GateAdvice) -> GateReport {
+fn gate_report(advice: GateAdvice, state: &MpirState, opts: &Options) -> GateReport {
     let mut report = GateReport {
         advice,
         released: Vec::new(),
         failed: Vec::new(),
     };
-    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default();
-    for p in &state.proctable {
-        // A pid names a process only on its own host: writing the gate of
-        // the local process that happens to have a remote rank's pid would
-        // hit a stranger.
-        if p.host_name != here && p.host_name != "localhost" {
-            report.failed.push((
-                p.pid,
-                format!("it runs on {}, not on this host", p.host_name),
-            ));
-            continue;
-        }
-        let result = (|| -> Result<bool, String> {
-            let guard = AttachGuard::attach(p.pid).map_err(|e| e.to_string())?;
-            let symbols = LiveTarget::open(p.pid).map_err(|e| e.to_string())?;
-            let mut mem = LiveProcess::open(p.pid).map_err(|e| e.to_string())?;
-            let has = MpirSession::release_rank(&mut mem, &symbols).map_err(|e| e.to_string())?;
-            guard.detach().map_err(|e| e.to_string())?;
-            Ok(has)
-        })();
-        match result {
-            Ok(true) => report.released.push(p.pid),
-            Ok(false) => report
-                .failed
-                .push((p.pid, "it has no MPIR_debug_gate symbol".into())),
-            Err(e) => report.failed.push((p.pid, e)),
-        }
+    if opts.gate {
+        let release = release_local_ranks(state);
+        report.released = release.released;
+        report.failed = release
+            .failed
+            .into_iter()
+            .map(|(pid, why)| (pid, why.to_string()))
+            .collect();
     }
     report
-}
-
-fn gate_report(session: &MpirSession, state: &MpirState, opts: &Options) -> GateReport {
-    if opts.gate {
-        release_ranks(state, session.gate())
-    } else {
-        GateReport {
-            advice: session.gate(),
-            released: Vec::new(),
-            failed: Vec::new(),
-        }
-    }
 }
 
 /// Runs `argv` (a launcher and its arguments) under the MPIR protocol.
@@ -209,47 +166,27 @@ fn gate_report(session: &MpirSession, state: &MpirState, opts: &Options) -> Gate
 /// mpidd was interrupted.
 pub fn launch(argv: &[String], opts: &Options) -> Result<i32, LaunchError> {
     let mut out = std::io::stdout().lock();
-    let mut tracee = Tracee::launch(argv)?;
-    let pid = tracee.pid().as_raw();
-    let target = LiveTarget::open(pid)?;
-    let symbols = &target;
-    let mut session = match MpirSession::new(symbols) {
-        Ok(s) => s,
-        Err(e) => {
-            // Not an MPIR starter: let it run on as if mpidd were not there.
-            for p in tracee.detach_all() {
-                eprintln!("mpidd: while detaching: {p}");
-            }
-            return Err(e.into());
-        }
-    };
-    let bp = session.breakpoint().addr.0;
-    tracee.insert_breakpoint(bp)?;
-    session.announce(tracee.memory(), symbols)?;
-    tracee.resume_all()?;
+    let mut launcher = MpirLauncher::start(argv)?;
+    let pid = launcher.pid();
     loop {
-        match tracee.wait_stop()? {
-            Stop::Breakpoint { tid, addr } if addr == bp => {
-                let event = session.on_breakpoint(&target, symbols, &opts.limits)?;
+        match launcher.next_event(&opts.limits)? {
+            LaunchEvent::Mpir(event) => {
                 let gate = match &event {
-                    MpirEvent::Spawned(state) => Some(gate_report(&session, state, opts)),
+                    MpirEvent::Spawned(state) => {
+                        Some(gate_report(launcher.session().gate(), state, opts))
+                    }
                     _ => None,
                 };
                 emit_event(&mut out, opts, pid, &event, gate.as_ref())?;
-                let spawned = matches!(event, MpirEvent::Spawned(_));
-                if spawned && !opts.watch {
-                    let problems = detach(&mut tracee, &mut session, symbols);
-                    report(problems);
-                    let status = tracee.wait_exit()?;
+                if matches!(event, MpirEvent::Spawned(_)) && !opts.watch {
+                    report(launcher.detach());
+                    let status = launcher.wait_exit()?;
                     return exited(&mut out, opts, pid, status);
                 }
-                tracee.step_over(tid, addr)?;
             }
-            Stop::Breakpoint { tid, addr } => tracee.step_over(tid, addr)?,
-            Stop::Exited(status) => return exited(&mut out, opts, pid, status),
-            Stop::Interrupted(sig) => {
-                let problems = detach(&mut tracee, &mut session, symbols);
-                report(problems);
+            LaunchEvent::Exited(status) => return exited(&mut out, opts, pid, status),
+            LaunchEvent::Interrupted(sig) => {
+                report(launcher.detach());
                 finish(&mut out, opts, Final::Detached { launcher_pid: pid })?;
                 eprintln!("mpidd: {sig}: detached from {pid}, which runs on");
                 return Ok(128 + sig as i32);
@@ -258,20 +195,9 @@ pub fn launch(argv: &[String], opts: &Options) -> Result<i32, LaunchError> {
     }
 }
 
-fn detach(tracee: &mut Tracee, session: &mut MpirSession, symbols: &LiveTarget) -> Vec<String> {
-    let mut undo = Vec::new();
-    let mut problems = tracee.detach_all_with(|mem| {
-        if let Err(e) = session.finish(mem, symbols) {
-            undo.push(format!("resetting MPIR_being_debugged: {e}"));
-        }
-    });
-    problems.extend(undo);
-    problems
-}
-
-fn report(problems: Vec<String>) {
+fn report(problems: Vec<DriverError>) {
     for p in problems {
-        eprintln!("mpidd: while detaching: {p}");
+        eprintln!("mpidd: while detaching: {}", crate::error_chain(&p));
     }
 }
 
@@ -306,15 +232,9 @@ fn finish(out: &mut impl Write, opts: &Options, f: Final) -> Result<(), LaunchEr
 /// the ranks, and detaches.
 pub fn attach(pid: i32, opts: &Options) -> Result<(), LaunchError> {
     let mut out = std::io::stdout().lock();
-    let guard = AttachGuard::attach(pid)?;
-    let target = LiveTarget::open(pid)?;
-    let state = mpir::read_state(&target, &opts.limits);
-    // The launcher runs on before the ranks are touched.
-    guard.detach()?;
-    let state = state?;
-    let session = MpirSession::new(&target)?;
-    let gate = gate_report(&session, &state, opts);
-    let event = MpirEvent::Spawned(Box::new(state));
+    let snapshot = snapshot(pid, &opts.limits)?;
+    let gate = gate_report(snapshot.gate, &snapshot.state, opts);
+    let event = MpirEvent::Spawned(Box::new(snapshot.state));
     emit_event(&mut out, opts, pid, &event, Some(&gate))?;
     Ok(())
 }

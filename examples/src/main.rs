@@ -35,7 +35,6 @@ mod job;
 mod launch;
 mod procs;
 mod profile;
-mod ptrace_driver;
 mod queues;
 mod slurm;
 mod target_args;

@@ -2,13 +2,11 @@
 
 use std::io::Write;
 
-use mpidd_read::mpi2dd::{self, Mpi2ddError, Mpi2ddPeer, Mpi2ddProcess};
-use mpidd_read::mpir::{self, MpirError, MpirProcess, MpirState};
-use mpidd_read::walk::{self, JobTree, WalkError};
-use mpidd_read::{
-    Connector, CoreTargetError, GdbRemoteError, Limits, LiveError, LiveTarget, SymbolSource,
-    TargetMemory,
-};
+use mpidd_read::mpi2dd::{Mpi2ddPeer, Mpi2ddProcess};
+use mpidd_read::mpir::{MpirProcess, MpirState};
+use mpidd_read::process_tables::{read_tables, ProcessTables, TablesError};
+use mpidd_read::walk::{self, JobTree, LocalProcesses, WalkError};
+use mpidd_read::{CoreTargetError, GdbRemoteError, Limits, LiveError, LiveTarget};
 use mpidd_types::Packing;
 use serde::Serialize;
 
@@ -37,18 +35,9 @@ pub enum ProcsError {
     /// The gdbserver could not be reached or read.
     #[error(transparent)]
     Remote(#[from] GdbRemoteError),
-    /// The MPIR symbols are there but could not be read.
+    /// The target's tables could not be read, or it has none.
     #[error(transparent)]
-    Mpir(#[from] MpirError),
-    /// `MPI2DD_info` is there but could not be read.
-    #[error(transparent)]
-    Mpi2dd(#[from] Mpi2ddError),
-    /// The target has neither interface.
-    #[error("{mpir}; and {mpi2dd}")]
-    Neither {
-        mpir: Box<MpirError>,
-        mpi2dd: Box<Mpi2ddError>,
-    },
+    Tables(#[from] TablesError),
     /// The MPI-2 walk could not start.
     #[error(transparent)]
     Walk(#[from] WalkError),
@@ -78,60 +67,12 @@ struct Mpi2ddReport {
     job: Option<JobTree>,
 }
 
-/// Opens the other processes of a job on this host.
-struct LocalProcesses {
-    host: String,
-}
-
-impl Connector for LocalProcesses {
-    type Target = LiveTarget;
-    fn connect(
-        &mut self,
-        host: &str,
-        pid: i32,
-        _: &str,
-    ) -> Result<LiveTarget, Box<dyn std::error::Error + Send + Sync>> {
-        if host != self.host && host != "localhost" {
-            return Err(format!(
-                "{host} is not this host ({}): remote processes need a remote connector",
-                self.host
-            )
-            .into());
-        }
-        Ok(LiveTarget::open(pid)?)
-    }
-}
-
-/// Reads whichever of the two interfaces the target has; fails only if it
-/// has neither.
-fn read<T: TargetMemory + SymbolSource>(
-    t: &T,
-    packing: Option<Packing>,
-    limits: &Limits,
-) -> Result<(Option<MpirState>, Option<Mpi2ddProcess>), ProcsError> {
-    match (
-        mpir::read_state(t, limits),
-        mpi2dd::read_process(t, t, packing, limits),
-    ) {
-        (Err(mpir @ MpirError::NoMpirSymbols { .. }), Err(mpi2dd @ Mpi2ddError::NoInfo { .. })) => {
-            Err(ProcsError::Neither {
-                mpir: Box::new(mpir),
-                mpi2dd: Box::new(mpi2dd),
-            })
-        }
-        (m, p) => {
-            let m = match m {
-                Ok(m) => Some(m),
-                Err(MpirError::NoMpirSymbols { .. }) => None,
-                Err(e) => return Err(e.into()),
-            };
-            let p = match p {
-                Ok(p) => Some(p),
-                Err(Mpi2ddError::NoInfo { .. }) => None,
-                Err(e) => return Err(e.into()),
-            };
-            Ok((m, p))
-        }
+/// The tables as [`Report`] shows them: `ProcessTables` with the job a
+/// live MPI-2 process leads to.
+fn report(tables: ProcessTables, job: Option<JobTree>) -> Report {
+    Report {
+        mpir: tables.mpir,
+        mpi2dd: tables.mpi2dd.map(|process| Mpi2ddReport { process, job }),
     }
 }
 
@@ -163,53 +104,39 @@ fn print(
     let report = match source {
         Source::Core { core, options } => {
             let t = open_core(&core, &options)?;
-            let read = read(&t, packing, limits);
+            let read = read_tables(&t, packing, limits);
             explain_failure(&t, verbose, &read);
-            let (mpir, p) = read?;
-            Report {
-                mpir,
-                mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
-            }
+            report(read?, None)
         }
         // procs reads a live process without stopping it: the table is
         // written once, when the job spawns.
         Source::Pid(pid) => {
             let t = LiveTarget::open(pid)?;
-            let read = read(&t, packing, limits);
+            let read = read_tables(&t, packing, limits);
             explain_failure(&t, verbose, &read);
-            let (mpir, p) = read?;
-            let mpi2dd = match p {
+            let tables = read?;
+            let job = match &tables.mpi2dd {
                 None => None,
-                Some(process) => {
-                    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-                        .map(|h| h.trim().to_string())
-                        .unwrap_or_default();
+                Some(_) => {
+                    let mut local = LocalProcesses::new();
                     let start = Mpi2ddPeer {
-                        host_name: host.clone(),
+                        host_name: local.host().to_string(),
                         executable_name: String::new(),
                         pid,
                     };
-                    let job = walk::walk(&mut LocalProcesses { host }, &start, packing, limits)?;
-                    Some(Mpi2ddReport {
-                        process,
-                        job: Some(job),
-                    })
+                    Some(walk::walk(&mut local, &start, packing, limits)?)
                 }
             };
-            Report { mpir, mpi2dd }
+            report(tables, job)
         }
         // The other processes of an MPI-2 job are not walked: they would
         // need a gdbserver each.
         Source::Gdbserver(addr) => {
             let t = open_gdbserver(&addr)?;
-            let read = read(&t, packing, limits);
+            let read = read_tables(&t, packing, limits);
             explain_failure(&t, verbose, &read);
             t.detach()?;
-            let (mpir, p) = read?;
-            Report {
-                mpir,
-                mpi2dd: p.map(|process| Mpi2ddReport { process, job: None }),
-            }
+            report(read?, None)
         }
     };
     // One locked, buffered writer: a million-rank table is a million lines.

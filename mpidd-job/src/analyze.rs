@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::findings::find;
+use crate::job::Job;
 use crate::model::{
     Edge, Evidence, JobBasis, JobReport, Operation, OperationKind, RankBasis, RankReport,
     RankState, StackClass, SCHEMA,
@@ -13,20 +14,6 @@ use crate::operations::{rank_operations, sender_blocked, CommOps};
 use crate::reading::RankReading;
 use crate::stack_tree::StackTree;
 use crate::wait_graph::WaitGraph;
-
-/// What the findings are computed from.
-pub(crate) struct Job {
-    pub ranks: Vec<RankReport>,
-    /// Index into `ranks` by world rank.
-    pub by_world: BTreeMap<i64, usize>,
-    /// Each rank's communicators and operations, by world rank.
-    pub comms: BTreeMap<i64, Vec<CommOps>>,
-    pub states: BTreeMap<i64, RankState>,
-    pub graph: WaitGraph,
-    /// Unexpected messages that stand for a blocked send: (receiver, index
-    /// of the communicator, index of the message).
-    pub inferred_from: BTreeSet<(i64, usize, usize)>,
-}
 
 /// Analyses a job from the readings of its ranks.
 pub fn analyze(readings: &[RankReading]) -> JobReport {

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analyze::Job;
+use crate::job::Job;
 use crate::model::{
     Finding, FindingKind, Operation, OperationKind, RankOperation, RankReport, RankState,
 };

@@ -9,14 +9,17 @@
 //!   travel from a per-node agent.
 //! - [`JobReader`]: reads ranks ([`RankTarget`]: core files or live
 //!   processes) in parallel; [`discover`] finds them from a launcher's pid
-//!   or a directory of cores.
+//!   or a directory of cores, and [`job_sources`] from all that a user
+//!   names at once.
 //! - [`analyze`]: from the readings to a [`JobReport`].
 //! - [`model`]: the report, whose JSON form is versioned ([`SCHEMA`]).
-//! - Across nodes: [`agent_stream`] is what a per-node agent sends,
-//!   [`bounded_read`] reads a node's ranks with a bound on each,
-//!   [`slurm_step`] finds a Slurm step's tasks on a node, and
-//!   [`srun_labels`] takes the agents' records out of `srun --label`
-//!   output.
+//! - Across nodes ([`slurm`]): [`agent_stream`] is what a per-node agent
+//!   sends, [`bounded_read`] reads a node's ranks with a bound on each,
+//!   [`slurm::node_agent`] is the agent's work on its node, [`slurm_step`]
+//!   finds a Slurm step's tasks on a node, [`srun_labels`] takes the
+//!   agents' records out of `srun --label` output, and
+//!   `slurm::fanout` (Unix) starts an agent on every node of a step and
+//!   merges what they send.
 //!
 //! # Example
 //!
@@ -55,11 +58,12 @@
 
 #![deny(unsafe_code)]
 
-pub mod agent_stream;
 mod analyze;
 pub mod bounded_read;
 pub mod discover;
 mod findings;
+mod job;
+pub mod job_sources;
 pub mod model;
 pub mod mpi_call;
 mod operations;
@@ -69,8 +73,7 @@ pub mod render_dot;
 pub mod render_html;
 pub mod render_svg;
 pub mod render_text;
-pub mod slurm_step;
-pub mod srun_labels;
+pub mod slurm;
 pub mod stack_tree;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
@@ -78,6 +81,10 @@ pub mod synthetic;
 pub mod synthetic_cores;
 mod verdict;
 mod wait_graph;
+
+// The modules of `slurm` that were public at the crate's root before it
+// was gathered into a folder, at their old paths.
+pub use slurm::{agent_stream, slurm_step, srun_labels};
 
 pub use analyze::{analyze, MAX_COLLECTIVE_WAITS};
 pub use model::{

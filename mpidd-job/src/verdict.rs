@@ -4,7 +4,7 @@
 //! says "no rank waits" only when every rank's queues were read and no
 //! rank is blocked in MPI; anything less is said to be less.
 
-use crate::analyze::Job;
+use crate::job::Job;
 use crate::model::{Finding, FindingKind, JobBasis, RankState, StackClass};
 use crate::read_ranks::QUEUES_SKIPPED;
 use crate::stack_tree::rank_set;

@@ -43,10 +43,14 @@
 //!   framehop over each object's `.eh_frame` and names the frames from ELF
 //!   symbols and DWARF, caching per object for a whole job
 //!   ([`core_stacks`], [`live_stacks`]).
-//! - [`mpir`]: the MPIR process table and its variables.
+//! - [`mpir`]: the MPIR process table and its variables; with `live` on
+//!   Linux, `mpir::launch` starts a launcher under ptrace and acquires
+//!   its job through the MPIR protocol.
 //! - [`mpi2dd`]: one process's `MPI2DD_info` and its tables; [`walk`]
 //!   follows directories and metadirectories across processes through a
-//!   [`Connector`].
+//!   [`Connector`] ([`walk::CoreFiles`], or with `live` on Linux
+//!   `walk::LocalProcesses`).
+//! - [`process_tables`]: whichever of the two a target has.
 //!
 //! Everything read from the target is bounded by [`Limits`], and failures
 //! are typed [`ReadError`]s that name the address and what was being read.
@@ -73,6 +77,7 @@ mod layouts;
 mod limits;
 pub mod mpi2dd;
 pub mod mpir;
+pub mod process_tables;
 mod stacks;
 mod symbols;
 #[cfg(feature = "synthetic")]

@@ -74,6 +74,65 @@ impl Connector for CoreFiles {
     }
 }
 
+/// A [`Connector`] over the live processes of this host: a peer on
+/// another host is refused (it needs a connector that reaches that host),
+/// and one here is opened with [`LiveTarget::open`](crate::LiveTarget) and
+/// read while it runs. Linux only, with the `live` feature.
+#[cfg(all(feature = "live", target_os = "linux"))]
+#[derive(Clone, Debug)]
+pub struct LocalProcesses {
+    host: String,
+}
+
+#[cfg(all(feature = "live", target_os = "linux"))]
+impl LocalProcesses {
+    /// This host, by the name the kernel has for it.
+    pub fn new() -> Self {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default();
+        Self::with_host(host)
+    }
+
+    /// This host, by the name the job's tables give it.
+    pub fn with_host(host: impl Into<String>) -> Self {
+        LocalProcesses { host: host.into() }
+    }
+
+    /// The name this host goes by.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+}
+
+#[cfg(all(feature = "live", target_os = "linux"))]
+impl Default for LocalProcesses {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(all(feature = "live", target_os = "linux"))]
+impl Connector for LocalProcesses {
+    type Target = crate::targets::live_target::LiveTarget;
+
+    fn connect(
+        &mut self,
+        host: &str,
+        pid: i32,
+        _executable: &str,
+    ) -> Result<Self::Target, Box<dyn std::error::Error + Send + Sync>> {
+        if host != self.host && host != "localhost" {
+            return Err(format!(
+                "{host} is not this host ({}): remote processes need a remote connector",
+                self.host
+            )
+            .into());
+        }
+        Ok(crate::targets::live_target::LiveTarget::open(pid)?)
+    }
+}
+
 /// A process the walk read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WalkedProcess {

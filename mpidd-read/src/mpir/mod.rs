@@ -9,10 +9,14 @@
 //! writes `MPIR_being_debugged` and `MPIR_debug_gate`, and only those.
 //!
 //! This folder owns MPIR: this module reads the table and its variables,
-//! [`mpir_protocol`] drives the attach protocol around them, and
-//! `proc_table` decodes the table's entries. It stands on `backend` and
-//! `symbols` only.
+//! [`mpir_protocol`] drives the attach protocol around them, `proc_table`
+//! decodes the table's entries, and `launch` (Linux, with the `live`
+//! feature) starts a launcher under ptrace and runs the protocol on it.
+//! The readers stand on `backend` and `symbols` only; `launch` also opens
+//! live targets.
 
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub mod launch;
 pub mod mpir_protocol;
 pub(crate) mod proc_table;
 
