@@ -89,37 +89,10 @@
 mod error;
 pub mod model;
 mod mpich;
-mod mpich_attr;
-mod mpich_ch4_map;
-mod mpich_comm;
-mod mpich_datatype;
-mod mpich_errhandler;
-mod mpich_file;
-mod mpich_group;
-pub mod mpich_handle_bits;
-mod mpich_info;
-mod mpich_op;
-mod mpich_pools;
-mod mpich_predefined;
-mod mpich_request;
-mod mpich_status;
-mod mpich_ucx;
-mod mpich_win;
 mod ompi;
-mod ompi_comm;
-mod ompi_datatype;
-mod ompi_errhandler;
-mod ompi_file;
-mod ompi_info;
-mod ompi_layout;
-mod ompi_op;
-mod ompi_opal;
-mod ompi_request;
-#[cfg(feature = "synthetic")]
-mod ompi_synthetic;
-mod ompi_win;
 mod target;
 mod type_map;
+mod ucx;
 
 use mpidd_types::TargetAddr;
 
@@ -131,10 +104,11 @@ pub use model::{
     OpDetails, Peer, RequestDetails, RequestKind, StatusView, Topology, TypeArgument, TypeMap,
     TypeMapEntry, WinDetails,
 };
-pub use mpich::{mpich_missing_layouts, Mpich};
-pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
-pub use mpich_pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
-pub use mpich_ucx::{
+pub use mpich::ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
+pub use mpich::handle_bits as mpich_handle_bits;
+pub use mpich::pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
+pub use mpich::resolver::{mpich_missing_layouts, Mpich};
+pub use ucx::request::{
     ask_ucx_layouts, ucx_layouts_missing, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
     UcxError, UcxOperation,
 };
@@ -142,10 +116,10 @@ pub use mpich_ucx::{
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Limits, Member, Target, TargetParts};
-pub use ompi::Ompi;
-pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+pub use ompi::layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+pub use ompi::resolver::Ompi;
 #[cfg(feature = "synthetic")]
-pub use ompi_synthetic::{
+pub use ompi::synthetic::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
 };
 

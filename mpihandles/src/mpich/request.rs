@@ -16,11 +16,11 @@ use crate::error::HandleError;
 use crate::model::{
     Availability, GeneralizedRequest, HandleKind, HandleRef, Peer, RequestDetails, RequestKind,
 };
-use crate::mpich::Mpich;
-use crate::mpich_pools;
-use crate::mpich_status;
-use crate::mpich_ucx;
+use crate::mpich::pools;
+use crate::mpich::resolver::Mpich;
+use crate::mpich::status;
 use crate::target::Rec;
+use crate::ucx::request as ucx;
 
 const R: &str = "MPIR_Request";
 const ANY_SOURCE: i64 = -2;
@@ -126,7 +126,7 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
     let status = match complete.value() {
         Some(true) if !persistent => (|| -> Result<_, HandleError> {
             let f = ctx.m(R, "status")?;
-            mpich_status::read(m, r.addr_of(f), None).map(|mut s| {
+            status::read(m, r.addr_of(f), None).map(|mut s| {
                 s.address = None;
                 s
             })
@@ -183,7 +183,7 @@ fn generalized(m: &Mpich<'_>, r: &Rec) -> Result<GeneralizedRequest, HandleError
     let ctx = &m.ctx;
     let fns = r.ptr(ctx.m(R, "u.ureq.greq_fns")?)?;
     let g = ctx.record(fns, F)?;
-    let language = crate::mpich_errhandler::language(ctx, &g, F, "greq_lang");
+    let language = crate::mpich::errhandler::language(ctx, &g, F, "greq_lang");
     Ok(GeneralizedRequest {
         query_fn: g.ptr(ctx.m(F, "U.C.query_fn")?)?,
         free_fn: g.ptr(ctx.m(F, "U.C.free_fn")?)?,
@@ -201,13 +201,13 @@ pub(crate) fn referring_to(
     target: TargetAddr,
 ) -> Result<Vec<HandleRef>, HandleError> {
     let ctx = &m.ctx;
-    let Some(spec) = mpich_pools::spec(HandleKind::Request) else {
+    let Some(spec) = pools::spec(HandleKind::Request) else {
         return Ok(Vec::new());
     };
     let member = ctx.m(R, path)?;
     let handle = ctx.m(R, "handle")?;
     let mut out = Vec::new();
-    for r in mpich_pools::live_objects(ctx, &spec)? {
+    for r in pools::live_objects(ctx, &spec)? {
         if r.ptr(member)? == target {
             out.push(m.reference(HandleKind::Request, r.int(handle)? as u32));
         }
@@ -287,7 +287,7 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
     }
     if let Some(ucp) = ucx_request(m, r)? {
         if *kind == RequestKind::Receive {
-            let u = mpich_ucx::ucx_receive(ctx.mem, ctx.layouts, ucp)?;
+            let u = ucx::ucx_receive(ctx.mem, ctx.layouts, ucp)?;
             return Ok(Envelope {
                 rank: Availability::Value(u.rank.unwrap_or(ANY_SOURCE)),
                 tag: Availability::Value(u.tag.unwrap_or(ANY_TAG)),
@@ -346,7 +346,7 @@ fn ucx_request(m: &Mpich<'_>, r: &Rec) -> Result<Option<TargetAddr>, HandleError
     let Ok(member) = ctx.m(R, "dev.ch4.netmod.ucx.ucp_request") else {
         return Ok(None);
     };
-    if mpich_ucx::ucx_layouts_missing(ctx.layouts).is_some() {
+    if ucx::ucx_layouts_missing(ctx.layouts).is_some() {
         return Ok(None);
     }
     Ok(Some(r.ptr(member)?).filter(|p| !p.is_null()))
@@ -357,8 +357,8 @@ fn ucx_request(m: &Mpich<'_>, r: &Rec) -> Result<Option<TargetAddr>, HandleError
 /// as a world rank and turned into the communicator's rank.
 fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleError> {
     let ctx = &m.ctx;
-    let u = mpich_ucx::ucx_send(ctx.mem, ctx.layouts, ucp)?;
-    let found = crate::mpich_comm::with_context_id(m, "context_id", u.context_id);
+    let u = ucx::ucx_send(ctx.mem, ctx.layouts, ucp)?;
+    let found = crate::mpich::comm::with_context_id(m, "context_id", u.context_id);
     let context = comm_of_context(m, "context_id", u.context_id, "UCX's tag");
     let invalid = |reason: String| HandleError::Invalid {
         kind: HandleKind::Request,
@@ -368,7 +368,7 @@ fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleE
     let rank = (|| -> Result<i64, HandleError> {
         let global = ctx.symbol("MPIDI_global", "CH4's address vector")?;
         let by_endpoint =
-            mpich_ucx::ucx_world_ranks_by_endpoint(ctx.mem, ctx.layouts, ctx.limits, global.addr)?;
+            ucx::ucx_world_ranks_by_endpoint(ctx.mem, ctx.layouts, ctx.limits, global.addr)?;
         let ep = u.endpoint.unwrap_or(0);
         let world = *by_endpoint
             .get(&ep)
@@ -379,7 +379,7 @@ fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleE
                 u.context_id
             )));
         };
-        let ranks = crate::mpich_comm::decode(m, comm)?.local_world_ranks;
+        let ranks = crate::mpich::comm::decode(m, comm)?.local_world_ranks;
         ranks
             .value()
             .and_then(|w| w.iter().position(|&r| r == world))
@@ -404,7 +404,7 @@ fn comm_of_context(
     id: i64,
     source: &str,
 ) -> Availability<Option<HandleRef>> {
-    match crate::mpich_comm::with_context_id(m, member, id) {
+    match crate::mpich::comm::with_context_id(m, member, id) {
         Ok(found) => match found.as_slice() {
             [(one, _)] => Availability::Value(Some(one.clone())),
             [] => Availability::not_available(format!(

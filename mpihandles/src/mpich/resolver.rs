@@ -9,14 +9,12 @@ use crate::model::{
     Availability, CHandle, Details, HandleEncoding, HandleKind, HandleRef, HandleView, ObjectState,
     StatusView,
 };
-use crate::mpich_handle_bits::Storage;
-use crate::mpich_pools::{locate, spec, Located, PoolSpec};
-use crate::mpich_predefined::predefined_name;
+use crate::mpich::handle_bits::Storage;
+use crate::mpich::pools::{locate, spec, Located, PoolSpec};
+use crate::mpich::predefined::predefined_name;
+use crate::mpich::{comm, datatype, errhandler, file, group, info, op, request, status, win};
 use crate::target::Ctx;
-use crate::{
-    mpich_comm, mpich_datatype, mpich_errhandler, mpich_file, mpich_group, mpich_info, mpich_op,
-    mpich_request, mpich_status, mpich_win, HandleResolver,
-};
+use crate::HandleResolver;
 use mpidd_read::{LayoutError, Layouts};
 
 /// Interprets MPICH handles (MPICH 3.3 to 4.x, whose objects this reads
@@ -127,7 +125,7 @@ impl<'a> Mpich<'a> {
                     value,
                     reason: "a ROMIO MPI_File is a pointer, never negative".to_string(),
                 })?;
-                mpich_file::view(self, TargetAddr(addr))
+                file::view(self, TargetAddr(addr))
             }
             _ => {
                 let raw = int_handle(kind, value)?;
@@ -142,8 +140,8 @@ impl<'a> Mpich<'a> {
     pub fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError> {
         match kind {
             HandleKind::File => {
-                let addr = mpich_file::from_fortran(self, value)?;
-                mpich_file::view(self, addr)
+                let addr = file::from_fortran(self, value)?;
+                file::view(self, addr)
             }
             _ => self.resolve(kind, i64::from(value)),
         }
@@ -156,7 +154,7 @@ impl<'a> Mpich<'a> {
         addr: TargetAddr,
         datatype: Option<i64>,
     ) -> Result<StatusView, HandleError> {
-        mpich_status::read(self, addr, datatype)
+        status::read(self, addr, datatype)
     }
 
     /// The view of an int handle.
@@ -256,18 +254,18 @@ impl<'a> Mpich<'a> {
         located: &Located,
     ) -> Result<Details, HandleError> {
         Ok(match kind {
-            HandleKind::Comm => Details::Comm(mpich_comm::decode(self, addr)?),
-            HandleKind::Group => Details::Group(mpich_group::decode(self, addr)?),
-            HandleKind::Datatype => Details::Datatype(mpich_datatype::decode(self, addr, raw)?),
-            HandleKind::Errhandler => Details::Errhandler(mpich_errhandler::decode(
+            HandleKind::Comm => Details::Comm(comm::decode(self, addr)?),
+            HandleKind::Group => Details::Group(group::decode(self, addr)?),
+            HandleKind::Datatype => Details::Datatype(datatype::decode(self, addr, raw)?),
+            HandleKind::Errhandler => Details::Errhandler(errhandler::decode(
                 self,
                 addr,
                 located.handle.storage == Storage::Builtin,
             )?),
-            HandleKind::Op => Details::Op(mpich_op::decode(self, Some(addr))?),
-            HandleKind::Info => Details::Info(mpich_info::decode(self, addr)?),
-            HandleKind::Request => Details::Request(mpich_request::decode(self, addr)?),
-            HandleKind::Win => Details::Win(mpich_win::decode(self, addr)?),
+            HandleKind::Op => Details::Op(op::decode(self, Some(addr))?),
+            HandleKind::Info => Details::Info(info::decode(self, addr)?),
+            HandleKind::Request => Details::Request(request::decode(self, addr)?),
+            HandleKind::Win => Details::Win(win::decode(self, addr)?),
             HandleKind::File | HandleKind::Status => {
                 return Err(HandleError::Unsupported(format!(
                     "{kind} is not an MPICH int handle"
@@ -280,7 +278,7 @@ impl<'a> Mpich<'a> {
     /// object.
     fn predefined_details(&self, kind: HandleKind, raw: u32) -> Result<Details, HandleError> {
         match kind {
-            HandleKind::Op => Ok(Details::Op(mpich_op::decode(self, None)?)),
+            HandleKind::Op => Ok(Details::Op(op::decode(self, None)?)),
             _ => Err(HandleError::NeverAllocated {
                 value: raw,
                 addr: TargetAddr::NULL,
@@ -381,7 +379,7 @@ fn int_handle(kind: HandleKind, value: i64) -> Result<u32, HandleError> {
 }
 
 fn predefined_by_bits(kind: HandleKind, raw: u32) -> bool {
-    let h = crate::mpich_handle_bits::MpichHandle::decode(raw);
+    let h = crate::mpich::handle_bits::MpichHandle::decode(raw);
     h.storage == Storage::Builtin || pairtype(kind, raw).is_some()
 }
 

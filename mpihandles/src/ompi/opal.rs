@@ -18,7 +18,7 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Attribute, Availability, InfoEntry};
-use crate::ompi_layout::{OmpiLayout, LAST_PREDEFINED_KEY};
+use crate::ompi::layout::{OmpiLayout, LAST_PREDEFINED_KEY};
 use crate::target::{at, Ctx, Rec};
 
 /// Most classes followed from an object to `opal_object_t`: Open MPI's

@@ -7,8 +7,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, GroupDetails};
-use crate::mpich::Mpich;
-use crate::mpich_comm;
+use crate::mpich::comm;
+use crate::mpich::resolver::Mpich;
 use crate::target::Ctx;
 
 const G: &str = "MPIR_Group";
@@ -25,7 +25,7 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<GroupDetails, Ha
         size: Availability::Value(size as i32),
         rank: Availability::Value((rank != MPI_UNDEFINED).then_some(rank as i32)),
         world_ranks: world_ranks(ctx, addr).into(),
-        communicators: mpich_comm::referring_to(m, &["local_group", "remote_group"], addr).into(),
+        communicators: comm::referring_to(m, &["local_group", "remote_group"], addr).into(),
     })
 }
 

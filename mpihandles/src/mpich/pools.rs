@@ -23,8 +23,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{HandleKind, ObjectState};
-use crate::mpich_handle_bits::{MpichHandle, Storage};
-use crate::mpich_predefined::predefined_name;
+use crate::mpich::handle_bits::{MpichHandle, Storage};
+use crate::mpich::predefined::predefined_name;
 use crate::target::{at, Ctx, Rec};
 
 /// The symbols and type of one kind's objects.

@@ -8,8 +8,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{AccessMode, Availability, Details, FileDetails, HandleKind};
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_opal::subscriber_info;
+use crate::ompi::opal::subscriber_info;
+use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::at;
 
 /// `MPI_MODE_*` (`mpi.h`, the values of ROMIO's `ADIO_*` in Open MPI as

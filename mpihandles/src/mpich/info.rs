@@ -9,8 +9,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, HandleKind, InfoDetails, InfoEntry};
-use crate::mpich::Mpich;
-use crate::mpich_pools::{locate, spec};
+use crate::mpich::pools::{locate, spec};
+use crate::mpich::resolver::Mpich;
 use crate::target::Ctx;
 
 const I: &str = "MPIR_Info";

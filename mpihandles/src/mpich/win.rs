@@ -8,9 +8,9 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, HandleKind, HandleRef, InfoEntry, WinDetails};
-use crate::mpich::Mpich;
-use crate::mpich_comm::errhandler_ref;
-use crate::mpich_pools;
+use crate::mpich::comm::errhandler_ref;
+use crate::mpich::pools;
+use crate::mpich::resolver::Mpich;
 use crate::target::Rec;
 
 const W: &str = "MPIR_Win";
@@ -106,13 +106,13 @@ pub(crate) fn referring_to(
     target: TargetAddr,
 ) -> Result<Vec<HandleRef>, HandleError> {
     let ctx = &m.ctx;
-    let Some(spec) = mpich_pools::spec(HandleKind::Win) else {
+    let Some(spec) = pools::spec(HandleKind::Win) else {
         return Ok(Vec::new());
     };
     let member = ctx.m(W, path)?;
     let handle = ctx.m(W, "handle")?;
     let mut out = Vec::new();
-    for r in mpich_pools::live_objects(ctx, &spec)? {
+    for r in pools::live_objects(ctx, &spec)? {
         if r.ptr(member)? == target {
             out.push(m.reference(HandleKind::Win, r.int(handle)? as u32));
         }

@@ -23,8 +23,8 @@ use crate::model::{
     Availability, Details, GeneralizedRequest, HandleKind, Peer, RequestDetails, RequestKind,
     StatusView,
 };
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_layout::{ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_COMPLETED};
+use crate::ompi::layout::{ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_COMPLETED};
+use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::at;
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {

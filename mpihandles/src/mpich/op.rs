@@ -6,8 +6,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, OpDetails};
-use crate::mpich::Mpich;
-use crate::mpich_errhandler::language;
+use crate::mpich::errhandler::language;
+use crate::mpich::resolver::Mpich;
 
 const O: &str = "MPIR_Op";
 

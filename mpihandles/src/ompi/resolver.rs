@@ -23,15 +23,13 @@ use crate::error::HandleError;
 use crate::model::{
     Availability, CHandle, Details, HandleKind, HandleRef, HandleView, ObjectState, StatusView,
 };
-use crate::ompi_layout::{
+use crate::ompi::layout::{
     OmpiLayout, COMM_INTRINSIC, DT_PREDEFINED, GROUP_INTRINSIC, MPI_UNDEFINED, OP_INTRINSIC,
 };
-use crate::ompi_opal::{class_chain, header, PointerArray};
+use crate::ompi::opal::{class_chain, header, PointerArray};
+use crate::ompi::{comm, datatype, errhandler, file, info, op, request, win};
 use crate::target::Ctx;
-use crate::{
-    ompi_comm, ompi_datatype, ompi_errhandler, ompi_file, ompi_info, ompi_op, ompi_request,
-    ompi_win, HandleResolver,
-};
+use crate::HandleResolver;
 use mpidd_read::Layouts;
 
 /// The objects Open MPI predefines under exported symbols, as
@@ -336,7 +334,7 @@ impl<'a> Ompi<'a> {
         addr: TargetAddr,
         datatype: Option<i64>,
     ) -> Result<StatusView, HandleError> {
-        ompi_request::status(self, addr, datatype)
+        request::status(self, addr, datatype)
     }
 
     /// The implementation's description, e.g. `Open MPI 4.1.4 (ob1)`.
@@ -431,15 +429,15 @@ impl<'a> Ompi<'a> {
         }
         let refcount = self.check_class(kind, addr)?;
         let d = match kind {
-            HandleKind::Comm => ompi_comm::decode(self, addr)?,
-            HandleKind::Group => ompi_comm::decode_group(self, addr)?,
-            HandleKind::Datatype => ompi_datatype::decode(self, addr)?,
-            HandleKind::Errhandler => ompi_errhandler::decode(self, addr)?,
-            HandleKind::Op => ompi_op::decode(self, addr)?,
-            HandleKind::Info => ompi_info::decode(self, addr)?,
-            HandleKind::Request => ompi_request::decode(self, addr)?,
-            HandleKind::Win => ompi_win::decode(self, addr)?,
-            HandleKind::File => ompi_file::decode(self, addr)?,
+            HandleKind::Comm => comm::decode(self, addr)?,
+            HandleKind::Group => comm::decode_group(self, addr)?,
+            HandleKind::Datatype => datatype::decode(self, addr)?,
+            HandleKind::Errhandler => errhandler::decode(self, addr)?,
+            HandleKind::Op => op::decode(self, addr)?,
+            HandleKind::Info => info::decode(self, addr)?,
+            HandleKind::Request => request::decode(self, addr)?,
+            HandleKind::Win => win::decode(self, addr)?,
+            HandleKind::File => file::decode(self, addr)?,
             HandleKind::Status => unreachable!("refused by resolve"),
         };
         let predefined = d.predefined || symbol.is_some();

@@ -21,12 +21,12 @@ use crate::error::HandleError;
 use crate::model::{
     Availability, CommDetails, CommKind, Details, GroupDetails, HandleKind, HandleRef, Topology,
 };
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_layout::{
+use crate::ompi::layout::{
     COMM_CART, COMM_DIST_GRAPH, COMM_GRAPH, COMM_INTER, COMM_INTRINSIC, COMM_ISFREED,
     GROUP_INTRINSIC, GROUP_SPARSE, MPI_UNDEFINED,
 };
-use crate::ompi_opal::attributes;
+use crate::ompi::opal::attributes;
+use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::{at, Rec};
 
 const INTRA: &str = "an intracommunicator has no remote group";
@@ -101,7 +101,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
                 "Open MPI 4.1 defines a freed flag (OMPI_COMM_ISFREED) but MPI_Comm_free never \
                  sets it: freeing drops a reference, and the object lives while pending \
                  operations hold it (it has {} now)",
-                crate::ompi_opal::header(ctx, &o.l, addr)
+                crate::ompi::opal::header(ctx, &o.l, addr)
                     .map(|(_, n)| n.to_string())
                     .unwrap_or_else(|_| "?".to_string())
             ))

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use mpidd_read::{LayoutTable, Layouts, SymbolTable, SyntheticMemory};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
 
-use crate::ompi_layout::OMPI_HANDLE_LAYOUT;
+use crate::ompi::layout::OMPI_HANDLE_LAYOUT;
 
 /// Where the synthetic process's one segment starts.
 pub const SYNTHETIC_BASE: u64 = 0x10_0000;

@@ -15,9 +15,9 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, DatatypeDetails, Details, HandleKind, HandleRef};
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_layout::{COMBINERS, DT_COMMITTED, DT_CONTIGUOUS, DT_PREDEFINED};
-use crate::ompi_opal::attributes;
+use crate::ompi::layout::{COMBINERS, DT_COMMITTED, DT_CONTIGUOUS, DT_PREDEFINED};
+use crate::ompi::opal::attributes;
+use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::Rec;
 use crate::type_map::{Contents, Expander, TypeInfo, TypeSource};
 

@@ -10,8 +10,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, HandleKind, StatusView};
-use crate::mpich::Mpich;
-use crate::mpich_pools::{locate, spec};
+use crate::mpich::pools::{locate, spec};
+use crate::mpich::resolver::Mpich;
 
 const S: &str = "MPI_Status";
 

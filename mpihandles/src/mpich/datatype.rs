@@ -22,9 +22,9 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, DatatypeDetails, HandleKind, HandleRef};
-use crate::mpich::Mpich;
-use crate::mpich_handle_bits::{MpichHandle, Storage};
-use crate::mpich_pools::{locate, spec};
+use crate::mpich::handle_bits::{MpichHandle, Storage};
+use crate::mpich::pools::{locate, spec};
+use crate::mpich::resolver::Mpich;
 use crate::target::{at, Ctx};
 use crate::type_map::{Contents, Expander, TypeInfo, TypeSource};
 

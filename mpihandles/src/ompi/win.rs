@@ -9,10 +9,10 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, Details, HandleKind, WinDetails};
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_comm::group;
-use crate::ompi_layout::{KEY_WIN_BASE, KEY_WIN_DISP_UNIT, KEY_WIN_MODEL, KEY_WIN_SIZE};
-use crate::ompi_opal::{attribute, attributes, subscriber_info};
+use crate::ompi::comm::group;
+use crate::ompi::layout::{KEY_WIN_BASE, KEY_WIN_DISP_UNIT, KEY_WIN_MODEL, KEY_WIN_SIZE};
+use crate::ompi::opal::{attribute, attributes, subscriber_info};
+use crate::ompi::resolver::{Decoded, Ompi};
 
 /// `MPI_WIN_FLAVOR_*` (`mpi.h`), by value.
 fn flavor(v: u64) -> String {

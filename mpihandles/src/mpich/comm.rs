@@ -12,9 +12,9 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, CommDetails, CommKind, HandleKind, HandleRef, Topology};
-use crate::mpich::Mpich;
+use crate::mpich::resolver::Mpich;
+use crate::mpich::{attr, group, pools, request};
 use crate::target::{at, Ctx, Rec};
-use crate::{mpich_attr, mpich_group, mpich_pools, mpich_request};
 
 const C: &str = "MPIR_Comm";
 
@@ -50,9 +50,9 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
     let attrs = ctx
         .m(C, "attributes")
         .map_err(HandleError::from)
-        .and_then(|f| mpich_attr::attributes(ctx, r.ptr(f)?));
+        .and_then(|f| attr::attributes(ctx, r.ptr(f)?));
     let topology: Availability<Topology> = match &attrs {
-        Ok(list) => mpich_attr::topology(ctx, list).into(),
+        Ok(list) => attr::topology(ctx, list).into(),
         Err(e) => Availability::not_available(format!("its attributes: {e}")),
     };
     Ok(CommDetails {
@@ -77,7 +77,7 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
         topology,
         errhandler: errhandler_ref(m, &r, C, "errhandler"),
         attributes: attrs.into(),
-        requests: mpich_request::referring_to(m, "comm", addr).into(),
+        requests: request::referring_to(m, "comm", addr).into(),
         windows: Availability::not_available(
             "MPICH's windows keep a duplicate of the communicator they were created over, \
              with no link back to it",
@@ -93,14 +93,14 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
 
 /// The communicators, predefined or handed out and not freed, whose
 /// `context_id` is `id`, as references. Bounded as
-/// [`mpich_pools::live_objects`] is.
+/// [`pools::live_objects`] is.
 pub(crate) fn with_context_id(
     m: &Mpich<'_>,
     member: &str,
     id: i64,
 ) -> Result<Vec<(HandleRef, TargetAddr)>, HandleError> {
     let ctx = &m.ctx;
-    let Some(spec) = mpich_pools::spec(HandleKind::Comm) else {
+    let Some(spec) = pools::spec(HandleKind::Comm) else {
         return Ok(Vec::new());
     };
     let handle = ctx.m(C, "handle")?;
@@ -131,7 +131,7 @@ pub(crate) fn with_context_id(
             })?;
         }
     }
-    for r in mpich_pools::live_objects(ctx, &spec)? {
+    for r in pools::live_objects(ctx, &spec)? {
         keep(&r)?;
     }
     Ok(out)
@@ -224,7 +224,7 @@ fn world_ranks(
         if ptr.is_null() {
             return Ok(None);
         }
-        let ranks = mpich_group::world_ranks(ctx, ptr)?;
+        let ranks = group::world_ranks(ctx, ptr)?;
         if ranks.len() as i64 != expected {
             return Err(HandleError::Inconsistent {
                 addr: ptr,
@@ -284,7 +284,7 @@ fn world_ranks(
         } else {
             "dev.ch4.map"
         };
-        return crate::mpich_ch4_map::world_ranks(ctx, r.base, map, expected).into();
+        return crate::mpich::ch4_map::world_ranks(ctx, r.base, map, expected).into();
     }
     from_vcrt().into()
 }
@@ -312,7 +312,7 @@ pub(crate) fn referring_to(
     target: TargetAddr,
 ) -> Result<Vec<HandleRef>, HandleError> {
     let ctx = &m.ctx;
-    let Some(spec) = mpich_pools::spec(HandleKind::Comm) else {
+    let Some(spec) = pools::spec(HandleKind::Comm) else {
         return Ok(Vec::new());
     };
     let members = paths
@@ -321,7 +321,7 @@ pub(crate) fn referring_to(
         .collect::<Result<Vec<_>, _>>()?;
     let handle = ctx.m(C, "handle")?;
     let mut out = Vec::new();
-    for r in mpich_pools::live_objects(ctx, &spec)? {
+    for r in pools::live_objects(ctx, &spec)? {
         if members.iter().any(|f| r.ptr(*f).ok() == Some(target)) {
             out.push(m.reference(HandleKind::Comm, r.int(handle)? as u32));
         }

@@ -6,8 +6,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, Details, InfoDetails};
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_opal::info_entries;
+use crate::ompi::opal::info_entries;
+use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::at;
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {

@@ -7,8 +7,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, Details, ErrhandlerDetails, HandleKind, HandleRef};
-use crate::ompi::{Decoded, Ompi};
-use crate::ompi_comm::referring;
+use crate::ompi::comm::referring;
+use crate::ompi::resolver::{Decoded, Ompi};
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
     let l = &o.l.errhandler;

@@ -14,9 +14,9 @@ use crate::error::HandleError;
 use crate::model::{
     AccessMode, Availability, CHandle, Details, FileDetails, HandleKind, HandleView,
 };
-use crate::mpich::Mpich;
-use crate::mpich_info;
-use crate::mpich_predefined::FILE_MODES;
+use crate::mpich::info;
+use crate::mpich::predefined::FILE_MODES;
+use crate::mpich::resolver::Mpich;
 use crate::target::at;
 
 const F: &str = "ADIOI_FileD";
@@ -64,7 +64,7 @@ pub(crate) fn view(m: &Mpich<'_>, addr: TargetAddr) -> Result<HandleView, Handle
             .map(|v| access_mode(v as i32))
             .into(),
         info: int("info")
-            .and_then(|h| mpich_info::entries_of_handle(ctx, h as u32))
+            .and_then(|h| info::entries_of_handle(ctx, h as u32))
             .into(),
         errhandler: int("err_handler")
             .map(|h| {

@@ -5,9 +5,9 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, ErrhandlerDetails};
-use crate::mpich::Mpich;
+use crate::mpich::resolver::Mpich;
+use crate::mpich::{comm, win};
 use crate::target::{Ctx, Rec};
-use crate::{mpich_comm, mpich_win};
 
 const E: &str = "MPIR_Errhandler";
 
@@ -18,8 +18,8 @@ pub(crate) fn decode(
 ) -> Result<ErrhandlerDetails, HandleError> {
     let ctx = &m.ctx;
     let attached_to = (|| -> Result<_, HandleError> {
-        let mut list = mpich_comm::referring_to(m, &["errhandler"], addr)?;
-        list.extend(mpich_win::referring_to(m, "errhandler", addr)?);
+        let mut list = comm::referring_to(m, &["errhandler"], addr)?;
+        list.extend(win::referring_to(m, "errhandler", addr)?);
         Ok(list)
     })()
     .into();

@@ -1,0 +1,14 @@
+//! Open MPI.
+pub(crate) mod comm;
+pub(crate) mod datatype;
+pub(crate) mod errhandler;
+pub(crate) mod file;
+pub(crate) mod info;
+pub(crate) mod layout;
+pub(crate) mod op;
+pub(crate) mod opal;
+pub(crate) mod request;
+pub(crate) mod resolver;
+#[cfg(feature = "synthetic")]
+pub(crate) mod synthetic;
+pub(crate) mod win;

@@ -1,0 +1,2 @@
+//! UCX.
+pub(crate) mod request;
