@@ -11,9 +11,10 @@
 mod common;
 
 use common::handle_checks::{
-    check_derived_types, check_every_rank, check_generalized_request, check_info, check_ops,
-    check_persistent_receive, check_status, check_user_errhandler, check_user_object, reason,
-    ref_int, val, Source, Written,
+    check_cart, check_derived_types, check_every_rank, check_file, check_generalized_request,
+    check_graph, check_group, check_info, check_inter, check_large_send, check_mpi_int, check_ops,
+    check_persistent_receive, check_split, check_status, check_text_form, check_user_errhandler,
+    check_user_object, check_window, check_world, reason, ref_int, val, Source, Written,
 };
 use common::mpich_job::Job;
 
@@ -41,28 +42,11 @@ enum Device {
 /// `source` (`--pid P` or `--core C`). `full` adds the handles whose
 /// properties do not depend on the rank.
 fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: Device) {
-    let world = w.c("world");
     let user_object = |v: &Value, name: &str| check_user_object(v, w, name);
 
     // The Cartesian communicator over the split (split rank 3 - rank).
-    let v = source.view("comm", w.c("cart"));
-    check_user_object(&v, w, "cart");
+    let v = check_cart(rank, source, w, &user_object);
     let d = &v["details"];
-    assert_eq!(d["kind"], "comm");
-    assert_eq!(val(&d["name"]), "mpidd_cart");
-    assert_eq!(val(&d["rank"]), 3 - rank);
-    assert_eq!(val(&d["size"]), 4);
-    assert_eq!(val(&d["world_rank"]), rank);
-    assert_eq!(val(&d["comm_kind"]), "intracommunicator");
-    assert_eq!(val(&d["local_world_ranks"]), &json!([3, 2, 1, 0]));
-    assert!(reason(&d["remote_size"]).contains("intracommunicator"));
-    let split_rank = 3 - rank;
-    assert_eq!(
-        val(&d["topology"]),
-        &json!({"type": "cartesian", "ndims": 2, "dims": [2, 2], "periods": [true, true],
-                "coords": [split_rank / 2, split_rank % 2]})
-    );
-    assert_eq!(ref_int(val(&d["errhandler"])), w.c("errh"));
     assert!(
         val(&d["attributes"])
             .as_array()
@@ -72,44 +56,12 @@ fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: 
         "the topology is an attribute MPICH keeps for itself"
     );
     assert_eq!(val(&d["requests"]), &json!([]));
-    // Its Fortran INTEGER and the global variable that holds it name the
-    // same object.
-    let fortran = source.json(&[
-        "--kind",
-        "comm",
-        "--fortran",
-        "--value",
-        &w.f("cart").to_string(),
-    ]);
-    assert_eq!(fortran["object_address"], v["object_address"]);
-    let by_var = source.json(&["--kind", "comm", "--var", "mpidd_cart_comm"]);
-    assert_eq!(by_var["object_address"], v["object_address"]);
 
     // The split, whose group MPI_Comm_group made.
-    let v = source.view("comm", w.c("split"));
-    let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_split");
-    assert_eq!(val(&d["rank"]), 3 - rank);
-    assert_eq!(val(&d["topology"]), &json!({"type": "none"}));
-    assert_eq!(ref_int(val(&d["local_group"])), w.c("group"));
+    check_split(rank, source, w, &user_object);
 
     // The intercommunicator between even and odd world ranks.
-    let v = source.view("comm", w.c("inter"));
-    let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_inter");
-    assert_eq!(val(&d["comm_kind"]), "intercommunicator");
-    assert_eq!(
-        (val(&d["size"]), val(&d["remote_size"])),
-        (&json!(2), &json!(2))
-    );
-    assert_eq!(val(&d["rank"]), rank / 2);
-    let (mine, theirs) = if rank % 2 == 0 {
-        (json!([0, 2]), json!([1, 3]))
-    } else {
-        (json!([1, 3]), json!([0, 2]))
-    };
-    assert_eq!(val(&d["local_world_ranks"]), &mine);
-    assert_eq!(val(&d["remote_world_ranks"]), &theirs);
+    check_inter(rank, source, w, &user_object);
 
     // The duplicate every rank but 1 freed; under CH3 rank 0's pending
     // receive keeps its object alive there. Under ch4:ucx the receive holds
@@ -184,18 +136,7 @@ fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: 
     check_persistent_receive(rank, source, w, &user_object);
 
     // The large send, pending at the stop.
-    let v = source.view("request", w.c("sreq"));
-    check_user_object(&v, w, "sreq");
-    let d = &v["details"];
-    assert_eq!(val(&d["request_kind"]), "send");
-    assert_eq!(
-        val(&d["complete"]),
-        false,
-        "its receiver receives after the stop"
-    );
-    assert_eq!(val(&d["peer"]), &json!({"rank": (rank + 2) % 4}));
-    assert_eq!(val(&d["tag"]), w.k("tag_big"));
-    assert_eq!(ref_int(val(&d["communicator"])), world);
+    check_large_send(rank, source, w, &user_object);
 
     // The generalized request, completed only after the stop.
     check_generalized_request(source, w, &user_object);
@@ -208,58 +149,22 @@ fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: 
     }
 
     // MPI_COMM_WORLD.
-    let v = source.view("comm", world);
-    assert_eq!(v["predefined"], true);
-    assert_eq!(v["predefined_name"], "MPI_COMM_WORLD");
-    assert_eq!(val(&v["freed_by_application"]), false);
-    assert_eq!(val(&v["details"]["rank"]), rank);
-    assert_eq!(
-        val(&v["details"]["local_world_ranks"]),
-        &json!([0, 1, 2, 3])
-    );
+    check_world(rank, source, w);
 
     // The group of the split.
-    let v = source.view("group", w.c("group"));
-    check_user_object(&v, w, "group");
-    let d = &v["details"];
-    assert_eq!(val(&d["size"]), 4);
-    assert_eq!(val(&d["rank"]), 3 - rank);
-    assert_eq!(val(&d["world_ranks"]), &json!([3, 2, 1, 0]));
-    let users: Vec<i64> = val(&d["communicators"])
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(ref_int)
-        .collect();
-    assert!(users.contains(&w.c("split")), "{users:?}");
+    check_group(rank, source, w, &user_object);
 
     // The graph communicator.
-    let v = source.view("comm", w.c("graph"));
-    let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_graph");
-    assert_eq!(val(&d["rank"]), rank);
-    assert_eq!(
-        val(&d["topology"]),
-        &json!({"type": "graph", "nnodes": 4, "index": [2, 4, 6, 8],
-                "edges": [1, 3, 0, 2, 1, 3, 2, 0]})
-    );
+    check_graph(rank, source, w, &user_object);
 
     // The struct with holes, its contiguous pair, the uncommitted vector,
     // the freed type and a predefined one.
     check_derived_types(source, w, &user_object);
-    let (int, sz) = (w.c("mpi_int"), w.k("sizeof_int"));
     let v = source.view("datatype", w.c("gone"));
     assert_eq!(val(&v["state"]), "freed");
     assert_eq!(val(&v["freed_by_implementation"]), true);
 
-    let v = source.view("datatype", int);
-    assert_eq!(v["predefined"], true);
-    assert_eq!(v["predefined_name"], "MPI_INT");
-    assert_eq!(val(&v["details"]["size"]), sz);
-    assert_eq!(
-        val(&v["details"]["constructor"])["combiner"],
-        "MPI_COMBINER_NAMED"
-    );
+    check_mpi_int(source, w);
 
     // The non-commutative user operation, and MPI_SUM.
     check_ops(source, w, &user_object);
@@ -271,14 +176,8 @@ fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: 
     check_info(source, w, &user_object);
 
     // The window over the 64-int buffer.
-    let v = source.view("win", w.c("win"));
-    check_user_object(&v, w, "win");
+    let v = check_window(source, w, &user_object);
     let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_win");
-    assert_eq!(val(&d["base"]), w.addrs["winbuf"]);
-    assert_eq!(val(&d["size"]), w.k("winbuf_bytes"));
-    assert_eq!(val(&d["disp_unit"]), sz);
-    assert_eq!(val(&d["flavor"]), "MPI_WIN_FLAVOR_CREATE");
     let comm = source.view("comm", ref_int(val(&d["communicator"])));
     assert_eq!(
         val(&comm["details"]["local_world_ranks"]),
@@ -290,48 +189,12 @@ fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: 
     let v = source.json(&["--kind", "file", "--value", &w.value("file")]);
     assert_eq!(val(&v["c_handle"])["pointer"], w.c("file"));
     assert_eq!(val(&v["fortran_index"]), w.f("file"));
-    let d = &v["details"];
-    assert_eq!(val(&d["filename"]), w.filename.as_str());
-    assert_eq!(val(&d["access_mode"])["bits"], w.k("amode"));
-    assert_eq!(
-        val(&d["access_mode"])["names"],
-        json!(["MPI_MODE_CREATE", "MPI_MODE_RDWR"])
-    );
-    assert!(
-        val(&d["info"])
-            .as_array()
-            .unwrap()
-            .contains(&json!({"key": "cb_buffer_size", "value": "65536"})),
-        "the hint given to MPI_File_open: {d:#}"
-    );
-    let comm = source.view("comm", ref_int(val(&d["communicator"])));
+    check_file(source, w, &v);
+    let comm = source.view("comm", ref_int(val(&v["details"]["communicator"])));
     assert_eq!(val(&comm["details"]["size"]), 4);
-    let by_fortran = source.json(&[
-        "--kind",
-        "file",
-        "--fortran",
-        "--value",
-        &w.f("file").to_string(),
-    ]);
-    assert_eq!(by_fortran["c_handle"], v["c_handle"]);
-    let by_var = source.json(&["--kind", "file", "--var", "mpidd_file"]);
-    assert_eq!(by_var["c_handle"], v["c_handle"]);
 
     // The text form says the same, and says what is not available.
-    let out = source
-        .cmd()
-        .args(["--kind", "comm", "--value", &w.c("cart").to_string()])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    for line in [
-        "  name: mpidd_cart\n",
-        "    periods: [true, true]\n",
-        "freed by application: not available: MPICH keeps no mark of MPI_Comm_free",
-    ] {
-        assert!(text.contains(line), "{line:?} is not in:\n{text}");
-    }
+    check_text_form(source, w, "MPICH keeps no mark of MPI_Comm_free");
 
     // Wrong kind, null handle, out of range.
     let e = source.error(&["--kind", "group", "--value", &w.c("cart").to_string()]);

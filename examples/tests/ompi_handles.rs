@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::handle_checks::{
-    self, check_derived_types, check_every_rank, check_generalized_request, check_info, check_ops,
-    check_persistent_receive, check_status, check_user_errhandler, reason, ref_ptr, val, Source,
-    Written,
+    self, check_cart, check_derived_types, check_every_rank, check_file, check_generalized_request,
+    check_graph, check_group, check_info, check_inter, check_large_send, check_mpi_int, check_ops,
+    check_persistent_receive, check_split, check_status, check_text_form, check_user_errhandler,
+    check_window, check_world, reason, ref_ptr, val, Source, Written,
 };
 use common::mpich_job::mpidd;
 use common::ompi_job::{ref_ompi, OmpiBuild, OmpiJob, DEBIAN_LIBDIR};
@@ -44,49 +45,14 @@ fn check_user_object(v: &Value, w: &Written<u64>, name: &str) {
 fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     let world = w.c("world");
     let user_object = |v: &Value, name: &str| check_user_object(v, w, name);
-    let split_rank = 3 - rank;
 
     // The Cartesian communicator over the split.
-    let v = s.view("comm", w.c("cart"));
-    check_user_object(&v, w, "cart");
-    let d = &v["details"];
-    assert_eq!(d["kind"], "comm");
-    assert_eq!(val(&d["name"]), "mpidd_cart");
-    assert_eq!(val(&d["rank"]), split_rank);
-    assert_eq!(val(&d["size"]), 4);
-    assert_eq!(val(&d["world_rank"]), rank);
-    assert_eq!(val(&d["comm_kind"]), "intracommunicator");
-    assert_eq!(val(&d["local_world_ranks"]), &json!([3, 2, 1, 0]));
-    assert!(reason(&d["remote_size"]).contains("intracommunicator"));
-    assert_eq!(
-        val(&d["topology"]),
-        &json!({"type": "cartesian", "ndims": 2, "dims": [2, 2], "periods": [true, true],
-                "coords": [split_rank / 2, split_rank % 2]})
-    );
-    assert_eq!(ref_ptr(val(&d["errhandler"])), w.c("errh"));
+    let v = check_cart(rank, s, w, &user_object);
     // Open MPI keeps no mark of MPI_Comm_free, and says so.
     assert!(reason(&v["freed_by_application"]).contains("OMPI_COMM_ISFREED"));
-    // Its Fortran INTEGER and the global that holds it name the same
-    // object.
-    let fortran = s.json(&[
-        "--kind",
-        "comm",
-        "--fortran",
-        "--value",
-        &w.f("cart").to_string(),
-    ]);
-    assert_eq!(fortran["object_address"], v["object_address"]);
-    let by_var = s.json(&["--kind", "comm", "--var", "mpidd_cart_comm"]);
-    assert_eq!(by_var["object_address"], v["object_address"]);
 
     // The split, whose group MPI_Comm_group handed out.
-    let v = s.view("comm", w.c("split"));
-    check_user_object(&v, w, "split");
-    let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_split");
-    assert_eq!(val(&d["rank"]), split_rank);
-    assert_eq!(val(&d["topology"]), &json!({"type": "none"}));
-    assert_eq!(ref_ptr(val(&d["local_group"])), w.c("group"));
+    check_split(rank, s, w, &user_object);
 
     // The distributed graph: from rank - 1 to rank + 1, unweighted.
     let v = s.view("comm", w.c("dist"));
@@ -99,23 +65,8 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     );
 
     // The intercommunicator between even and odd world ranks.
-    let v = s.view("comm", w.c("inter"));
-    check_user_object(&v, w, "inter");
+    let v = check_inter(rank, s, w, &user_object);
     let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_inter");
-    assert_eq!(val(&d["comm_kind"]), "intercommunicator");
-    assert_eq!(
-        (val(&d["size"]), val(&d["remote_size"])),
-        (&json!(2), &json!(2))
-    );
-    assert_eq!(val(&d["rank"]), rank / 2);
-    let (mine, theirs) = if rank % 2 == 0 {
-        (json!([0, 2]), json!([1, 3]))
-    } else {
-        (json!([1, 3]), json!([0, 2]))
-    };
-    assert_eq!(val(&d["local_world_ranks"]), &mine);
-    assert_eq!(val(&d["remote_world_ranks"]), &theirs);
     assert_ne!(
         ref_ptr(val(&d["local_group"])),
         ref_ptr(val(&d["remote_group"]))
@@ -169,19 +120,8 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     check_persistent_receive(rank, s, w, &user_object);
 
     // The large synchronous send, pending at the stop.
-    let v = s.view("request", w.c("sreq"));
-    check_user_object(&v, w, "sreq");
-    let d = &v["details"];
-    assert_eq!(val(&d["request_kind"]), "send");
-    assert_eq!(val(&d["created_by"]), "MPI_Issend");
-    assert_eq!(
-        val(&d["complete"]),
-        false,
-        "its receiver receives after the stop"
-    );
-    assert_eq!(val(&d["peer"]), &json!({"rank": (rank + 2) % 4}));
-    assert_eq!(val(&d["tag"]), w.k("tag_big"));
-    assert_eq!(ref_ptr(val(&d["communicator"])), world);
+    let v = check_large_send(rank, s, w, &user_object);
+    assert_eq!(val(&v["details"]["created_by"]), "MPI_Issend");
 
     // The generalized request, completed only after the stop.
     check_generalized_request(s, w, &user_object);
@@ -200,16 +140,8 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     }
 
     // MPI_COMM_WORLD, and MPI_COMM_SELF by its Fortran INTEGER.
-    let v = s.view("comm", w.c("world"));
-    assert_eq!(v["predefined"], true);
-    assert_eq!(v["predefined_name"], "MPI_COMM_WORLD");
+    let v = check_world(rank, s, w);
     assert_eq!(val(&v["fortran_index"]), w.f("world"));
-    assert_eq!(val(&v["freed_by_application"]), false);
-    assert_eq!(val(&v["details"]["rank"]), rank);
-    assert_eq!(
-        val(&v["details"]["local_world_ranks"]),
-        &json!([0, 1, 2, 3])
-    );
     let v = s.json(&[
         "--kind",
         "comm",
@@ -221,40 +153,18 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     assert_eq!(val(&v["details"]["local_world_ranks"]), &json!([rank]));
 
     // The group of the split, and MPI_GROUP_EMPTY.
-    let v = s.view("group", w.c("group"));
-    check_user_object(&v, w, "group");
-    let d = &v["details"];
-    assert_eq!(val(&d["size"]), 4);
-    assert_eq!(val(&d["rank"]), split_rank);
-    assert_eq!(val(&d["world_ranks"]), &json!([3, 2, 1, 0]));
-    let users: Vec<u64> = val(&d["communicators"])
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(ref_ptr)
-        .collect();
-    assert!(users.contains(&w.c("split")), "{users:?}");
+    check_group(rank, s, w, &user_object);
     let v = s.view("group", w.c("group_empty"));
     assert_eq!(v["predefined_name"], "MPI_GROUP_EMPTY");
     assert_eq!(val(&v["details"]["size"]), 0);
     assert_eq!(val(&v["details"]["rank"]), &Value::Null);
 
     // The graph communicator.
-    let v = s.view("comm", w.c("graph"));
-    check_user_object(&v, w, "graph");
-    let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_graph");
-    assert_eq!(val(&d["rank"]), rank);
-    assert_eq!(
-        val(&d["topology"]),
-        &json!({"type": "graph", "nnodes": 4, "index": [2, 4, 6, 8],
-                "edges": [1, 3, 0, 2, 1, 3, 2, 0]})
-    );
+    check_graph(rank, s, w, &user_object);
 
     // The struct with holes, its contiguous pair, the uncommitted vector,
     // the freed type and a predefined one.
     check_derived_types(s, w, &user_object);
-    let sz = w.k("sizeof_int");
 
     // The freed type: its memory went back to malloc, and its Fortran slot
     // was cleared.
@@ -269,15 +179,8 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     ]);
     assert!(e.contains("is empty"), "{e}");
 
-    let v = s.view("datatype", w.c("mpi_int"));
-    assert_eq!(v["predefined"], true);
-    assert_eq!(v["predefined_name"], "MPI_INT");
+    let v = check_mpi_int(s, w);
     assert_eq!(val(&v["fortran_index"]), w.f("mpi_int"));
-    assert_eq!(val(&v["details"]["size"]), sz);
-    assert_eq!(
-        val(&v["details"]["constructor"])["combiner"],
-        "MPI_COMBINER_NAMED"
-    );
 
     // The non-commutative user operation, and MPI_SUM.
     let v = check_ops(s, w, &user_object);
@@ -296,14 +199,8 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     assert_eq!(val(&v["freed_by_application"]), false, "Open MPI's i_freed");
 
     // The window over the 64-int buffer.
-    let v = s.view("win", w.c("win"));
-    check_user_object(&v, w, "win");
+    let v = check_window(s, w, &user_object);
     let d = &v["details"];
-    assert_eq!(val(&d["name"]), "mpidd_win");
-    assert_eq!(val(&d["base"]), w.addrs["winbuf"]);
-    assert_eq!(val(&d["size"]), w.k("winbuf_bytes"));
-    assert_eq!(val(&d["disp_unit"]), sz);
-    assert_eq!(val(&d["flavor"]), "MPI_WIN_FLAVOR_CREATE");
     // MPI_WIN_UNIFIED or MPI_WIN_SEPARATE, as the component chose.
     assert!(
         [0, 1].contains(&val(&d["model"]).as_i64().unwrap()),
@@ -317,20 +214,8 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     // The file, by pointer, by its Fortran INTEGER and by variable.
     let v = s.view("file", w.c("file"));
     check_user_object(&v, w, "file");
+    check_file(s, w, &v);
     let d = &v["details"];
-    assert_eq!(val(&d["filename"]), w.filename.as_str());
-    assert_eq!(val(&d["access_mode"])["bits"], w.k("amode"));
-    assert_eq!(
-        val(&d["access_mode"])["names"],
-        json!(["MPI_MODE_CREATE", "MPI_MODE_RDWR"])
-    );
-    assert!(
-        val(&d["info"])
-            .as_array()
-            .unwrap()
-            .contains(&json!({"key": "cb_buffer_size", "value": "65536"})),
-        "the hint given to MPI_File_open: {d:#}"
-    );
     assert_eq!(ref_ptr(val(&d["communicator"])), world);
     assert_eq!(
         val(&d["atomic"]),
@@ -341,16 +226,6 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
         val(&d["errhandler"])["predefined_name"],
         "MPI_ERRORS_RETURN"
     );
-    let by_fortran = s.json(&[
-        "--kind",
-        "file",
-        "--fortran",
-        "--value",
-        &w.f("file").to_string(),
-    ]);
-    assert_eq!(by_fortran["c_handle"], v["c_handle"]);
-    let by_var = s.json(&["--kind", "file", "--var", "mpidd_file"]);
-    assert_eq!(by_var["c_handle"], v["c_handle"]);
     let world_files: Vec<u64> = val(&s.view("comm", w.c("world"))["details"]["files"])
         .as_array()
         .unwrap()
@@ -364,20 +239,7 @@ fn check_rank(rank: i64, s: &Source, w: &Written<u64>, full: bool) {
     );
 
     // The text form says the same, and says what is not available.
-    let out = s
-        .cmd()
-        .args(["--kind", "comm", "--value", &w.value("cart")])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    for line in [
-        "  name: mpidd_cart\n",
-        "    periods: [true, true]\n",
-        "freed by application: not available: Open MPI 4.1 defines a freed flag",
-    ] {
-        assert!(text.contains(line), "{line:?} is not in:\n{text}");
-    }
+    check_text_form(s, w, "Open MPI 4.1 defines a freed flag");
 
     // Wrong kind, null handles, a pointer that is no object.
     let e = s.error(&["--kind", "group", "--value", &w.value("cart")]);

@@ -446,3 +446,232 @@ pub fn check_info<C: CValue>(s: &Source, w: &Written<C>, user_object: UserObject
     );
     v
 }
+
+/// The Cartesian communicator over the split (2 x 2, periodic; split rank
+/// 3 - rank), with the user error handler, and its Fortran INTEGER and
+/// global variable naming the same object; its view, for what the
+/// implementation adds.
+pub fn check_cart<C: CValue>(
+    rank: i64,
+    s: &Source,
+    w: &Written<C>,
+    user_object: UserObject,
+) -> Value {
+    let v = s.view("comm", w.c("cart"));
+    user_object(&v, "cart");
+    let d = &v["details"];
+    assert_eq!(d["kind"], "comm");
+    assert_eq!(val(&d["name"]), "mpidd_cart");
+    let split_rank = 3 - rank;
+    assert_eq!(val(&d["rank"]), split_rank);
+    assert_eq!(val(&d["size"]), 4);
+    assert_eq!(val(&d["world_rank"]), rank);
+    assert_eq!(val(&d["comm_kind"]), "intracommunicator");
+    assert_eq!(val(&d["local_world_ranks"]), &json!([3, 2, 1, 0]));
+    assert!(reason(&d["remote_size"]).contains("intracommunicator"));
+    assert_eq!(
+        val(&d["topology"]),
+        &json!({"type": "cartesian", "ndims": 2, "dims": [2, 2], "periods": [true, true],
+                "coords": [split_rank / 2, split_rank % 2]})
+    );
+    assert_eq!(ref_c::<C>(val(&d["errhandler"])), w.c("errh"));
+    // Its Fortran INTEGER and the global variable that holds it name the
+    // same object.
+    let fortran = s.json(&[
+        "--kind",
+        "comm",
+        "--fortran",
+        "--value",
+        &w.f("cart").to_string(),
+    ]);
+    assert_eq!(fortran["object_address"], v["object_address"]);
+    let by_var = s.json(&["--kind", "comm", "--var", "mpidd_cart_comm"]);
+    assert_eq!(by_var["object_address"], v["object_address"]);
+    v
+}
+
+/// The split (world ranks reversed), whose group `MPI_Comm_group` made.
+pub fn check_split<C: CValue>(rank: i64, s: &Source, w: &Written<C>, user_object: UserObject) {
+    let v = s.view("comm", w.c("split"));
+    user_object(&v, "split");
+    let d = &v["details"];
+    assert_eq!(val(&d["name"]), "mpidd_split");
+    assert_eq!(val(&d["rank"]), 3 - rank);
+    assert_eq!(val(&d["topology"]), &json!({"type": "none"}));
+    assert_eq!(ref_c::<C>(val(&d["local_group"])), w.c("group"));
+}
+
+/// The intercommunicator between even and odd world ranks; its view, for
+/// what the implementation adds.
+pub fn check_inter<C: CValue>(
+    rank: i64,
+    s: &Source,
+    w: &Written<C>,
+    user_object: UserObject,
+) -> Value {
+    let v = s.view("comm", w.c("inter"));
+    user_object(&v, "inter");
+    let d = &v["details"];
+    assert_eq!(val(&d["name"]), "mpidd_inter");
+    assert_eq!(val(&d["comm_kind"]), "intercommunicator");
+    assert_eq!(
+        (val(&d["size"]), val(&d["remote_size"])),
+        (&json!(2), &json!(2))
+    );
+    assert_eq!(val(&d["rank"]), rank / 2);
+    let (mine, theirs) = if rank % 2 == 0 {
+        (json!([0, 2]), json!([1, 3]))
+    } else {
+        (json!([1, 3]), json!([0, 2]))
+    };
+    assert_eq!(val(&d["local_world_ranks"]), &mine);
+    assert_eq!(val(&d["remote_world_ranks"]), &theirs);
+    v
+}
+
+/// The large send to rank + 2 on `MPI_COMM_WORLD`, pending at the stop;
+/// its view, for what the implementation adds.
+pub fn check_large_send<C: CValue>(
+    rank: i64,
+    s: &Source,
+    w: &Written<C>,
+    user_object: UserObject,
+) -> Value {
+    let v = s.view("request", w.c("sreq"));
+    user_object(&v, "sreq");
+    let d = &v["details"];
+    assert_eq!(val(&d["request_kind"]), "send");
+    assert_eq!(
+        val(&d["complete"]),
+        false,
+        "its receiver receives after the stop"
+    );
+    assert_eq!(val(&d["peer"]), &json!({"rank": (rank + 2) % 4}));
+    assert_eq!(val(&d["tag"]), w.k("tag_big"));
+    assert_eq!(ref_c::<C>(val(&d["communicator"])), w.c("world"));
+    v
+}
+
+/// `MPI_COMM_WORLD`; its view, for what the implementation adds.
+pub fn check_world<C: CValue>(rank: i64, s: &Source, w: &Written<C>) -> Value {
+    let v = s.view("comm", w.c("world"));
+    assert_eq!(v["predefined"], true);
+    assert_eq!(v["predefined_name"], "MPI_COMM_WORLD");
+    assert_eq!(val(&v["freed_by_application"]), false);
+    assert_eq!(val(&v["details"]["rank"]), rank);
+    assert_eq!(
+        val(&v["details"]["local_world_ranks"]),
+        &json!([0, 1, 2, 3])
+    );
+    v
+}
+
+/// The group of the split, which the split uses.
+pub fn check_group<C: CValue>(rank: i64, s: &Source, w: &Written<C>, user_object: UserObject) {
+    let v = s.view("group", w.c("group"));
+    user_object(&v, "group");
+    let d = &v["details"];
+    assert_eq!(val(&d["size"]), 4);
+    assert_eq!(val(&d["rank"]), 3 - rank);
+    assert_eq!(val(&d["world_ranks"]), &json!([3, 2, 1, 0]));
+    let users: Vec<C> = val(&d["communicators"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(ref_c)
+        .collect();
+    assert!(users.contains(&w.c("split")), "{users:?}");
+}
+
+/// The graph communicator: a ring, each rank linked to both neighbours.
+pub fn check_graph<C: CValue>(rank: i64, s: &Source, w: &Written<C>, user_object: UserObject) {
+    let v = s.view("comm", w.c("graph"));
+    user_object(&v, "graph");
+    let d = &v["details"];
+    assert_eq!(val(&d["name"]), "mpidd_graph");
+    assert_eq!(val(&d["rank"]), rank);
+    assert_eq!(
+        val(&d["topology"]),
+        &json!({"type": "graph", "nnodes": 4, "index": [2, 4, 6, 8],
+                "edges": [1, 3, 0, 2, 1, 3, 2, 0]})
+    );
+}
+
+/// `MPI_INT`, a predefined datatype; its view, for what the
+/// implementation adds.
+pub fn check_mpi_int<C: CValue>(s: &Source, w: &Written<C>) -> Value {
+    let v = s.view("datatype", w.c("mpi_int"));
+    assert_eq!(v["predefined"], true);
+    assert_eq!(v["predefined_name"], "MPI_INT");
+    assert_eq!(val(&v["details"]["size"]), w.k("sizeof_int"));
+    assert_eq!(
+        val(&v["details"]["constructor"])["combiner"],
+        "MPI_COMBINER_NAMED"
+    );
+    v
+}
+
+/// The window over the 64-int buffer; its view, for what the
+/// implementation adds.
+pub fn check_window<C: CValue>(s: &Source, w: &Written<C>, user_object: UserObject) -> Value {
+    let v = s.view("win", w.c("win"));
+    user_object(&v, "win");
+    let d = &v["details"];
+    assert_eq!(val(&d["name"]), "mpidd_win");
+    assert_eq!(val(&d["base"]), w.addrs["winbuf"]);
+    assert_eq!(val(&d["size"]), w.k("winbuf_bytes"));
+    assert_eq!(val(&d["disp_unit"]), w.k("sizeof_int"));
+    assert_eq!(val(&d["flavor"]), "MPI_WIN_FLAVOR_CREATE");
+    v
+}
+
+/// The file's view `v`: its name, its access mode and the hint given to
+/// `MPI_File_open`, and its Fortran INTEGER and global variable naming
+/// the same file.
+pub fn check_file<C: CValue>(s: &Source, w: &Written<C>, v: &Value) {
+    let d = &v["details"];
+    assert_eq!(val(&d["filename"]), w.filename.as_str());
+    assert_eq!(val(&d["access_mode"])["bits"], w.k("amode"));
+    assert_eq!(
+        val(&d["access_mode"])["names"],
+        json!(["MPI_MODE_CREATE", "MPI_MODE_RDWR"])
+    );
+    assert!(
+        val(&d["info"])
+            .as_array()
+            .unwrap()
+            .contains(&json!({"key": "cb_buffer_size", "value": "65536"})),
+        "the hint given to MPI_File_open: {d:#}"
+    );
+    let by_fortran = s.json(&[
+        "--kind",
+        "file",
+        "--fortran",
+        "--value",
+        &w.f("file").to_string(),
+    ]);
+    assert_eq!(by_fortran["c_handle"], v["c_handle"]);
+    let by_var = s.json(&["--kind", "file", "--var", "mpidd_file"]);
+    assert_eq!(by_var["c_handle"], v["c_handle"]);
+}
+
+/// The text form of the Cartesian communicator says what the JSON says,
+/// and what is not available: `not_kept` is how the implementation says
+/// it keeps no mark of `MPI_Comm_free`.
+pub fn check_text_form<C: CValue>(s: &Source, w: &Written<C>, not_kept: &str) {
+    let out = s
+        .cmd()
+        .args(["--kind", "comm", "--value", &w.value("cart")])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let not_kept = format!("freed by application: not available: {not_kept}");
+    for line in [
+        "  name: mpidd_cart\n",
+        "    periods: [true, true]\n",
+        &not_kept,
+    ] {
+        assert!(text.contains(line), "{line:?} is not in:\n{text}");
+    }
+}
