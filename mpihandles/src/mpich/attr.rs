@@ -8,9 +8,6 @@
 //! keyval of its own that it keeps in the library's local variable
 //! `MPIR_Topology_keyval`; the value points to an `MPIR_Topology`.
 
-use std::collections::HashSet;
-
-use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -33,52 +30,39 @@ pub(crate) fn attributes(ctx: &Ctx<'_>, head: TargetAddr) -> Result<Vec<Attribut
     let types = ctx.layouts.member_enumerators(A, "attrType");
     let key_handle = ctx.m("MPII_Keyval", "handle")?;
     let topology_keyval = topology_keyval(ctx);
-    let mut seen = HashSet::new();
     let mut out = Vec::new();
-    let mut node = head;
-    while !node.is_null() {
-        if seen.len() as u64 >= ctx.limits.max_list_len {
-            return Err(ReadError::LimitExceeded {
-                what: "attribute list",
-                addr: head,
-                count: seen.len() as u64,
-                max: ctx.limits.max_list_len,
-                limit: "max_list_len",
-            }
-            .into());
-        }
-        if !seen.insert(node) {
-            return Err(ReadError::Cycle {
-                what: "MPIR_Attribute.next",
-                addr: node,
-            }
-            .into());
-        }
-        let r = ctx.record(node, A)?;
-        let keyval_ptr = r.ptr(keyval_m)?;
-        let keyval = ctx.int(
-            at(keyval_ptr, key_handle.offset),
-            key_handle.size,
-            "MPII_Keyval.handle",
-        )?;
-        let raw_type = r.int(type_m)?;
-        let value_type = match &types {
-            Ok(list) => match list.iter().find(|(_, v)| *v == i128::from(raw_type)) {
-                Some((name, _)) => Availability::Value(name.clone()),
-                None => Availability::not_available(format!(
-                    "value type {raw_type} is not an enumerator of MPIR_Attr_type"
-                )),
-            },
-            Err(e) => Availability::not_available(e.to_string()),
-        };
-        out.push(Attribute {
-            keyval: keyval as i32,
-            value: r.uint(value_m)?,
-            value_type,
-            internal: topology_keyval == Some(keyval),
-        });
-        node = r.ptr(next_m)?;
-    }
+    ctx.walk_list(
+        head,
+        TargetAddr::NULL,
+        "attribute list",
+        "MPIR_Attribute.next",
+        |node| {
+            let r = ctx.record(node, A)?;
+            let keyval_ptr = r.ptr(keyval_m)?;
+            let keyval = ctx.int(
+                at(keyval_ptr, key_handle.offset),
+                key_handle.size,
+                "MPII_Keyval.handle",
+            )?;
+            let raw_type = r.int(type_m)?;
+            let value_type = match &types {
+                Ok(list) => match list.iter().find(|(_, v)| *v == i128::from(raw_type)) {
+                    Some((name, _)) => Availability::Value(name.clone()),
+                    None => Availability::not_available(format!(
+                        "value type {raw_type} is not an enumerator of MPIR_Attr_type"
+                    )),
+                },
+                Err(e) => Availability::not_available(e.to_string()),
+            };
+            out.push(Attribute {
+                keyval: keyval as i32,
+                value: r.uint(value_m)?,
+                value_type,
+                internal: topology_keyval == Some(keyval),
+            });
+            Ok(r.ptr(next_m)?)
+        },
+    )?;
     Ok(out)
 }
 

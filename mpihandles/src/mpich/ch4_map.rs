@@ -138,16 +138,9 @@ pub(crate) fn world_ranks(
             let size = ctx.size_of("MPIDI_gpid_t")?;
             let avtid = ctx.m("MPIDI_gpid_t", "avtid")?;
             let lpid = ctx.m("MPIDI_gpid_t", "lpid")?;
-            let bytes = ctx.bytes(table, n.saturating_mul(size), "MPIDI_gpid_t[]")?;
-            let order = ctx.order();
-            (0..n as usize)
-                .map(|i| {
-                    let rec = crate::target::Rec {
-                        base: at(table, i as u64 * size),
-                        bytes: bytes[i * size as usize..(i + 1) * size as usize].to_vec(),
-                        order,
-                        what: "MPIDI_gpid_t",
-                    };
+            ctx.records(table, n, size, "MPIDI_gpid_t[]")?
+                .iter()
+                .map(|rec| {
                     Ok(if rec.int(avtid)? == 0 {
                         rec.int(lpid)?
                     } else {

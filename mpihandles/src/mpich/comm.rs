@@ -7,13 +7,12 @@
 //! for members' world ranks when there is no group, `errhandler`,
 //! `attributes` (where the topology is), and the two context ids.
 
-use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
-use crate::model::{Availability, CommDetails, CommKind, HandleKind, HandleRef, Topology};
+use crate::model::{Availability, CommDetails, CommKind, HandleKind, Topology};
 use crate::mpich::resolver::Mpich;
-use crate::mpich::{attr, group, pools, request};
+use crate::mpich::{attr, ch4_map, group};
 use crate::target::{at, Ctx, Rec};
 
 const C: &str = "MPIR_Comm";
@@ -29,9 +28,9 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
     };
     let kind = comm_kind(ctx, &r);
     let inter = matches!(kind.value(), Some(CommKind::Intercommunicator));
-    let local_group = group_ref(m, &r, "local_group");
+    let local_group = m.reference_in(&r, C, "local_group", HandleKind::Group);
     let remote_group = if inter {
-        group_ref(m, &r, "remote_group")
+        m.reference_in(&r, C, "remote_group", HandleKind::Group)
     } else {
         Availability::not_available("an intracommunicator has no remote group")
     };
@@ -75,9 +74,9 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
         local_group,
         remote_group,
         topology,
-        errhandler: errhandler_ref(m, &r, C, "errhandler"),
+        errhandler: m.reference_in(&r, C, "errhandler", HandleKind::Errhandler),
         attributes: attrs.into(),
-        requests: request::referring_to(m, "comm", addr).into(),
+        requests: m.referring(HandleKind::Request, &["comm"], addr).into(),
         windows: Availability::not_available(
             "MPICH's windows keep a duplicate of the communicator they were created over, \
              with no link back to it",
@@ -91,105 +90,15 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<CommDetails, Han
     })
 }
 
-/// The communicators, predefined or handed out and not freed, whose
-/// `context_id` is `id`, as references. Bounded as
-/// [`pools::live_objects`] is.
-pub(crate) fn with_context_id(
-    m: &Mpich<'_>,
-    member: &str,
-    id: i64,
-) -> Result<Vec<(HandleRef, TargetAddr)>, HandleError> {
-    let ctx = &m.ctx;
-    let Some(spec) = pools::spec(HandleKind::Comm) else {
-        return Ok(Vec::new());
-    };
-    let handle = ctx.m(C, "handle")?;
-    let context = ctx.m(C, member)?;
-    let mut out = Vec::new();
-    let mut keep = |r: &Rec| -> Result<(), HandleError> {
-        let h = r.int(handle)?;
-        if h != 0 && r.int(context)? == id {
-            out.push((m.reference(HandleKind::Comm, h as u32), r.base));
-        }
-        Ok(())
-    };
-    if let Some((array, _)) = spec.builtin {
-        let size = ctx.size_of(C)?;
-        let sym = ctx.symbol(array, "the predefined objects")?;
-        let count = sym.size / size;
-        let bytes = ctx.bytes(
-            sym.addr,
-            count.saturating_mul(size),
-            "MPICH builtin objects",
-        )?;
-        for (i, chunk) in bytes.chunks_exact(size as usize).enumerate() {
-            keep(&Rec {
-                base: at(sym.addr, i as u64 * size),
-                bytes: chunk.to_vec(),
-                order: ctx.order(),
-                what: C,
-            })?;
-        }
-    }
-    for r in pools::live_objects(ctx, &spec)? {
-        keep(&r)?;
-    }
-    Ok(out)
-}
-
 fn comm_kind(ctx: &Ctx<'_>, r: &Rec) -> Availability<CommKind> {
     let read = || -> Result<CommKind, HandleError> {
         let v = r.int(ctx.m(C, "comm_kind")?)?;
-        let kinds = ctx.layouts.member_enumerators(C, "comm_kind")?;
-        let name = kinds
-            .iter()
-            .find(|(_, k)| *k == i128::from(v))
-            .map(|(n, _)| n.as_str());
-        Ok(match name {
+        Ok(match ctx.enumerator(C, "comm_kind", v)?.as_deref() {
             Some(n) if n.ends_with("INTRACOMM") => CommKind::Intracommunicator,
             Some(n) if n.ends_with("INTERCOMM") => CommKind::Intercommunicator,
             Some(n) => CommKind::Other(n.to_string()),
             None => CommKind::Other(v.to_string()),
         })
-    };
-    read().into()
-}
-
-/// A reference to the group at the pointer member `path`; `None` when
-/// MPICH has not made it.
-fn group_ref(m: &Mpich<'_>, r: &Rec, path: &str) -> Availability<Option<HandleRef>> {
-    let read = || -> Result<Option<HandleRef>, HandleError> {
-        let ptr = r.ptr(m.ctx.m(C, path)?)?;
-        if ptr.is_null() {
-            return Ok(None);
-        }
-        Ok(Some(m.reference_at(
-            HandleKind::Group,
-            ptr,
-            "MPIR_Group",
-        )?))
-    };
-    read().into()
-}
-
-/// A reference to the error handler at the pointer member `path` of
-/// `object_type`; `None` when none was set.
-pub(crate) fn errhandler_ref(
-    m: &Mpich<'_>,
-    r: &Rec,
-    object_type: &'static str,
-    path: &str,
-) -> Availability<Option<HandleRef>> {
-    let read = || -> Result<Option<HandleRef>, HandleError> {
-        let ptr = r.ptr(m.ctx.m(object_type, path)?)?;
-        if ptr.is_null() {
-            return Ok(None);
-        }
-        Ok(Some(m.reference_at(
-            HandleKind::Errhandler,
-            ptr,
-            "MPIR_Errhandler",
-        )?))
     };
     read().into()
 }
@@ -268,13 +177,7 @@ fn world_ranks(
             "MPIDI_VCRT.vcr_table",
         )?;
         vcs.into_iter()
-            .map(|vc| {
-                Ok(ctx.int(
-                    at(TargetAddr(vc as u64 & mask(ctx.word())), lpid.offset),
-                    lpid.size,
-                    "MPIDI_VC.lpid",
-                )?)
-            })
+            .map(|vc| Ok(ctx.int(at(ctx.address(vc), lpid.offset), lpid.size, "MPIDI_VC.lpid")?))
             .collect()
     };
     // CH4 has no connection tables but a rank map per side.
@@ -284,18 +187,9 @@ fn world_ranks(
         } else {
             "dev.ch4.map"
         };
-        return crate::mpich::ch4_map::world_ranks(ctx, r.base, map, expected).into();
+        return ch4_map::world_ranks(ctx, r.base, map, expected).into();
     }
     from_vcrt().into()
-}
-
-/// Masks a sign-extended word back to an address.
-fn mask(word: u64) -> u64 {
-    if word >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (word * 8)) - 1
-    }
 }
 
 /// This process's `MPI_COMM_WORLD` rank: `MPIR_Process.rank`.
@@ -303,54 +197,4 @@ pub(crate) fn world_rank(ctx: &Ctx<'_>) -> Result<i32, HandleError> {
     let sym = ctx.symbol("MPIR_Process", "MPICH keeps the process's world rank there")?;
     let f = ctx.m("MPIR_Process_t", "rank")?;
     Ok(ctx.int(at(sym.addr, f.offset), f.size, "MPIR_Process.rank")? as i32)
-}
-
-/// Communicators whose pointer member `path` is `target`.
-pub(crate) fn referring_to(
-    m: &Mpich<'_>,
-    paths: &[&str],
-    target: TargetAddr,
-) -> Result<Vec<HandleRef>, HandleError> {
-    let ctx = &m.ctx;
-    let Some(spec) = pools::spec(HandleKind::Comm) else {
-        return Ok(Vec::new());
-    };
-    let members = paths
-        .iter()
-        .map(|p| ctx.m(C, p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let handle = ctx.m(C, "handle")?;
-    let mut out = Vec::new();
-    for r in pools::live_objects(ctx, &spec)? {
-        if members.iter().any(|f| r.ptr(*f).ok() == Some(target)) {
-            out.push(m.reference(HandleKind::Comm, r.int(handle)? as u32));
-        }
-    }
-    // The predefined communicators live in the builtin array.
-    if let Some(sym) = ctx.symbols.lookup("MPIR_Comm_builtin") {
-        let size = ctx.size_of(C)?;
-        // The symbol's size comes from the target: bound the scan as the
-        // pools' scans are bounded.
-        let count = sym.size / size;
-        if count > ctx.limits.max_table_entries {
-            return Err(ReadError::LimitExceeded {
-                what: "MPIR_Comm_builtin",
-                addr: sym.addr,
-                count,
-                max: ctx.limits.max_table_entries,
-                limit: "max_table_entries",
-            }
-            .into());
-        }
-        for i in 0..count {
-            let Ok(r) = ctx.record(at(sym.addr, i * size), C) else {
-                continue;
-            };
-            let h = r.int(handle)?;
-            if h != 0 && members.iter().any(|f| r.ptr(*f).ok() == Some(target)) {
-                out.push(m.reference(HandleKind::Comm, h as u32));
-            }
-        }
-    }
-    Ok(out)
 }

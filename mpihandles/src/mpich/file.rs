@@ -15,7 +15,6 @@ use crate::model::{
     AccessMode, Availability, CHandle, Details, FileDetails, HandleKind, HandleView,
 };
 use crate::mpich::info;
-use crate::mpich::predefined::FILE_MODES;
 use crate::mpich::resolver::Mpich;
 use crate::target::at;
 
@@ -61,7 +60,7 @@ pub(crate) fn view(m: &Mpich<'_>, addr: TargetAddr) -> Result<HandleView, Handle
             .map(|h| Some(m.reference(HandleKind::Comm, h as u32)))
             .into(),
         access_mode: int("orig_access_mode")
-            .map(|v| access_mode(v as i32))
+            .map(|v| AccessMode::from_bits(v as i32))
             .into(),
         info: int("info")
             .and_then(|h| info::entries_of_handle(ctx, h as u32))
@@ -101,19 +100,6 @@ pub(crate) fn view(m: &Mpich<'_>, addr: TargetAddr) -> Result<HandleView, Handle
     })
 }
 
-fn access_mode(bits: i32) -> AccessMode {
-    let mut names: Vec<String> = FILE_MODES
-        .iter()
-        .filter(|(bit, _)| bits & bit != 0)
-        .map(|(_, n)| n.to_string())
-        .collect();
-    let known = FILE_MODES.iter().fold(0, |acc, (bit, _)| acc | bit);
-    if bits & !known != 0 {
-        names.push(format!("{:#x}", bits & !known));
-    }
-    AccessMode { bits, names }
-}
-
 /// The `MPI_File` whose Fortran INTEGER is `value`, from ROMIO's table.
 pub(crate) fn from_fortran(m: &Mpich<'_>, value: i32) -> Result<TargetAddr, HandleError> {
     let ctx = &m.ctx;
@@ -146,15 +132,4 @@ pub(crate) fn from_fortran(m: &Mpich<'_>, value: i32) -> Result<TargetAddr, Hand
         ));
     }
     Ok(file)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn access_modes_name_their_bits() {
-        let m = access_mode(1 | 8 | 0x4000);
-        assert_eq!(m.names, ["MPI_MODE_CREATE", "MPI_MODE_RDWR", "0x4000"]);
-    }
 }

@@ -6,8 +6,7 @@
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
-use crate::model::{Availability, GroupDetails};
-use crate::mpich::comm;
+use crate::model::{Availability, GroupDetails, HandleKind};
 use crate::mpich::resolver::Mpich;
 use crate::target::Ctx;
 
@@ -25,7 +24,9 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<GroupDetails, Ha
         size: Availability::Value(size as i32),
         rank: Availability::Value((rank != MPI_UNDEFINED).then_some(rank as i32)),
         world_ranks: world_ranks(ctx, addr).into(),
-        communicators: comm::referring_to(m, &["local_group", "remote_group"], addr).into(),
+        communicators: m
+            .referring(HandleKind::Comm, &["local_group", "remote_group"], addr)
+            .into(),
     })
 }
 
@@ -46,25 +47,8 @@ pub(crate) fn world_ranks(ctx: &Ctx<'_>, addr: TargetAddr) -> Result<Vec<i64>, H
     let lpid = ctx.m("MPII_Group_pmap_t", "lpid")?;
     // The whole map in one read, its count checked like any table's.
     let count = ctx.count(size, map, "MPII_Group_pmap_t array")?;
-    let bytes = ctx.bytes(map, count.saturating_mul(entry), "MPII_Group_pmap_t array")?;
-    let r = crate::target::Rec {
-        base: map,
-        bytes,
-        order: ctx.order(),
-        what: "MPII_Group_pmap_t array",
-    };
-    (0..count)
-        .map(|i| {
-            let offset = i
-                .checked_mul(entry)
-                .and_then(|o| o.checked_add(lpid.offset))
-                .ok_or(mpidd_read::ReadError::AddressOverflow {
-                    what: "MPII_Group_pmap_t array",
-                    addr: map,
-                    len: u64::MAX,
-                })?;
-            let field = mpidd_read::Member { offset, ..lpid };
-            Ok(r.int(field)?)
-        })
+    ctx.records(map, count, entry, "MPII_Group_pmap_t")?
+        .iter()
+        .map(|e| Ok(e.int(lpid)?))
         .collect()
 }

@@ -23,6 +23,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::HandleError;
+use crate::model::HandleKind;
+
 /// Where an MPICH object lives, by the handle's top two bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -117,6 +120,19 @@ impl MpichHandle {
             block_index: raw & BLOCK_INDEX_MASK,
         }
     }
+}
+
+/// MPICH's int handle from a value given as an int or as its 32-bit
+/// pattern.
+pub(crate) fn int_handle(kind: HandleKind, value: i64) -> Result<u32, HandleError> {
+    if let Ok(v) = i32::try_from(value) {
+        return Ok(v as u32);
+    }
+    u32::try_from(value).map_err(|_| HandleError::BadValue {
+        kind,
+        value,
+        reason: "MPICH's handles are 32-bit ints".to_string(),
+    })
 }
 
 fn storage_of(raw: u32) -> Storage {

@@ -2,9 +2,6 @@
 //! chained through `next`, whose other nodes each hold one `key` and
 //! `value` (C strings).
 
-use std::collections::HashSet;
-
-use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -28,34 +25,24 @@ pub(crate) fn entries(ctx: &Ctx<'_>, head: TargetAddr) -> Result<Vec<InfoEntry>,
     let next = ctx.m(I, "next")?;
     let key = ctx.m(I, "key")?;
     let value = ctx.m(I, "value")?;
-    let mut seen = HashSet::from([head]);
     let mut out = Vec::new();
-    let mut node = ctx.record(head, I)?.ptr(next)?;
-    while !node.is_null() {
-        if out.len() as u64 >= ctx.limits.max_list_len {
-            return Err(ReadError::LimitExceeded {
-                what: "info list",
-                addr: head,
-                count: out.len() as u64,
-                max: ctx.limits.max_list_len,
-                limit: "max_list_len",
+    // The head holds no pair: it only starts the list.
+    ctx.walk_list(
+        head,
+        TargetAddr::NULL,
+        "info list",
+        "MPIR_Info.next",
+        |node| {
+            let r = ctx.record(node, I)?;
+            if node != head {
+                out.push(InfoEntry {
+                    key: ctx.string(r.ptr(key)?)?,
+                    value: ctx.string(r.ptr(value)?)?,
+                });
             }
-            .into());
-        }
-        if !seen.insert(node) {
-            return Err(ReadError::Cycle {
-                what: "MPIR_Info.next",
-                addr: node,
-            }
-            .into());
-        }
-        let r = ctx.record(node, I)?;
-        out.push(InfoEntry {
-            key: ctx.string(r.ptr(key)?)?,
-            value: ctx.string(r.ptr(value)?)?,
-        });
-        node = r.ptr(next)?;
-    }
+            Ok(r.ptr(next)?)
+        },
+    )?;
     Ok(out)
 }
 

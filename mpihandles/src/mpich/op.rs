@@ -6,7 +6,7 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, OpDetails};
-use crate::mpich::errhandler::language;
+use crate::mpich::callbacks::{language, user_function};
 use crate::mpich::resolver::Mpich;
 
 const O: &str = "MPIR_Op";
@@ -29,11 +29,7 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: Option<TargetAddr>) -> Result<OpDetail
     let kind = (|| -> Result<String, HandleError> {
         let v = r.int(ctx.m(O, "kind")?)?;
         Ok(ctx
-            .layouts
-            .member_enumerators(O, "kind")?
-            .into_iter()
-            .find(|(_, k)| *k == i128::from(v))
-            .map(|(n, _)| n)
+            .enumerator(O, "kind", v)?
             .unwrap_or_else(|| v.to_string()))
     })();
     let commutative = match &kind {
@@ -48,15 +44,6 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: Option<TargetAddr>) -> Result<OpDetail
         op_kind: kind.into(),
         commutative,
         language: language(ctx, &r, O, "language"),
-        user_function: (|| -> Result<_, HandleError> {
-            let f = ctx.m(O, "function")?;
-            let word = mpidd_read::Member {
-                size: ctx.word(),
-                ..f
-            };
-            let p = r.ptr(word)?;
-            Ok((!p.is_null()).then_some(p))
-        })()
-        .into(),
+        user_function: user_function(ctx, &r, O, "function"),
     })
 }

@@ -18,7 +18,7 @@
 
 use std::collections::HashSet;
 
-use mpidd_read::ReadError;
+use mpidd_read::{ReadError, Symbol};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -186,6 +186,14 @@ impl Allocator {
         Some(total.checked_sub(self.direct_size)? / self.indirect_size).filter(|n| *n > 0)
     }
 
+    /// The address of indirect block `block` (NULL if not allocated).
+    pub(crate) fn block(&self, ctx: &Ctx<'_>, block: u64) -> Result<TargetAddr, ReadError> {
+        ctx.pointer(
+            at(self.indirect, block * ctx.word()),
+            "MPIR_Object_alloc_t.indirect[block]",
+        )
+    }
+
     /// The free objects, by walking `avail`. The walk is bounded by the
     /// count the allocator claims and by [`Limits::max_list_len`], and a
     /// loop is an error.
@@ -286,6 +294,22 @@ pub(crate) fn decode_checked(
 pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located, HandleError> {
     let h = decode_checked(ctx, spec, raw)?;
     let size = ctx.size_of(spec.object_type)?;
+    // Element `index` of the array at the symbol `array`, whose length is
+    // the symbol's size.
+    let slot = |array: &'static str, why, what, index: u64| {
+        let sym = ctx.symbol(array, why)?;
+        let count = sym.size / size;
+        if index >= count {
+            return Err(HandleError::OutOfRange {
+                value: raw,
+                what,
+                index,
+                array: array.to_string(),
+                limit: count,
+            });
+        }
+        Ok(at(sym.addr, index * size))
+    };
     let (addr, allocator) = match h.storage {
         Storage::Invalid => unreachable!("decode_checked refuses invalid handles"),
         Storage::Builtin => {
@@ -297,18 +321,10 @@ pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located
                 });
             };
             let index = u64::from(raw & mask);
-            let sym = ctx.symbol(array, "the predefined objects")?;
-            let count = sym.size / size;
-            if index >= count {
-                return Err(HandleError::OutOfRange {
-                    value: raw,
-                    what: "builtin index",
-                    index,
-                    array: array.to_string(),
-                    limit: count,
-                });
-            }
-            (at(sym.addr, index * size), None)
+            (
+                slot(array, "the predefined objects", "builtin index", index)?,
+                None,
+            )
         }
         Storage::Direct => {
             if h.pool != 0 {
@@ -321,20 +337,14 @@ pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located
                     ),
                 });
             }
-            let sym = ctx.symbol(spec.direct, "the preallocated objects")?;
-            let count = sym.size / size;
             let index = u64::from(h.index);
-            if index >= count {
-                return Err(HandleError::OutOfRange {
-                    value: raw,
-                    what: "direct index",
-                    index,
-                    array: spec.direct.to_string(),
-                    limit: count,
-                });
-            }
-            let alloc = allocator_of(ctx, spec, 0)?;
-            (at(sym.addr, index * size), Some(alloc))
+            let addr = slot(
+                spec.direct,
+                "the preallocated objects",
+                "direct index",
+                index,
+            )?;
+            (addr, Some(allocator_of(ctx, spec, 0)?))
         }
         Storage::Indirect => {
             let alloc = allocator_of(ctx, spec, h.pool)?;
@@ -370,10 +380,7 @@ pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located
                     ),
                 });
             }
-            let block_ptr = ctx.pointer(
-                at(alloc.indirect, block * ctx.word()),
-                "MPIR_Object_alloc_t.indirect[block]",
-            )?;
+            let block_ptr = alloc.block(ctx, block)?;
             if block_ptr.is_null() {
                 return Err(HandleError::OutOfRange {
                     value: raw,
@@ -433,15 +440,36 @@ pub(crate) fn locate(ctx: &Ctx<'_>, spec: &PoolSpec, raw: u32) -> Result<Located
 /// length of `MPIR_Request_mem`.
 const REQUEST_POOLS: u64 = 64;
 
-/// How many allocators `spec`'s kind has: the allocator symbol's size over
-/// an allocator's, or, when the symbol source does not give sizes, one per
-/// pool a handle can name.
-fn pool_count(ctx: &Ctx<'_>, spec: &PoolSpec, symbol_size: u64) -> Result<u64, HandleError> {
-    let alloc_size = ctx.size_of("MPIR_Object_alloc_t")?;
-    Ok(match (symbol_size, spec.kind) {
-        (0, HandleKind::Request) => REQUEST_POOLS,
-        (n, _) => (n / alloc_size).max(1),
-    })
+/// The allocators of one kind: one, or for requests one per pool, side
+/// by side from the allocator symbol.
+struct Allocators {
+    first: TargetAddr,
+    size: u64,
+    count: u64,
+}
+
+impl Allocators {
+    /// `spec`'s kind's: as many as the allocator symbol's size holds, or,
+    /// when the symbol source does not give sizes, one per pool a handle
+    /// can name.
+    fn of(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Allocators, HandleError> {
+        let sym = ctx.symbol(spec.mem, "the object allocator")?;
+        let size = ctx.size_of("MPIR_Object_alloc_t")?;
+        let count = match (sym.size, spec.kind) {
+            (0, HandleKind::Request) => REQUEST_POOLS,
+            (n, _) => (n / size).max(1),
+        };
+        Ok(Allocators {
+            first: sym.addr,
+            size,
+            count,
+        })
+    }
+
+    /// The allocator of pool `pool`.
+    fn read(&self, ctx: &Ctx<'_>, pool: u64) -> Result<Allocator, HandleError> {
+        Allocator::read(ctx, at(self.first, pool * self.size))
+    }
 }
 
 /// The allocator of `spec`'s kind (of request pool `pool`).
@@ -450,19 +478,17 @@ pub(crate) fn allocator_of(
     spec: &PoolSpec,
     pool: u32,
 ) -> Result<Allocator, HandleError> {
-    let sym = ctx.symbol(spec.mem, "the object allocator")?;
-    let alloc_size = ctx.size_of("MPIR_Object_alloc_t")?;
-    let pools = pool_count(ctx, spec, sym.size)?;
-    if u64::from(pool) >= pools {
+    let allocators = Allocators::of(ctx, spec)?;
+    if u64::from(pool) >= allocators.count {
         return Err(HandleError::OutOfRange {
             value: pool,
             what: "request pool",
             index: u64::from(pool),
             array: spec.mem.to_string(),
-            limit: pools,
+            limit: allocators.count,
         });
     }
-    Allocator::read(ctx, at(sym.addr, u64::from(pool) * alloc_size))
+    allocators.read(ctx, u64::from(pool))
 }
 
 /// The two members every MPICH object starts with.
@@ -492,12 +518,7 @@ impl Ctx<'_> {
                 addr,
                 len: u64::MAX,
             })?;
-        let r = Rec {
-            base: addr,
-            bytes: self.bytes(addr, end, object_type)?,
-            order: self.order(),
-            what: object_type,
-        };
+        let r = self.record_sized(addr, end, object_type)?;
         Ok(Header {
             handle: r.int(handle)?,
             ref_count: r.int(refs)?,
@@ -505,52 +526,83 @@ impl Ctx<'_> {
     }
 }
 
+/// Every object of `spec`'s kind that exists, with its record: the
+/// predefined ones MPICH has set up (when the builtin array's symbol is
+/// there), then those handed out and not freed ([`live_objects`]).
+pub(crate) fn objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, HandleError> {
+    let mut out = match spec
+        .builtin
+        .and_then(|(array, _)| ctx.symbols.lookup(array))
+    {
+        Some(array) => builtin_objects(ctx, spec, &array)?,
+        None => Vec::new(),
+    };
+    out.extend(live_objects(ctx, spec)?);
+    Ok(out)
+}
+
+/// The objects of `spec`'s kind in its builtin array `array` (the symbol)
+/// whose handle is set, in array order. The array's length is its
+/// symbol's size (none when the symbol source gives no sizes), at most
+/// [`Limits::max_table_entries`](mpidd_read::Limits::max_table_entries)
+/// objects.
+fn builtin_objects(
+    ctx: &Ctx<'_>,
+    spec: &PoolSpec,
+    array: &Symbol,
+) -> Result<Vec<Rec>, HandleError> {
+    let size = ctx.size_of(spec.object_type)?;
+    let handle = ctx.m(spec.object_type, "handle")?;
+    let count = array.size / size;
+    if count > ctx.limits.max_table_entries {
+        return Err(ReadError::LimitExceeded {
+            what: spec.builtin.map_or(spec.object_type, |(name, _)| name),
+            addr: array.addr,
+            count,
+            max: ctx.limits.max_table_entries,
+            limit: "max_table_entries",
+        }
+        .into());
+    }
+    let mut out = ctx.records(array.addr, count, size, spec.object_type)?;
+    out.retain(|r| r.int(handle).unwrap_or(0) != 0);
+    Ok(out)
+}
+
 /// Every object of `spec`'s kind that MPICH has handed out and not freed,
 /// with its record: the direct array, then each pool's blocks in order.
 /// At most [`Limits::max_table_entries`] objects are visited.
+///
+/// [`Limits::max_table_entries`]: mpidd_read::Limits::max_table_entries
 pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, HandleError> {
     let size = ctx.size_of(spec.object_type)?;
-    let handle_m = ctx.m(spec.object_type, "handle")?;
-    let mem = ctx.symbol(spec.mem, "the object allocator")?;
-    let pools = pool_count(ctx, spec, mem.size)?;
+    let handle = ctx.m(spec.object_type, "handle")?;
+    let allocators = Allocators::of(ctx, spec)?;
     let mut out = Vec::new();
     let mut visited = 0u64;
-    let mut budget = |n: u64, addr: TargetAddr| -> Result<(), HandleError> {
+    // Reads a run of `n` objects at `addr` in one piece, after counting
+    // them against the limit, and keeps the live ones.
+    let mut run = |addr: TargetAddr, n: u64, free: &HashSet<TargetAddr>, what| {
         visited += n;
         if visited > ctx.limits.max_table_entries {
-            return Err(ReadError::LimitExceeded {
+            return Err(HandleError::from(ReadError::LimitExceeded {
                 what: "MPICH objects scanned",
                 addr,
                 count: visited,
                 max: ctx.limits.max_table_entries,
                 limit: "max_table_entries",
-            }
-            .into());
+            }));
         }
+        let records = ctx.records(addr, n, size, what)?;
+        out.extend(
+            records
+                .into_iter()
+                .filter(|r| r.int(handle).unwrap_or(0) != 0 && !free.contains(&r.base)),
+        );
         Ok(())
     };
-    // Slices a run of objects read in one piece into records, keeping the
-    // live ones.
-    let mut keep = |base: TargetAddr, bytes: Vec<u8>, free: &HashSet<TargetAddr>| {
-        for (i, chunk) in bytes.chunks_exact(size as usize).enumerate() {
-            let addr = at(base, i as u64 * size);
-            let r = Rec {
-                base: addr,
-                bytes: chunk.to_vec(),
-                order: ctx.order(),
-                what: spec.object_type,
-            };
-            let handle = r.int(handle_m).unwrap_or(0);
-            if handle != 0 && !free.contains(&addr) {
-                out.push(r);
-            }
-        }
-    };
-    for pool in 0..pools {
-        let alloc = Allocator::read(
-            ctx,
-            at(mem.addr, pool * ctx.size_of("MPIR_Object_alloc_t")?),
-        )?;
+    for pool in 0..allocators.count {
+        let alloc = allocators.read(ctx, pool)?;
         if !alloc.initialized {
             continue;
         }
@@ -564,25 +616,16 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
                 0 => u64::try_from(alloc.direct_size.max(0)).unwrap_or(0),
                 n => n / size,
             };
-            budget(count, direct.addr)?;
-            let bytes = ctx.bytes(direct.addr, count * size, "MPICH direct objects")?;
-            keep(direct.addr, bytes, &free);
+            run(direct.addr, count, &free, "MPICH direct objects")?;
         }
         let (Some(per_block), false) = (alloc.per_block(), alloc.indirect.is_null()) else {
             continue;
         };
         for block in 0..u64::try_from(alloc.indirect_size).unwrap_or(0) {
-            let ptr = ctx.pointer(
-                at(alloc.indirect, block * ctx.word()),
-                "MPIR_Object_alloc_t.indirect[block]",
-            )?;
-            if ptr.is_null() {
-                continue;
+            let ptr = alloc.block(ctx, block)?;
+            if !ptr.is_null() {
+                run(ptr, per_block as u64, &free, "MPICH indirect block")?;
             }
-            let n = per_block as u64;
-            budget(n, ptr)?;
-            let bytes = ctx.bytes(ptr, n.saturating_mul(size), "MPICH indirect block")?;
-            keep(ptr, bytes, &free);
         }
     }
     Ok(out)
@@ -595,6 +638,15 @@ pub struct LiveObject {
     pub addr: TargetAddr,
     /// Its bytes: `sizeof` its type, in the target's byte order.
     pub bytes: Vec<u8>,
+}
+
+impl From<Rec> for LiveObject {
+    fn from(r: Rec) -> LiveObject {
+        LiveObject {
+            addr: r.base,
+            bytes: r.bytes,
+        }
+    }
 }
 
 /// The predefined objects of `kind` that MPICH has set up, from its
@@ -615,7 +667,7 @@ pub fn builtin_mpich_objects(
     limits: mpidd_read::Limits,
     kind: HandleKind,
 ) -> Result<Vec<LiveObject>, HandleError> {
-    let Some((builtin, _)) = spec(kind).and_then(|s| s.builtin) else {
+    let Some((spec, builtin)) = spec(kind).and_then(|s| Some((s, s.builtin?.0))) else {
         return Ok(Vec::new());
     };
     let ctx = Ctx {
@@ -624,9 +676,6 @@ pub fn builtin_mpich_objects(
         layouts,
         limits,
     };
-    let object_type = spec(kind).map_or("", |s| s.object_type);
-    let size = ctx.size_of(object_type)?;
-    let handle_m = ctx.m(object_type, "handle")?;
     let array = ctx.symbol(builtin, "the predefined objects")?;
     if array.size == 0 {
         return Err(HandleError::Invalid {
@@ -635,34 +684,10 @@ pub fn builtin_mpich_objects(
             reason: format!("the size of `{builtin}` is unknown, so its number of objects is too"),
         });
     }
-    let count = array.size / size;
-    if count > limits.max_table_entries {
-        return Err(ReadError::LimitExceeded {
-            what: "MPICH predefined objects",
-            addr: array.addr,
-            count,
-            max: limits.max_table_entries,
-            limit: "max_table_entries",
-        }
-        .into());
-    }
-    let bytes = ctx.bytes(array.addr, count * size, "MPICH predefined objects")?;
-    let mut out = Vec::new();
-    for (i, chunk) in bytes.chunks_exact(size as usize).enumerate() {
-        let r = Rec {
-            base: at(array.addr, i as u64 * size),
-            bytes: chunk.to_vec(),
-            order: ctx.order(),
-            what: object_type,
-        };
-        if r.int(handle_m).unwrap_or(0) != 0 {
-            out.push(LiveObject {
-                addr: r.base,
-                bytes: r.bytes,
-            });
-        }
-    }
-    Ok(out)
+    Ok(builtin_objects(&ctx, &spec, &array)?
+        .into_iter()
+        .map(LiveObject::from)
+        .collect())
 }
 
 /// Every object of `kind` that MPICH has handed out and not freed, from
@@ -699,9 +724,6 @@ pub fn live_mpich_objects(
     };
     Ok(live_objects(&ctx, &spec)?
         .into_iter()
-        .map(|r| LiveObject {
-            addr: r.base,
-            bytes: r.bytes,
-        })
+        .map(LiveObject::from)
         .collect())
 }

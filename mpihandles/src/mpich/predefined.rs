@@ -8,6 +8,7 @@
 //! any), not the layout of a private struct.
 
 use crate::model::HandleKind;
+use crate::mpich::handle_bits::{MpichHandle, Storage};
 
 /// (kind, C value, name) of every predefined handle without a name field,
 /// from MPICH 4.0.2's `mpi.h`.
@@ -82,18 +83,28 @@ pub(crate) fn predefined_name(kind: HandleKind, value: u32) -> Option<&'static s
         .map(|(_, _, n)| *n)
 }
 
-/// `MPI_MODE_*` bits of `MPI_File_open` (ROMIO's `mpio.h`) and their names.
-pub(crate) const FILE_MODES: &[(i32, &str)] = &[
-    (1, "MPI_MODE_CREATE"),
-    (2, "MPI_MODE_RDONLY"),
-    (4, "MPI_MODE_WRONLY"),
-    (8, "MPI_MODE_RDWR"),
-    (16, "MPI_MODE_DELETE_ON_CLOSE"),
-    (32, "MPI_MODE_UNIQUE_OPEN"),
-    (64, "MPI_MODE_EXCL"),
-    (128, "MPI_MODE_APPEND"),
-    (256, "MPI_MODE_SEQUENTIAL"),
-];
+/// MPICH's predefined pair datatypes (`MPI_FLOAT_INT`...) are the first
+/// objects of the direct array, made by `MPI_Init`; `mpi.h` fixes their
+/// handles.
+pub(crate) fn predefined_pair(kind: HandleKind, raw: u32) -> Option<&'static str> {
+    if kind != HandleKind::Datatype {
+        return None;
+    }
+    match raw {
+        0x8c00_0000 => Some("MPI_FLOAT_INT"),
+        0x8c00_0001 => Some("MPI_DOUBLE_INT"),
+        0x8c00_0002 => Some("MPI_LONG_INT"),
+        0x8c00_0003 => Some("MPI_SHORT_INT"),
+        0x8c00_0004 => Some("MPI_LONG_DOUBLE_INT"),
+        _ => None,
+    }
+}
+
+/// Whether `raw` is a predefined handle of `kind` by its bits alone: a
+/// builtin object, or one of the predefined pair datatypes.
+pub(crate) fn predefined_by_bits(kind: HandleKind, raw: u32) -> bool {
+    MpichHandle::decode(raw).storage == Storage::Builtin || predefined_pair(kind, raw).is_some()
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,11 +16,12 @@ use crate::error::HandleError;
 use crate::model::{
     Availability, GeneralizedRequest, HandleKind, HandleRef, Peer, RequestDetails, RequestKind,
 };
-use crate::mpich::pools;
+use crate::mpich::callbacks::language;
+use crate::mpich::ch4_ucx::{ucx_receive, ucx_send, ucx_world_ranks_by_endpoint};
 use crate::mpich::resolver::Mpich;
 use crate::mpich::status;
 use crate::target::Rec;
-use crate::ucx::request as ucx;
+use crate::ucx::ucx_layouts_missing;
 
 const R: &str = "MPIR_Request";
 const ANY_SOURCE: i64 = -2;
@@ -41,11 +42,7 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
     let ctx = &m.ctx;
     let r = ctx.record(addr, R)?;
     let raw_kind = r.int(ctx.m(R, "kind")?)?;
-    let kinds = ctx.layouts.member_enumerators(R, "kind")?;
-    let kind_name = kinds
-        .iter()
-        .find(|(_, v)| *v == i128::from(raw_kind))
-        .map(|(n, _)| n.clone());
+    let kind_name = ctx.enumerator(R, "kind", raw_kind)?;
     let request_kind = match kind_name
         .as_deref()
         .map(|n| n.trim_start_matches("MPIR_REQUEST_KIND__"))
@@ -183,7 +180,7 @@ fn generalized(m: &Mpich<'_>, r: &Rec) -> Result<GeneralizedRequest, HandleError
     let ctx = &m.ctx;
     let fns = r.ptr(ctx.m(R, "u.ureq.greq_fns")?)?;
     let g = ctx.record(fns, F)?;
-    let language = crate::mpich::errhandler::language(ctx, &g, F, "greq_lang");
+    let language = language(ctx, &g, F, "greq_lang");
     Ok(GeneralizedRequest {
         query_fn: g.ptr(ctx.m(F, "U.C.query_fn")?)?,
         free_fn: g.ptr(ctx.m(F, "U.C.free_fn")?)?,
@@ -191,28 +188,6 @@ fn generalized(m: &Mpich<'_>, r: &Rec) -> Result<GeneralizedRequest, HandleError
         extra_state: g.ptr(ctx.m(F, "grequest_extra_state")?)?,
         language,
     })
-}
-
-/// Requests MPICH has handed out and not freed whose pointer member
-/// `path` is `target`, in allocation order.
-pub(crate) fn referring_to(
-    m: &Mpich<'_>,
-    path: &str,
-    target: TargetAddr,
-) -> Result<Vec<HandleRef>, HandleError> {
-    let ctx = &m.ctx;
-    let Some(spec) = pools::spec(HandleKind::Request) else {
-        return Ok(Vec::new());
-    };
-    let member = ctx.m(R, path)?;
-    let handle = ctx.m(R, "handle")?;
-    let mut out = Vec::new();
-    for r in pools::live_objects(ctx, &spec)? {
-        if r.ptr(member)? == target {
-            out.push(m.reference(HandleKind::Request, r.int(handle)? as u32));
-        }
-    }
-    Ok(out)
 }
 
 /// The peer rank and tag of a point-to-point request, each where the
@@ -287,7 +262,7 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
     }
     if let Some(ucp) = ucx_request(m, r)? {
         if *kind == RequestKind::Receive {
-            let u = ucx::ucx_receive(ctx.mem, ctx.layouts, ucp)?;
+            let u = ucx_receive(ctx.mem, ctx.layouts, ucp)?;
             return Ok(Envelope {
                 rank: Availability::Value(u.rank.unwrap_or(ANY_SOURCE)),
                 tag: Availability::Value(u.tag.unwrap_or(ANY_TAG)),
@@ -346,7 +321,7 @@ fn ucx_request(m: &Mpich<'_>, r: &Rec) -> Result<Option<TargetAddr>, HandleError
     let Ok(member) = ctx.m(R, "dev.ch4.netmod.ucx.ucp_request") else {
         return Ok(None);
     };
-    if ucx::ucx_layouts_missing(ctx.layouts).is_some() {
+    if ucx_layouts_missing(ctx.layouts).is_some() {
         return Ok(None);
     }
     Ok(Some(r.ptr(member)?).filter(|p| !p.is_null()))
@@ -357,8 +332,8 @@ fn ucx_request(m: &Mpich<'_>, r: &Rec) -> Result<Option<TargetAddr>, HandleError
 /// as a world rank and turned into the communicator's rank.
 fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleError> {
     let ctx = &m.ctx;
-    let u = ucx::ucx_send(ctx.mem, ctx.layouts, ucp)?;
-    let found = crate::mpich::comm::with_context_id(m, "context_id", u.context_id);
+    let u = ucx_send(ctx.mem, ctx.layouts, ucp)?;
+    let found = with_context_id(m, "context_id", u.context_id);
     let context = comm_of_context(m, "context_id", u.context_id, "UCX's tag");
     let invalid = |reason: String| HandleError::Invalid {
         kind: HandleKind::Request,
@@ -368,7 +343,7 @@ fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleE
     let rank = (|| -> Result<i64, HandleError> {
         let global = ctx.symbol("MPIDI_global", "CH4's address vector")?;
         let by_endpoint =
-            ucx::ucx_world_ranks_by_endpoint(ctx.mem, ctx.layouts, ctx.limits, global.addr)?;
+            ucx_world_ranks_by_endpoint(ctx.mem, ctx.layouts, ctx.limits, global.addr)?;
         let ep = u.endpoint.unwrap_or(0);
         let world = *by_endpoint
             .get(&ep)
@@ -393,6 +368,17 @@ fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleE
     })
 }
 
+/// The communicators, predefined or handed out and not freed, whose
+/// `member` (a context id) is `id`, with their addresses.
+fn with_context_id(
+    m: &Mpich<'_>,
+    member: &str,
+    id: i64,
+) -> Result<Vec<(HandleRef, TargetAddr)>, HandleError> {
+    let context = m.ctx.m("MPIR_Comm", member)?;
+    m.objects_where(HandleKind::Comm, |r| Ok(r.int(context)? == id))
+}
+
 /// The communicator whose `member` (`context_id` for a send,
 /// `recvcontext_id` for a receive) is `id`, among the predefined and the
 /// live ones; `source` says where the id was read. MPICH allocates context ids per process,
@@ -404,7 +390,7 @@ fn comm_of_context(
     id: i64,
     source: &str,
 ) -> Availability<Option<HandleRef>> {
-    match crate::mpich::comm::with_context_id(m, member, id) {
+    match with_context_id(m, member, id) {
         Ok(found) => match found.as_slice() {
             [(one, _)] => Availability::Value(Some(one.clone())),
             [] => Availability::not_available(format!(

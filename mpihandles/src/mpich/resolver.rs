@@ -1,20 +1,19 @@
-//! The MPICH handle resolver: from a handle to its object, and from the
-//! object to a [`HandleView`].
+//! The MPICH process a resolver reads, as every kind's view sees it: its
+//! memory, symbols and layouts, the implementation's name, and the
+//! references between objects, both ways (the object a handle or pointer
+//! names, and the objects that point at one).
+//!
+//! The views of each kind build on this; the dispatch over kinds is
+//! [`handle_view`](super::handle_view).
 
 use mpidd_read::{Limits, SymbolSource, Target, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
-use crate::model::{
-    Availability, CHandle, Details, HandleEncoding, HandleKind, HandleRef, HandleView, ObjectState,
-    StatusView,
-};
-use crate::mpich::handle_bits::Storage;
-use crate::mpich::pools::{locate, spec, Located, PoolSpec};
-use crate::mpich::predefined::predefined_name;
-use crate::mpich::{comm, datatype, errhandler, file, group, info, op, request, status, win};
-use crate::target::Ctx;
-use crate::HandleResolver;
+use crate::model::{Availability, CHandle, HandleKind, HandleRef};
+use crate::mpich::pools::{self, locate, spec};
+use crate::mpich::predefined::{predefined_by_bits, predefined_name, predefined_pair};
+use crate::target::{at, Ctx, Rec};
 use mpidd_read::{LayoutError, Layouts};
 
 /// Interprets MPICH handles (MPICH 3.3 to 4.x, whose objects this reads
@@ -37,7 +36,7 @@ use mpidd_read::{LayoutError, Layouts};
 /// ```
 pub struct Mpich<'a> {
     pub(crate) ctx: Ctx<'a>,
-    implementation: String,
+    pub(crate) implementation: String,
 }
 
 /// The layouts without which none of MPICH's handles can be read that
@@ -110,184 +109,6 @@ impl<'a> Mpich<'a> {
         })
     }
 
-    /// A view of the handle of `kind` with C value `value` (for `MPI_File`,
-    /// ROMIO's pointer). MPICH's int handles may be given as the int
-    /// (negative for direct and indirect objects) or as its unsigned
-    /// 32-bit pattern.
-    pub fn resolve(&self, kind: HandleKind, value: i64) -> Result<HandleView, HandleError> {
-        match kind {
-            HandleKind::Status => Err(HandleError::Unsupported(
-                "an MPI_Status is not a handle: read it at its address".to_string(),
-            )),
-            HandleKind::File => {
-                let addr = u64::try_from(value).map_err(|_| HandleError::BadValue {
-                    kind,
-                    value,
-                    reason: "a ROMIO MPI_File is a pointer, never negative".to_string(),
-                })?;
-                file::view(self, TargetAddr(addr))
-            }
-            _ => {
-                let raw = int_handle(kind, value)?;
-                self.int_view(kind, raw)
-            }
-        }
-    }
-
-    /// A view of the handle whose Fortran INTEGER is `value`. MPICH's
-    /// Fortran handles are its C handles; ROMIO's files go through its
-    /// table of `MPI_File`s.
-    pub fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError> {
-        match kind {
-            HandleKind::File => {
-                let addr = file::from_fortran(self, value)?;
-                file::view(self, addr)
-            }
-            _ => self.resolve(kind, i64::from(value)),
-        }
-    }
-
-    /// The `MPI_Status` at `addr` in user memory; with `datatype`, also
-    /// the count of its elements.
-    pub fn status(
-        &self,
-        addr: TargetAddr,
-        datatype: Option<i64>,
-    ) -> Result<StatusView, HandleError> {
-        status::read(self, addr, datatype)
-    }
-
-    /// The view of an int handle.
-    fn int_view(&self, kind: HandleKind, raw: u32) -> Result<HandleView, HandleError> {
-        let spec = spec(kind).ok_or_else(|| {
-            HandleError::Unsupported(format!("{kind} is not an MPICH int handle"))
-        })?;
-        let located = locate(&self.ctx, &spec, raw)?;
-        let table_name = predefined_name(kind, raw);
-        let predefined =
-            located.handle.storage == Storage::Builtin || pairtype(kind, raw).is_some();
-        let mut notes = Vec::new();
-        let details = match (located.addr, located.state) {
-            (Some(addr), ObjectState::Live) => self.details(kind, addr, raw, &located)?,
-            // MPICH links a freed object into the free list through the
-            // bytes after its header and hands the memory to the next
-            // object of the kind: what it holds now is not the old object.
-            (Some(_), ObjectState::Freed) => Details::Undecoded {
-                reason: "MPICH returned the object to its allocator: the handle is stale, and \
-                         the memory now holds the free list's link and whatever a newer object \
-                         wrote there"
-                    .to_string(),
-            },
-            (None, _) => self.predefined_details(kind, raw)?,
-        };
-        let object_name = match &details {
-            Details::Comm(c) => c.name.value().cloned(),
-            Details::Datatype(d) => d.name.value().cloned(),
-            _ => None,
-        };
-        let predefined_name = table_name
-            .map(str::to_string)
-            .or_else(|| pairtype(kind, raw).map(str::to_string))
-            .or_else(|| predefined.then_some(object_name).flatten());
-        let freed_by_application = if predefined {
-            Availability::Value(false)
-        } else {
-            match located.state {
-                ObjectState::Freed => {
-                    notes.push(
-                        "freed by the application: implied, as MPICH frees an object only once \
-                         the application's reference is gone"
-                            .to_string(),
-                    );
-                    Availability::Value(true)
-                }
-                ObjectState::Live if kind == HandleKind::Info => Availability::not_available(
-                    "MPICH keeps no mark of MPI_Info_free: a freed info object goes straight \
-                     back to the allocator, so a live one was not freed, or was freed and \
-                     reused",
-                ),
-                ObjectState::Live => Availability::not_available(format!(
-                    "MPICH keeps no mark of MPI_{}_free: freeing only drops a reference, and the \
-                     object lives while references remain{}",
-                    free_function(kind),
-                    located
-                        .ref_count
-                        .map(|n| format!(" (it has {n} now)"))
-                        .unwrap_or_default()
-                )),
-            }
-        };
-        Ok(HandleView {
-            implementation: self.implementation.clone(),
-            kind,
-            c_handle: Availability::Value(CHandle::Int(raw as i32)),
-            fortran_index: Availability::Value(raw as i32),
-            predefined,
-            predefined_name,
-            object_address: match located.addr {
-                Some(a) => Availability::Value(a),
-                None => Availability::not_available(
-                    "MPICH implements this predefined handle without an object",
-                ),
-            },
-            state: Availability::Value(located.state),
-            freed_by_application,
-            freed_by_implementation: Availability::Value(located.state == ObjectState::Freed),
-            reference_count: match located.ref_count {
-                _ if kind == HandleKind::Info => {
-                    Availability::not_available("MPICH does not count references to info objects")
-                }
-                Some(n) => Availability::Value(n),
-                None => Availability::not_available("the predefined handle has no object"),
-            },
-            encoding: Some(encoding(&self.ctx, &spec, &located)),
-            details,
-            notes,
-        })
-    }
-
-    fn details(
-        &self,
-        kind: HandleKind,
-        addr: TargetAddr,
-        raw: u32,
-        located: &Located,
-    ) -> Result<Details, HandleError> {
-        Ok(match kind {
-            HandleKind::Comm => Details::Comm(comm::decode(self, addr)?),
-            HandleKind::Group => Details::Group(group::decode(self, addr)?),
-            HandleKind::Datatype => Details::Datatype(datatype::decode(self, addr, raw)?),
-            HandleKind::Errhandler => Details::Errhandler(errhandler::decode(
-                self,
-                addr,
-                located.handle.storage == Storage::Builtin,
-            )?),
-            HandleKind::Op => Details::Op(op::decode(self, Some(addr))?),
-            HandleKind::Info => Details::Info(info::decode(self, addr)?),
-            HandleKind::Request => Details::Request(request::decode(self, addr)?),
-            HandleKind::Win => Details::Win(win::decode(self, addr)?),
-            HandleKind::File | HandleKind::Status => {
-                return Err(HandleError::Unsupported(format!(
-                    "{kind} is not an MPICH int handle"
-                )))
-            }
-        })
-    }
-
-    /// Details of a predefined handle that MPICH implements without an
-    /// object.
-    fn predefined_details(&self, kind: HandleKind, raw: u32) -> Result<Details, HandleError> {
-        match kind {
-            HandleKind::Op => Ok(Details::Op(op::decode(self, None)?)),
-            _ => Err(HandleError::NeverAllocated {
-                value: raw,
-                addr: TargetAddr::NULL,
-                found: 0,
-                hint: " (its builtin slot is empty: MPI_Init has not run?)",
-            }),
-        }
-    }
-
     /// A short reference to the int handle `raw` of `kind`, with its
     /// predefined name and its object's name where it has one. A handle
     /// that does not resolve is still referred to, by value.
@@ -296,7 +117,7 @@ impl<'a> Mpich<'a> {
             kind,
             c_handle: CHandle::Int(raw as i32),
             predefined_name: predefined_name(kind, raw)
-                .or_else(|| pairtype(kind, raw))
+                .or_else(|| predefined_pair(kind, raw))
                 .map(str::to_string),
             name: None,
         };
@@ -314,7 +135,7 @@ impl<'a> Mpich<'a> {
             let m = self.ctx.m(name_member, "name").ok()?;
             let bytes = self
                 .ctx
-                .bytes(crate::target::at(addr, m.offset), m.size, "object name")
+                .bytes(at(addr, m.offset), m.size, "object name")
                 .ok()?;
             let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
             Some(String::from_utf8_lossy(&bytes[..end]).into_owned())
@@ -341,100 +162,70 @@ impl<'a> Mpich<'a> {
         Ok(self.reference(kind, header.handle as u32))
     }
 
+    /// A reference to the object of `kind` whose address is in the
+    /// pointer member `path` of `r`, an `object_type`; `None` when the
+    /// pointer is NULL.
+    pub(crate) fn reference_in(
+        &self,
+        r: &Rec,
+        object_type: &'static str,
+        path: &str,
+        kind: HandleKind,
+    ) -> Availability<Option<HandleRef>> {
+        let read = || -> Result<Option<HandleRef>, HandleError> {
+            let ptr = r.ptr(self.ctx.m(object_type, path)?)?;
+            let Some(spec) = spec(kind).filter(|_| !ptr.is_null()) else {
+                return Ok(None);
+            };
+            Ok(Some(self.reference_at(kind, ptr, spec.object_type)?))
+        };
+        read().into()
+    }
+
+    /// The objects of `kind` that exist (the predefined ones, then those
+    /// handed out and not freed) for which `keep` holds, as references
+    /// with their addresses. Bounded as [`pools::live_objects`] is.
+    pub(crate) fn objects_where(
+        &self,
+        kind: HandleKind,
+        mut keep: impl FnMut(&Rec) -> Result<bool, HandleError>,
+    ) -> Result<Vec<(HandleRef, TargetAddr)>, HandleError> {
+        let Some(spec) = spec(kind) else {
+            return Ok(Vec::new());
+        };
+        let handle = self.ctx.m(spec.object_type, "handle")?;
+        let mut out = Vec::new();
+        for r in pools::objects(&self.ctx, &spec)? {
+            if keep(&r)? {
+                out.push((self.reference(kind, r.int(handle)? as u32), r.base));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The objects of `kind` whose pointer member at one of `paths` is
+    /// `target`: what refers to the object at `target`.
+    pub(crate) fn referring(
+        &self,
+        kind: HandleKind,
+        paths: &[&str],
+        target: TargetAddr,
+    ) -> Result<Vec<HandleRef>, HandleError> {
+        let Some(spec) = spec(kind) else {
+            return Ok(Vec::new());
+        };
+        let members = paths
+            .iter()
+            .map(|p| self.ctx.m(spec.object_type, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let found = self.objects_where(kind, |r| {
+            Ok(members.iter().any(|f| r.ptr(*f).ok() == Some(target)))
+        })?;
+        Ok(found.into_iter().map(|(r, _)| r).collect())
+    }
+
     /// The implementation's description.
     pub fn implementation_name(&self) -> &str {
         &self.implementation
-    }
-}
-
-impl HandleResolver for Mpich<'_> {
-    fn implementation(&self) -> &str {
-        &self.implementation
-    }
-
-    fn resolve(&self, kind: HandleKind, value: i64) -> Result<HandleView, HandleError> {
-        Mpich::resolve(self, kind, value)
-    }
-
-    fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError> {
-        Mpich::resolve_fortran(self, kind, value)
-    }
-
-    fn status(&self, addr: TargetAddr, datatype: Option<i64>) -> Result<StatusView, HandleError> {
-        Mpich::status(self, addr, datatype)
-    }
-}
-
-/// MPICH's int handle from a value given as an int or as its 32-bit
-/// pattern.
-fn int_handle(kind: HandleKind, value: i64) -> Result<u32, HandleError> {
-    if let Ok(v) = i32::try_from(value) {
-        return Ok(v as u32);
-    }
-    u32::try_from(value).map_err(|_| HandleError::BadValue {
-        kind,
-        value,
-        reason: "MPICH's handles are 32-bit ints".to_string(),
-    })
-}
-
-fn predefined_by_bits(kind: HandleKind, raw: u32) -> bool {
-    let h = crate::mpich::handle_bits::MpichHandle::decode(raw);
-    h.storage == Storage::Builtin || pairtype(kind, raw).is_some()
-}
-
-/// MPICH's predefined pair datatypes (`MPI_FLOAT_INT`...) are the first
-/// objects of the direct array, made by `MPI_Init`; `mpi.h` fixes their
-/// handles.
-fn pairtype(kind: HandleKind, raw: u32) -> Option<&'static str> {
-    if kind != HandleKind::Datatype {
-        return None;
-    }
-    match raw {
-        0x8c00_0000 => Some("MPI_FLOAT_INT"),
-        0x8c00_0001 => Some("MPI_DOUBLE_INT"),
-        0x8c00_0002 => Some("MPI_LONG_INT"),
-        0x8c00_0003 => Some("MPI_SHORT_INT"),
-        0x8c00_0004 => Some("MPI_LONG_DOUBLE_INT"),
-        _ => None,
-    }
-}
-
-fn free_function(kind: HandleKind) -> &'static str {
-    match kind {
-        HandleKind::Comm => "Comm",
-        HandleKind::Group => "Group",
-        HandleKind::Datatype => "Type",
-        HandleKind::Errhandler => "Errhandler",
-        HandleKind::Op => "Op",
-        HandleKind::Info => "Info",
-        HandleKind::Request => "Request",
-        HandleKind::Win => "Win",
-        HandleKind::File => "File_close",
-        HandleKind::Status => "?",
-    }
-}
-
-fn encoding(ctx: &Ctx<'_>, spec: &PoolSpec, located: &Located) -> HandleEncoding {
-    let h = &located.handle;
-    // A builtin index is masked per kind, as MPICH's lookup masks it.
-    let index = match (h.storage, spec.builtin) {
-        (Storage::Builtin, Some((_, mask))) => h.raw & mask,
-        _ => h.index,
-    };
-    let object_kind = ctx
-        .layouts
-        .enum_name("MPII_Object_kind", i128::from(h.object_kind))
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| h.object_kind.to_string());
-    let indirect = h.storage == Storage::Indirect;
-    HandleEncoding {
-        storage: h.storage.name().to_string(),
-        object_kind,
-        index: (!indirect).then_some(index),
-        pool: (h.pool != 0).then_some(h.pool),
-        block: indirect.then_some(h.block),
-        block_index: indirect.then_some(h.block_index),
     }
 }

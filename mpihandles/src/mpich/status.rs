@@ -10,8 +10,10 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, HandleKind, StatusView};
+use crate::mpich::handle_bits::int_handle;
 use crate::mpich::pools::{locate, spec};
 use crate::mpich::resolver::Mpich;
+use crate::target::at;
 
 const S: &str = "MPI_Status";
 
@@ -56,14 +58,7 @@ pub(crate) fn read(
 /// them.
 fn elements(m: &Mpich<'_>, datatype: i64, bytes: i64) -> Result<i64, HandleError> {
     let ctx = &m.ctx;
-    let raw = i32::try_from(datatype)
-        .map(|v| v as u32)
-        .or_else(|_| u32::try_from(datatype))
-        .map_err(|_| HandleError::BadValue {
-            kind: HandleKind::Datatype,
-            value: datatype,
-            reason: "MPICH's handles are 32-bit ints".to_string(),
-        })?;
+    let raw = int_handle(HandleKind::Datatype, datatype)?;
     let spec = spec(HandleKind::Datatype)
         .ok_or_else(|| HandleError::Unsupported("no datatype pool".to_string()))?;
     let l = locate(ctx, &spec, raw)?;
@@ -71,11 +66,7 @@ fn elements(m: &Mpich<'_>, datatype: i64, bytes: i64) -> Result<i64, HandleError
         HandleError::Unsupported(format!("datatype {raw:#x} has no object to give its size"))
     })?;
     let f = ctx.m("MPIR_Datatype", "size")?;
-    let size = ctx.int(
-        crate::target::at(addr, f.offset),
-        f.size,
-        "MPIR_Datatype.size",
-    )?;
+    let size = ctx.int(at(addr, f.offset), f.size, "MPIR_Datatype.size")?;
     if size <= 0 || bytes % size != 0 {
         return Err(HandleError::Unsupported(format!(
             "{bytes} bytes are not a whole number of {size}-byte elements (MPI_UNDEFINED)"

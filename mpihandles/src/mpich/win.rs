@@ -7,9 +7,7 @@
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
-use crate::model::{Availability, HandleKind, HandleRef, InfoEntry, WinDetails};
-use crate::mpich::comm::errhandler_ref;
-use crate::mpich::pools;
+use crate::model::{Availability, HandleKind, InfoEntry, WinDetails};
 use crate::mpich::resolver::Mpich;
 use crate::target::Rec;
 
@@ -46,17 +44,10 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<WinDetails, Hand
             .into(),
         size: int("size"),
         disp_unit: int("disp_unit").map(|v| v as i32),
-        communicator: (|| -> Result<Option<HandleRef>, HandleError> {
-            let p = r.ptr(ctx.m(W, "comm_ptr")?)?;
-            if p.is_null() {
-                return Ok(None);
-            }
-            Ok(Some(m.reference_at(HandleKind::Comm, p, "MPIR_Comm")?))
-        })()
-        .into(),
+        communicator: m.reference_in(&r, W, "comm_ptr", HandleKind::Comm),
         flavor,
         model: int("model").map(|v| v as i32),
-        errhandler: errhandler_ref(m, &r, W, "errhandler"),
+        errhandler: m.reference_in(&r, W, "errhandler", HandleKind::Errhandler),
         info: Availability::not_available(
             "MPICH keeps no copy of the info a window was created with, only the hints it \
              understood (see hints)",
@@ -67,11 +58,9 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<WinDetails, Hand
             for (name, f) in ctx.layouts.member_fields(W, "states")? {
                 let v = r.int(f)?;
                 let state = ctx
-                    .layouts
-                    .member_enumerators(W, &format!("states.{name}"))
+                    .enumerator(W, &format!("states.{name}"), v)
                     .ok()
-                    .and_then(|e| e.into_iter().find(|(_, k)| *k == i128::from(v)))
-                    .map(|(n, _)| n)
+                    .flatten()
                     .unwrap_or_else(|| v.to_string());
                 out.push(InfoEntry {
                     key: name,
@@ -97,25 +86,4 @@ fn int_members(m: &Mpich<'_>, r: &Rec, path: &str) -> Result<Vec<InfoEntry>, Han
             })
         })
         .collect()
-}
-
-/// Windows whose pointer member `path` is `target`.
-pub(crate) fn referring_to(
-    m: &Mpich<'_>,
-    path: &str,
-    target: TargetAddr,
-) -> Result<Vec<HandleRef>, HandleError> {
-    let ctx = &m.ctx;
-    let Some(spec) = pools::spec(HandleKind::Win) else {
-        return Ok(Vec::new());
-    };
-    let member = ctx.m(W, path)?;
-    let handle = ctx.m(W, "handle")?;
-    let mut out = Vec::new();
-    for r in pools::live_objects(ctx, &spec)? {
-        if r.ptr(member)? == target {
-            out.push(m.reference(HandleKind::Win, r.int(handle)? as u32));
-        }
-    }
-    Ok(out)
 }

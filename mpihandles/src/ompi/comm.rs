@@ -1,5 +1,4 @@
-//! Open MPI communicators (`ompi_communicator_t`) and groups
-//! (`ompi_group_t`).
+//! Open MPI communicators (`ompi_communicator_t`).
 //!
 //! A communicator keeps its name (`c_name`: Open MPI names every
 //! communicator it makes, e.g. `MPI COMMUNICATOR 3 DUP FROM 0`), its
@@ -9,23 +8,16 @@
 //! (`c_topo`, whose `mtc` holds the arguments of `MPI_Cart_create`,
 //! `MPI_Graph_create` or `MPI_Dist_graph_create`) and its error handler.
 //!
-//! A group keeps one `ompi_proc_t` pointer per member, whose process name
-//! carries the `MPI_COMM_WORLD` rank (`vpid`); a member Open MPI has not
-//! met yet is a sentinel that encodes the name in the pointer itself.
-//! Sparse group storage (`mpi_use_sparse_group_storage`, off by default)
-//! keeps no such table and is not decoded.
 
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
-use crate::model::{
-    Availability, CommDetails, CommKind, Details, GroupDetails, HandleKind, HandleRef, Topology,
-};
-use crate::ompi::layout::{
+use crate::model::{Availability, CommDetails, CommKind, Details, HandleKind, Topology};
+use crate::ompi::constants::{
     COMM_CART, COMM_DIST_GRAPH, COMM_GRAPH, COMM_INTER, COMM_INTRINSIC, COMM_ISFREED,
-    GROUP_INTRINSIC, GROUP_SPARSE, MPI_UNDEFINED,
 };
-use crate::ompi::opal::attributes;
+use crate::ompi::group::{group, Group};
+use crate::ompi::opal::{attributes, header};
 use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::{at, Rec};
 
@@ -85,7 +77,9 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
             "Open MPI's windows keep the communicator's group, and their one-sided component \
              a duplicate of the communicator, with no link back to it",
         ),
-        files: referring(o, HandleKind::File, addr).into(),
+        files: o
+            .referring(HandleKind::File, &[o.l.file.m.comm], addr)
+            .into(),
         context_id: Availability::Value(r.uint(m.contextid)? as i64),
         recv_context_id: Availability::Value(r.uint(m.contextid)? as i64),
     };
@@ -101,7 +95,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
                 "Open MPI 4.1 defines a freed flag (OMPI_COMM_ISFREED) but MPI_Comm_free never \
                  sets it: freeing drops a reference, and the object lives while pending \
                  operations hold it (it has {} now)",
-                crate::ompi::opal::header(ctx, &o.l, addr)
+                header(ctx, &o.l, addr)
                     .map(|(_, n)| n.to_string())
                     .unwrap_or_else(|_| "?".to_string())
             ))
@@ -145,137 +139,6 @@ pub(crate) fn world_rank(o: &Ompi<'_>) -> Result<i32, HandleError> {
     let m = o.l.comm.m.my_rank;
     Ok(o.ctx
         .int(at(world, m.offset), m.size, "ompi_mpi_comm_world.c_my_rank")? as i32)
-}
-
-/// One group as read.
-pub(crate) struct Group {
-    pub(crate) count: i64,
-    pub(crate) my_rank: i64,
-    pub(crate) flags: u64,
-    pub(crate) f2c: i64,
-    pub(crate) world: Result<Vec<i64>, HandleError>,
-}
-
-/// The group at `addr`.
-pub(crate) fn group(o: &Ompi<'_>, addr: TargetAddr) -> Result<Group, HandleError> {
-    let ctx = &o.ctx;
-    let l = &o.l.group;
-    let m = &l.m;
-    if addr.is_null() {
-        return Err(HandleError::Inconsistent {
-            addr,
-            reason: "a communicator's group pointer is NULL".to_string(),
-        });
-    }
-    let r = ctx.record_sized(addr, l.size, l.name)?;
-    let count = r.int(m.count)?;
-    let flags = r.uint(m.flags)?;
-    let world = (|| {
-        let n = ctx.count(count, addr, "ompi_group_t.grp_proc_count")?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        if flags & GROUP_SPARSE != 0 {
-            return Err(HandleError::Unsupported(format!(
-                "the group at {addr} is kept in sparse storage (mpi_use_sparse_group_storage), \
-                 which this decoder does not read"
-            )));
-        }
-        let procs = r.ptr(m.procs)?;
-        let word = ctx.word();
-        let raw = ctx.bytes(
-            procs,
-            n.saturating_mul(word),
-            "ompi_group_t.grp_proc_pointers",
-        )?;
-        let vpid = o.l.opal.proc_vpid;
-        raw.chunks_exact(word as usize)
-            .map(|c| {
-                let p = crate::target::unsigned(c, ctx.order());
-                if p & 1 == 1 {
-                    // A sentinel (proc.h): the vpid is the top 32 bits of
-                    // a 64-bit one, the bits above the flag of a 32-bit one.
-                    return Ok(if word == 8 { p >> 32 } else { p >> 1 } as i64);
-                }
-                Ok(ctx.int(
-                    at(TargetAddr(p), vpid.offset),
-                    vpid.size,
-                    "ompi_proc_t.super.proc_name.vpid",
-                )? & 0xffff_ffff)
-            })
-            .collect()
-    })();
-    Ok(Group {
-        count,
-        my_rank: r.int(m.my_rank)?,
-        flags,
-        f2c: r.int(m.f2c)?,
-        world,
-    })
-}
-
-/// The view of a group.
-pub(crate) fn decode_group(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
-    let g = group(o, addr)?;
-    let details = GroupDetails {
-        size: Availability::Value(g.count as i32),
-        rank: Availability::Value((g.my_rank != MPI_UNDEFINED).then_some(g.my_rank as i32)),
-        world_ranks: match g.world {
-            Ok(w) => Availability::Value(w),
-            Err(e) => Availability::not_available(e.to_string()),
-        },
-        communicators: referring(o, HandleKind::Group, addr).into(),
-    };
-    Ok(Decoded {
-        details: Details::Group(details),
-        predefined: g.flags & GROUP_INTRINSIC != 0,
-        name: None,
-        f2c: Availability::Value(g.f2c),
-        freed_by_application: Availability::not_available(
-            "Open MPI keeps no mark of MPI_Group_free: freeing drops a reference, and the group \
-             lives while communicators hold it",
-        ),
-        freed: None,
-        notes: Vec::new(),
-    })
-}
-
-/// The communicators (for a group or an error handler) or files (for a
-/// communicator) that refer to the object `target`.
-pub(crate) fn referring(
-    o: &Ompi<'_>,
-    target_kind: HandleKind,
-    target: TargetAddr,
-) -> Result<Vec<HandleRef>, HandleError> {
-    let ctx = &o.ctx;
-    let mut out = Vec::new();
-    match target_kind {
-        HandleKind::Group | HandleKind::Errhandler => {
-            let l = &o.l.comm;
-            let members: &[mpidd_read::Member] = if target_kind == HandleKind::Group {
-                &[l.m.local_group, l.m.remote_group]
-            } else {
-                &[l.m.errhandler]
-            };
-            for c in o.all(HandleKind::Comm)? {
-                let r = ctx.record_sized(c, l.size, l.name)?;
-                if members.iter().any(|&m| r.ptr(m).ok() == Some(target)) {
-                    out.push(o.reference(HandleKind::Comm, c));
-                }
-            }
-        }
-        HandleKind::File => {
-            let l = &o.l.file;
-            for f in o.all(HandleKind::File)? {
-                let r = ctx.record_sized(f, l.size, l.name)?;
-                if r.ptr(l.m.comm)? == target {
-                    out.push(o.reference(HandleKind::File, f));
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(out)
 }
 
 /// The topology the flags name, from `c_topo`'s cached arguments.

@@ -15,7 +15,7 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, DatatypeDetails, Details, HandleKind, HandleRef};
-use crate::ompi::layout::{COMBINERS, DT_COMMITTED, DT_CONTIGUOUS, DT_PREDEFINED};
+use crate::ompi::constants::{COMBINERS, DT_COMMITTED, DT_CONTIGUOUS, DT_PREDEFINED};
 use crate::ompi::opal::attributes;
 use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::Rec;

@@ -7,7 +7,6 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, Details, ErrhandlerDetails, HandleKind, HandleRef};
-use crate::ompi::comm::referring;
 use crate::ompi::resolver::{Decoded, Ompi};
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
@@ -76,27 +75,9 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
 
 /// The communicators, windows and files whose error handler is `addr`.
 fn attached_to(o: &Ompi<'_>, addr: TargetAddr) -> Result<Vec<HandleRef>, HandleError> {
-    let mut out = referring(o, HandleKind::Errhandler, addr)?;
-    for (kind, size, name, member) in [
-        (
-            HandleKind::Win,
-            o.l.win.size,
-            o.l.win.name,
-            o.l.win.m.errhandler,
-        ),
-        (
-            HandleKind::File,
-            o.l.file.size,
-            o.l.file.name,
-            o.l.file.m.errhandler,
-        ),
-    ] {
-        for object in o.all(kind)? {
-            let r = o.ctx.record_sized(object, size, name)?;
-            if r.ptr(member)? == addr {
-                out.push(o.reference(kind, object));
-            }
-        }
-    }
+    let l = &o.l;
+    let mut out = o.referring(HandleKind::Comm, &[l.comm.m.errhandler], addr)?;
+    out.extend(o.referring(HandleKind::Win, &[l.win.m.errhandler], addr)?);
+    out.extend(o.referring(HandleKind::File, &[l.file.m.errhandler], addr)?);
     Ok(out)
 }

@@ -12,33 +12,6 @@ use crate::ompi::opal::subscriber_info;
 use crate::ompi::resolver::{Decoded, Ompi};
 use crate::target::at;
 
-/// `MPI_MODE_*` (`mpi.h`, the values of ROMIO's `ADIO_*` in Open MPI as
-/// in MPICH).
-const FILE_MODES: &[(i32, &str)] = &[
-    (1, "MPI_MODE_CREATE"),
-    (2, "MPI_MODE_RDONLY"),
-    (4, "MPI_MODE_WRONLY"),
-    (8, "MPI_MODE_RDWR"),
-    (16, "MPI_MODE_DELETE_ON_CLOSE"),
-    (32, "MPI_MODE_UNIQUE_OPEN"),
-    (64, "MPI_MODE_EXCL"),
-    (128, "MPI_MODE_APPEND"),
-    (256, "MPI_MODE_SEQUENTIAL"),
-];
-
-fn access_mode(bits: i32) -> AccessMode {
-    let mut names: Vec<String> = FILE_MODES
-        .iter()
-        .filter(|(bit, _)| bits & bit != 0)
-        .map(|(_, n)| n.to_string())
-        .collect();
-    let known = FILE_MODES.iter().fold(0, |acc, (bit, _)| acc | bit);
-    if bits & !known != 0 {
-        names.push(format!("{:#x}", bits & !known));
-    }
-    AccessMode { bits, names }
-}
-
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
     let ctx = &o.ctx;
     let l = &o.l.file;
@@ -75,7 +48,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
                 ctx.string(filename).map_err(HandleError::from).into()
             },
             communicator: Availability::Value(o.reference_opt(HandleKind::Comm, r.ptr(m.comm)?)),
-            access_mode: Availability::Value(access_mode(r.int(m.amode)? as i32)),
+            access_mode: Availability::Value(AccessMode::from_bits(r.int(m.amode)? as i32)),
             info: subscriber_info(ctx, &o.l, &r, m.info),
             errhandler: Availability::Value(
                 o.reference_opt(HandleKind::Errhandler, r.ptr(m.errhandler)?),

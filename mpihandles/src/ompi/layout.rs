@@ -1,304 +1,11 @@
-//! Every layout question the Open MPI handle decoders ask, declared in one
-//! list ([`OMPI_HANDLE_LAYOUT`]) and answered once, when the resolver is
-//! made, into [`OmpiLayout`].
-//!
-//! The answers come from a [`Layouts`]: the library's DWARF (a debug build,
-//! or installed debug info), or a layout profile written from a debug
-//! build for a distribution's stripped library. A profile holds exactly the
-//! answers to this list, so nothing is asked outside it (a test checks
-//! that the questions asked are the ones declared).
-//!
-//! The types of `libmpi.so.40` and `libopen-pal.so.40` are required: a
-//! source that lacks one cannot be used. OMPIO's own (`mca_io_ompio.so`,
-//! loaded only once a file is opened) are optional: without them only a
-//! file's atomic mode is not shown.
-//!
-//! The values Open MPI keeps only as preprocessor constants (flag bits, the
-//! combiners of `mpi.h`'s anonymous enumeration, `MPI_UNDEFINED`) are in no
-//! debug info; they are named here, with where they come from.
+//! The answers the Open MPI handle decoders read with: every question of
+//! [`OMPI_HANDLE_LAYOUT`](crate::OMPI_HANDLE_LAYOUT) answered once, when
+//! the resolver is made, into an [`OmpiLayout`] of the types, members and
+//! enumerations each object family needs.
 
-use mpidd_read::{LayoutError, LayoutNeed, Layouts, Member};
+use mpidd_read::{LayoutError, Layouts, Member};
 
-/// `OMPI_COMM_INTER` (`communicator.h`): an intercommunicator.
-pub(crate) const COMM_INTER: u64 = 0x1;
-/// `OMPI_COMM_INTRINSIC`: a predefined communicator.
-pub(crate) const COMM_INTRINSIC: u64 = 0x4;
-/// `OMPI_COMM_ISFREED`: defined beside the others, but Open MPI 4.1 never
-/// sets it.
-pub(crate) const COMM_ISFREED: u64 = 0x10;
-/// `OMPI_COMM_CART`, `OMPI_COMM_GRAPH` and `OMPI_COMM_DIST_GRAPH`: the
-/// topology, also `mca_topo_base_module_t.type`.
-pub(crate) const COMM_CART: u64 = 0x100;
-pub(crate) const COMM_GRAPH: u64 = 0x200;
-pub(crate) const COMM_DIST_GRAPH: u64 = 0x400;
-/// `OMPI_GROUP_INTRINSIC` (`group_dbg.h`).
-pub(crate) const GROUP_INTRINSIC: u64 = 0x2;
-/// `OMPI_GROUP_SPORADIC`, `_STRIDED` and `_BITMAP`: sparse storage, with
-/// no proc table.
-pub(crate) const GROUP_SPARSE: u64 = 0x8 | 0x10 | 0x20;
-/// `OPAL_DATATYPE_FLAG_PREDEFINED`, `_COMMITTED` and `_CONTIGUOUS`
-/// (`opal_datatype.h`).
-pub(crate) const DT_PREDEFINED: u64 = 0x2;
-pub(crate) const DT_COMMITTED: u64 = 0x4;
-pub(crate) const DT_CONTIGUOUS: u64 = 0x10;
-/// `OMPI_OP_FLAGS_*` (`op.h`).
-pub(crate) const OP_INTRINSIC: u64 = 0x1;
-pub(crate) const OP_FORTRAN: u64 = 0x2;
-pub(crate) const OP_CXX: u64 = 0x4;
-pub(crate) const OP_JAVA: u64 = 0x8;
-pub(crate) const OP_COMMUTE: u64 = 0x40;
-/// `REQUEST_COMPLETED` (`request.h`): `req_complete` once the request is
-/// complete for MPI.
-pub(crate) const REQUEST_COMPLETED: u64 = 1;
-/// `MPI_UNDEFINED` (`mpi.h`), also a request's Fortran index until
-/// `MPI_Request_c2f` gives it one.
-pub(crate) const MPI_UNDEFINED: i64 = -32766;
-/// `MPI_ANY_SOURCE`, `MPI_PROC_NULL` and `MPI_ANY_TAG` (`mpi.h`).
-pub(crate) const ANY_SOURCE: i64 = -1;
-pub(crate) const PROC_NULL: i64 = -2;
-pub(crate) const ANY_TAG: i64 = -1;
-/// The combiners of `mpi.h`, an anonymous enumeration (so no debug info
-/// names it) whose order Open MPI keeps for its ABI, by value.
-pub(crate) const COMBINERS: [&str; 19] = [
-    "MPI_COMBINER_NAMED",
-    "MPI_COMBINER_DUP",
-    "MPI_COMBINER_CONTIGUOUS",
-    "MPI_COMBINER_VECTOR",
-    "MPI_COMBINER_HVECTOR_INTEGER",
-    "MPI_COMBINER_HVECTOR",
-    "MPI_COMBINER_INDEXED",
-    "MPI_COMBINER_HINDEXED_INTEGER",
-    "MPI_COMBINER_HINDEXED",
-    "MPI_COMBINER_INDEXED_BLOCK",
-    "MPI_COMBINER_STRUCT_INTEGER",
-    "MPI_COMBINER_STRUCT",
-    "MPI_COMBINER_SUBARRAY",
-    "MPI_COMBINER_DARRAY",
-    "MPI_COMBINER_F90_REAL",
-    "MPI_COMBINER_F90_COMPLEX",
-    "MPI_COMBINER_F90_INTEGER",
-    "MPI_COMBINER_RESIZED",
-    "MPI_COMBINER_HINDEXED_BLOCK",
-];
-/// The predefined attribute keys of `mpi.h`'s anonymous enumeration
-/// (`MPI_TAG_UB` = 0 ... `IMPI_HOST_COLOR` = 14): the window's are how
-/// Open MPI keeps its base, size, displacement unit and memory model.
-pub(crate) const KEY_WIN_BASE: i64 = 7;
-pub(crate) const KEY_WIN_SIZE: i64 = 8;
-pub(crate) const KEY_WIN_DISP_UNIT: i64 = 9;
-pub(crate) const KEY_WIN_MODEL: i64 = 11;
-pub(crate) const LAST_PREDEFINED_KEY: i64 = 14;
-
-/// Every layout question the Open MPI handle decoders ask: the sizes of
-/// these types, the members at these paths, the enumerators of these
-/// enumerations and of these members' types. Nothing else is asked, so a
-/// layout profile holding these answers serves them. All but OMPIO's
-/// (`mca_common_ompio_data_t`, in `mca_io_ompio.so`) are required.
-pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
-    LayoutNeed::members("opal_object_t", &["obj_class", "obj_reference_count"]),
-    LayoutNeed::members("opal_class_t", &["cls_name", "cls_parent"]),
-    LayoutNeed::members("opal_pointer_array_t", &["size", "addr"]),
-    LayoutNeed::members("opal_list_t", &["opal_list_sentinel"]),
-    LayoutNeed::members("opal_list_item_t", &["opal_list_next"]),
-    LayoutNeed::members("opal_hash_table_t", &["ht_table", "ht_capacity"]),
-    LayoutNeed::members("opal_hash_element_t", &["valid", "key.u32", "value"]),
-    LayoutNeed::members("opal_info_t", &["super"]),
-    LayoutNeed::members("opal_info_entry_t", &["ie_value", "ie_key"]),
-    LayoutNeed::members("ompi_proc_t", &["super.proc_name.vpid"]),
-    LayoutNeed::members(
-        "ompi_communicator_t",
-        &[
-            "c_name",
-            "c_contextid",
-            "c_my_rank",
-            "c_flags",
-            "c_local_group",
-            "c_remote_group",
-            "c_keyhash",
-            "c_topo",
-            "c_f_to_c_index",
-            "error_handler",
-        ],
-    ),
-    LayoutNeed::members(
-        "ompi_group_t",
-        &[
-            "grp_proc_count",
-            "grp_my_rank",
-            "grp_f_to_c_index",
-            "grp_proc_pointers",
-            "grp_flags",
-        ],
-    ),
-    LayoutNeed::members(
-        "ompi_datatype_t",
-        &[
-            "super.flags",
-            "super.size",
-            "super.true_lb",
-            "super.true_ub",
-            "super.lb",
-            "super.ub",
-            "d_f_to_c_index",
-            "d_keyhash",
-            "args",
-            "name",
-        ],
-    ),
-    LayoutNeed::members(
-        "ompi_datatype_args_t",
-        &["create_type", "ci", "ca", "cd", "i", "a", "d"],
-    ),
-    LayoutNeed::members(
-        "ompi_request_t",
-        &[
-            "req_type",
-            "req_status",
-            "req_complete",
-            "req_state",
-            "req_persistent",
-            "req_f_to_c_index",
-            "req_mpi_object",
-        ],
-    ),
-    LayoutNeed::members(
-        "ompi_status_public_t",
-        &[
-            "MPI_SOURCE",
-            "MPI_TAG",
-            "MPI_ERROR",
-            "_cancelled",
-            "_ucount",
-        ],
-    ),
-    LayoutNeed::members(
-        "mca_pml_base_request_t",
-        &[
-            "req_free_called",
-            "req_type",
-            "req_comm",
-            "req_peer",
-            "req_tag",
-        ],
-    ),
-    LayoutNeed::members("mca_pml_base_send_request_t", &["req_send_mode"]),
-    LayoutNeed::members(
-        "ompi_grequest_t",
-        &[
-            "greq_query",
-            "greq_free",
-            "greq_cancel",
-            "greq_state",
-            "greq_funcs_are_c",
-        ],
-    ),
-    LayoutNeed::members(
-        "mca_pml_base_component_t",
-        &["pmlm_version.mca_component_name"],
-    ),
-    LayoutNeed::members(
-        "ompi_op_t",
-        &[
-            "o_name",
-            "op_type",
-            "o_flags",
-            "o_f_to_c_index",
-            "o_func.c_fn",
-        ],
-    )
-    .with_member_enums(&["op_type"]),
-    LayoutNeed::members(
-        "ompi_errhandler_t",
-        &[
-            "eh_name",
-            "eh_mpi_object_type",
-            "eh_lang",
-            "eh_comm_fn",
-            "eh_file_fn",
-            "eh_win_fn",
-            "eh_fort_fn",
-            "eh_f_to_c_index",
-        ],
-    ),
-    LayoutNeed::members("ompi_info_t", &["super", "i_f_to_c_index", "i_freed"]),
-    LayoutNeed::members(
-        "ompi_win_t",
-        &[
-            "super.s_info",
-            "w_name",
-            "w_group",
-            "w_flavor",
-            "w_keyhash",
-            "w_f_to_c_index",
-            "error_handler",
-        ],
-    ),
-    LayoutNeed::members(
-        "ompi_file_t",
-        &[
-            "super.s_info",
-            "f_comm",
-            "f_filename",
-            "f_amode",
-            "f_f_to_c_index",
-            "error_handler",
-            "f_io_selected_component.v2_0_0.io_version.mca_component_name",
-            "f_io_selected_data",
-        ],
-    ),
-    LayoutNeed::members("mca_topo_base_module_t", &["type", "mtc.cart"]),
-    LayoutNeed::members(
-        "mca_topo_base_comm_cart_2_2_0_t",
-        &["ndims", "dims", "periods", "coords"],
-    ),
-    LayoutNeed::members(
-        "mca_topo_base_comm_graph_2_2_0_t",
-        &["nnodes", "index", "edges"],
-    ),
-    LayoutNeed::members(
-        "mca_topo_base_comm_dist_graph_2_2_0_t",
-        &["in", "out", "indegree", "outdegree", "weighted"],
-    ),
-    LayoutNeed::members(
-        "attribute_key_value_t",
-        &["av_key", "av_value", "av_set_from"],
-    )
-    .with_member_enums(&["av_set_from"]),
-    LayoutNeed::enumeration("ompi_request_type_t"),
-    LayoutNeed::enumeration("ompi_request_state_t"),
-    LayoutNeed::enumeration("mca_pml_base_request_type_t"),
-    LayoutNeed::enumeration("mca_pml_base_send_mode_t"),
-    LayoutNeed::enumeration("ompi_errhandler_type_t"),
-    LayoutNeed::enumeration("ompi_errhandler_lang_t"),
-    LayoutNeed::members("mca_common_ompio_data_t", &["ompio_fh.f_atomicity"]),
-];
-
-/// The types whose questions may go unanswered: OMPIO's, whose component
-/// is loaded only once a file is opened.
-const OPTIONAL: &[&str] = &["mca_common_ompio_data_t"];
-
-/// An enumeration's enumerators, by value.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Enum(pub(crate) Vec<(String, i128)>);
-
-impl Enum {
-    /// The name of `value`, or the number when no enumerator has it.
-    pub(crate) fn name(&self, value: i64) -> String {
-        self.0
-            .iter()
-            .find(|(_, v)| *v == i128::from(value))
-            .map(|(n, _)| n.clone())
-            .unwrap_or_else(|| value.to_string())
-    }
-}
-
-/// A type's size and the members read of it.
-#[derive(Clone, Debug)]
-pub(crate) struct Ty<T> {
-    pub(crate) name: &'static str,
-    pub(crate) size: u64,
-    pub(crate) m: T,
-}
+use crate::ompi::questions::{Asker, Enum, Ty};
 
 /// `opal_object_t` and `opal_class_t`.
 #[derive(Clone, Debug)]
@@ -527,120 +234,12 @@ pub(crate) struct OmpiLayout {
     pub(crate) ompio: Result<OmpioL, LayoutError>,
 }
 
-/// Answers the questions of [`OMPI_HANDLE_LAYOUT`], noting every one that
-/// fails; asking anything outside the list is a bug the tests catch.
-struct Asker<'a> {
-    src: &'a dyn Layouts,
-    missing: Vec<LayoutError>,
-}
-
-fn declared(ty: &str, path: Option<&str>) -> bool {
-    OMPI_HANDLE_LAYOUT
-        .iter()
-        .any(|n| !n.is_enum && n.type_name == ty && path.is_none_or(|p| n.members.contains(&p)))
-}
-
-const NO_MEMBER: Member = Member {
-    offset: 0,
-    size: 0,
-    array_len: None,
-};
-
-impl Asker<'_> {
-    fn m(&mut self, ty: &'static str, path: &'static str) -> Member {
-        debug_assert!(
-            declared(ty, Some(path)),
-            "{ty}.{path} is not in OMPI_HANDLE_LAYOUT"
-        );
-        match self.src.member(ty, path) {
-            // A member must lie inside some record; one past 2^32 bytes
-            // is a corrupt source.
-            Ok(m) if m.offset.checked_add(m.size).is_some_and(|e| e < 1 << 32) => m,
-            Ok(_) => {
-                self.missing.push(LayoutError::new(
-                    ty,
-                    Some(path),
-                    "its offset or size is absurd",
-                ));
-                NO_MEMBER
-            }
-            Err(e) => {
-                self.missing.push(e);
-                NO_MEMBER
-            }
-        }
-    }
-
-    fn size(&mut self, ty: &'static str) -> u64 {
-        debug_assert!(declared(ty, None), "{ty} is not in OMPI_HANDLE_LAYOUT");
-        match self.src.size_of(ty) {
-            Ok(0) => {
-                self.missing
-                    .push(LayoutError::new(ty, None, "its size is 0"));
-                0
-            }
-            Ok(n) => n,
-            Err(e) => {
-                self.missing.push(e);
-                0
-            }
-        }
-    }
-
-    fn ty<T>(&mut self, name: &'static str, m: T) -> Ty<T> {
-        Ty {
-            name,
-            size: self.size(name),
-            m,
-        }
-    }
-
-    fn enumeration(&mut self, ty: &'static str) -> Enum {
-        debug_assert!(
-            OMPI_HANDLE_LAYOUT
-                .iter()
-                .any(|n| n.is_enum && n.type_name == ty),
-            "{ty} is not an enumeration of OMPI_HANDLE_LAYOUT"
-        );
-        match self.src.enumerators(ty) {
-            Ok(v) => Enum(v),
-            Err(e) => {
-                self.missing.push(e);
-                Enum::default()
-            }
-        }
-    }
-
-    fn member_enum(&mut self, ty: &'static str, path: &'static str) -> Enum {
-        debug_assert!(
-            OMPI_HANDLE_LAYOUT
-                .iter()
-                .any(|n| n.type_name == ty && n.member_enums.contains(&path)),
-            "{ty}.{path} has no enumerators in OMPI_HANDLE_LAYOUT"
-        );
-        match self.src.member_enumerators(ty, path) {
-            Ok(v) => Enum(v),
-            Err(e) => {
-                self.missing.push(e);
-                Enum::default()
-            }
-        }
-    }
-}
-
 impl OmpiLayout {
     /// Every answer, or every required question `src` cannot answer.
     pub(crate) fn resolve(src: &dyn Layouts) -> Result<OmpiLayout, Vec<LayoutError>> {
-        let mut a = Asker {
-            src,
-            missing: Vec::new(),
-        };
+        let mut a = Asker::new(src);
         let l = Self::ask(&mut a);
-        let required: Vec<LayoutError> = a
-            .missing
-            .into_iter()
-            .filter(|e| !OPTIONAL.contains(&e.type_name.as_str()))
-            .collect();
+        let required = a.required_missing();
         if required.is_empty() {
             Ok(l)
         } else {
@@ -835,36 +434,18 @@ impl OmpiLayout {
         };
         let file = a.ty(f, file);
         let t = "mca_topo_base_module_t";
-        let cart = "mca_topo_base_comm_cart_2_2_0_t";
-        let cart = {
-            let m = [
-                a.m(cart, "ndims"),
-                a.m(cart, "dims"),
-                a.m(cart, "periods"),
-                a.m(cart, "coords"),
-            ];
-            a.ty(cart, m)
-        };
-        let graph = "mca_topo_base_comm_graph_2_2_0_t";
-        let graph = {
-            let m = [
-                a.m(graph, "nnodes"),
-                a.m(graph, "index"),
-                a.m(graph, "edges"),
-            ];
-            a.ty(graph, m)
-        };
-        let dist = "mca_topo_base_comm_dist_graph_2_2_0_t";
-        let dist = {
-            let m = [
-                a.m(dist, "in"),
-                a.m(dist, "out"),
-                a.m(dist, "indegree"),
-                a.m(dist, "outdegree"),
-                a.m(dist, "weighted"),
-            ];
-            a.ty(dist, m)
-        };
+        let cart = a.members(
+            "mca_topo_base_comm_cart_2_2_0_t",
+            ["ndims", "dims", "periods", "coords"],
+        );
+        let graph = a.members(
+            "mca_topo_base_comm_graph_2_2_0_t",
+            ["nnodes", "index", "edges"],
+        );
+        let dist = a.members(
+            "mca_topo_base_comm_dist_graph_2_2_0_t",
+            ["in", "out", "indegree", "outdegree", "weighted"],
+        );
         let topo = TopoL {
             topo_type: a.m(t, "type"),
             mtc: a.m(t, "mtc.cart"),
@@ -881,14 +462,12 @@ impl OmpiLayout {
             set_froms: a.member_enum(k, "av_set_from"),
         };
         let attr = a.ty(k, attr);
-        let before = a.missing.len();
-        let o = "mca_common_ompio_data_t";
-        let atomicity = a.m(o, "ompio_fh.f_atomicity");
-        let _ = a.size(o);
-        let ompio = match a.missing.get(before) {
-            None => Ok(OmpioL { atomicity }),
-            Some(e) => Err(e.clone()),
-        };
+        let ompio = a.optional(|a| {
+            let o = "mca_common_ompio_data_t";
+            let atomicity = a.m(o, "ompio_fh.f_atomicity");
+            let _ = a.size(o);
+            OmpioL { atomicity }
+        });
         OmpiLayout {
             object,
             opal,
@@ -912,17 +491,10 @@ impl OmpiLayout {
     }
 }
 
-/// Asks `layouts` every question of [`OMPI_HANDLE_LAYOUT`], ignoring the
-/// answers: for writing a layout profile that serves the Open MPI handle
-/// decoders ([`mpidd_read::LayoutProfile::write`]).
-pub fn ompi_ask_layouts(layouts: &dyn Layouts) {
-    LayoutNeed::ask_all(OMPI_HANDLE_LAYOUT, layouts);
-}
-
-/// The questions of [`OMPI_HANDLE_LAYOUT`] the decoders cannot do without
-/// that `layouts` cannot answer, each named; empty when the handle
-/// decoders can work with `layouts` (OMPIO's questions may stay
-/// unanswered).
+/// The questions of [`OMPI_HANDLE_LAYOUT`](crate::OMPI_HANDLE_LAYOUT)
+/// the decoders cannot do without that `layouts` cannot answer, each
+/// named; empty when the handle decoders can work with `layouts` (OMPIO's
+/// questions may stay unanswered).
 pub fn ompi_missing_layouts(layouts: &dyn Layouts) -> Vec<LayoutError> {
     OmpiLayout::resolve(layouts).err().unwrap_or_default()
 }
@@ -930,6 +502,7 @@ pub fn ompi_missing_layouts(layouts: &dyn Layouts) -> Vec<LayoutError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ompi::questions::{ompi_ask_layouts, OMPI_HANDLE_LAYOUT};
     use std::cell::RefCell;
     use std::collections::BTreeSet;
 

@@ -8,7 +8,7 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, Details, OpDetails};
-use crate::ompi::layout::{OP_COMMUTE, OP_CXX, OP_FORTRAN, OP_INTRINSIC, OP_JAVA};
+use crate::ompi::constants::{OP_COMMUTE, OP_CXX, OP_FORTRAN, OP_INTRINSIC, OP_JAVA};
 use crate::ompi::resolver::{Decoded, Ompi};
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {

@@ -18,7 +18,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Attribute, Availability, InfoEntry};
-use crate::ompi::layout::{OmpiLayout, LAST_PREDEFINED_KEY};
+use crate::ompi::constants::LAST_PREDEFINED_KEY;
+use crate::ompi::layout::OmpiLayout;
 use crate::target::{at, Ctx, Rec};
 
 /// Most classes followed from an object to `opal_object_t`: Open MPI's
@@ -35,12 +36,7 @@ pub(crate) fn header(
 ) -> Result<(TargetAddr, i64), HandleError> {
     let o = &l.object;
     let end = (o.class.offset + o.class.size).max(o.refcount.offset + o.refcount.size);
-    let r = Rec {
-        base: addr,
-        bytes: ctx.bytes(addr, end, "opal_object_t")?,
-        order: ctx.order(),
-        what: "opal_object_t",
-    };
+    let r = ctx.record_sized(addr, end, "opal_object_t")?;
     Ok((r.ptr(o.class)?, r.int(o.refcount)?))
 }
 
@@ -163,25 +159,10 @@ pub(crate) fn list_items(
     let sentinel = at(list, l.opal.list_sentinel.offset);
     let next_of = |item: TargetAddr| ctx.pointer(at(item, l.opal.item_next.offset), what);
     let mut out = Vec::new();
-    let mut seen = HashSet::from([sentinel]);
-    let mut node = next_of(sentinel)?;
-    while !node.is_null() && node != sentinel {
-        if out.len() as u64 >= ctx.limits.max_list_len {
-            return Err(ReadError::LimitExceeded {
-                what,
-                addr: list,
-                count: out.len() as u64,
-                max: ctx.limits.max_list_len,
-                limit: "max_list_len",
-            }
-            .into());
-        }
-        if !seen.insert(node) {
-            return Err(ReadError::Cycle { what, addr: node }.into());
-        }
+    ctx.walk_list(next_of(sentinel)?, sentinel, what, what, |node| {
         out.push(node);
-        node = next_of(node)?;
-    }
+        Ok(next_of(node)?)
+    })?;
     Ok(out)
 }
 
@@ -243,23 +224,8 @@ pub(crate) fn hash_u32(
     if capacity == 0 || elements.is_null() {
         return Ok(Vec::new());
     }
-    let len = capacity
-        .checked_mul(o.he_size)
-        .ok_or(ReadError::AddressOverflow {
-            what: "opal_hash_table_t.ht_table",
-            addr: elements,
-            len: u64::MAX,
-        })?;
-    let raw = ctx.bytes(elements, len, "opal_hash_table_t.ht_table")?;
     let mut out = Vec::new();
-    for i in 0..capacity {
-        let e = Rec {
-            base: at(elements, i * o.he_size),
-            // The element's own bytes: a slice copy keeps `Rec` simple.
-            bytes: raw[(i * o.he_size) as usize..((i + 1) * o.he_size) as usize].to_vec(),
-            order: ctx.order(),
-            what: "opal_hash_element_t",
-        };
+    for e in ctx.records(elements, capacity, o.he_size, "opal_hash_element_t")? {
         if e.int(o.he_valid)? != 0 {
             out.push((e.uint(o.he_key)? as u32, e.ptr(o.he_value)?));
         }

@@ -1,5 +1,4 @@
-//! Open MPI requests (`ompi_request_t`) and statuses
-//! (`ompi_status_public_t`, Open MPI's `MPI_Status`).
+//! Open MPI requests (`ompi_request_t`).
 //!
 //! Every request has a type (`req_type`: point-to-point, file,
 //! generalized, one-sided, collective...), a state (`req_state`: inactive,
@@ -21,10 +20,10 @@ use mpidd_types::TargetAddr;
 use crate::error::HandleError;
 use crate::model::{
     Availability, Details, GeneralizedRequest, HandleKind, Peer, RequestDetails, RequestKind,
-    StatusView,
 };
-use crate::ompi::layout::{ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_COMPLETED};
+use crate::ompi::constants::{ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_COMPLETED};
 use crate::ompi::resolver::{Decoded, Ompi};
+use crate::ompi::status;
 use crate::target::at;
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
@@ -55,7 +54,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
     let persistent = r.uint(m.persistent)? != 0;
     let complete = r.uint(m.complete)? == REQUEST_COMPLETED;
     let status = if complete {
-        status_at(o, at(addr, m.status.offset), None).into()
+        status::read(o, at(addr, m.status.offset), None).into()
     } else {
         Availability::not_available("the request has not completed")
     };
@@ -210,68 +209,4 @@ fn generalized(o: &Ompi<'_>, addr: TargetAddr) -> Result<GeneralizedRequest, Han
             .to_string(),
         ),
     })
-}
-
-/// The status at `addr` (user memory, or a request's), with the element
-/// count of `datatype` (a pointer) when given.
-pub(crate) fn status_at(
-    o: &Ompi<'_>,
-    addr: TargetAddr,
-    datatype: Option<i64>,
-) -> Result<StatusView, HandleError> {
-    let l = &o.l.status;
-    let m = &l.m;
-    let r = o.ctx.record_sized(addr, l.size, l.name)?;
-    let bytes = r.uint(m.ucount)?;
-    let count_bytes = i64::try_from(bytes)
-        .map(Availability::Value)
-        .unwrap_or_else(|_| {
-            Availability::not_available(format!("{bytes} bytes do not fit 63 bits"))
-        });
-    let elements = match (datatype, count_bytes.value()) {
-        (None, _) => Availability::not_available(
-            "a status does not say its datatype: give one to count elements",
-        ),
-        (Some(_), None) => Availability::not_available("the byte count is not available"),
-        (Some(dt), Some(&bytes)) => elements(o, dt, bytes).into(),
-    };
-    Ok(StatusView {
-        address: Some(addr),
-        source: r.int(m.source)? as i32,
-        tag: r.int(m.tag)? as i32,
-        error: r.int(m.error)? as i32,
-        count_bytes,
-        cancelled: Availability::Value(r.int(m.cancelled)? != 0),
-        elements,
-    })
-}
-
-/// Whole elements of the datatype `datatype` in `bytes`, as
-/// `MPI_Get_count` counts them.
-fn elements(o: &Ompi<'_>, datatype: i64, bytes: i64) -> Result<i64, HandleError> {
-    let addr = TargetAddr(u64::try_from(datatype).map_err(|_| HandleError::BadValue {
-        kind: HandleKind::Datatype,
-        value: datatype,
-        reason: "Open MPI's handles are pointers, never negative".to_string(),
-    })?);
-    o.check_class(HandleKind::Datatype, addr)?;
-    let f = o.l.datatype.m.size;
-    let size = o
-        .ctx
-        .int(at(addr, f.offset), f.size, "ompi_datatype_t.super.size")?;
-    if size <= 0 || bytes % size != 0 {
-        return Err(HandleError::Unsupported(format!(
-            "{bytes} bytes are not a whole number of {size}-byte elements (MPI_UNDEFINED)"
-        )));
-    }
-    Ok(bytes / size)
-}
-
-/// The `MPI_Status` in user memory at `addr`.
-pub(crate) fn status(
-    o: &Ompi<'_>,
-    addr: TargetAddr,
-    datatype: Option<i64>,
-) -> Result<StatusView, HandleError> {
-    status_at(o, addr, datatype)
 }

@@ -9,8 +9,8 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, Details, HandleKind, WinDetails};
-use crate::ompi::comm::group;
-use crate::ompi::layout::{KEY_WIN_BASE, KEY_WIN_DISP_UNIT, KEY_WIN_MODEL, KEY_WIN_SIZE};
+use crate::ompi::constants::{KEY_WIN_BASE, KEY_WIN_DISP_UNIT, KEY_WIN_MODEL, KEY_WIN_SIZE};
+use crate::ompi::group::group;
 use crate::ompi::opal::{attribute, attributes, subscriber_info};
 use crate::ompi::resolver::{Decoded, Ompi};
 

@@ -1,51 +1,48 @@
-//! What UCX keeps of an operation MPICH's CH4 device handed to it.
+//! UCX's request (`ucp_request_t`), as the MPI library's pointer to it
+//! finds it.
 //!
-//! MPICH's UCX netmod (MPICH 4.0.2, `src/mpid/ch4/netmod/ucx/`) keeps only
-//! a pointer to the user part of UCX's request
-//! (`MPIR_Request.dev.ch4.netmod.ucx.ucp_request`), which UCX places right
-//! after its own `ucp_request_t` (`ucp_request.h`: `req + 1`). UCX's
-//! request holds the tag MPICH built (`MPIDI_UCX_init_tag`: the context id
-//! in the top 16 bits, then `CH4_UCX_RANKBITS` = 16 bits of the sender's
-//! rank, the MPI tag below), the receive's tag mask, and the buffer and
-//! length; a send's destination only as its endpoint, which CH4's address
-//! vector maps back to a world rank. Both the queue decoder and the
-//! request views read these through this module, with `ucp_request_t`
-//! from the layout source (UCX's debug info, or a profile).
+//! An MPI library that hands an operation to UCX's tag matching
+//! (`ucp_tag_send_nbx`, `ucp_tag_recv_nbx`) keeps only a pointer to the
+//! user part of UCX's request, which UCX places right after its own
+//! `ucp_request_t` (`ucp_request.h`: `req + 1`). UCX's request holds the
+//! 64-bit tag the MPI library built, a receive's tag mask, the buffer and
+//! its length, and a send's endpoint. How the tag packs the MPI envelope
+//! is the MPI library's, not UCX's: the reader gives the tag as UCX keeps
+//! it. `ucp_request_t`'s layout comes from the layout source (UCX's debug
+//! info, or a profile), whatever the MPI library's layouts come from.
 
-use std::collections::HashMap;
-
-use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, TargetMemory};
+use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, SymbolTable, TargetMemory};
 use mpidd_types::TargetAddr;
 
-use crate::target::{at, Ctx, Rec};
-
-/// `MPIDI_UCX_CONTEXT_ID_BITS` (`netmod/ucx/ucx_types.h`): the context id
-/// is the UCX tag's top 16 bits.
-const CONTEXT_BITS: u32 = 16;
-/// `CH4_UCX_RANKBITS`, configure's `--with-ch4-ucx-rankbits` (default 16,
-/// which Debian keeps): the source rank's bits, below the context id.
-const RANK_BITS: u32 = 16;
-const TAG_BITS: u32 = 64 - CONTEXT_BITS - RANK_BITS;
+use crate::error::HandleError;
+use crate::target::{Ctx, Rec};
 
 const U: &str = "ucp_request_t";
 
-/// An operation as UCX's request describes it.
+/// A receive as UCX's request holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UcxOperation {
-    /// The context id MPICH put in the tag: a receive's communicator's
-    /// receive context id, a send's communicator's (send) context id.
-    pub context_id: i64,
-    /// The source rank in the communicator a receive matches (`None` for
-    /// `MPI_ANY_SOURCE`); for a send, the sender's own rank.
-    pub rank: Option<i64>,
-    /// The MPI tag (`None` for a receive's `MPI_ANY_TAG`).
-    pub tag: Option<i64>,
+pub(crate) struct UcxReceive {
+    /// The tag the receive matches, where the mask's bits are set.
+    pub(crate) tag: u64,
+    /// The mask: a clear bit matches any value of the tag's bit.
+    pub(crate) tag_mask: u64,
     /// The user's buffer.
-    pub buffer: u64,
+    pub(crate) buffer: u64,
     /// Its length in bytes.
-    pub length: u64,
-    /// A send's endpoint (its destination), `None` for a receive.
-    pub endpoint: Option<u64>,
+    pub(crate) length: u64,
+}
+
+/// A send as UCX's request holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UcxSend {
+    /// The tag sent.
+    pub(crate) tag: u64,
+    /// The user's buffer.
+    pub(crate) buffer: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+    /// The endpoint (`ucp_ep_h`) it is sent on: its destination.
+    pub(crate) endpoint: u64,
 }
 
 /// Offsets in `ucp_request_t`.
@@ -77,17 +74,9 @@ impl Layout {
     }
 }
 
-/// Asks `layouts` every question this module asks, for a layout profile.
-/// CH4's address vector is asked about only where UCX's request is
-/// described: it serves nothing else.
-pub fn ask_ucx_layouts(layouts: &dyn Layouts) {
-    if Layout::of(layouts).is_ok() {
-        let _ = AvLayout::of(layouts);
-    }
-}
-
 /// Whether `layouts` describes UCX's request, and if not, which question
-/// it cannot answer.
+/// it cannot answer. Asking is also how a layout profile records the
+/// answers.
 pub fn ucx_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
     Layout::of(layouts).err()
 }
@@ -103,15 +92,25 @@ pub enum UcxError {
     Read(#[from] ReadError),
 }
 
-/// UCX's whole request for MPICH's pointer `user` to its user part, read
-/// once as a record (bounded by the default [`Limits`]' record size).
+impl From<UcxError> for HandleError {
+    fn from(e: UcxError) -> Self {
+        match e {
+            UcxError::Layouts(e) => e.into(),
+            UcxError::Read(e) => e.into(),
+        }
+    }
+}
+
+/// UCX's whole request for the MPI library's pointer `user` to its user
+/// part, read once as a record (bounded by the default [`Limits`]' record
+/// size).
 fn request(
     mem: &dyn TargetMemory,
     layouts: &dyn Layouts,
     user: TargetAddr,
 ) -> Result<(Layout, Rec), UcxError> {
     let l = Layout::of(layouts)?;
-    let symbols = mpidd_read::SymbolTable::default();
+    let symbols = SymbolTable::default();
     let ctx = Ctx {
         mem,
         symbols: &symbols,
@@ -119,159 +118,38 @@ fn request(
         limits: Limits::default(),
     };
     let base = TargetAddr(user.0.wrapping_sub(l.size));
-    let r = Rec {
-        base,
-        bytes: ctx.bytes(base, l.size, U)?,
-        order: ctx.order(),
-        what: U,
-    };
+    let r = ctx.record_sized(base, l.size, U)?;
     Ok((l, r))
 }
 
-/// The three fields of MPICH's UCX tag (`MPIDI_UCX_init_tag`): context
-/// id, rank, MPI tag.
-fn split_tag(tag: u64) -> (i64, i64, i64) {
-    let rank_mask = ((1u64 << RANK_BITS) - 1) << TAG_BITS;
-    (
-        (tag >> (TAG_BITS + RANK_BITS)) as i64,
-        ((tag & rank_mask) >> TAG_BITS) as i64,
-        (tag & ((1u64 << TAG_BITS) - 1)) as i64,
-    )
-}
-
-/// The receive UCX holds for MPICH's `ucp_request` pointer `user`.
-pub fn ucx_receive(
+/// The receive UCX holds for the MPI library's pointer `user` to its
+/// request's user part.
+pub(crate) fn receive(
     mem: &dyn TargetMemory,
     layouts: &dyn Layouts,
     user: TargetAddr,
-) -> Result<UcxOperation, UcxError> {
+) -> Result<UcxReceive, UcxError> {
     let (l, r) = request(mem, layouts, user)?;
-    let tag = r.uint(l.recv_tag)?;
-    let mask = r.uint(l.recv_mask)?;
-    let (context_id, rank, mpi_tag) = split_tag(tag);
-    // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE, and for
-    // MPI_ANY_TAG the usable tag bits (MPIR_TAG_USABLE_BITS), the lowest
-    // among them; bits above them may stay set.
-    let (_, rank_bits, _) = split_tag(mask);
-    Ok(UcxOperation {
-        context_id,
-        rank: (rank_bits != 0).then_some(rank),
-        tag: (mask & 1 != 0).then_some(mpi_tag),
+    Ok(UcxReceive {
+        tag: r.uint(l.recv_tag)?,
+        tag_mask: r.uint(l.recv_mask)?,
         buffer: r.uint(l.recv_buffer)?,
         length: r.uint(l.recv_length)?,
-        endpoint: None,
     })
 }
 
-/// The send UCX holds for MPICH's `ucp_request` pointer `user`.
-pub fn ucx_send(
+/// The send UCX holds for the MPI library's pointer `user` to its
+/// request's user part.
+pub(crate) fn send(
     mem: &dyn TargetMemory,
     layouts: &dyn Layouts,
     user: TargetAddr,
-) -> Result<UcxOperation, UcxError> {
+) -> Result<UcxSend, UcxError> {
     let (l, r) = request(mem, layouts, user)?;
-    let tag = r.uint(l.send_tag)?;
-    let (context_id, rank, mpi_tag) = split_tag(tag);
-    Ok(UcxOperation {
-        context_id,
-        rank: Some(rank),
-        tag: Some(mpi_tag),
+    Ok(UcxSend {
+        tag: r.uint(l.send_tag)?,
         buffer: r.uint(l.send_buffer)?,
         length: r.uint(l.send_length)?,
-        endpoint: Some(r.uint(l.send_ep)?),
+        endpoint: r.uint(l.send_ep)?,
     })
-}
-
-/// Where CH4 keeps each world rank's UCX endpoint: the address vector
-/// `MPIDI_global.avt_mgr.av_table0`, whose entries hold
-/// `netmod.ucx.dest[vci][vci]` (`netmod/ucx/ucx_pre.h`); VCI 0's is the
-/// one a send on VCI 0 uses.
-struct AvLayout {
-    table0: Member,
-    size: Member,
-    table: u64,
-    entry_size: u64,
-    dest: Member,
-}
-
-impl AvLayout {
-    fn of(t: &dyn Layouts) -> Result<AvLayout, LayoutError> {
-        Ok(AvLayout {
-            table0: t.member("MPIDI_CH4_Global_t", "avt_mgr.av_table0")?,
-            size: t.member("MPIDI_av_table_t", "size")?,
-            table: t.member_offset("MPIDI_av_table_t", "table")?,
-            entry_size: t.size_of("MPIDI_av_entry_t")?,
-            dest: t.member("MPIDI_av_entry_t", "netmod.ucx.dest")?,
-        })
-    }
-}
-
-/// Each world rank by the address of its UCX endpoint (VCI 0), from CH4's
-/// address vector in `MPIDI_global` (at `mpidi_global`). At most
-/// [`Limits::max_table_entries`] ranks.
-pub fn ucx_world_ranks_by_endpoint(
-    mem: &dyn TargetMemory,
-    layouts: &dyn Layouts,
-    limits: Limits,
-    mpidi_global: TargetAddr,
-) -> Result<HashMap<u64, i64>, UcxError> {
-    let av = AvLayout::of(layouts)?;
-    let symbols = mpidd_read::SymbolTable::default();
-    let ctx = Ctx {
-        mem,
-        symbols: &symbols,
-        layouts,
-        limits,
-    };
-    let table = ctx.pointer(
-        at(mpidi_global, av.table0.offset),
-        "MPIDI_global.avt_mgr.av_table0",
-    )?;
-    let size = ctx.int(
-        at(table, av.size.offset),
-        av.size.size,
-        "MPIDI_av_table_t.size",
-    )?;
-    let n = u64::try_from(size).map_err(|_| ReadError::NegativeCount {
-        what: "MPIDI_av_table_t.size",
-        addr: table,
-        count: size,
-    })?;
-    if n > limits.max_table_entries {
-        return Err(ReadError::LimitExceeded {
-            what: "MPIDI_av_table_t entries",
-            addr: table,
-            count: n,
-            max: limits.max_table_entries,
-            limit: "max_table_entries",
-        }
-        .into());
-    }
-    let bytes = ctx.bytes(
-        at(table, av.table),
-        n.saturating_mul(av.entry_size),
-        "MPIDI_av_table_t.table",
-    )?;
-    let word = ctx.word() as usize;
-    let mut by_endpoint = HashMap::new();
-    for rank in 0..n {
-        let start = (rank * av.entry_size + av.dest.offset) as usize;
-        let Some(raw) = bytes.get(start..start + word) else {
-            break;
-        };
-        let ep = mpidd_read::decode_uint(raw, ctx.order());
-        if ep != 0 {
-            by_endpoint.entry(ep).or_insert(rank as i64);
-        }
-    }
-    Ok(by_endpoint)
-}
-
-impl From<UcxError> for crate::HandleError {
-    fn from(e: UcxError) -> Self {
-        match e {
-            UcxError::Layouts(e) => e.into(),
-            UcxError::Read(e) => e.into(),
-        }
-    }
 }
