@@ -25,6 +25,46 @@ pub(crate) struct Ctx<'a> {
     pub(crate) limits: Limits,
 }
 
+/// The symbol source of a reader whose caller found every address: it
+/// looks none up.
+struct NoSymbols;
+
+impl SymbolSource for NoSymbols {
+    fn lookup(&self, _name: &str) -> Option<Symbol> {
+        None
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(
+        mem: &'a dyn TargetMemory,
+        symbols: &'a dyn SymbolSource,
+        layouts: &'a dyn Layouts,
+        limits: Limits,
+    ) -> Ctx<'a> {
+        Ctx {
+            mem,
+            symbols,
+            layouts,
+            limits,
+        }
+    }
+
+    /// A reader that looks up no symbols: for readers given their
+    /// addresses.
+    pub(crate) fn without_symbols(
+        mem: &'a dyn TargetMemory,
+        layouts: &'a dyn Layouts,
+        limits: Limits,
+    ) -> Ctx<'a> {
+        Ctx::new(mem, &NoSymbols, layouts, limits)
+    }
+}
+
 impl Ctx<'_> {
     pub(crate) fn order(&self) -> ByteOrder {
         self.mem.abi().byte_order

@@ -30,13 +30,7 @@ pub fn ch4_world_ranks(
     map: &str,
     size: i64,
 ) -> Result<Vec<i64>, HandleError> {
-    let symbols = mpidd_read::SymbolTable::new();
-    let ctx = Ctx {
-        mem,
-        symbols: &symbols,
-        layouts,
-        limits,
-    };
+    let ctx = Ctx::without_symbols(mem, layouts, limits);
     world_ranks(&ctx, comm, map, size)
 }
 

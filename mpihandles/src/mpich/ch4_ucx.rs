@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use mpidd_read::{LayoutError, Layouts, Limits, Member, SymbolTable, TargetMemory};
+use mpidd_read::{LayoutError, Layouts, Limits, Member, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::target::{at, Ctx};
@@ -140,13 +140,7 @@ pub fn ucx_world_ranks_by_endpoint(
     mpidi_global: TargetAddr,
 ) -> Result<HashMap<u64, i64>, UcxError> {
     let av = AvLayout::of(layouts)?;
-    let symbols = SymbolTable::default();
-    let ctx = Ctx {
-        mem,
-        symbols: &symbols,
-        layouts,
-        limits,
-    };
+    let ctx = Ctx::without_symbols(mem, layouts, limits);
     let table = ctx.pointer(
         at(mpidi_global, av.table0.offset),
         "MPIDI_global.avt_mgr.av_table0",

@@ -173,22 +173,9 @@ pub(crate) fn decode(
             .into()
     };
     let reader = Reader { m };
-    let mut expander = Expander::new(&reader);
     // The object found for the handle is the one shown, read once.
-    let (constructor, type_map, holes) = match reader.read_at(addr, raw) {
-        Ok(t) => {
-            expander.seed(raw, t);
-            expander.expand(raw, ctx.limits.max_list_len)
-        }
-        Err(e) => {
-            let why = e.to_string();
-            (
-                Availability::not_available(why.clone()),
-                Availability::not_available(why.clone()),
-                Availability::not_available(why),
-            )
-        }
-    };
+    let (constructor, type_map, holes) =
+        Expander::new(&reader).expand_read(raw, reader.read_at(addr, raw), ctx.limits.max_list_len);
     Ok(DatatypeDetails {
         name: ctx
             .m(D, "name")

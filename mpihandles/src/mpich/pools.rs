@@ -670,12 +670,7 @@ pub fn builtin_mpich_objects(
     let Some((spec, builtin)) = spec(kind).and_then(|s| Some((s, s.builtin?.0))) else {
         return Ok(Vec::new());
     };
-    let ctx = Ctx {
-        mem,
-        symbols,
-        layouts,
-        limits,
-    };
+    let ctx = Ctx::new(mem, symbols, layouts, limits);
     let array = ctx.symbol(builtin, "the predefined objects")?;
     if array.size == 0 {
         return Err(HandleError::Invalid {
@@ -716,12 +711,7 @@ pub fn live_mpich_objects(
             reason: format!("{kind} objects are not kept in MPICH's object pools"),
         });
     };
-    let ctx = Ctx {
-        mem,
-        symbols,
-        layouts,
-        limits,
-    };
+    let ctx = Ctx::new(mem, symbols, layouts, limits);
     Ok(live_objects(&ctx, &spec)?
         .into_iter()
         .map(LiveObject::from)

@@ -80,13 +80,7 @@ impl<'a> Mpich<'a> {
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Mpich<'a>, HandleError> {
-        let mem = memory;
-        let ctx = Ctx {
-            mem,
-            symbols,
-            layouts,
-            limits,
-        };
+        let ctx = Ctx::new(memory, symbols, layouts, limits);
         if symbols.lookup("MPIR_Comm_builtin").is_none() {
             return Err(HandleError::NotThisImplementation {
                 implementation: "MPICH",

@@ -98,18 +98,9 @@ fn contents(o: &Ompi<'_>, addr: TargetAddr) -> Result<Contents<TargetAddr>, Hand
         counts: Vec::new(),
         types: array(m.cd, m.d, word, "ompi_datatype_args_t.d")?
             .into_iter()
-            .map(|p| TargetAddr(p as u64 & mask(word)))
+            .map(|p| ctx.address(p))
             .collect(),
     })
-}
-
-/// The low `word` bytes of a sign-extended pointer.
-fn mask(word: u64) -> u64 {
-    if word >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (word * 8)) - 1
-    }
 }
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
@@ -119,21 +110,8 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
     let r = ctx.record_sized(addr, l.size, l.name)?;
     let flags = r.uint(m.flags)?;
     let reader = Reader { o };
-    let mut expander = Expander::new(&reader);
-    let (constructor, type_map, holes) = match read(o, &r) {
-        Ok(t) => {
-            expander.seed(addr, t);
-            expander.expand(addr, ctx.limits.max_list_len)
-        }
-        Err(e) => {
-            let why = e.to_string();
-            (
-                Availability::not_available(why.clone()),
-                Availability::not_available(why.clone()),
-                Availability::not_available(why),
-            )
-        }
-    };
+    let (constructor, type_map, holes) =
+        Expander::new(&reader).expand_read(addr, read(o, &r), ctx.limits.max_list_len);
     let int = |f| -> Availability<i64> { r.int(f).map_err(HandleError::from).into() };
     let lb = r.int(m.lb)?;
     let ub = r.int(m.ub)?;

@@ -79,13 +79,7 @@ impl<'a> Ompi<'a> {
         layouts: &'a dyn Layouts,
         limits: Limits,
     ) -> Result<Ompi<'a>, HandleError> {
-        let mem = memory;
-        let ctx = Ctx {
-            mem,
-            symbols,
-            layouts,
-            limits,
-        };
+        let ctx = Ctx::new(memory, symbols, layouts, limits);
         ctx.symbol(
             "ompi_comm_f_to_c_table",
             "Open MPI's libmpi.so.40 exports it: no Open MPI library is loaded",
@@ -118,7 +112,7 @@ impl<'a> Ompi<'a> {
                 (!name.is_empty()).then_some(name)
             });
         let version = symbols.lookup("opal_version_string").and_then(|s| {
-            let raw = mem
+            let raw = memory
                 .read_c_string(s.addr, 64.min(limits.max_string_len))
                 .ok()?;
             let v = String::from_utf8_lossy(&raw).into_owned();

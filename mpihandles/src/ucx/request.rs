@@ -11,7 +11,7 @@
 //! it. `ucp_request_t`'s layout comes from the layout source (UCX's debug
 //! info, or a profile), whatever the MPI library's layouts come from.
 
-use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, SymbolTable, TargetMemory};
+use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
@@ -110,13 +110,7 @@ fn request(
     user: TargetAddr,
 ) -> Result<(Layout, Rec), UcxError> {
     let l = Layout::of(layouts)?;
-    let symbols = SymbolTable::default();
-    let ctx = Ctx {
-        mem,
-        symbols: &symbols,
-        layouts,
-        limits: Limits::default(),
-    };
+    let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
     let base = TargetAddr(user.0.wrapping_sub(l.size));
     let r = ctx.record_sized(base, l.size, U)?;
     Ok((l, r))
