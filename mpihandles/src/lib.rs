@@ -87,43 +87,16 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod handle_resolver;
 pub mod model;
 mod mpich;
-mod mpich_attr;
-mod mpich_ch4_map;
-mod mpich_comm;
-mod mpich_datatype;
-mod mpich_errhandler;
-mod mpich_file;
-mod mpich_group;
-pub mod mpich_handle_bits;
-mod mpich_info;
-mod mpich_op;
-mod mpich_pools;
-mod mpich_predefined;
-mod mpich_request;
-mod mpich_status;
-mod mpich_ucx;
-mod mpich_win;
 mod ompi;
-mod ompi_comm;
-mod ompi_datatype;
-mod ompi_errhandler;
-mod ompi_file;
-mod ompi_info;
-mod ompi_layout;
-mod ompi_op;
-mod ompi_opal;
-mod ompi_request;
-#[cfg(feature = "synthetic")]
-mod ompi_synthetic;
-mod ompi_win;
 mod target;
 mod type_map;
-
-use mpidd_types::TargetAddr;
+mod ucx;
 
 pub use error::HandleError;
+pub use handle_resolver::HandleResolver;
 pub use model::{
     AccessMode, Attribute, Availability, CHandle, CommDetails, CommKind, Constructor,
     DatatypeDetails, Details, ErrhandlerDetails, FileDetails, GeneralizedRequest, GroupDetails,
@@ -131,37 +104,19 @@ pub use model::{
     OpDetails, Peer, RequestDetails, RequestKind, StatusView, Topology, TypeArgument, TypeMap,
     TypeMapEntry, WinDetails,
 };
-pub use mpich::{mpich_missing_layouts, Mpich};
-pub use mpich_ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
-pub use mpich_pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
-pub use mpich_ucx::{
-    ask_ucx_layouts, ucx_layouts_missing, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
-    UcxError, UcxOperation,
+pub use mpich::handle_bits as mpich_handle_bits;
+pub use mpich::{
+    ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
+    live_mpich_objects, mpich_missing_layouts, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
+    LiveObject, Mpich, UcxOperation,
 };
+pub use ucx::{ucx_layouts_missing, UcxError};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Limits, Member, Target, TargetParts};
-pub use ompi::Ompi;
-pub use ompi_layout::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
+pub use ompi::{ompi_ask_layouts, ompi_missing_layouts, Ompi, OMPI_HANDLE_LAYOUT};
 #[cfg(feature = "synthetic")]
-pub use ompi_synthetic::{
+pub use ompi::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
 };
-
-/// Interprets one MPI implementation's handles in one process.
-pub trait HandleResolver {
-    /// The implementation, e.g. `MPICH 4.0.2 (ch3:nemesis)`.
-    fn implementation(&self) -> &str;
-
-    /// The view of the handle of `kind` whose C value is `value` (an int
-    /// handle, or a pointer for pointer handles).
-    fn resolve(&self, kind: HandleKind, value: i64) -> Result<HandleView, HandleError>;
-
-    /// The view of the handle whose Fortran INTEGER is `value`.
-    fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError>;
-
-    /// The `MPI_Status` at `addr`; with a datatype handle, its element
-    /// count too.
-    fn status(&self, addr: TargetAddr, datatype: Option<i64>) -> Result<StatusView, HandleError>;
-}

@@ -726,3 +726,44 @@ pub struct AccessMode {
     /// The names of the bits set, and `0x...` for bits with no name.
     pub names: Vec<String>,
 }
+
+/// `MPI_MODE_*` bits of `MPI_File_open` and their names: ROMIO's
+/// (`mpio.h`), which MPICH's and Open MPI's `mpi.h` both keep.
+const FILE_MODES: &[(i32, &str)] = &[
+    (1, "MPI_MODE_CREATE"),
+    (2, "MPI_MODE_RDONLY"),
+    (4, "MPI_MODE_WRONLY"),
+    (8, "MPI_MODE_RDWR"),
+    (16, "MPI_MODE_DELETE_ON_CLOSE"),
+    (32, "MPI_MODE_UNIQUE_OPEN"),
+    (64, "MPI_MODE_EXCL"),
+    (128, "MPI_MODE_APPEND"),
+    (256, "MPI_MODE_SEQUENTIAL"),
+];
+
+impl AccessMode {
+    /// The mode `bits` (of MPICH or Open MPI), each bit named.
+    pub(crate) fn from_bits(bits: i32) -> AccessMode {
+        let mut names: Vec<String> = FILE_MODES
+            .iter()
+            .filter(|(bit, _)| bits & bit != 0)
+            .map(|(_, n)| n.to_string())
+            .collect();
+        let known = FILE_MODES.iter().fold(0, |acc, (bit, _)| acc | bit);
+        if bits & !known != 0 {
+            names.push(format!("{:#x}", bits & !known));
+        }
+        AccessMode { bits, names }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_modes_name_their_bits() {
+        let m = AccessMode::from_bits(1 | 8 | 0x4000);
+        assert_eq!(m.names, ["MPI_MODE_CREATE", "MPI_MODE_RDWR", "0x4000"]);
+    }
+}

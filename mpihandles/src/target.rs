@@ -2,6 +2,8 @@
 //! member from bytes in the target's byte order, pointers and ints of the
 //! target's widths, strings and arrays bounded by [`Limits`].
 
+use std::collections::HashSet;
+
 pub(crate) use mpidd_read::{decode_int as signed, decode_uint as unsigned};
 use mpidd_read::{Limits, ReadError, Symbol, SymbolSource, TargetMemory};
 use mpidd_types::{ByteOrder, TargetAddr};
@@ -23,6 +25,46 @@ pub(crate) struct Ctx<'a> {
     pub(crate) limits: Limits,
 }
 
+/// The symbol source of a reader whose caller found every address: it
+/// looks none up.
+struct NoSymbols;
+
+impl SymbolSource for NoSymbols {
+    fn lookup(&self, _name: &str) -> Option<Symbol> {
+        None
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(
+        mem: &'a dyn TargetMemory,
+        symbols: &'a dyn SymbolSource,
+        layouts: &'a dyn Layouts,
+        limits: Limits,
+    ) -> Ctx<'a> {
+        Ctx {
+            mem,
+            symbols,
+            layouts,
+            limits,
+        }
+    }
+
+    /// A reader that looks up no symbols: for readers given their
+    /// addresses.
+    pub(crate) fn without_symbols(
+        mem: &'a dyn TargetMemory,
+        layouts: &'a dyn Layouts,
+        limits: Limits,
+    ) -> Ctx<'a> {
+        Ctx::new(mem, &NoSymbols, layouts, limits)
+    }
+}
+
 impl Ctx<'_> {
     pub(crate) fn order(&self) -> ByteOrder {
         self.mem.abi().byte_order
@@ -35,6 +77,22 @@ impl Ctx<'_> {
     /// A member's place, or an error naming it.
     pub(crate) fn m(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
         self.layouts.member(type_name, path)
+    }
+
+    /// The name of the enumerator whose value is `value`, of the member
+    /// `path` of `type_name` (an enumeration); `None` when none has it.
+    pub(crate) fn enumerator(
+        &self,
+        type_name: &str,
+        path: &str,
+        value: i64,
+    ) -> Result<Option<String>, LayoutError> {
+        Ok(self
+            .layouts
+            .member_enumerators(type_name, path)?
+            .into_iter()
+            .find(|(_, v)| *v == i128::from(value))
+            .map(|(n, _)| n))
     }
 
     /// `sizeof` a type; never 0, which would make arrays of it endless.
@@ -95,13 +153,95 @@ impl Ctx<'_> {
         addr: TargetAddr,
         size: u64,
         what: &'static str,
-    ) -> Result<Rec, HandleError> {
+    ) -> Result<Rec, ReadError> {
         Ok(Rec {
             base: addr,
             bytes: self.bytes(addr, size, what)?,
             order: self.order(),
             what,
         })
+    }
+
+    /// `count` records of `size` bytes each, one after the other from
+    /// `addr` (an array of them), read in one piece.
+    pub(crate) fn records(
+        &self,
+        addr: TargetAddr,
+        count: u64,
+        size: u64,
+        what: &'static str,
+    ) -> Result<Vec<Rec>, ReadError> {
+        let Some(chunk) = usize::try_from(size).ok().filter(|&n| n > 0) else {
+            // A record of no bytes holds nothing to read.
+            return Ok(Vec::new());
+        };
+        let len = count.checked_mul(size).ok_or(ReadError::AddressOverflow {
+            what,
+            addr,
+            len: u64::MAX,
+        })?;
+        let bytes = self.bytes(addr, len, what)?;
+        Ok(bytes
+            .chunks_exact(chunk)
+            .enumerate()
+            .map(|(i, b)| Rec {
+                base: at(addr, i as u64 * size),
+                bytes: b.to_vec(),
+                order: self.order(),
+                what,
+            })
+            .collect())
+    }
+
+    /// The low bytes of `value` that make an address of the target's
+    /// width: a pointer the target stored sign-extended, made an address
+    /// again.
+    pub(crate) fn address(&self, value: i64) -> TargetAddr {
+        let word = self.word();
+        let mask = if word >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (word * 8)) - 1
+        };
+        TargetAddr(value as u64 & mask)
+    }
+
+    /// Walks a list in target memory from `first` until NULL or `end`:
+    /// `step` reads each node and gives the next. More than
+    /// [`Limits::max_list_len`] nodes is an error naming `list` (at
+    /// `first`), and a node met twice a cycle of `link`.
+    pub(crate) fn walk_list(
+        &self,
+        first: TargetAddr,
+        end: TargetAddr,
+        list: &'static str,
+        link: &'static str,
+        mut step: impl FnMut(TargetAddr) -> Result<TargetAddr, HandleError>,
+    ) -> Result<(), HandleError> {
+        let max = self.limits.max_list_len;
+        let mut seen = HashSet::new();
+        let mut node = first;
+        while !node.is_null() && node != end {
+            if seen.len() as u64 >= max {
+                return Err(ReadError::LimitExceeded {
+                    what: list,
+                    addr: first,
+                    count: seen.len() as u64,
+                    max,
+                    limit: "max_list_len",
+                }
+                .into());
+            }
+            if !seen.insert(node) {
+                return Err(ReadError::Cycle {
+                    what: link,
+                    addr: node,
+                }
+                .into());
+            }
+            node = step(node)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn pointer(

@@ -64,6 +64,24 @@ pub(crate) trait TypeSource {
     fn reference(&self, h: Self::Handle) -> HandleRef;
 }
 
+/// A datatype's constructor, type map and holes, each with the reason
+/// when it cannot be given.
+pub(crate) type Expansion = (
+    Availability<Constructor>,
+    Availability<TypeMap>,
+    Availability<Vec<Hole>>,
+);
+
+/// No part of an expansion, for the reason `e`.
+fn unavailable(e: &HandleError) -> Expansion {
+    let why = e.to_string();
+    (
+        Availability::not_available(why.clone()),
+        Availability::not_available(why.clone()),
+        Availability::not_available(why),
+    )
+}
+
 /// Expands the constructors and type maps of one view's datatype, reading
 /// each datatype once.
 pub(crate) struct Expander<'s, S: TypeSource> {
@@ -92,9 +110,22 @@ impl<'s, S: TypeSource> Expander<'s, S> {
         Ok(())
     }
 
-    /// Takes `t` as what `h` reads, without reading it again.
-    pub(crate) fn seed(&mut self, h: S::Handle, t: TypeInfo<S::Handle>) {
-        self.cache.insert(h, t);
+    /// [`expand`](Self::expand) of the datatype `h` as the view already
+    /// read it (`read`, so the object shown is read once), or each part's
+    /// reason when it could not be read.
+    pub(crate) fn expand_read(
+        &mut self,
+        h: S::Handle,
+        read: Result<TypeInfo<S::Handle>, HandleError>,
+        max_list_len: u64,
+    ) -> Expansion {
+        match read {
+            Ok(t) => {
+                self.cache.insert(h, t);
+                self.expand(h, max_list_len)
+            }
+            Err(e) => unavailable(&e),
+        }
     }
 
     fn info(&mut self, h: S::Handle) -> Result<TypeInfo<S::Handle>, HandleError> {
@@ -108,25 +139,10 @@ impl<'s, S: TypeSource> Expander<'s, S> {
 
     /// The constructor, type map and holes of the datatype `h`, each
     /// with the reason when it cannot be given.
-    pub(crate) fn expand(
-        &mut self,
-        h: S::Handle,
-        max_list_len: u64,
-    ) -> (
-        Availability<Constructor>,
-        Availability<TypeMap>,
-        Availability<Vec<Hole>>,
-    ) {
+    pub(crate) fn expand(&mut self, h: S::Handle, max_list_len: u64) -> Expansion {
         let t = match self.info(h) {
             Ok(t) => t,
-            Err(e) => {
-                let why = e.to_string();
-                return (
-                    Availability::not_available(why.clone()),
-                    Availability::not_available(why.clone()),
-                    Availability::not_available(why),
-                );
-            }
+            Err(e) => return unavailable(&e),
         };
         let constructor = self.constructor(&t, 0).into();
         self.budget = WORK;

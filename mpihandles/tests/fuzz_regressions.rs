@@ -11,8 +11,8 @@ use mpihandles::{Details, HandleError, HandleKind, LayoutTable, Mpich};
 
 /// A group pool (one direct group of 2 members at 0x1000, its allocator
 /// at 0x1100) in a 32-bit big-endian target, with `MPIR_Comm_builtin` of
-/// `comm_builtin_size` bytes at 0x2000 and communicators of `comm_size`
-/// bytes.
+/// `comm_builtin_size` bytes at 0x2000 (its first 0x100 bytes mapped, and
+/// empty) and communicators of `comm_size` bytes.
 fn target(comm_builtin_size: u64, comm_size: u64) -> (SyntheticMemory, SymbolTable, LayoutTable) {
     let mut layouts = LayoutTable::default();
     layouts
@@ -42,7 +42,7 @@ fn target(comm_builtin_size: u64, comm_size: u64) -> (SyntheticMemory, SymbolTab
     ] {
         layouts.add_member("MPIR_Object_alloc_t", name, offset, 4);
     }
-    let mut bytes = vec![0u8; 0x2000];
+    let mut bytes = vec![0u8; 0x2100];
     let mut put = |at: usize, v: u32| bytes[at..at + 4].copy_from_slice(&v.to_be_bytes());
     put(0x1000, 0x8800_0000); // the group's handle
     put(0x1004, 1);

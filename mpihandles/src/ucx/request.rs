@@ -1,0 +1,149 @@
+//! UCX's request (`ucp_request_t`), as the MPI library's pointer to it
+//! finds it.
+//!
+//! An MPI library that hands an operation to UCX's tag matching
+//! (`ucp_tag_send_nbx`, `ucp_tag_recv_nbx`) keeps only a pointer to the
+//! user part of UCX's request, which UCX places right after its own
+//! `ucp_request_t` (`ucp_request.h`: `req + 1`). UCX's request holds the
+//! 64-bit tag the MPI library built, a receive's tag mask, the buffer and
+//! its length, and a send's endpoint. How the tag packs the MPI envelope
+//! is the MPI library's, not UCX's: the reader gives the tag as UCX keeps
+//! it. `ucp_request_t`'s layout comes from the layout source (UCX's debug
+//! info, or a profile), whatever the MPI library's layouts come from.
+
+use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, TargetMemory};
+use mpidd_types::TargetAddr;
+
+use crate::error::HandleError;
+use crate::target::{Ctx, Rec};
+
+const U: &str = "ucp_request_t";
+
+/// A receive as UCX's request holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UcxReceive {
+    /// The tag the receive matches, where the mask's bits are set.
+    pub(crate) tag: u64,
+    /// The mask: a clear bit matches any value of the tag's bit.
+    pub(crate) tag_mask: u64,
+    /// The user's buffer.
+    pub(crate) buffer: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+}
+
+/// A send as UCX's request holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UcxSend {
+    /// The tag sent.
+    pub(crate) tag: u64,
+    /// The user's buffer.
+    pub(crate) buffer: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+    /// The endpoint (`ucp_ep_h`) it is sent on: its destination.
+    pub(crate) endpoint: u64,
+}
+
+/// Offsets in `ucp_request_t`.
+struct Layout {
+    size: u64,
+    recv_tag: Member,
+    recv_mask: Member,
+    recv_buffer: Member,
+    recv_length: Member,
+    send_tag: Member,
+    send_buffer: Member,
+    send_length: Member,
+    send_ep: Member,
+}
+
+impl Layout {
+    fn of(l: &dyn Layouts) -> Result<Layout, LayoutError> {
+        Ok(Layout {
+            size: l.size_of(U)?,
+            recv_tag: l.member(U, "recv.tag.tag")?,
+            recv_mask: l.member(U, "recv.tag.tag_mask")?,
+            recv_buffer: l.member(U, "recv.buffer")?,
+            recv_length: l.member(U, "recv.length")?,
+            send_tag: l.member(U, "send.msg_proto.tag")?,
+            send_buffer: l.member(U, "send.buffer")?,
+            send_length: l.member(U, "send.length")?,
+            send_ep: l.member(U, "send.ep")?,
+        })
+    }
+}
+
+/// Whether `layouts` describes UCX's request, and if not, which question
+/// it cannot answer. Asking is also how a layout profile records the
+/// answers.
+pub fn ucx_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
+    Layout::of(layouts).err()
+}
+
+/// Why UCX's request could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum UcxError {
+    /// UCX's types are not in the layout source.
+    #[error("UCX's types: {0}")]
+    Layouts(#[from] LayoutError),
+    /// Target memory could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+impl From<UcxError> for HandleError {
+    fn from(e: UcxError) -> Self {
+        match e {
+            UcxError::Layouts(e) => e.into(),
+            UcxError::Read(e) => e.into(),
+        }
+    }
+}
+
+/// UCX's whole request for the MPI library's pointer `user` to its user
+/// part, read once as a record (bounded by the default [`Limits`]' record
+/// size).
+fn request(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<(Layout, Rec), UcxError> {
+    let l = Layout::of(layouts)?;
+    let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
+    let base = TargetAddr(user.0.wrapping_sub(l.size));
+    let r = ctx.record_sized(base, l.size, U)?;
+    Ok((l, r))
+}
+
+/// The receive UCX holds for the MPI library's pointer `user` to its
+/// request's user part.
+pub(crate) fn receive(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<UcxReceive, UcxError> {
+    let (l, r) = request(mem, layouts, user)?;
+    Ok(UcxReceive {
+        tag: r.uint(l.recv_tag)?,
+        tag_mask: r.uint(l.recv_mask)?,
+        buffer: r.uint(l.recv_buffer)?,
+        length: r.uint(l.recv_length)?,
+    })
+}
+
+/// The send UCX holds for the MPI library's pointer `user` to its
+/// request's user part.
+pub(crate) fn send(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<UcxSend, UcxError> {
+    let (l, r) = request(mem, layouts, user)?;
+    Ok(UcxSend {
+        tag: r.uint(l.send_tag)?,
+        buffer: r.uint(l.send_buffer)?,
+        length: r.uint(l.send_length)?,
+        endpoint: r.uint(l.send_ep)?,
+    })
+}
