@@ -91,6 +91,7 @@ mod handle_resolver;
 pub mod model;
 mod mpich;
 mod ompi;
+mod open_resolver;
 mod target;
 mod type_map;
 mod ucx;
@@ -120,3 +121,4 @@ pub use ompi::{ompi_ask_layouts, ompi_missing_layouts, Ompi, OMPI_HANDLE_LAYOUT}
 pub use ompi::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
 };
+pub use open_resolver::{open_resolver, ChosenResolver, OpenResolverError, OpenedResolver};
