@@ -10,6 +10,7 @@ use mpidd_read::{
 use mpidd_types::TargetAddr;
 use mpihandles::{
     open_resolver, Availability, Details, HandleError, HandleKind, OpenResolverError,
+    ProfileLayouts,
 };
 use mpiq_core::world_rank;
 use serde_json::Value;
@@ -177,7 +178,11 @@ fn read<T: OpenTarget>(
 ) -> Result<Value, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
     let opened = open_resolver(t, t, t.elf_symbols(), &oracle, profiles, limits)?;
-    if let Some((library, LayoutOrigin::Profile(id))) = &opened.profile {
+    if let Some(ProfileLayouts {
+        library,
+        origin: LayoutOrigin::Profile(id),
+    }) = &opened.profile
+    {
         eprintln!(
             "mpidd: the layouts of {library} come from the profile of {} {} ({})",
             id.implementation, id.version, id.build

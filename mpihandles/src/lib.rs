@@ -121,4 +121,6 @@ pub use ompi::{ompi_ask_layouts, ompi_missing_layouts, Ompi, OMPI_HANDLE_LAYOUT}
 pub use ompi::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
 };
-pub use open_resolver::{open_resolver, ChosenResolver, OpenResolverError, OpenedResolver};
+pub use open_resolver::{
+    open_resolver, ChosenResolver, OpenResolverError, OpenedResolver, ProfileLayouts,
+};

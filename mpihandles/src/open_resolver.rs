@@ -48,9 +48,9 @@ pub enum OpenResolverError {
 /// The resolver chosen for a process.
 pub enum ChosenResolver<'a> {
     /// Open MPI's.
-    Ompi(Ompi<'a>),
+    Ompi(Box<Ompi<'a>>),
     /// MPICH's.
-    Mpich(Mpich<'a>),
+    Mpich(Box<Mpich<'a>>),
 }
 
 /// A process's handle resolver and what it was chosen with.
@@ -60,17 +60,25 @@ pub struct OpenedResolver<'a> {
     /// The layouts it reads with (for other readers of the same library,
     /// e.g. the world rank).
     pub layouts: &'a dyn Layouts,
-    /// When the layouts came from a profile: the library's name (as its
-    /// symbols name it) and the profile's origin.
-    pub profile: Option<(String, LayoutOrigin)>,
+    /// When the layouts came from a profile, which.
+    pub profile: Option<ProfileLayouts>,
+}
+
+/// Layouts taken from a profile rather than the library's DWARF.
+#[derive(Clone, Debug)]
+pub struct ProfileLayouts {
+    /// The MPI library's name, as its symbols name it.
+    pub library: String,
+    /// The profile (a [`LayoutOrigin::Profile`]).
+    pub origin: LayoutOrigin,
 }
 
 impl OpenedResolver<'_> {
     /// The resolver, as every handle kind takes it.
     pub fn resolver(&self) -> &dyn HandleResolver {
         match &self.resolver {
-            ChosenResolver::Ompi(r) => r,
-            ChosenResolver::Mpich(r) => r,
+            ChosenResolver::Ompi(r) => r.as_ref(),
+            ChosenResolver::Mpich(r) => r.as_ref(),
         }
     }
 
@@ -108,7 +116,9 @@ pub fn open_resolver<'a>(
             &ompi_missing_layouts,
         )?;
         return Ok(OpenedResolver {
-            resolver: ChosenResolver::Ompi(Ompi::from_parts(memory, symbols, layouts, limits)?),
+            resolver: ChosenResolver::Ompi(Box::new(Ompi::from_parts(
+                memory, symbols, layouts, limits,
+            )?)),
             layouts,
             profile,
         });
@@ -128,7 +138,9 @@ pub fn open_resolver<'a>(
         (dwarf, None)
     };
     Ok(OpenedResolver {
-        resolver: ChosenResolver::Mpich(Mpich::from_parts(memory, symbols, layouts, limits)?),
+        resolver: ChosenResolver::Mpich(Box::new(Mpich::from_parts(
+            memory, symbols, layouts, limits,
+        )?)),
         layouts,
         profile,
     })
@@ -146,7 +158,7 @@ fn library_layouts<'a>(
     limits: &Limits,
     (symbol, version_symbol): (&str, &str),
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
-) -> Result<(&'a dyn Layouts, Option<(String, LayoutOrigin)>), NoLayouts> {
+) -> Result<(&'a dyn Layouts, Option<ProfileLayouts>), NoLayouts> {
     let library = symbols.lookup(symbol).map(|s| s.object).unwrap_or_default();
     let version = symbols.lookup(version_symbol).and_then(|s| {
         let raw = memory
@@ -162,7 +174,8 @@ fn library_layouts<'a>(
         objects,
         profiles,
     )?;
-    let profile = matches!(origin, LayoutOrigin::Profile(_)).then(|| (library, origin));
+    let profile =
+        matches!(origin, LayoutOrigin::Profile(_)).then_some(ProfileLayouts { library, origin });
     Ok((layouts, profile))
 }
 
