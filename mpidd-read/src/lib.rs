@@ -149,4 +149,7 @@ pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, O
 pub use targets::gdb_remote_target::GdbRemoteTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use targets::live_target::LiveTarget;
+pub use targets::target_source::{
+    OpenTargetError, OpenedTarget, ReadTargetError, TargetReader, TargetSource,
+};
 pub use targets::{Target, TargetParts};
