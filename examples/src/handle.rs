@@ -4,13 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::{
-    choose_loaded_layouts, LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError,
-    SymbolSource, TargetMemory, TargetParts, TypeOracle,
+    LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError, SymbolSource,
+    TargetMemory, TargetParts, TypeOracle,
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
-    mpich_missing_layouts, ompi_missing_layouts, Availability, Details, HandleError, HandleKind,
-    HandleResolver, Mpich, Ompi,
+    open_resolver, Availability, Details, HandleError, HandleKind, OpenResolverError,
+    ProfileLayouts,
 };
 use mpiq_core::world_rank;
 use serde_json::Value;
@@ -101,6 +101,9 @@ pub enum HandleCliError {
     /// it.
     #[error(transparent)]
     NoLayouts(#[from] NoLayouts),
+    /// No handle resolver could be made for the process.
+    #[error(transparent)]
+    Resolver(#[from] OpenResolverError),
     /// A layout profile could not be read.
     #[error(transparent)]
     Profile(#[from] ProfileError),
@@ -167,49 +170,6 @@ impl ReadTarget for HandleReader<'_> {
     }
 }
 
-/// Open MPI's library, found by a symbol only it exports.
-const OMPI_SYMBOL: &str = "ompi_comm_f_to_c_table";
-
-/// MPICH's library, found by a symbol every build of it has (in Debian's
-/// stripped one only through its profile's symbols).
-const MPICH_SYMBOL: &str = "MPIR_Comm_builtin";
-
-/// The layouts to read the MPI of `t` with: its DWARF when that has every
-/// answer `missing` requires, else a profile made for the build-id of the
-/// library that defines `symbol` (Open MPI's `libmpi`, MPICH's
-/// `libmpich`).
-fn library_layouts<'a, T: OpenTarget>(
-    t: &T,
-    dwarf: &'a TypeOracle,
-    profiles: &'a [LayoutProfile],
-    limits: &Limits,
-    (symbol, version_symbol): (&str, &str),
-    missing: &dyn Fn(&dyn Layouts) -> Vec<mpidd_read::LayoutError>,
-) -> Result<&'a dyn mpidd_read::Layouts, HandleCliError> {
-    let library = t.lookup(symbol).map(|s| s.object).unwrap_or_default();
-    let version = t.lookup(version_symbol).and_then(|s| {
-        let raw = t
-            .read_c_string(s.addr, 64.min(limits.max_string_len))
-            .ok()?;
-        Some(String::from_utf8_lossy(&raw).into_owned())
-    });
-    let (layouts, origin) = choose_loaded_layouts(
-        dwarf,
-        missing,
-        &library,
-        version.as_deref(),
-        t.elf_symbols(),
-        profiles,
-    )?;
-    if let LayoutOrigin::Profile(id) = origin {
-        eprintln!(
-            "mpidd: the layouts of {library} come from the profile of {} {} ({})",
-            id.implementation, id.version, id.build
-        );
-    }
-    Ok(layouts)
-}
-
 fn read<T: OpenTarget>(
     t: &T,
     args: &HandleArgs,
@@ -217,37 +177,22 @@ fn read<T: OpenTarget>(
     profiles: &[LayoutProfile],
 ) -> Result<Value, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
-    let ompi;
-    let mpich;
-    let mut layouts: &dyn Layouts = &oracle;
-    let resolver: &dyn HandleResolver = if t.lookup(OMPI_SYMBOL).is_some() {
-        layouts = library_layouts(
-            t,
-            &oracle,
-            profiles,
-            &limits,
-            (OMPI_SYMBOL, "opal_version_string"),
-            &ompi_missing_layouts,
-        )?;
-        ompi = Ompi::from_parts(t, t, layouts, limits)?;
-        &ompi
-    } else {
-        if t.lookup(MPICH_SYMBOL).is_some() {
-            layouts = library_layouts(
-                t,
-                &oracle,
-                profiles,
-                &limits,
-                (MPICH_SYMBOL, "MPII_Version_string"),
-                &mpich_missing_layouts,
-            )?;
-        }
-        mpich = Mpich::from_parts(t, t, layouts, limits)?;
-        &mpich
-    };
+    let opened = open_resolver(t, t, t.elf_symbols(), &oracle, profiles, limits)?;
+    if let Some(ProfileLayouts {
+        library,
+        origin: LayoutOrigin::Profile(id),
+    }) = &opened.profile
+    {
+        eprintln!(
+            "mpidd: the layouts of {library} come from the profile of {} {} ({})",
+            id.implementation, id.version, id.build
+        );
+    }
+    let resolver = opened.resolver();
+    let layouts = opened.layouts;
     // Open MPI's handles are all pointers; MPICH's are ints, but for
     // ROMIO's files.
-    let pointers = t.lookup(OMPI_SYMBOL).is_some();
+    let pointers = opened.handles_are_pointers();
     if args.kind == HandleKind::Status {
         let addr = match (&args.var, args.address) {
             (Some(var), _) => variable(t, var, None)?.0,

@@ -5,13 +5,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use mpidd_read::LayoutError;
 use mpidd_read::{
-    ask_whole_type, build_id, build_id_hex, object_arch, shipped_profiles, so_stem, LayoutProfile,
-    LayoutTable, Layouts, ProfileError, ProfileIdentity, ProfileObject, ProfileSymbol, TypeOracle,
-    WholeTypeLimits,
+    ask_whole_type, build_id, build_id_hex, object_arch, parse_profile_symbols, profile_drift,
+    shipped_profiles, so_stem, LayoutProfile, Layouts, ProfileError, ProfileIdentity,
+    ProfileObject, ProfileSymbol, TypeOracle, WholeTypeLimits,
 };
-use mpiq_core::DecoderKind;
+use mpiq_core::{ProfileDecoder as Decoder, ProfileDecoderError};
 
 /// `mpidd profile ...`
 #[derive(Debug, Subcommand)]
@@ -144,72 +143,15 @@ pub fn run(command: ProfileCommand) -> Result<(), ProfileCliError> {
     }
 }
 
-/// What a profile can be written for: a native queue decoder, or the
-/// Open MPI handle decoders of `mpihandles`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Decoder {
-    Queues(DecoderKind),
-    OmpiHandles,
-}
-
-impl Decoder {
-    fn all() -> impl Iterator<Item = Decoder> {
-        DecoderKind::ALL
-            .iter()
-            .map(|&k| Decoder::Queues(k))
-            .chain([Decoder::OmpiHandles])
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Decoder::Queues(k) => k.name(),
-            Decoder::OmpiHandles => "ompi-handles",
-        }
-    }
-
-    fn ask_layouts(self, layouts: &dyn Layouts) {
-        match self {
-            Decoder::Queues(k) => k.ask_layouts(layouts),
-            Decoder::OmpiHandles => mpihandles::ompi_ask_layouts(layouts),
-        }
-    }
-
-    fn missing_layouts(self, layouts: &dyn Layouts) -> Vec<LayoutError> {
-        match self {
-            Decoder::Queues(k) => k.missing_layouts(layouts),
-            Decoder::OmpiHandles => mpihandles::ompi_missing_layouts(layouts),
-        }
-    }
-}
-
 /// The decoders named, or else every decoder whose required questions the
-/// objects answer (a CH3 build does not describe CH4's types).
+/// objects answer.
 fn decoders(names: &[String], oracle: &TypeOracle) -> Result<Vec<Decoder>, ProfileCliError> {
-    if names.is_empty() {
-        let mut gaps = Vec::new();
-        let kinds: Vec<Decoder> = Decoder::all()
-            .filter(|k| match k.missing_layouts(oracle).into_iter().next() {
-                None => true,
-                Some(first) => {
-                    gaps.push(format!("{}: {first}", k.name()));
-                    false
-                }
-            })
-            .collect();
-        if kinds.is_empty() {
-            return Err(ProfileCliError::NoDecoder(gaps.join("; ")));
+    Decoder::choose(names, oracle).map_err(|e| match e {
+        ProfileDecoderError::NoDecoder(gaps) => ProfileCliError::NoDecoder(gaps),
+        ProfileDecoderError::UnknownDecoder { name, known } => {
+            ProfileCliError::UnknownDecoder(name, known)
         }
-        return Ok(kinds);
-    }
-    names
-        .iter()
-        .map(|n| {
-            Decoder::all().find(|k| k.name() == n).ok_or_else(|| {
-                let known: Vec<&str> = Decoder::all().map(|k| k.name()).collect();
-                ProfileCliError::UnknownDecoder(n.clone(), known.join(", "))
-            })
-        })
-        .collect()
+    })
 }
 
 /// The name a loaded object goes by: the file name of what `path` resolves
@@ -329,65 +271,14 @@ fn read_symbols(
 ) -> Result<BTreeMap<String, ProfileSymbol>, ProfileCliError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| ProfileCliError::Io(path.to_path_buf(), e))?;
-    let bad = |n: usize, why: String| ProfileCliError::SymbolLine(path.to_path_buf(), n + 1, why);
-    let number = |s: &str| match s.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => s.parse().ok(),
-    };
-    let mut out = BTreeMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let [object, name, address, size] = line.split_whitespace().collect::<Vec<_>>()[..] else {
-            return Err(bad(n, "expected OBJECT NAME ADDRESS SIZE".to_string()));
-        };
-        if !objects.iter().any(|o| o == object) {
-            return Err(bad(
-                n,
-                format!(
-                    "`{object}` is none of the profile's objects ({})",
-                    objects.join(", ")
-                ),
-            ));
-        }
-        let (Some(address), Some(size)) = (number(address), number(size)) else {
-            return Err(bad(n, "ADDRESS and SIZE must be numbers".to_string()));
-        };
-        let symbol = ProfileSymbol {
-            object: object.to_string(),
-            address,
-            size,
-        };
-        if out.insert(name.to_string(), symbol).is_some() {
-            return Err(bad(n, format!("`{name}` is given twice")));
-        }
-    }
-    Ok(out)
+    parse_profile_symbols(&text, objects)
+        .map_err(|e| ProfileCliError::SymbolLine(path.to_path_buf(), e.line, e.why))
 }
 
 fn check(path: &Path, objects: &[PathBuf]) -> Result<(), ProfileCliError> {
     let profile = LayoutProfile::load(path)?;
     let oracle = oracle(objects)?;
-    // The profile's own questions are asked again of the DWARF; the
-    // answers must be the same, and the DWARF must answer them all.
-    let (fresh, unanswered) = LayoutTable::record(&oracle, &|l| profile.layouts.replay(l));
-    let mut diffs = Vec::new();
-    if let Some(e) = unanswered.first() {
-        diffs.push(format!("the DWARF lacks {e}"));
-    }
-    let (stored, fresh) = (
-        serde_json::to_value(&profile.layouts).unwrap_or_default(),
-        serde_json::to_value(&fresh).unwrap_or_default(),
-    );
-    if let (Some(stored), Some(fresh)) = (stored.as_object(), fresh.as_object()) {
-        for (name, value) in stored {
-            if fresh.get(name) != Some(value) {
-                diffs.push(name.clone());
-            }
-        }
-    }
+    let diffs = profile_drift(&profile, &oracle);
     if diffs.is_empty() {
         println!(
             "{}: equal to the DWARF of {} object(s)",

@@ -2,13 +2,14 @@
 //! vendor message-queue library.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TargetParts, TypeOracle};
+use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
-    world_rank, DecodeError, LayoutResolver, MqsError, MqsLibrary, MqsTarget, TargetTypeSizes,
+    read_process_queues, DecodeError, MqsError, MqsLibrary, QueueReadError, QueueReadOptions,
+    QueueReaderChoice, QueueReadings, QueueTarget,
 };
 
 use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, Source};
@@ -80,22 +81,13 @@ pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
         QueueReader { library, options },
     )?;
     let printed = match readings {
-        Readings::One(queues) => print(&queues, options.json),
-        Readings::Two { native, dll } => print_comparison(&native, &dll, options.json),
+        QueueReadings::One(queues) => print(&queues, options.json),
+        QueueReadings::Two { native, library } => print_comparison(&native, &library, options.json),
     };
     match printed {
         Err(QueuesError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
-}
-
-/// What was read: one reading, or the two to compare.
-enum Readings {
-    One(ProcessQueues),
-    Two {
-        native: ProcessQueues,
-        dll: ProcessQueues,
-    },
 }
 
 /// Reads the queues of an open target.
@@ -105,33 +97,46 @@ struct QueueReader<'a> {
 }
 
 impl ReadTarget for QueueReader<'_> {
-    type Output = Readings;
+    type Output = QueueReadings;
     type Error = QueuesError;
-    fn read<T: OpenTarget>(self, t: &T) -> Result<Readings, QueuesError> {
-        read(self.library, t, &t.image(), self.options)
-    }
-}
-
-fn read<T: OpenTarget>(
-    library: Option<&MqsLibrary>,
-    t: &T,
-    image: &Path,
-    options: &Options,
-) -> Result<Readings, QueuesError> {
-    let types = TypeOracle::from_symbols(t.elf_symbols());
-    let native = || -> Result<ProcessQueues, QueuesError> {
-        // A profile preferred to the DWARF is preferred to the cache too.
-        let resolver = LayoutResolver::new(options.profiles.clone());
-        let resolver = match &options.cache {
-            Some(cache) if !options.prefer_profile => resolver.with_cache(cache.clone()),
-            _ => resolver,
+    fn read<T: OpenTarget>(self, t: &T) -> Result<QueueReadings, QueuesError> {
+        let options = self.options;
+        let resolver = QueueReadOptions::resolver(
+            options.profiles.clone(),
+            options.cache.clone(),
+            options.prefer_profile,
+        );
+        let reader = match (&options.reader, self.library) {
+            (Reader::Compare(_), Some(library)) => QueueReaderChoice::Compare(library),
+            (_, Some(library)) => QueueReaderChoice::Library(library),
+            (_, None) => QueueReaderChoice::Native,
         };
-        let dwarf = (!options.prefer_profile).then_some(&types);
-        let read = resolver.read_queues(t, t, t.elf_symbols(), dwarf, &options.limits);
+        let image = t.image().display().to_string();
+        let read = read_process_queues(
+            QueueTarget {
+                memory: t,
+                symbols: t,
+                objects: t.elf_symbols(),
+                image: &image,
+            },
+            &QueueReadOptions {
+                reader,
+                resolver: &resolver,
+                prefer_profile: options.prefer_profile,
+                rank: options.rank,
+                limits: options.limits,
+            },
+        );
         crate::cache::print_warnings(resolver.take_warnings());
-        let (queues, origin) = read?;
-        match origin {
-            LayoutOrigin::Profile(id) => eprintln!(
+        let report = read.map_err(|e| match e {
+            QueueReadError::Native(e) => QueuesError::Native(e),
+            QueueReadError::Library(e) => QueuesError::Mqs(e),
+        })?;
+        for note in &report.notes {
+            eprintln!("mpidd: warning: {note}; pass --rank to give it");
+        }
+        match &report.layout_origin {
+            Some(LayoutOrigin::Profile(id)) => eprintln!(
                 "mpidd: the layouts of {} come from the profile of {} {} ({})",
                 id.objects
                     .first()
@@ -141,55 +146,14 @@ fn read<T: OpenTarget>(
                 id.version,
                 id.build
             ),
-            LayoutOrigin::Cache(path) if options.verbose => eprintln!(
+            Some(LayoutOrigin::Cache(path)) if options.verbose => eprintln!(
                 "mpidd: the layouts come from the layout cache: {}",
                 path.display()
             ),
             _ => {}
         }
-        Ok(queues)
-    };
-    let dll = |library: &MqsLibrary| -> Result<ProcessQueues, QueuesError> {
-        let rank = match options.rank {
-            Some(rank) => rank,
-            None => match world_rank(
-                &TargetParts {
-                    memory: t,
-                    symbols: t,
-                    layouts: &types,
-                },
-                &options.limits,
-            ) {
-                Ok(found) => found.rank,
-                // A layout profile may still give the native decoder the
-                // world communicator.
-                Err(e) => match native().map(|q| i32::try_from(q.global_rank)) {
-                    Ok(Ok(rank)) if rank >= 0 => rank,
-                    _ => {
-                        eprintln!("mpidd: warning: {e}; pass --rank to give it");
-                        -1
-                    }
-                },
-            },
-        };
-        let target = MqsTarget {
-            image_name: image.display().to_string(),
-            memory: t,
-            symbols: t,
-            types: &types,
-            global_rank: rank,
-            type_sizes: TargetTypeSizes::from_oracle(&types, t.abi()),
-        };
-        Ok(library.read_queues(&target, &options.limits)?)
-    };
-    Ok(match (&options.reader, library) {
-        (Reader::Compare(_), Some(library)) => Readings::Two {
-            native: native()?,
-            dll: dll(library)?,
-        },
-        (_, Some(library)) => Readings::One(dll(library)?),
-        (_, None) => Readings::One(native()?),
-    })
+        Ok(report.readings)
+    }
 }
 
 fn print_comparison(

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use mpidd_read::{
-    AttachError, AttachGuard, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch,
-    ElfSymbols, FileSearch, GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget, Limits, LiveError,
-    LiveTarget, SymbolSource, TargetMemory, LIST_IN_FULL,
+    AttachError, CoreTarget, CoreTargetError, CoreTargetOptions, DebugSearch, FileSearch,
+    GdbRemoteError, GdbRemoteOptions, GdbRemoteTarget, Limits, LiveError, OpenTargetError,
+    ReadTargetError, SymbolSource, TargetReader, LIST_IN_FULL,
 };
 
 /// The options that name a target, shared by `procs`, `queues` and
@@ -53,17 +53,7 @@ pub struct TargetArgs {
 }
 
 /// Where to read from.
-pub enum Source {
-    /// A core file, and how to open it.
-    Core {
-        core: PathBuf,
-        options: CoreTargetOptions,
-    },
-    /// A live process.
-    Pid(i32),
-    /// A process behind gdbserver, at `HOST:PORT`.
-    Gdbserver(String),
-}
+pub use mpidd_read::TargetSource as Source;
 
 impl TargetArgs {
     /// The target, opened with `limits` where opening reads the target
@@ -145,41 +135,9 @@ pub fn open_gdbserver(addr: &str) -> Result<GdbRemoteTarget, GdbRemoteError> {
     Ok(t)
 }
 
-/// An open target, core or live, as the readers take it.
-pub trait OpenTarget: TargetMemory + SymbolSource {
-    /// The ELF objects, for the type oracle.
-    fn elf_symbols(&self) -> &ElfSymbols;
-    /// The main executable's path.
-    fn image(&self) -> PathBuf;
-}
-
-impl OpenTarget for CoreTarget {
-    fn elf_symbols(&self) -> &ElfSymbols {
-        self.symbols()
-    }
-    fn image(&self) -> PathBuf {
-        self.executable().to_path_buf()
-    }
-}
-
-impl OpenTarget for LiveTarget {
-    fn elf_symbols(&self) -> &ElfSymbols {
-        self.symbols()
-    }
-    fn image(&self) -> PathBuf {
-        let exe = format!("/proc/{}/exe", self.process().pid());
-        std::fs::read_link(&exe).unwrap_or_else(|_| PathBuf::from(exe))
-    }
-}
-
-impl OpenTarget for GdbRemoteTarget {
-    fn elf_symbols(&self) -> &ElfSymbols {
-        self.symbols()
-    }
-    fn image(&self) -> PathBuf {
-        self.executable().to_path_buf()
-    }
-}
+/// An open target, core, live or behind gdbserver, as the readers take
+/// it.
+pub use mpidd_read::OpenedTarget as OpenTarget;
 
 /// Why a target could not be opened, or a live one stopped.
 #[derive(Debug, thiserror::Error)]
@@ -210,14 +168,23 @@ pub trait ReadTarget {
     fn read<T: OpenTarget>(self, target: &T) -> Result<Self::Output, Self::Error>;
 }
 
-/// Opens the target and reads it. A live process is stopped first (every
-/// thread, through ptrace) unless `stop` is false, so that it cannot
-/// change what is read, and it is let go on every path, the reader's
-/// failure included; a process that was already stopped stays stopped.
-/// When the reader fails, `verbose` lists every object the target's
-/// symbols were searched in (the failure's own message names only the
-/// few that matter); otherwise a message that counted them says how to
-/// see them.
+impl From<OpenTargetError> for OpenError {
+    fn from(e: OpenTargetError) -> Self {
+        match e {
+            OpenTargetError::Core(e) => OpenError::Core(e),
+            OpenTargetError::Live(e) => OpenError::Live(e),
+            OpenTargetError::Attach(e) => OpenError::Attach(e),
+            OpenTargetError::Remote(e) => OpenError::Remote(e),
+        }
+    }
+}
+
+/// Opens the target and reads it ([`Source::read`]: a live process is
+/// stopped unless `stop` is false, and let go on every path). The
+/// target's missing or changed files are warned about first. When the
+/// reader fails, `verbose` lists every object the target's symbols were
+/// searched in (the failure's own message names only the few that
+/// matter); otherwise a message that counted them says how to see them.
 pub fn read_target<R: ReadTarget>(
     source: Source,
     stop: bool,
@@ -227,40 +194,33 @@ pub fn read_target<R: ReadTarget>(
 where
     R::Error: std::fmt::Display,
 {
-    match source {
-        Source::Core { core, options } => {
-            let t = open_core(&core, &options).map_err(OpenError::from)?;
-            let read = reader.read(&t);
-            explain_failure(&t, verbose, &read);
-            read
+    match source.read(stop, Explained { reader, verbose }) {
+        Ok(output) => Ok(output),
+        Err(ReadTargetError::Read(e)) => Err(e),
+        Err(ReadTargetError::Open(e)) => Err(OpenError::from(e).into()),
+    }
+}
+
+/// A command's reader, with the warnings and explanations printed around
+/// it.
+struct Explained<R> {
+    reader: R,
+    verbose: bool,
+}
+
+impl<R: ReadTarget> TargetReader for Explained<R>
+where
+    R::Error: std::fmt::Display,
+{
+    type Output = R::Output;
+    type Error = R::Error;
+    fn read<T: OpenTarget>(self, t: &T) -> Result<R::Output, R::Error> {
+        for problem in t.problems() {
+            eprintln!("mpidd: warning: {problem}");
         }
-        Source::Pid(pid) => {
-            let guard = if stop {
-                Some(AttachGuard::attach(pid).map_err(OpenError::from)?)
-            } else {
-                None
-            };
-            let read = LiveTarget::open(pid)
-                .map_err(|e| R::Error::from(OpenError::from(e)))
-                .and_then(|t| {
-                    let read = reader.read(&t);
-                    explain_failure(&t, verbose, &read);
-                    read
-                });
-            if let Some(guard) = guard {
-                guard.detach().map_err(OpenError::from)?;
-            }
-            read
-        }
-        // gdbserver --attach has stopped the process already; the detach
-        // lets it run, on every path.
-        Source::Gdbserver(addr) => {
-            let t = open_gdbserver(&addr).map_err(OpenError::from)?;
-            let read = reader.read(&t);
-            explain_failure(&t, verbose, &read);
-            t.detach().map_err(OpenError::from)?;
-            read
-        }
+        let read = self.reader.read(t);
+        explain_failure(t, self.verbose, &read);
+        read
     }
 }
 

@@ -22,7 +22,7 @@ use mpiq_core::{
     environment_world_rank, read_native_queues, world_rank, LayoutResolver, Layouts, RankSource,
 };
 #[cfg(feature = "mqs")]
-use mpiq_core::{MqsLibrary, MqsTarget, TargetParts, TargetTypeSizes};
+use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
 
 use crate::reading::RankReading;
 
@@ -381,28 +381,17 @@ impl JobReader {
             (Ok(q), _) => Ok(q),
             (Err(native_error), Some((library, lock))) => {
                 let oracle = TypeOracle::from_symbols(objects);
-                let rank = reading
-                    .world_rank
-                    .or_else(|| {
-                        let parts = TargetParts {
-                            memory: t,
-                            symbols: t,
-                            layouts: &oracle,
-                        };
-                        world_rank(&parts, limits).ok().map(|r| i64::from(r.rank))
-                    })
-                    .unwrap_or(-1);
-                let target = MqsTarget {
-                    image_name: image.display().to_string(),
+                let image = image.display().to_string();
+                let target = QueueTarget {
                     memory: t,
                     symbols: t,
-                    types: &oracle,
-                    global_rank: rank as i32,
-                    type_sizes: TargetTypeSizes::from_oracle(&oracle, t.abi()),
+                    objects,
+                    image: &image,
                 };
+                let rank = reading.world_rank.and_then(|r| i32::try_from(r).ok());
                 let _one_at_a_time = lock.lock().unwrap_or_else(|e| e.into_inner());
-                library
-                    .read_queues(&target, &self.options.limits)
+                read_with_library(library, target, &oracle, rank, || None, limits)
+                    .map(|read| read.queues)
                     .map_err(|e| format!("queues: {native_error}; the vendor library: {e}"))
             }
             (Err(e), None) => Err(format!("queues: {e}")),

@@ -120,6 +120,8 @@ pub use layouts::layout_profile::{
     ProfileSymbol, PROFILE_FORMAT,
 };
 pub use layouts::loaded_layouts::LoadedLayouts;
+pub use layouts::profile_drift::profile_drift;
+pub use layouts::profile_symbols::{parse_profile_symbols, SymbolLineError};
 pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
@@ -149,4 +151,7 @@ pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, O
 pub use targets::gdb_remote_target::GdbRemoteTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use targets::live_target::LiveTarget;
+pub use targets::target_source::{
+    OpenTargetError, OpenedTarget, ReadTargetError, TargetReader, TargetSource,
+};
 pub use targets::{Target, TargetParts};

@@ -91,6 +91,7 @@ mod handle_resolver;
 pub mod model;
 mod mpich;
 mod ompi;
+mod open_resolver;
 mod target;
 mod type_map;
 mod ucx;
@@ -119,4 +120,7 @@ pub use ompi::{ompi_ask_layouts, ompi_missing_layouts, Ompi, OMPI_HANDLE_LAYOUT}
 #[cfg(feature = "synthetic")]
 pub use ompi::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
+};
+pub use open_resolver::{
+    open_resolver, ChosenResolver, OpenResolverError, OpenedResolver, ProfileLayouts,
 };

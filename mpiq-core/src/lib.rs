@@ -54,6 +54,8 @@ pub mod model;
 mod mpich;
 mod mqs;
 mod ompi;
+mod profile_questions;
+mod queue_reading;
 mod target_read;
 mod world_rank;
 
@@ -80,6 +82,13 @@ pub use mqs::callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 pub use mqs::host::{MqsError, MqsLibrary};
 pub use mqs::target::{MqsTarget, TargetTypeSizes};
 pub use ompi::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
+pub use profile_questions::{ProfileDecoder, ProfileDecoderError};
+pub use queue_reading::{
+    read_process_queues, QueueReadError, QueueReadOptions, QueueReaderChoice, QueueReadings,
+    QueueReport, QueueTarget,
+};
+#[cfg(feature = "mqs")]
+pub use queue_reading::{read_with_library, LibraryReading};
 pub use world_rank::{
     environment_world_rank, mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError,
 };

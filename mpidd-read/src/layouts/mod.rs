@@ -14,6 +14,8 @@
 //! the hidden symbols those profiles know, handed to `symbols` through its
 //! `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
 //! build), [`loaded_layouts`] (choosing a source per loaded object),
+//! [`profile_symbols`] (the text form of a profile's hidden symbols),
+//! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`layout_error`] and [`whole_type`]. It stands on `dwarf` and `symbols`,
 //! and must not depend on the targets, stacks or decoders above it.
 
@@ -21,6 +23,8 @@ pub(crate) mod layout_cache;
 pub(crate) mod layout_error;
 pub(crate) mod layout_profile;
 pub(crate) mod loaded_layouts;
+pub(crate) mod profile_drift;
+pub(crate) mod profile_symbols;
 pub(crate) mod whole_type;
 
 use std::collections::BTreeMap;

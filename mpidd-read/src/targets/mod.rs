@@ -5,13 +5,15 @@
 //! This folder owns the composites: this module's [`Target`] and
 //! [`TargetParts`], [`core_target`] (a core file with the objects it had
 //! loaded), [`live_target`] (a running process) and [`gdb_remote_target`]
-//! (a process behind gdbserver). They pair a `backend` with `symbols`,
+//! (a process behind gdbserver), and [`target_source`] (opening any of
+//! the three by one name, reading it and letting a live one go). They pair a `backend` with `symbols`,
 //! `dwarf` and `layouts`; nothing below them depends on this folder.
 
 pub(crate) mod core_target;
 pub(crate) mod gdb_remote_target;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub(crate) mod live_target;
+pub(crate) mod target_source;
 
 use crate::backend::memory::TargetMemory;
 use crate::layouts::Layouts;
