@@ -553,7 +553,7 @@ fn stop(
 }
 
 /// Sends SIGTERM, which srun passes on to the step's tasks.
-#[cfg(unix)]
+#[cfg(all(unix, feature = "live"))]
 fn terminate(child: &Child) {
     if let Ok(pid) = i32::try_from(child.id()) {
         let _ = nix::sys::signal::kill(
@@ -563,7 +563,9 @@ fn terminate(child: &Child) {
     }
 }
 
-#[cfg(not(unix))]
+/// Without signals (no `live` feature, or not Unix) the grace time runs
+/// out and the child is killed.
+#[cfg(not(all(unix, feature = "live")))]
 fn terminate(_child: &Child) {}
 
 /// Runs the agents and collects their streams.
