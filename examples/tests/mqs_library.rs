@@ -14,7 +14,7 @@
 //! - on Debian's stripped Open MPI, under both hosts, live and from cores,
 //!   where its layouts come from the shipped profile that the build-ids in
 //!   the process's own mapped headers pick
-//!   (mpiq-core/mqs-dll/src/ompi_layouts.rs), and on the reference Open MPI
+//!   (mpiq-core/mqs-dll/src/loaded_profile.rs), and on the reference Open MPI
 //!   through a profile named in `MPIDD_PROFILES`.
 
 mod common;
