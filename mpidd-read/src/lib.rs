@@ -12,9 +12,10 @@
 //! - Backends: [`CoreFile`] (ELF cores of any ABI, with pages the core
 //!   omits read from the mapped files), [`LiveProcess`] (a running Linux
 //!   process, read without stopping it; [`AttachGuard`] stops it for a
-//!   consistent read and always lets it go) and [`SyntheticMemory`] (in-memory
-//!   segments), which the [`SyntheticJob`] builder fills and can write out
-//!   as a real core file and executable. [`GdbRemoteTarget`] reads a
+//!   consistent read and always lets it go) and, with the feature
+//!   `synthetic`, `SyntheticMemory` (in-memory segments), which the
+//!   `SyntheticJob` builder fills and can write out as a real core file
+//!   and executable. [`GdbRemoteTarget`] reads a
 //!   process through gdbserver's remote protocol, with its symbols.
 //! - [`SymbolSource`]: where a named global lives and which object defines
 //!   it. [`ElfSymbols`] reads `.symtab` and `.dynsym` of every loaded

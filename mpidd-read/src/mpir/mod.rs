@@ -179,7 +179,7 @@ pub fn read_state<T: TargetMemory + SymbolSource + ?Sized>(
 }
 
 /// [`read_state`] from a memory and symbols kept apart (a bare
-/// [`crate::LiveProcess`] or [`crate::SyntheticMemory`] with a
+/// [`crate::LiveProcess`] or a `SyntheticMemory` with a
 /// [`crate::SymbolTable`], a debugger's own sources).
 pub fn read_state_from<M: TargetMemory + ?Sized, S: SymbolSource + ?Sized>(
     mem: &M,

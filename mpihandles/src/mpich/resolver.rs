@@ -65,7 +65,7 @@ pub fn mpich_missing_layouts(layouts: &dyn Layouts) -> Vec<LayoutError> {
 impl<'a> Mpich<'a> {
     /// A resolver over a target's memory and symbols, with MPICH's private
     /// layouts from its layouts (for a [`CoreTarget`](mpidd_read::CoreTarget)
-    /// or a [`LiveTarget`](mpidd_read::LiveTarget), the library's DWARF;
+    /// or a `LiveTarget` (feature `live` of `mpidd-read`), the library's DWARF;
     /// through a [`TargetParts`](mpidd_read::TargetParts), a layout profile
     /// or a table). Fails if the target has no MPICH handle pools.
     pub fn new(target: &'a dyn Target, limits: Limits) -> Result<Mpich<'a>, HandleError> {
