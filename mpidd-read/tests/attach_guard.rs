@@ -5,6 +5,8 @@
 //! Needs gcc (Debian `gcc`) to build the threaded helper
 //! `tests/c/threads.c`; `bash scripts/test.sh` installs it.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,18 +46,7 @@ fn threads_helper() -> PathBuf {
     // Per test thread, so parallel tests do not race on one output file.
     let exe =
         dir.join(format!("threads-{:?}", std::thread::current().id()).replace(['(', ')'], ""));
-    let out = Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run gcc ({e}): install the Debian package gcc"));
-    assert!(
-        out.status.success(),
-        "gcc failed on {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::gcc(&src, &exe, &["-O1", "-pthread"]);
     exe
 }
 

@@ -9,6 +9,8 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -32,18 +34,7 @@ fn starter() -> &'static Path {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("launch_driver");
         std::fs::create_dir_all(&dir).unwrap();
         let exe = dir.join("mpir_launcher");
-        let out = Command::new("gcc")
-            .args(["-g", "-O0", "-pthread", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run gcc ({e}): install the Debian package gcc"));
-        assert!(
-            out.status.success(),
-            "gcc failed on {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::gcc(&src, &exe, &["-g", "-O0", "-pthread"]);
         exe
     })
 }
