@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use mpidd_read::{
     LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError, SymbolSource,
-    TargetMemory, TargetParts, TypeOracle,
+    TargetMemory, TargetParts, TargetReader, TypeOracle,
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
@@ -15,7 +15,7 @@ use mpihandles::{
 use mpiq_core::world_rank;
 use serde_json::Value;
 
-use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, TargetArgs};
+use crate::target_args::{read_target, OpenError, OpenTarget, TargetArgs};
 
 /// The arguments of `mpidd handle`.
 #[derive(clap::Args)]
@@ -162,7 +162,7 @@ struct HandleReader<'a> {
     profiles: &'a [LayoutProfile],
 }
 
-impl ReadTarget for HandleReader<'_> {
+impl TargetReader for HandleReader<'_> {
     type Output = Value;
     type Error = HandleCliError;
     fn read<T: OpenTarget>(self, t: &T) -> Result<Value, HandleCliError> {

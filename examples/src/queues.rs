@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits};
+use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TargetReader};
 use mpiq_core::compare::compare;
 use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
@@ -12,7 +12,7 @@ use mpiq_core::{
     QueueReaderChoice, QueueReadings, QueueTarget,
 };
 
-use crate::target_args::{read_target, OpenError, OpenTarget, ReadTarget, Source};
+use crate::target_args::{read_target, OpenError, OpenTarget, Source};
 
 /// Which reader to use.
 pub enum Reader {
@@ -96,7 +96,7 @@ struct QueueReader<'a> {
     options: &'a Options,
 }
 
-impl ReadTarget for QueueReader<'_> {
+impl TargetReader for QueueReader<'_> {
     type Output = QueueReadings;
     type Error = QueuesError;
     fn read<T: OpenTarget>(self, t: &T) -> Result<QueueReadings, QueuesError> {

@@ -157,17 +157,6 @@ pub enum OpenError {
     Remote(#[from] GdbRemoteError),
 }
 
-/// What a command does with its target once open; generic over the kind
-/// of target, so one reader serves cores and live processes.
-pub trait ReadTarget {
-    /// What the read gives.
-    type Output;
-    /// How it fails; opening and stopping failures convert into it.
-    type Error: From<OpenError>;
-    /// Reads the open target.
-    fn read<T: OpenTarget>(self, target: &T) -> Result<Self::Output, Self::Error>;
-}
-
 impl From<OpenTargetError> for OpenError {
     fn from(e: OpenTargetError) -> Self {
         match e {
@@ -185,14 +174,14 @@ impl From<OpenTargetError> for OpenError {
 /// reader fails, `verbose` lists every object the target's symbols were
 /// searched in (the failure's own message names only the few that
 /// matter); otherwise a message that counted them says how to see them.
-pub fn read_target<R: ReadTarget>(
+pub fn read_target<R: TargetReader>(
     source: Source,
     stop: bool,
     verbose: bool,
     reader: R,
 ) -> Result<R::Output, R::Error>
 where
-    R::Error: std::fmt::Display,
+    R::Error: From<OpenError> + std::fmt::Display,
 {
     match source.read(stop, Explained { reader, verbose }) {
         Ok(output) => Ok(output),
@@ -208,7 +197,7 @@ struct Explained<R> {
     verbose: bool,
 }
 
-impl<R: ReadTarget> TargetReader for Explained<R>
+impl<R: TargetReader> TargetReader for Explained<R>
 where
     R::Error: std::fmt::Display,
 {
