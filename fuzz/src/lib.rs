@@ -9,7 +9,8 @@
 //! - the layouts the fuzzer bends, one module per decoder: [`mpich`] (the
 //!   CH3 queues), [`handles`] (MPICH's handle objects and CH4's queues, in
 //!   the shared format of [`bent`]), [`ob1`] (Open MPI's queues, the same
-//!   format) and [`ompi_handles`] (Open MPI's handle objects);
+//!   format) and [`ompi_handles`] (Open MPI's handle objects); [`ucx`],
+//!   the real layouts UCX's worker is read with (the shipped profile);
 //! - [`scratch`]: scratch files for the readers that only take paths;
 //! - [`checks`]: what the targets assert of every answer.
 //!
@@ -30,6 +31,7 @@ pub mod ob1;
 pub mod ompi_handles;
 pub mod process;
 pub mod scratch;
+pub mod ucx;
 
 pub use abi::{abi_from, abi_selector, all_abis, limits, PRESETS};
 pub use checks::assert_only_changed;

@@ -14,7 +14,8 @@
 //!
 //! One module per family of seeds: [`records`], [`mpir`], [`mpi2dd`],
 //! [`cores`] (the `core_file` target's), [`mpich_queues`], [`handles`]
-//! (MPICH's handle objects), [`ompi_handles`] and [`ob1`]; they write
+//! (MPICH's handle objects), [`ompi_handles`], [`ob1`] and [`ucx_worker`]
+//! (a UCP worker at UCX's real offsets); they write
 //! their synthetic processes with [`objects`] and share [`common`].
 //!
 //! A seed is laid out with the generator's own code, never with the
@@ -31,6 +32,7 @@ mod ob1;
 mod objects;
 mod ompi_handles;
 mod records;
+mod ucx_worker;
 
 use std::path::Path;
 
@@ -71,5 +73,6 @@ fn synthetic(out: &Path) -> Result<()> {
     ompi_handles::ompi_handles_synthetic(out)?;
     ob1::ob1_synthetic(out)?;
     cores::cores(out)?;
+    ucx_worker::ucx_worker(out)?;
     Ok(())
 }
