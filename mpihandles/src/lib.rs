@@ -27,6 +27,14 @@
 //!   `SyntheticOmpi` (with the `synthetic` feature) lays out an Open MPI
 //!   process for tests and fuzzing.
 //!
+//! - [`read_ucx_worker`]: what a UCP worker of UCX (under MPICH's
+//!   `ch4:ucx` or Open MPI's UCX PML) holds of tagged traffic: receives
+//!   posted and not matched, unexpected messages with their protocol,
+//!   length and sender, and the sends and receives of its request pool
+//!   still in progress, with UCX's own layouts (its DWARF, or the shipped
+//!   profile of Debian's libucp, whose questions [`ask_ucx_worker_layouts`]
+//!   asks).
+//!
 //! Every read is bounded by [`Limits`], and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
 //! missing type.
