@@ -1,6 +1,6 @@
 //! The UCX worker reader on a real UCP worker: tests/ucx/worker_queues.c,
 //! built against the installed UCX (Debian 12's libucx0 1.13.1, stripped),
-//! posts two receives and sends itself three messages no receive matches,
+//! posts two receives and sends itself five messages no receive matches,
 //! then waits. Its worker is read live (stopped under an `AttachGuard`,
 //! let go afterwards) with the layouts of the profile mpidd ships for that
 //! libucp, and every receive, unexpected message and pending send must be
@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use mpidd_read::{AttachGuard, LayoutProfile, Layouts, Limits, LiveProcess};
+use mpidd_read::{AttachGuard, LayoutProfile, Layouts, Limits, LiveProcess, TargetMemory};
 use mpidd_types::TargetAddr;
 use mpihandles::{read_ucx_worker, UcxProtocol};
 
@@ -22,7 +22,12 @@ const MASK_MASKED: u64 = 0xffff_ffff_0000_0000;
 const TAG_EAGER: u64 = 0x0000_0003_0000_0001;
 const TAG_SYNC: u64 = 0x0000_0003_0000_0002;
 const TAG_RNDV: u64 = 0x0000_0003_0000_0003;
+const TAG_MULTI: u64 = 0x0000_0003_0000_0004;
+const TAG_SYNC_MULTI: u64 = 0x0000_0003_0000_0005;
 const BIG: u64 = 1 << 20;
+/// Above the self transport's 8 KiB segment (UCX_SELF_SEG_SIZE), below
+/// the rendezvous threshold: sent eagerly in fragments.
+const MEDIUM: u64 = 32768;
 /// Below `BIG`, above the 64 and 8 bytes sent eagerly.
 const RNDV_THRESH: &str = "65536";
 
@@ -154,6 +159,27 @@ fn a_real_workers_receives_unexpected_messages_and_sends_are_read_live() {
     )
     .expect("read the worker from the core");
     assert_eq!(from_core, queues);
+    // The sender a header names is the pending send's own request id
+    // (`ucp_request_t.id`, which the sender put in the header).
+    let id = layouts.member("ucp_request_t", "id").unwrap();
+    for u in &from_core.unexpected {
+        let Some(sender) = u.sender else { continue };
+        let Some(send) = from_core.sends.iter().find(|s| s.tag == u.tag) else {
+            panic!(
+                "no pending send for the unexpected message of tag {:#x}",
+                u.tag
+            );
+        };
+        let mut word = [0u8; 8];
+        target
+            .read_exact(
+                TargetAddr(send.request.0 + id.offset),
+                &mut word,
+                "ucp_request_t.id",
+            )
+            .unwrap();
+        assert_eq!(sender.req_id, u64::from_le_bytes(word), "tag {:#x}", u.tag);
+    }
     let _ = std::fs::remove_file(&core);
     drop(program);
 }
@@ -193,7 +219,8 @@ fn check(queues: &mpihandles::UcxWorkerQueues, at: &dyn Fn(&str, usize) -> u64, 
     }
     assert!(queues.posted[0].sequence < queues.posted[1].sequence);
 
-    // Unexpected, in arrival order: eager, eager-sync, rendezvous.
+    // Unexpected, in arrival order: eager, eager-sync, rendezvous, and the
+    // first fragments of the two fragmented eager messages.
     let unexpected: Vec<(u64, UcxProtocol, bool, Option<u64>, bool)> = queues
         .unexpected
         .iter()
@@ -213,13 +240,26 @@ fn check(queues: &mpihandles::UcxWorkerQueues, at: &dyn Fn(&str, usize) -> u64, 
             (TAG_EAGER, UcxProtocol::Eager, false, Some(64), false),
             (TAG_SYNC, UcxProtocol::EagerSync, false, Some(8), true),
             (TAG_RNDV, UcxProtocol::Rendezvous, false, Some(BIG), true),
+            (TAG_MULTI, UcxProtocol::Eager, true, Some(MEDIUM), false),
+            (
+                TAG_SYNC_MULTI,
+                UcxProtocol::EagerSync,
+                true,
+                Some(MEDIUM),
+                true
+            ),
         ]
     );
 
-    // Pending sends: the synchronous one (waiting for a match) and the
-    // rendezvous one; the eager one completed at once (the program got no
-    // request for it).
+    // Pending sends: the synchronous ones (waiting for a match) and the
+    // rendezvous one; the eager ones completed at once (the program got no
+    // request for them).
     assert_eq!(at("send_eager", 0), 0, "the eager send completed in place");
+    assert_eq!(
+        at("send_multi", 0),
+        0,
+        "the fragmented send completed in place"
+    );
     let ep = at("ep", 0);
     let mut sends: Vec<(u64, u64, u64, u64, u64, bool)> = queues
         .sends
@@ -252,6 +292,14 @@ fn check(queues: &mpihandles::UcxWorkerQueues, at: &dyn Fn(&str, usize) -> u64, 
             BIG,
             ep,
             false,
+        ),
+        (
+            at("send_sync_multi", 0),
+            TAG_SYNC_MULTI,
+            at("send_sync_multi", 1),
+            MEDIUM,
+            ep,
+            true,
         ),
     ];
     expected.sort_unstable();

@@ -4,11 +4,14 @@
  *
  * - two receives posted and never matched: an exact tag (hashed expected
  *   queue) posted first, then a masked one (wildcard queue);
- * - three sends to itself that no receive matches, so they wait in the
+ * - five sends to itself that no receive matches, so they wait in the
  *   worker's unexpected list: a 64-byte eager send, an 8-byte synchronous
  *   send (eager-sync: its request stays pending until a receive matches),
- *   and a 1 MiB send, above the rendezvous threshold the test sets
- *   (UCX_RNDV_THRESH), whose request also stays pending.
+ *   a 1 MiB send, above the rendezvous threshold the test sets
+ *   (UCX_RNDV_THRESH), whose request also stays pending, and two 32 KiB
+ *   sends, below that threshold but above the self transport's 8 KiB
+ *   segment, so sent eagerly in fragments (the list holds the first), one
+ *   of them synchronous.
  *
  * It prints the addresses the test checks, then "READY", and waits.
  * Build: gcc -g -o worker_queues worker_queues.c -lucp -lucs
@@ -28,7 +31,10 @@
 #define TAG_EAGER 0x0000000300000001ull
 #define TAG_SYNC 0x0000000300000002ull
 #define TAG_RNDV 0x0000000300000003ull
+#define TAG_MULTI 0x0000000300000004ull
+#define TAG_SYNC_MULTI 0x0000000300000005ull
 #define BIG (1u << 20)
+#define MEDIUM 32768
 
 static void recv_cb(void *request, ucs_status_t status,
                     const ucp_tag_recv_info_t *info, void *user_data)
@@ -114,6 +120,11 @@ int main(void)
                                                  &sparam),
                            "send (sync)");
     void *s_rndv = pending(ucp_tag_send_nbx(ep, big, BIG, TAG_RNDV, &sparam), "send (rndv)");
+    void *s_multi = pending(ucp_tag_send_nbx(ep, big, MEDIUM, TAG_MULTI, &sparam),
+                            "send (multi)");
+    void *s_sync_multi = pending(ucp_tag_send_sync_nbx(ep, big, MEDIUM, TAG_SYNC_MULTI,
+                                                       &sparam),
+                                 "send (sync multi)");
     for (int i = 0; i < 10000; i++) {
         ucp_worker_progress(worker);
     }
@@ -124,6 +135,8 @@ int main(void)
     printf("send_eager %p\n", s_eager);
     printf("send_sync %p %p\n", s_sync, (void *)sync_msg);
     printf("send_rndv %p %p\n", s_rndv, (void *)big);
+    printf("send_multi %p\n", s_multi);
+    printf("send_sync_multi %p %p\n", s_sync_multi, (void *)big);
     printf("ep %p\n", (void *)ep);
     printf("READY\n");
     fflush(stdout);
