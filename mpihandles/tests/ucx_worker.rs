@@ -388,7 +388,70 @@ fn lay_out_in(big: bool) -> Laid {
     im.set(mp, "ucs_mpool_t", "freelist", laid.elems[4]);
 
     lay_out_unexpected(&mut laid);
+    lay_out_endpoints(&mut laid);
     laid
+}
+
+const EPS: u64 = 0x70_0000;
+const STACK: u64 = 0x80_0000;
+/// A send request the MPI library allocated itself (on its stack): in no
+/// pool, found only through its endpoint.
+const STACK_REQUEST: u64 = STACK + 0x40;
+
+/// The link `send.list` of the request at `r`.
+fn send_link(r: u64) -> u64 {
+    r + member("ucp_request_t", "send.list").0 + member("ucs_hlist_link_t", "list").0
+}
+
+/// Three endpoints in the worker's ring: the first keeps S1 then S0 (a
+/// synchronous and a rendezvous send of the pool) awaiting an answer, the
+/// second the stack request, the third nothing.
+fn lay_out_endpoints(laid: &mut Laid) {
+    let s0 = laid.request(7);
+    let s1 = laid.request(8);
+    let im = &mut laid.image;
+    im.region(EPS, 0x1000);
+    im.region(STACK, 0x400);
+    let head = WORKER + member("ucp_worker_t", "all_eps").0;
+    let ep_list = member("ucp_ep_ext_gen_t", "ep_list").0;
+    let proto_reqs = member("ucp_ep_ext_gen_t", "proto_reqs").0;
+    let exts = [EPS, EPS + 0x100, EPS + 0x200];
+    let mut prev = head;
+    for ext in exts {
+        im.set(prev, "ucs_list_link_t", "next", ext + ep_list);
+        im.set(ext + ep_list, "ucs_list_link_t", "prev", prev);
+        prev = ext + ep_list;
+    }
+    im.set(prev, "ucs_list_link_t", "next", head);
+    im.set(head, "ucs_list_link_t", "prev", prev);
+    // The first endpoint: S1 -> S0 -> S1.
+    im.set(
+        exts[0] + proto_reqs,
+        "ucs_hlist_head_t",
+        "ptr",
+        send_link(s1),
+    );
+    im.set(send_link(s1), "ucs_list_link_t", "next", send_link(s0));
+    im.set(send_link(s0), "ucs_list_link_t", "next", send_link(s1));
+    // The second: the stack request, a ring of one.
+    let r = STACK_REQUEST;
+    im.set(
+        exts[1] + proto_reqs,
+        "ucs_hlist_head_t",
+        "ptr",
+        send_link(r),
+    );
+    im.set(send_link(r), "ucs_list_link_t", "next", send_link(r));
+    im.set(r, "ucp_request_t", "flags", REQ_SEND_TAG);
+    im.set(
+        r,
+        "ucp_request_t",
+        "send.msg_proto.tag",
+        0x0001_0000_0000_0099,
+    );
+    im.set(r, "ucp_request_t", "send.buffer", 0x7d00_0000);
+    im.set(r, "ucp_request_t", "send.length", 1 << 22);
+    im.set(r, "ucp_request_t", "send.ep", 0x6100_0000);
 }
 
 /// Unexpected messages: (flags, header type, payload bytes, total or
@@ -583,8 +646,9 @@ fn unexpected_messages_carry_protocol_length_and_sender() {
 fn the_pool_gives_sends_and_receives_in_progress() {
     let laid = lay_out();
     let q = read(&laid.image, &Limits::default()).unwrap();
-    // S0 and S1; not S2 (completed), not element 4 (free, stale flags).
-    assert_eq!(q.sends.len(), 2, "{:?}", q.sends);
+    // S0 and S1; not S2 (completed), not element 4 (free, stale flags);
+    // then the stack request, which only its endpoint lists.
+    assert_eq!(q.sends.len(), 3, "{:?}", q.sends);
     for (s, e, sync) in [(&q.sends[0], 7usize, false), (&q.sends[1], 8, true)] {
         assert_eq!(s.request.0, laid.request(e));
         assert_eq!(s.user.0, laid.request(e) + laid.req_size);
@@ -593,8 +657,32 @@ fn the_pool_gives_sends_and_receives_in_progress() {
         assert_eq!(s.length, 1 << (e + 4));
         assert_eq!(s.endpoint, 0x6000_0000 + e as u64);
         assert_eq!(s.synchronous, sync);
-        assert!(matches!(s.protocol, UcxProtocol::Unknown(f) if f as u64 & REQ_SEND_TAG != 0));
     }
+    // S0 awaits an answer without being synchronous: a rendezvous send.
+    assert_eq!(q.sends[0].protocol, UcxProtocol::Rendezvous);
+    assert!(
+        matches!(q.sends[1].protocol, UcxProtocol::Unknown(f) if f as u64 == REQ_SEND_TAG | REQ_SYNC)
+    );
+    let stack = &q.sends[2];
+    assert_eq!(stack.request.0, STACK_REQUEST);
+    assert_eq!(stack.user.0, STACK_REQUEST + laid.req_size);
+    assert_eq!(
+        (
+            stack.tag,
+            stack.buffer,
+            stack.length,
+            stack.endpoint,
+            stack.synchronous
+        ),
+        (
+            0x0001_0000_0000_0099,
+            0x7d00_0000,
+            1 << 22,
+            0x6100_0000,
+            false
+        )
+    );
+    assert_eq!(stack.protocol, UcxProtocol::Rendezvous);
     // R0..R3 posted, R4 matched; R5 completed.
     let rs: Vec<(u64, bool)> = q.receives.iter().map(|r| (r.request.0, r.posted)).collect();
     assert_eq!(
@@ -615,7 +703,7 @@ fn the_pool_gives_sends_and_receives_in_progress() {
 }
 
 #[test]
-fn without_the_pool_layouts_the_queues_are_read_and_the_pool_is_a_note() {
+fn without_the_pool_layouts_the_rest_is_read_and_the_pool_is_a_note() {
     let laid = lay_out();
     let table = mpidd_read::LayoutTable::record(oracle(), &mpihandles::ask_ucx_worker_layouts).0;
     let q = read_ucx_worker(
@@ -627,7 +715,10 @@ fn without_the_pool_layouts_the_queues_are_read_and_the_pool_is_a_note() {
     .unwrap();
     assert_eq!(q.posted.len(), 4);
     assert_eq!(q.unexpected.len(), 5);
-    assert!(q.sends.is_empty() && q.receives.is_empty());
+    // The sends awaiting an answer still come from the endpoints.
+    assert!(q.receives.is_empty());
+    let sends: Vec<u64> = q.sends.iter().map(|s| s.request.0).collect();
+    assert_eq!(sends, vec![laid.request(8), laid.request(7), STACK_REQUEST]);
     assert_eq!(q.notes.len(), 1, "{:?}", q.notes);
     assert!(q.notes[0].contains("ucs_mpool_data_t"), "{:?}", q.notes);
 }
@@ -892,4 +983,56 @@ fn a_big_endian_worker_reads_as_the_little_endian_one() {
     assert_eq!(big, little);
     assert_eq!(big.posted.len(), 4);
     assert_eq!(big.unexpected[4].length, Some(1 << 20));
+}
+
+#[test]
+fn loops_in_the_endpoints_and_their_requests_are_named() {
+    let ep_list = member("ucp_ep_ext_gen_t", "ep_list").0;
+    // The third endpoint leads back to the second.
+    let mut laid = lay_out();
+    laid.image.set(
+        EPS + 0x200 + ep_list,
+        "ucs_list_link_t",
+        "next",
+        EPS + 0x100 + ep_list,
+    );
+    match expect_read_error(read(&laid.image, &Limits::default()).unwrap_err()) {
+        ReadError::Cycle { addr, what } => {
+            assert_eq!(addr.0, EPS + 0x100 + ep_list);
+            assert!(what.contains("ep_list"), "{what}");
+        }
+        other => panic!("{other}"),
+    }
+    // S0 leads to itself, never back to S1, the first.
+    let mut laid = lay_out();
+    let s0 = laid.request(7);
+    laid.image
+        .set(send_link(s0), "ucs_list_link_t", "next", send_link(s0));
+    match expect_read_error(read(&laid.image, &Limits::default()).unwrap_err()) {
+        ReadError::Cycle { addr, what } => {
+            assert_eq!(addr.0, send_link(s0));
+            assert!(what.contains("send.list"), "{what}");
+        }
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn a_senders_ids_are_addresses_unless_indirect() {
+    let direct = UcxSender {
+        ep_id: 0x7f00_0000_1000,
+        req_id: 0x5600_0000_2040,
+    };
+    assert_eq!(direct.endpoint(), Some(TargetAddr(0x7f00_0000_1000)));
+    assert_eq!(direct.request(), Some(TargetAddr(0x5600_0000_2040)));
+    let indirect = UcxSender {
+        ep_id: 0x3,
+        req_id: 0x11,
+    };
+    assert_eq!((indirect.endpoint(), indirect.request()), (None, None));
+    let none = UcxSender {
+        ep_id: 0,
+        req_id: 0,
+    };
+    assert_eq!((none.endpoint(), none.request()), (None, None));
 }

@@ -1,6 +1,7 @@
 //! The UCX worker reader on a real UCP worker: tests/ucx/worker_queues.c,
 //! built against the installed UCX (Debian 12's libucx0 1.13.1, stripped),
-//! posts two receives and sends itself five messages no receive matches,
+//! posts two receives and sends itself six messages no receive matches
+//! (one with a request it allocated itself),
 //! then waits. Its worker is read live (stopped under an `AttachGuard`,
 //! let go afterwards) with the layouts of the profile mpidd ships for that
 //! libucp, and every receive, unexpected message and pending send must be
@@ -24,6 +25,7 @@ const TAG_SYNC: u64 = 0x0000_0003_0000_0002;
 const TAG_RNDV: u64 = 0x0000_0003_0000_0003;
 const TAG_MULTI: u64 = 0x0000_0003_0000_0004;
 const TAG_SYNC_MULTI: u64 = 0x0000_0003_0000_0005;
+const TAG_OWN: u64 = 0x0000_0003_0000_0006;
 const BIG: u64 = 1 << 20;
 /// Above the self transport's 8 KiB segment (UCX_SELF_SEG_SIZE), below
 /// the rendezvous threshold: sent eagerly in fragments.
@@ -41,7 +43,13 @@ impl Drop for Program {
     }
 }
 
+/// The program, built once for every test here.
 fn build() -> PathBuf {
+    static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    EXE.get_or_init(build_once).clone()
+}
+
+fn build_once() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ucx-worker-queues");
     let out = Command::new("gcc")
@@ -73,10 +81,30 @@ fn hex(s: &str) -> u64 {
 }
 
 #[test]
-fn a_real_workers_receives_unexpected_messages_and_sends_are_read_live() {
+fn a_real_worker_with_direct_ids_is_read_live_and_from_a_core() {
+    run(false);
+}
+
+/// With indirect request ids (as with peer error handling), each endpoint
+/// also lists its sends awaiting an answer, which finds the send whose
+/// request the program allocated itself and tells rendezvous sends.
+#[test]
+fn a_real_worker_with_indirect_ids_is_read_live_and_from_a_core() {
+    run(true);
+}
+
+fn run(indirect: bool) {
     let exe = build();
-    let mut child = Command::new(&exe)
-        .env("UCX_RNDV_THRESH", RNDV_THRESH)
+    let mut command = Command::new(&exe);
+    command.env("UCX_RNDV_THRESH", RNDV_THRESH);
+    if indirect {
+        command.env("UCX_PROTO_INDIRECT_ID", "on");
+    } else {
+        // UCX's default for endpoints without peer error handling, as MPICH
+        // and Open MPI create them.
+        command.env_remove("UCX_PROTO_INDIRECT_ID");
+    }
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -132,11 +160,12 @@ fn a_real_workers_receives_unexpected_messages_and_sends_are_read_live() {
         guard.detach().expect("let the program go");
         q.expect("read the worker")
     };
-    check(&queues, &at, request_size);
+    check(&queues, &at, request_size, indirect);
 
     // The same from a core gcore dumps of the process (gdb's gcore stops
     // it and lets it go).
-    let core = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ucx-worker-queues.core");
+    let core =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ucx-worker-queues-{indirect}.core"));
     let _ = std::fs::remove_file(&core);
     let out = Command::new("gcore")
         .arg("-o")
@@ -160,32 +189,47 @@ fn a_real_workers_receives_unexpected_messages_and_sends_are_read_live() {
     .expect("read the worker from the core");
     assert_eq!(from_core, queues);
     // The sender a header names is the pending send's own request id
-    // (`ucp_request_t.id`, which the sender put in the header).
+    // (`ucp_request_t.id`, which the sender put in the header): with direct
+    // ids, the address of its request.
     let id = layouts.member("ucp_request_t", "id").unwrap();
     for u in &from_core.unexpected {
         let Some(sender) = u.sender else { continue };
-        let Some(send) = from_core.sends.iter().find(|s| s.tag == u.tag) else {
-            panic!(
+        let request = match from_core.sends.iter().find(|s| s.tag == u.tag) {
+            Some(send) => send.request.0,
+            // In no pool: only the endpoints list it, with indirect ids.
+            None if u.tag == TAG_OWN && !indirect => at("send_own", 0) - request_size,
+            None => panic!(
                 "no pending send for the unexpected message of tag {:#x}",
                 u.tag
-            );
+            ),
         };
         let mut word = [0u8; 8];
         target
             .read_exact(
-                TargetAddr(send.request.0 + id.offset),
+                TargetAddr(request + id.offset),
                 &mut word,
                 "ucp_request_t.id",
             )
             .unwrap();
         assert_eq!(sender.req_id, u64::from_le_bytes(word), "tag {:#x}", u.tag);
+        let direct = (!indirect).then_some(TargetAddr(request));
+        assert_eq!(sender.request(), direct, "tag {:#x}", u.tag);
+        // The endpoint id the sender wrote is the receiver's endpoint to it
+        // (here, the process's endpoint to itself).
+        let ep = (!indirect).then_some(TargetAddr(at("ep", 0)));
+        assert_eq!(sender.endpoint(), ep, "tag {:#x}", u.tag);
     }
     let _ = std::fs::remove_file(&core);
     drop(program);
 }
 
 /// What the program made, against what the reader found.
-fn check(queues: &mpihandles::UcxWorkerQueues, at: &dyn Fn(&str, usize) -> u64, request_size: u64) {
+fn check(
+    queues: &mpihandles::UcxWorkerQueues,
+    at: &dyn Fn(&str, usize) -> u64,
+    request_size: u64,
+    indirect: bool,
+) {
     assert!(queues.notes.is_empty(), "{:?}", queues.notes);
 
     // Posted: the exact receive first (hashed queue), then the masked one
@@ -241,6 +285,7 @@ fn check(queues: &mpihandles::UcxWorkerQueues, at: &dyn Fn(&str, usize) -> u64, 
             (TAG_SYNC, UcxProtocol::EagerSync, false, Some(8), true),
             (TAG_RNDV, UcxProtocol::Rendezvous, false, Some(BIG), true),
             (TAG_MULTI, UcxProtocol::Eager, true, Some(MEDIUM), false),
+            (TAG_OWN, UcxProtocol::Rendezvous, false, Some(BIG), true),
             (
                 TAG_SYNC_MULTI,
                 UcxProtocol::EagerSync,
@@ -302,8 +347,32 @@ fn check(queues: &mpihandles::UcxWorkerQueues, at: &dyn Fn(&str, usize) -> u64, 
             true,
         ),
     ];
+    if indirect {
+        // In no pool: found through its endpoint.
+        expected.push((
+            at("send_own", 0),
+            TAG_OWN,
+            at("send_own", 1),
+            BIG,
+            ep,
+            false,
+        ));
+    }
     expected.sort_unstable();
     assert_eq!(sends, expected);
+
+    // With indirect ids, the sends that are not synchronous yet await an
+    // answer are the rendezvous ones; with direct ids nothing tells.
+    for send in &queues.sends {
+        let rendezvous = indirect && (send.tag == TAG_RNDV || send.tag == TAG_OWN);
+        assert_eq!(
+            send.protocol == UcxProtocol::Rendezvous,
+            rendezvous,
+            "tag {:#x}: {:?}",
+            send.tag,
+            send.protocol
+        );
+    }
 
     // The pool's receives are the two posted ones, both in the queues.
     let mut receives: Vec<(u64, bool)> = queues

@@ -11,7 +11,10 @@
  *   (UCX_RNDV_THRESH), whose request also stays pending, and two 32 KiB
  *   sends, below that threshold but above the self transport's 8 KiB
  *   segment, so sent eagerly in fragments (the list holds the first), one
- *   of them synchronous.
+ *   of them synchronous;
+ * - and a 1 MiB send whose request the program allocated itself
+ *   (UCP_OP_ATTR_FIELD_REQUEST, as Open MPI's blocking sends do on their
+ *   stack), which is in no pool of UCX's: only its endpoint keeps it.
  *
  * It prints the addresses the test checks, then "READY", and waits.
  * Build: gcc -g -o worker_queues worker_queues.c -lucp -lucs
@@ -33,6 +36,7 @@
 #define TAG_RNDV 0x0000000300000003ull
 #define TAG_MULTI 0x0000000300000004ull
 #define TAG_SYNC_MULTI 0x0000000300000005ull
+#define TAG_OWN 0x0000000300000006ull
 #define BIG (1u << 20)
 #define MEDIUM 32768
 
@@ -122,6 +126,16 @@ int main(void)
     void *s_rndv = pending(ucp_tag_send_nbx(ep, big, BIG, TAG_RNDV, &sparam), "send (rndv)");
     void *s_multi = pending(ucp_tag_send_nbx(ep, big, MEDIUM, TAG_MULTI, &sparam),
                             "send (multi)");
+    ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_REQUEST_SIZE};
+    status = ucp_context_query(context, &attr);
+    if (status != UCS_OK) die("ucp_context_query", status);
+    /* As Open MPI's PML_UCX_REQ_ALLOCA: the user part's end. */
+    char *own = malloc(attr.request_size);
+    ucp_request_param_t oparam = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_REQUEST,
+        .request      = own + attr.request_size,
+    };
+    void *s_own = pending(ucp_tag_send_nbx(ep, big, BIG, TAG_OWN, &oparam), "send (own)");
     void *s_sync_multi = pending(ucp_tag_send_sync_nbx(ep, big, MEDIUM, TAG_SYNC_MULTI,
                                                        &sparam),
                                  "send (sync multi)");
@@ -137,6 +151,7 @@ int main(void)
     printf("send_rndv %p %p\n", s_rndv, (void *)big);
     printf("send_multi %p\n", s_multi);
     printf("send_sync_multi %p %p\n", s_sync_multi, (void *)big);
+    printf("send_own %p %p\n", s_own, (void *)big);
     printf("ep %p\n", (void *)ep);
     printf("READY\n");
     fflush(stdout);

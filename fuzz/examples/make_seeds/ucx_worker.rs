@@ -3,8 +3,8 @@
 //! (the shipped profile of Debian's libucp, x86_64): receives in the
 //! wildcard queue and in hashed queues, the five kinds of unexpected
 //! message, a request pool of two chunks mixing free and allocated
-//! elements; and the same worker empty, and with its unexpected list
-//! looping.
+//! elements, an endpoint keeping a rendezvous send awaiting an answer;
+//! and the same worker empty, and with its unexpected list looping.
 
 use std::path::Path;
 
@@ -21,6 +21,7 @@ const WORKER: u64 = 0x10_0000;
 const HASH: u64 = 0x20_0000;
 const POOL: u64 = 0x30_0000;
 const DESCS: u64 = 0x60_0000;
+const EPS: u64 = 0x70_0000;
 const CHUNKS: [(u64, u64); 2] = [(POOL + 0x1000, 5), (POOL + 0x4000, 6)];
 const USER_SIZE: u64 = 40;
 const ALIGN: u64 = 64;
@@ -90,6 +91,7 @@ fn seed(s: Scenario) -> (Process, usize, usize, usize) {
         region(HASH, HASH_QUEUES * size("ucp_request_queue_t")),
         region(POOL, 0x4000 + 0x40 + 6 * stride),
         region(DESCS, 0x1000),
+        region(EPS, 0x100),
     ]);
     let tm = WORKER + tm_off;
     let mp = WORKER + m("ucp_worker_t", "req_mp").0;
@@ -108,6 +110,10 @@ fn seed(s: Scenario) -> (Process, usize, usize, usize) {
     let all = tm + m("ucp_tag_match_t", "unexpected.all").0;
     r.set(all, "ucs_list_link_t", "next", all);
     r.set(all, "ucs_list_link_t", "prev", all);
+    // No endpoint: the ring of all endpoints is empty.
+    let all_eps = WORKER + m("ucp_worker_t", "all_eps").0;
+    r.set(all_eps, "ucs_list_link_t", "next", all_eps);
+    r.set(all_eps, "ucs_list_link_t", "prev", all_eps);
     r.set(mp, "ucs_mpool_t", "data", POOL);
     r.set(
         POOL,
@@ -202,6 +208,18 @@ fn seed(s: Scenario) -> (Process, usize, usize, usize) {
             r.set(q, "ucp_request_t", "send.length", 1 << 20);
             r.set(q, "ucp_request_t", "send.ep", 0x6000_0000 + e as u64);
         }
+        // One endpoint, keeping the rendezvous send 6 awaiting an answer.
+        let ext_list = EPS + m("ucp_ep_ext_gen_t", "ep_list").0;
+        r.set(all_eps, "ucs_list_link_t", "next", ext_list);
+        r.set(all_eps, "ucs_list_link_t", "prev", ext_list);
+        r.set(ext_list, "ucs_list_link_t", "next", all_eps);
+        r.set(ext_list, "ucs_list_link_t", "prev", all_eps);
+        let send_link =
+            request(6) + m("ucp_request_t", "send.list").0 + m("ucs_hlist_link_t", "list").0;
+        let proto_reqs = EPS + m("ucp_ep_ext_gen_t", "proto_reqs").0;
+        r.set(proto_reqs, "ucs_hlist_head_t", "ptr", send_link);
+        r.set(send_link, "ucs_list_link_t", "next", send_link);
+        r.set(send_link, "ucs_list_link_t", "prev", send_link);
         // The free list: 9 then 10.
         r.set(mp, "ucs_mpool_t", "freelist", elems[9]);
         // Unexpected messages, one of each kind.
@@ -277,6 +295,10 @@ pub fn ucx_worker(out: &Path) -> Result<()> {
                 check(q.posted.len() == posted, "every posted receive")?;
                 check(q.unexpected.len() == unexpected, "every unexpected message")?;
                 check(q.sends.len() == sends, "every send in progress")?;
+                check(
+                    s == Scenario::Empty || q.sends[0].protocol == UcxProtocol::Rendezvous,
+                    "the endpoint's send told a rendezvous one",
+                )?;
                 check(
                     q.unexpected
                         .iter()

@@ -42,3 +42,8 @@ pub(crate) const RDESC_ALL_LIST: u64 = 1;
 /// (`src/ucp/tag/tag_match.c`) allocates its power-of-two roundup; the hash
 /// of a tag (`ucp_tag_match_calc_hash`, two residues XORed) reaches 1023.
 pub(crate) const EXPECTED_HASH_QUEUES: u64 = 1024;
+
+/// `UCS_PTR_MAP_KEY_INDIRECT_FLAG` (`src/ucs/datastruct/ptr_map.inl`): set
+/// in an id that indexes UCX's table of requests; clear in one that is the
+/// request's address.
+pub(crate) const PTR_MAP_KEY_INDIRECT: u64 = 1 << 0;

@@ -22,6 +22,9 @@ pub(crate) const MPOOL: &str = "ucs_mpool_t";
 pub(crate) const MPOOL_DATA: &str = "ucs_mpool_data_t";
 pub(crate) const MPOOL_CHUNK: &str = "ucs_mpool_chunk_t";
 pub(crate) const MPOOL_ELEM: &str = "ucs_mpool_elem_t";
+pub(crate) const EP_EXT_GEN: &str = "ucp_ep_ext_gen_t";
+pub(crate) const HLIST_HEAD: &str = "ucs_hlist_head_t";
+pub(crate) const HLIST_LINK: &str = "ucs_hlist_link_t";
 
 const REQUEST_MEMBERS: &[&str] = &[
     "flags",
@@ -69,6 +72,11 @@ pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(MPOOL_DATA, &["elem_size", "alignment", "chunks"]),
     LayoutNeed::members(MPOOL_CHUNK, &["next", "elems", "num_elems"]),
     LayoutNeed::members(MPOOL_ELEM, &[]),
+    LayoutNeed::members(WORKER, &["all_eps"]),
+    LayoutNeed::members(EP_EXT_GEN, &["ep_list", "proto_reqs"]),
+    LayoutNeed::members(HLIST_HEAD, &["ptr"]),
+    LayoutNeed::members(HLIST_LINK, &["list"]),
+    LayoutNeed::members(REQUEST, &["send.list"]),
 ];
 
 /// `sizeof` a type; never 0, which would make arrays of it endless and
@@ -251,6 +259,39 @@ impl PoolLayout {
             chunk_elems: l.member(MPOOL_CHUNK, "elems")?,
             chunk_num_elems: l.member(MPOOL_CHUNK, "num_elems")?,
             elem_header: size(l, MPOOL_ELEM)?,
+        })
+    }
+}
+
+/// Offsets of the worker's endpoints and the requests each keeps that
+/// wait for an answer from the peer (`ucp_ep_ext_gen_t.proto_reqs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EndpointLayout {
+    /// `ucp_worker_t.all_eps`: a ring through each endpoint's
+    /// `ucp_ep_ext_gen_t.ep_list`.
+    pub(crate) all_eps: Member,
+    pub(crate) ep_list: Member,
+    pub(crate) proto_reqs: Member,
+    pub(crate) hlist_ptr: Member,
+    /// `ucs_hlist_link_t.list`, a `ucs_list_link_t`.
+    pub(crate) hlist_list: Member,
+    pub(crate) link_next: Member,
+    pub(crate) link_size: u64,
+    /// `ucp_request_t.send.list`: the request's link in `proto_reqs`.
+    pub(crate) send_list: Member,
+}
+
+impl EndpointLayout {
+    pub(crate) fn of(l: &dyn Layouts) -> Result<EndpointLayout, LayoutError> {
+        Ok(EndpointLayout {
+            all_eps: l.member(WORKER, "all_eps")?,
+            ep_list: l.member(EP_EXT_GEN, "ep_list")?,
+            proto_reqs: l.member(EP_EXT_GEN, "proto_reqs")?,
+            hlist_ptr: l.member(HLIST_HEAD, "ptr")?,
+            hlist_list: l.member(HLIST_LINK, "list")?,
+            link_next: l.member(LIST_LINK, "next")?,
+            link_size: size(l, LIST_LINK)?,
+            send_list: l.member(REQUEST, "send.list")?,
         })
     }
 }

@@ -6,8 +6,9 @@
 //!   tag mask, buffer, length, endpoint).
 //! - [`worker`]: a UCP worker's whole tagged traffic
 //!   ([`read_ucx_worker`]): the receives posted to its expected queues and
-//!   the messages in its unexpected list ([`tag_match`]), and the sends and
-//!   receives of its request pool still in progress ([`pool`]).
+//!   the messages in its unexpected list ([`tag_match`]), the sends and
+//!   receives of its request pool still in progress ([`pool`]), and the
+//!   sends its endpoints keep until their peer answers ([`endpoints`]).
 //! - [`layout`]: every size and offset these ask of the layout source, and
 //!   the list of questions a profile answers; [`flags`]: UCX 1.13's flag
 //!   bits, which no layout source holds.
@@ -17,6 +18,7 @@
 //! (MPICH's in `mpich/ch4_ucx.rs`). It stands on the crate's root (the
 //! target reader, errors) alone, and must not import `mpich/` or `ompi/`.
 
+mod endpoints;
 mod error;
 mod flags;
 mod layout;

@@ -8,8 +8,11 @@ use mpidd_types::TargetAddr;
 use serde::Serialize;
 
 use super::error::UcxError;
-use super::layout::{HeaderLayout, PoolLayout, RequestLayout, TagMatchLayout, UCX_NEEDS};
-use super::{pool, tag_match};
+use super::flags::PTR_MAP_KEY_INDIRECT;
+use super::layout::{
+    EndpointLayout, HeaderLayout, PoolLayout, RequestLayout, TagMatchLayout, UCX_NEEDS,
+};
+use super::{endpoints, pool, tag_match};
 use crate::target::Ctx;
 
 /// What one UCP worker (`ucp_worker_h`) holds of tagged traffic.
@@ -26,8 +29,10 @@ pub struct UcxWorkerQueues {
     /// Messages that arrived before a receive matched them, in arrival
     /// order (`ucp_tag_match_t.unexpected.all`).
     pub unexpected: Vec<UcxUnexpected>,
-    /// Tagged sends not completed, from the worker's request pool, in pool
-    /// order.
+    /// Tagged sends not completed: those of the worker's request pool, in
+    /// pool order, then those only the endpoints' lists of sends awaiting
+    /// their peer's answer hold (requests the MPI library allocated itself,
+    /// such as Open MPI's blocking sends).
     pub sends: Vec<UcxSendRequest>,
     /// Tagged receives not completed, from the worker's request pool, in
     /// pool order: those also in [`posted`](Self::posted) wait for a
@@ -83,8 +88,34 @@ pub struct UcxSender {
     /// The id of the receiver's endpoint to the sender, as the sender
     /// wrote it (`ucp_request_hdr_t.ep_id`).
     pub ep_id: u64,
-    /// The sender's request id (`ucp_request_hdr_t.req_id`).
+    /// The sender's request id (`ucp_request_hdr_t.req_id`): the
+    /// `ucp_request_t.id` of the send waiting in the sender's process.
     pub req_id: u64,
+}
+
+impl UcxSender {
+    /// The address of the sender's `ucp_request_t` in the sender's
+    /// process, when the id is one: UCX's ids are the request's address
+    /// unless its endpoints use indirect ids (peer error handling, or
+    /// `UCX_PROTO_INDIRECT_ID=on`), whose ids have their lowest bit set
+    /// (`ucs_ptr_map_put`, `src/ucs/datastruct/ptr_map.inl`). It ties an
+    /// unexpected message to the send of another process waiting for it.
+    pub fn request(&self) -> Option<TargetAddr> {
+        direct(self.req_id)
+    }
+
+    /// The receiver's own endpoint to the sender (a `ucp_ep_h` of the
+    /// process read, which the MPI library maps to a rank), when the id is
+    /// its address: as for [`request`](Self::request), unless endpoints use
+    /// indirect ids.
+    pub fn endpoint(&self) -> Option<TargetAddr> {
+        direct(self.ep_id)
+    }
+}
+
+/// The address an id of UCX's is, unless it is an indirect one.
+fn direct(id: u64) -> Option<TargetAddr> {
+    (id != 0 && id & PTR_MAP_KEY_INDIRECT == 0).then_some(TargetAddr(id))
 }
 
 /// A message that arrived before any receive matched it.
@@ -128,9 +159,10 @@ pub struct UcxSendRequest {
     /// Synchronous (`UCP_REQUEST_FLAG_SYNC`): it completes only once a
     /// receive matched it.
     pub synchronous: bool,
-    /// How it is sent; UCX 1.13's request does not say whether it went
-    /// eagerly or by rendezvous, so this is `Unknown` with the request's
-    /// flags rather than a guess.
+    /// How it is sent: `Rendezvous` for a send that is not synchronous yet
+    /// waits for its peer's answer (its endpoint lists it, as UCX 1.13 does
+    /// only for rendezvous and synchronous sends); otherwise `Unknown` with
+    /// the request's flags, as UCX's request does not say more.
     pub protocol: UcxProtocol,
 }
 
@@ -215,6 +247,19 @@ pub fn read_ucx_worker(
         }
         Err(e) => out.notes.push(format!(
             "the worker's request pool (sends in progress) is not read: {e}"
+        )),
+    }
+    match EndpointLayout::of(layouts) {
+        Ok(el) => {
+            for answered in endpoints::answered_sends(&ctx, &el, &rl, worker)? {
+                match out.sends.iter_mut().find(|s| s.request == answered.request) {
+                    Some(known) => known.protocol = answered.protocol,
+                    None => out.sends.push(answered),
+                }
+            }
+        }
+        Err(e) => out.notes.push(format!(
+            "the endpoints' sends awaiting an answer are not read: {e}"
         )),
     }
     Ok(out)
