@@ -203,16 +203,22 @@ pub fn ask_ucx_worker_layouts(layouts: &dyn Layouts) {
 }
 
 /// Reads what the UCP worker at `worker` (a `ucp_worker_h`) holds of tagged
-/// traffic: posted receives, unexpected messages, and the requests of its
-/// pool still in progress.
+/// traffic: posted receives, unexpected messages, the requests of its pool
+/// still in progress, and the sends its endpoints keep awaiting an answer.
 ///
-/// Every size and offset comes from `layouts` (UCX's DWARF, or a profile of
-/// its build); UCX's flag bits are UCX 1.13's. Every list is cycle-checked
-/// and bounded by `limits` (`max_list_len` entries per list and in all the
-/// expected queues together, `max_table_entries` pool elements,
-/// `max_record_bytes` per read). A failure names the record and its
-/// address; the headers' or the pool's layouts missing is a note, not a
-/// failure.
+/// The worker is the MPI library's to find (MPICH's
+/// `MPIDI_UCX_global.ctx[vci].worker`, Open MPI's
+/// `ompi_pml_ucx.ucp_worker`). Every size and offset comes from `layouts`
+/// (UCX's DWARF, or a profile of its build, such as the one mpidd ships for
+/// Debian 12's libucp); UCX's flag bits are UCX 1.13's. Every list is
+/// cycle-checked and bounded by `limits` (`max_list_len` entries per list
+/// and in all the expected queues together, `max_table_entries` pool
+/// elements, `max_record_bytes` per read, `max_total_bytes` of pool). A
+/// failure names the record and its address; the headers', the pool's or
+/// the endpoints' layouts missing is a note, not a failure.
+///
+/// `mpihandles/tests/ucx_worker_live.rs` reads a real worker this way,
+/// live and from a core.
 pub fn read_ucx_worker(
     mem: &dyn TargetMemory,
     layouts: &dyn Layouts,
