@@ -14,11 +14,13 @@
 //! the hidden symbols those profiles know, handed to `symbols` through its
 //! `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
 //! build), [`loaded_layouts`] (choosing a source per loaded object),
-//! [`profile_symbols`] (the text form of a profile's hidden symbols),
+//! [`layered_layouts`] (a library's layouts over those of the libraries
+//! loaded beside it, such as UCX), [`profile_symbols`] (the text form of a profile's hidden symbols),
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`layout_error`] and [`whole_type`]. It stands on `dwarf` and `symbols`,
 //! and must not depend on the targets, stacks or decoders above it.
 
+pub(crate) mod layered_layouts;
 pub(crate) mod layout_cache;
 pub(crate) mod layout_error;
 pub(crate) mod layout_profile;
@@ -288,6 +290,29 @@ pub struct LayoutTable {
 impl LayoutTable {
     fn entry(&mut self, type_name: &str) -> &mut TableType {
         self.types.entry(type_name.to_string()).or_default()
+    }
+
+    /// Takes every type of `other` this table does not have, whole: the
+    /// answers of a library loaded beside the one this table describes
+    /// (UCX's under an MPI library's), kept in one table. A type both
+    /// have stays this table's.
+    ///
+    /// ```
+    /// use mpidd_read::{LayoutTable, Layouts};
+    ///
+    /// let mut mpi = LayoutTable::default();
+    /// mpi.add_type("MPIR_Request", 400).add_type("ucp_request_t", 208);
+    /// let mut ucx = LayoutTable::default();
+    /// ucx.add_type("ucp_request_t", 216).add_type("ucp_worker_t", 4096);
+    /// mpi.fill_from(&ucx);
+    /// assert_eq!(mpi.size_of("ucp_request_t").unwrap(), 208);
+    /// assert_eq!(mpi.size_of("ucp_worker_t").unwrap(), 4096);
+    /// ```
+    pub fn fill_from(&mut self, other: &LayoutTable) -> &mut Self {
+        for (name, ty) in &other.types {
+            self.types.entry(name.clone()).or_insert_with(|| ty.clone());
+        }
+        self
     }
 
     /// Adds (or resizes) a type.
