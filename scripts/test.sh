@@ -35,6 +35,9 @@ packages=(
   # build and read through the shipped profile (examples/tests/stock_mpich.rs).
   mpich
   libmpich-dev
+  # UCX's headers: tests/ucx/worker_queues.c, a real UCP worker that the
+  # UCX reader reads live and from a core (mpihandles/tests/ucx_worker_live.rs).
+  libucx-dev
   # Counts the syscalls of a live read (examples/tests/live_table.rs).
   strace
   # The independent C message-queue host (tests/mqs_host/c_host.c) reads
