@@ -257,10 +257,19 @@ pub fn read_ucx_worker(
     }
     match EndpointLayout::of(layouts) {
         Ok(el) => {
+            let mut known: std::collections::HashMap<TargetAddr, usize> = out
+                .sends
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.request, i))
+                .collect();
             for answered in endpoints::answered_sends(&ctx, &el, &rl, worker)? {
-                match out.sends.iter_mut().find(|s| s.request == answered.request) {
-                    Some(known) => known.protocol = answered.protocol,
-                    None => out.sends.push(answered),
+                match known.get(&answered.request) {
+                    Some(&i) => out.sends[i].protocol = answered.protocol,
+                    None => {
+                        known.insert(answered.request, out.sends.len());
+                        out.sends.push(answered);
+                    }
                 }
             }
         }
