@@ -556,3 +556,81 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
         _ => assert_eq!(total_operations(q), 0, "{q:#}"),
     }
 }
+
+/// What tests/mpich/self_pending.c left pending, on CH4's self path: its
+/// tag-5 send of 7 ints from `sendbuf` (pending, and the message waiting
+/// at this same process), and its tag-6 receive of 9 ints into `recvbuf`,
+/// all on MPI_COMM_WORLD of one rank, peer rank 0, read from MPICH's own
+/// fields. The buffers' addresses are the program's READY line's.
+pub fn check_self_pending(q: &Value, ready: &str) {
+    let words: Vec<&str> = ready.split_whitespace().collect();
+    let address = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).unwrap();
+    let (sendbuf, recvbuf) = (address(words[3]), address(words[4]));
+    assert_eq!(q["global_rank"], 0);
+    let world = comm(q, "MPI_COMM_WORLD");
+    assert_eq!(world["size"], 1, "{world:#}");
+    let envelope = |o: &Value| {
+        assert_eq!(o["status"], "pending", "{o:#}");
+        (
+            o["desired_local_rank"].as_i64(),
+            o["desired_global_rank"].as_i64(),
+            o["desired_tag"].as_i64(),
+            o["tag_wild"].as_bool(),
+            o["desired_length"].as_i64(),
+            o["buffer"].as_u64(),
+        )
+    };
+    let sends = ops(world, "pending_sends");
+    assert_eq!(sends.len(), 1, "{world:#}");
+    assert_eq!(
+        envelope(&sends[0]),
+        (
+            Some(0),
+            Some(0),
+            Some(5),
+            Some(false),
+            Some(7 * 4),
+            Some(sendbuf)
+        ),
+        "{:#}",
+        sends[0]
+    );
+    let receives = ops(world, "pending_receives");
+    assert_eq!(receives.len(), 1, "{world:#}");
+    assert_eq!(
+        envelope(&receives[0]),
+        (
+            Some(0),
+            Some(0),
+            Some(6),
+            Some(false),
+            Some(9 * 4),
+            Some(recvbuf)
+        ),
+        "{:#}",
+        receives[0]
+    );
+    let unexpected = ops(world, "unexpected_messages");
+    assert_eq!(unexpected.len(), 1, "{world:#}");
+    assert_eq!(
+        envelope(&unexpected[0]),
+        (
+            Some(0),
+            Some(0),
+            Some(5),
+            Some(false),
+            Some(7 * 4),
+            Some(sendbuf)
+        ),
+        "the send, waiting for this process's own receive: {:#}",
+        unexpected[0]
+    );
+    assert_eq!(total_operations(q), 3, "{q:#}");
+    let diagnostics = q["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| !d.as_str().unwrap().starts_with("a pending")),
+        "every request placed: {diagnostics:#?}"
+    );
+}

@@ -16,7 +16,11 @@
 //!   communicator, source and tag are in UCX's tag (`ucp_request_t`'s
 //!   `recv.tag.tag` and `recv.tag.tag_mask`), readable only when UCX's
 //!   types are in the layout source. Without them each such receive is
-//!   still reported, in the diagnostics, saying what is missing.
+//!   still reported, in the diagnostics, saying what is missing;
+//! - CH4's self path (`ch4_self.c`), for every message on a communicator
+//!   of one rank: its own queues, with the envelope in `dev.ch4.self`,
+//!   also found in the request pools and told from the netmod's requests
+//!   by `MPIR_Request.comm` (`self_messages`).
 //!
 //! Every offset comes from the library's types through the layout source;
 //! world ranks come from the communicator's group, else from CH4's rank
@@ -27,8 +31,10 @@
 //!
 //! The folder, one file per place: `layout` (the members asked),
 //! `communicators` (the list or the pool, and the rank maps), `mpidig`
-//! (the MPIDIG lists), `sends` (the send queue) and `netmod` (the requests
-//! the UCX netmod took, read from UCX's own requests). This file holds the
+//! (the MPIDIG lists), `sends` (the send queue), `netmod` (the requests
+//! of the pools: those the UCX netmod took, read from UCX's own requests,
+//! and the others) and `self_messages` (which path a request is on, and
+//! the self path's messages). This file holds the
 //! decoder and puts one reading together. It stands on `mpich::common`,
 //! the decoder trait and error, and `mpihandles` (pools, rank maps, UCX
 //! requests); only `mpich` imports it, and nothing here imports CH3's
@@ -38,6 +44,7 @@ mod communicators;
 mod layout;
 mod mpidig;
 mod netmod;
+mod self_messages;
 mod sends;
 
 use std::collections::HashSet;
@@ -229,13 +236,21 @@ impl QueueDecoder for MpichCh4 {
                             limits,
                             &mut types_cache,
                             &mut seen,
-                            &mut sends,
+                            (types, &mut sends),
                         )?;
                         Some(sends)
                     }
                     _ => None,
                 };
-                let pools = self.netmod_operations(target, mem, types, &comms, limits, &seen);
+                let pools = self.netmod_operations(
+                    target,
+                    mem,
+                    types,
+                    &comms,
+                    limits,
+                    &seen,
+                    &mut types_cache,
+                );
                 Ok((comms, posted, unexpected, sends, pools))
             },
         )?;
@@ -266,6 +281,10 @@ impl QueueDecoder for MpichCh4 {
         let mut posted = posted;
         for (list, netmod) in posted.iter_mut().zip(pools.receives) {
             list.extend(netmod);
+        }
+        let mut unexpected = unexpected;
+        for (list, own) in unexpected.iter_mut().zip(pools.unexpected) {
+            list.extend(own);
         }
         let sends = (sends.is_some() || sends_readable).then(|| {
             let mut sends = sends.unwrap_or_else(|| vec![Vec::new(); comms.len()]);
