@@ -108,8 +108,8 @@ pub use model::{
 pub use mpich::handle_bits as mpich_handle_bits;
 pub use mpich::{
     ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
-    live_mpich_objects, mpich_missing_layouts, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
-    LiveObject, Mpich, UcxOperation,
+    live_mpich_objects, mpich_missing_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive,
+    ucx_send, ucx_world_ranks_by_endpoint, LiveObject, Mpich, MpichUcxTag, UcxOperation,
 };
 pub use ucx::{ucx_layouts_missing, UcxError};
 // Defined in mpidd-read; re-exported because they appear in this crate's

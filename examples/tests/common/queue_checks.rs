@@ -625,6 +625,11 @@ pub fn check_self_pending(q: &Value, ready: &str) {
         "the send, waiting for this process's own receive: {:#}",
         unexpected[0]
     );
+    assert_eq!(
+        unexpected[0]["protocol"], "self_send",
+        "{:#}",
+        unexpected[0]
+    );
     assert_eq!(total_operations(q), 3, "{q:#}");
     let diagnostics = q["diagnostics"].as_array().unwrap();
     assert!(

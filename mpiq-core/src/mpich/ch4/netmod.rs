@@ -281,7 +281,7 @@ impl MpichCh4 {
                 ));
                 return Ok((None, op));
             }
-            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
+            Err(e) => return Err(ucx_failure(e)),
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
@@ -331,7 +331,7 @@ impl MpichCh4 {
                 ));
                 return Ok((None, op));
             }
-            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
+            Err(e) => return Err(ucx_failure(e)),
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
@@ -374,5 +374,14 @@ impl MpichCh4 {
             )),
         }
         Ok((Some(index), op))
+    }
+}
+
+/// A failure to read UCX's request, other than its types missing (which
+/// each caller says in its own terms).
+pub(super) fn ucx_failure(e: mpihandles::UcxError) -> DecodeError {
+    match e {
+        mpihandles::UcxError::Read(e) => e.into(),
+        e => DecodeError::unsupported(format!("UCX's request: {e}")),
     }
 }

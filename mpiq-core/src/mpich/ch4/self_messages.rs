@@ -27,7 +27,7 @@ use mpidd_types::TargetAddr;
 use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
 use crate::list_walk::at;
-use crate::model::{OperationStatus, PendingOperation};
+use crate::model::{OperationStatus, PendingOperation, Protocol};
 use crate::mpich::common::{posted_receive, CommInfo, TypeSizes};
 use crate::target_read::{read_int, Record};
 use mpidd_read::TargetMemory;
@@ -178,6 +178,7 @@ impl SelfMessage {
         PendingOperation {
             buffer: self.buffer,
             extra_text: extra,
+            protocol: Some(Protocol::SelfSend),
             ..PendingOperation::message(status, (0, comm.world_of(0)), self.tag, self.length)
         }
     }

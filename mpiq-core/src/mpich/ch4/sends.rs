@@ -149,7 +149,7 @@ impl MpichCh4 {
         match mpihandles::ucx_send(mem, types, ucp) {
             Ok(u) => Ok(Some((u.buffer, u.length as i64))),
             Err(mpihandles::UcxError::Layouts(_)) => Ok(None),
-            Err(mpihandles::UcxError::Read(e)) => Err(e.into()),
+            Err(e) => Err(super::netmod::ucx_failure(e)),
         }
     }
 }
