@@ -208,9 +208,10 @@ impl MpichCh4 {
                     self.netmod_send(status, ucp, comms, endpoints, (mem, types, limits))?
                 };
                 match op {
-                    (Some(ci), op) if receive => found.receives[ci].push(op),
-                    (Some(ci), op) => found.sends[ci].push(op),
-                    (None, op) => found.unplaced.push(format!(
+                    None => {}
+                    Some((Some(ci), op)) if receive => found.receives[ci].push(op),
+                    Some((Some(ci), op)) => found.sends[ci].push(op),
+                    Some((None, op)) => found.unplaced.push(format!(
                         "a pending {what} {} UCX (MPIR_Request at {}) whose communicator is \
                          unknown: {}",
                         if receive { "posted to" } else { "handed to" },
@@ -255,7 +256,8 @@ impl MpichCh4 {
     }
 
     /// A receive the netmod took, with the index of its communicator when
-    /// known: MPICH 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
+    /// known (`None` for a receive of a collective's, like CH3's decoder
+    /// leaves them out): MPICH 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
     /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
     /// communicator comes from the context id of UCX's tag.
     fn netmod_receive(
@@ -265,12 +267,12 @@ impl MpichCh4 {
         status: OperationStatus,
         ucp: TargetAddr,
         comms: &[CommInfo],
-    ) -> Result<(Option<usize>, PendingOperation), DecodeError> {
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
         let mut op = PendingOperation::unknown(status);
         if ucp.0 == 0 {
             op.extra_text
                 .push("posted to UCX; its UCX request pointer is NULL".to_string());
-            return Ok((None, op));
+            return Ok(Some((None, op)));
         }
         let u = match mpihandles::ucx_receive(mem, types, ucp) {
             Ok(u) => u,
@@ -279,18 +281,21 @@ impl MpichCh4 {
                     "posted to UCX: communicator, source, tag and buffer are in UCX's request at \
                      {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
-                return Ok((None, op));
+                return Ok(Some((None, op)));
             }
             Err(e) => return Err(ucx_failure(e)),
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
         let Some(index) = comms.iter().position(|c| c.recvcontext_id == u.context_id) else {
+            if collective(comms, u.context_id, |c| c.recvcontext_id) {
+                return Ok(None);
+            }
             op.extra_text.push(format!(
                 "posted to UCX with context id {}, which is no communicator's",
                 u.context_id
             ));
-            return Ok((None, op));
+            return Ok(Some((None, op)));
         };
         if let Some(rank) = u.rank {
             op.desired_local_rank = rank;
@@ -301,11 +306,11 @@ impl MpichCh4 {
             None => op.tag_wild = true,
         }
         op.extra_text.push("posted to UCX".to_string());
-        Ok((Some(index), op))
+        Ok(Some((Some(index), op)))
     }
 
     /// A send the netmod took, with the index of its communicator when
-    /// known. UCX's tag gives the communicator (the context id the send
+    /// known (`None` for a send of a collective's). UCX's tag gives the communicator (the context id the send
     /// uses) and the tag; the destination is the rank whose endpoint the
     /// send uses, in CH4's address vector.
     fn netmod_send(
@@ -315,12 +320,12 @@ impl MpichCh4 {
         comms: &[CommInfo],
         endpoints: &Endpoints,
         (mem, types, limits): (&dyn TargetMemory, &dyn Layouts, &Limits),
-    ) -> Result<(Option<usize>, PendingOperation), DecodeError> {
+    ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
         let mut op = PendingOperation::unknown(status);
         if ucp.0 == 0 {
             op.extra_text
                 .push("sent through UCX; its UCX request pointer is NULL".to_string());
-            return Ok((None, op));
+            return Ok(Some((None, op)));
         }
         let u = match mpihandles::ucx_send(mem, types, ucp) {
             Ok(u) => u,
@@ -329,7 +334,7 @@ impl MpichCh4 {
                     "sent through UCX: communicator, tag, buffer and length are in UCX's \
                      request at {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
-                return Ok((None, op));
+                return Ok(Some((None, op)));
             }
             Err(e) => return Err(ucx_failure(e)),
         };
@@ -339,11 +344,14 @@ impl MpichCh4 {
         op.desired_tag = u.tag.unwrap_or(-1);
         op.actual_tag = op.desired_tag;
         let Some(index) = comms.iter().position(|c| c.context_id == u.context_id) else {
+            if collective(comms, u.context_id, |c| c.context_id) {
+                return Ok(None);
+            }
             op.extra_text.push(format!(
                 "sent through UCX with context id {}, which is no communicator's",
                 u.context_id
             ));
-            return Ok((None, op));
+            return Ok(Some((None, op)));
         };
         let ep = u.endpoint.unwrap_or(0);
         let endpoints = endpoints.get_or_init(|| {
@@ -373,7 +381,7 @@ impl MpichCh4 {
                  unknown: {e}"
             )),
         }
-        Ok((Some(index), op))
+        Ok(Some((Some(index), op)))
     }
 }
 
@@ -385,3 +393,18 @@ pub(super) fn ucx_failure(e: mpihandles::UcxError) -> DecodeError {
         e => DecodeError::unsupported(format!("UCX's request: {e}")),
     }
 }
+
+/// Whether `context` is that of a communicator's collectives: MPICH sends
+/// them with the context id plus `MPIR_CONTEXT_INTRA_COLL` (1,
+/// `src/include/mpir_contextid.h`), point-to-point messages plus 0. The
+/// queues a debugger shows are the application's point-to-point ones, as
+/// CH3's decoder shows them.
+pub(super) fn collective(comms: &[CommInfo], context: i64, id: impl Fn(&CommInfo) -> i64) -> bool {
+    comms
+        .iter()
+        .any(|c| id(c).checked_add(CONTEXT_COLL_OFFSET) == Some(context))
+}
+
+/// `MPIR_CONTEXT_INTRA_COLL` and `MPIR_CONTEXT_INTER_COLL`
+/// (`src/include/mpir_contextid.h`).
+const CONTEXT_COLL_OFFSET: i64 = 1;
