@@ -390,6 +390,15 @@ impl MpichCh4 {
 pub(super) fn ucx_failure(e: mpihandles::UcxError) -> DecodeError {
     match e {
         mpihandles::UcxError::Read(e) => e.into(),
+        mpihandles::UcxError::Corrupt {
+            record,
+            addr,
+            reason,
+        } => DecodeError::Corrupt {
+            what: record,
+            addr,
+            reason,
+        },
         e => DecodeError::unsupported(format!("UCX's request: {e}")),
     }
 }
