@@ -456,11 +456,12 @@ pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
 }
 
 /// What tests/mpich/queues.c posted, read from Debian's own stripped MPICH
-/// through the shipped profile (docs/stock-mpich.md): the communicators
-/// from their pool, and every receive and send handed to UCX from the
-/// request pool, decoded through UCX's request (a send's destination
-/// through its endpoint). Unexpected messages stay
-/// in UCX's worker, out of reach (docs/ch4.md).
+/// through the shipped profiles, MPICH's and UCX's (docs/stock-mpich.md):
+/// the communicators from their pool, every receive and send handed to UCX
+/// from the request pool, decoded through UCX's request (a send's
+/// destination through its endpoint), and the unexpected messages from
+/// UCX's worker (docs/ch4.md): rank 1's two small ones at rank 0, eager,
+/// and rank 2's 1 MiB at rank 3, rendezvous.
 pub fn check_rank_stock(rank: i64, q: &Value) {
     assert!(
         q["source"].as_str().unwrap().contains("ch4:ucx"),
@@ -519,20 +520,41 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
             })
             .collect()
     };
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| !d.starts_with("unexpected messages, which only UCX's worker keeps")),
+        "UCX's worker read: {diagnostics:#?}"
+    );
+    // (source, world source, tag, bytes, protocol) of each unexpected
+    // message.
+    let unexpected = |c: &Value| -> Vec<(i64, i64, i64, i64, String)> {
+        ops(c, "unexpected_messages")
+            .iter()
+            .map(|o| {
+                assert_eq!(o["tag_wild"], false, "{o:#}");
+                (
+                    o["desired_local_rank"].as_i64().unwrap(),
+                    o["desired_global_rank"].as_i64().unwrap(),
+                    o["desired_tag"].as_i64().unwrap(),
+                    o["desired_length"].as_i64().unwrap(),
+                    o["protocol"].as_str().unwrap_or("none").to_string(),
+                )
+            })
+            .collect()
+    };
     let ints = |n: i64| n * 4;
-    for c in [world, dup, split] {
-        assert_eq!(
-            ops(c, "unexpected_messages").len(),
-            0,
-            "UCX keeps unexpected messages: {c:#}"
-        );
-    }
+    let eager = || "eager".to_string();
     match rank {
         0 => {
             assert_eq!(receives(world), vec![(1, 1, 11, ints(10))]);
             assert_eq!(receives(dup), vec![(-1, -1, 22, ints(20))]);
             assert_eq!(receives(split), vec![(1, 2, -1, ints(30))]);
-            assert_eq!(total_operations(q), 3, "{q:#}");
+            // Rank 1's MPI_Send and MPI_Isend, which rank 0 probed.
+            assert_eq!(unexpected(world), vec![(1, 1, 99, ints(5), eager())]);
+            assert_eq!(unexpected(dup), vec![(1, 1, 44, ints(3), eager())]);
+            assert_eq!(unexpected(split), vec![]);
+            assert_eq!(total_operations(q), 5, "{q:#}");
         }
         1 => {
             // The eager MPI_Isend (tag 44 on the dup) may be done before
@@ -550,6 +572,15 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
                 ),
                 (Some(3), Some(3)),
                 "the destination, from UCX's endpoint in CH4's address vector"
+            );
+            assert_eq!(total_operations(q), 1, "{q:#}");
+        }
+        3 => {
+            // Rank 2's 1 MiB, too large for UCX's eager protocol: only its
+            // request to send came.
+            assert_eq!(
+                unexpected(world),
+                vec![(2, 2, 33, ints(1 << 18), "rendezvous".to_string())]
             );
             assert_eq!(total_operations(q), 1, "{q:#}");
         }

@@ -46,6 +46,7 @@ mod mpidig;
 mod netmod;
 mod self_messages;
 mod sends;
+mod ucx_unexpected;
 
 use std::collections::HashSet;
 
@@ -155,6 +156,7 @@ impl MpichCh4 {
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
         mpihandles::ask_ucx_layouts(layouts);
+        mpihandles::ask_ucx_worker_layouts(layouts);
         mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
 
@@ -206,7 +208,7 @@ impl QueueDecoder for MpichCh4 {
         let types = target.layouts();
         let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
-        let (comms, posted, unexpected, sends, pools) = read_consistently(
+        let (comms, posted, unexpected, sends, (pools, ucx)) = read_consistently(
             || self.sequence(mem),
             |seq| {
                 let comms = self
@@ -251,10 +253,12 @@ impl QueueDecoder for MpichCh4 {
                     &seen,
                     &mut types_cache,
                 );
-                Ok((comms, posted, unexpected, sends, pools))
+                let ucx = self.ucx_unexpected(target, mem, types, &comms, limits);
+                Ok((comms, posted, unexpected, sends, (pools, ucx)))
             },
         )?;
         let mut notes = pools.unplaced;
+        notes.extend(ucx.notes);
         let sends_readable = pools.sends_readable && pools.error.is_none();
         notes.extend(pools.error);
         match (&sends, sends_readable) {
@@ -283,8 +287,13 @@ impl QueueDecoder for MpichCh4 {
             list.extend(netmod);
         }
         let mut unexpected = unexpected;
-        for (list, own) in unexpected.iter_mut().zip(pools.unexpected) {
+        for ((list, own), ucx) in unexpected
+            .iter_mut()
+            .zip(pools.unexpected)
+            .zip(ucx.unexpected)
+        {
             list.extend(own);
+            list.extend(ucx);
         }
         let sends = (sends.is_some() || sends_readable).then(|| {
             let mut sends = sends.unwrap_or_else(|| vec![Vec::new(); comms.len()]);
