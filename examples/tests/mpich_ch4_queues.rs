@@ -9,9 +9,10 @@
 //! (`MPIDI_CH4_DIRECT_NETMOD`, `src/mpid/ch4/subconfigure.m4`): every
 //! message goes through UCX, with or without `MPIR_CVAR_NOLOCAL=1`. A
 //! receive is then an `MPIR_Request` of the pools whose communicator,
-//! source and tag are only in UCX's request; UCX's types are not in this
-//! process (Debian's UCX is stripped), so each of rank 0's three receives
-//! must be reported as such, no more and no fewer.
+//! source and tag are only in UCX's request, and an unexpected message is
+//! only in UCX's worker. Debian's UCX is stripped: its types come from the
+//! profile mpidd ships for it, layered under this build's DWARF, and every
+//! receive, send and unexpected message must be read whole.
 
 mod common;
 
