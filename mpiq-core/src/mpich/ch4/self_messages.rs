@@ -132,10 +132,10 @@ impl SelfMessage {
     /// (`MPIDI_Self_irecv` ignores it): the one rank there is, 0, is the
     /// only one it can match.
     pub(super) fn receive(&self, status: OperationStatus, comm: &CommInfo) -> PendingOperation {
+        // The interface carries five lines of 63 characters each.
         let mut extra = vec![
-            "on CH4's self path (a communicator of one rank): the source is rank 0, which \
-             CH4 does not record"
-                .to_string(),
+            "on CH4's self path (a communicator of one rank)".to_string(),
+            "the source is rank 0, which CH4 does not record".to_string(),
         ];
         extra.extend(self.notes.iter().cloned());
         PendingOperation {
@@ -170,10 +170,11 @@ impl SelfMessage {
         comm: &CommInfo,
         request: TargetAddr,
     ) -> PendingOperation {
-        let mut extra = vec![format!(
-            "sent by this process to itself on CH4's self path (MPIR_Request at {request}): \
-             the data is still in the sender's buffer"
-        )];
+        let mut extra = vec![
+            "sent by this process to itself on CH4's self path".to_string(),
+            format!("MPIR_Request at {request}"),
+            "its data is still in the sender's buffer".to_string(),
+        ];
         extra.extend(self.notes.iter().cloned());
         PendingOperation {
             buffer: self.buffer,

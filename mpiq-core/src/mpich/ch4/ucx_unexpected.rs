@@ -113,28 +113,30 @@ fn unexpected_message(
     comm: &CommInfo,
 ) -> PendingOperation {
     let length = m.length.map_or(-1, |l| l as i64);
+    // The interface carries five lines of 63 characters each.
     let (protocol, synchronous, how) = match m.protocol {
-        UcxProtocol::Eager => (Some(Protocol::Eager), Some(false), "eager"),
+        UcxProtocol::Eager => (Some(Protocol::Eager), Some(false), "eager".to_string()),
         UcxProtocol::EagerSync => (
             Some(Protocol::Eager),
             Some(true),
-            "eager, synchronous: the sender waits for the match",
+            "eager and synchronous: its sender waits".to_string(),
         ),
         UcxProtocol::Rendezvous => (
             Some(Protocol::Rendezvous),
             None,
-            "rendezvous: the data waits at the sender",
+            "rendezvous: the data waits at the sender".to_string(),
         ),
-        UcxProtocol::Unknown(_) => (None, None, "protocol unknown"),
+        UcxProtocol::Unknown(flags) => (
+            None,
+            None,
+            format!("protocol unknown: descriptor flags {flags:#x}"),
+        ),
     };
     let eager = matches!(m.protocol, UcxProtocol::Eager | UcxProtocol::EagerSync);
-    let mut extra = vec![format!(
-        "in UCX's worker (ucp_recv_desc_t at {}): {how}",
-        m.descriptor
-    )];
-    if let UcxProtocol::Unknown(flags) = m.protocol {
-        extra.push(format!("the descriptor's flags are {flags:#x}"));
-    }
+    let mut extra = vec![
+        format!("in UCX's worker: ucp_recv_desc_t at {}", m.descriptor),
+        how,
+    ];
     if m.length.is_none() {
         extra.push("its length is unknown (see the notes)".to_string());
     }
