@@ -429,14 +429,13 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
         "{}",
         q["source"]
     );
+    let diagnostics = q["diagnostics"].as_array().unwrap();
+    let note = "MPIR_All_communicators is missing";
     assert!(
-        q["diagnostics"]
-            .as_array()
-            .unwrap()
+        diagnostics
             .iter()
-            .any(|d| d.as_str().unwrap().starts_with("MPIR_All_communicators is missing")),
-        "{:#?}",
-        q["diagnostics"]
+            .any(|d| d.as_str().unwrap().starts_with(note)),
+        "{diagnostics:#?}"
     );
     check_queues_ucx(rank, q, "");
 }
