@@ -155,8 +155,9 @@ impl MpichCh4 {
     /// whose questions are asked as it meets each object.
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
+        // UCX's worker is described by UCX's own profile, which layers
+        // under the MPI library's: its questions are not asked here.
         mpihandles::ask_ucx_layouts(layouts);
-        mpihandles::ask_ucx_worker_layouts(layouts);
         mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
 
