@@ -23,9 +23,11 @@
 # - UCX's request: a receive or send MPICH hands to UCX is described only in
 #   UCX's own `ucp_request_t`, and Debian's libucp.so.0 is stripped. Its
 #   layout comes the same way from Debian's UCX source (ucx 1.13.1-1),
-#   configured with debian/rules' options, in a tree kept in
-#   ~/.cache/mpidd/debian-ucx (MPIDD_DEBIAN_UCX_TREE); the profile then
-#   holds only for that libucp build too.
+#   configured with debian/rules' options by scripts/debian-ucx-tree.sh in
+#   a tree kept in ~/.cache/mpidd/debian-ucx (MPIDD_DEBIAN_UCX_TREE); the
+#   profile then holds only for that libucp build too. UCX's worker (its
+#   unexpected messages) is described by UCX's own profile
+#   (scripts/write-ucx-profile.sh), which layers under this one.
 #
 # The real-job test (examples/tests/stock_mpich.rs) reads a job of
 # Debian's MPICH through the shipped profile and fails if it is wrong.
@@ -44,37 +46,13 @@ tree="$(bash scripts/rebuild-debian-mpich.sh --configured-tree | tail -n 1)"
 
 # shellcheck source=lib/debian-source.sh
 . scripts/lib/debian-source.sh
+# scripts/lib/stock-symbols.py reads ELF files with pyelftools.
+ensure_packages python3-pyelftools
 ucx_version=1.13.1-1
 stock_ucp=/usr/lib/x86_64-linux-gnu/libucp.so.0.0.0
-ensure_packages libucx0
-[ "$(dpkg-query -W -f='${Version}' libucx0)" = "$ucx_version" ] || {
-  echo "error: libucx0 is not $ucx_version, which this profile is made for" >&2
-  exit 1
-}
-ucx_top="${MPIDD_DEBIAN_UCX_TREE:-$HOME/.cache/mpidd/debian-ucx}"
-ucx_tree="$ucx_top/ucx-1.13.1"
-# debian/rules' configure options (dh_auto_configure adds the paths).
-ucx_options="--enable-mt --with-verbs --disable-backtrace-detail --disable-logging --enable-devel-headers --enable-examples --enable-cma"
-if [ "$(cat "$ucx_tree/.mpidd-configured" 2>/dev/null)" != "$ucx_version $ucx_options" ]; then
-  ensure_deb_src
-  ensure_packages dpkg-dev build-essential libtool autoconf automake pkg-config \
-    libnuma-dev libibverbs-dev librdmacm-dev
-  rm -rf "$ucx_top"
-  mkdir -p "$ucx_top"
-  (cd "$ucx_top" && apt-get source -q "ucx=$ucx_version" >"$ucx_top/source.log" 2>&1) || {
-    cat "$ucx_top/source.log" >&2
-    echo "error: apt-get source ucx=$ucx_version failed" >&2
-    exit 1
-  }
-  # shellcheck disable=SC2086
-  (cd "$ucx_tree" && nice -n 10 ./autogen.sh && nice -n 10 ./configure --prefix=/usr \
-    $ucx_options CFLAGS="$(dpkg-buildflags --get CFLAGS)") >"$ucx_top/configure.log" 2>&1 || {
-    tail -n 30 "$ucx_top/configure.log" >&2
-    echo "error: configuring UCX failed; its log is $ucx_top/configure.log" >&2
-    exit 1
-  }
-  echo "$ucx_version $ucx_options" >"$ucx_tree/.mpidd-configured"
-fi
+# Debian's UCX source, configured with debian/rules' options
+# (MPIDD_DEBIAN_UCX_TREE, made once by scripts/debian-ucx-tree.sh).
+ucx_tree="$(bash scripts/debian-ucx-tree.sh | tail -n 1)"
 (cd "$ucx_tree/src/ucp" && nice -n 10 make -s core/libucp_la-ucp_request.lo >/dev/null)
 
 # The objects that define the types and globals the decoders read: the
@@ -177,6 +155,7 @@ fi
 types=(
   MPIR_Comm MPIR_Group MPII_Group_pmap_t MPIR_Request MPIDIG_req_ext_t
   MPIDI_CH4_Global_t MPIDI_per_vci_t MPIDI_rank_map_t MPIDI_gpid_t MPIDI_av_table_t MPIDI_av_entry_t
+  MPIDI_UCX_global_t MPIDI_UCX_context_t
   MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
   MPIR_Info MPIR_Op MPIR_Topology MPIR_Win MPIR_Object_alloc_t MPII_Keyval
   MPIR_Grequest_fns MPI_Status MPIR_Process_t ADIOI_FileD MPIR_Handle_common

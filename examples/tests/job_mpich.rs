@@ -7,6 +7,12 @@
 //! our output. A live read must leave every rank running and untraced, even
 //! when `mpidd job` is interrupted or killed in the middle.
 //!
+//! The same five hung jobs also run on Debian's own stripped MPICH
+//! (`ch4:ucx`, read through the shipped profile; the `debian_mpich_*`
+//! tests), with the same cycles, edges and findings: where CH3 keeps a
+//! message in its own queues, ch4:ucx leaves it to UCX, whose requests and
+//! worker (unexpected messages) the decoder reads.
+//!
 //! The jobs' blocked ranks busy-poll, so the tests of this file run one at
 //! a time.
 
@@ -19,11 +25,11 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use common::hung_job::HungJob;
+use common::hung_job::{HangMpi, HungJob};
 use common::job_checks::{
-    chain_location, check_chain_location, check_comms, check_job, check_ring_receives,
-    check_tag_mismatch, check_unexpected_ssend, cycles, edges, job_json, one_at_a_time, pending,
-    Expected, MIB8,
+    chain_location, check_chain_location, check_comms, check_job, check_job_on,
+    check_ring_receives, check_tag_mismatch, check_unexpected_ssend, cycles, edges, job_json,
+    one_at_a_time, pending, Expected, MIB8,
 };
 use common::mpich_job::{mpidd, wait_timeout};
 
@@ -66,13 +72,13 @@ fn head_to_head_ssends_are_a_cycle_of_inferred_sends() {
     }
 }
 
-#[test]
-fn tag_mismatch_is_named() {
-    let _serial = one_at_a_time();
-    // Rank 0 in the barrier waits for rank 1, the one rank that has not
-    // entered it, and rank 1 waits for rank 0's message: a cycle through
-    // the collective, which ranks 2 and 3 wait on from the barrier.
-    let expected = Expected {
+/// tests/mpich/hang_tag.c, on any MPICH: rank 0 in the barrier waits for
+/// rank 1, the one rank that has not entered it, and rank 1 waits for rank
+/// 0's message: a cycle through the collective, which ranks 2 and 3 wait
+/// on from the barrier. MPICH's barrier sends and receives on the
+/// collectives' context, which no queue shows.
+fn tag_mismatch() -> Expected {
+    Expected {
         cycles: vec![vec![0, 1]],
         edges: vec![
             (0, 1, "collective"),
@@ -92,8 +98,13 @@ fn tag_mismatch_is_named() {
             Some("MPI_Barrier"),
             Some("MPI_Barrier"),
         ],
-    };
-    let (_job, live, cores) = check_job("hang_tag", &expected);
+    }
+}
+
+#[test]
+fn tag_mismatch_is_named() {
+    let _serial = one_at_a_time();
+    let (_job, live, cores) = check_job("hang_tag", &tag_mismatch());
     for report in [&live, &cores] {
         check_tag_mismatch(report, 3);
     }
@@ -187,4 +198,80 @@ fn interrupted_or_killed_live_read_lets_every_rank_go() {
     assert_eq!(cycles(&again), vec![vec![0, 3, 2, 1]]);
     assert_eq!(edges(&again), edges(&whole));
     job.assert_running("after the last read");
+}
+
+const DEBIAN_MPICH: HangMpi = HangMpi::DebianMpich;
+
+#[test]
+fn debian_mpich_ring_of_receives_is_one_cycle() {
+    let _serial = one_at_a_time();
+    let (_job, live, cores) = check_job_on(DEBIAN_MPICH, "hang_ring", &Expected::ring());
+    for report in [&live, &cores] {
+        check_ring_receives(report);
+    }
+}
+
+/// Debian's MPICH has no send queue (no debugger support), so the decoder
+/// lists every send of the request pool UCX has not completed, blocking
+/// ones included: each blocked 8 MiB `MPI_Ssend` is a pending send of its
+/// own, as under Open MPI's ob1, and the peer's, a rendezvous request in
+/// UCX's worker, is unexpected at each rank.
+#[test]
+fn debian_mpich_head_to_head_ssends_are_a_cycle_of_pending_sends() {
+    let _serial = one_at_a_time();
+    let expected = Expected::head_to_head("send");
+    let (_job, live, cores) = check_job_on(DEBIAN_MPICH, "hang_ssend", &expected);
+    for report in [&live, &cores] {
+        for (r, peer) in [(0usize, 1i64), (1, 0)] {
+            let sends = pending(report, r, "send");
+            assert!(
+                sends
+                    .iter()
+                    .any(|o| o["peer"] == peer && o["tag"] == 5 && o["length"] == MIB8),
+                "rank {r}'s own send of 8 MiB to {peer}: {sends:?}"
+            );
+            assert!(
+                pending(report, r, "inferred_send").is_empty(),
+                "nothing needs inferring where the send is in memory"
+            );
+            check_unexpected_ssend(report, r, peer);
+        }
+        for r in [2usize, 3] {
+            let recv = pending(report, r, "receive");
+            assert!(
+                recv.iter().any(|o| o["peer"] == 0 && o["tag"] == 9),
+                "rank {r}: {recv:?}"
+            );
+        }
+    }
+}
+
+/// The tag-1 message rank 1 has not received is in its UCX worker's
+/// unexpected list.
+#[test]
+fn debian_mpich_tag_mismatch_is_named() {
+    let _serial = one_at_a_time();
+    let (_job, live, cores) = check_job_on(DEBIAN_MPICH, "hang_tag", &tag_mismatch());
+    for report in [&live, &cores] {
+        check_tag_mismatch(report, 3);
+    }
+}
+
+#[test]
+fn debian_mpich_chain_ends_at_the_rank_that_computes() {
+    let _serial = one_at_a_time();
+    let (job, live, cores) = check_job_on(DEBIAN_MPICH, "hang_chain", &Expected::chain());
+    let location = chain_location(&job);
+    for report in [&live, &cores] {
+        check_chain_location(report, &location);
+    }
+}
+
+#[test]
+fn debian_mpich_cycle_across_three_communicators() {
+    let _serial = one_at_a_time();
+    let (_job, live, cores) = check_job_on(DEBIAN_MPICH, "hang_comms", &Expected::comms());
+    for report in [&live, &cores] {
+        check_comms(report);
+    }
 }

@@ -11,7 +11,7 @@
 mod common;
 
 use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
-use common::queue_checks::{check_rank_stock, native};
+use common::queue_checks::{check_rank_stock, check_self_pending, native};
 
 fn live_and_cores(job: Job) {
     for rank in 0..4 {
@@ -51,4 +51,26 @@ fn debian_mpich_without_local_peers_live_and_from_gcore_cores() {
         &[],
         &[("MPIR_CVAR_NOLOCAL", "1")],
     ));
+}
+
+/// A 1-rank job's messages to itself take CH4's self path, never UCX
+/// (tests/mpich/self_pending.c): they are read from MPICH's own fields,
+/// live and from a gcore core.
+#[test]
+fn debian_mpich_self_messages_live_and_from_a_gcore_core() {
+    let job = Job::start_ranks(
+        &stock_mpich(),
+        1,
+        "stock-mpich-self",
+        "self_pending",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    let pid = job.pid(0).to_string();
+    check_self_pending(&native(&["--pid", &pid]), &job.ready[0]);
+    wait_stopped(job.pid(0));
+    let core = gcore(&job.dir, job.pid(0));
+    check_self_pending(&native(&["--core", core.to_str().unwrap()]), &job.ready[0]);
+    assert_eq!(job.finish(), 0, "the job completes once continued");
 }

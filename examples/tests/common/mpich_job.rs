@@ -123,6 +123,8 @@ pub struct Job {
     pub mpiexec: Child,
     /// (rank, pid), by rank.
     pub ranks: Vec<(i64, i32)>,
+    /// Each rank's READY line, by rank: a program may print more there.
+    pub ready: Vec<String>,
     pub dir: PathBuf,
 }
 
@@ -186,6 +188,19 @@ impl Job {
         args: &[&str],
         env: &[(&str, V)],
     ) -> Job {
+        Self::start_ranks(tools, 4, name, program, launch, args, env)
+    }
+
+    /// [`Job::start_with`] with `n` ranks instead of 4.
+    pub fn start_ranks<V: AsRef<std::ffi::OsStr>>(
+        tools: &Toolchain,
+        n: usize,
+        name: &str,
+        program: &str,
+        launch: &[&str],
+        args: &[&str],
+        env: &[(&str, V)],
+    ) -> Job {
         let dir = super::scratch::fresh_dir(name);
         let exe = dir.join(program);
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
@@ -212,7 +227,7 @@ impl Job {
             String::from_utf8_lossy(&out.stderr)
         );
         let mut mpiexec = Command::new(&tools.mpiexec)
-            .args(["-n", "4"])
+            .args(["-n", &n.to_string()])
             .args(launch)
             .arg(&exe)
             .args(args)
@@ -233,20 +248,25 @@ impl Job {
         let mut job = Job {
             mpiexec,
             ranks: Vec::new(),
+            ready: Vec::new(),
             dir,
         };
-        while job.ranks.len() < 4 {
+        let mut ready = Vec::new();
+        while job.ranks.len() < n {
             let line = rx
                 .recv_timeout(Duration::from_secs(120))
-                .expect("the 4 ranks print READY within 2 minutes");
+                .expect("every rank prints READY within 2 minutes");
             let mut words = line.split_whitespace();
             if words.next() == Some("READY") {
                 let rank = words.next().unwrap().parse().unwrap();
                 let pid = words.next().unwrap().parse().unwrap();
                 job.ranks.push((rank, pid));
+                ready.push((rank, line.clone()));
             }
         }
         job.ranks.sort();
+        ready.sort();
+        job.ready = ready.into_iter().map(|(_, line)| line).collect();
         for &(_, pid) in &job.ranks {
             wait_stopped(pid);
         }

@@ -399,10 +399,12 @@ pub enum Ch4Reader {
     OurLibrary,
 }
 
-/// What tests/mpich/queues.c posted, as far as MPICH keeps it under CH4
-/// with UCX (docs/ch4.md): the communicators and their world ranks, rank
-/// 2's rendezvous send, and rank 0's three receives posted to UCX, which
-/// only the notes can report (their communicator is in UCX's request).
+/// What tests/mpich/queues.c posted, read from the reference CH4 build
+/// (ch4:ucx on Debian's UCX, docs/ch4.md): its own DWARF for MPICH, the
+/// profile of Debian's libucp for UCX, layered under it. Every receive and
+/// send handed to UCX and every unexpected message in UCX's worker, as on
+/// Debian's own MPICH ([`check_queues_ucx`]); the send-queue entries of
+/// this build's debugger support give the sends.
 pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
     let (source, note_prefix) = match reader {
         Ch4Reader::Native => ("ch4:ucx", ""),
@@ -413,78 +415,57 @@ pub fn check_rank_ch4(rank: i64, q: &Value, reader: Ch4Reader) {
         "{}",
         q["source"]
     );
-    let [world, _, _] = queues_communicators(rank, q);
-    let diagnostics: Vec<&str> = q["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_str().unwrap())
-        .collect();
-    let ucx_receives = diagnostics
-        .iter()
-        .filter_map(|d| d.strip_prefix(note_prefix))
-        .filter(|d| d.starts_with("a pending receive posted to UCX"))
-        .count();
-    match rank {
-        0 => {
-            // The three receives rank 0 posted, one entry each.
-            assert_eq!(ucx_receives, 3, "{diagnostics:#?}");
-            assert!(
-                diagnostics
-                    .iter()
-                    .filter_map(|d| d.strip_prefix(note_prefix))
-                    .any(|d| d.starts_with("UCX's types:") && d.contains("ucp_request_t")),
-                "says which types are missing: {diagnostics:#?}"
-            );
-        }
-        2 => {
-            assert_eq!(ucx_receives, 0, "{diagnostics:#?}");
-            let s = ops(world, "pending_sends");
-            assert_eq!(s.len(), 1, "the rendezvous MPI_Isend: {world:#}");
-            assert_eq!(s[0]["status"], "pending", "its receiver has not received");
-            assert_eq!(
-                (
-                    s[0]["desired_local_rank"].as_i64(),
-                    s[0]["desired_global_rank"].as_i64(),
-                    s[0]["desired_tag"].as_i64()
-                ),
-                (Some(3), Some(3), Some(33))
-            );
-        }
-        _ => assert_eq!(ucx_receives, 0, "{diagnostics:#?}"),
-    }
+    check_queues_ucx(rank, q, note_prefix);
 }
 
 /// What tests/mpich/queues.c posted, read from Debian's own stripped MPICH
-/// through the shipped profile (docs/stock-mpich.md): the communicators
-/// from their pool, and every receive and send handed to UCX from the
-/// request pool, decoded through UCX's request (a send's destination
-/// through its endpoint). Unexpected messages stay
-/// in UCX's worker, out of reach (docs/ch4.md).
+/// through the shipped profiles, MPICH's and UCX's (docs/stock-mpich.md):
+/// the communicators from their pool, and the operations as on the
+/// reference CH4 build ([`check_queues_ucx`]), the sends from the request
+/// pool.
 pub fn check_rank_stock(rank: i64, q: &Value) {
     assert!(
         q["source"].as_str().unwrap().contains("ch4:ucx"),
         "{}",
         q["source"]
     );
+    let diagnostics = q["diagnostics"].as_array().unwrap();
+    let note = "MPIR_All_communicators is missing";
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.as_str().unwrap().starts_with(note)),
+        "{diagnostics:#?}"
+    );
+    check_queues_ucx(rank, q, "");
+}
+
+/// What tests/mpich/queues.c leaves pending under ch4:ucx, where every
+/// message goes through UCX: every receive and send handed to UCX, decoded
+/// through UCX's request (a send's destination through its endpoint), and
+/// the unexpected messages from UCX's worker (docs/ch4.md): rank 1's two
+/// small ones at rank 0, eager, and rank 2's 1 MiB at rank 3, rendezvous.
+/// `note_prefix` is what the reader puts before the decoder's notes.
+fn check_queues_ucx(rank: i64, q: &Value, note_prefix: &str) {
     let [world, dup, split] = queues_communicators(rank, q);
     let diagnostics: Vec<&str> = q["diagnostics"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| d.as_str().unwrap())
+        .filter_map(|d| d.strip_prefix(note_prefix))
         .collect();
-    assert!(
-        diagnostics
-            .iter()
-            .any(|d| d.starts_with("MPIR_All_communicators is missing")),
-        "{diagnostics:#?}"
-    );
     assert!(
         diagnostics
             .iter()
             .all(|d| !d.starts_with("a pending") && !d.starts_with("UCX's types")),
         "every operation placed, through UCX's request: {diagnostics:#?}"
+    );
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| !d.starts_with("unexpected messages, which only UCX's worker keeps")),
+        "UCX's worker read: {diagnostics:#?}"
     );
     // (communicator, source or -1, world source or -1, tag or -1 for any,
     // bytes) of each pending receive.
@@ -519,20 +500,35 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
             })
             .collect()
     };
+    // (source, world source, tag, bytes, protocol) of each unexpected
+    // message.
+    let unexpected = |c: &Value| -> Vec<(i64, i64, i64, i64, String)> {
+        ops(c, "unexpected_messages")
+            .iter()
+            .map(|o| {
+                assert_eq!(o["tag_wild"], false, "{o:#}");
+                (
+                    o["desired_local_rank"].as_i64().unwrap(),
+                    o["desired_global_rank"].as_i64().unwrap(),
+                    o["desired_tag"].as_i64().unwrap(),
+                    o["desired_length"].as_i64().unwrap(),
+                    o["protocol"].as_str().unwrap_or("none").to_string(),
+                )
+            })
+            .collect()
+    };
     let ints = |n: i64| n * 4;
-    for c in [world, dup, split] {
-        assert_eq!(
-            ops(c, "unexpected_messages").len(),
-            0,
-            "UCX keeps unexpected messages: {c:#}"
-        );
-    }
+    let eager = || "eager".to_string();
     match rank {
         0 => {
             assert_eq!(receives(world), vec![(1, 1, 11, ints(10))]);
             assert_eq!(receives(dup), vec![(-1, -1, 22, ints(20))]);
             assert_eq!(receives(split), vec![(1, 2, -1, ints(30))]);
-            assert_eq!(total_operations(q), 3, "{q:#}");
+            // Rank 1's MPI_Send and MPI_Isend, which rank 0 probed.
+            assert_eq!(unexpected(world), vec![(1, 1, 99, ints(5), eager())]);
+            assert_eq!(unexpected(dup), vec![(1, 1, 44, ints(3), eager())]);
+            assert_eq!(unexpected(split), vec![]);
+            assert_eq!(total_operations(q), 5, "{q:#}");
         }
         1 => {
             // The eager MPI_Isend (tag 44 on the dup) may be done before
@@ -549,10 +545,102 @@ pub fn check_rank_stock(rank: i64, q: &Value) {
                     s[0]["desired_global_rank"].as_i64()
                 ),
                 (Some(3), Some(3)),
-                "the destination, from UCX's endpoint in CH4's address vector"
+                "the destination"
             );
             assert_eq!(total_operations(q), 1, "{q:#}");
         }
-        _ => assert_eq!(total_operations(q), 0, "{q:#}"),
+        3 => {
+            // Rank 2's 1 MiB, too large for UCX's eager protocol: only its
+            // request to send came.
+            assert_eq!(
+                unexpected(world),
+                vec![(2, 2, 33, ints(1 << 18), "rendezvous".to_string())]
+            );
+            assert_eq!(total_operations(q), 1, "{q:#}");
+        }
+        _ => unreachable!("queues.c runs on 4 ranks"),
     }
+}
+
+/// What tests/mpich/self_pending.c left pending, on CH4's self path: its
+/// tag-5 send of 7 ints from `sendbuf` (pending, and the message waiting
+/// at this same process), and its tag-6 receive of 9 ints into `recvbuf`,
+/// all on MPI_COMM_WORLD of one rank, peer rank 0, read from MPICH's own
+/// fields. The buffers' addresses are the program's READY line's.
+pub fn check_self_pending(q: &Value, ready: &str) {
+    let words: Vec<&str> = ready.split_whitespace().collect();
+    let address = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).unwrap();
+    let (sendbuf, recvbuf) = (address(words[3]), address(words[4]));
+    assert_eq!(q["global_rank"], 0);
+    let world = comm(q, "MPI_COMM_WORLD");
+    assert_eq!(world["size"], 1, "{world:#}");
+    let envelope = |o: &Value| {
+        assert_eq!(o["status"], "pending", "{o:#}");
+        (
+            o["desired_local_rank"].as_i64(),
+            o["desired_global_rank"].as_i64(),
+            o["desired_tag"].as_i64(),
+            o["tag_wild"].as_bool(),
+            o["desired_length"].as_i64(),
+            o["buffer"].as_u64(),
+        )
+    };
+    let sends = ops(world, "pending_sends");
+    assert_eq!(sends.len(), 1, "{world:#}");
+    assert_eq!(
+        envelope(&sends[0]),
+        (
+            Some(0),
+            Some(0),
+            Some(5),
+            Some(false),
+            Some(7 * 4),
+            Some(sendbuf)
+        ),
+        "{:#}",
+        sends[0]
+    );
+    let receives = ops(world, "pending_receives");
+    assert_eq!(receives.len(), 1, "{world:#}");
+    assert_eq!(
+        envelope(&receives[0]),
+        (
+            Some(0),
+            Some(0),
+            Some(6),
+            Some(false),
+            Some(9 * 4),
+            Some(recvbuf)
+        ),
+        "{:#}",
+        receives[0]
+    );
+    let unexpected = ops(world, "unexpected_messages");
+    assert_eq!(unexpected.len(), 1, "{world:#}");
+    assert_eq!(
+        envelope(&unexpected[0]),
+        (
+            Some(0),
+            Some(0),
+            Some(5),
+            Some(false),
+            Some(7 * 4),
+            Some(sendbuf)
+        ),
+        "the send, waiting for this process's own receive: {:#}",
+        unexpected[0]
+    );
+    assert_eq!(
+        unexpected[0]["protocol"], "self_send",
+        "{:#}",
+        unexpected[0]
+    );
+    assert_eq!(total_operations(q), 3, "{q:#}");
+    let diagnostics = q["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| !d.as_str().unwrap().starts_with("a pending")),
+        "every request placed: {diagnostics:#?}"
+    );
 }

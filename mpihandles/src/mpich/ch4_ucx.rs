@@ -48,11 +48,98 @@ pub struct UcxOperation {
 
 /// Asks `layouts` every question this module asks, for a layout profile:
 /// UCX's request, and CH4's address vector only where UCX's request is
-/// described, as it serves nothing else.
+/// described, as it serves nothing else; MPICH's UCX workers.
 pub fn ask_ucx_layouts(layouts: &dyn Layouts) {
     if ucx_layouts_missing(layouts).is_none() {
         let _ = AvLayout::of(layouts);
     }
+    let _ = WorkersLayout::of(layouts);
+}
+
+/// The envelope MPICH packed into a UCX tag (`MPIDI_UCX_init_tag`,
+/// `netmod/ucx/ucx_impl.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MpichUcxTag {
+    /// The context id: the sender's communicator's `context_id` plus the
+    /// context offset (0 for point-to-point, 1 for collectives), which is
+    /// the receiver's `recvcontext_id` (plus the same offset).
+    pub context_id: i64,
+    /// The sender's rank in that communicator.
+    pub rank: i64,
+    /// The MPI tag, with MPICH's error bits (`MPIR_TAG_ERROR_BIT` and
+    /// `MPIR_TAG_PROC_FAILURE_BIT`, the top of MPICH's 31 usable bits) as
+    /// the sender set them: clear on an application's messages.
+    pub tag: i64,
+}
+
+/// The envelope of the UCX tag `tag` as MPICH's UCX netmod builds it: the
+/// context id in the top 16 bits, then `CH4_UCX_RANKBITS` bits of the
+/// sender's rank, the MPI tag below.
+pub fn mpich_ucx_tag(tag: u64) -> MpichUcxTag {
+    let (context_id, rank, tag) = split_tag(tag);
+    MpichUcxTag {
+        context_id,
+        rank,
+        tag,
+    }
+}
+
+/// Where MPICH's UCX netmod keeps its workers: `MPIDI_UCX_global`
+/// (`MPIDI_UCX_global_t`, `netmod/ucx/ucx_types.h`), one UCX context per
+/// VCI in `ctx[MPIDI_CH4_MAX_VCIS]`, `num_vnis` of them in use
+/// (`MPIDI_UCX_init_local`, `ucx_init.c`).
+struct WorkersLayout {
+    ctx: Member,
+    num_vnis: Member,
+    context_size: u64,
+    worker: Member,
+}
+
+impl WorkersLayout {
+    fn of(t: &dyn Layouts) -> Result<WorkersLayout, LayoutError> {
+        Ok(WorkersLayout {
+            ctx: t.member("MPIDI_UCX_global_t", "ctx")?,
+            num_vnis: t.member("MPIDI_UCX_global_t", "num_vnis")?,
+            context_size: t.size_of("MPIDI_UCX_context_t")?,
+            worker: t.member("MPIDI_UCX_context_t", "worker")?,
+        })
+    }
+}
+
+/// The UCP workers (`ucp_worker_h`) MPICH's UCX netmod uses, one per VCI
+/// in use, read from `MPIDI_UCX_global` at `ucx_global`. `num_vnis` is
+/// bounded by the array's length and by [`Limits::max_table_entries`];
+/// a NULL worker (a VCI not set up yet) is left out.
+pub fn mpich_ucx_workers(
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    limits: Limits,
+    ucx_global: TargetAddr,
+) -> Result<Vec<TargetAddr>, UcxError> {
+    let w = WorkersLayout::of(layouts)?;
+    let ctx = Ctx::without_symbols(mem, layouts, limits);
+    let num_vnis = ctx.int(
+        at(ucx_global, w.num_vnis.offset),
+        w.num_vnis.size,
+        "MPIDI_UCX_global.num_vnis",
+    )?;
+    let n = ctx.count(num_vnis, ucx_global, "MPIDI_UCX_global.num_vnis")?;
+    let capacity = w
+        .ctx
+        .array_len
+        .unwrap_or(w.ctx.size / w.context_size.max(1));
+    let mut workers = Vec::new();
+    for vci in 0..n.min(capacity) {
+        let context = at(ucx_global, w.ctx.offset + vci * w.context_size);
+        let worker = ctx.pointer(
+            at(context, w.worker.offset),
+            "MPIDI_UCX_global.ctx[vci].worker",
+        )?;
+        if worker.0 != 0 {
+            workers.push(worker);
+        }
+    }
+    Ok(workers)
 }
 
 /// The three fields of MPICH's UCX tag (`MPIDI_UCX_init_tag`): context

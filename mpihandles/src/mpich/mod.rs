@@ -47,7 +47,8 @@ mod win;
 
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use ch4_ucx::{
-    ask_ucx_layouts, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint, UcxOperation,
+    ask_ucx_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_send,
+    ucx_world_ranks_by_endpoint, MpichUcxTag, UcxOperation,
 };
 pub use pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
 pub use resolver::{mpich_missing_layouts, Mpich};

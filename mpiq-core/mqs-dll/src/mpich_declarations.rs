@@ -185,6 +185,7 @@ pub(crate) static TYPES: &[(&str, &[(&str, Ty)])] = &[
                 Union(&[
                     ("am", Named("MPIDIG_req_t")),
                     ("preq", Named("MPIDI_prequest_t")),
+                    ("self", Named("MPIDI_self_request_t")),
                     (
                         "netmod",
                         Union(&[
@@ -217,6 +218,27 @@ pub(crate) static TYPES: &[(&str, &[(&str, Ty)])] = &[
     ),
     ("MPIDI_prequest_t", &[("rank", Int), ("tag", Int)]),
     ("MPIDI_UCX_request_t", &[("ucp_request", Pointer)]),
+    (
+        "MPIDI_self_request_t",
+        &[
+            ("buf", Pointer),
+            ("count", AINT),
+            ("datatype", Typedef("MPI_Datatype")),
+            ("tag", Int),
+            ("context_id", Int),
+        ],
+    ),
+    (
+        "MPIDI_UCX_global_t",
+        &[
+            (
+                "ctx",
+                Array(&Named("MPIDI_UCX_context_t"), Len::Before("num_vnis")),
+            ),
+            ("num_vnis", Int),
+        ],
+    ),
+    ("MPIDI_UCX_context_t", &[("worker", Pointer)]),
     ("MPIDIG_req_ext_t", &[("status", Exact(8))]),
     (
         "MPIR_Sendq",

@@ -22,6 +22,8 @@ pub(super) struct Layout {
     pub(super) comm_remote_size: Member,
     pub(super) comm_local_size: Member,
     pub(super) comm_kind: Member,
+    /// `MPIR_COMM_KIND__INTRACOMM`'s value, for `MPIDI_is_self_comm`.
+    pub(super) intracomm: i128,
     pub(super) comm_context_id: Member,
     pub(super) comm_recvcontext_id: Member,
     pub(super) comm_local_group: Member,
@@ -52,11 +54,25 @@ pub(super) struct Layout {
     pub(super) ext_status: Member,
     /// `dev.ch4.netmod.ucx.ucp_request`, when the netmod is UCX.
     pub(super) ucx_request: Option<Member>,
+    /// `dev.ch4.self`, CH4's self messages (`MPIDI_self_request_t`).
+    pub(super) self_msg: SelfLayout,
     /// `MPIR_Request_kind_t`'s values for a receive and a send.
     pub(super) kind_recv: i128,
     pub(super) kind_send: Option<i128>,
     pub(super) sendq: Option<SendqLayout>,
     pub(super) datatype_size: Option<(u64, u64)>,
+}
+
+/// `MPIR_Request.dev.ch4.self` (`MPIDI_self_request_t`, `ch4/include/mpidpre.h`):
+/// the envelope of a message on a communicator of one rank, which CH4
+/// keeps in its own queues (`ch4_self.c`) and never hands to a netmod.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SelfLayout {
+    pub(super) buf: Member,
+    pub(super) count: Member,
+    pub(super) datatype: Member,
+    pub(super) tag: Member,
+    pub(super) context: Member,
 }
 
 /// `MPIR_Sendq`, when MPICH was built with debugger support.
@@ -98,6 +114,7 @@ impl Layout {
             comm_remote_size: m(C, "remote_size"),
             comm_local_size: m(C, "local_size"),
             comm_kind: m(C, "comm_kind"),
+            intracomm: 0,
             comm_context_id: m(C, "context_id"),
             comm_recvcontext_id: m(C, "recvcontext_id"),
             comm_local_group: m(C, "local_group"),
@@ -129,6 +146,13 @@ impl Layout {
             am_context: m(R, "dev.ch4.am.u.recv.context_id"),
             ext_status: m("MPIDIG_req_ext_t", "status"),
             ucx_request: t.member(R, "dev.ch4.netmod.ucx.ucp_request").ok(),
+            self_msg: SelfLayout {
+                buf: m(R, "dev.ch4.self.buf"),
+                count: m(R, "dev.ch4.self.count"),
+                datatype: m(R, "dev.ch4.self.datatype"),
+                tag: m(R, "dev.ch4.self.tag"),
+                context: m(R, "dev.ch4.self.context_id"),
+            },
             kind_recv: 0,
             kind_send: None,
             sendq: None,
@@ -144,6 +168,17 @@ impl Layout {
         l.group.pmap_size = size("MPII_Group_pmap_t");
         l.per_vci_size = size("MPIDI_per_vci_t");
         l.req_size = size(R);
+        match t.member_enumerators(C, "comm_kind") {
+            Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_COMM_KIND__INTRACOMM") {
+                Some((_, v)) => l.intracomm = *v,
+                None => missing.push(LayoutError {
+                    type_name: C.to_string(),
+                    member: Some("comm_kind".to_string()),
+                    reason: "its enumeration has no MPIR_COMM_KIND__INTRACOMM".to_string(),
+                }),
+            },
+            Err(e) => missing.push(e),
+        }
         match t.member_enumerators(R, "kind") {
             Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_REQUEST_KIND__RECV") {
                 Some((_, v)) => {

@@ -16,7 +16,11 @@
 //!   communicator, source and tag are in UCX's tag (`ucp_request_t`'s
 //!   `recv.tag.tag` and `recv.tag.tag_mask`), readable only when UCX's
 //!   types are in the layout source. Without them each such receive is
-//!   still reported, in the diagnostics, saying what is missing.
+//!   still reported, in the diagnostics, saying what is missing;
+//! - CH4's self path (`ch4_self.c`), for every message on a communicator
+//!   of one rank: its own queues, with the envelope in `dev.ch4.self`,
+//!   also found in the request pools and told from the netmod's requests
+//!   by `MPIR_Request.comm` (`self_messages`).
 //!
 //! Every offset comes from the library's types through the layout source;
 //! world ranks come from the communicator's group, else from CH4's rank
@@ -27,8 +31,10 @@
 //!
 //! The folder, one file per place: `layout` (the members asked),
 //! `communicators` (the list or the pool, and the rank maps), `mpidig`
-//! (the MPIDIG lists), `sends` (the send queue) and `netmod` (the requests
-//! the UCX netmod took, read from UCX's own requests). This file holds the
+//! (the MPIDIG lists), `sends` (the send queue), `netmod` (the requests
+//! of the pools: those the UCX netmod took, read from UCX's own requests,
+//! and the others) and `self_messages` (which path a request is on, and
+//! the self path's messages). This file holds the
 //! decoder and puts one reading together. It stands on `mpich::common`,
 //! the decoder trait and error, and `mpihandles` (pools, rank maps, UCX
 //! requests); only `mpich` imports it, and nothing here imports CH3's
@@ -38,7 +44,9 @@ mod communicators;
 mod layout;
 mod mpidig;
 mod netmod;
+mod self_messages;
 mod sends;
+mod ucx_unexpected;
 
 use std::collections::HashSet;
 
@@ -147,6 +155,8 @@ impl MpichCh4 {
     /// whose questions are asked as it meets each object.
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
+        // UCX's worker is described by UCX's own profile, which layers
+        // under the MPI library's: its questions are not asked here.
         mpihandles::ask_ucx_layouts(layouts);
         mpihandles::ask_ch4_map_layouts(layouts, "dev.ch4.map");
     }
@@ -199,7 +209,7 @@ impl QueueDecoder for MpichCh4 {
         let types = target.layouts();
         let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
-        let (comms, posted, unexpected, sends, pools) = read_consistently(
+        let (comms, posted, unexpected, sends, (pools, ucx)) = read_consistently(
             || self.sequence(mem),
             |seq| {
                 let comms = self
@@ -229,17 +239,27 @@ impl QueueDecoder for MpichCh4 {
                             limits,
                             &mut types_cache,
                             &mut seen,
-                            &mut sends,
+                            (types, &mut sends),
                         )?;
                         Some(sends)
                     }
                     _ => None,
                 };
-                let pools = self.netmod_operations(target, mem, types, &comms, limits, &seen);
-                Ok((comms, posted, unexpected, sends, pools))
+                let pools = self.netmod_operations(
+                    target,
+                    mem,
+                    types,
+                    &comms,
+                    limits,
+                    &seen,
+                    &mut types_cache,
+                );
+                let ucx = self.ucx_unexpected(target, mem, types, &comms, limits);
+                Ok((comms, posted, unexpected, sends, (pools, ucx)))
             },
         )?;
         let mut notes = pools.unplaced;
+        notes.extend(ucx.notes);
         let sends_readable = pools.sends_readable && pools.error.is_none();
         notes.extend(pools.error);
         match (&sends, sends_readable) {
@@ -266,6 +286,15 @@ impl QueueDecoder for MpichCh4 {
         let mut posted = posted;
         for (list, netmod) in posted.iter_mut().zip(pools.receives) {
             list.extend(netmod);
+        }
+        let mut unexpected = unexpected;
+        for ((list, own), ucx) in unexpected
+            .iter_mut()
+            .zip(pools.unexpected)
+            .zip(ucx.unexpected)
+        {
+            list.extend(own);
+            list.extend(ucx);
         }
         let sends = (sends.is_some() || sends_readable).then(|| {
             let mut sends = sends.unwrap_or_else(|| vec![Vec::new(); comms.len()]);

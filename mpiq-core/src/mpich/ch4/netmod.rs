@@ -1,7 +1,9 @@
-//! The operations CH4 handed to its UCX netmod, which no MPIDIG list or
-//! send queue holds: found in the request pools (through `mpihandles`),
-//! and read from UCX's own requests (`mpihandles::ucx_receive`,
-//! `ucx_send`) when UCX's types are in the layouts. This is where reading
+//! The pending operations of the request pools that no MPIDIG list or
+//! send queue holds (through `mpihandles`): those CH4 handed to its UCX
+//! netmod, read from UCX's own requests (`mpihandles::ucx_receive`,
+//! `ucx_send`) when UCX's types are in the layouts; those of CH4's self
+//! path, read from MPICH's own fields (`self_messages`); and any other,
+//! listed by address only. This is where reading
 //! UCX's queues meets MPICH's; UCX's request reader itself stays in
 //! `mpihandles`.
 
@@ -11,10 +13,11 @@ use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 use mpihandles::{HandleKind, Layouts};
 
+use super::self_messages::Ch4Path;
 use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
 use crate::model::{OperationStatus, PendingOperation};
-use crate::mpich::common::CommInfo;
+use crate::mpich::common::{CommInfo, TypeSizes};
 use crate::target_read::Record;
 use mpidd_read::Target;
 use mpidd_read::TargetMemory;
@@ -28,9 +31,12 @@ type Endpoints = std::cell::OnceCell<Result<HashMap<u64, i64>, String>>;
 pub(super) struct PoolFindings {
     /// Receives that went to the netmod, by communicator index.
     pub(super) receives: Vec<Vec<PendingOperation>>,
-    /// Sends that went to the netmod and no send queue holds, by
-    /// communicator index.
+    /// Sends that went to the netmod or CH4's self path and no send queue
+    /// holds, by communicator index.
     pub(super) sends: Vec<Vec<PendingOperation>>,
+    /// Messages this process sent itself that wait for its own receive
+    /// (CH4's self path), by communicator index.
+    pub(super) unexpected: Vec<Vec<PendingOperation>>,
     /// Operations whose communicator is unknown, described.
     pub(super) unplaced: Vec<String>,
     /// Whether every pending send of the pools was read with its
@@ -53,10 +59,12 @@ impl MpichCh4 {
         comms: &[CommInfo],
         limits: &Limits,
         seen: &HashSet<u64>,
+        sizes: &mut TypeSizes,
     ) -> PoolFindings {
         let mut found = PoolFindings {
             receives: vec![Vec::new(); comms.len()],
             sends: vec![Vec::new(); comms.len()],
+            unexpected: vec![Vec::new(); comms.len()],
             unplaced: Vec::new(),
             sends_readable: false,
             error: None,
@@ -94,46 +102,16 @@ impl MpichCh4 {
                 order,
                 what: "MPIR_Request",
             };
-            match self.netmod_receive(mem, types, &r, comms, seen) {
-                Ok(Some((Some(ci), op))) => {
-                    any = true;
-                    found.receives[ci].push(op)
-                }
-                Ok(Some((None, op))) => {
-                    any = true;
-                    found.unplaced.push(format!(
-                    "a pending receive posted to UCX (MPIR_Request at {}) whose communicator is \
-                     unknown: {}",
-                    r.base,
-                    op.extra_text.join("; ")
-                ))
-                }
-                Ok(None) => {
-                    match self.netmod_send(&r, comms, seen, &endpoints, (mem, types, limits)) {
-                        Ok(Some((Some(ci), op))) => {
-                            any = true;
-                            found.sends[ci].push(op)
-                        }
-                        Ok(Some((None, op))) => {
-                            any = true;
-                            found.unplaced.push(format!(
-                                "a pending send handed to UCX (MPIR_Request at {}) whose \
-                             communicator is unknown: {}",
-                                r.base,
-                                op.extra_text.join("; ")
-                            ))
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            found.error.get_or_insert_with(|| {
-                                format!(
-                                    "a request of the pools at {} could not be read: {e}",
-                                    r.base
-                                )
-                            });
-                        }
-                    }
-                }
+            let read = self.pool_request(
+                &r,
+                comms,
+                seen,
+                &mut found,
+                &endpoints,
+                (mem, types, limits, &mut *sizes),
+            );
+            match read {
+                Ok(netmod) => any |= netmod,
                 Err(e) => {
                     found.error.get_or_insert_with(|| {
                         format!(
@@ -150,23 +128,111 @@ impl MpichCh4 {
         found
     }
 
-    /// A request of the pools of kind `kind` that no list holds, that the
-    /// netmod took and that has not completed: its status, the index of
-    /// its communicator when the request names one, and MPICH's pointer to
-    /// UCX's request. `None` for any other request.
+    /// One request of the pools, put where it belongs: a pending receive or
+    /// send of CH4's self path from its own fields, one the netmod took
+    /// from UCX's request, one of neither by address. Whether it was the
+    /// netmod's.
     #[allow(clippy::type_complexity)]
-    fn netmod_request(
+    fn pool_request(
         &self,
-        mem: &dyn TargetMemory,
         r: &Record<'_>,
-        kind: i128,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
-    ) -> Result<Option<(OperationStatus, Option<usize>, TargetAddr)>, DecodeError> {
+        found: &mut PoolFindings,
+        endpoints: &Endpoints,
+        (mem, types, limits, sizes): (&dyn TargetMemory, &dyn Layouts, &Limits, &mut TypeSizes),
+    ) -> Result<bool, DecodeError> {
         let l = &self.layout;
-        if seen.contains(&r.base.0) || i128::from(int(r, l.req_kind)?) != kind {
-            return Ok(None);
+        let kind = i128::from(int(r, l.req_kind)?);
+        let receive = kind == l.kind_recv;
+        if !receive && Some(kind) != l.kind_send {
+            return Ok(false);
         }
+        let status = self.status(mem, r)?;
+        if status == OperationStatus::Complete {
+            return Ok(false);
+        }
+        let what = if receive { "receive" } else { "send" };
+        match self.request_path(mem, r)? {
+            Ch4Path::SelfQueue(comm) => {
+                let m = self.self_message(mem, r, comm, comms, sizes)?;
+                let Some(ci) = m.comm else {
+                    found.unplaced.push(format!(
+                        "a pending {what} on CH4's self path (MPIR_Request at {}) whose \
+                         communicator (MPIR_Comm at {comm}, context id {}) is not among those \
+                         read",
+                        r.base, m.context
+                    ));
+                    return Ok(false);
+                };
+                if receive {
+                    if !seen.contains(&r.base.0) {
+                        found.receives[ci].push(m.receive(status, &comms[ci]));
+                    }
+                } else {
+                    // A send the send queue holds is listed from there; the
+                    // message waits for this process all the same.
+                    if !seen.contains(&r.base.0) {
+                        found.sends[ci].push(m.send(status, &comms[ci]));
+                    }
+                    found.unexpected[ci].push(m.unexpected(status, &comms[ci], r.base));
+                }
+                Ok(false)
+            }
+            Ch4Path::Unknown(comm) => {
+                if !seen.contains(&r.base.0) {
+                    let name = comms.iter().find(|c| c.addr == comm).map_or_else(
+                        || format!("MPIR_Comm at {comm}"),
+                        |c| format!("`{}`", c.name),
+                    );
+                    found.unplaced.push(format!(
+                        "a pending {what} (MPIR_Request at {}) on communicator {name}, which is \
+                         neither the UCX netmod's (its comm is set) nor CH4's self path's (not a \
+                         communicator of one rank): its kind cannot be told, and its peer, tag \
+                         and length are not read",
+                        r.base
+                    ));
+                }
+                Ok(false)
+            }
+            Ch4Path::Netmod => {
+                if seen.contains(&r.base.0) {
+                    return Ok(false);
+                }
+                let Some(ucp) = self.netmod_request(r, seen)? else {
+                    return Ok(false);
+                };
+                let op = if receive {
+                    self.netmod_receive(mem, types, status, ucp, comms)?
+                } else {
+                    self.netmod_send(status, ucp, comms, endpoints, (mem, types, limits))?
+                };
+                match op {
+                    None => {}
+                    Some((Some(ci), op)) if receive => found.receives[ci].push(op),
+                    Some((Some(ci), op)) => found.sends[ci].push(op),
+                    Some((None, op)) => found.unplaced.push(format!(
+                        "a pending {what} {} UCX (MPIR_Request at {}) whose communicator is \
+                         unknown: {}",
+                        if receive { "posted to" } else { "handed to" },
+                        r.base,
+                        op.extra_text.join("; ")
+                    )),
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// MPICH's pointer to UCX's request, for a pending request the netmod
+    /// took that no list holds; `None` for one of the shared-memory path
+    /// (in a build that has one), or when the netmod is not UCX.
+    fn netmod_request(
+        &self,
+        r: &Record<'_>,
+        seen: &HashSet<u64>,
+    ) -> Result<Option<TargetAddr>, DecodeError> {
+        let l = &self.layout;
         // Requests of the shared-memory path are MPIDIG's: a matched one
         // is no longer pending for a debugger.
         if let Some(local) = l.req_is_local {
@@ -183,44 +249,30 @@ impl MpichCh4 {
         if partner != 0 && seen.contains(&partner) {
             return Ok(None);
         }
-        let status = self.status(mem, r)?;
-        if status == OperationStatus::Complete {
-            return Ok(None);
-        }
         let Some(ucp_member) = l.ucx_request else {
             return Ok(None);
         };
-        let comm_addr = uint(r, l.req_comm)?;
-        let ci = comms
-            .iter()
-            .position(|c| c.addr.0 == comm_addr && comm_addr != 0);
-        Ok(Some((status, ci, TargetAddr(uint(r, ucp_member)?))))
+        Ok(Some(TargetAddr(uint(r, ucp_member)?)))
     }
 
-    /// A receive of the pools that no MPIDIG list holds and that has not
-    /// completed, with the index of its communicator when known: MPICH
-    /// 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
+    /// A receive the netmod took, with the index of its communicator when
+    /// known (`None` for a receive of a collective's, like CH3's decoder
+    /// leaves them out): MPICH 4.0.2's UCX netmod leaves `MPIR_Request.comm` NULL
     /// (`MPIR_Request_create_from_pool` in `MPIDI_UCX_recv`), so the
     /// communicator comes from the context id of UCX's tag.
-    #[allow(clippy::type_complexity)]
     fn netmod_receive(
         &self,
         mem: &dyn TargetMemory,
         types: &dyn Layouts,
-        r: &Record<'_>,
+        status: OperationStatus,
+        ucp: TargetAddr,
         comms: &[CommInfo],
-        seen: &HashSet<u64>,
     ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
-        let Some((status, mut ci, ucp)) =
-            self.netmod_request(mem, r, self.layout.kind_recv, comms, seen)?
-        else {
-            return Ok(None);
-        };
         let mut op = PendingOperation::unknown(status);
         if ucp.0 == 0 {
             op.extra_text
                 .push("posted to UCX; its UCX request pointer is NULL".to_string());
-            return Ok(Some((ci, op)));
+            return Ok(Some((None, op)));
         }
         let u = match mpihandles::ucx_receive(mem, types, ucp) {
             Ok(u) => u,
@@ -229,27 +281,16 @@ impl MpichCh4 {
                     "posted to UCX: communicator, source, tag and buffer are in UCX's request at \
                      {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
-                return Ok(Some((ci, op)));
+                return Ok(Some((None, op)));
             }
-            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
-            Err(mpihandles::UcxError::Corrupt {
-                record,
-                addr,
-                reason,
-            }) => {
-                return Err(DecodeError::Corrupt {
-                    what: record,
-                    addr,
-                    reason,
-                })
-            }
+            Err(e) => return Err(ucx_failure(e)),
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
-        if ci.is_none() {
-            ci = comms.iter().position(|c| c.recvcontext_id == u.context_id);
-        }
-        let Some(index) = ci else {
+        let Some(index) = comms.iter().position(|c| c.recvcontext_id == u.context_id) else {
+            if collective(comms, u.context_id, |c| c.recvcontext_id) {
+                return Ok(None);
+            }
             op.extra_text.push(format!(
                 "posted to UCX with context id {}, which is no communicator's",
                 u.context_id
@@ -265,35 +306,26 @@ impl MpichCh4 {
             None => op.tag_wild = true,
         }
         op.extra_text.push("posted to UCX".to_string());
-        Ok(Some((ci, op)))
+        Ok(Some((Some(index), op)))
     }
 
-    /// A send of the pools that no send queue holds and that has not
-    /// completed, with the index of its communicator when known. UCX's tag
-    /// gives the communicator (the context id the send uses) and the tag;
-    /// the destination is the rank whose endpoint the send uses, in CH4's
-    /// address vector.
-    #[allow(clippy::type_complexity)]
+    /// A send the netmod took, with the index of its communicator when
+    /// known (`None` for a send of a collective's). UCX's tag gives the communicator (the context id the send
+    /// uses) and the tag; the destination is the rank whose endpoint the
+    /// send uses, in CH4's address vector.
     fn netmod_send(
         &self,
-        r: &Record<'_>,
+        status: OperationStatus,
+        ucp: TargetAddr,
         comms: &[CommInfo],
-        seen: &HashSet<u64>,
         endpoints: &Endpoints,
         (mem, types, limits): (&dyn TargetMemory, &dyn Layouts, &Limits),
     ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
-        let Some(kind_send) = self.layout.kind_send else {
-            return Ok(None);
-        };
-        let Some((status, mut ci, ucp)) = self.netmod_request(mem, r, kind_send, comms, seen)?
-        else {
-            return Ok(None);
-        };
         let mut op = PendingOperation::unknown(status);
         if ucp.0 == 0 {
             op.extra_text
                 .push("sent through UCX; its UCX request pointer is NULL".to_string());
-            return Ok(Some((ci, op)));
+            return Ok(Some((None, op)));
         }
         let u = match mpihandles::ucx_send(mem, types, ucp) {
             Ok(u) => u,
@@ -302,30 +334,19 @@ impl MpichCh4 {
                     "sent through UCX: communicator, tag, buffer and length are in UCX's \
                      request at {ucp}, unreadable without UCX's types (ucp_request_t)"
                 ));
-                return Ok(Some((ci, op)));
+                return Ok(Some((None, op)));
             }
-            Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
-            Err(mpihandles::UcxError::Corrupt {
-                record,
-                addr,
-                reason,
-            }) => {
-                return Err(DecodeError::Corrupt {
-                    what: record,
-                    addr,
-                    reason,
-                })
-            }
+            Err(e) => return Err(ucx_failure(e)),
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
         op.actual_length = op.desired_length;
         op.desired_tag = u.tag.unwrap_or(-1);
         op.actual_tag = op.desired_tag;
-        if ci.is_none() {
-            ci = comms.iter().position(|c| c.context_id == u.context_id);
-        }
-        let Some(index) = ci else {
+        let Some(index) = comms.iter().position(|c| c.context_id == u.context_id) else {
+            if collective(comms, u.context_id, |c| c.context_id) {
+                return Ok(None);
+            }
             op.extra_text.push(format!(
                 "sent through UCX with context id {}, which is no communicator's",
                 u.context_id
@@ -360,6 +381,39 @@ impl MpichCh4 {
                  unknown: {e}"
             )),
         }
-        Ok(Some((ci, op)))
+        Ok(Some((Some(index), op)))
     }
 }
+
+/// A failure to read UCX's request, other than its types missing (which
+/// each caller says in its own terms).
+pub(super) fn ucx_failure(e: mpihandles::UcxError) -> DecodeError {
+    match e {
+        mpihandles::UcxError::Read(e) => e.into(),
+        mpihandles::UcxError::Corrupt {
+            record,
+            addr,
+            reason,
+        } => DecodeError::Corrupt {
+            what: record,
+            addr,
+            reason,
+        },
+        e => DecodeError::unsupported(format!("UCX's request: {e}")),
+    }
+}
+
+/// Whether `context` is that of a communicator's collectives: MPICH sends
+/// them with the context id plus `MPIR_CONTEXT_INTRA_COLL` (1,
+/// `src/include/mpir_contextid.h`), point-to-point messages plus 0. The
+/// queues a debugger shows are the application's point-to-point ones, as
+/// CH3's decoder shows them.
+pub(super) fn collective(comms: &[CommInfo], context: i64, id: impl Fn(&CommInfo) -> i64) -> bool {
+    comms
+        .iter()
+        .any(|c| id(c).checked_add(CONTEXT_COLL_OFFSET) == Some(context))
+}
+
+/// `MPIR_CONTEXT_INTRA_COLL` and `MPIR_CONTEXT_INTER_COLL`
+/// (`src/include/mpir_contextid.h`).
+const CONTEXT_COLL_OFFSET: i64 = 1;

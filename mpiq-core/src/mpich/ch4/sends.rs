@@ -7,6 +7,7 @@ use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
 use super::layout::SendqLayout;
+use super::self_messages::Ch4Path;
 use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
 use crate::list_walk::{walk, ListShape, Span};
@@ -14,6 +15,7 @@ use crate::model::PendingOperation;
 use crate::mpich::common::{CommFinder, CommInfo, TypeSizes};
 use crate::target_read::{read_bytes, read_pointer, Record};
 use mpidd_read::TargetMemory;
+use mpihandles::Layouts;
 
 impl MpichCh4 {
     /// The nonblocking sends of `MPIR_Sendq_head`, by communicator.
@@ -27,7 +29,7 @@ impl MpichCh4 {
         limits: &Limits,
         types: &mut TypeSizes,
         seen: &mut HashSet<u64>,
-        out: &mut [Vec<PendingOperation>],
+        (ucx_types, out): (&dyn Layouts, &mut [Vec<PendingOperation>]),
     ) -> Result<(), DecodeError> {
         let l = &self.layout;
         let first = read_pointer(mem, head, "MPIR_Sendq_head")?;
@@ -74,7 +76,15 @@ impl MpichCh4 {
                     Some(m) => int(&r, m)? != 0,
                     None => false,
                 };
-                let (length, count, buffer) = if local {
+                let path = self.request_path(mem, &r)?;
+                let (length, count, buffer) = if let Ch4Path::SelfQueue(comm_addr) = path {
+                    // A self message's buffer and length are MPICH's own;
+                    // its unexpected twin is listed from the pools.
+                    let m = self.self_message(mem, &r, comm_addr, comms, types)?;
+                    extra.push("on CH4's self path: waits for this process's own receive".into());
+                    extra.extend(m.notes);
+                    (m.length, Some(m.count), m.buffer)
+                } else if local {
                     let count = int(&r, l.am_count)?;
                     let datatype = int(&r, l.am_datatype)?;
                     let (length, more) = types.length(
@@ -87,11 +97,19 @@ impl MpichCh4 {
                     extra.extend(more);
                     (length, Some(count), uint(&r, l.am_buffer)?)
                 } else {
-                    extra.push(
-                        "sent through UCX: MPICH keeps neither its buffer nor its length"
-                            .to_string(),
-                    );
-                    (-1, None, 0)
+                    match self.ucx_send_buffer(mem, ucx_types, &r, path)? {
+                        Some((buffer, length)) => {
+                            extra.push("sent through UCX".to_string());
+                            (length, None, buffer)
+                        }
+                        None => {
+                            extra.push(
+                                "sent through UCX: MPICH keeps neither its buffer nor its length"
+                                    .to_string(),
+                            );
+                            (-1, None, 0)
+                        }
+                    }
                 };
                 out[ci].push(PendingOperation {
                     buffer,
@@ -107,5 +125,31 @@ impl MpichCh4 {
                 Ok(())
             },
         )
+    }
+}
+
+impl MpichCh4 {
+    /// The buffer and length UCX's request keeps for a send of the send
+    /// queue the netmod took, when UCX's types are known; MPICH keeps
+    /// neither.
+    fn ucx_send_buffer(
+        &self,
+        mem: &dyn TargetMemory,
+        types: &dyn Layouts,
+        r: &Record<'_>,
+        path: Ch4Path,
+    ) -> Result<Option<(u64, i64)>, DecodeError> {
+        let Some(member) = self.layout.ucx_request else {
+            return Ok(None);
+        };
+        let ucp = TargetAddr(uint(r, member)?);
+        if path != Ch4Path::Netmod || ucp.0 == 0 {
+            return Ok(None);
+        }
+        match mpihandles::ucx_send(mem, types, ucp) {
+            Ok(u) => Ok(Some((u.buffer, u.length as i64))),
+            Err(mpihandles::UcxError::Layouts(_)) => Ok(None),
+            Err(e) => Err(super::netmod::ucx_failure(e)),
+        }
     }
 }
