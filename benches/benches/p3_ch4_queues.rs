@@ -49,7 +49,7 @@ fn queues(c: &mut Criterion) {
     let target = TargetParts {
         memory: &core,
         symbols: &core,
-        layouts,
+        layouts: &layouts,
     };
     let first = detect(&target, &limits)
         .expect("MPICH CH4")

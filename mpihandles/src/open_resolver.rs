@@ -176,7 +176,10 @@ fn library_layouts<'a>(
     )?;
     let profile =
         matches!(origin, LayoutOrigin::Profile(_)).then_some(ProfileLayouts { library, origin });
-    Ok((layouts, profile))
+    // The resolvers borrow one source for the process's lifetime; the
+    // views read UCX only through `ucp_request_t`, which the shipped MPI
+    // profiles describe themselves.
+    Ok((layouts.first(), profile))
 }
 
 #[cfg(all(test, feature = "synthetic"))]

@@ -7,8 +7,8 @@
 //! trait and the error of `decoder`, never this file.
 
 use mpidd_read::{
-    choose_loaded_layouts, ElfSymbols, LayoutOrigin, LayoutProfile, Limits, NoLayouts,
-    SymbolSource, Target, TargetParts,
+    choose_loaded_layouts, ElfSymbols, LayeredLayouts, LayoutOrigin, LayoutProfile, Limits,
+    NoLayouts, SymbolSource, Target, TargetParts,
 };
 use mpidd_types::TargetAddr;
 
@@ -353,13 +353,14 @@ fn ompi_decoder(
 /// when it answers every question the decoder asks, else the first of
 /// `profiles` made for the library's build-id (read from its file, found
 /// through `objects`), else a [`NoLayouts`] that says what is missing and
-/// the ways out.
+/// the ways out. Under them, the profiles of the libraries loaded beside
+/// it (UCX's) answer what they do not ([`LayeredLayouts`]).
 pub fn decoder_layouts<'a>(
     found: &Identified,
     dwarf: &'a dyn Layouts,
     objects: &ElfSymbols,
     profiles: &'a [LayoutProfile],
-) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
     choose_loaded_layouts(
         dwarf,
         &|l| found.kind.missing_layouts(l),
@@ -387,7 +388,7 @@ pub fn read_native_queues(
     let target = TargetParts {
         memory,
         symbols,
-        layouts: types,
+        layouts: &types,
     };
     Ok((detect(&target, limits)?.read_queues()?, origin))
 }

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    build_id_hex as hex, CacheLookup, ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile,
-    LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject, SymbolSource, TargetParts,
-    TypeOracle,
+    build_id_hex as hex, companion_profiles, CacheLookup, ElfSymbols, LayeredLayouts, LayoutCache,
+    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject,
+    SymbolSource, TargetParts, TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -152,11 +152,19 @@ impl LayoutResolver {
     ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
         let found = identify(memory, symbols, limits)?;
         let build = LibraryBuild::of(objects, &found.library);
+        // The libraries under the MPI library (UCX) have builds of their
+        // own: their profiles answer under whatever answers for the MPI
+        // library, and are never kept with its answers.
+        let beside: Vec<&LayoutTable> = companion_profiles(objects, &found.library, &self.profiles)
+            .into_iter()
+            .map(|p| &p.layouts)
+            .collect();
         let read = |layouts: &dyn Layouts| -> Result<ProcessQueues, DecodeError> {
+            let layered = LayeredLayouts::new(layouts, beside.clone());
             let target = TargetParts {
                 memory,
                 symbols,
-                layouts,
+                layouts: &layered,
             };
             detect(&target, limits)?.read_queues()
         };
@@ -187,7 +195,8 @@ impl LayoutResolver {
             Some(oracle) => oracle,
             None => &empty,
         };
-        let (layouts, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
+        let (chosen, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
+        let layouts = chosen.first();
         let Some(build) = build else {
             return Ok((read(layouts)?, origin));
         };

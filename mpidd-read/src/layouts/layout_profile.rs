@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::layouts::layered_layouts::LayeredLayouts;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
@@ -505,6 +506,11 @@ pub fn choose_layouts<'a>(
 /// `objects` (its loaded objects) lists it: the library's build-id is read
 /// from its file, and so are those of the other loaded objects a profile
 /// describes (a process has dozens of others, which are not opened).
+///
+/// The layouts chosen come with the profiles of the libraries loaded
+/// beside it ([`companion_profiles`](crate::companion_profiles): UCX's),
+/// which answer what the library's own source does not, whichever that
+/// source is.
 pub fn choose_loaded_layouts<'a>(
     dwarf: &'a dyn Layouts,
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
@@ -512,7 +518,7 @@ pub fn choose_loaded_layouts<'a>(
     version: Option<&str>,
     objects: &crate::symbols::elf_symbols::ElfSymbols,
     profiles: &'a [LayoutProfile],
-) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
+) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
     let id = objects.objects().find(|o| o.name == library).and_then(|o| {
         crate::symbols::debug_files::build_id(&o.path)
             .ok()
@@ -531,7 +537,7 @@ pub fn choose_loaded_layouts<'a>(
             )
         })
         .collect();
-    choose_layouts(
+    let (chosen, origin) = choose_layouts(
         dwarf,
         missing,
         library,
@@ -539,5 +545,10 @@ pub fn choose_loaded_layouts<'a>(
         version,
         profiles,
         &companions,
-    )
+    )?;
+    let beside = crate::layouts::layered_layouts::companion_profiles(objects, library, profiles)
+        .into_iter()
+        .map(|p| &p.layouts)
+        .collect();
+    Ok((LayeredLayouts::new(chosen, beside), origin))
 }

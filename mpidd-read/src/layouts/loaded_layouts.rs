@@ -6,6 +6,7 @@
 //! debug build does.
 
 use crate::dwarf::type_oracle::TypeOracle;
+use crate::layouts::layered_layouts::profiles_for_loaded_builds;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_profile::{shipped_profile_list, LayoutProfile};
 use crate::layouts::{Layouts, Member};
@@ -40,28 +41,7 @@ impl LoadedLayouts {
     /// Only objects a shipped profile names are opened for their
     /// build-ids.
     pub fn new(symbols: &ElfSymbols) -> LoadedLayouts {
-        let shipped = shipped_profile_list();
-        let loaded: Vec<(String, Option<Vec<u8>>)> = symbols
-            .objects()
-            .filter(|o| shipped.iter().any(|p| p.mentions(&o.name)))
-            .map(|o| {
-                (
-                    o.name.clone(),
-                    crate::symbols::debug_files::build_id(&o.path)
-                        .ok()
-                        .flatten(),
-                )
-            })
-            .collect();
-        let profiles = shipped
-            .iter()
-            .filter(|p| {
-                let describes_one = loaded
-                    .iter()
-                    .any(|(_, id)| id.as_deref().is_some_and(|id| p.describes(id)));
-                describes_one && p.companion_mismatch(&loaded).is_none()
-            })
-            .collect();
+        let profiles = profiles_for_loaded_builds(symbols, shipped_profile_list().iter());
         LoadedLayouts {
             dwarf: TypeOracle::from_symbols(symbols),
             profiles,

@@ -14,11 +14,13 @@
 //! the hidden symbols those profiles know, handed to `symbols` through its
 //! `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
 //! build), [`loaded_layouts`] (choosing a source per loaded object),
-//! [`profile_symbols`] (the text form of a profile's hidden symbols),
+//! [`layered_layouts`] (a library's layouts over those of the libraries
+//! loaded beside it, such as UCX), [`profile_symbols`] (the text form of a profile's hidden symbols),
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`layout_error`] and [`whole_type`]. It stands on `dwarf` and `symbols`,
 //! and must not depend on the targets, stacks or decoders above it.
 
+pub(crate) mod layered_layouts;
 pub(crate) mod layout_cache;
 pub(crate) mod layout_error;
 pub(crate) mod layout_profile;

@@ -1,0 +1,176 @@
+//! The layouts of an MPI library together with those of the libraries it
+//! runs on: UCX under MPICH's `ch4:ucx` and Open MPI's UCX PML keeps the
+//! pending operations in its own types, and its build is not the MPI
+//! library's. Each library's answers come from its own source: the MPI
+//! library's DWARF, cache entry or profile first, then the profiles made
+//! for the very builds of the other libraries loaded beside it (found by
+//! their build-ids, as the MPI library's profile is).
+//!
+//! What the MPI library's own source answers always wins, so a debug build
+//! of UCX, whose DWARF the MPI library's oracle already reads, needs no
+//! profile. The companions are kept apart from the first source so that a
+//! caller which keeps the MPI library's answers per build (the layout
+//! cache) keeps only those, never another library's.
+
+use crate::layouts::layout_error::LayoutError;
+use crate::layouts::layout_profile::{so_stem, LayoutProfile};
+use crate::layouts::{LayoutTable, Layouts, Member};
+use crate::symbols::elf_symbols::ElfSymbols;
+
+/// One library's layouts (the first source) over the profiles of the
+/// libraries loaded beside it, asked in that order.
+///
+/// ```
+/// use mpidd_read::{LayeredLayouts, LayoutTable, Layouts};
+///
+/// let mut mpi = LayoutTable::default();
+/// mpi.add_type("MPIR_Request", 400);
+/// let mut ucx = LayoutTable::default();
+/// ucx.add_type("ucp_request_t", 216);
+/// let both = LayeredLayouts::new(&mpi, vec![&ucx]);
+/// assert_eq!(both.size_of("MPIR_Request").unwrap(), 400);
+/// assert_eq!(both.size_of("ucp_request_t").unwrap(), 216);
+/// // Unknown to both: the first source's error.
+/// assert!(both.size_of("ucp_worker_t").is_err());
+/// ```
+#[derive(Clone)]
+pub struct LayeredLayouts<'a> {
+    first: &'a dyn Layouts,
+    then: Vec<&'a LayoutTable>,
+}
+
+impl std::fmt::Debug for LayeredLayouts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LayeredLayouts")
+            .field("companions", &self.then.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> LayeredLayouts<'a> {
+    /// `first`'s answers, else the first of `then` that answers.
+    pub fn new(first: &'a dyn Layouts, then: Vec<&'a LayoutTable>) -> Self {
+        LayeredLayouts { first, then }
+    }
+
+    /// `first` alone, with no companion.
+    pub fn alone(first: &'a dyn Layouts) -> Self {
+        LayeredLayouts {
+            first,
+            then: Vec::new(),
+        }
+    }
+
+    /// The first source alone: what a cache keeps for the MPI library's
+    /// build.
+    pub fn first(&self) -> &'a dyn Layouts {
+        self.first
+    }
+
+    /// The same companions over another first source.
+    pub fn over<'b>(&self, first: &'b dyn Layouts) -> LayeredLayouts<'b>
+    where
+        'a: 'b,
+    {
+        LayeredLayouts {
+            first,
+            then: self.then.clone(),
+        }
+    }
+
+    fn answer<T>(
+        &self,
+        ask: impl Fn(&dyn Layouts) -> Result<T, LayoutError>,
+    ) -> Result<T, LayoutError> {
+        ask(self.first).or_else(|e| self.then.iter().find_map(|t| ask(*t).ok()).ok_or(e))
+    }
+}
+
+impl Layouts for LayeredLayouts<'_> {
+    fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
+        self.answer(|l| l.size_of(type_name))
+    }
+
+    fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
+        self.answer(|l| l.member(type_name, path))
+    }
+
+    fn member_offset(&self, type_name: &str, path: &str) -> Result<u64, LayoutError> {
+        self.answer(|l| l.member_offset(type_name, path))
+    }
+
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
+        self.answer(|l| l.enumerators(type_name))
+    }
+
+    fn member_enumerators(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, i128)>, LayoutError> {
+        self.answer(|l| l.member_enumerators(type_name, path))
+    }
+
+    fn member_fields(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, Member)>, LayoutError> {
+        self.answer(|l| l.member_fields(type_name, path))
+    }
+}
+
+/// The profiles among `profiles` made for a build loaded in the process
+/// `objects` describes, by build-id, and fitting every other loaded object
+/// they describe. Only objects a profile names are opened for their
+/// build-ids.
+pub(crate) fn profiles_for_loaded_builds<'a>(
+    objects: &ElfSymbols,
+    profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
+) -> Vec<&'a LayoutProfile> {
+    let loaded: Vec<(String, Option<Vec<u8>>)> = objects
+        .objects()
+        .filter(|o| profiles.clone().into_iter().any(|p| p.mentions(&o.name)))
+        .map(|o| {
+            (
+                o.name.clone(),
+                crate::symbols::debug_files::build_id(&o.path)
+                    .ok()
+                    .flatten(),
+            )
+        })
+        .collect();
+    profiles
+        .into_iter()
+        .filter(|p| {
+            let describes_one = loaded
+                .iter()
+                .any(|(_, id)| id.as_deref().is_some_and(|id| p.describes(id)));
+            describes_one && p.companion_mismatch(&loaded).is_none()
+        })
+        .collect()
+}
+
+/// The profiles of the libraries loaded beside `library` (a loaded
+/// object's name): the profiles made for loaded builds whose own
+/// library (the first object a profile names) is loaded, is not `library`,
+/// and is a build the profile was made for. `library`'s own profile (or
+/// DWARF) is chosen apart. For Debian's UCX under any MPI library, this is
+/// UCX's profile; an MPI library's profile that also describes UCX's
+/// request is not UCX's.
+pub fn companion_profiles<'a>(
+    objects: &ElfSymbols,
+    library: &str,
+    profiles: &'a [LayoutProfile],
+) -> Vec<&'a LayoutProfile> {
+    let own = |p: &LayoutProfile| p.identity.objects.first().map(|o| o.name.clone());
+    let others = profiles.iter().filter(|p| {
+        own(p).is_some_and(|name| {
+            !p.mentions(library)
+                && objects
+                    .objects()
+                    .any(|o| so_stem(&o.name) == so_stem(&name))
+        })
+    });
+    profiles_for_loaded_builds(objects, others)
+}
