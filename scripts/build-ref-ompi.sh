@@ -22,11 +22,16 @@
 #     OMPI_BUILD_FORTRAN_BINDINGS or the Fortran type sizes (only the
 #     predefined Fortran datatypes' contents do). Saves most of the build.
 #   - Java bindings, and the network components for hardware this machine
-#     does not have (UCX, verbs, libfabric, PSM, PSM2): each only adds MCA
-#     components of its own (pml ucx, mtl ofi/psm/psm2, btl openib/ofi, osc
-#     ucx), which Debian's openmpi-mca-params.conf disables by default
-#     anyway (pml = ^ucx, btl = ^uct,openib,ofi, mtl = ^ofi). ob1 is then the
-#     PML on both builds.
+#     does not have (verbs, libfabric, PSM, PSM2): each only adds MCA
+#     components of its own (mtl ofi/psm/psm2, btl openib/ofi), which
+#     Debian's openmpi-mca-params.conf disables by default anyway (btl =
+#     ^uct,openib,ofi, mtl = ^ofi). ob1 is then the default PML on both builds.
+#   - UCX is built (--with-ucx, against Debian's libucx-dev, as Debian does)
+#     for the UCX PML alone: the UCX queue decoder reads mca_pml_ucx.so's
+#     types (mca_pml_ucx_module_t, its persistent requests). The other UCX
+#     components (osc ucx, btl uct; the oshmem ones go with oshmem) are left
+#     out with --enable-mca-no-build: nothing reads their types. libmca_common_ucx
+#     is built, since the PML links it.
 #   - OpenSHMEM (--disable-oshmem): a layer on top of the MPI library.
 #   - The shipped configure is used as is: Debian's autogen.pl rerun only
 #     carries its libdir.patch (an install directory name) and the hppa port.
@@ -41,7 +46,7 @@ prefix="${MPIDD_REF_OMPI:-$HOME/.cache/mpidd/openmpi-$version}"
 stamp="$prefix/.mpidd-complete"
 # Names what the build below puts in the install; an install made by another
 # recipe is rebuilt.
-recipe="openmpi-$version debian/rules options, no fortran/java/ucx/verbs/ofi/psm/oshmem, CFLAGS=-g -O1"
+recipe="openmpi-$version debian/rules options, no fortran/java/verbs/ofi/psm/oshmem, UCX PML only, CFLAGS=-g -O1"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ]; then
   echo "$prefix"
   exit 0
@@ -52,7 +57,7 @@ fi
 ensure_deb_src
 # Build-Depends of debian/control that the configuration below uses.
 ensure_packages dpkg-dev build-essential perl pkg-config \
-  libevent-dev libpmix-dev libhwloc-dev zlib1g-dev
+  libevent-dev libpmix-dev libhwloc-dev zlib1g-dev libucx-dev
 
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 pmix_dir=/usr/lib/$multiarch/pmix2
@@ -87,7 +92,8 @@ HOSTNAME=hostname USER=username CFLAGS="-g -O1" CXXFLAGS="-g -O1" ./configure --
   --enable-mpi-cxx --enable-ipv6 --with-devel-headers \
   --with-slurm --with-sge --without-tm \
   --disable-mpi-fortran --disable-mpi-java --disable-oshmem \
-  --without-ucx --without-verbs --without-ofi --without-psm --without-psm2 \
+  --with-ucx=/usr --enable-mca-no-build=osc-ucx,btl-uct \
+  --without-verbs --without-ofi --without-psm --without-psm2 \
   >"$work/configure.log" 2>&1 || {
   tail -n 40 "$work/configure.log" >&2
   exit 1
@@ -105,7 +111,7 @@ cp opal/etc/openmpi-mca-params.conf "$new/etc/openmpi-mca-params.conf"
 end=$(date +%s)
 
 for f in lib/libmpi.so lib/openmpi/libompi_dbg_msgq.so lib/openmpi/mca_pml_ob1.so \
-  bin/mpicc bin/mpirun; do
+  lib/openmpi/mca_pml_ucx.so bin/mpicc bin/mpirun; do
   [ -e "$new/$f" ] || { echo "error: the build did not install $prefix/$f" >&2; exit 1; }
 done
 echo "configure $((configured - start)) s, make+install $((end - configured)) s" >"$new/.mpidd-build-time"
