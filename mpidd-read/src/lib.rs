@@ -111,7 +111,7 @@ pub use dwarf::type_layout::{
 };
 pub use dwarf::type_oracle::TypeOracle;
 pub use error::ReadError;
-pub use layouts::layered_layouts::{companion_profiles, LayeredLayouts};
+pub use layouts::layered_layouts::{companion_profiles, companion_profiles_of, LayeredLayouts};
 pub use layouts::layout_cache::{
     CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES,
 };

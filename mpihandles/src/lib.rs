@@ -111,7 +111,11 @@ pub use mpich::{
     live_mpich_objects, mpich_missing_layouts, ucx_receive, ucx_send, ucx_world_ranks_by_endpoint,
     LiveObject, Mpich, UcxOperation,
 };
-pub use ucx::{ucx_layouts_missing, UcxError};
+pub use ucx::{
+    ask_ucx_worker_layouts, read_ucx_worker, ucx_layouts_missing, ucx_worker_layouts_missing,
+    UcxError, UcxPostedReceive, UcxProtocol, UcxReceiveRequest, UcxSendRequest, UcxSender,
+    UcxUnexpected, UcxWorkerQueues,
+};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]

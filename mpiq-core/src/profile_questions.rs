@@ -17,6 +17,9 @@ pub enum ProfileDecoder {
     Queues(DecoderKind),
     /// `mpihandles`' Open MPI handle decoders.
     OmpiHandles,
+    /// `mpihandles`' UCX readers: a UCP worker's tag matching and request
+    /// pool, and the single request an MPI library points to.
+    Ucx,
 }
 
 /// Why no decoders were chosen.
@@ -42,14 +45,16 @@ impl ProfileDecoder {
         DecoderKind::ALL
             .iter()
             .map(|&k| ProfileDecoder::Queues(k))
-            .chain([ProfileDecoder::OmpiHandles])
+            .chain([ProfileDecoder::OmpiHandles, ProfileDecoder::Ucx])
     }
 
-    /// Its name on the command line (`mpich-ch3`, ..., `ompi-handles`).
+    /// Its name on the command line (`mpich-ch3`, ..., `ompi-handles`,
+    /// `ucx`).
     pub fn name(self) -> &'static str {
         match self {
             ProfileDecoder::Queues(k) => k.name(),
             ProfileDecoder::OmpiHandles => "ompi-handles",
+            ProfileDecoder::Ucx => "ucx",
         }
     }
 
@@ -58,6 +63,7 @@ impl ProfileDecoder {
         match self {
             ProfileDecoder::Queues(k) => k.ask_layouts(layouts),
             ProfileDecoder::OmpiHandles => mpihandles::ompi_ask_layouts(layouts),
+            ProfileDecoder::Ucx => mpihandles::ask_ucx_worker_layouts(layouts),
         }
     }
 
@@ -66,6 +72,9 @@ impl ProfileDecoder {
         match self {
             ProfileDecoder::Queues(k) => k.missing_layouts(layouts),
             ProfileDecoder::OmpiHandles => mpihandles::ompi_missing_layouts(layouts),
+            ProfileDecoder::Ucx => mpihandles::ucx_worker_layouts_missing(layouts)
+                .into_iter()
+                .collect(),
         }
     }
 

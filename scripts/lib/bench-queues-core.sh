@@ -81,3 +81,30 @@ warm_of() {
   timed "$@" >/dev/null
   for _ in $(seq "$runs"); do timed "$@"; done | sort -n | head -n 1
 }
+
+#   unexpected_scale_core MPICC LAUNCHER_COMMAND N
+#     builds tests/mpich/unexpected_scale.c with MPICC, runs
+#     `LAUNCHER_COMMAND... unexpected_scale N` (two ranks), gcores rank 0,
+#     where the N messages wait unexpected, once it has stopped, and ends
+#     the job. Sets `core`, `core_mb`, `mapped` and `pid0`; leaves the job
+#     stopped when `keep_job` is set (its pids in `pids`), for live runs.
+unexpected_scale_core() {
+  local cc=$1 launcher=$2 n=$3
+  "$cc" -O0 -o "$work/unexpected_scale" tests/mpich/unexpected_scale.c
+  # shellcheck disable=SC2086
+  $launcher "$work/unexpected_scale" "$n" >"$work/out" 2>&1 &
+  for _ in $(seq 1800); do [ "$(grep -c READY "$work/out" || true)" -ge 2 ] && break; sleep 0.1; done
+  pids="$(awk '/READY/{print $3}' "$work/out")"
+  pid0="$(awk '/READY 0 /{print $3}' "$work/out")"
+  [ -n "$pid0" ] || { cat "$work/out" >&2; echo "error: the job did not start" >&2; exit 1; }
+  for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid0/status" && break; sleep 0.1; done
+  mapfile -t mapped < <(awk '$6 ~ /^\// {print $6}' "/proc/$pid0/maps" | sort -u)
+  gcore -o "$work/core" "$pid0" >/dev/null 2>&1
+  core="$work/core.$pid0"
+  core_mb=$(du -m "$core" | cut -f1)
+  if [ -z "${keep_job:-}" ]; then
+    kill -CONT $pids
+    wait 2>/dev/null || true
+    pids=
+  fi
+}

@@ -128,7 +128,19 @@ pub(crate) fn profiles_for_loaded_builds<'a>(
     objects: &ElfSymbols,
     profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
 ) -> Vec<&'a LayoutProfile> {
-    let loaded: Vec<(String, Option<Vec<u8>>)> = objects
+    let loaded = loaded_build_ids(objects, profiles.clone());
+    profiles
+        .into_iter()
+        .filter(|p| made_for_loaded(p, &loaded))
+        .collect()
+}
+
+/// Each loaded object some profile names, with its build-id.
+fn loaded_build_ids<'a>(
+    objects: &ElfSymbols,
+    profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
+) -> Vec<(String, Option<Vec<u8>>)> {
+    objects
         .objects()
         .filter(|o| profiles.clone().into_iter().any(|p| p.mentions(&o.name)))
         .map(|o| {
@@ -139,38 +151,53 @@ pub(crate) fn profiles_for_loaded_builds<'a>(
                     .flatten(),
             )
         })
-        .collect();
-    profiles
-        .into_iter()
-        .filter(|p| {
-            let describes_one = loaded
-                .iter()
-                .any(|(_, id)| id.as_deref().is_some_and(|id| p.describes(id)));
-            describes_one && p.companion_mismatch(&loaded).is_none()
-        })
         .collect()
 }
 
+/// Whether `profile` describes one of the `loaded` builds and fits every
+/// other loaded object it describes.
+fn made_for_loaded(profile: &LayoutProfile, loaded: &[(String, Option<Vec<u8>>)]) -> bool {
+    let describes_one = loaded
+        .iter()
+        .any(|(_, id)| id.as_deref().is_some_and(|id| profile.describes(id)));
+    describes_one && profile.companion_mismatch(loaded).is_none()
+}
+
 /// The profiles of the libraries loaded beside `library` (a loaded
-/// object's name): the profiles made for loaded builds whose own
-/// library (the first object a profile names) is loaded, is not `library`,
-/// and is a build the profile was made for. `library`'s own profile (or
-/// DWARF) is chosen apart. For Debian's UCX under any MPI library, this is
-/// UCX's profile; an MPI library's profile that also describes UCX's
-/// request is not UCX's.
+/// object's name), in a process whose loaded objects are `objects`: see
+/// [`companion_profiles_of`].
 pub fn companion_profiles<'a>(
     objects: &ElfSymbols,
     library: &str,
     profiles: &'a [LayoutProfile],
 ) -> Vec<&'a LayoutProfile> {
-    let own = |p: &LayoutProfile| p.identity.objects.first().map(|o| o.name.clone());
-    let others = profiles.iter().filter(|p| {
-        own(p).is_some_and(|name| {
-            !p.mentions(library)
-                && objects
-                    .objects()
-                    .any(|o| so_stem(&o.name) == so_stem(&name))
+    let loaded = loaded_build_ids(objects, profiles.iter());
+    companion_profiles_of(&loaded, library, profiles)
+}
+
+/// The profiles of the libraries loaded beside `library`, given the
+/// `loaded` objects by name with their build-ids (a debugger's view of the
+/// process, say): each profile whose own library (the first object it
+/// names) is loaded, is not `library`, and is a build the profile was made
+/// for, with every other loaded object it describes fitting too.
+/// `library`'s own profile (or DWARF) is chosen apart. For Debian's UCX
+/// under any MPI library, this is UCX's profile; an MPI library's profile
+/// that also describes UCX's request is not UCX's.
+pub fn companion_profiles_of<'a>(
+    loaded: &[(String, Option<Vec<u8>>)],
+    library: &str,
+    profiles: &'a [LayoutProfile],
+) -> Vec<&'a LayoutProfile> {
+    profiles
+        .iter()
+        .filter(|p| {
+            let own_loaded_as_made = p.identity.objects.first().is_some_and(|own| {
+                loaded.iter().any(|(name, id)| {
+                    so_stem(name) == so_stem(&own.name)
+                        && id.as_deref().is_some_and(|id| p.describes(id))
+                })
+            });
+            own_loaded_as_made && !p.mentions(library) && made_for_loaded(p, loaded)
         })
-    });
-    profiles_for_loaded_builds(objects, others)
+        .collect()
 }

@@ -292,6 +292,29 @@ impl LayoutTable {
         self.types.entry(type_name.to_string()).or_default()
     }
 
+    /// Takes every type of `other` this table does not have, whole: the
+    /// answers of a library loaded beside the one this table describes
+    /// (UCX's under an MPI library's), kept in one table. A type both
+    /// have stays this table's.
+    ///
+    /// ```
+    /// use mpidd_read::{LayoutTable, Layouts};
+    ///
+    /// let mut mpi = LayoutTable::default();
+    /// mpi.add_type("MPIR_Request", 400).add_type("ucp_request_t", 208);
+    /// let mut ucx = LayoutTable::default();
+    /// ucx.add_type("ucp_request_t", 216).add_type("ucp_worker_t", 4096);
+    /// mpi.fill_from(&ucx);
+    /// assert_eq!(mpi.size_of("ucp_request_t").unwrap(), 208);
+    /// assert_eq!(mpi.size_of("ucp_worker_t").unwrap(), 4096);
+    /// ```
+    pub fn fill_from(&mut self, other: &LayoutTable) -> &mut Self {
+        for (name, ty) in &other.types {
+            self.types.entry(name.clone()).or_insert_with(|| ty.clone());
+        }
+        self
+    }
+
     /// Adds (or resizes) a type.
     pub fn add_type(&mut self, type_name: &str, size: u64) -> &mut Self {
         self.entry(type_name).size = Some(size);

@@ -11,13 +11,12 @@
 //! it. `ucp_request_t`'s layout comes from the layout source (UCX's debug
 //! info, or a profile), whatever the MPI library's layouts come from.
 
-use mpidd_read::{LayoutError, Layouts, Limits, Member, ReadError, TargetMemory};
+use mpidd_read::{LayoutError, Layouts, Limits, TargetMemory};
 use mpidd_types::TargetAddr;
 
-use crate::error::HandleError;
+use super::error::UcxError;
+use super::layout::{RequestLayout, REQUEST};
 use crate::target::{Ctx, Rec};
-
-const U: &str = "ucp_request_t";
 
 /// A receive as UCX's request holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,60 +44,11 @@ pub(crate) struct UcxSend {
     pub(crate) endpoint: u64,
 }
 
-/// Offsets in `ucp_request_t`.
-struct Layout {
-    size: u64,
-    recv_tag: Member,
-    recv_mask: Member,
-    recv_buffer: Member,
-    recv_length: Member,
-    send_tag: Member,
-    send_buffer: Member,
-    send_length: Member,
-    send_ep: Member,
-}
-
-impl Layout {
-    fn of(l: &dyn Layouts) -> Result<Layout, LayoutError> {
-        Ok(Layout {
-            size: l.size_of(U)?,
-            recv_tag: l.member(U, "recv.tag.tag")?,
-            recv_mask: l.member(U, "recv.tag.tag_mask")?,
-            recv_buffer: l.member(U, "recv.buffer")?,
-            recv_length: l.member(U, "recv.length")?,
-            send_tag: l.member(U, "send.msg_proto.tag")?,
-            send_buffer: l.member(U, "send.buffer")?,
-            send_length: l.member(U, "send.length")?,
-            send_ep: l.member(U, "send.ep")?,
-        })
-    }
-}
-
 /// Whether `layouts` describes UCX's request, and if not, which question
 /// it cannot answer. Asking is also how a layout profile records the
 /// answers.
 pub fn ucx_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
-    Layout::of(layouts).err()
-}
-
-/// Why UCX's request could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum UcxError {
-    /// UCX's types are not in the layout source.
-    #[error("UCX's types: {0}")]
-    Layouts(#[from] LayoutError),
-    /// Target memory could not be read.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-}
-
-impl From<UcxError> for HandleError {
-    fn from(e: UcxError) -> Self {
-        match e {
-            UcxError::Layouts(e) => e.into(),
-            UcxError::Read(e) => e.into(),
-        }
-    }
+    RequestLayout::of(layouts).err()
 }
 
 /// UCX's whole request for the MPI library's pointer `user` to its user
@@ -108,11 +58,11 @@ fn request(
     mem: &dyn TargetMemory,
     layouts: &dyn Layouts,
     user: TargetAddr,
-) -> Result<(Layout, Rec), UcxError> {
-    let l = Layout::of(layouts)?;
+) -> Result<(RequestLayout, Rec), UcxError> {
+    let l = RequestLayout::of(layouts)?;
     let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
     let base = TargetAddr(user.0.wrapping_sub(l.size));
-    let r = ctx.record_sized(base, l.size, U)?;
+    let r = ctx.record_sized(base, l.size, REQUEST)?;
     Ok((l, r))
 }
 

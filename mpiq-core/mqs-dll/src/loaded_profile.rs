@@ -17,8 +17,8 @@ use std::collections::HashMap;
 
 use mpidd_read::link_map::{loaded_build_ids, r_debug_address};
 use mpidd_read::{
-    choose_layouts, shipped_profiles, so_stem, LayoutProfile, LayoutTable, Layouts, Limits, Symbol,
-    SymbolSource, TargetMemory,
+    choose_layouts, companion_profiles_of, shipped_profiles, so_stem, LayoutProfile, LayoutTable,
+    Layouts, Limits, Symbol, SymbolSource, TargetMemory,
 };
 use mpidd_types::TargetAddr;
 use mpiq_core::DecoderKind;
@@ -128,10 +128,17 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     // choose_layouts took the first profile that fits; the same again,
     // owned, for the process to keep.
     let id = build_id.unwrap_or_default();
-    let profile = profiles
-        .into_iter()
-        .find(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none())
+    let chosen = profiles
+        .iter()
+        .position(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none())
         .ok_or_else(|| "no profile fits, though one was chosen".to_string())?;
+    let mut profile = profiles[chosen].clone();
+    // The profiles of the libraries under the MPI library (UCX's), each
+    // made for the very build loaded: their types join the process's one
+    // table, where the MPI library's own answers stay first.
+    for other in companion_profiles_of(&companions, &library.0.name, &profiles) {
+        profile.layouts.fill_from(&other.layouts);
+    }
     // The profile names the library by the file it was made for; the
     // link map by the path the process opened (a soname's link).
     let hex_id = mpidd_read::build_id_hex(&id);

@@ -232,6 +232,17 @@ impl MpichCh4 {
                 return Ok(Some((ci, op)));
             }
             Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
+            Err(mpihandles::UcxError::Corrupt {
+                record,
+                addr,
+                reason,
+            }) => {
+                return Err(DecodeError::Corrupt {
+                    what: record,
+                    addr,
+                    reason,
+                })
+            }
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
@@ -294,6 +305,17 @@ impl MpichCh4 {
                 return Ok(Some((ci, op)));
             }
             Err(mpihandles::UcxError::Read(e)) => return Err(e.into()),
+            Err(mpihandles::UcxError::Corrupt {
+                record,
+                addr,
+                reason,
+            }) => {
+                return Err(DecodeError::Corrupt {
+                    what: record,
+                    addr,
+                    reason,
+                })
+            }
         };
         op.buffer = u.buffer;
         op.desired_length = u.length as i64;
