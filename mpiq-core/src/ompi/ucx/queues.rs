@@ -220,11 +220,19 @@ impl OmpiUcx {
     pub(super) fn worker_queues(
         &self,
         mem: &dyn TargetMemory,
-        _layouts: &dyn mpidd_read::Layouts,
+        layouts: &dyn mpidd_read::Layouts,
         worker: TargetAddr,
         comms: &[CommInfo],
         limits: &Limits,
     ) -> Result<(Placed, Vec<String>), String> {
+        let w = mpihandles::read_ucx_worker(mem, layouts, worker, limits).map_err(|e| match e {
+            mpihandles::UcxError::Layouts(e) => format!(
+                "the UCX PML's operations are in UCX's worker at {worker}, unreadable without \
+                 UCX's types: {e} (UCX's debug info, or a layout profile of this UCX build, \
+                 gives them)"
+            ),
+            e => format!("UCX's worker at {worker}: {e}"),
+        })?;
         let endpoints = self
             .endpoints(mem, comms, limits)
             .map_err(|e| format!("the peers' UCX endpoints: {e}"))?;
@@ -232,10 +240,50 @@ impl OmpiUcx {
             comms,
             endpoints: &endpoints,
         };
-        let _ = (&peers, worker);
-        Err(format!(
-            "UCX's worker at {worker} was not read: this build has no UCX worker reader"
-        ))
+        let posted = w
+            .posted
+            .iter()
+            .map(|p| Posted {
+                user: p.user,
+                tag: p.tag,
+                tag_mask: p.tag_mask,
+                buffer: p.buffer,
+                length: p.length,
+                sequence: p.sequence,
+            })
+            .collect();
+        let unexpected = w
+            .unexpected
+            .iter()
+            .map(|u| {
+                let (protocol, synchronous) = protocol(u.protocol);
+                Unexpected {
+                    descriptor: u.descriptor,
+                    tag: u.tag,
+                    length: u.length,
+                    protocol,
+                    synchronous,
+                }
+            })
+            .collect();
+        let sends = w
+            .sends
+            .iter()
+            .map(|s| Sent {
+                user: s.user,
+                tag: s.tag,
+                buffer: s.buffer,
+                length: s.length,
+                endpoint: s.endpoint,
+                protocol: protocol(s.protocol).0,
+                synchronous: Some(s.synchronous),
+            })
+            .collect();
+        let (placed, mut notes) = place(&peers, posted, unexpected, sends, &|user| {
+            self.is_request(mem, user)
+        });
+        notes.extend(w.notes);
+        Ok((placed, notes))
     }
 
     /// The world rank behind each endpoint the PML created: every slot of
@@ -300,6 +348,18 @@ impl OmpiUcx {
         let n = f.size.clamp(1, 8);
         mem.read_exact(at(user, f.offset), &mut buf[..n], "ompi_request_t.super")
             .is_ok_and(|()| mpidd_read::decode_uint(&buf[..n], mem.abi().byte_order) == class.0)
+    }
+}
+
+/// The model's protocol and synchronous flag for UCX's: an eager
+/// synchronous message is eager, its sender waiting for the match; UCX's
+/// rendezvous request does not say whether the send was synchronous.
+fn protocol(p: mpihandles::UcxProtocol) -> (Option<Protocol>, Option<bool>) {
+    match p {
+        mpihandles::UcxProtocol::Eager => (Some(Protocol::Eager), Some(false)),
+        mpihandles::UcxProtocol::EagerSync => (Some(Protocol::Eager), Some(true)),
+        mpihandles::UcxProtocol::Rendezvous => (Some(Protocol::Rendezvous), None),
+        _ => (None, None),
     }
 }
 
