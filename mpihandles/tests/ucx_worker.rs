@@ -847,3 +847,21 @@ fn a_cycle_in_the_pools_chunks_is_named() {
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn the_shipped_profile_reads_the_worker_as_ucxs_dwarf_does() {
+    let profile = mpidd_read::shipped_profiles()
+        .into_iter()
+        .find(|p| p.identity.implementation == "UCX" && p.identity.version == "1.13.1")
+        .expect("mpidd ships the UCX 1.13.1 profile");
+    let laid = lay_out();
+    let memory = laid.image.memory();
+    let by_dwarf = read_ucx_worker(&memory, oracle(), TargetAddr(WORKER), &Limits::default());
+    let by_profile = read_ucx_worker(
+        &memory,
+        &profile.layouts,
+        TargetAddr(WORKER),
+        &Limits::default(),
+    );
+    assert_eq!(by_profile.unwrap(), by_dwarf.unwrap());
+}

@@ -374,6 +374,10 @@ const SHIPPED: &[(&str, &str)] = &[
         "mpich-4.0.2-debian12-amd64",
         include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
     ),
+    (
+        "ucx-1.13.1-debian12-amd64",
+        include_str!("../../profiles/ucx-1.13.1-debian12-amd64.json"),
+    ),
 ];
 
 /// The library whose private types no source of layouts describes, with
