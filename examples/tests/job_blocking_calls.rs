@@ -373,7 +373,7 @@ on_every_mpi! {
 /// for tag 0 from their left neighbour on `MPI_COMM_WORLD`, a receive
 /// posted to UCX's expected queue from a blocking call (its request on the
 /// call's stack), so the headline is a deadlock read from the queues: the
-/// cycle 0 → 3 → 2 → 1 → 0, at the program's blocking line.
+/// cycle 0 → 3 → 2 → 1 → 0, each rank at the program's blocking line.
 #[test]
 fn a_ring_over_open_mpi_s_ucx_pml_is_a_deadlock_read_from_its_queues() {
     let _serial = one_at_a_time();
@@ -406,11 +406,22 @@ fn a_ring_over_open_mpi_s_ucx_pml_is_a_deadlock_read_from_its_queues() {
             assert_eq!(posted[0]["tag"], 0, "{what}");
             assert_eq!(posted[0]["communicator"], "MPI_COMM_WORLD", "{what}");
         }
-        let line = job.source_line("/* HANG_LINE */");
         let cycle = finding(report, "deadlock_cycle").expect("a deadlock cycle");
         assert!(
-            cycle.to_string().contains(&format!("hang_ring.c:{line}")),
+            cycle["summary"]
+                .as_str()
+                .unwrap()
+                .contains("rank 0 in MPI_Recv waits on a receive from rank 3, tag 0"),
             "{what}: {cycle}"
         );
+        // Each rank is where the program blocks.
+        let line = job.source_line("/* HANG_LINE */");
+        for (r, rank) in world(report).iter().enumerate() {
+            let location = rank["location"].as_str().unwrap_or("");
+            assert!(
+                location.contains(&format!("hang_ring.c:{line}")),
+                "{what}: rank {r} at {location}"
+            );
+        }
     }
 }
