@@ -499,7 +499,7 @@ mod tests {
              /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 4.1.2, build-id \
              0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
              the ch3 device, MPICH 4.0.x with the ch4 device (checked on 4.0.2), and Open \
-             MPI with the ob1 PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
              --enable-debuginfo, keeps debugger queues of its own that its message-queue \
              library reads: pass the libtvmpich.so of this same build with `mpidd queues \
              --dll`"
