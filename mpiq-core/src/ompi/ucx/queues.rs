@@ -3,7 +3,7 @@
 //! turned into world ranks through the communicator's group, and a
 //! send's destination found from its endpoint among the peers' procs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use mpidd_read::{Limits, TargetMemory};
 use mpidd_types::TargetAddr;
@@ -303,12 +303,12 @@ impl OmpiUcx {
             .array_len
             .unwrap_or_else(|| slots.size.checked_div(word).unwrap_or(0))
             .min(64);
-        let mut seen: HashMap<u64, ()> = HashMap::new();
+        let mut seen: HashSet<u64> = HashSet::new();
         let mut out = HashMap::new();
         for c in comms {
             let Some(world) = &c.world else { continue };
             for (&rank, proc) in world.iter().zip(&c.procs) {
-                if proc.0 == 0 || seen.insert(proc.0, ()).is_some() {
+                if proc.0 == 0 || !seen.insert(proc.0) {
                     continue;
                 }
                 let bytes = read_bytes(
