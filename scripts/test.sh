@@ -106,6 +106,14 @@ MPIDD_REF_OMPI="$(bash scripts/build-ref-ompi.sh | tail -n 1)"
 export MPIDD_REF_OMPI
 echo "   $MPIDD_REF_OMPI"
 
+# Debian's UCX 1.13.1 source, configured as Debian builds it: the UCX
+# reader's tests lay out a worker at the offsets gcc gives UCX's own
+# objects (mpihandles/tests/ucx_worker.rs), and the UCX profile is written
+# from it (scripts/write-ucx-profile.sh). Kept outside the repo; about half
+# a minute once.
+echo "== Debian's UCX source"
+bash scripts/debian-ucx-tree.sh | tail -n 1
+
 # The suite builds every test binary once, from scratch on CI: incremental
 # state would only add gigabytes of disk (8 GB once, which with the tests'
 # cores filled CI's disk).

@@ -127,10 +127,12 @@ const RDESC_RNDV: u64 = 1 << 6;
 /// ucs_roundup_pow2(UCP_TAG_MATCH_HASH_SIZE = 1021), tag_match.c.
 const HASH_QUEUES: u64 = 1024;
 
-/// Little-endian 64-bit memory being laid out, region by region.
+/// 64-bit memory being laid out, region by region, little-endian (x86_64)
+/// unless `big` (s390x, the same offsets in the other byte order).
 #[derive(Clone, Default)]
 struct Image {
     regions: Vec<(u64, Vec<u8>)>,
+    big: bool,
 }
 
 impl Image {
@@ -145,7 +147,12 @@ impl Image {
             .find(|(b, v)| addr >= *b && addr + len <= *b + v.len() as u64)
             .unwrap_or_else(|| panic!("nothing laid out at {addr:#x}"));
         let at = (addr - *base) as usize;
-        bytes[at..at + len as usize].copy_from_slice(&value.to_le_bytes()[..len as usize]);
+        let n = len as usize;
+        if self.big {
+            bytes[at..at + n].copy_from_slice(&value.to_be_bytes()[8 - n..]);
+        } else {
+            bytes[at..at + n].copy_from_slice(&value.to_le_bytes()[..n]);
+        }
     }
 
     /// `ty`'s member `path` of the record at `base`.
@@ -155,7 +162,12 @@ impl Image {
     }
 
     fn memory(&self) -> SyntheticMemory {
-        let mut m = SyntheticMemory::new(TargetAbi::X86_64);
+        let abi = if self.big {
+            TargetAbi::S390X
+        } else {
+            TargetAbi::X86_64
+        };
+        let mut m = SyntheticMemory::new(abi);
         for (base, bytes) in &self.regions {
             m.map(TargetAddr(*base), bytes.clone());
         }
@@ -215,7 +227,14 @@ fn queue_link(request: u64) -> u64 {
 /// - unexpected: eager-only, eager-sync-only, eager-first,
 ///   eager-sync-first, rendezvous, in that order.
 fn lay_out() -> Laid {
-    let mut im = Image::default();
+    lay_out_in(false)
+}
+
+fn lay_out_in(big: bool) -> Laid {
+    let mut im = Image {
+        big,
+        ..Image::default()
+    };
     let req_size = size("ucp_request_t");
     let elem_header = size("ucs_mpool_elem_t");
     let stride = stride();
@@ -864,4 +883,13 @@ fn the_shipped_profile_reads_the_worker_as_ucxs_dwarf_does() {
         &Limits::default(),
     );
     assert_eq!(by_profile.unwrap(), by_dwarf.unwrap());
+}
+
+#[test]
+fn a_big_endian_worker_reads_as_the_little_endian_one() {
+    let little = read(&lay_out().image, &Limits::default()).unwrap();
+    let big = read(&lay_out_in(true).image, &Limits::default()).unwrap();
+    assert_eq!(big, little);
+    assert_eq!(big.posted.len(), 4);
+    assert_eq!(big.unexpected[4].length, Some(1 << 20));
 }

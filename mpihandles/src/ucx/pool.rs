@@ -160,10 +160,14 @@ impl Element<'_> {
     ) -> Result<(), UcxError> {
         let order = ctx.order();
         let header_len = self.pl.elem_header.clamp(1, 8) as usize;
-        let start = self.pl.elem_header as usize;
+        let start = self.pl.elem_header;
+        let end = start.saturating_add(self.rl.size);
         let (Some(header), Some(obj)) = (
             raw.get(..header_len),
-            raw.get(start..start + self.rl.size as usize),
+            usize::try_from(start)
+                .ok()
+                .zip(usize::try_from(end).ok())
+                .and_then(|(s, e)| raw.get(s..e)),
         ) else {
             // `stride` checked that an element holds its header and a request.
             return Ok(());

@@ -55,21 +55,20 @@ pub(crate) fn posted(
         out: Vec::new(),
     };
     walk.queue(
-        at(tm, tl.wildcard.offset + tl.rq_queue.offset),
+        at(tm, tl.wildcard.offset.saturating_add(tl.rq_queue.offset)),
         "the wildcard expected queue",
     )?;
     let hash = tm_rec.ptr(tl.hash)?;
-    if !hash.is_null() {
-        let buckets = ctx.records(hash, EXPECTED_HASH_QUEUES, tl.rq_size, REQUEST_QUEUE)?;
-        for b in &buckets {
-            walk.queue_from(b, "an expected queue of the tag hash")?;
-        }
-    } else {
+    if hash.is_null() {
         return Err(UcxError::corrupt(
             TAG_MATCH,
             tm,
-            "its expected hash (expected.hash) is NULL in a worker that was initialized",
+            "its expected hash (expected.hash) is NULL",
         ));
+    }
+    let buckets = ctx.records(hash, EXPECTED_HASH_QUEUES, tl.rq_size, REQUEST_QUEUE)?;
+    for b in &buckets {
+        walk.queue_from(b, "an expected queue of the tag hash")?;
     }
     let mut posted = walk.out;
     posted.sort_by_key(|p| p.sequence);
@@ -101,7 +100,7 @@ impl QueueWalk<'_, '_> {
     fn queue_from(&mut self, rq: &Rec, what: &'static str) -> Result<(), UcxError> {
         let off = self.tl.rq_queue.offset;
         let shifted = |m: mpidd_read::Member| mpidd_read::Member {
-            offset: m.offset + off,
+            offset: m.offset.saturating_add(off),
             ..m
         };
         let head = rq.ptr(shifted(self.tl.queue_head))?;
@@ -165,7 +164,11 @@ impl QueueWalk<'_, '_> {
             });
             link = at(elem, self.tl.elem_next.offset);
             let next = mpidd_read::Member {
-                offset: self.rl.recv_queue.offset + self.tl.elem_next.offset,
+                offset: self
+                    .rl
+                    .recv_queue
+                    .offset
+                    .saturating_add(self.tl.elem_next.offset),
                 size: self.tl.elem_next.size,
                 array_len: None,
             };
@@ -182,7 +185,10 @@ pub(crate) fn unexpected(
     headers: Option<&HeaderLayout>,
     worker: TargetAddr,
 ) -> Result<Vec<UcxUnexpected>, UcxError> {
-    let head = at(worker, tl.tm.offset + tl.unexpected_all.offset);
+    let head = at(
+        worker,
+        tl.tm.offset.saturating_add(tl.unexpected_all.offset),
+    );
     let link_rec = ctx.record_sized(head, tl.link_size, "ucs_list_link_t")?;
     // The link in `tag_list[UCP_RDESC_ALL_LIST]`, from the descriptor's start.
     let element = match tl.rdesc_tag_list.array_len {
@@ -195,7 +201,10 @@ pub(crate) fn unexpected(
             )))
         }
     };
-    let link_off = tl.rdesc_tag_list.offset + RDESC_ALL_LIST * element;
+    let link_off = tl
+        .rdesc_tag_list
+        .offset
+        .saturating_add(RDESC_ALL_LIST.saturating_mul(element));
     let max = ctx.limits.max_list_len;
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -229,7 +238,7 @@ pub(crate) fn unexpected(
         let d = ctx.record_sized(rdesc, tl.rdesc_size, RECV_DESC)?;
         out.push(descriptor(ctx, tl, headers, rdesc, &d)?);
         let next = mpidd_read::Member {
-            offset: link_off + tl.link_next.offset,
+            offset: link_off.saturating_add(tl.link_next.offset),
             size: tl.link_next.size,
             array_len: None,
         };
@@ -286,7 +295,7 @@ fn descriptor(
     };
     let sender = |rec: &Rec, req: mpidd_read::Member| -> Result<UcxSender, UcxError> {
         let field = |m: mpidd_read::Member| mpidd_read::Member {
-            offset: req.offset + m.offset,
+            offset: req.offset.saturating_add(m.offset),
             ..m
         };
         Ok(UcxSender {
