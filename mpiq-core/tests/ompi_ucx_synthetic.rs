@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory, TargetParts};
 use mpidd_types::{TargetAbi, TargetAddr};
 use mpiq_core::model::Queue;
-use mpiq_core::{build_decoder, DecodeError, LayoutTable, OmpiUcx, QueueDecoder, OMPI_UCX_LAYOUT};
+use mpiq_core::{build_decoder, DecodeError, LayoutTable, OmpiUcx, OMPI_UCX_LAYOUT};
 
 const BASE: u64 = 0x10_0000;
 
