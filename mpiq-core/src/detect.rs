@@ -154,9 +154,9 @@ pub struct Identified {
 /// Finds which decoder reads the target's MPI: Open MPI (by its exported
 /// `ompi_mpi_communicators`), with the UCX PML when mca_pml_ucx.so is
 /// loaded and mca_pml_ob1.so is not (building the decoder checks the
-/// selected PML's name once it has layouts), or MPICH (by `MPII_Version_string` and `MPII_Version_device`)
-/// with the CH3 device or, on 4.0, the CH4 device. Anything else is
-/// refused, saying so.
+/// selected PML's name once it has layouts), or MPICH (by
+/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device
+/// or, on 4.0, the CH4 device. Anything else is refused, saying so.
 pub fn identify(
     memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
