@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory, TargetParts};
 use mpidd_types::{TargetAbi, TargetAddr};
 use mpiq_core::model::Queue;
-use mpiq_core::{build_decoder, DecodeError, LayoutTable, OmpiUcx, OMPI_UCX_LAYOUT};
+use mpiq_core::{
+    build_decoder, identify, DecodeError, DecoderKind, LayoutTable, OmpiUcx, OMPI_UCX_LAYOUT,
+};
 
 const BASE: u64 = 0x10_0000;
 
@@ -121,6 +123,12 @@ impl Process {
             layouts: types,
         };
         let limits = Limits::default();
+        // mca_pml_ucx.so's module is loaded and ob1's is not: the layouts
+        // are chosen for the UCX PML's decoder.
+        assert_eq!(
+            identify(&memory, &self.symbols, &limits)?.kind,
+            DecoderKind::OmpiUcx
+        );
         let decoder = build_decoder(&target, &limits)?;
         assert_eq!(decoder.name(), "native Open MPI UCX PML decoder");
         decoder.read_queues(&target, &limits)
