@@ -22,11 +22,21 @@
 #     OMPI_BUILD_FORTRAN_BINDINGS or the Fortran type sizes (only the
 #     predefined Fortran datatypes' contents do). Saves most of the build.
 #   - Java bindings, and the network components for hardware this machine
-#     does not have (UCX, verbs, libfabric, PSM, PSM2): each only adds MCA
-#     components of its own (pml ucx, mtl ofi/psm/psm2, btl openib/ofi, osc
-#     ucx), which Debian's openmpi-mca-params.conf disables by default
-#     anyway (pml = ^ucx, btl = ^uct,openib,ofi, mtl = ^ofi). ob1 is then the
-#     PML on both builds.
+#     does not have (verbs, PSM, PSM2): each only adds MCA components of its
+#     own (mtl psm/psm2, btl openib), which Debian's openmpi-mca-params.conf
+#     disables by default anyway (btl = ^uct,openib,ofi). ob1 is then the
+#     default PML on both builds.
+#   - Except where a component reserves a slot in every ompi_proc_t
+#     (OMPI_REQUIRE_ENDPOINT_TAG in its configure.m4): OMPI_PROC_ENDPOINT_TAG_MAX
+#     sizes ompi_proc_t.proc_endpoints and each slot's index follows the
+#     order configure meets them. Debian's has BML (bml r2), MTL (mtl ofi),
+#     UCX (osc ucx) and PML (pml ucx), in that order; so this build keeps
+#     libfabric (--with-ofi, Debian's --with-libfabric: libfabric-dev) for
+#     mtl ofi, and UCX (--with-ucx, against Debian's libucx-dev) for osc ucx
+#     and pml ucx. The UCX PML's decoder reads mca_pml_ucx_module_t and the
+#     PML's endpoint slot from this build's DWARF. Components that reserve
+#     no slot and that nothing reads are left out with
+#     --enable-mca-no-build (btl uct, btl ofi).
 #   - OpenSHMEM (--disable-oshmem): a layer on top of the MPI library.
 #   - The shipped configure is used as is: Debian's autogen.pl rerun only
 #     carries its libdir.patch (an install directory name) and the hppa port.
@@ -41,7 +51,7 @@ prefix="${MPIDD_REF_OMPI:-$HOME/.cache/mpidd/openmpi-$version}"
 stamp="$prefix/.mpidd-complete"
 # Names what the build below puts in the install; an install made by another
 # recipe is rebuilt.
-recipe="openmpi-$version debian/rules options, no fortran/java/ucx/verbs/ofi/psm/oshmem, CFLAGS=-g -O1"
+recipe="openmpi-$version debian/rules options, no fortran/java/verbs/psm/oshmem, with ucx and ofi (endpoint tags as Debian), CFLAGS=-g -O1"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ]; then
   echo "$prefix"
   exit 0
@@ -52,7 +62,7 @@ fi
 ensure_deb_src
 # Build-Depends of debian/control that the configuration below uses.
 ensure_packages dpkg-dev build-essential perl pkg-config \
-  libevent-dev libpmix-dev libhwloc-dev zlib1g-dev
+  libevent-dev libpmix-dev libhwloc-dev zlib1g-dev libucx-dev libfabric-dev
 
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 pmix_dir=/usr/lib/$multiarch/pmix2
@@ -87,7 +97,8 @@ HOSTNAME=hostname USER=username CFLAGS="-g -O1" CXXFLAGS="-g -O1" ./configure --
   --enable-mpi-cxx --enable-ipv6 --with-devel-headers \
   --with-slurm --with-sge --without-tm \
   --disable-mpi-fortran --disable-mpi-java --disable-oshmem \
-  --without-ucx --without-verbs --without-ofi --without-psm --without-psm2 \
+  --with-ucx=/usr --with-ofi=/usr --enable-mca-no-build=btl-uct,btl-ofi \
+  --without-verbs --without-psm --without-psm2 \
   >"$work/configure.log" 2>&1 || {
   tail -n 40 "$work/configure.log" >&2
   exit 1
@@ -105,9 +116,19 @@ cp opal/etc/openmpi-mca-params.conf "$new/etc/openmpi-mca-params.conf"
 end=$(date +%s)
 
 for f in lib/libmpi.so lib/openmpi/libompi_dbg_msgq.so lib/openmpi/mca_pml_ob1.so \
-  bin/mpicc bin/mpirun; do
+  lib/openmpi/mca_pml_ucx.so bin/mpicc bin/mpirun; do
   [ -e "$new/$f" ] || { echo "error: the build did not install $prefix/$f" >&2; exit 1; }
 done
+# The endpoint slots must be Debian's (see above); its libopenmpi-dev
+# installs its configuration, which says them.
+debian_config=/usr/lib/$multiarch/openmpi/include/openmpi/opal_config.h
+endpoint_tags() { grep -E '^#define OMPI_PROC_ENDPOINT_TAG_' "$1" || true; }
+if [ -f "$debian_config" ] &&
+  [ "$(endpoint_tags "$new/include/openmpi/opal_config.h")" != "$(endpoint_tags "$debian_config")" ]; then
+  echo "error: this build's ompi_proc_t endpoint slots differ from Debian's:" >&2
+  diff <(endpoint_tags "$new/include/openmpi/opal_config.h") <(endpoint_tags "$debian_config") >&2 || true
+  exit 1
+fi
 echo "configure $((configured - start)) s, make+install $((end - configured)) s" >"$new/.mpidd-build-time"
 printf '%s\n' "$recipe" >"$new/.mpidd-complete"
 mkdir -p "$(dirname "$prefix")"

@@ -20,7 +20,8 @@ out="${1:-mpidd-read/profiles/openmpi-4.1.4-debian12-amd64.json}"
 ref="${MPIDD_REF_OMPI:-$(bash scripts/build-ref-ompi.sh | tail -n 1)}"
 arch_dir=/usr/lib/x86_64-linux-gnu
 components="$arch_dir/openmpi/lib/openmpi3"
-for f in "$arch_dir/libmpi.so.40" "$arch_dir/libopen-pal.so.40" "$components/mca_pml_ob1.so" "$components/mca_io_ompio.so"; do
+for f in "$arch_dir/libmpi.so.40" "$arch_dir/libopen-pal.so.40" "$components/mca_pml_ob1.so" \
+  "$components/mca_pml_ucx.so" "$components/mca_io_ompio.so"; do
   if [ ! -e "$f" ]; then
     echo "error: $f is missing: install Debian's Open MPI (apt-get install openmpi-bin libopenmpi-dev)" >&2
     exit 1
@@ -30,15 +31,19 @@ package="$(dpkg-query -W -f='${Version}' libopenmpi3)"
 
 # The objects whose DWARF holds the types each reader asks about: libmpi
 # (ompi_*, mca_pml_base_*), libopen-pal (opal_*), the ob1 component
-# (mca_pml_ob1_*, mca_bml_*, mca_btl_*) for the queue decoder, and OMPIO
-# (mca_common_ompio_data_t) for the handle decoders' files.
+# (mca_pml_ob1_*, mca_bml_*, mca_btl_*) for ob1's queue decoder, the UCX
+# component (mca_pml_ucx_module_t) for the UCX PML's (UCX's own types are
+# in UCX's profile, not here), and OMPIO (mca_common_ompio_data_t) for the
+# handle decoders' files.
 if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
 "${mpidd[@]}" profile write \
   --object "$ref/lib/libmpi.so.40" \
   --object "$ref/lib/libopen-pal.so.40" \
   --object "$ref/lib/openmpi/mca_pml_ob1.so" \
+  --object "$ref/lib/openmpi/mca_pml_ucx.so" \
   --object "$ref/lib/openmpi/mca_io_ompio.so" \
   --decoder ompi-ob1 \
+  --decoder ompi-ucx \
   --decoder ompi-handles \
   --implementation "Open MPI" \
   --impl-version 4.1.4 \
@@ -46,6 +51,7 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --for-build "$arch_dir/libmpi.so.40" \
   --for-build "$arch_dir/libopen-pal.so.40" \
   --for-build "$components/mca_pml_ob1.so" \
+  --for-build "$components/mca_pml_ucx.so" \
   --for-build "$components/mca_io_ompio.so" \
   --output "$out"
 echo "$out"

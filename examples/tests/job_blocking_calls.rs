@@ -7,7 +7,7 @@
 //! MPI, and each job is read four ways: live and from `gcore` cores, each
 //! with its queues and with `--no-queues`, where the verdict rests on the
 //! stacks alone. Each also runs on Debian's Open MPI over its UCX PML,
-//! whose queues no decoder reads: there every reading rests on stacks.
+//! whose queues the native decoder reads from UCX's worker.
 //!
 //! What each report must say is worked out from the programs' sources:
 //! every rank's MPI call, and a headline that names the deadlock (never
@@ -313,16 +313,13 @@ fn run(mpi: HangMpi, hang: &Hang) {
     let name = format!("blocking-{}{}", mpi_prefix(mpi), hang.program);
     let job = HungJob::start_on(mpi, &name, hang.program);
     let launcher = job.mpiexec_pid().to_string();
-    // No decoder reads Open MPI's UCX PML: asked for or not, its queues
-    // are not read.
-    let readable = mpi != HangMpi::DebianOpenMpiUcx;
     for queues in [true, false] {
         let mut args = vec!["--pid", launcher.as_str()];
         if !queues {
             args.push("--no-queues");
         }
         let what = format!("{mpi:?} {} live, queues {queues}", hang.program);
-        let read = queues && readable;
+        let read = queues;
         check_report(&job_json(&args), hang, &job, Read::Live, read, &what);
         job.assert_running(&format!("after {what}"));
     }
@@ -334,7 +331,7 @@ fn run(mpi: HangMpi, hang: &Hang) {
             args.push("--no-queues");
         }
         let what = format!("{mpi:?} {} from cores, queues {queues}", hang.program);
-        let read = queues && readable;
+        let read = queues;
         check_report(&job_json(&args), hang, &job, Read::Cores, read, &what);
     }
 }
@@ -371,11 +368,14 @@ on_every_mpi! {
     finalize_against_a_receive => "hang_finalize",
 }
 
-/// Open MPI over its UCX PML: no decoder reads its queues, so the
-/// headline must name the deadlock from stacks alone, say why the queues
-/// could not be read, and never say that no rank waits.
+/// Open MPI over its UCX PML: its queues are UCX's worker's, and the
+/// native decoder reads them. hang_ring.c's ranks each wait in `MPI_Recv`
+/// for tag 0 from their left neighbour on `MPI_COMM_WORLD`, a receive
+/// posted to UCX's expected queue from a blocking call (its request on the
+/// call's stack), so the headline is a deadlock read from the queues: the
+/// cycle 0 → 3 → 2 → 1 → 0, each rank at the program's blocking line.
 #[test]
-fn a_ring_over_open_mpi_s_ucx_pml_is_a_deadlock_from_stacks_alone() {
+fn a_ring_over_open_mpi_s_ucx_pml_is_a_deadlock_read_from_its_queues() {
     let _serial = one_at_a_time();
     let job = HungJob::start_on(
         HangMpi::DebianOpenMpiUcx,
@@ -389,31 +389,39 @@ fn a_ring_over_open_mpi_s_ucx_pml_is_a_deadlock_from_stacks_alone() {
     let cores = job_json(&["--core-dir", dir.to_str().unwrap()]);
     for (report, what) in [(&live, "live"), (&cores, "from cores")] {
         let headline = report["verdict"][0].as_str().unwrap();
+        assert!(headline.starts_with("DEADLOCK:"), "{what}: {headline}");
         assert!(
-            headline.starts_with("DEADLOCK: every rank is blocked in MPI"),
+            headline.contains("queues read on 4 of 4 ranks, stacks on 4"),
             "{what}: {headline}"
         );
-        assert!(
-            headline.contains("from stacks alone: queues unreadable on 4 of 4 ranks"),
-            "{what}: {headline}"
-        );
-        assert!(headline.contains("\"ucx\" PML"), "{what}: {headline}");
         assert!(!report["verdict"].to_string().contains("No rank waits"));
-        for rank in world(report) {
+        assert_eq!(cycles(report), [vec![0, 3, 2, 1]], "{what}");
+        for (r, rank) in world(report).iter().enumerate() {
             assert_eq!(rank["mpi_call"], "MPI_Recv", "{what}");
-            let why = rank["basis"]["queues"]["why"].as_str().unwrap();
-            // The refusal names the build and a way out that works for it.
-            assert!(why.contains("Open MPI 4.1.4"), "{what}: {why}");
-            assert!(why.contains("build-id"), "{what}: {why}");
-            assert!(why.contains("--mca pml ob1"), "{what}: {why}");
+            assert_eq!(rank["basis"]["queues"]["status"], "read", "{what}");
+            let recv = &rank["pending"].as_array().unwrap();
+            let posted: Vec<&Value> = recv.iter().filter(|o| o["kind"] == "receive").collect();
+            assert_eq!(posted.len(), 1, "{what}: rank {r}: {recv:?}");
+            assert_eq!(posted[0]["peer"], (r as i64 + 3) % 4, "{what}");
+            assert_eq!(posted[0]["tag"], 0, "{what}");
+            assert_eq!(posted[0]["communicator"], "MPI_COMM_WORLD", "{what}");
         }
-        let line = job.source_line("/* HANG_LINE */");
-        let global = finding(report, "global_deadlock").expect("a global deadlock");
+        let cycle = finding(report, "deadlock_cycle").expect("a deadlock cycle");
         assert!(
-            global["summary"].as_str().unwrap().contains(&format!(
-                "ranks 0-3 in MPI_Recv, called from main at hang_ring.c:{line}"
-            )),
-            "{what}: {global}"
+            cycle["summary"]
+                .as_str()
+                .unwrap()
+                .contains("rank 0 in MPI_Recv waits on a receive from rank 3, tag 0"),
+            "{what}: {cycle}"
         );
+        // Each rank is where the program blocks.
+        let line = job.source_line("/* HANG_LINE */");
+        for (r, rank) in world(report).iter().enumerate() {
+            let location = rank["location"].as_str().unwrap_or("");
+            assert!(
+                location.contains(&format!("hang_ring.c:{line}")),
+                "{what}: rank {r} at {location}"
+            );
+        }
     }
 }

@@ -1,11 +1,13 @@
 //! `mpidd job` on real hung 4-rank jobs of Debian's own Open MPI: the
 //! tests/mpich/hang_*.c programs (plain MPI) built with `mpicc.openmpi`
 //! and run by `mpirun.openmpi`, on the stripped libraries Debian ships,
-//! read through the layout profile mpidd ships for them. Each job is read
+//! read through the layout profiles mpidd ships for them. Each job is read
 //! live through its `mpirun` and from `gcore` cores of its ranks, and must
 //! give the cycles, edges and findings worked out from the programs and
 //! from what Open MPI does underneath (noted at each test where it differs
-//! from MPICH, job_mpich.rs).
+//! from MPICH, job_mpich.rs). Each runs on both of Open MPI's PMLs: ob1
+//! over shared memory, and UCX's (`_over_ucx`), whose queues are UCX's
+//! worker's; both give the same.
 
 mod common;
 
@@ -16,11 +18,38 @@ use common::job_checks::{
 };
 
 const OMPI: HangMpi = HangMpi::DebianOpenMpi;
+const UCX: HangMpi = HangMpi::DebianOpenMpiUcx;
 
-#[test]
-fn ring_of_receives_is_one_cycle() {
+/// One test per PML.
+macro_rules! on_both_pmls {
+    ($($ob1:ident, $ucx:ident => $check:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $ob1() {
+                $check(OMPI);
+            }
+
+            #[test]
+            fn $ucx() {
+                $check(UCX);
+            }
+        )*
+    };
+}
+
+on_both_pmls! {
+    ring_of_receives_is_one_cycle, ring_of_receives_is_one_cycle_over_ucx => ring,
+    head_to_head_ssends_are_a_cycle_of_pending_sends,
+    head_to_head_ssends_are_a_cycle_of_pending_sends_over_ucx => head_to_head,
+    tag_mismatch_is_named, tag_mismatch_is_named_over_ucx => tag_mismatch,
+    chain_ends_at_the_rank_that_computes,
+    chain_ends_at_the_rank_that_computes_over_ucx => chain,
+    cycle_across_three_communicators, cycle_across_three_communicators_over_ucx => comms,
+}
+
+fn ring(mpi: HangMpi) {
     let _serial = one_at_a_time();
-    let (_job, live, cores) = check_job_on(OMPI, "hang_ring", &Expected::ring());
+    let (_job, live, cores) = check_job_on(mpi, "hang_ring", &Expected::ring());
     for report in [&live, &cores] {
         check_ring_receives(report);
     }
@@ -29,12 +58,12 @@ fn ring_of_receives_is_one_cycle() {
 /// Unlike MPICH, which lists no blocking send, ob1 keeps every send
 /// request it has not completed: each blocked 8 MiB `MPI_Ssend` is a
 /// pending send of its own, not one inferred from the peer's unexpected
-/// queue.
-#[test]
-fn head_to_head_ssends_are_a_cycle_of_pending_sends() {
+/// queue. So does UCX: the UCX PML sends a synchronous send with a request
+/// of UCX's pool (`mca_pml_ucx_send_nb`), never one on its stack.
+fn head_to_head(mpi: HangMpi) {
     let _serial = one_at_a_time();
     let expected = Expected::head_to_head("send");
-    let (_job, live, cores) = check_job_on(OMPI, "hang_ssend", &expected);
+    let (_job, live, cores) = check_job_on(mpi, "hang_ssend", &expected);
     for report in [&live, &cores] {
         for (r, peer) in [(0usize, 1i64), (1, 0)] {
             let sends = pending(report, r, "send");
@@ -62,9 +91,9 @@ fn head_to_head_ssends_are_a_cycle_of_pending_sends() {
 /// fan-out from 0, and rank 1 for its tag 2 from 0. Where MPICH hides its
 /// barrier's messages and the job reads as "waits on a rank in MPI", here
 /// it is a deadlock: rank 0's wildcard wait can be ended by any rank, and
-/// every rank it could be ended by waits on rank 0.
-#[test]
-fn tag_mismatch_is_named() {
+/// every rank it could be ended by waits on rank 0. The barrier (coll
+/// tuned's) is the same over the UCX PML, its tag packed into UCX's.
+fn tag_mismatch(mpi: HangMpi) {
     let _serial = one_at_a_time();
     // From the stacks as well: ranks 0, 2 and 3 in the barrier wait for
     // rank 1, the one rank that has not entered it, which closes two
@@ -104,7 +133,7 @@ fn tag_mismatch_is_named() {
             Some("MPI_Barrier"),
         ],
     };
-    let (_job, live, cores) = check_job_on(OMPI, "hang_tag", &expected);
+    let (_job, live, cores) = check_job_on(mpi, "hang_tag", &expected);
     for report in [&live, &cores] {
         check_tag_mismatch(report, 6);
         let root = pending(report, 0, "receive");
@@ -115,20 +144,18 @@ fn tag_mismatch_is_named() {
     }
 }
 
-#[test]
-fn chain_ends_at_the_rank_that_computes() {
+fn chain(mpi: HangMpi) {
     let _serial = one_at_a_time();
-    let (job, live, cores) = check_job_on(OMPI, "hang_chain", &Expected::chain());
+    let (job, live, cores) = check_job_on(mpi, "hang_chain", &Expected::chain());
     let location = chain_location(&job);
     for report in [&live, &cores] {
         check_chain_location(report, &location);
     }
 }
 
-#[test]
-fn cycle_across_three_communicators() {
+fn comms(mpi: HangMpi) {
     let _serial = one_at_a_time();
-    let (_job, live, cores) = check_job_on(OMPI, "hang_comms", &Expected::comms());
+    let (_job, live, cores) = check_job_on(mpi, "hang_comms", &Expected::comms());
     for report in [&live, &cores] {
         check_comms(report);
     }

@@ -133,7 +133,7 @@ impl DecodeError {
 
 /// What the native decoders read, for a refusal to say.
 pub(crate) const DECODED: &str = "The native decoders read MPICH with the ch3 device, MPICH 4.0.x \
-     with the ch4 device (checked on 4.0.2), and Open MPI with the ob1 PML (checked on 4.1)";
+     with the ch4 device (checked on 4.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1)";
 
 /// An MPI library a refusal is about, as found in the target: enough for
 /// a person to tell which build was refused, and to find or make what

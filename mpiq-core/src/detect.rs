@@ -15,8 +15,9 @@ use mpidd_types::TargetAddr;
 use crate::decoder::{DecodeError, FoundLibrary, QueueDecoder, DECODED};
 use crate::model::ProcessQueues;
 use crate::mpich::{MpichCh3, MpichCh4};
+use crate::ompi::communicators::{selected_pml, CommLayout};
 use crate::ompi::version::ompi_version;
-use crate::ompi::OmpiOb1;
+use crate::ompi::{OmpiOb1, OmpiUcx};
 use mpidd_read::TargetMemory;
 use mpidd_read::{LayoutError, Layouts};
 
@@ -75,6 +76,8 @@ pub enum DecoderKind {
     MpichCh4,
     /// Open MPI with the ob1 PML ([`OmpiOb1`]).
     OmpiOb1,
+    /// Open MPI with the UCX PML ([`OmpiUcx`]).
+    OmpiUcx,
 }
 
 impl DecoderKind {
@@ -83,6 +86,7 @@ impl DecoderKind {
         DecoderKind::MpichCh3,
         DecoderKind::MpichCh4,
         DecoderKind::OmpiOb1,
+        DecoderKind::OmpiUcx,
     ];
 
     /// Its short name, e.g. `mpich-ch3`.
@@ -91,6 +95,7 @@ impl DecoderKind {
             DecoderKind::MpichCh3 => "mpich-ch3",
             DecoderKind::MpichCh4 => "mpich-ch4",
             DecoderKind::OmpiOb1 => "ompi-ob1",
+            DecoderKind::OmpiUcx => "ompi-ucx",
         }
     }
 
@@ -98,7 +103,7 @@ impl DecoderKind {
     pub fn implementation(self) -> &'static str {
         match self {
             DecoderKind::MpichCh3 | DecoderKind::MpichCh4 => "MPICH",
-            DecoderKind::OmpiOb1 => "Open MPI",
+            DecoderKind::OmpiOb1 | DecoderKind::OmpiUcx => "Open MPI",
         }
     }
 
@@ -115,6 +120,7 @@ impl DecoderKind {
             DecoderKind::MpichCh3 => MpichCh3::ask_layouts(layouts),
             DecoderKind::MpichCh4 => MpichCh4::ask_layouts(layouts),
             DecoderKind::OmpiOb1 => OmpiOb1::ask_layouts(layouts),
+            DecoderKind::OmpiUcx => OmpiUcx::ask_layouts(layouts),
         }
     }
 
@@ -126,6 +132,7 @@ impl DecoderKind {
             DecoderKind::MpichCh3 => MpichCh3::missing_layouts(layouts),
             DecoderKind::MpichCh4 => MpichCh4::missing_layouts(layouts),
             DecoderKind::OmpiOb1 => OmpiOb1::missing_layouts(layouts),
+            DecoderKind::OmpiUcx => OmpiUcx::missing_layouts(layouts),
         }
     }
 }
@@ -145,10 +152,11 @@ pub struct Identified {
 }
 
 /// Finds which decoder reads the target's MPI: Open MPI (by its exported
-/// `ompi_mpi_communicators`), whose PML the decoder checks once it has
-/// layouts, or MPICH (by `MPII_Version_string` and `MPII_Version_device`)
-/// with the CH3 device or, on 4.0, the CH4 device. Anything else is
-/// refused, saying so.
+/// `ompi_mpi_communicators`), with the UCX PML when mca_pml_ucx.so is
+/// loaded and mca_pml_ob1.so is not (building the decoder checks the
+/// selected PML's name once it has layouts), or MPICH (by
+/// `MPII_Version_string` and `MPII_Version_device`) with the CH3 device
+/// or, on 4.0, the CH4 device. Anything else is refused, saying so.
 pub fn identify(
     memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
@@ -167,8 +175,18 @@ pub fn identify(
             })
     };
     if let Some(comms) = symbols.lookup("ompi_mpi_communicators") {
+        // Which PML was selected is a string that takes layouts to read;
+        // the components loaded say it first: once MPI_Init has chosen,
+        // the others are unloaded. Building the decoder reads the string
+        // (`ompi_decoder`).
+        let ucx =
+            symbols.lookup("ompi_pml_ucx").is_some() && symbols.lookup("mca_pml_ob1").is_none();
         return Ok(Identified {
-            kind: DecoderKind::OmpiOb1,
+            kind: if ucx {
+                DecoderKind::OmpiUcx
+            } else {
+                DecoderKind::OmpiOb1
+            },
             version: ompi_version(memory, symbols, limits).unwrap_or_default(),
             device: String::new(),
             library: comms.object,
@@ -309,7 +327,25 @@ pub fn build_decoder(
             &found.version,
             &found.device,
         )?)),
-        DecoderKind::OmpiOb1 => Ok(Box::new(OmpiOb1::new(target, limits)?)),
+        DecoderKind::OmpiOb1 | DecoderKind::OmpiUcx => ompi_decoder(target, limits),
+    }
+}
+
+/// Open MPI's decoder for the PML the process selected
+/// (`mca_pml_base_selected_component`): ob1's or UCX's. Another PML, or
+/// none yet, is refused by ob1's decoder, which says why.
+fn ompi_decoder(
+    target: &dyn Target,
+    limits: &Limits,
+) -> Result<Box<dyn QueueDecoder>, DecodeError> {
+    let pml = match CommLayout::of(target.layouts()) {
+        Ok(comm) => selected_pml(target, &comm, limits)?,
+        // Neither decoder can be built: ob1's says what is missing.
+        Err(_) => String::new(),
+    };
+    match pml.as_str() {
+        "ucx" => Ok(Box::new(OmpiUcx::new(target, limits)?)),
+        _ => Ok(Box::new(OmpiOb1::new(target, limits)?)),
     }
 }
 
@@ -463,7 +499,7 @@ mod tests {
              /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 4.1.2, build-id \
              0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
              the ch3 device, MPICH 4.0.x with the ch4 device (checked on 4.0.2), and Open \
-             MPI with the ob1 PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
              --enable-debuginfo, keeps debugger queues of its own that its message-queue \
              library reads: pass the libtvmpich.so of this same build with `mpidd queues \
              --dll`"

@@ -81,7 +81,7 @@ pub use mqs::callbacks::{HOST_BAD_ARGUMENT, HOST_NOT_FOUND, HOST_READ_FAILED};
 #[cfg(feature = "mqs")]
 pub use mqs::host::{MqsError, MqsLibrary};
 pub use mqs::target::{MqsTarget, TargetTypeSizes};
-pub use ompi::{OmpiOb1, OB1_LAYOUT, OB1_SYMBOLS};
+pub use ompi::{OmpiOb1, OmpiUcx, OB1_LAYOUT, OB1_SYMBOLS, OMPI_UCX_LAYOUT, OMPI_UCX_SYMBOLS};
 pub use profile_questions::{ProfileDecoder, ProfileDecoderError};
 pub use queue_reading::{
     read_process_queues, QueueReadError, QueueReadOptions, QueueReaderChoice, QueueReadings,

@@ -2,10 +2,14 @@
  * writes down what each rank posted and what reached it unexpectedly, in
  * DIR/posted.RANK (DIR is the first argument), one line per operation:
  *
- *   recv COMM SOURCE TAG BYTES BUFFER   a posted receive (SOURCE/TAG -1: any)
- *   send COMM DEST TAG BYTES BUFFER PROTOCOL STATE
+ *   recv COMM SOURCE TAG BYTES BUFFER REQUEST   a posted receive (SOURCE/TAG
+ *                                              -1: any)
+ *   send COMM DEST TAG BYTES BUFFER PROTOCOL STATE REQUEST SYNC
  *   unexpected COMM SOURCE TAG BYTES PROTOCOL SYNC
  *
+ * REQUEST is the MPI_Request (a pointer in Open MPI); SYNC says whether
+ * the send was synchronous. PROTOCOL and STATE are what ob1 does; the UCX
+ * PML's tests derive their own from the sizes (see their comments).
  * COMM is the communicator's name. Every rank creates a duplicate of
  * MPI_COMM_WORLD named "mpidd_dup" and a split by rank parity named
  * "mpidd_split_even" / "mpidd_split_odd". Then:
@@ -59,15 +63,15 @@ static const char *name_of(MPI_Comm comm)
 static void irecv(void *buf, int count, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
     MPI_Irecv(buf, count, MPI_INT, source, tag, comm, req);
-    fprintf(posted, "recv %s %d %d %zu %p\n", name_of(comm), source, tag,
-            count * sizeof(int), buf);
+    fprintf(posted, "recv %s %d %d %zu %p %p\n", name_of(comm), source, tag,
+            count * sizeof(int), buf, (void *) *req);
 }
 
 static void sent(const void *buf, int count, int dest, int tag, MPI_Comm comm,
-                 const char *protocol, const char *state)
+                 const char *protocol, const char *state, MPI_Request req, const char *sync)
 {
-    fprintf(posted, "send %s %d %d %zu %p %s %s\n", name_of(comm), dest, tag,
-            count * sizeof(int), buf, protocol, state);
+    fprintf(posted, "send %s %d %d %zu %p %s %s %p %s\n", name_of(comm), dest, tag,
+            count * sizeof(int), buf, protocol, state, (void *) req, sync);
 }
 
 static void probe(int source, int tag, MPI_Comm comm, const char *protocol, const char *sync)
@@ -153,13 +157,13 @@ int main(int argc, char **argv)
     } else if (rank == 1) {
         MPI_Send(s99, 5, MPI_INT, 0, 99, MPI_COMM_WORLD);
         MPI_Isend(s44, MID_COUNT, MPI_INT, 0, 44, dup, &send44);
-        sent(s44, MID_COUNT, 0, 44, dup, "eager", "complete");
+        sent(s44, MID_COUNT, 0, 44, dup, "eager", "complete", send44, "no");
     } else if (rank == 2) {
         MPI_Isend(big, BIG_COUNT, MPI_INT, 3, 33, MPI_COMM_WORLD, &sendbig);
-        sent(big, BIG_COUNT, 3, 33, MPI_COMM_WORLD, "rendezvous", "pending");
+        sent(big, BIG_COUNT, 3, 33, MPI_COMM_WORLD, "rendezvous", "pending", sendbig, "no");
     } else if (rank == 3) {
         MPI_Issend(s55, 4, MPI_INT, 2, 55, dup, &send55);
-        sent(s55, 4, 2, 55, dup, "rendezvous", "pending");
+        sent(s55, 4, 2, 55, dup, "rendezvous", "pending", send55, "yes");
     }
     if (rank == 0) {
         probe(1, 99, MPI_COMM_WORLD, "eager", "no");

@@ -40,8 +40,8 @@ pub enum HangMpi {
     /// shared-memory transport; the program itself is built with `-g`, as
     /// a user's is while they look for a hang.
     DebianOpenMpi,
-    /// The same over Open MPI's UCX PML, whose queues no decoder reads:
-    /// what a verdict from stacks alone is checked on.
+    /// The same over Open MPI's UCX PML, whose queues are UCX's worker's
+    /// (`mpiq_core::OmpiUcx` reads them).
     DebianOpenMpiUcx,
     /// Debian's own MPICH (CH4 on UCX, stripped), `mpiexec.mpich`; the
     /// program is built with `-g`.

@@ -134,6 +134,13 @@ impl OmpiJob {
         Self::start_built(build, name, program, true)
     }
 
+    /// The same over Open MPI's UCX PML (`--mca pml ucx`), on whatever
+    /// transports UCX finds here (shared memory, TCP), as it runs over
+    /// InfiniBand on a cluster.
+    pub fn start_on_ucx(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
+        Self::start_with(build, name, program, true, &UCX_ARGS)
+    }
+
     /// The same, with the program built without debug info, as a user
     /// builds it: then nothing in the job has DWARF on the Debian build.
     pub fn start_without_debug_info(build: OmpiBuild, name: &str, program: &str) -> OmpiJob {
@@ -141,10 +148,20 @@ impl OmpiJob {
     }
 
     fn start_built(build: OmpiBuild, name: &str, program: &str, debug: bool) -> OmpiJob {
+        Self::start_with(build, name, program, debug, &[])
+    }
+
+    fn start_with(
+        build: OmpiBuild,
+        name: &str,
+        program: &str,
+        debug: bool,
+        extra: &[&str],
+    ) -> OmpiJob {
         debian_ompi();
         let dir = super::scratch::fresh_dir(name);
         let mut mpirun = Command::new(DEBIAN_MPIRUN);
-        mpirun.args(MPIRUN_ARGS);
+        mpirun.args(MPIRUN_ARGS).args(extra);
         let exe = match build {
             OmpiBuild::Reference => {
                 let prefix = ref_ompi();
@@ -259,6 +276,20 @@ const MPIRUN_ARGS: [&str; 5] = [
     "--mca",
     "btl",
     "self,vader",
+];
+
+/// Open MPI's UCX PML instead of ob1, on any transport and device UCX
+/// finds (Debian's default leaves it out: `pml = ^ucx`).
+const UCX_ARGS: [&str; 9] = [
+    "--mca",
+    "pml",
+    "ucx",
+    "--mca",
+    "pml_ucx_tls",
+    "any",
+    "--mca",
+    "pml_ucx_devices",
+    "any",
 ];
 
 /// tests/openmpi/PROGRAM.c built into `dir` with `mpicc`, with `debug`

@@ -13,7 +13,9 @@
 //!
 //! ob1's requests come from free lists and return to them when freed,
 //! marked `OMPI_REQUEST_INVALID`: such a request is shown as freed, and
-//! its memory may already hold a newer request.
+//! its memory may already hold a newer request. The UCX PML's request is
+//! the `ompi_request_t` alone, the user part of UCX's request; its peer
+//! and tag are UCX's, which `mpidd queues` reads.
 
 use mpidd_types::TargetAddr;
 
@@ -92,6 +94,22 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
         "Open MPI keeps no such mark on a {req_type} request"
     ));
     match req_type.as_str() {
+        "OMPI_REQUEST_PML" if o.pml.as_deref() == Some("ucx") => {
+            // The UCX PML's request is a bare ompi_request_t, the user part
+            // of UCX's request (`mca_pml_ucx_request_init`): no
+            // mca_pml_base_request_t follows it.
+            let comm = r.ptr(m.mpi_object)?;
+            details.communicator = Availability::Value(o.reference_opt(HandleKind::Comm, comm));
+            let why = "the UCX PML keeps it in UCX's request (ucp_request_t), right before \
+                       this one; `mpidd queues` shows the operation, naming this request";
+            details.request_kind = Availability::not_available(why);
+            details.peer = Availability::not_available(why);
+            details.tag = Availability::not_available(why);
+            freed_by_application = Availability::not_available(
+                "the UCX PML keeps no such mark: a request the application freed returns to \
+                 UCX's pool",
+            );
+        }
         "OMPI_REQUEST_PML" => {
             freed_by_application = pml(o, addr, persistent, &mut details)?;
         }

@@ -85,9 +85,19 @@ fn image_check(source: &CallbackImage<'_>) -> (c_int, String) {
         // Which build it is, and so the layouts, can only be told from a
         // process's memory: checked at mqs_setup_process.
         return if source.lookup("mca_pml").is_some() {
+            // The selected PML is told by its component being loaded (the
+            // others are unloaded once MPI_Init has chosen); each process
+            // is checked again when read.
+            let pml = if source.lookup("ompi_pml_ucx").is_some()
+                && source.lookup("mca_pml_ob1").is_none()
+            {
+                "the UCX PML"
+            } else {
+                "ob1"
+            };
             (
                 MQS_OK,
-                "mpiq_mqs: %s has Open MPI's message queues (ob1)".to_string(),
+                format!("mpiq_mqs: %s has Open MPI's message queues ({pml})"),
             )
         } else {
             (

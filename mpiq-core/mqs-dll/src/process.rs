@@ -68,15 +68,17 @@ pub unsafe extern "C" fn mqs_setup_process(
         // built without debugger support (Debian's, stripped, whose profile
         // also places the globals it hides).
         let loaded = match identify(&memory, &source, &limits) {
-            Ok(found) if found.kind == DecoderKind::OmpiOb1 => loaded_profile::loaded_profile(
-                &memory,
-                &source,
-                found.kind,
-                &["libmpi"],
-                &found.version,
-                &limits,
-            )
-            .map(Some),
+            Ok(found) if matches!(found.kind, DecoderKind::OmpiOb1 | DecoderKind::OmpiUcx) => {
+                loaded_profile::loaded_profile(
+                    &memory,
+                    &source,
+                    found.kind,
+                    &["libmpi"],
+                    &found.version,
+                    &limits,
+                )
+                .map(Some)
+            }
             Ok(found) if without_debugger_support(&source) => loaded_profile::loaded_profile(
                 &memory,
                 &source,

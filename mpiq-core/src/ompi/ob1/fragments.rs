@@ -6,12 +6,12 @@
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
-use super::communicators::CommInfo;
 use super::receives::QueueOps;
 use super::OmpiOb1;
 use crate::decoder::DecodeError;
 use crate::list_walk::{at, walk, ListShape};
 use crate::model::{OperationStatus, PendingOperation, Protocol};
+use crate::ompi::communicators::CommInfo;
 use crate::target_read::{read_bytes, Record};
 use mpidd_read::TargetMemory;
 

@@ -1,13 +1,14 @@
 //! What the ob1 decoder asks of the layouts, and the answers it reads
-//! with: [`OB1_LAYOUT`] lists every question, [`Asker`] asks exactly those
-//! (noting every one that fails) and [`Layout`] keeps the answers, with
-//! the windows of each record the decoder reads.
+//! with: [`OB1_LAYOUT`] lists every question, the shared `Asker` asks
+//! exactly those (noting every one that fails) and [`Layout`] keeps the
+//! answers, with the windows of each record the decoder reads.
 
-use mpidd_read::{LayoutError, LayoutNeed, Layouts, Member, ReadError};
-use mpidd_types::TargetAddr;
+use mpidd_read::{LayoutError, LayoutNeed, Layouts};
 
 use crate::list_walk::Span;
-use crate::target_read::Record;
+use crate::ompi::communicators::CommLayout;
+use crate::ompi::layout::Asker;
+pub(super) use crate::ompi::layout::{span_of, Field};
 
 /// The symbols the decoder starts from, and the object each is in (all
 /// three in `.dynsym`, so Debian's stripped library has them too). The
@@ -146,129 +147,12 @@ pub const OB1_LAYOUT: &[LayoutNeed] = &[
     LayoutNeed::enumeration("mca_pml_base_send_mode_t"),
 ];
 
-/// A scalar member: where it is and how wide.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Field {
-    pub(super) offset: u64,
-    pub(super) size: usize,
-}
-
-impl Field {
-    pub(super) fn end(self) -> u64 {
-        self.offset.saturating_add(self.size as u64)
-    }
-    pub(super) fn int(self, r: &Record<'_>) -> Result<i64, ReadError> {
-        r.int(self.offset, self.size)
-    }
-    pub(super) fn uint(self, r: &Record<'_>) -> Result<u64, ReadError> {
-        r.uint(self.offset, self.size)
-    }
-    pub(super) fn addr(self, r: &Record<'_>) -> Result<TargetAddr, ReadError> {
-        r.uint(self.offset, self.size).map(TargetAddr)
-    }
-}
-
-/// The smallest window of a record holding these fields.
-pub(super) fn span_of(fields: &[Field]) -> Span {
-    Span {
-        start: fields.iter().map(|f| f.offset).min().unwrap_or(0),
-        end: fields.iter().map(|f| f.end()).max().unwrap_or(0),
-    }
-}
-
-/// Answers the questions of [`OB1_LAYOUT`], noting every one that fails;
-/// asking anything outside the list is a bug the tests catch.
-struct Asker<'a> {
-    src: &'a dyn Layouts,
-    missing: Vec<LayoutError>,
-}
-
-impl Asker<'_> {
-    fn declared(ty: &str, path: Option<&str>) -> bool {
-        OB1_LAYOUT
-            .iter()
-            .any(|n| !n.is_enum && n.type_name == ty && path.is_none_or(|p| n.members.contains(&p)))
-    }
-
-    fn field(&mut self, ty: &str, path: &str) -> Field {
-        debug_assert!(
-            Self::declared(ty, Some(path)),
-            "{ty}.{path} is not in OB1_LAYOUT"
-        );
-        match self.src.member(ty, path) {
-            Ok(Member { offset, size, .. }) => Field {
-                offset,
-                size: usize::try_from(size).unwrap_or(usize::MAX),
-            },
-            Err(e) => {
-                self.missing.push(e);
-                Field::default()
-            }
-        }
-    }
-
-    fn member(&mut self, ty: &str, path: &str) -> Member {
-        debug_assert!(
-            Self::declared(ty, Some(path)),
-            "{ty}.{path} is not in OB1_LAYOUT"
-        );
-        self.src.member(ty, path).unwrap_or_else(|e| {
-            self.missing.push(e);
-            Member {
-                offset: 0,
-                size: 0,
-                array_len: None,
-            }
-        })
-    }
-
-    fn size(&mut self, ty: &str) -> u64 {
-        debug_assert!(Self::declared(ty, None), "{ty} is not in OB1_LAYOUT");
-        self.src.size_of(ty).unwrap_or_else(|e| {
-            self.missing.push(e);
-            0
-        })
-    }
-
-    fn enumerator(&mut self, ty: &str, name: &str) -> i64 {
-        debug_assert!(
-            OB1_LAYOUT.iter().any(|n| n.is_enum && n.type_name == ty),
-            "{ty}::{name} is not in OB1_LAYOUT"
-        );
-        let found = self.src.enumerators(ty).and_then(|all| {
-            all.into_iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v)
-                .ok_or_else(|| LayoutError {
-                    type_name: ty.to_string(),
-                    member: Some(name.to_string()),
-                    reason: "no such enumerator".to_string(),
-                })
-        });
-        match found.map(i64::try_from) {
-            Ok(Ok(v)) => v,
-            Ok(Err(_)) => {
-                self.missing.push(LayoutError {
-                    type_name: ty.to_string(),
-                    member: Some(name.to_string()),
-                    reason: "its value does not fit 64 bits".to_string(),
-                });
-                0
-            }
-            Err(e) => {
-                self.missing.push(e);
-                0
-            }
-        }
-    }
-}
-
 /// Offsets, widths and enumerator values of everything the decoder reads.
 #[derive(Clone, Debug)]
 pub(super) struct Layout {
-    pub(super) pa_size: Field,
-    pub(super) pa_number_free: Field,
-    pub(super) pa_addr: Field,
+    /// The communicators, groups and procs, as every PML's decoder reads
+    /// them.
+    pub(super) comm: CommLayout,
     pub(super) list_sentinel: u64,
     pub(super) item_next: Field,
     pub(super) fl_num_allocated: Field,
@@ -278,19 +162,7 @@ pub(super) struct Layout {
     pub(super) fl_frag_class: Field,
     pub(super) fl_allocations: u64,
     pub(super) free_list_item_size: u64,
-    pub(super) comm_name: Member,
-    pub(super) comm_contextid: Field,
-    pub(super) comm_my_rank: Field,
-    pub(super) comm_flags: Field,
-    pub(super) comm_local_group: Field,
-    pub(super) comm_remote_group: Field,
-    pub(super) comm_pml_comm: Field,
-    pub(super) comm_span: Span,
-    pub(super) group_count: Field,
-    pub(super) group_procs: Field,
-    pub(super) proc_vpid: Field,
     pub(super) datatype_size: Field,
-    pub(super) component_name: Member,
     pub(super) ob1_wild: u64,
     pub(super) ob1_procs: Field,
     pub(super) ob1_num_procs: Field,
@@ -379,12 +251,8 @@ pub(super) struct FragFields {
 
 impl Layout {
     pub(super) fn resolve(src: &dyn Layouts) -> Result<Layout, Vec<LayoutError>> {
-        let mut a = Asker {
-            src,
-            missing: Vec::new(),
-        };
+        let mut a = Asker::new(src, OB1_LAYOUT);
         let pa = "opal_pointer_array_t";
-        let comm = "ompi_communicator_t";
         let rq = "mca_pml_ob1_recv_request_t";
         let sq = "mca_pml_ob1_send_request_t";
         let fr = "mca_pml_ob1_recv_frag_t";
@@ -453,20 +321,6 @@ impl Layout {
                 .unwrap_or_else(|| segments.size.checked_div(seg_size).unwrap_or(0)),
             ..frag
         };
-        let comm_fields = [
-            a.field(comm, "c_contextid"),
-            a.field(comm, "c_my_rank"),
-            a.field(comm, "c_flags"),
-            a.field(comm, "c_local_group"),
-            a.field(comm, "c_remote_group"),
-            a.field(comm, "c_pml_comm"),
-        ];
-        let comm_name = a.member(comm, "c_name");
-        let mut comm_span = span_of(&comm_fields);
-        comm_span.start = comm_span.start.min(comm_name.offset);
-        comm_span.end = comm_span
-            .end
-            .max(comm_name.offset.saturating_add(comm_name.size));
         let recv_span = span_of(&[
             recv.next,
             recv.complete,
@@ -517,9 +371,7 @@ impl Layout {
         // one by one.
         frag_span.end = frag_span.end.max(frag.segments.saturating_add(seg_size));
         let l = Layout {
-            pa_size: a.field(pa, "size"),
-            pa_number_free: a.field(pa, "number_free"),
-            pa_addr: a.field(pa, "addr"),
+            comm: CommLayout::resolve(&mut a),
             list_sentinel: a.member("opal_list_t", "opal_list_sentinel").offset,
             item_next,
             fl_num_allocated: a.field(fl, "fl_num_allocated"),
@@ -531,22 +383,7 @@ impl Layout {
             // `opal_free_list_memory_t`, the head of each allocation
             // chunk, is a typedef of this type local to opal_free_list.c.
             free_list_item_size: a.size("opal_free_list_item_t"),
-            comm_name,
-            comm_contextid: comm_fields[0],
-            comm_my_rank: comm_fields[1],
-            comm_flags: comm_fields[2],
-            comm_local_group: comm_fields[3],
-            comm_remote_group: comm_fields[4],
-            comm_pml_comm: comm_fields[5],
-            comm_span,
-            group_count: a.field("ompi_group_t", "grp_proc_count"),
-            group_procs: a.field("ompi_group_t", "grp_proc_pointers"),
-            proc_vpid: a.field("ompi_proc_t", "super.proc_name.vpid"),
             datatype_size: a.field("ompi_datatype_t", "super.size"),
-            component_name: a.member(
-                "mca_pml_base_component_t",
-                "pmlm_version.mca_component_name",
-            ),
             ob1_wild: a.member("mca_pml_ob1_comm_t", "wild_receives").offset,
             ob1_procs: a.field("mca_pml_ob1_comm_t", "procs"),
             ob1_num_procs: a.field("mca_pml_ob1_comm_t", "num_procs"),
@@ -586,107 +423,44 @@ impl Layout {
         let _ = a.field(pa, "lowest_free");
         let _ = a.field("ompi_group_t", "grp_my_rank");
         let _ = a.field("mca_pml_ob1_comm_proc_t", "expected_sequence");
-        if a.missing.is_empty() {
-            Ok(l)
-        } else {
-            Err(a.missing)
-        }
+        a.finish(l)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::RefCell;
-    use std::collections::BTreeSet;
-
-    /// Answers every question with a small made-up layout and records it.
-    #[derive(Default)]
-    struct Recorder {
-        asked: RefCell<BTreeSet<String>>,
-    }
-
-    impl Layouts for Recorder {
-        fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
-            self.asked.borrow_mut().insert(type_name.to_string());
-            Ok(64)
-        }
-        fn member(&self, type_name: &str, path: &str) -> Result<Member, LayoutError> {
-            self.asked
-                .borrow_mut()
-                .insert(format!("{type_name}.{path}"));
-            Ok(Member {
-                offset: 8,
-                size: 8,
-                array_len: None,
-            })
-        }
-        fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, LayoutError> {
-            self.asked.borrow_mut().insert(format!("{type_name}::"));
-            // Every enumerator the decoder looks up by name, each distinct.
-            Ok([
-                "OMPI_REQUEST_INVALID",
-                "OMPI_REQUEST_CANCELLED",
-                "OMPI_REQUEST_PML",
-                "MCA_PML_REQUEST_SEND",
-                "MCA_PML_BASE_SEND_SYNCHRONOUS",
-                "MCA_PML_BASE_SEND_BUFFERED",
-            ]
-            .iter()
-            .zip(0..)
-            .map(|(n, v)| (n.to_string(), v))
-            .collect())
-        }
-        fn member_enumerators(
-            &self,
-            type_name: &str,
-            path: &str,
-        ) -> Result<Vec<(String, i128)>, LayoutError> {
-            Err(LayoutError::new(type_name, Some(path), "not asked by ob1"))
-        }
-        fn member_fields(
-            &self,
-            type_name: &str,
-            path: &str,
-        ) -> Result<Vec<(String, Member)>, LayoutError> {
-            Err(LayoutError::new(type_name, Some(path), "not asked by ob1"))
-        }
-    }
+    use crate::ompi::communicators::COMM_QUESTIONS;
+    use crate::ompi::layout::testing::{undeclared_and_unasked, Recorder};
 
     /// The decoder asks exactly the questions of OB1_LAYOUT (sizes of the
     /// types listed with no members are asked; members are asked by path),
     /// so a profile generated for that list answers all of it.
     #[test]
     fn the_declared_questions_are_the_ones_asked() {
-        let r = Recorder::default();
+        let r = Recorder {
+            asked: Default::default(),
+            // Every enumerator the decoder looks up by name, each distinct.
+            enumerators: &[
+                "OMPI_REQUEST_INVALID",
+                "OMPI_REQUEST_CANCELLED",
+                "OMPI_REQUEST_PML",
+                "MCA_PML_REQUEST_SEND",
+                "MCA_PML_BASE_SEND_SYNCHRONOUS",
+                "MCA_PML_BASE_SEND_BUFFERED",
+            ],
+        };
         Layout::resolve(&r).expect("every question answered");
         let asked = r.asked.into_inner();
-        let mut declared = BTreeSet::new();
-        for need in OB1_LAYOUT {
-            let ty = need.type_name;
-            if need.is_enum {
-                declared.insert(format!("{ty}::"));
-                continue;
-            }
-            if need.members.is_empty() {
-                declared.insert(ty.to_string());
-            }
-            for p in need.members {
-                declared.insert(format!("{ty}.{p}"));
-            }
-        }
-        // A type listed with members whose size is also asked is fine;
-        // anything asked beyond that is not declared.
-        let undeclared: Vec<_> = asked
-            .iter()
-            .filter(|q| !declared.contains(*q) && !OB1_LAYOUT.iter().any(|n| n.type_name == *q))
-            .collect();
+        let (undeclared, unasked) = undeclared_and_unasked(&asked, OB1_LAYOUT);
         assert!(
             undeclared.is_empty(),
             "asked but not declared: {undeclared:?}"
         );
-        let unasked: Vec<_> = declared.iter().filter(|q| !asked.contains(*q)).collect();
         assert!(unasked.is_empty(), "declared but never asked: {unasked:?}");
+        for (ty, path) in COMM_QUESTIONS {
+            assert!(asked.contains(&format!("{ty}.{path}")), "{ty}.{path}");
+        }
     }
 
     /// A layout source that knows nothing makes the decoder list every

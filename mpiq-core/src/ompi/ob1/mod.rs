@@ -28,15 +28,14 @@
 //! of each, out-of-order fragments, and signed ranks and tags.
 //!
 //! The folder: `layout` (the questions of [`OB1_LAYOUT`] and their
-//! answers), `communicators` (the table, and world ranks from the procs),
-//! `receives` (posted receives, in posting order), `fragments` (unexpected
+//! answers), `receives` (posted receives, in posting order), `fragments` (unexpected
 //! and out-of-order messages) and `sends` (the send requests in use, from
 //! the free list); this file holds the decoder, its refusal of another PML,
-//! and puts one reading together. It stands on the decoder trait and
+//! and puts one reading together. The communicator table, and world ranks
+//! from the procs, are read as for every PML (`ompi::communicators`). It stands on the decoder trait and
 //! error, the bounded reads and walks and the model; only `ompi` imports
 //! it, and nothing here imports MPICH's decoders, `detect` or `mqs`.
 
-mod communicators;
 mod fragments;
 mod layout;
 mod receives;
@@ -47,11 +46,12 @@ use std::collections::HashMap;
 use mpidd_read::{Limits, SymbolSource};
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{required_symbol, DecodeError, FoundLibrary, QueueDecoder, DECODED};
+use crate::decoder::{required_symbol, DecodeError, QueueDecoder};
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{Communicator, ProcessQueues, Queue};
-use crate::ompi::version::ompi_version;
-use crate::target_read::{read_bytes, read_pointer, Budgeted, Record};
+use crate::ompi::communicators::{selected_pml, LIBMPI};
+use crate::ompi::other_pml;
+use crate::target_read::{read_pointer, Budgeted, Record};
 use layout::Layout;
 use mpidd_read::Target;
 use mpidd_read::TargetMemory;
@@ -89,64 +89,13 @@ impl std::fmt::Debug for OmpiOb1 {
 impl OmpiOb1 {
     /// A decoder for the Open MPI in `target`. Fails, naming what is
     /// missing, when a symbol or layout it needs is not there, and refuses
-    /// a process whose selected PML is not ob1.
+    /// a process whose selected PML is not ob1 (saying which decoder reads
+    /// it, if one does).
     pub fn new(target: &dyn Target, limits: &Limits) -> Result<Self, DecodeError> {
-        const LIBMPI: &str = "Open MPI's libmpi.so exports it: no Open MPI library is loaded";
         let layout = Layout::resolve(target.layouts()).map_err(DecodeError::Layouts)?;
-        let selected = required_symbol(target, "mca_pml_base_selected_component", LIBMPI)?;
-        let len = layout.component_name.size.min(limits.max_string_len as u64);
-        let raw = read_bytes(
-            target.memory(),
-            at(selected, layout.component_name.offset),
-            len,
-            "mca_pml_base_selected_component.pmlm_version.mca_component_name",
-            limits,
-        )?;
-        let pml = c_text(&raw);
+        let pml = selected_pml(target, &layout.comm, limits)?;
         if pml != "ob1" {
-            let library = target
-                .symbols()
-                .lookup("mca_pml_base_selected_component")
-                .map(|sym| {
-                    let version = ompi_version(target.memory(), target.symbols(), limits)
-                        .map(|v| format!("Open MPI {v}"));
-                    Box::new(FoundLibrary::find(
-                        target.memory(),
-                        target.symbols(),
-                        &sym.object,
-                        Some(sym.addr),
-                        version,
-                        limits,
-                    ))
-                });
-            let (reason, way_out) = match pml.as_str() {
-                "" => (
-                    "Open MPI has not selected a PML yet (before MPI_Init, or after \
-                     MPI_Finalize)"
-                        .to_string(),
-                    "Read it again once MPI_Init has returned".to_string(),
-                ),
-                "ucx" => (
-                    format!("Open MPI with the {pml:?} PML: only ob1 has a native decoder"),
-                    "No decoder reads Open MPI's UCX PML yet (its pending operations are in \
-                     UCX's worker, not in Open MPI's lists). Running the job with \
-                     `mpirun --mca pml ob1` (Open MPI's own BTLs, e.g. `--mca btl \
-                     self,vader,tcp`) makes its queues readable"
-                        .to_string(),
-                ),
-                _ => (
-                    format!("Open MPI with the {pml:?} PML: only ob1 has a native decoder"),
-                    format!(
-                        "{DECODED}. Running the job with `mpirun --mca pml ob1` makes its \
-                         queues readable"
-                    ),
-                ),
-            };
-            return Err(DecodeError::Unsupported {
-                reason,
-                library,
-                way_out: Some(way_out),
-            });
+            return Err(other_pml(target, &pml, "ob1", limits));
         }
         Ok(OmpiOb1 {
             name: "native Open MPI ob1 decoder".to_string(),
@@ -249,11 +198,6 @@ pub(super) struct DatatypeSizes {
     all: HashMap<u64, Option<u64>>,
 }
 
-fn c_text(raw: &[u8]) -> String {
-    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
-    String::from_utf8_lossy(&raw[..end]).into_owned()
-}
-
 impl QueueDecoder for OmpiOb1 {
     fn name(&self) -> &str {
         &self.name
@@ -266,7 +210,10 @@ impl QueueDecoder for OmpiOb1 {
     ) -> Result<ProcessQueues, DecodeError> {
         let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
-        let (comms, notes) = self.read_communicators(mem, limits)?;
+        let (comms, notes) =
+            self.layout
+                .comm
+                .read_communicators(mem, self.globals.communicators, limits)?;
         let mut types = DatatypeSizes::default();
         let mut sends = self.pending_sends(mem, &comms, limits, &mut types)?;
         let global_rank = comms

@@ -5,11 +5,11 @@
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
-use super::communicators::CommInfo;
 use super::{DatatypeSizes, OmpiOb1, REQUEST_COMPLETED};
 use crate::decoder::DecodeError;
 use crate::list_walk::at;
 use crate::model::{OperationStatus, PendingOperation};
+use crate::ompi::communicators::CommInfo;
 use crate::target_read::{checked_count, read_bytes, read_pointer, Record};
 use mpidd_read::TargetMemory;
 

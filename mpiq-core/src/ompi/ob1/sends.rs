@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use mpidd_read::{Limits, ReadError};
 use mpidd_types::TargetAddr;
 
-use super::communicators::CommInfo;
 use super::layout::Field;
 use super::{DatatypeSizes, OmpiOb1, REQUEST_COMPLETED};
 use crate::decoder::DecodeError;
 use crate::list_walk::{at, Span};
 use crate::model::{OperationStatus, PendingOperation, Protocol};
+use crate::ompi::communicators::CommInfo;
 use crate::target_read::{read_bytes, Record};
 use mpidd_read::TargetMemory;
 

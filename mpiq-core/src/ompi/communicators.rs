@@ -1,18 +1,138 @@
-//! Open MPI's communicators: the `ompi_mpi_communicators` table, each
-//! communicator's name, context id, rank and ob1 state, and the world
-//! ranks of its peers from their procs.
+//! Open MPI's communicators, as every PML's decoder reads them: the
+//! `ompi_mpi_communicators` table, each communicator's name, context id,
+//! rank and PML state, the world ranks of its peers from their procs, and
+//! the name of the PML the process selected.
 
 use std::collections::HashMap;
 
-use mpidd_read::Limits;
+use mpidd_read::{Limits, Member, Target};
 use mpidd_types::TargetAddr;
 
-use super::layout::span_of;
-use super::OmpiOb1;
-use crate::decoder::DecodeError;
-use crate::list_walk::at;
+use super::layout::{span_of, Asker, Field};
+use crate::decoder::{required_symbol, DecodeError};
+use crate::list_walk::{at, Span};
 use crate::target_read::{checked_count, read_bytes, Record};
 use mpidd_read::TargetMemory;
+
+/// Every question of [`CommLayout::resolve`], which each Open MPI
+/// decoder's list repeats.
+#[cfg(test)]
+pub(crate) const COMM_QUESTIONS: &[(&str, &str)] = &[
+    ("opal_pointer_array_t", "size"),
+    ("opal_pointer_array_t", "number_free"),
+    ("opal_pointer_array_t", "addr"),
+    ("ompi_communicator_t", "c_name"),
+    ("ompi_communicator_t", "c_contextid"),
+    ("ompi_communicator_t", "c_my_rank"),
+    ("ompi_communicator_t", "c_flags"),
+    ("ompi_communicator_t", "c_local_group"),
+    ("ompi_communicator_t", "c_remote_group"),
+    ("ompi_communicator_t", "c_pml_comm"),
+    ("ompi_group_t", "grp_proc_count"),
+    ("ompi_group_t", "grp_proc_pointers"),
+    ("ompi_proc_t", "super.proc_name.vpid"),
+    (
+        "mca_pml_base_component_t",
+        "pmlm_version.mca_component_name",
+    ),
+];
+
+/// Where the communicator table, communicators, groups and procs keep
+/// what the decoders read, and the selected component's name.
+#[derive(Clone, Debug)]
+pub(crate) struct CommLayout {
+    pa_size: Field,
+    pa_number_free: Field,
+    pa_addr: Field,
+    comm_name: Member,
+    comm_contextid: Field,
+    comm_my_rank: Field,
+    comm_flags: Field,
+    comm_local_group: Field,
+    comm_remote_group: Field,
+    comm_pml_comm: Field,
+    comm_span: Span,
+    group_count: Field,
+    group_procs: Field,
+    proc_vpid: Field,
+    component_name: Member,
+}
+
+impl CommLayout {
+    /// The communicator layouts alone, for a caller that needs no PML's.
+    pub(crate) fn of(
+        src: &dyn mpidd_read::Layouts,
+    ) -> Result<CommLayout, Vec<mpidd_read::LayoutError>> {
+        // Every decoder's list holds these questions; UCX's is the shorter.
+        let mut a = Asker::new(src, super::OMPI_UCX_LAYOUT);
+        let l = Self::resolve(&mut a);
+        a.finish(l)
+    }
+
+    /// Asks the questions of [`COMM_QUESTIONS`] through `a`.
+    pub(crate) fn resolve(a: &mut Asker<'_>) -> CommLayout {
+        let pa = "opal_pointer_array_t";
+        let comm = "ompi_communicator_t";
+        let comm_fields = [
+            a.field(comm, "c_contextid"),
+            a.field(comm, "c_my_rank"),
+            a.field(comm, "c_flags"),
+            a.field(comm, "c_local_group"),
+            a.field(comm, "c_remote_group"),
+            a.field(comm, "c_pml_comm"),
+        ];
+        let comm_name = a.member(comm, "c_name");
+        let mut comm_span = span_of(&comm_fields);
+        comm_span.start = comm_span.start.min(comm_name.offset);
+        comm_span.end = comm_span
+            .end
+            .max(comm_name.offset.saturating_add(comm_name.size));
+        CommLayout {
+            pa_size: a.field(pa, "size"),
+            pa_number_free: a.field(pa, "number_free"),
+            pa_addr: a.field(pa, "addr"),
+            comm_name,
+            comm_contextid: comm_fields[0],
+            comm_my_rank: comm_fields[1],
+            comm_flags: comm_fields[2],
+            comm_local_group: comm_fields[3],
+            comm_remote_group: comm_fields[4],
+            comm_pml_comm: comm_fields[5],
+            comm_span,
+            group_count: a.field("ompi_group_t", "grp_proc_count"),
+            group_procs: a.field("ompi_group_t", "grp_proc_pointers"),
+            proc_vpid: a.field("ompi_proc_t", "super.proc_name.vpid"),
+            component_name: a.member(
+                "mca_pml_base_component_t",
+                "pmlm_version.mca_component_name",
+            ),
+        }
+    }
+}
+
+/// The name of the PML the process selected
+/// (`mca_pml_base_selected_component.pmlm_version.mca_component_name`):
+/// empty before `MPI_Init` has chosen one.
+pub(crate) fn selected_pml(
+    target: &dyn Target,
+    layout: &CommLayout,
+    limits: &Limits,
+) -> Result<String, DecodeError> {
+    let selected = required_symbol(target, "mca_pml_base_selected_component", LIBMPI)?;
+    let len = layout.component_name.size.min(limits.max_string_len as u64);
+    let raw = read_bytes(
+        target.memory(),
+        at(selected, layout.component_name.offset),
+        len,
+        "mca_pml_base_selected_component.pmlm_version.mca_component_name",
+        limits,
+    )?;
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
+}
+
+/// Why a symbol of libmpi's is needed, for [`required_symbol`].
+pub(crate) const LIBMPI: &str = "Open MPI's libmpi.so exports it: no Open MPI library is loaded";
 
 /// `OMPI_COMM_INTER` (`communicator.h`), the intercommunicator bit of
 /// `c_flags`.
@@ -20,21 +140,24 @@ const OMPI_COMM_INTER: u64 = 0x1;
 
 /// One communicator as read from the target.
 #[derive(Clone, Debug)]
-pub(super) struct CommInfo {
-    pub(super) addr: TargetAddr,
-    pub(super) name: String,
-    pub(super) context_id: i64,
-    pub(super) rank: i64,
-    pub(super) size: i64,
-    pub(super) pml_comm: TargetAddr,
+pub(crate) struct CommInfo {
+    pub(crate) addr: TargetAddr,
+    pub(crate) name: String,
+    pub(crate) context_id: i64,
+    pub(crate) rank: i64,
+    pub(crate) size: i64,
+    pub(crate) pml_comm: TargetAddr,
+    /// The `ompi_proc_t` of each peer, in the order of `world` (0 where
+    /// Open MPI left a sentinel instead of a proc).
+    pub(crate) procs: Vec<TargetAddr>,
     /// `MPI_COMM_WORLD` rank of each peer (the remote group's, for an
     /// intercommunicator), when it could be read.
-    pub(super) world: Option<Vec<i64>>,
-    pub(super) world_error: Option<String>,
+    pub(crate) world: Option<Vec<i64>>,
+    pub(crate) world_error: Option<String>,
 }
 
 impl CommInfo {
-    pub(super) fn world_of(&self, rank: i64) -> i64 {
+    pub(crate) fn world_of(&self, rank: i64) -> i64 {
         usize::try_from(rank)
             .ok()
             .and_then(|i| self.world.as_ref()?.get(i).copied())
@@ -42,15 +165,16 @@ impl CommInfo {
     }
 }
 
-impl OmpiOb1 {
-    /// Every communicator of the table, and notes on the entries left out.
-    pub(super) fn read_communicators(
+impl CommLayout {
+    /// Every communicator of the table at `array`
+    /// (`ompi_mpi_communicators`), and notes on the entries left out.
+    pub(crate) fn read_communicators(
         &self,
         mem: &dyn TargetMemory,
+        array: TargetAddr,
         limits: &Limits,
     ) -> Result<(Vec<CommInfo>, Vec<String>), DecodeError> {
-        let l = &self.layout;
-        let array = self.globals.communicators;
+        let l = self;
         let word = mem.abi().address_bytes();
         let head = read_bytes(
             mem,
@@ -119,7 +243,7 @@ impl OmpiOb1 {
         addr: TargetAddr,
         limits: &Limits,
     ) -> Result<CommInfo, DecodeError> {
-        let l = &self.layout;
+        let l = self;
         let span = l.comm_span;
         let bytes = read_bytes(
             mem,
@@ -145,16 +269,23 @@ impl OmpiOb1 {
         } else {
             local_group
         };
-        let (size, world, world_error) = match self.group_world_ranks(mem, peers_group, limits) {
-            Ok(world) => (world.len() as i64, Some(world), None),
-            Err(e) => (
-                -1,
-                None,
-                Some(format!(
+        let (size, world, procs, world_error) =
+            match self.group_world_ranks(mem, peers_group, limits) {
+                Ok(peers) => (
+                    peers.len() as i64,
+                    Some(peers.iter().map(|p| p.0).collect()),
+                    peers.into_iter().map(|p| p.1).collect(),
+                    None,
+                ),
+                Err(e) => (
+                    -1,
+                    None,
+                    Vec::new(),
+                    Some(format!(
                     "communicator `{name}` (ompi_communicator_t at {addr}): no world ranks: {e}"
                 )),
-            ),
-        };
+                ),
+            };
         Ok(CommInfo {
             addr,
             context_id: l.comm_contextid.uint(&r)? as i64,
@@ -163,20 +294,21 @@ impl OmpiOb1 {
             pml_comm: l.comm_pml_comm.addr(&r)?,
             name,
             world,
+            procs,
             world_error,
         })
     }
 
     /// The world rank of each process of a group, from its procs'
     /// `proc_name.vpid` (or from the pointer itself when Open MPI left a
-    /// sentinel encoding the name there instead of a proc).
+    /// sentinel encoding the name there instead of a proc), with its proc.
     fn group_world_ranks(
         &self,
         mem: &dyn TargetMemory,
         group: TargetAddr,
         limits: &Limits,
-    ) -> Result<Vec<i64>, DecodeError> {
-        let l = &self.layout;
+    ) -> Result<Vec<(i64, TargetAddr)>, DecodeError> {
+        let l = self;
         let end = l.group_count.end().max(l.group_procs.end());
         let bytes = read_bytes(mem, group, end, "ompi_group_t", limits)?;
         let abi = mem.abi();
@@ -217,7 +349,8 @@ impl OmpiOb1 {
                     // `ompi_proc_sentinel_to_name` (proc.h): the vpid is
                     // the top 32 bits of a 64-bit sentinel, the bits above
                     // the flag of a 32-bit one.
-                    return Ok(if word == 8 { proc >> 32 } else { proc >> 1 } as i64);
+                    let vpid = if word == 8 { proc >> 32 } else { proc >> 1 };
+                    return Ok((vpid as i64, TargetAddr(0)));
                 }
                 let v = read_bytes(
                     mem,
@@ -233,7 +366,7 @@ impl OmpiOb1 {
                     order: abi.byte_order,
                     what: "ompi_proc_t",
                 };
-                Ok(l.proc_vpid.uint(&r)? as i64)
+                Ok((l.proc_vpid.uint(&r)? as i64, TargetAddr(proc)))
             })
             .collect()
     }
