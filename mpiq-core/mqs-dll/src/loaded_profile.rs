@@ -91,29 +91,17 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
 ) -> Result<LoadedProfile, String> {
     let missing = |l: &dyn Layouts| kind.missing_layouts(l);
     let profiles = profiles()?;
-    let at = r_debug(memory, symbols, limits)?;
-    let is_library = |name: &str| stems.contains(&so_stem(name));
-    let wanted = |name: &str| is_library(name) || profiles.iter().any(|p| p.mentions(name));
-    let loaded = loaded_build_ids(memory, at, &wanted, limits)
-        .map_err(|e| format!("reading the dynamic linker's list of loaded objects: {e}"))?;
-    let library = loaded
-        .iter()
-        .find(|(e, _)| is_library(&e.name))
-        .ok_or_else(|| format!("the dynamic linker's list has no {}", stems.join(" or ")))?;
-    let build_id = match &library.1 {
-        Ok(id) => id.clone(),
-        Err(e) => return Err(format!("the build-id of {}: {e}", library.0.name)),
-    };
-    let companions: Vec<(String, Option<Vec<u8>>)> = loaded
-        .iter()
-        .filter(|(e, _)| e.node != library.0.node)
-        .map(|(e, id)| (e.name.clone(), id.as_ref().ok().cloned().flatten()))
-        .collect();
+    let LoadedObjects {
+        library,
+        build_id,
+        companions,
+    } = loaded_objects(memory, symbols, stems, &profiles, limits)?;
+    let build_id = build_id?;
     let version = (!version.is_empty()).then_some(version);
     choose_layouts(
         &LayoutTable::default(),
         &missing,
-        &library.0.name,
+        &library.name,
         build_id.as_deref(),
         version,
         &profiles,
@@ -136,7 +124,7 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     // The profiles of the libraries under the MPI library (UCX's), each
     // made for the very build loaded: their types join the process's one
     // table, where the MPI library's own answers stay first.
-    for other in companion_profiles_of(&companions, &library.0.name, &profiles) {
+    for other in companion_profiles_of(&companions, &library.name, &profiles) {
         profile.layouts.fill_from(&other.layouts);
     }
     // The profile names the library by the file it was made for; the
@@ -156,14 +144,76 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
         .map(|(name, s)| {
             let symbol = Symbol {
                 name: name.clone(),
-                addr: TargetAddr(s.address.wrapping_add(library.0.bias)),
+                addr: TargetAddr(s.address.wrapping_add(library.bias)),
                 size: s.size,
-                object: library.0.name.clone(),
+                object: library.name.clone(),
             };
             (name.clone(), symbol)
         })
         .collect();
     Ok(LoadedProfile { profile, symbols })
+}
+
+/// The MPI library and the objects loaded beside it, from the dynamic
+/// linker's list.
+struct LoadedObjects {
+    library: mpidd_read::link_map::LinkMapEntry,
+    /// The library's build-id, or why it could not be read.
+    build_id: Result<Option<Vec<u8>>, String>,
+    /// Every other loaded object a profile names, with its build-id.
+    companions: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// The MPI library (the first loaded object whose name is one of `stems`
+/// up to `.so`) and the loaded objects `profiles` name.
+fn loaded_objects<M: TargetMemory + ?Sized>(
+    memory: &M,
+    symbols: &dyn SymbolSource,
+    stems: &[&str],
+    profiles: &[LayoutProfile],
+    limits: &Limits,
+) -> Result<LoadedObjects, String> {
+    let at = r_debug(memory, symbols, limits)?;
+    let is_library = |name: &str| stems.contains(&so_stem(name));
+    let wanted = |name: &str| is_library(name) || profiles.iter().any(|p| p.mentions(name));
+    let loaded = loaded_build_ids(memory, at, &wanted, limits)
+        .map_err(|e| format!("reading the dynamic linker's list of loaded objects: {e}"))?;
+    let library = loaded
+        .iter()
+        .find(|(e, _)| is_library(&e.name))
+        .ok_or_else(|| format!("the dynamic linker's list has no {}", stems.join(" or ")))?;
+    let build_id = match &library.1 {
+        Ok(id) => Ok(id.clone()),
+        Err(e) => Err(format!("the build-id of {}: {e}", library.0.name)),
+    };
+    let companions = loaded
+        .iter()
+        .filter(|(e, _)| e.node != library.0.node)
+        .map(|(e, id)| (e.name.clone(), id.as_ref().ok().cloned().flatten()))
+        .collect();
+    Ok(LoadedObjects {
+        library: library.0.clone(),
+        build_id,
+        companions,
+    })
+}
+
+/// For an MPI library whose own layouts come from the debugger (a debug
+/// build), the layouts of the libraries loaded beside it (UCX's), from the
+/// profiles made for their very builds, in one table.
+pub(crate) fn companion_layouts<M: TargetMemory + ?Sized>(
+    memory: &M,
+    symbols: &dyn SymbolSource,
+    stems: &[&str],
+    limits: &Limits,
+) -> Result<LayoutTable, String> {
+    let profiles = profiles()?;
+    let loaded = loaded_objects(memory, symbols, stems, &profiles, limits)?;
+    let mut table = LayoutTable::default();
+    for p in companion_profiles_of(&loaded.companions, &loaded.library.name, &profiles) {
+        table.fill_from(&p.layouts);
+    }
+    Ok(table)
 }
 
 /// The symbols a profile gives for the globals a stripped library hides,

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use mpidd_read::{Limits, TargetParts};
+use mpidd_read::{LayeredLayouts, LayoutTable, Limits, TargetParts};
 use mpiq_core::mqs_abi::{MqsProcess, MQS_OK};
 use mpiq_core::{build_decoder, identify, DecoderKind};
 
@@ -90,6 +90,23 @@ pub unsafe extern "C" fn mqs_setup_process(
             .map(Some),
             _ => Ok(None),
         };
+        // A debug build's own types come from the debugger; the libraries
+        // under it (UCX) still need the profiles of their builds.
+        let companions = match (&loaded, identify(&memory, &source, &limits)) {
+            (Ok(None), Ok(_)) => loaded_profile::companion_layouts(
+                &memory,
+                &source,
+                &["libmpich", "libmpi"],
+                &limits,
+            )
+            .unwrap_or_else(|why| {
+                debug_print(&format!(
+                    "mpiq_mqs: the layouts of the libraries under MPI (UCX) are not read: {why}"
+                ));
+                LayoutTable::default()
+            }),
+            _ => LayoutTable::default(),
+        };
         let (decoder, profile, profile_symbols) = match loaded {
             Ok(loaded) => {
                 let (profile, profile_symbols) = match loaded {
@@ -103,7 +120,7 @@ pub unsafe extern "C" fn mqs_setup_process(
                 let target = TargetParts {
                     memory: &memory,
                     symbols: &symbols,
-                    layouts: layouts(&profile, &declared),
+                    layouts: &layouts(&profile, &declared, &companions),
                 };
                 let decoder = build_decoder(&target, &limits).map_err(|e| e.to_string());
                 (decoder, profile, profile_symbols)
@@ -126,6 +143,7 @@ pub unsafe extern "C" fn mqs_setup_process(
             decoder,
             profile,
             profile_symbols,
+            companions,
             snapshot: None,
             communicator: 0,
             operation: None,
@@ -141,15 +159,18 @@ pub unsafe extern "C" fn mqs_setup_process(
 }
 
 /// What a process's decoder reads its layouts from: the profile chosen
-/// for it, else the debugger's types completed by MPICH's declarations.
+/// for it, else the debugger's types completed by MPICH's declarations;
+/// under either, the profiles of the libraries under MPI (`companions`).
 fn layouts<'a>(
     profile: &'a Option<mpidd_read::LayoutProfile>,
     declared: &'a dyn mpidd_read::Layouts,
-) -> &'a dyn mpidd_read::Layouts {
-    match profile {
+    companions: &'a LayoutTable,
+) -> LayeredLayouts<'a> {
+    let first: &dyn mpidd_read::Layouts = match profile {
         Some(p) => &p.layouts,
         None => declared,
-    }
+    };
+    LayeredLayouts::new(first, vec![companions])
 }
 
 /// Whether the process's MPI can be read; the message says why not.
@@ -243,7 +264,7 @@ pub unsafe extern "C" fn mqs_update_communicator_list(process: *mut MqsProcess) 
         let target = TargetParts {
             memory: &memory,
             symbols: &symbols,
-            layouts: layouts(&info.profile, &declared),
+            layouts: &layouts(&info.profile, &declared, &info.companions),
         };
         match decoder.read_queues(&target, &info.limits) {
             Ok(queues) => {

@@ -54,6 +54,9 @@ pub(crate) struct ProcessInfo {
     /// The globals that profile places for a library that hides them, at
     /// their run-time addresses.
     pub(crate) profile_symbols: std::collections::HashMap<String, mpidd_read::Symbol>,
+    /// The layouts of the libraries under MPI (UCX's), from their builds'
+    /// profiles, when the MPI library's own come from the debugger.
+    pub(crate) companions: mpidd_read::LayoutTable,
     /// The last reading, from `mqs_update_communicator_list`.
     pub(crate) snapshot: Option<ProcessQueues>,
     pub(crate) communicator: usize,
