@@ -17,7 +17,9 @@
 mod common;
 
 use common::mpich_job::{gcore, ref_mpich_ch4, wait_stopped, Job, Toolchain};
-use common::queue_checks::{check_rank_ch4, check_self_pending, native, Ch4Reader};
+use common::queue_checks::{
+    check_rank_ch4, check_self_pending, check_self_pending_handles, native, Ch4Reader,
+};
 
 fn start(name: &str, env: &[(&str, &str)]) -> Job {
     Job::start_on(&ref_mpich_ch4(), name, "queues", &[], &[], env)
@@ -72,8 +74,10 @@ fn ch4_self_messages_live_and_from_a_gcore_core() {
     );
     let pid = job.pid(0).to_string();
     check_self_pending(&native(&["--pid", &pid]), &job.ready[0]);
+    check_self_pending_handles(&["--pid", &pid], &job.ready[0]);
     wait_stopped(job.pid(0));
     let core = gcore(&job.dir, job.pid(0));
     check_self_pending(&native(&["--core", core.to_str().unwrap()]), &job.ready[0]);
+    check_self_pending_handles(&["--core", core.to_str().unwrap()], &job.ready[0]);
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }

@@ -11,7 +11,9 @@
 mod common;
 
 use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
-use common::queue_checks::{check_rank_stock, check_self_pending, native};
+use common::queue_checks::{
+    check_rank_stock, check_self_pending, check_self_pending_handles, native,
+};
 
 fn live_and_cores(job: Job) {
     for rank in 0..4 {
@@ -69,8 +71,10 @@ fn debian_mpich_self_messages_live_and_from_a_gcore_core() {
     );
     let pid = job.pid(0).to_string();
     check_self_pending(&native(&["--pid", &pid]), &job.ready[0]);
+    check_self_pending_handles(&["--pid", &pid], &job.ready[0]);
     wait_stopped(job.pid(0));
     let core = gcore(&job.dir, job.pid(0));
     check_self_pending(&native(&["--core", core.to_str().unwrap()]), &job.ready[0]);
+    check_self_pending_handles(&["--core", core.to_str().unwrap()], &job.ready[0]);
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }

@@ -5,8 +5,9 @@
  *
  * both on MPI_COMM_WORLD, both pending. Under MPICH's CH4 a communicator
  * of one rank takes CH4's self path (src/mpid/ch4/src/ch4_self.c), never
- * the netmod. The program prints "READY 0 <pid> <sendbuf> <recvbuf>" (the
- * buffers' addresses in hex) and stops itself with SIGSTOP; continued, it
+ * the netmod. The program prints "READY 0 <pid> <sendbuf> <recvbuf> <send
+ * request> <receive request>" (the buffers' addresses in hex, the
+ * requests' handles in decimal) and stops itself with SIGSTOP; continued, it
  * cancels both requests and finalizes.
  */
 #include <mpi.h>
@@ -28,7 +29,8 @@ int main(int argc, char **argv)
     }
     MPI_Isend(sendbuf, 7, MPI_INT, 0, 5, MPI_COMM_WORLD, &reqs[0]);
     MPI_Irecv(recvbuf, 9, MPI_INT, 0, 6, MPI_COMM_WORLD, &reqs[1]);
-    printf("READY %d %ld %p %p\n", rank, (long) getpid(), (void *) sendbuf, (void *) recvbuf);
+    printf("READY %d %ld %p %p %d %d\n", rank, (long) getpid(), (void *) sendbuf,
+           (void *) recvbuf, (int) reqs[0], (int) reqs[1]);
     fflush(stdout);
     raise(SIGSTOP);
     MPI_Cancel(&reqs[0]);

@@ -567,6 +567,36 @@ fn check_queues_ucx(rank: i64, q: &Value, note_prefix: &str, protocols: bool) {
     }
 }
 
+/// `mpidd handle` on the two requests of tests/mpich/self_pending.c
+/// (their handles are the READY line's last words): peer rank 0 and the
+/// tags 5 and 6 come from CH4's self path, never from a UCX request they
+/// do not have. `source` is `--pid P` or `--core C`.
+pub fn check_self_pending_handles(source: &[&str], ready: &str) {
+    let words: Vec<&str> = ready.split_whitespace().collect();
+    for (handle, kind, tag) in [(words[5], "send", 5), (words[6], "receive", 6)] {
+        let out = mpidd()
+            .arg("handle")
+            .args(source)
+            .args(["--kind", "request", "--value", handle, "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "mpidd handle {handle}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let d = &v["details"];
+        assert_eq!(d["request_kind"]["value"], kind, "{v:#}");
+        assert_eq!(d["peer"]["value"], serde_json::json!({"rank": 0}), "{v:#}");
+        assert_eq!(d["tag"]["value"], tag, "{v:#}");
+        assert_eq!(
+            d["communicator"]["value"]["predefined_name"], "MPI_COMM_WORLD",
+            "{v:#}"
+        );
+    }
+}
+
 /// What tests/mpich/self_pending.c left pending, on CH4's self path: its
 /// tag-5 send of 7 ints from `sendbuf` (pending, and the message waiting
 /// at this same process), and its tag-6 receive of 9 ints into `recvbuf`,

@@ -225,6 +225,20 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
         Ok(f) => r.int(f)? != 0,
         Err(_) => false,
     };
+    match ch4_self_path(m, r)? {
+        Some(SelfPath::SelfComm) => {
+            // CH4's self path: the only peer is rank 0 of a one-rank
+            // communicator, and the tag is in `dev.ch4.self`.
+            return Ok(Envelope::known(0, r.int(ctx.m(R, "dev.ch4.self.tag")?)?));
+        }
+        Some(SelfPath::Neither) => {
+            return Ok(Envelope::unknown(
+                "its communicator is set and has more than one rank: neither the network                  module's (whose requests keep none) nor CH4's self path's, so its peer and tag                  cannot be told"
+                    .to_string(),
+            ))
+        }
+        None => {}
+    }
     if *kind == RequestKind::Send {
         let entry = ctx
             .m(R, "u.send.dbg_next")
@@ -283,6 +297,44 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
     }
     let why = "posted to the network module (UCX): its source and tag are only in UCX's request";
     Ok(Envelope::unknown(why.to_string()))
+}
+
+/// Which of CH4's paths a request with a communicator is on.
+enum SelfPath {
+    /// CH4's self path (`ch4_self.c`): `comm` is an intracommunicator of
+    /// one rank, and the envelope is in `dev.ch4.self`.
+    SelfComm,
+    /// `comm` is set but is no self communicator.
+    Neither,
+}
+
+/// How MPICH 4.0 tells a CH4 request's path (`MPID_Cancel_send`,
+/// `MPIDI_is_self_comm`): the UCX netmod's requests keep no communicator,
+/// a self message's keeps its one-rank intracommunicator. `None` for a
+/// request without one, or a build without CH4's self requests: the
+/// member `dev.ch4.self` shares its union with UCX's request pointer, so
+/// a self request must never be read as a UCX one.
+fn ch4_self_path(m: &Mpich<'_>, r: &Rec) -> Result<Option<SelfPath>, HandleError> {
+    let ctx = &m.ctx;
+    if ctx.m(R, "dev.ch4.self.tag").is_err() {
+        return Ok(None);
+    }
+    let comm = r.ptr(ctx.m(R, "comm")?)?;
+    if comm.is_null() {
+        return Ok(None);
+    }
+    const C: &str = "MPIR_Comm";
+    let c = ctx.record(comm, C)?;
+    let kind = c.int(ctx.m(C, "comm_kind")?)?;
+    let intra = ctx
+        .enumerator(C, "comm_kind", kind)?
+        .is_some_and(|n| n.ends_with("INTRACOMM"));
+    let remote_size = c.int(ctx.m(C, "remote_size")?)?;
+    Ok(Some(if intra && remote_size == 1 {
+        SelfPath::SelfComm
+    } else {
+        SelfPath::Neither
+    }))
 }
 
 /// A point-to-point request's peer and tag, as [`envelope`] found them.
