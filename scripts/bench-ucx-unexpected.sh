@@ -79,8 +79,8 @@ measure() {
   cold_files=("$mpidd" "$core" "${mapped[@]}")
   read -r cc_s cc_kb cc_cpu < <(cold_of 3 "$mpidd" queues --no-cache --core "$core" --json)
   read -r cw_s cw_kb cw_cpu < <(warm_of 5 "$mpidd" queues --no-cache --core "$core" --json)
-  rows+=("| $name, live | \`mpidd queues --pid RANK0 --json\` | ${lc_s} s / ${lc_cpu} s | ${lw_s} s / ${lw_cpu} s | ${lw_kb} KB |")
-  rows+=("| $name, core (${core_mb} MB) | \`mpidd queues --core CORE --json\` | ${cc_s} s / ${cc_cpu} s | ${cw_s} s / ${cw_cpu} s | ${cw_kb} KB |")
+  rows+=("| $name, live | \`mpidd queues --no-cache --pid RANK0 --json\` | ${lc_s} s / ${lc_cpu} s | ${lw_s} s / ${lw_cpu} s | ${lw_kb} KB |")
+  rows+=("| $name, core (${core_mb} MB) | \`mpidd queues --no-cache --core CORE --json\` | ${cc_s} s / ${cc_cpu} s | ${cw_s} s / ${cw_cpu} s | ${cw_kb} KB |")
   rm -f "$core"
 }
 
