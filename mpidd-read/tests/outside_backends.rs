@@ -6,131 +6,28 @@
 //! errors naming the address and what was read, never a panic or a hang.
 
 use std::collections::HashMap;
-use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use mpidd_read::mpi2dd::Mpi2ddPeer;
 use mpidd_read::mpir::{self, MpirError};
-use mpidd_read::synthetic::{Mpi2ddSpec, PeerSpec, RankSpec};
+use mpidd_read::synthetic::{Mpi2ddSpec, OutsideMemory, OutsideReads, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, JobTree};
 use mpidd_read::{
     Connector, ElfSymbols, Limits, Packing, ReadError, ReadRecords, Record, StackArch, StackLimits,
-    StackUnwinder, Symbol, SymbolSource, SyntheticJob, SyntheticMemory, TargetAbi, TargetAddr,
+    StackUnwinder, SymbolSource, SyntheticJob, SyntheticMemory, TargetAbi, TargetAddr,
     TargetMemory, ThreadRegisters,
 };
 use mpidd_types::MpirProcdesc;
 use proptest::prelude::*;
 
-/// How a wrapped backend answers.
-#[derive(Clone, Debug)]
-enum Kind {
-    /// The plain backend, unchanged.
-    Plain,
-    /// The whole range or `Ok(0)`, with the buffer scribbled over then.
-    AllOrNothing,
-    /// At most this many bytes per call.
-    Capped(usize),
-    /// `Err` for any read that touches `[start, end)`.
-    FailIn(u64, u64),
-    /// Every read succeeds, with bytes made from their address and a seed.
-    Garbage(u64),
-}
-
-/// A backend as a debugger might write it, over what `inner` points to;
-/// counts its calls.
-struct Outside<M> {
-    inner: M,
-    kind: Kind,
-    calls: AtomicU64,
-}
-
-impl<M> Outside<M> {
-    fn new(inner: M, kind: Kind) -> Self {
-        Outside {
-            inner,
-            kind,
-            calls: AtomicU64::new(0),
-        }
-    }
-
-    fn calls(&self) -> u64 {
-        self.calls.load(Ordering::Relaxed)
-    }
-}
-
-/// The garbage byte at `addr` (splitmix64 of the address and the seed).
-fn garbage(seed: u64, addr: u64) -> u8 {
-    let mut z = seed ^ addr.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) as u8
-}
-
-impl<M: Deref<Target: TargetMemory>> TargetMemory for Outside<M> {
-    fn abi(&self) -> TargetAbi {
-        self.inner.abi()
-    }
-
-    fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        match self.kind {
-            Kind::Plain => self.inner.read_into(addr, buf),
-            Kind::AllOrNothing => {
-                let got = self.inner.read_into(addr, buf)?;
-                if got == buf.len() {
-                    Ok(got)
-                } else {
-                    // What a failed read leaves in the buffer is not the
-                    // target's: the readers must not take it.
-                    buf.fill(0x5a);
-                    Ok(0)
-                }
-            }
-            Kind::Capped(k) => {
-                let n = buf.len().min(k);
-                self.inner.read_into(addr, &mut buf[..n])
-            }
-            Kind::FailIn(start, end) => {
-                let last = addr.0.saturating_add(buf.len() as u64);
-                if addr.0 < end && last > start {
-                    Err(ReadError::Backend {
-                        what: "debugger memory",
-                        addr,
-                        cause: std::io::Error::other("ptrace(PEEKDATA): I/O error"),
-                    })
-                } else {
-                    self.inner.read_into(addr, buf)
-                }
-            }
-            Kind::Garbage(seed) => {
-                for (i, b) in buf.iter_mut().enumerate() {
-                    *b = garbage(seed, addr.0.wrapping_add(i as u64));
-                }
-                Ok(buf.len())
-            }
-        }
-    }
-}
-
-impl<M: Deref<Target: SymbolSource>> SymbolSource for Outside<M> {
-    fn lookup(&self, name: &str) -> Option<Symbol> {
-        self.inner.lookup(name)
-    }
-
-    fn searched_objects(&self) -> Vec<String> {
-        self.inner.searched_objects()
-    }
-}
-
 /// The kinds that must read exactly what the plain backend reads.
-fn faithful() -> Vec<Kind> {
+fn faithful() -> Vec<OutsideReads> {
     vec![
-        Kind::AllOrNothing,
-        Kind::Capped(1),
-        Kind::Capped(3),
-        Kind::Capped(8),
-        Kind::Capped(100),
-        Kind::Capped(4096),
+        OutsideReads::AllOrNothing,
+        OutsideReads::Capped(1),
+        OutsideReads::Capped(3),
+        OutsideReads::Capped(8),
+        OutsideReads::Capped(100),
+        OutsideReads::Capped(4096),
     ]
 }
 
@@ -178,7 +75,7 @@ fn the_mpir_table_reads_the_same_through_all_or_nothing_and_capped_reads() {
         let plain = mpir::read_state(&job, &Limits::default()).unwrap();
         assert_eq!(plain.proctable.len(), table.len());
         for kind in faithful() {
-            let outside = Outside::new(&job.memory, kind.clone());
+            let outside = OutsideMemory::new(&job.memory, kind.clone());
             let got = mpir::read_state_from(&outside, &job.symbols, &Limits::default()).unwrap();
             assert_eq!(got, plain, "{abi} {kind:?}");
         }
@@ -206,7 +103,7 @@ fn a_string_list_at_the_end_of_a_mapping_reads_the_same() {
         let args = plain.server_arguments.clone().unwrap();
         assert_eq!(args, ["-n", "4", "--host", "a,b"], "tail {tail}");
         for kind in faithful() {
-            let outside = Outside::new(&job.memory, kind.clone());
+            let outside = OutsideMemory::new(&job.memory, kind.clone());
             let got = mpir::read_state_from(&outside, &symbols, &Limits::default()).unwrap();
             assert_eq!(got, plain, "tail {tail} {kind:?}");
         }
@@ -239,7 +136,7 @@ fn strings_near_the_end_of_a_mapping_read_the_same() {
             assert_eq!(plain, text);
             let plain_open = mem.read_c_string(open, 4096).unwrap_err().to_string();
             for kind in faithful() {
-                let outside = Outside::new(&mem, kind.clone());
+                let outside = OutsideMemory::new(&mem, kind.clone());
                 let what = format!("end {end_offset:#x} gap {gap} {kind:?}");
                 assert_eq!(outside.read_c_string(addr, 4096).unwrap(), plain, "{what}");
                 let many = outside.read_c_strings(&[addr, open, addr], 4096);
@@ -255,7 +152,7 @@ fn strings_near_the_end_of_a_mapping_read_the_same() {
                 // A few dozen calls per string at most, whatever the kind,
                 // but for reads capped at 1 or 3 bytes, which need one per
                 // piece.
-                if !matches!(kind, Kind::Capped(k) if k < 100) {
+                if !matches!(kind, OutsideReads::Capped(k) if k < 100) {
                     assert!(outside.calls() < 200, "{what}: {} calls", outside.calls());
                 }
             }
@@ -292,7 +189,7 @@ fn arrays_read_the_same_and_fail_the_same() {
                 .read_records::<MpirProcdesc>(table_at, count, &limits)
                 .map_err(|e| e.to_string());
             for kind in faithful() {
-                let outside = Outside::new(&job.memory, kind.clone());
+                let outside = OutsideMemory::new(&job.memory, kind.clone());
                 let got = outside
                     .read_records::<MpirProcdesc>(table_at, count, &limits)
                     .map_err(|e| e.to_string());
@@ -306,11 +203,11 @@ fn arrays_read_the_same_and_fail_the_same() {
 /// outside backend.
 struct Jobs {
     jobs: HashMap<(String, i32), SyntheticJob>,
-    kind: Kind,
+    kind: OutsideReads,
 }
 
 impl Connector for Jobs {
-    type Target = Outside<Box<SyntheticJob>>;
+    type Target = OutsideMemory<Box<SyntheticJob>>;
     fn connect(
         &mut self,
         host: &str,
@@ -322,7 +219,7 @@ impl Connector for Jobs {
             .get(&(host.to_string(), pid))
             .cloned()
             .ok_or_else(|| format!("no process {pid} on {host}"))?;
-        Ok(Outside::new(Box::new(job), self.kind.clone()))
+        Ok(OutsideMemory::new(Box::new(job), self.kind.clone()))
     }
 }
 
@@ -338,7 +235,7 @@ const DIR: PeerSpec = PeerSpec {
 };
 
 /// A metadirectory, a directory with three ranks, and a rank.
-fn mpi2_jobs(abi: TargetAbi, packing: Packing, kind: Kind) -> Jobs {
+fn mpi2_jobs(abi: TargetAbi, packing: Packing, kind: OutsideReads) -> Jobs {
     let build = |spec: Mpi2ddSpec<'_>| {
         SyntheticJob::builder(abi)
             .mpi2dd(&Mpi2ddSpec { packing, ..spec })
@@ -390,7 +287,11 @@ fn start() -> Mpi2ddPeer {
     }
 }
 
-fn mpi2_walk(abi: TargetAbi, packing: Packing, kind: Kind) -> Result<JobTree, walk::WalkError> {
+fn mpi2_walk(
+    abi: TargetAbi,
+    packing: Packing,
+    kind: OutsideReads,
+) -> Result<JobTree, walk::WalkError> {
     let mut jobs = mpi2_jobs(abi, packing, kind);
     walk::walk(&mut jobs, &start(), None, &Limits::default())
 }
@@ -399,7 +300,7 @@ fn mpi2_walk(abi: TargetAbi, packing: Packing, kind: Kind) -> Result<JobTree, wa
 fn the_mpi2_walk_finds_the_same_tree() {
     for abi in ABIS {
         for packing in [Packing::Packed, Packing::Natural] {
-            let plain = mpi2_walk(abi, packing, Kind::Plain).unwrap();
+            let plain = mpi2_walk(abi, packing, OutsideReads::Partial).unwrap();
             assert_eq!(plain.ranks.len(), 3, "{abi} {packing:?}");
             assert!(plain.failures.is_empty(), "{abi} {packing:?}");
             for kind in faithful() {
@@ -445,7 +346,7 @@ fn stacks_unwind_the_same() {
     let pcs = |s: &mpidd_read::ThreadStack| s.frames.iter().map(|f| f.pc).collect::<Vec<_>>();
     assert_eq!(pcs(&plain), [0x40_1000, 0x40_1111, 0x40_2222, 0x40_3333]);
     for kind in faithful() {
-        let outside = Outside::new(&mem, kind.clone());
+        let outside = OutsideMemory::new(&mem, kind.clone());
         let got = unwinder.unwind(&outside, &objects, &regs);
         assert_eq!(pcs(&got), pcs(&plain), "{kind:?}");
         assert_eq!(got.error, plain.error, "{kind:?}");
@@ -483,7 +384,13 @@ fn failing_reads_are_typed_errors_naming_the_record_and_the_address() {
         (host_at.0 + 2, host_at.0 + 3, "string"),
     ];
     for (start, end, record) in cases {
-        let outside = Outside::new(&job.memory, Kind::FailIn(start, end));
+        let outside = OutsideMemory::new(
+            &job.memory,
+            OutsideReads::FailIn {
+                start: TargetAddr(start),
+                end: TargetAddr(end),
+            },
+        );
         let err = mpir::read_state_from(&outside, &job.symbols, &limits).unwrap_err();
         let MpirError::Read(ReadError::Backend { what, addr, cause }) = &err else {
             panic!("{record}: not a backend error: {err:?}");
@@ -549,14 +456,14 @@ proptest! {
             max_total_bytes: 1 << 22,
             ..Limits::default()
         };
-        let outside = Outside::new(&job.memory, Kind::Garbage(seed));
+        let outside = OutsideMemory::new(&job.memory, OutsideReads::Garbage { seed });
         match mpir::read_state_from(&outside, &job.symbols, &limits) {
             Ok(state) => prop_assert!(state.proctable.len() <= 1 << 12),
             Err(e) => prop_assert!(!e.to_string().is_empty()),
         }
         prop_assert!(outside.calls() < 100_000, "{} calls", outside.calls());
         for packing in [Packing::Packed, Packing::Natural] {
-            let _ = mpi2_walk(abi, packing, Kind::Garbage(seed));
+            let _ = mpi2_walk(abi, packing, OutsideReads::Garbage { seed });
         }
     }
 
@@ -569,10 +476,13 @@ proptest! {
         len in 1u64..0x10000,
     ) {
         let job = starter(abi, &ranks(4));
-        let garbage = Outside::new(&job.memory, Kind::Garbage(seed));
-        let failing = Outside::new(
+        let garbage = OutsideMemory::new(&job.memory, OutsideReads::Garbage { seed });
+        let failing = OutsideMemory::new(
             &garbage,
-            Kind::FailIn(u64::from(start), u64::from(start) + len),
+            OutsideReads::FailIn {
+                start: TargetAddr(u64::from(start)),
+                end: TargetAddr(u64::from(start) + len),
+            },
         );
         let limits = Limits { max_table_entries: 1 << 12, ..Limits::default() };
         if let Err(e) = mpir::read_state_from(&failing, &job.symbols, &limits) {
