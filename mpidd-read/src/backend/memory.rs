@@ -122,7 +122,7 @@ const RECORDS_PER_CHUNK: u64 = 8192;
 /// let mem = DebuggerMemory { start: 0x7000, bytes };
 /// assert_eq!(mem.read_string(TargetAddr(0x7000 + 4093), 64)?, "node7");
 /// assert_eq!(mem.read_i32(TargetAddr(0x7000), "first word")?, 0xaaaa_aaaa_u32 as i32);
-/// let past_end = mem.read_i32(TargetAddr(0x7000 + 4099), "last word").unwrap_err();
+/// let past_end = mem.read_i32(TargetAddr(0x7000 + 4098), "last word").unwrap_err();
 /// assert!(matches!(past_end, ReadError::ShortRead { got: 3, wanted: 4, .. }));
 /// # Ok::<(), ReadError>(())
 /// ```
