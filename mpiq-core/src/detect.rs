@@ -35,6 +35,11 @@ use mpidd_read::{LayoutError, Layouts};
 /// println!("{}: {} communicators", reader.name(), queues.communicators.len());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// It borrows its target as `&dyn Target`, which promises no
+/// thread-safety, so it is neither `Send` nor `Sync`. To read from several
+/// threads keep the decoder ([`QueueReader::into_decoder`], `Send + Sync`)
+/// and hand each thread's target to [`QueueDecoder::read_queues`].
 pub struct QueueReader<'t> {
     decoder: Box<dyn QueueDecoder>,
     target: &'t dyn Target,
