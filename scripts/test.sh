@@ -151,7 +151,7 @@ for crate in "${library_crates[@]}"; do
   # A debugger that embeds the crate links its own gimli, object and nix:
   # one copy each of ours, at the versions the README names, so that its
   # build can unify with them.
-  dups="$(cargo tree -p "$crate" -d -e normal --locked --depth 0 --prefix none --format '{p}' |
+  dups="$(cargo tree -p "$crate" -d -e normal --locked --quiet --depth 0 --prefix none --format '{p}' |
     grep -E '^(gimli|object|nix) v' || true)"
   if [ -n "$dups" ]; then
     echo "error: $crate depends on more than one version of:" $dups "; they come in through:" >&2
