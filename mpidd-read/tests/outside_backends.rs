@@ -12,9 +12,9 @@ use mpidd_read::mpir::{self, MpirError};
 use mpidd_read::synthetic::{Mpi2ddSpec, OutsideMemory, OutsideReads, PeerSpec, RankSpec};
 use mpidd_read::walk::{self, JobTree};
 use mpidd_read::{
-    Connector, ElfSymbols, Limits, Packing, ReadError, ReadRecords, Record, StackArch, StackLimits,
-    StackUnwinder, SymbolSource, SyntheticJob, SyntheticMemory, TargetAbi, TargetAddr,
-    TargetMemory, ThreadRegisters,
+    Connector, CoreTarget, ElfSymbols, Limits, Packing, ReadError, ReadRecords, Record, StackArch,
+    StackLimits, StackUnwinder, SymbolSource, SyntheticCoreOptions, SyntheticJob, SyntheticMemory,
+    TargetAbi, TargetAddr, TargetMemory, ThreadRegisters,
 };
 use mpidd_types::MpirProcdesc;
 use proptest::prelude::*;
@@ -77,6 +77,31 @@ fn the_mpir_table_reads_the_same_through_all_or_nothing_and_capped_reads() {
         for kind in faithful() {
             let outside = OutsideMemory::new(&job.memory, kind.clone());
             let got = mpir::read_state_from(&outside, &job.symbols, &Limits::default()).unwrap();
+            assert_eq!(got, plain, "{abi} {kind:?}");
+        }
+    }
+}
+
+/// The same through a real ELF core read by the core backend (the
+/// builder's job written out), wrapped as a debugger's backend would be.
+#[test]
+fn the_mpir_table_of_a_core_file_reads_the_same_through_outside_backends() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("outside_backends");
+    std::fs::create_dir_all(&dir).unwrap();
+    for abi in ABIS {
+        let job = starter(abi, &ranks(40));
+        let (core, exe) = (
+            dir.join(format!("{abi}.core")),
+            dir.join(format!("{abi}-mpiexec")),
+        );
+        job.write_files(&core, &exe, SyntheticCoreOptions::default())
+            .unwrap();
+        let target = CoreTarget::open(&core, Some(&exe), None).unwrap();
+        let plain = mpir::read_state(&target, &Limits::default()).unwrap();
+        assert_eq!(plain.proctable.len(), 40, "{abi}");
+        for kind in faithful() {
+            let outside = OutsideMemory::new(&target, kind.clone());
+            let got = mpir::read_state(&outside, &Limits::default()).unwrap();
             assert_eq!(got, plain, "{abi} {kind:?}");
         }
     }
