@@ -56,6 +56,7 @@ mod mqs;
 mod ompi;
 mod profile_questions;
 mod queue_reading;
+mod session;
 mod target_read;
 mod world_rank;
 
@@ -69,6 +70,7 @@ pub use detect::{
     QueueReader,
 };
 pub use layout_resolver::LayoutResolver;
+pub use session::{Provenance, QueueReading, Session};
 pub use mpich::{MpichCh3, MpichCh4};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
