@@ -99,7 +99,10 @@ fn refresh_sees_a_library_opened_and_closed_later() {
         .expect("the library's symbol after the refresh");
     assert!(marker.object.ends_with("librefresh_marker-open-close.so"));
     assert_eq!(
-        target.read_pointer(marker.addr, "refresh_marker").unwrap().0,
+        target
+            .read_pointer(marker.addr, "refresh_marker")
+            .unwrap()
+            .0,
         MARKER
     );
     assert!(!target.refresh().unwrap());

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    build_id_hex as hex, companion_profiles_of, CacheLookup, ElfSymbols, LayeredLayouts, LayoutCache,
-    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject,
-    SymbolSource, TargetParts, TypeOracle,
+    build_id_hex as hex, companion_profiles_of, CacheLookup, ElfSymbols, LayeredLayouts,
+    LayoutCache, LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, ProfileIdentity,
+    ProfileObject, SymbolSource, TargetParts, TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -97,7 +97,6 @@ struct LibraryBuild {
     size: u64,
     modified: Option<std::time::SystemTime>,
 }
-
 
 impl LayoutResolver {
     /// A resolver that falls back on `profiles` for libraries without
@@ -287,11 +286,7 @@ impl LayoutResolver {
         if let Some(known) = ids.get(path).filter(|k| k.1 == size && k.2 == modified) {
             return Some(known.clone());
         }
-        let read = (
-            mpidd_read::build_id(path).ok().flatten(),
-            size,
-            modified,
-        );
+        let read = (mpidd_read::build_id(path).ok().flatten(), size, modified);
         // Bounded by the distinct files a process maps; a long-lived
         // session forgets them all past this, rather than grow.
         if ids.len() >= MAX_REMEMBERED_FILES {

@@ -70,8 +70,8 @@ pub use detect::{
     QueueReader,
 };
 pub use layout_resolver::LayoutResolver;
-pub use session::{Provenance, QueueReading, Session};
 pub use mpich::{MpichCh3, MpichCh4};
+pub use session::{Provenance, QueueReading, Session};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]

@@ -15,8 +15,8 @@
 use std::fmt;
 
 use mpidd_read::{
-    ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile, Limits, ProfileIdentity,
-    Target, TypeOracle,
+    ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile, Limits, ProfileIdentity, Target,
+    TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -62,7 +62,10 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("profiles", &self.resolver.profiles().len())
-            .field("cache", &self.resolver.cache().map(|c| c.dir().to_path_buf()))
+            .field(
+                "cache",
+                &self.resolver.cache().map(|c| c.dir().to_path_buf()),
+            )
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
