@@ -1,5 +1,5 @@
-//! What a debugger keeps across threads (the layout resolver, the
-//! decoders, what they return) must stay `Send + Sync`: this fails to
+//! What a debugger keeps across threads (its session, the layout
+//! resolver, the decoders, what they return) must stay `Send + Sync`: this fails to
 //! compile when one stops being so.
 //!
 //! `QueueReader` borrows its target as `&dyn Target`, which promises no
@@ -13,6 +13,7 @@ fn assert_send_sync<T: Send + Sync + ?Sized>() {}
 #[test]
 fn resolver_and_decoders_are_send_and_sync() {
     assert_send_sync::<LayoutResolver>();
+    assert_send_sync::<Session>();
     assert_send_sync::<dyn QueueDecoder>();
     assert_send_sync::<Box<dyn QueueDecoder>>();
     assert_send_sync::<MpichCh3>();
@@ -31,4 +32,6 @@ fn results_and_errors_are_send_and_sync() {
     assert_send_sync::<MqsError>();
     assert_send_sync::<FoundLibrary>();
     assert_send_sync::<Identified>();
+    assert_send_sync::<QueueReading>();
+    assert_send_sync::<Provenance>();
 }
