@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use mpidd_read::{ElfSymbols, Target, ThreadRegisters};
+use mpidd_read::{LoadedObjects, Target, ThreadRegisters};
 
 use crate::read_ranks::{JobReader, Types};
 use crate::reading::RankReading;
@@ -42,7 +42,7 @@ use crate::reading::RankReading;
 pub struct CallerRank<'a> {
     label: String,
     target: &'a dyn Target,
-    objects: &'a ElfSymbols,
+    objects: &'a dyn LoadedObjects,
     threads: &'a [ThreadRegisters],
     pid: Option<i32>,
     host: Option<String>,
@@ -55,8 +55,15 @@ impl<'a> CallerRank<'a> {
     /// memory, symbols, and types: a debugger's own, or one of
     /// `mpidd_read`'s targets), with `objects` its loaded objects (their
     /// unwind tables for the stacks, their builds for the layouts and the
-    /// profiles of the libraries beneath the MPI library).
-    pub fn new(label: impl Into<String>, target: &'a dyn Target, objects: &'a ElfSymbols) -> Self {
+    /// profiles of the libraries beneath the MPI library): a debugger's own
+    /// list of [`ObjectInfo`](mpidd_read::ObjectInfo), or the
+    /// [`ElfSymbols`](mpidd_read::ElfSymbols) of one of `mpidd_read`'s
+    /// targets.
+    pub fn new(
+        label: impl Into<String>,
+        target: &'a dyn Target,
+        objects: &'a dyn LoadedObjects,
+    ) -> Self {
         CallerRank {
             label: label.into(),
             target,

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, ElfSymbols, LayoutCache,
-    LayoutProfile, Limits, StackLimits, StackUnwinder, Target, ThreadStack, TypeOracle,
+    core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, LayoutCache, LayoutProfile,
+    Limits, LoadedObjects, StackLimits, StackUnwinder, Target, ThreadStack,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
@@ -355,7 +355,7 @@ impl JobReader {
     pub(crate) fn read_queues(
         &self,
         t: &dyn Target,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
         types: Types,
         #[cfg_attr(not(feature = "mqs"), allow(unused_variables))] image: &Path,
         reading: &mut RankReading,
@@ -397,7 +397,7 @@ impl JobReader {
         let queues: Result<ProcessQueues, String> = match (queues, &self.library) {
             (Ok(q), _) => Ok(q),
             (Err(native_error), Some((library, lock))) => {
-                let oracle = TypeOracle::from_symbols(objects);
+                let oracle = mpidd_read::TypeOracle::from_objects(objects);
                 let image = image.display().to_string();
                 let target = QueueTarget {
                     memory: t.memory(),

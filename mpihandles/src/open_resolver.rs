@@ -9,8 +9,8 @@
 //! it.
 
 use mpidd_read::{
-    choose_loaded_layouts, ElfSymbols, LayoutError, LayoutOrigin, LayoutProfile, Layouts, Limits,
-    NoLayouts, SymbolSource, TargetMemory,
+    choose_loaded_layouts, LayoutError, LayoutOrigin, LayoutProfile, Layouts, Limits,
+    LoadedObjects, NoLayouts, SymbolSource, TargetMemory,
 };
 
 use crate::error::HandleError;
@@ -99,7 +99,7 @@ impl OpenedResolver<'_> {
 pub fn open_resolver<'a>(
     memory: &'a dyn TargetMemory,
     symbols: &'a dyn SymbolSource,
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     dwarf: &'a dyn Layouts,
     profiles: &'a [LayoutProfile],
     limits: Limits,
@@ -152,7 +152,7 @@ pub fn open_resolver<'a>(
 fn library_layouts<'a>(
     memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     dwarf: &'a dyn Layouts,
     profiles: &'a [LayoutProfile],
     limits: &Limits,
@@ -194,7 +194,7 @@ mod tests {
     fn a_process_without_mpi_gets_mpich_which_refuses_it() {
         let memory = mpidd_read::SyntheticMemory::new(TargetAbi::X86_64);
         let symbols = mpidd_read::SymbolTable::new();
-        let objects = ElfSymbols::default();
+        let objects = mpidd_read::ElfSymbols::default();
         let dwarf = TypeOracle::from_symbols(&objects);
         let opened = open_resolver(&memory, &symbols, &objects, &dwarf, &[], Limits::default());
         match opened {
@@ -210,7 +210,7 @@ mod tests {
             let mut s = SyntheticOmpi::new(abi, SyntheticOmpi::layouts(abi.address_bytes() as u64));
             let world = s.world();
             let (memory, symbols, layouts) = s.finish();
-            let objects = ElfSymbols::default();
+            let objects = mpidd_read::ElfSymbols::default();
             let opened = open_resolver(
                 &memory,
                 &symbols,

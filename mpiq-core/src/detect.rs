@@ -7,7 +7,7 @@
 //! trait and the error of `decoder`, never this file.
 
 use mpidd_read::{
-    choose_loaded_layouts, ElfSymbols, LayeredLayouts, LayoutOrigin, LayoutProfile, Limits,
+    choose_loaded_layouts, LayeredLayouts, LayoutOrigin, LayoutProfile, Limits, LoadedObjects,
     NoLayouts, SymbolSource, Target, TargetParts,
 };
 use mpidd_types::TargetAddr;
@@ -394,7 +394,7 @@ fn ompi_decoder(
 pub fn decoder_layouts<'a>(
     found: &Identified,
     dwarf: &'a dyn Layouts,
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     profiles: &'a [LayoutProfile],
 ) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
     choose_loaded_layouts(
@@ -414,7 +414,7 @@ pub fn decoder_layouts<'a>(
 pub fn read_native_queues(
     memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     dwarf: &dyn Layouts,
     profiles: &[LayoutProfile],
     limits: &Limits,

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    build_id_hex as hex, companion_profiles_of, CacheLookup, ElfSymbols, LayeredLayouts,
-    LayoutCache, LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, ProfileIdentity,
+    build_id_hex as hex, companion_profiles_of, CacheLookup, LayeredLayouts, LayoutCache,
+    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, LoadedObjects, ProfileIdentity,
     ProfileObject, SymbolSource, TargetParts, TypeOracle,
 };
 
@@ -157,7 +157,7 @@ impl LayoutResolver {
         &self,
         memory: &dyn TargetMemory,
         symbols: &dyn SymbolSource,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
         dwarf: Option<&TypeOracle>,
         limits: &Limits,
     ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
@@ -171,7 +171,7 @@ impl LayoutResolver {
         &self,
         memory: &dyn TargetMemory,
         symbols: &dyn SymbolSource,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
         types: TypeSource<'_>,
         limits: &Limits,
     ) -> Result<Resolution, DecodeError> {
@@ -266,8 +266,9 @@ impl LayoutResolver {
 
     /// The build of the object named `library`, its build-id read once
     /// per file for the resolver's lifetime.
-    fn build_of(&self, objects: &ElfSymbols, library: &str) -> Option<LibraryBuild> {
-        let object = objects.objects().find(|o| o.name == library)?;
+    fn build_of(&self, objects: &dyn LoadedObjects, library: &str) -> Option<LibraryBuild> {
+        let listed = objects.loaded_objects();
+        let object = listed.into_iter().find(|o| o.name == library)?;
         let (id, size, modified) = self.file_build_id(&object.path)?;
         Some(LibraryBuild {
             path: object.path.clone(),
@@ -299,9 +300,10 @@ impl LayoutResolver {
     /// The profiles of the libraries loaded beside `library` (UCX's), as
     /// [`companion_profiles`] chooses them, with build-ids read once per
     /// file.
-    fn companions(&self, objects: &ElfSymbols, library: &str) -> Vec<&LayoutProfile> {
+    fn companions(&self, objects: &dyn LoadedObjects, library: &str) -> Vec<&LayoutProfile> {
         let loaded: Vec<(String, Option<Vec<u8>>)> = objects
-            .objects()
+            .loaded_objects()
+            .into_iter()
             .filter(|o| self.profiles.iter().any(|p| p.mentions(&o.name)))
             .map(|o| {
                 let id = self.file_build_id(&o.path).and_then(|(id, ..)| id);
@@ -328,7 +330,7 @@ impl LayoutResolver {
         &self,
         found: &Identified,
         build: &LibraryBuild,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
     ) -> Option<(LayoutProfile, PathBuf)> {
         let cache = self.cache.as_ref()?;
         if build.id.is_empty() {
@@ -346,7 +348,8 @@ impl LayoutResolver {
             }
         };
         let companions: Vec<(String, Option<Vec<u8>>)> = objects
-            .objects()
+            .loaded_objects()
+            .into_iter()
             .filter(|o| o.name != found.library && profile.mentions(&o.name))
             .map(|o| {
                 let id = self.file_build_id(&o.path).and_then(|(id, ..)| id);

@@ -7,7 +7,7 @@
 //! it is handed is found one way everywhere.
 
 use mpidd_read::{
-    ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile, Limits, SymbolSource, TargetMemory,
+    LayoutCache, LayoutOrigin, LayoutProfile, Limits, LoadedObjects, SymbolSource, TargetMemory,
     TypeOracle,
 };
 
@@ -77,7 +77,7 @@ pub struct QueueTarget<'a> {
     /// Its symbols, local ones included.
     pub symbols: &'a dyn SymbolSource,
     /// Its loaded ELF objects, for the DWARF and the build-ids.
-    pub objects: &'a ElfSymbols,
+    pub objects: &'a dyn LoadedObjects,
     /// The executable's name, shown in a vendor library's messages.
     pub image: &'a str,
 }
@@ -132,7 +132,7 @@ pub fn read_process_queues(
     target: QueueTarget<'_>,
     options: &QueueReadOptions<'_>,
 ) -> Result<QueueReport, QueueReadError> {
-    let types = TypeOracle::from_symbols(target.objects);
+    let types = TypeOracle::from_objects(target.objects);
     let mut origin = None;
     let mut native = || -> Result<ProcessQueues, DecodeError> {
         let dwarf = (!options.prefer_profile).then_some(&types);
@@ -271,14 +271,14 @@ mod tests {
     struct Empty {
         memory: SyntheticMemory,
         symbols: SymbolTable,
-        objects: ElfSymbols,
+        objects: mpidd_read::ElfSymbols,
     }
 
     fn empty() -> Empty {
         Empty {
             memory: SyntheticMemory::new(TargetAbi::X86_64),
             symbols: SymbolTable::new(),
-            objects: ElfSymbols::default(),
+            objects: mpidd_read::ElfSymbols::default(),
         }
     }
 
@@ -312,7 +312,7 @@ mod tests {
     #[test]
     fn the_rank_given_wins_then_the_process_then_the_fallback() {
         let t = empty();
-        let types = TypeOracle::from_symbols(&t.objects);
+        let types = TypeOracle::from_objects(&t.objects);
         let limits = Limits::default();
         assert_eq!(
             library_rank(target(&t), &types, Some(3), || Some(5), &limits),

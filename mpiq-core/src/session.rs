@@ -15,7 +15,7 @@
 use std::fmt;
 
 use mpidd_read::{
-    ElfSymbols, LayoutCache, LayoutOrigin, LayoutProfile, Limits, ProfileIdentity, Target,
+    LayoutCache, LayoutOrigin, LayoutProfile, Limits, LoadedObjects, ProfileIdentity, Target,
     TypeOracle,
 };
 
@@ -212,7 +212,7 @@ impl Session {
     pub fn read_queues(
         &self,
         target: &dyn Target,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
     ) -> Result<QueueReading, DecodeError> {
         self.read(target, objects, TypeSource::Caller(target.layouts()))
     }
@@ -224,16 +224,16 @@ impl Session {
     pub fn read_queues_with_dwarf(
         &self,
         target: &dyn Target,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
     ) -> Result<QueueReading, DecodeError> {
-        let dwarf = TypeOracle::from_symbols(objects);
+        let dwarf = TypeOracle::from_objects(objects);
         self.read(target, objects, TypeSource::Dwarf(Some(&dwarf)))
     }
 
     fn read(
         &self,
         target: &dyn Target,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
         types: TypeSource<'_>,
     ) -> Result<QueueReading, DecodeError> {
         let resolution = self.resolver.resolve(

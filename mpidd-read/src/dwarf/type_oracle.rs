@@ -149,8 +149,14 @@ impl TypeOracle {
     /// An oracle over every object of `symbols`, in its order, with the
     /// debug files its search matched.
     pub fn from_symbols(symbols: &ElfSymbols) -> Self {
+        Self::from_objects(symbols)
+    }
+
+    /// An oracle over every object of `objects` (a debugger's own list,
+    /// say), in its order, with the debug file each names.
+    pub fn from_objects(objects: &dyn crate::symbols::loaded_objects::LoadedObjects) -> Self {
         let mut oracle = Self::new();
-        for object in symbols.objects() {
+        for object in objects.loaded_objects() {
             oracle.add_object(
                 &object.name,
                 &object.path,

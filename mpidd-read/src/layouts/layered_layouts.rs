@@ -15,7 +15,7 @@
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_profile::{so_stem, LayoutProfile};
 use crate::layouts::{LayoutTable, Layouts, Member};
-use crate::symbols::elf_symbols::ElfSymbols;
+use crate::symbols::loaded_objects::LoadedObjects;
 
 /// One library's layouts (the first source) over the profiles of the
 /// libraries loaded beside it, asked in that order.
@@ -130,7 +130,7 @@ impl Layouts for LayeredLayouts<'_> {
 /// they describe. Only objects a profile names are opened for their
 /// build-ids.
 pub(crate) fn profiles_for_loaded_builds<'a>(
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
 ) -> Vec<&'a LayoutProfile> {
     let loaded = loaded_build_ids(objects, profiles.clone());
@@ -142,11 +142,12 @@ pub(crate) fn profiles_for_loaded_builds<'a>(
 
 /// Each loaded object some profile names, with its build-id.
 fn loaded_build_ids<'a>(
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
 ) -> Vec<(String, Option<Vec<u8>>)> {
     objects
-        .objects()
+        .loaded_objects()
+        .into_iter()
         .filter(|o| profiles.clone().into_iter().any(|p| p.mentions(&o.name)))
         .map(|o| {
             (
@@ -172,7 +173,7 @@ fn made_for_loaded(profile: &LayoutProfile, loaded: &[(String, Option<Vec<u8>>)]
 /// object's name), in a process whose loaded objects are `objects`: see
 /// [`companion_profiles_of`].
 pub fn companion_profiles<'a>(
-    objects: &ElfSymbols,
+    objects: &dyn LoadedObjects,
     library: &str,
     profiles: &'a [LayoutProfile],
 ) -> Vec<&'a LayoutProfile> {

@@ -523,16 +523,17 @@ pub fn choose_loaded_layouts<'a>(
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
     library: &str,
     version: Option<&str>,
-    objects: &crate::symbols::elf_symbols::ElfSymbols,
+    objects: &dyn crate::symbols::loaded_objects::LoadedObjects,
     profiles: &'a [LayoutProfile],
 ) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
-    let id = objects.objects().find(|o| o.name == library).and_then(|o| {
+    let listed = objects.loaded_objects();
+    let id = listed.iter().find(|o| o.name == library).and_then(|o| {
         crate::symbols::debug_files::build_id(&o.path)
             .ok()
             .flatten()
     });
-    let companions: Vec<(String, Option<Vec<u8>>)> = objects
-        .objects()
+    let companions: Vec<(String, Option<Vec<u8>>)> = listed
+        .iter()
         .filter(|o| o.name != library)
         .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
         .map(|o| {

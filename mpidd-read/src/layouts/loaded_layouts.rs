@@ -41,9 +41,17 @@ impl LoadedLayouts {
     /// Only objects a shipped profile names are opened for their
     /// build-ids.
     pub fn new(symbols: &ElfSymbols) -> LoadedLayouts {
-        let profiles = profiles_for_loaded_builds(symbols, shipped_profile_list().iter());
+        Self::of_objects(symbols)
+    }
+
+    /// The layouts of `objects` (a debugger's own list, say): their DWARF,
+    /// and the shipped profiles for the builds loaded.
+    pub fn of_objects(
+        objects: &dyn crate::symbols::loaded_objects::LoadedObjects,
+    ) -> LoadedLayouts {
+        let profiles = profiles_for_loaded_builds(objects, shipped_profile_list().iter());
         LoadedLayouts {
-            dwarf: TypeOracle::from_symbols(symbols),
+            dwarf: TypeOracle::from_objects(objects),
             profiles,
         }
     }

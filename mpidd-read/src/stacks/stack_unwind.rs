@@ -31,7 +31,8 @@ use crate::backend::thread_registers::{StackArch, ThreadRegisters};
 use crate::stacks::unwind_object::{
     CachedObject, FileId, ObjectCell, ObjectKey, Placed, SectionBytes,
 };
-use crate::symbols::elf_symbols::{ElfSymbols, ObjectInfo};
+use crate::symbols::elf_symbols::ObjectInfo;
+use crate::symbols::loaded_objects::LoadedObjects;
 use crate::targets::core_target::CoreTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
 use crate::targets::live_target::LiveTarget;
@@ -240,7 +241,7 @@ impl StackUnwinder {
     pub fn unwind(
         &self,
         memory: &dyn TargetMemory,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
         regs: &ThreadRegisters,
     ) -> ThreadStack {
         self.unwind_all(memory, objects, std::slice::from_ref(regs))
@@ -258,7 +259,7 @@ impl StackUnwinder {
     pub fn unwind_all(
         &self,
         memory: &dyn TargetMemory,
-        objects: &ElfSymbols,
+        objects: &dyn LoadedObjects,
         threads: &[ThreadRegisters],
     ) -> Vec<ThreadStack> {
         let placed = self.place(objects);
@@ -326,9 +327,10 @@ impl StackUnwinder {
     /// The objects of one process with their cached data, sorted by
     /// address. Objects that cannot be read are left out: their addresses
     /// then unwind by frame pointer and have no names.
-    fn place(&self, objects: &ElfSymbols) -> Vec<Placed> {
+    fn place(&self, objects: &dyn LoadedObjects) -> Vec<Placed> {
         let mut placed: Vec<Placed> = objects
-            .objects()
+            .loaded_objects()
+            .into_iter()
             .filter_map(|info| {
                 let object = self.object(info)?;
                 Some(Placed {
