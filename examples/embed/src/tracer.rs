@@ -365,27 +365,37 @@ impl Tracer {
     /// stopped; with `running`, one nobody asked for (a late answer to an
     /// earlier interrupt, a group stop) lets it go again.
     fn poll_event(&mut self, running: bool) -> Result<Option<Report>, TraceError> {
-        let status = match waitpid(
-            Pid::from_raw(-1),
-            Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
-        ) {
-            Ok(WaitStatus::StillAlive) | Err(Errno::EINTR) => {
-                std::thread::sleep(POLL);
-                return Ok(None);
+        // Each known thread is asked by its own tid, never `waitpid(-1)`:
+        // one tracer process may trace several ranks (`job`), and an
+        // event of another rank's thread must stay for that rank's tracer.
+        // A thread a clone event announced is known from then on.
+        let mut found = None;
+        for tid in self.tids() {
+            match waitpid(
+                Pid::from_raw(tid),
+                Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+            ) {
+                Ok(WaitStatus::StillAlive) | Err(Errno::EINTR) => {}
+                // Gone without a status left to us.
+                Err(Errno::ECHILD) => {
+                    self.threads.remove(&tid);
+                    if tid == self.pid {
+                        self.threads.clear();
+                        self.attached = false;
+                        return Err(TraceError::Exited { pid: self.pid });
+                    }
+                }
+                Err(e) => return Err(TraceError::Wait(e)),
+                Ok(s) => {
+                    found = Some((tid, s));
+                    break;
+                }
             }
-            // No traced thread left.
-            Err(Errno::ECHILD) => return Err(TraceError::Exited { pid: self.pid }),
-            Err(e) => return Err(TraceError::Wait(e)),
-            Ok(s) => s,
-        };
-        let Some(tid) = status.pid().map(Pid::as_raw) else {
+        }
+        let Some((tid, status)) = found else {
+            std::thread::sleep(POLL);
             return Ok(None);
         };
-        if !self.threads.contains_key(&tid) {
-            // A thread of a clone whose event the parent has not reported
-            // yet: it is traced already (TRACECLONE).
-            self.threads.insert(tid, Thread::default());
-        }
         match status {
             WaitStatus::Exited(..) | WaitStatus::Signaled(..) => {
                 self.threads.remove(&tid);
