@@ -75,6 +75,19 @@ impl Breakpoints {
         Ok(())
     }
 
+    /// Removes the breakpoint at `addr`, its byte restored; every thread
+    /// must be stopped.
+    pub fn remove(&mut self, tracer: &Tracer, addr: u64) -> Result<(), TraceError> {
+        let Some(i) = self.planted.iter().position(|p| p.addr == addr) else {
+            return Ok(());
+        };
+        if self.planted[i].in_memory {
+            swap_byte(writer(tracer)?, addr, self.planted[i].original)?;
+        }
+        self.planted.remove(i);
+        Ok(())
+    }
+
     /// Whether a breakpoint is planted at `addr`.
     pub fn is_planted_at(&self, addr: u64) -> bool {
         self.planted.iter().any(|p| p.addr == addr)

@@ -8,6 +8,8 @@ mod breakpoints;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod job;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod launch;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod memory;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod objects;
@@ -49,6 +51,15 @@ enum Command {
         #[command(flatten)]
         stops: StopArgs,
     },
+    /// Starts a program under the tracer, runs it to its entry point, then shows
+    /// its stops as `attach` does.
+    Run {
+        #[command(flatten)]
+        stops: StopArgs,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "PROGRAM")]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Stops every rank given, reads them through the crates and prints
     /// the job's verdict.
     Job {
@@ -83,25 +94,34 @@ struct StopArgs {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+impl StopArgs {
+    fn options(self, limit: Duration) -> stop_loop::LoopOptions {
+        stop_loop::LoopOptions {
+            breakpoints: self.breakpoints,
+            stops: self.stops,
+            json: self.json,
+            pause_file: self.pause_at_stop,
+            limit,
+            leave_stopped: self.leave_stopped,
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let limit = Duration::from_secs(cli.timeout);
     let result = match cli.command {
         Command::Attach { pid, stops } => {
-            let options = stop_loop::LoopOptions {
-                breakpoints: stops.breakpoints,
-                stops: stops.stops,
-                json: stops.json,
-                pause_file: stops.pause_at_stop,
-                limit,
-                leave_stopped: stops.leave_stopped,
-            };
-            stop_loop::run_attached(pid, &options)
+            stop_loop::run_attached(pid, &stops.options(limit)).map(|()| 0)
         }
-        Command::Job { pids, json } => job::run_job(&pids, json, limit),
+        Command::Run { stops, command } => {
+            stop_loop::run_launched(&command[0], &command[1..], &stops.options(limit))
+        }
+        Command::Job { pids, json } => job::run_job(&pids, json, limit).map(|()| 0),
     };
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => std::process::ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
             eprintln!("mpidd-embed: {}", stop_loop::error_chain(&e));
             std::process::ExitCode::FAILURE

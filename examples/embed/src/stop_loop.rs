@@ -4,6 +4,7 @@
 //! until the stops asked for were seen. At the end every breakpoint byte is
 //! restored and every thread detached, on success and on failure alike.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -148,8 +149,44 @@ impl Drop for Traced {
 /// Attaches to process `pid` and shows `options.stops` stops of it.
 pub fn run_attached(pid: i32, options: &LoopOptions) -> Result<(), LoopError> {
     catch_interrupts();
+    let tracer = Tracer::attach(pid, options.limit)?;
+    run_loop(tracer, false, options)
+}
+
+/// Starts `program` with `args` under the tracer, runs it to its entry
+/// point (where its libraries are loaded), then shows `options.stops` stops of it.
+/// Then it waits for the program to end, as a debugger does (under
+/// `mpirun`, the rank's launcher takes the tracer's end for the rank's),
+/// and returns its exit status; SIGINT or SIGTERM to the tracer is passed
+/// on to the program.
+pub fn run_launched(
+    program: &OsStr,
+    args: &[OsString],
+    options: &LoopOptions,
+) -> Result<i32, LoopError> {
+    catch_interrupts();
+    let tracer = crate::launch::launch(program, args, options.limit)?;
+    let pid = tracer.pid();
+    run_loop(tracer, true, options)?;
+    Ok(crate::launch::wait_program(pid, &|| {
+        INTERRUPTED.swap(false, Ordering::SeqCst)
+    })?)
+}
+
+/// The loop over a process the tracer holds stopped; `at_exec` when it
+/// was just started and has loaded no library yet.
+fn run_loop(tracer: Tracer, at_exec: bool, options: &LoopOptions) -> Result<(), LoopError> {
+    let pid = tracer.pid();
+    let mut traced = Traced {
+        tracer,
+        breakpoints: Breakpoints::default(),
+    };
     let memory = PtraceMemory::open(pid)?;
     let mut reader = RankReader::new(pid)?;
+    if at_exec {
+        crate::launch::run_to_entry(&mut traced.tracer, &mut traced.breakpoints, options.limit)?;
+        reader.refresh()?;
+    }
     let targets: Vec<(String, u64)> = options
         .breakpoints
         .iter()
@@ -160,11 +197,6 @@ pub fn run_attached(pid: i32, options: &LoopOptions) -> Result<(), LoopError> {
             ))
         })
         .collect::<Result<_, NoSuchFunction>>()?;
-    let tracer = Tracer::attach(pid, options.limit)?;
-    let mut traced = Traced {
-        tracer,
-        breakpoints: Breakpoints::default(),
-    };
     for (_, addr) in &targets {
         traced.breakpoints.plant(&traced.tracer, *addr)?;
     }

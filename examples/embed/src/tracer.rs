@@ -149,6 +149,24 @@ impl Tracer {
         Ok(tracer)
     }
 
+    /// A process the caller started and seized (`PTRACE_SEIZE` with
+    /// `PTRACE_O_TRACECLONE`), one thread, now stopped.
+    pub fn adopt(pid: i32) -> Tracer {
+        let mut threads = BTreeMap::new();
+        threads.insert(
+            pid,
+            Thread {
+                stopped: true,
+                pending: None,
+            },
+        );
+        Tracer {
+            pid,
+            threads,
+            attached: true,
+        }
+    }
+
     /// The process.
     pub fn pid(&self) -> i32 {
         self.pid

@@ -154,3 +154,62 @@ pub fn job_gives_mpidds_verdict(mpi: &Mpi) {
     }
     drop(job);
 }
+
+/// Runs each rank under `mpidd-embed run` (as `mpirun -n 2 gdb PROGRAM`
+/// would) and checks the two stops each shows: SIGUSR1, then the
+/// breakpoint at MPI_Recv with the rank's own queues (its world rank, the
+/// two receives it posted) and a stack from MPI_Recv down to main.
+pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
+    let _one = one_job_at_a_time();
+    let embed = env!("CARGO_BIN_EXE_mpidd-embed");
+    let job = Job::start_under(
+        mpi,
+        &format!("embed-run-{}", mpi.name),
+        &[
+            embed, "run", "--break", "MPI_Recv", "--stops", "2", "--json", "--",
+        ],
+    );
+    for &pid in &job.ranks {
+        signal(pid, "USR1");
+    }
+    let mut stops: Vec<Value> = Vec::new();
+    while stops.len() < 4 {
+        let line = job
+            .lines
+            .recv_timeout(LIMIT)
+            .unwrap_or_else(|_| panic!("4 stops within the bound; got {stops:?}"));
+        if line.starts_with('{') {
+            stops.push(serde_json::from_str(&line).expect("a stop is one JSON object"));
+        }
+    }
+    for (rank, &pid) in job.ranks.iter().enumerate() {
+        let mine: Vec<&Value> = stops.iter().filter(|s| s["pid"] == pid).collect();
+        assert_eq!(mine.len(), 2, "rank {rank}: {stops:?}");
+        assert_eq!(mine[0]["reason"]["signal"], "SIGUSR1", "{}", mine[0]);
+        let stop = mine[1];
+        assert_eq!(stop["reason"]["kind"], "breakpoint", "{stop}");
+        let queues = &stop["queues"];
+        assert_eq!(queues["global_rank"], rank, "{stop}");
+        let world = queues["communicators"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["name"] == "MPI_COMM_WORLD"))
+            .unwrap_or_else(|| panic!("no MPI_COMM_WORLD: {stop}"));
+        let tags: Vec<&Value> = world["pending_receives"]["operations"]
+            .as_array()
+            .map(|ops| ops.iter().map(|o| &o["desired_tag"]).collect())
+            .unwrap_or_default();
+        assert_eq!(tags, [11, 12], "rank {rank}'s posted receives: {world}");
+        let names: Vec<String> = stop_frames(stop, pid)
+            .into_iter()
+            .flatten()
+            .map(|n| plain(&n).to_string())
+            .collect();
+        assert_eq!(
+            names.first().map(String::as_str),
+            Some("MPI_Recv"),
+            "{names:?}"
+        );
+        assert_eq!(names.get(1).map(String::as_str), Some("main"), "{names:?}");
+    }
+    drop(job);
+}

@@ -105,6 +105,8 @@ pub fn fresh_dir(name: &str) -> PathBuf {
 /// failing test leaves nothing behind, stopped or running.
 pub struct Job {
     pub launcher: Child,
+    /// The launcher's standard output after the READY lines.
+    pub lines: mpsc::Receiver<String>,
     /// The ranks' pids, by rank.
     pub ranks: Vec<i32>,
     pub dir: PathBuf,
@@ -112,6 +114,12 @@ pub struct Job {
 
 impl Job {
     pub fn start(mpi: &Mpi, name: &str) -> Job {
+        Self::start_under(mpi, name, &[])
+    }
+
+    /// As [`Job::start`], each rank started as `WRAPPER... PROGRAM` (a
+    /// debugger that runs the program).
+    pub fn start_under(mpi: &Mpi, name: &str, wrapper: &[&str]) -> Job {
         let dir = fresh_dir(name);
         let exe = dir.join("recv_stops");
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/recv_stops.c");
@@ -131,6 +139,7 @@ impl Job {
         let mut launcher = Command::new(&mpi.launcher)
             .args(mpi.launch)
             .args(["-n", "2"])
+            .args(wrapper)
             .arg(&exe)
             .current_dir(&dir)
             .stdout(Stdio::piped())
@@ -140,12 +149,14 @@ impl Job {
         let lines = read_lines(launcher.stdout.take().expect("the launcher's stdout"));
         let mut job = Job {
             launcher,
+            lines,
             ranks: Vec::new(),
             dir,
         };
         let mut ranks = Vec::new();
         while ranks.len() < 2 {
-            let line = lines
+            let line = job
+                .lines
                 .recv_timeout(LIMIT)
                 .expect("both ranks print READY within the bound");
             let mut words = line.split_whitespace();
