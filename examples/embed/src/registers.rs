@@ -48,3 +48,29 @@ pub fn thread_registers(tid: i32, r: &nix::libc::user_regs_struct) -> ThreadRegi
         general: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crates_get_pc_sp_and_fp_from_the_kernels_order() {
+        // SAFETY: user_regs_struct is plain integers; all zeros is a value.
+        let mut r: nix::libc::user_regs_struct = unsafe { std::mem::zeroed() };
+        r.rip = 0x401000;
+        r.rsp = 0x7ffc_0000_1000;
+        r.rbp = 0x7ffc_0000_2000;
+        r.r15 = 1;
+        r.gs = 27;
+        let regs = thread_registers(7, &r);
+        assert_eq!(
+            (regs.tid, regs.pc, regs.sp, regs.fp),
+            (7, r.rip, r.rsp, r.rbp)
+        );
+        assert_eq!(
+            regs.general.len(),
+            StackArch::X86_64.general_register_count()
+        );
+        assert_eq!((regs.general[0], regs.general[26]), (1, 27));
+    }
+}
