@@ -18,3 +18,8 @@ fn job_gives_mpidds_verdict() {
 fn run_under_launcher_shows_each_rank() {
     common::checks::run_under_launcher_shows_each_rank(&common::debian_open_mpi());
 }
+
+#[test]
+fn stepping_over_a_breakpoint_keeps_the_rank_running() {
+    common::checks::stepping_over_a_breakpoint_keeps_the_rank_running(&common::debian_open_mpi());
+}

@@ -213,3 +213,61 @@ pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
     }
     drop(job);
 }
+
+/// Breaks at `usleep`, which rank 0 calls every 10 ms while it waits, and
+/// shows three stops: the tracer steps over its breakpoint twice. Then
+/// the rank, let go, still runs as it should: SIGUSR1 takes it on into
+/// MPI_Recv, as `mpidd job` shows.
+pub fn stepping_over_a_breakpoint_keeps_the_rank_running(mpi: &Mpi) {
+    let _one = one_job_at_a_time();
+    let job = Job::start(mpi, &format!("embed-step-{}", mpi.name));
+    let pid = job.ranks[0];
+    let pid_arg = pid.to_string();
+    let mut embed = Embed::start(&[
+        "attach", &pid_arg, "--break", "usleep", "--stops", "3", "--json",
+    ]);
+    let mut pcs = Vec::new();
+    for n in 1..=3 {
+        let stop = embed.next_stop();
+        assert_eq!(stop["stop"], n, "{stop}");
+        assert_eq!(stop["reason"]["kind"], "breakpoint", "{stop}");
+        assert_eq!(stop["tid"], pid, "{stop}");
+        let names: Vec<String> = stop_frames(&stop, pid).into_iter().flatten().collect();
+        assert_eq!(
+            names.first().map(String::as_str),
+            Some("usleep"),
+            "{names:?}"
+        );
+        assert_eq!(names.get(1).map(String::as_str), Some("main"), "{names:?}");
+        pcs.push(stop["threads"][0]["frames"][0]["pc"].clone());
+    }
+    assert!(
+        pcs.iter().all(|pc| *pc == pcs[0]),
+        "every stop at usleep's entry: {pcs:?}"
+    );
+    embed.finish();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    assert!(
+        status.contains("TracerPid:\t0"),
+        "rank still traced: {status}"
+    );
+    signal(pid, "USR1");
+    let launcher = job.launcher_pid().to_string();
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let report = json_of(mpidd().args(["job", "--pid", &launcher, "--json"]));
+        let call = report["ranks"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["pid"] == pid))
+            .map(|r| r["mpi_call"].clone());
+        if call == Some(Value::from("MPI_Recv")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "rank 0 never reached MPI_Recv after the tracer let it go: {call:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(job);
+}
