@@ -210,6 +210,10 @@ pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
             "{names:?}"
         );
         assert_eq!(names.get(1).map(String::as_str), Some("main"), "{names:?}");
+        // Traced from its exec on, the threads MPI_Init started (Open
+        // MPI's progress threads) were followed as they were cloned.
+        let threads = stop["threads"].as_array().map_or(0, Vec::len);
+        assert!(threads > 1, "rank {rank}: only {threads} thread shown: {stop}");
     }
     drop(job);
 }
