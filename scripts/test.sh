@@ -148,6 +148,18 @@ for crate in "${library_crates[@]}"; do
       exit 1
     fi
   done
+  # A debugger that embeds the crate links its own gimli, object and nix:
+  # one copy each of ours, at the versions the README names, so that its
+  # build can unify with them.
+  dups="$(cargo tree -p "$crate" -d -e normal --locked --quiet --depth 0 --prefix none --format '{p}' |
+    grep -E '^(gimli|object|nix) v' || true)"
+  if [ -n "$dups" ]; then
+    echo "error: $crate depends on more than one version of:" $dups "; they come in through:" >&2
+    while read -r name version; do
+      cargo tree -p "$crate" -e normal --locked -i "$name@${version#v}" >&2 || true
+    done <<<"$dups"
+    exit 1
+  fi
 done
 # Every library crate as it would be published, in dependency order: cargo
 # packages them together through a local overlay registry, so the later

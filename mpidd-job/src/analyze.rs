@@ -251,6 +251,7 @@ fn rank_basis(reading: &RankReading) -> RankBasis {
     let queues = match (&reading.queues, &reading.queues_unread) {
         (Some(q), _) => Evidence::Read {
             by: q.source.clone(),
+            provenance: reading.queues_provenance.clone(),
         },
         (None, Some(why)) => Evidence::NotRead { why: why.clone() },
         // A reading from an older agent keeps the reason among its errors.
@@ -267,6 +268,7 @@ fn rank_basis(reading: &RankReading) -> RankBasis {
     let stacks = if reading.threads.iter().any(|t| !t.frames.is_empty()) {
         Evidence::Read {
             by: format!("{} thread(s)", reading.threads.len()),
+            provenance: None,
         }
     } else {
         Evidence::NotRead {

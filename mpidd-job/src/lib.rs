@@ -60,6 +60,7 @@
 
 mod analyze;
 pub mod bounded_read;
+pub mod caller_rank;
 pub mod discover;
 mod findings;
 mod job;
@@ -87,6 +88,7 @@ mod wait_graph;
 pub use slurm::{agent_stream, slurm_step, srun_labels};
 
 pub use analyze::{analyze, MAX_COLLECTIVE_WAITS};
+pub use caller_rank::CallerRank;
 pub use model::{
     Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
     RankState, SCHEMA,

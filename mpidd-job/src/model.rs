@@ -76,6 +76,11 @@ pub enum Evidence {
     Read {
         /// By what (a decoder, a vendor library, the unwinder).
         by: String,
+        /// What that reading rests on, for a person, when the reader
+        /// says: for a native decoder, the builds it was checked on, the
+        /// MPI library it found and where its layouts came from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provenance: Option<String>,
     },
     /// It was not read.
     NotRead {

@@ -12,14 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, ElfSymbols, LayoutCache,
-    LayoutProfile, Limits, StackLimits, StackUnwinder, SymbolSource, Target, TargetMemory,
-    ThreadStack, TypeOracle,
+    LayoutProfile, Limits, StackLimits, StackUnwinder, Target, ThreadStack, TypeOracle,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    environment_world_rank, read_native_queues, world_rank, LayoutResolver, Layouts, RankSource,
+    environment_world_rank, read_native_queues, world_rank, Layouts, RankSource, Session,
 };
 #[cfg(feature = "mqs")]
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
@@ -133,7 +132,7 @@ impl Default for ReadOptions {
 /// work is done once for all the ranks that share an object.
 pub struct JobReader {
     options: ReadOptions,
-    unwinder: StackUnwinder,
+    pub(crate) unwinder: StackUnwinder,
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
     #[cfg(feature = "mqs")]
@@ -142,7 +141,7 @@ pub struct JobReader {
     /// by every rank that loads it: indexing a debug build's DWARF is most
     /// of what reading one rank costs, and a job's ranks run a few builds
     /// between them.
-    layouts: LayoutResolver,
+    pub(crate) session: Session,
 }
 
 impl JobReader {
@@ -152,11 +151,12 @@ impl JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
             #[cfg(feature = "mqs")]
             library: None,
-            layouts: {
-                let resolver = LayoutResolver::new(options.profiles.clone());
+            session: {
+                let session =
+                    Session::with_profiles(options.profiles.clone()).with_limits(options.limits);
                 match &options.cache {
-                    Some(cache) => resolver.with_cache(cache.clone()),
-                    None => resolver,
+                    Some(cache) => session.with_cache(cache.clone()),
+                    None => session,
                 }
             },
             options,
@@ -172,9 +172,9 @@ impl JobReader {
     }
 
     /// What went wrong with the layout cache so far, one line each (see
-    /// [`LayoutResolver::take_warnings`]).
+    /// [`Session::take_warnings`]).
     pub fn take_cache_warnings(&self) -> Vec<String> {
-        self.layouts.take_warnings()
+        self.session.take_warnings()
     }
 
     /// The options it reads with.
@@ -259,11 +259,18 @@ impl JobReader {
             executable: file_name(core.executable()),
             queues: None,
             queues_unread: None,
+            queues_provenance: None,
             threads: Vec::new(),
             errors: core.problems().iter().map(|p| p.to_string()).collect(),
             exited: false,
         };
-        self.read_queues(&core, core.symbols(), core.executable(), &mut reading);
+        self.read_queues(
+            &core,
+            core.symbols(),
+            Types::Dwarf,
+            core.executable(),
+            &mut reading,
+        );
         self.read_world_rank(&core, &mut reading);
         if self.options.stacks {
             reading.threads = core_stacks(&core, &self.unwinder);
@@ -305,11 +312,12 @@ impl JobReader {
             executable: file_name(&exe),
             queues: None,
             queues_unread: None,
+            queues_provenance: None,
             threads: Vec::new(),
             errors: Vec::new(),
             exited: false,
         };
-        self.read_queues(&target, target.symbols(), &exe, &mut reading);
+        self.read_queues(&target, target.symbols(), Types::Dwarf, &exe, &mut reading);
         self.read_world_rank(&target, &mut reading);
         if self.options.stacks {
             match &guard {
@@ -344,36 +352,45 @@ impl JobReader {
     /// Fills the queues and the world rank: natively, else through the
     /// vendor library when one was given. Failures become errors of the
     /// reading.
-    fn read_queues<T>(
+    pub(crate) fn read_queues(
         &self,
-        t: &T,
+        t: &dyn Target,
         objects: &ElfSymbols,
+        types: Types,
         #[cfg_attr(not(feature = "mqs"), allow(unused_variables))] image: &Path,
         reading: &mut RankReading,
-    ) where
-        T: TargetMemory + SymbolSource,
-    {
+    ) {
         if !self.options.queues {
             reading.queues_unread = Some(QUEUES_SKIPPED.to_string());
             return;
         }
         let limits = &self.options.limits;
-        let queues = match &self.options.layouts {
-            Some(layouts) => read_native_queues(
-                t,
-                t,
+        let queues = match (&self.options.layouts, types) {
+            (Some(layouts), _) => read_native_queues(
+                t.memory(),
+                t.symbols(),
                 objects,
                 layouts.as_ref(),
                 &self.options.profiles,
                 limits,
-            ),
-            None => {
-                let dwarf = TypeOracle::from_symbols(objects);
-                self.layouts
-                    .read_queues(t, t, objects, Some(&dwarf), limits)
+            )
+            .map(|(queues, _)| (queues, None)),
+            (None, Types::Dwarf) => self
+                .session
+                .read_queues_with_dwarf(t, objects)
+                .map(|r| (r.queues, Some(r.provenance.to_string()))),
+            (None, Types::Target) => self
+                .session
+                .read_queues(t, objects)
+                .map(|r| (r.queues, Some(r.provenance.to_string()))),
+        };
+        let queues = match queues {
+            Ok((queues, provenance)) => {
+                reading.queues_provenance = provenance;
+                Ok(queues)
             }
-        }
-        .map(|(queues, _)| queues);
+            Err(e) => Err(e),
+        };
         #[cfg(not(feature = "mqs"))]
         let queues: Result<ProcessQueues, String> = queues.map_err(|e| format!("queues: {e}"));
         #[cfg(feature = "mqs")]
@@ -383,8 +400,8 @@ impl JobReader {
                 let oracle = TypeOracle::from_symbols(objects);
                 let image = image.display().to_string();
                 let target = QueueTarget {
-                    memory: t,
-                    symbols: t,
+                    memory: t.memory(),
+                    symbols: t.symbols(),
                     objects,
                     image: &image,
                 };
@@ -419,7 +436,7 @@ impl JobReader {
     /// member costs more than the rest of a stack-only reading (measured:
     /// 0.33 s against 0.96 s for 4 reference-MPICH cores). Both are the
     /// process's own word.
-    fn read_world_rank(&self, t: &dyn Target, reading: &mut RankReading) {
+    pub(crate) fn read_world_rank(&self, t: &dyn Target, reading: &mut RankReading) {
         if reading.queues.as_ref().is_some_and(|q| q.global_rank >= 0) {
             return;
         }
@@ -445,6 +462,15 @@ impl JobReader {
             Err(_) => {}
         }
     }
+}
+
+/// Where a rank's MPI library's types come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Types {
+    /// Its loaded objects' DWARF (once per build), else a profile.
+    Dwarf,
+    /// The target's own layouts (a caller's types), else a profile.
+    Target,
 }
 
 /// Why a rank's queues are missing when [`ReadOptions::queues`] is off.
@@ -474,7 +500,7 @@ fn file_name(path: &Path) -> Option<String> {
 
 /// A stack whose walk failed part way is still shown; its reason is kept
 /// only in the stack itself, unless no frame at all was found.
-fn stack_errors(threads: &[ThreadStack], errors: &mut Vec<String>) {
+pub(crate) fn stack_errors(threads: &[ThreadStack], errors: &mut Vec<String>) {
     for t in threads {
         if t.frames.is_empty() {
             if let Some(e) = &t.error {

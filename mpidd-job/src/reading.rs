@@ -31,6 +31,12 @@ pub struct RankReading {
     /// that the reader was told not to read queues.
     #[serde(default)]
     pub queues_unread: Option<String>,
+    /// What its queues rest on, for a person: the decoder and the builds
+    /// it was checked on, the MPI library, and where its layouts came
+    /// from (see `mpiq_core::Provenance`). `None` when they were not read
+    /// by a native decoder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queues_provenance: Option<String>,
     /// The call stack of each thread (empty when stacks were not read).
     pub threads: Vec<ThreadStack>,
     /// What could not be read, and why.
@@ -53,6 +59,7 @@ impl RankReading {
             executable: None,
             queues: None,
             queues_unread: None,
+            queues_provenance: None,
             threads: Vec::new(),
             errors: vec![error],
             exited: false,

@@ -310,7 +310,7 @@ fn rank_row(h: &mut String, r: &RankReport, on_cycle: bool) {
         opt(&r.location),
     );
     let evidence = |e: &Evidence| match e {
-        Evidence::Read { by } => by.clone(),
+        Evidence::Read { by, .. } => by.clone(),
         Evidence::NotRead { why } => format!("not read: {why}"),
     };
     let _ = write!(

@@ -80,7 +80,7 @@ pub fn to_text(report: &JobReport) -> String {
 /// `queues by DECODER; stacks: 2 thread(s) unwound; world rank from X`.
 fn basis(b: &RankBasis) -> String {
     let evidence = |e: &Evidence| match e {
-        Evidence::Read { by } => format!("read ({by})"),
+        Evidence::Read { by, .. } => format!("read ({by})"),
         Evidence::NotRead { why } => format!("not read ({why})"),
     };
     format!(

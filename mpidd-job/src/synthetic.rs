@@ -204,6 +204,7 @@ impl SyntheticRank {
             executable: Some("app".to_string()),
             queues,
             queues_unread: self.queues_unread,
+            queues_provenance: None,
             threads: if self.frames.is_empty() {
                 Vec::new()
             } else {

@@ -497,7 +497,8 @@ fn the_world_rank_source_is_reported() {
     assert_eq!(
         report.ranks[0].basis.queues,
         mpidd_job::model::Evidence::Read {
-            by: "synthetic".into()
+            by: "synthetic".into(),
+            provenance: None,
         }
     );
 }

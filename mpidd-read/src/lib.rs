@@ -8,7 +8,11 @@
 //!   it, and [`ReadRecords`] adds records and arrays of them, always in the
 //!   target's byte order and width. Decoders that run on any backend take
 //!   it as `&dyn TargetMemory`. [`TargetMemoryMut`] is the separate,
-//!   explicit way to write.
+//!   explicit way to write. A debugger that reads the process itself
+//!   implements [`TargetMemory`] with this crate alone: the types in a
+//!   backend's signatures ([`TargetAddr`], [`TargetAbi`], [`ByteOrder`],
+//!   [`AddressWidth`], [`Packing`]) are re-exported here from
+//!   `mpidd-types`, and the trait's rustdoc says what a read must answer.
 //! - Backends: [`CoreFile`] (ELF cores of any ABI, with pages the core
 //!   omits read from the mapped files), [`LiveProcess`] (a running Linux
 //!   process, read without stopping it; [`AttachGuard`] stops it for a
@@ -93,6 +97,13 @@ pub use mpir::mpir_protocol;
 pub use symbols::link_map;
 #[cfg(feature = "synthetic")]
 pub use synthetic::synthetic_process;
+
+// Defined in mpidd-types; re-exported because a backend's signatures and
+// the typed reads name them, so a debugger's backend needs only this crate.
+#[doc(no_inline)]
+pub use mpidd_types::{
+    AddressWidth, ByteOrder, Packing, Record, TargetAbi, TargetAddr, TypesError,
+};
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use backend::attach_guard::{AttachError, AttachGuard};

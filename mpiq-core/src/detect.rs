@@ -35,8 +35,14 @@ use mpidd_read::{LayoutError, Layouts};
 /// println!("{}: {} communicators", reader.name(), queues.communicators.len());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// It borrows its target as `&dyn Target`, which promises no
+/// thread-safety, so it is neither `Send` nor `Sync`. To read from several
+/// threads keep the decoder ([`QueueReader::into_decoder`], `Send + Sync`)
+/// and hand each thread's target to [`QueueDecoder::read_queues`].
 pub struct QueueReader<'t> {
     decoder: Box<dyn QueueDecoder>,
+    identified: Identified,
     target: &'t dyn Target,
     limits: Limits,
 }
@@ -46,6 +52,13 @@ impl<'t> QueueReader<'t> {
     /// `MPICH 4.0.2 (ch3:nemesis)`.
     pub fn name(&self) -> &str {
         self.decoder.name()
+    }
+
+    /// The MPI it found: the decoder chosen, the library, its version
+    /// and device. With the decoder's [`DecoderKind::checked_on`], what a
+    /// reading's answer rests on.
+    pub fn identified(&self) -> &Identified {
+        &self.identified
     }
 
     /// Reads every communicator and queue of the target.
@@ -104,6 +117,18 @@ impl DecoderKind {
         match self {
             DecoderKind::MpichCh3 | DecoderKind::MpichCh4 => "MPICH",
             DecoderKind::OmpiOb1 | DecoderKind::OmpiUcx => "Open MPI",
+        }
+    }
+
+    /// The builds this decoder's reading was checked on against a debug
+    /// build's DWARF and the vendor's message-queue library: what a
+    /// reading of another version rests on beyond its layouts.
+    pub fn checked_on(self) -> &'static str {
+        match self {
+            DecoderKind::MpichCh3 => "MPICH 4.0.2 with ch3:nemesis",
+            DecoderKind::MpichCh4 => "MPICH 4.0.2 with ch4:ucx",
+            DecoderKind::OmpiOb1 => "Open MPI 4.1.4 with the ob1 PML",
+            DecoderKind::OmpiUcx => "Open MPI 4.1.4 with the ucx PML over UCX 1.13.1",
         }
     }
 
@@ -301,8 +326,10 @@ fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
 /// the target's layouts and keeps it with the target, ready to read
 /// ([`QueueReader::read_queues`]).
 pub fn detect<'t>(target: &'t dyn Target, limits: &Limits) -> Result<QueueReader<'t>, DecodeError> {
+    let identified = identify(target.memory(), target.symbols(), limits)?;
     Ok(QueueReader {
-        decoder: build_decoder(target, limits)?,
+        decoder: decoder_for(&identified, target, limits)?,
+        identified,
         target,
         limits: *limits,
     })
@@ -316,6 +343,15 @@ pub fn build_decoder(
     limits: &Limits,
 ) -> Result<Box<dyn QueueDecoder>, DecodeError> {
     let found = identify(target.memory(), target.symbols(), limits)?;
+    decoder_for(&found, target, limits)
+}
+
+/// The decoder for an MPI already identified in `target`.
+fn decoder_for(
+    found: &Identified,
+    target: &dyn Target,
+    limits: &Limits,
+) -> Result<Box<dyn QueueDecoder>, DecodeError> {
     match found.kind {
         DecoderKind::MpichCh3 => Ok(Box::new(MpichCh3::new(
             target,

@@ -9,13 +9,13 @@
 //! altogether.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    build_id_hex as hex, companion_profiles, CacheLookup, ElfSymbols, LayeredLayouts, LayoutCache,
-    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, ProfileIdentity, ProfileObject,
-    SymbolSource, TargetParts, TypeOracle,
+    build_id_hex as hex, companion_profiles_of, CacheLookup, ElfSymbols, LayeredLayouts,
+    LayoutCache, LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, ProfileIdentity,
+    ProfileObject, SymbolSource, TargetParts, TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -52,7 +52,34 @@ pub struct LayoutResolver {
     profiles: Vec<LayoutProfile>,
     cache: Option<LayoutCache>,
     resolved: Mutex<HashMap<LibraryBuild, Arc<Resolved>>>,
+    /// Build-ids of the files asked about, with the size and modification
+    /// time each was read at.
+    build_ids: Mutex<HashMap<PathBuf, FileBuildId>>,
     warnings: Mutex<Vec<String>>,
+}
+
+/// A file's build-id (if it has one), size and modification time.
+type FileBuildId = (Option<Vec<u8>>, u64, Option<std::time::SystemTime>);
+
+/// How many files' build-ids a resolver remembers at most.
+const MAX_REMEMBERED_FILES: usize = 4096;
+
+/// Where the MPI library's types come from, for [`LayoutResolver::resolve`].
+pub(crate) enum TypeSource<'a> {
+    /// The target's DWARF (`None`: none), then the profiles.
+    Dwarf(Option<&'a TypeOracle>),
+    /// The caller's own types, then the profiles.
+    Caller(&'a dyn Layouts),
+}
+
+/// One reading, and all it rests on.
+pub(crate) struct Resolution {
+    pub(crate) queues: ProcessQueues,
+    pub(crate) identified: Identified,
+    pub(crate) origin: LayoutOrigin,
+    pub(crate) beneath: Vec<ProfileIdentity>,
+    /// Whether the layouts were those resolved for the build earlier.
+    pub(crate) reused: bool,
 }
 
 /// Layouts resolved for one build, and where they came from.
@@ -71,23 +98,6 @@ struct LibraryBuild {
     modified: Option<std::time::SystemTime>,
 }
 
-impl LibraryBuild {
-    /// The build of the object named `library` among `objects`.
-    fn of(objects: &ElfSymbols, library: &str) -> Option<LibraryBuild> {
-        let object = objects.objects().find(|o| o.name == library)?;
-        let meta = std::fs::metadata(&object.path).ok()?;
-        Some(LibraryBuild {
-            id: mpidd_read::build_id(&object.path)
-                .ok()
-                .flatten()
-                .unwrap_or_default(),
-            path: object.path.clone(),
-            size: meta.len(),
-            modified: meta.modified().ok(),
-        })
-    }
-}
-
 impl LayoutResolver {
     /// A resolver that falls back on `profiles` for libraries without
     /// DWARF (see [`decoder_layouts`]), and keeps what it resolves in
@@ -97,6 +107,7 @@ impl LayoutResolver {
             profiles,
             cache: None,
             resolved: Mutex::new(HashMap::new()),
+            build_ids: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
         }
     }
@@ -150,15 +161,35 @@ impl LayoutResolver {
         dwarf: Option<&TypeOracle>,
         limits: &Limits,
     ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
+        self.resolve(memory, symbols, objects, TypeSource::Dwarf(dwarf), limits)
+            .map(|r| (r.queues, r.origin))
+    }
+
+    /// [`read_queues`](Self::read_queues), with the MPI library's types
+    /// from `types` and a full account of the reading.
+    pub(crate) fn resolve(
+        &self,
+        memory: &dyn TargetMemory,
+        symbols: &dyn SymbolSource,
+        objects: &ElfSymbols,
+        types: TypeSource<'_>,
+        limits: &Limits,
+    ) -> Result<Resolution, DecodeError> {
         let found = identify(memory, symbols, limits)?;
-        let build = LibraryBuild::of(objects, &found.library);
+        let build = self.build_of(objects, &found.library);
         // The libraries under the MPI library (UCX) have builds of their
         // own: their profiles answer under whatever answers for the MPI
         // library, and are never kept with its answers.
-        let beside: Vec<&LayoutTable> = companion_profiles(objects, &found.library, &self.profiles)
-            .into_iter()
-            .map(|p| &p.layouts)
-            .collect();
+        let companions = self.companions(objects, &found.library);
+        let beneath: Vec<ProfileIdentity> = companions.iter().map(|p| p.identity.clone()).collect();
+        let beside: Vec<&LayoutTable> = companions.iter().map(|p| &p.layouts).collect();
+        let done = |queues: ProcessQueues, origin: LayoutOrigin, reused: bool| Resolution {
+            queues,
+            identified: found.clone(),
+            origin,
+            beneath: beneath.clone(),
+            reused,
+        };
         let read = |layouts: &dyn Layouts| -> Result<ProcessQueues, DecodeError> {
             let layered = LayeredLayouts::new(layouts, beside.clone());
             let target = TargetParts {
@@ -176,7 +207,7 @@ impl LayoutResolver {
             let known = self.known(build);
             if let Some(known) = known {
                 if let Ok(queues) = read(&known.layouts) {
-                    return Ok((queues, known.origin.clone()));
+                    return Ok(done(queues, known.origin.clone(), true));
                 }
             }
             if let Some((entry, path)) = self.cached(&found, build, objects) {
@@ -184,21 +215,28 @@ impl LayoutResolver {
                     Ok(queues) => {
                         let origin = LayoutOrigin::Cache(path);
                         self.keep(build, entry.layouts, origin.clone());
-                        return Ok((queues, origin));
+                        return Ok(done(queues, origin, false));
                     }
                     Err(e) => failed_entry = Some((path, e)),
                 }
             }
         }
         let empty = LayoutTable::default();
-        let source: &dyn Layouts = match dwarf {
-            Some(oracle) => oracle,
-            None => &empty,
+        let (source, dwarf): (&dyn Layouts, _) = match types {
+            TypeSource::Dwarf(Some(oracle)) => (oracle, Some(oracle)),
+            TypeSource::Dwarf(None) => (&empty, None),
+            TypeSource::Caller(layouts) => (layouts, None),
         };
         let (chosen, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
+        // What the chooser calls the target's own DWARF is, for types
+        // handed in, the caller's.
+        let origin = match (origin, &types) {
+            (LayoutOrigin::Dwarf, TypeSource::Caller(_)) => LayoutOrigin::Caller,
+            (origin, _) => origin,
+        };
         let layouts = chosen.first();
         let Some(build) = build else {
-            return Ok((read(layouts)?, origin));
+            return Ok(done(read(layouts)?, origin, false));
         };
         // What is kept is what this reading asked, whatever path through
         // the target's memory it took, and all that the decoder declares
@@ -223,7 +261,54 @@ impl LayoutResolver {
             (LayoutOrigin::Dwarf, Some(oracle)) => self.remember(&found, &build, oracle, asked),
             _ => self.keep(&build, asked, origin.clone()),
         }
-        Ok((queues, origin))
+        Ok(done(queues, origin, false))
+    }
+
+    /// The build of the object named `library`, its build-id read once
+    /// per file for the resolver's lifetime.
+    fn build_of(&self, objects: &ElfSymbols, library: &str) -> Option<LibraryBuild> {
+        let object = objects.objects().find(|o| o.name == library)?;
+        let (id, size, modified) = self.file_build_id(&object.path)?;
+        Some(LibraryBuild {
+            path: object.path.clone(),
+            id: id.unwrap_or_default(),
+            size,
+            modified,
+        })
+    }
+
+    /// A file's build-id with the size and modification time it was read
+    /// at; read again only when those change. `None` if the file is gone.
+    fn file_build_id(&self, path: &Path) -> Option<FileBuildId> {
+        let meta = std::fs::metadata(path).ok()?;
+        let (size, modified) = (meta.len(), meta.modified().ok());
+        let mut ids = self.build_ids.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = ids.get(path).filter(|k| k.1 == size && k.2 == modified) {
+            return Some(known.clone());
+        }
+        let read = (mpidd_read::build_id(path).ok().flatten(), size, modified);
+        // Bounded by the distinct files a process maps; a long-lived
+        // session forgets them all past this, rather than grow.
+        if ids.len() >= MAX_REMEMBERED_FILES {
+            ids.clear();
+        }
+        ids.insert(path.to_path_buf(), read.clone());
+        Some(read)
+    }
+
+    /// The profiles of the libraries loaded beside `library` (UCX's), as
+    /// [`companion_profiles`] chooses them, with build-ids read once per
+    /// file.
+    fn companions(&self, objects: &ElfSymbols, library: &str) -> Vec<&LayoutProfile> {
+        let loaded: Vec<(String, Option<Vec<u8>>)> = objects
+            .objects()
+            .filter(|o| self.profiles.iter().any(|p| p.mentions(&o.name)))
+            .map(|o| {
+                let id = self.file_build_id(&o.path).and_then(|(id, ..)| id);
+                (o.name.clone(), id)
+            })
+            .collect();
+        companion_profiles_of(&loaded, library, &self.profiles)
     }
 
     fn known(&self, build: &LibraryBuild) -> Option<Arc<Resolved>> {
@@ -263,7 +348,10 @@ impl LayoutResolver {
         let companions: Vec<(String, Option<Vec<u8>>)> = objects
             .objects()
             .filter(|o| o.name != found.library && profile.mentions(&o.name))
-            .map(|o| (o.name.clone(), mpidd_read::build_id(&o.path).ok().flatten()))
+            .map(|o| {
+                let id = self.file_build_id(&o.path).and_then(|(id, ..)| id);
+                (o.name.clone(), id)
+            })
             .collect();
         if profile.companion_mismatch(&companions).is_some() {
             // Made beside other builds of a plugin: not wrong, only not

@@ -56,6 +56,7 @@ mod mqs;
 mod ompi;
 mod profile_questions;
 mod queue_reading;
+mod session;
 mod target_read;
 mod world_rank;
 
@@ -70,6 +71,7 @@ pub use detect::{
 };
 pub use layout_resolver::LayoutResolver;
 pub use mpich::{MpichCh3, MpichCh4};
+pub use session::{Provenance, QueueReading, Session};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]

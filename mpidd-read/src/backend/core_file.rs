@@ -7,9 +7,10 @@
 //! mapped files (NT_FILE, decoded here with the target's word size), from
 //! which pages the core omits are read back.
 
-use std::cell::{Cell, OnceCell};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use memmap2::Mmap;
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
@@ -81,21 +82,22 @@ pub struct CoreFile {
     backing: Vec<Backing>,
     /// The index in `loads` of the segment the last lookup found: readers
     /// walk lists whose nodes mostly share a segment, and the binary search
-    /// cost more than what it found.
-    last_load: Cell<usize>,
+    /// cost more than what it found. Only a hint (any index is checked
+    /// before use), so threads sharing the core need no ordering on it.
+    last_load: AtomicUsize,
 }
 
 /// A file that backs pages the core omits.
 struct Backing {
     on_disk: PathBuf,
-    map: OnceCell<Option<Mmap>>,
+    map: OnceLock<Option<Mmap>>,
 }
 
 impl Backing {
     fn new(on_disk: PathBuf) -> Self {
         Backing {
             on_disk,
-            map: OnceCell::new(),
+            map: OnceLock::new(),
         }
     }
 }
@@ -213,7 +215,7 @@ impl CoreFile {
             files: parsed.files,
             search: FileSearch::default(),
             backing,
-            last_load: Cell::new(0),
+            last_load: AtomicUsize::new(0),
         })
     }
 
@@ -318,7 +320,7 @@ impl CoreFile {
     /// The segment that holds `addr` if any does: the last one starting
     /// at or below it.
     fn load_at(&self, addr: u64) -> Option<Load> {
-        let hint = self.last_load.get();
+        let hint = self.last_load.load(Ordering::Relaxed);
         // The hint is that same segment when the next one starts above.
         if let Some(load) = self.loads.get(hint) {
             if load.vaddr <= addr && self.loads.get(hint + 1).is_none_or(|n| n.vaddr > addr) {
@@ -329,7 +331,7 @@ impl CoreFile {
             .loads
             .partition_point(|l| l.vaddr <= addr)
             .checked_sub(1)?;
-        self.last_load.set(i);
+        self.last_load.store(i, Ordering::Relaxed);
         Some(self.loads[i])
     }
 

@@ -36,10 +36,10 @@
 //! socket), and a reply that does not decode is a typed
 //! [`GdbRemoteError`] naming the request.
 
-use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
@@ -370,8 +370,11 @@ impl Connection {
 
 /// A session with one gdbserver and the one process it debugs: the
 /// protocol, without symbols. [`GdbRemoteTarget`](crate::GdbRemoteTarget) builds on it.
+///
+/// `Send + Sync`: threads that share it take turns on the one connection
+/// (a request and its reply are never interleaved with another's).
 pub struct GdbRemote {
-    conn: RefCell<Connection>,
+    conn: Mutex<Connection>,
     features: Features,
     pid: i32,
     detached: bool,
@@ -431,7 +434,7 @@ impl GdbRemote {
             }
         }
         let mut remote = GdbRemote {
-            conn: RefCell::new(conn),
+            conn: Mutex::new(conn),
             features,
             pid: 0,
             detached: false,
@@ -463,7 +466,20 @@ impl GdbRemote {
     }
 
     fn request(&self, payload: &str) -> Result<Vec<u8>, GdbRemoteError> {
-        self.conn.borrow_mut().request(payload)
+        self.conn().request(payload)
+    }
+
+    /// The connection, for one request and its reply. A thread that
+    /// panicked while holding it may have left half a packet on the
+    /// socket: the connection is then marked broken, so every later
+    /// request fails with that reason (a detach still resets it).
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|poisoned| {
+            let mut conn = poisoned.into_inner();
+            conn.broken
+                .get_or_insert_with(|| "a thread panicked during a request".to_string());
+            conn
+        })
     }
 
     /// `qC`: `QC` then a thread id, `pPID.TID` when multiprocess.
@@ -619,7 +635,7 @@ impl GdbRemote {
         };
         // A connection broken by an earlier failure still gets its detach:
         // a fresh request on the same socket, after the stale bytes.
-        let mut conn = self.conn.borrow_mut();
+        let mut conn = self.conn();
         conn.broken = None;
         conn.decoder = Decoder::new(MAX_PACKET_SIZE);
         let reply = conn.request(&request)?;

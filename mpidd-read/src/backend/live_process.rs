@@ -9,11 +9,12 @@
 //! Many ranges (the strings of a process table) are read with one
 //! `process_vm_readv` per [`IOV_MAX`] ranges rather than one each.
 
-use std::cell::{OnceCell, RefCell};
 use std::fs::{File, OpenOptions};
 use std::io::IoSliceMut;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use nix::errno::Errno;
@@ -60,9 +61,12 @@ pub enum LiveError {
 pub struct LiveProcess {
     pid: i32,
     abi: TargetAbi,
-    /// Why `process_vm_readv` was given up on, once it has been.
-    vm_readv_error: RefCell<Option<Errno>>,
-    mem: OnceCell<Result<File, std::io::ErrorKind>>,
+    /// Why `process_vm_readv` was given up on (its errno), once it has
+    /// been; 0 until then. Threads that race to set it set the same kind of
+    /// refusal, and a read that misses the update only tries the syscall
+    /// once more, so no ordering is needed.
+    vm_readv_error: AtomicI32,
+    mem: OnceLock<Result<File, std::io::ErrorKind>>,
 }
 
 impl LiveProcess {
@@ -94,8 +98,8 @@ impl LiveProcess {
         Ok(LiveProcess {
             pid,
             abi: TargetAbi::new(order, width),
-            vm_readv_error: RefCell::new(None),
-            mem: OnceCell::new(),
+            vm_readv_error: AtomicI32::new(0),
+            mem: OnceLock::new(),
         })
     }
 
@@ -113,6 +117,25 @@ impl LiveProcess {
             cause,
         })?;
         Ok(text.lines().filter_map(parse_maps_line).collect())
+    }
+
+    /// Why `process_vm_readv` was given up on, if it has been.
+    fn vm_readv_refused(&self) -> Option<Errno> {
+        match self.vm_readv_error.load(Ordering::Relaxed) {
+            0 => None,
+            raw => Some(Errno::from_raw(raw)),
+        }
+    }
+
+    /// Gives `process_vm_readv` up for this process.
+    fn refuse_vm_readv(&self, e: Errno) {
+        // nix's unknown errno is 0, which would read back as "not
+        // refused"; -1 reads back as that same unknown errno.
+        let raw = match e as i32 {
+            0 => -1,
+            raw => raw,
+        };
+        self.vm_readv_error.store(raw, Ordering::Relaxed);
     }
 
     fn mem_file(&self) -> Result<&File, std::io::ErrorKind> {
@@ -159,7 +182,7 @@ impl TargetMemory for LiveProcess {
         let Ok(base) = usize::try_from(addr.0) else {
             return Ok(0);
         };
-        if self.vm_readv_error.borrow().is_none() {
+        if self.vm_readv_refused().is_none() {
             let remote = [RemoteIoVec {
                 base,
                 len: buf.len(),
@@ -172,7 +195,7 @@ impl TargetMemory for LiveProcess {
                 Ok(n) => return Ok(n),
                 // The first byte is not mapped.
                 Err(Errno::EFAULT) => return Ok(0),
-                Err(e) => *self.vm_readv_error.borrow_mut() = Some(e),
+                Err(e) => self.refuse_vm_readv(e),
             }
         }
         let backend = |source: std::io::Error| ReadError::Backend {
@@ -183,8 +206,7 @@ impl TargetMemory for LiveProcess {
                 format!(
                     "/proc/{}/mem: {source}; process_vm_readv: {}",
                     self.pid,
-                    self.vm_readv_error
-                        .borrow()
+                    self.vm_readv_refused()
                         .map(|e| e.desc().to_string())
                         .unwrap_or_default()
                 ),
@@ -219,7 +241,7 @@ impl TargetMemory for LiveProcess {
             .map(|(i, _)| i)
             .collect();
         let mut next = 0;
-        while next < batchable.len() && self.vm_readv_error.borrow().is_none() {
+        while next < batchable.len() && self.vm_readv_refused().is_none() {
             let batch = &batchable[next..batchable.len().min(next + IOV_MAX)];
             let Some(whole) = self.readv_batch(requests, batch, &mut results) else {
                 break;
@@ -287,7 +309,7 @@ impl LiveProcess {
             // The first range's first page is not mapped.
             Err(Errno::EFAULT) => 0,
             Err(e) => {
-                *self.vm_readv_error.borrow_mut() = Some(e);
+                self.refuse_vm_readv(e);
                 return None;
             }
         };

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use mpidd_types::{AddressWidth, ByteOrder, Record, TargetAbi, TargetAddr};
 
+use crate::backend::short_reads::{fill_prefix, read_some};
 use crate::error::ReadError;
 use crate::limits::Limits;
 
@@ -41,20 +42,108 @@ const RECORDS_PER_CHUNK: u64 = 8192;
 /// assert!(mem.read_i32(TargetAddr(0x2000), "nothing").is_err());
 /// # Ok::<(), mpidd_read::ReadError>(())
 /// ```
+///
+/// # A debugger's own backend
+///
+/// A debugger that already reads the process (through ptrace, its own
+/// core reader or a remote stub) implements the two required methods over
+/// its reads, with nothing but this crate; every typed read, the MPIR and
+/// MPI-2 readers and the decoders of the crates above then run on it. Its
+/// [`TargetMemory::read_into`] must keep this contract:
+///
+/// - **`Ok(n)` with `n == buf.len()`**: all of `buf` holds the target's
+///   bytes at `addr`.
+/// - **`Ok(n)` with `n < buf.len()`**: `buf[..n]` holds the target's bytes
+///   at `addr`; the rest of `buf` may hold anything. The count may stop at
+///   the first byte that cannot be read (a core, a live process), or
+///   earlier: a backend that reads all or nothing answers `Ok(0)` for any
+///   range it cannot read whole, and one that caps its transfers answers
+///   at most its cap. All three are correct: when a typed read needs more
+///   than it got, it reads the rest again in smaller pieces (never across
+///   a 4 KiB page boundary, then halving down to one byte), so a string
+///   that ends just before an unmapped page is found on every kind. `n` is
+///   never more than `buf.len()`; a backend that claims more gets a
+///   [`ReadError::Backend`].
+/// - **`Err(e)`**: the backend itself failed (the connection or the
+///   process went away, a permission), which says nothing about whether
+///   the memory is there. The typed reads do not read around it: they
+///   return it with `what` renamed to what they were reading (the record,
+///   `string`), so return [`ReadError::Backend`] with the address asked
+///   for and the cause. Memory that simply is not mapped is `Ok(0)`, not
+///   an `Err`.
+/// - **No unbounded blocking**: a read returns within a bounded time, or
+///   fails with [`ReadError::Backend`]; the readers above issue many
+///   reads and have no way to interrupt one. A stopped or gone process is
+///   an error, not a wait.
+///
+/// Only [`TargetMemory::abi`] and [`TargetMemory::read_into`] are
+/// required; [`TargetMemory::read_many`] is worth overriding when the
+/// backend can read many ranges in one request. The types a backend's
+/// signatures need are re-exported at the crate's root:
+///
+/// ```
+/// use mpidd_read::{
+///     AddressWidth, ByteOrder, ReadError, TargetAbi, TargetAddr, TargetMemory,
+/// };
+///
+/// /// A debugger's view of one mapping: its reads give a range whole or not
+/// /// at all, as ptrace-based reads often do.
+/// struct DebuggerMemory {
+///     start: u64,
+///     bytes: Vec<u8>,
+/// }
+///
+/// impl TargetMemory for DebuggerMemory {
+///     fn abi(&self) -> TargetAbi {
+///         TargetAbi::new(ByteOrder::Little, AddressWidth::W64)
+///     }
+///
+///     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+///         let whole = addr
+///             .0
+///             .checked_sub(self.start)
+///             .and_then(|off| usize::try_from(off).ok())
+///             .and_then(|off| self.bytes.get(off..off.checked_add(buf.len())?));
+///         match whole {
+///             Some(src) => {
+///                 buf.copy_from_slice(src);
+///                 Ok(buf.len())
+///             }
+///             // Not all readable: all or nothing says nothing.
+///             None => Ok(0),
+///         }
+///     }
+/// }
+///
+/// // A host name that ends three bytes before the end of the mapping: the
+/// // string read asks for more than that at first, and finds it anyway.
+/// let mut bytes = vec![0xaa; 4093];
+/// bytes.extend_from_slice(b"node7\0\0\0");
+/// let mem = DebuggerMemory { start: 0x7000, bytes };
+/// assert_eq!(mem.read_string(TargetAddr(0x7000 + 4093), 64)?, "node7");
+/// assert_eq!(mem.read_i32(TargetAddr(0x7000), "first word")?, 0xaaaa_aaaa_u32 as i32);
+/// let past_end = mem.read_i32(TargetAddr(0x7000 + 4098), "last word").unwrap_err();
+/// assert!(matches!(past_end, ReadError::ShortRead { got: 3, wanted: 4, .. }));
+/// # Ok::<(), ReadError>(())
+/// ```
 pub trait TargetMemory {
     /// The target's ABI: byte order and address width of everything read.
     fn abi(&self) -> TargetAbi;
 
-    /// Reads up to `buf.len()` bytes at `addr`, possibly across segments.
-    /// Returns how many bytes were read: fewer than asked means the byte at
-    /// `addr + n` could not be read. An `Err` means the backend failed in a
-    /// way that says nothing about the memory.
+    /// Reads up to `buf.len()` bytes at `addr`, possibly across segments,
+    /// and returns how many leading bytes of `buf` it filled. Fewer than
+    /// asked says that this call could not read more (the byte after them
+    /// is unreadable, or the backend reads all or nothing, or caps its
+    /// transfers); an `Err` means the backend failed in a way that says
+    /// nothing about the memory. The contract in full, for backends written
+    /// outside this crate, is in the [trait's documentation](TargetMemory).
     fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError>;
 
     /// Reads many ranges, each as [`TargetMemory::read_into`] would: the
-    /// result at index `i` is the count read into `requests[i].1`, where a
-    /// short count means the byte after it could not be read. One failing
-    /// range does not stop the others.
+    /// result at index `i` is the count read into `requests[i].1`, short
+    /// under the same contract as there. One failing range does not stop
+    /// the others. The readers above use the counts only to find what
+    /// came whole, and read what did not again on their own.
     ///
     /// Backends that can read several ranges in one request (a live
     /// process's `process_vm_readv`) override this; the default reads the
@@ -128,7 +217,10 @@ pub trait TargetMemory {
         what: &'static str,
     ) -> Result<(), ReadError> {
         check_span(self.abi(), addr, buf.len() as u64, what)?;
-        let got = self.read_into(addr, buf)?;
+        let mut got = read_some(self, addr, buf, what)?;
+        if got < buf.len() {
+            got = fill_prefix(self, addr, buf, got, what)?;
+        }
         if got < buf.len() {
             return Err(ReadError::ShortRead {
                 what,
@@ -138,6 +230,35 @@ pub trait TargetMemory {
             });
         }
         Ok(())
+    }
+
+    /// Reads the longest readable run of bytes at `addr` into the front of
+    /// `buf` and returns its length, on any backend the contract allows:
+    /// one read when it comes back whole, smaller ones (bounded by pages,
+    /// then halving) when it does not. For readers that take whatever part
+    /// of a range is there (a table of strings of unknown length).
+    ///
+    /// ```
+    /// use mpidd_read::{SyntheticMemory, TargetAbi, TargetAddr, TargetMemory};
+    ///
+    /// let mut mem = SyntheticMemory::new(TargetAbi::X86_64);
+    /// mem.map(TargetAddr(0x1000), b"-np\04\0\0".to_vec());
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(mem.read_prefix(TargetAddr(0x1000), &mut buf, "arguments")?, 7);
+    /// assert_eq!(&buf[..7], b"-np\04\0\0");
+    /// # Ok::<(), mpidd_read::ReadError>(())
+    /// ```
+    fn read_prefix(
+        &self,
+        addr: TargetAddr,
+        buf: &mut [u8],
+        what: &'static str,
+    ) -> Result<usize, ReadError> {
+        let got = read_some(self, addr, buf, what)?;
+        if got < buf.len() {
+            return fill_prefix(self, addr, buf, got, what);
+        }
+        Ok(got)
     }
 
     /// The `buf.len()` bytes at `addr`: borrowed from the backend when it
@@ -185,8 +306,14 @@ pub trait TargetMemory {
                 .saturating_sub(out.len())
                 .min(STRING_CHUNK);
             check_span(self.abi(), at, want as u64, "string")?;
-            let got = self.read_into(at, &mut chunk[..want])?;
-            if let Some(nul) = chunk[..got].iter().position(|&b| b == 0) {
+            let mut got = read_some(self, at, &mut chunk[..want], "string")?;
+            let nul_in = |chunk: &[u8]| chunk.iter().position(|&b| b == 0);
+            if got < want && nul_in(&chunk[..got]).is_none() {
+                // The backend may read all or nothing, or cap its reads: the
+                // string may still end before the unreadable byte.
+                got = fill_prefix(self, at, &mut chunk[..want], got, "string")?;
+            }
+            if let Some(nul) = nul_in(&chunk[..got]) {
                 out.extend_from_slice(&chunk[..nul]);
                 return Ok(out);
             }

@@ -1,7 +1,8 @@
 //! The byte sources: how a target's memory is read, whatever holds it.
 //!
 //! This folder owns [`memory`] (the `TargetMemory` trait and its typed
-//! reads, with [`read_budget`] and [`int_decode`]), and the backends that
+//! reads, with [`read_budget`], [`int_decode`] and [`short_reads`], which
+//! finds what is readable when a backend answers short), and the backends that
 //! implement it: [`core_file`] (an ELF core, with the pages it omits read
 //! from the mapped files), [`live_process`] (a running Linux process, with
 //! [`attach_guard`] to stop it) and [`gdb_remote`] (a gdbserver session,
@@ -24,4 +25,5 @@ pub(crate) mod int_decode;
 pub(crate) mod live_process;
 pub(crate) mod memory;
 pub(crate) mod read_budget;
+pub(crate) mod short_reads;
 pub(crate) mod thread_registers;

@@ -2,7 +2,7 @@
 //! of what it reads: many small records can add up to what no single
 //! count check would catch.
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
@@ -12,6 +12,9 @@ use crate::limits::Limits;
 
 /// A [`TargetMemory`] that counts the bytes read through it and refuses
 /// to read past [`Limits::max_total_bytes`].
+///
+/// It is `Send + Sync` when the memory it wraps is: threads that share
+/// one budget draw on it together, and their reads never add up past it.
 ///
 /// ```
 /// use mpidd_read::{Limits, ReadBudget, ReadError, SyntheticMemory, TargetMemory};
@@ -30,7 +33,7 @@ use crate::limits::Limits;
 /// ```
 pub struct ReadBudget<'m, M: TargetMemory + ?Sized> {
     inner: &'m M,
-    used: Cell<u64>,
+    used: AtomicU64,
     max: u64,
 }
 
@@ -39,29 +42,31 @@ impl<'m, M: TargetMemory + ?Sized> ReadBudget<'m, M> {
     pub fn new(inner: &'m M, limits: &Limits) -> Self {
         ReadBudget {
             inner,
-            used: Cell::new(0),
+            used: AtomicU64::new(0),
             max: limits.max_total_bytes,
         }
     }
 
     /// Bytes read so far.
     pub fn used(&self) -> u64 {
-        self.used.get()
+        self.used.load(Ordering::Relaxed)
     }
 
     fn charge(&self, addr: TargetAddr, len: usize) -> Result<(), ReadError> {
-        let after = self.used.get().saturating_add(len as u64);
-        if after > self.max {
-            return Err(ReadError::LimitExceeded {
+        // One atomic step, so two threads never both spend the last bytes.
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                let after = used.saturating_add(len as u64);
+                (after <= self.max).then_some(after)
+            })
+            .map(|_| ())
+            .map_err(|used| ReadError::LimitExceeded {
                 what: "bytes read from the target",
                 addr,
-                count: after,
+                count: used.saturating_add(len as u64),
                 max: self.max,
                 limit: "max_total_bytes",
-            });
-        }
-        self.used.set(after);
-        Ok(())
+            })
     }
 }
 

@@ -57,6 +57,10 @@ pub(crate) enum Resolved {
 }
 
 /// Reads the types of one object for the length of one query.
+///
+/// Not `Send` or `Sync`: it keeps the units it opened in `Rc`s for that
+/// one query on one thread. What is shared across threads and queries is
+/// the [`TypeOracle`](crate::TypeOracle) above it, which is both.
 pub(crate) struct TypeReader<'a> {
     object: &'a str,
     object_index: usize,

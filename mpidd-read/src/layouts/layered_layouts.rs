@@ -33,6 +33,11 @@ use crate::symbols::elf_symbols::ElfSymbols;
 /// // Unknown to both: the first source's error.
 /// assert!(both.size_of("ucp_worker_t").is_err());
 /// ```
+///
+/// It borrows its first source as `&dyn Layouts`, which promises no
+/// thread-safety, so it is neither `Send` nor `Sync`: it is built per
+/// process, on the thread that reads it; share the sources themselves
+/// ([`LoadedLayouts`](crate::LoadedLayouts), [`LayoutTable`]), which are.
 #[derive(Clone)]
 pub struct LayeredLayouts<'a> {
     first: &'a dyn Layouts,

@@ -460,6 +460,9 @@ pub enum LayoutOrigin {
     /// An entry of the layout cache, by its file: layouts an earlier run
     /// resolved from the same build's DWARF.
     Cache(PathBuf),
+    /// Types the caller handed in (a debugger's own DWARF reader, say),
+    /// which answered every question the decoder asked.
+    Caller,
 }
 
 /// Picks the layouts for decoding `library` (its loaded path and build-id):

@@ -544,7 +544,7 @@ fn read_string_list<M: TargetMemory + ?Sized>(
     };
     let total = total.min(limits.max_string_len);
     let mut buf = vec![0u8; total];
-    let got = mem.read_into(addr, &mut buf)?;
+    let got = mem.read_prefix(addr, &mut buf, "string list")?;
     buf.truncate(got);
     Ok(buf
         .split(|&b| b == 0)

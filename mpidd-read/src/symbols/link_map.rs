@@ -138,7 +138,7 @@ pub fn mapped_build_id<M: TargetMemory + ?Sized>(
 ) -> Result<Option<Vec<u8>>, ReadError> {
     let mut page = vec![0u8; HEADER_BYTES];
     let at = TargetAddr(bias);
-    let n = mem.read_into(at, &mut page)?;
+    let n = mem.read_prefix(at, &mut page, "ELF header of a loaded object")?;
     if n < MIN_ELF_HEADER {
         return Err(ReadError::ShortRead {
             what: "ELF header of a loaded object",

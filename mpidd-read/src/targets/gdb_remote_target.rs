@@ -189,7 +189,7 @@ impl GdbRemoteTarget {
                 .wrapping_add(placement.first_load_vaddr & !PAGE_MASK);
             let mut page = vec![0u8; PAGE_MASK as usize + 1];
             let n = self
-                .read_into(TargetAddr(first_page), &mut page)
+                .read_prefix(TargetAddr(first_page), &mut page, "ELF headers")
                 .unwrap_or(0);
             if let Some(in_memory) = build_id_in_headers(&page[..n]) {
                 if in_memory != *in_file {

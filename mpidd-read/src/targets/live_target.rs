@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
+use crate::backend::core_file::MappedFile;
 use crate::backend::live_process::{LiveError, LiveProcess};
 use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
@@ -27,6 +28,10 @@ use crate::symbols::{Symbol, SymbolSource};
 pub struct LiveTarget {
     process: LiveProcess,
     symbols: ElfSymbols,
+    /// The file mappings the symbols were read from, to tell at a
+    /// [`refresh`](Self::refresh) whether the process loaded or unloaded
+    /// an object since.
+    mapped: Vec<MappedFile>,
     types: std::sync::OnceLock<crate::layouts::loaded_layouts::LoadedLayouts>,
 }
 
@@ -34,18 +39,33 @@ impl LiveTarget {
     /// Opens process `pid` and loads the symbols of its mapped objects.
     pub fn open(pid: i32) -> Result<Self, LiveError> {
         let process = LiveProcess::open(pid)?;
-        let mut symbols = ElfSymbols::new();
-        let root = PathBuf::from(format!("/proc/{pid}/root"));
-        // Through /proc/PID/root, so a process in another mount namespace
-        // has its own files found.
-        symbols.add_mapped_objects(&process.mappings()?, "", |p| {
-            root.join(Path::new(p.trim_start_matches('/')))
-        });
+        let mapped = process.mappings()?;
         Ok(LiveTarget {
+            symbols: symbols_of(pid, &mapped),
             process,
-            symbols,
+            mapped,
             types: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Reads the process's mappings again and, if the files it maps
+    /// changed since the target was opened or last refreshed (the program
+    /// opened or closed a library: `dlopen`, an MPI component), reads its
+    /// symbols anew and forgets its types, so the next question reads the
+    /// new objects' DWARF or profiles. Returns whether anything changed.
+    ///
+    /// Costs one read of `/proc/PID/maps` when nothing changed: a debugger
+    /// calls it at every stop. Symbol tables of files read before are
+    /// shared, not read again.
+    pub fn refresh(&mut self) -> Result<bool, LiveError> {
+        let mapped = self.process.mappings()?;
+        if mapped == self.mapped {
+            return Ok(false);
+        }
+        self.symbols = symbols_of(self.process.pid(), &mapped);
+        self.mapped = mapped;
+        self.types = std::sync::OnceLock::new();
+        Ok(true)
     }
 
     /// The process.
@@ -76,6 +96,18 @@ impl LiveTarget {
         self.types
             .get_or_init(|| crate::layouts::loaded_layouts::LoadedLayouts::new(&self.symbols))
     }
+}
+
+/// The symbols of the objects `mapped` names, opened through
+/// `/proc/PID/root` so that a process in another mount namespace (a
+/// container, a chroot) has its own files found.
+fn symbols_of(pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
+    let mut symbols = ElfSymbols::new();
+    let root = PathBuf::from(format!("/proc/{pid}/root"));
+    symbols.add_mapped_objects(mapped, "", |p| {
+        root.join(Path::new(p.trim_start_matches('/')))
+    });
+    symbols
 }
 
 impl TargetMemory for LiveTarget {

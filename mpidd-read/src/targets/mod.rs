@@ -57,6 +57,11 @@ pub trait Target {
 /// assert!(target.symbols().lookup("MPIR_Comm_builtin").is_some());
 /// # Ok::<(), mpidd_read::LayoutError>(())
 /// ```
+///
+/// Its parts are borrowed as trait objects, which promise no
+/// thread-safety, so it is neither `Send` nor `Sync`. It costs nothing to
+/// make: share the parts themselves (a [`CoreTarget`](crate::CoreTarget)
+/// is `Send + Sync`) and make one in each thread.
 #[derive(Clone, Copy)]
 pub struct TargetParts<'a> {
     /// Its memory.
