@@ -5,12 +5,12 @@
 use std::io::Write;
 use std::time::Duration;
 
-use mpidd_job::RankReading;
+use mpidd_job::{CallerRank, JobReader, RankReading, ReadOptions};
 
 use crate::memory::PtraceMemory;
 use crate::reading::RankReader;
 use crate::registers::{general, thread_registers};
-use crate::stop_loop::{error_chain, LoopError};
+use crate::stop_loop::LoopError;
 use crate::tracer::Tracer;
 
 /// One rank held stopped by the tracer, with what the crates read it
@@ -37,7 +37,10 @@ pub fn run_job(pids: &[i32], json: bool, limit: Duration) -> Result<(), LoopErro
             reader,
         });
     }
-    let readings: Vec<RankReading> = held.iter().map(read_rank).collect();
+    // One reader for the job: per build, its layouts and unwind tables are
+    // made once for all the ranks.
+    let job = JobReader::new(ReadOptions::default());
+    let readings: Vec<RankReading> = held.iter().map(|r| read_rank(&job, r)).collect();
     for rank in &mut held {
         rank.tracer.detach(false)?;
     }
@@ -55,33 +58,28 @@ pub fn run_job(pids: &[i32], json: bool, limit: Duration) -> Result<(), LoopErro
     Ok(())
 }
 
-/// One rank as the job layer takes it: its queues and world rank read
-/// through the tracer's memory, its stacks from the registers the tracer
-/// holds.
-fn read_rank(rank: &HeldRank) -> RankReading {
+/// One rank as the job layer takes it: a [`CallerRank`] read through the
+/// tracer's memory reader, the loaded objects and their types, and the
+/// registers the tracer holds for each of its threads. The job reader
+/// never attaches to it or lets it go: the tracer does.
+fn read_rank(job: &JobReader, rank: &HeldRank) -> RankReading {
     let pid = rank.tracer.pid();
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-    let mut reading = RankReading::failed(format!("pid {pid}"), Some(pid), None, String::new());
-    reading.errors.clear();
-    reading.executable = exe.file_name().map(|n| n.to_string_lossy().into_owned());
-    match rank.reader.queues(&rank.memory) {
-        Ok(q) => {
-            if q.global_rank >= 0 {
-                reading.world_rank = Some(q.global_rank);
-                reading.world_rank_source = Some(format!("its MPI library ({})", q.source));
-            }
-            reading.queues = Some(q);
-        }
-        Err(e) => reading.queues_unread = Some(format!("queues: {}", error_chain(&e))),
-    }
+    let mut threads = Vec::new();
+    let mut errors = Vec::new();
     for tid in rank.tracer.tids() {
         match general(tid) {
-            Ok(regs) => {
-                let regs = thread_registers(tid, &regs);
-                reading.threads.push(rank.reader.stack(&rank.memory, &regs));
-            }
-            Err(e) => reading.errors.push(format!("stacks: {e}")),
+            Ok(regs) => threads.push(thread_registers(tid, &regs)),
+            Err(e) => errors.push(format!("stacks: {e}")),
         }
     }
+    let target = rank.reader.target(&rank.memory);
+    let mut caller = CallerRank::new(format!("pid {pid}"), &target, rank.reader.objects())
+        .with_pid(pid)
+        .with_threads(&threads);
+    if let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) {
+        caller = caller.with_executable(exe);
+    }
+    let mut reading = job.read_caller_rank(&caller);
+    reading.errors.extend(errors);
     reading
 }

@@ -7,25 +7,26 @@
 //! the example is the debugger.
 
 use mpidd_read::{
-    ElfSymbols, Limits, LoadedLayouts, StackUnwinder, TargetParts, ThreadRegisters, ThreadStack,
+    ElfSymbols, LoadedLayouts, StackUnwinder, Target, TargetParts, ThreadRegisters, ThreadStack,
 };
-use mpiq_core::model::ProcessQueues;
-use mpiq_core::DecodeError;
+use mpiq_core::{DecodeError, QueueReading, Session};
 
 use crate::memory::PtraceMemory;
 use crate::objects::{loaded_objects, ObjectsError};
 
-/// What the crates keep for one traced process across its stops: its
-/// loaded objects and their layouts (the DWARF of the loaded objects, else
+/// What the tracer keeps for one traced process across its stops: its
+/// loaded objects and their types (the DWARF of the loaded objects, else
 /// the shipped profiles made for their builds, as `mpidd queues` takes
-/// them), and an unwinder whose per-object tables outlive a stop.
+/// them); and what the crates keep: a [`Session`] with the decoder's
+/// layouts per library build, and an unwinder whose per-object tables
+/// outlive a stop.
 pub struct RankReader {
     pid: i32,
     maps: String,
     objects: ElfSymbols,
     layouts: LoadedLayouts,
+    session: Session,
     unwinder: StackUnwinder,
-    limits: Limits,
 }
 
 impl RankReader {
@@ -39,8 +40,8 @@ impl RankReader {
             maps,
             objects,
             layouts,
+            session: Session::new(),
             unwinder: StackUnwinder::default(),
-            limits: Limits::default(),
         })
     }
 
@@ -61,14 +62,20 @@ impl RankReader {
         &self.objects
     }
 
-    /// The rank's queues, read through `memory`.
-    pub fn queues(&self, memory: &PtraceMemory) -> Result<ProcessQueues, DecodeError> {
-        let target = TargetParts {
+    /// The process as the crates take it: the tracer's memory reader, the
+    /// loaded objects' symbols, their types.
+    pub fn target<'a>(&'a self, memory: &'a PtraceMemory) -> impl Target + 'a {
+        TargetParts {
             memory,
             symbols: &self.objects,
             layouts: &self.layouts,
-        };
-        mpiq_core::detect(&target, &self.limits)?.read_queues()
+        }
+    }
+
+    /// The rank's queues, read through `memory`, and what they rest on.
+    pub fn queues(&self, memory: &PtraceMemory) -> Result<QueueReading, DecodeError> {
+        self.session
+            .read_queues(&self.target(memory), &self.objects)
     }
 
     /// The stack of one thread, from the registers the tracer read.

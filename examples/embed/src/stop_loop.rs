@@ -282,9 +282,9 @@ fn show_stop(
     tid: i32,
     reason: StopReason,
 ) -> Result<StopView, LoopError> {
-    let (queues, queues_error) = match reader.queues(memory) {
-        Ok(q) => (Some(q), None),
-        Err(e) => (None, Some(error_chain(&e))),
+    let (queues, provenance, queues_error) = match reader.queues(memory) {
+        Ok(r) => (Some(r.queues), Some(r.provenance.to_string()), None),
+        Err(e) => (None, None, Some(error_chain(&e))),
     };
     let mut tids = tracer.tids();
     tids.sort_by_key(|&t| t != tid);
@@ -299,6 +299,7 @@ fn show_stop(
         tid,
         reason,
         queues,
+        provenance,
         queues_error,
         threads,
     })

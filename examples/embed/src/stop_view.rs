@@ -77,6 +77,9 @@ pub struct StopView {
     pub reason: StopReason,
     /// The queues, in the crates' model, when they could be read.
     pub queues: Option<ProcessQueues>,
+    /// What the queues rest on: the decoder, the builds it was checked
+    /// on, where its layouts came from.
+    pub provenance: Option<String>,
     /// Why they could not, when they could not.
     pub queues_error: Option<String>,
     /// Every thread's stack, the stopped thread's first.
@@ -103,7 +106,12 @@ impl StopView {
             self.stop, self.tid, self.pid
         )?;
         match (&self.queues, &self.queues_error) {
-            (Some(q), _) => print_queues(q, out)?,
+            (Some(q), _) => {
+                print_queues(q, out)?;
+                if let Some(p) = &self.provenance {
+                    writeln!(out, "    ({p})")?;
+                }
+            }
             (None, Some(e)) => writeln!(out, "  queues: cannot be read: {e}")?,
             (None, None) => {}
         }

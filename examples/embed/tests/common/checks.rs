@@ -47,6 +47,10 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
             "stop {n}: no queues: {}",
             stop["queues_error"]
         );
+        assert!(
+            stop["provenance"].as_str().is_some_and(|p| !p.is_empty()),
+            "stop {n}: the queues do not say what they rest on: {stop}"
+        );
         assert_eq!(
             stop["queues"], cli,
             "stop {n}: mpidd-embed's queues (left) differ from mpidd queues' (right)"
@@ -213,7 +217,10 @@ pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
         // Traced from its exec on, the threads MPI_Init started (Open
         // MPI's progress threads) were followed as they were cloned.
         let threads = stop["threads"].as_array().map_or(0, Vec::len);
-        assert!(threads > 1, "rank {rank}: only {threads} thread shown: {stop}");
+        assert!(
+            threads > 1,
+            "rank {rank}: only {threads} thread shown: {stop}"
+        );
     }
     drop(job);
 }
