@@ -144,7 +144,11 @@ fn print_queues(q: &ProcessQueues, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "    {} (rank {} of {}): {} sends, {} receives, {} unexpected",
-            c.name,
+            if c.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &c.name
+            },
             c.local_rank,
             c.size,
             count(&c.pending_sends),
