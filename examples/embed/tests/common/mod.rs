@@ -361,11 +361,16 @@ pub fn wait_stopped(pid: i32) {
 /// The function names gdb shows for the main thread of `pid` (`bt`),
 /// innermost first; `None` for a frame it cannot name.
 pub fn gdb_backtrace(pid: i32) -> Vec<Option<String>> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("gdb").exists()),
+        "gdb is not on PATH: apt-get install gdb (scripts/test.sh installs it)"
+    );
     let out = Command::new("timeout")
         .arg(LIMIT.as_secs().to_string())
         .args(["gdb", "-nx", "-batch", "-p", &pid.to_string(), "-ex", "bt"])
         .output()
-        .expect("gdb (apt-get install gdb; scripts/test.sh installs it)");
+        .expect("run gdb under timeout");
     let text = String::from_utf8_lossy(&out.stdout);
     let frames: Vec<Option<String>> = text
         .lines()
