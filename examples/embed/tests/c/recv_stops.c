@@ -1,0 +1,60 @@
+/* Two ranks for mpidd-embed's tests. Each posts two receives from its
+ * peer that are never matched (tags 11 and 12) and sends its peer one
+ * message it never receives (tag 99, eager: it stays unexpected there).
+ * Then each prints "READY <rank> <pid>" and waits for SIGUSR1 (a handler
+ * notes it, so the signal is survived); then it blocks in MPI_Recv from its
+ * peer with tag 7, which nobody sends: once both ranks are there, the job
+ * is a receive-receive deadlock. alarm() ends a rank that is forgotten. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+    (void) sig;
+    go = 1;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, peer;
+    int in[2], word = 42, late;
+    MPI_Request posted[2], sent;
+    struct sigaction action;
+
+    action.sa_handler = on_usr1;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &action, NULL);
+    alarm(600);
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "recv_stops: run with 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    peer = 1 - rank;
+    MPI_Irecv(&in[0], 1, MPI_INT, peer, 11, MPI_COMM_WORLD, &posted[0]);
+    MPI_Irecv(&in[1], 1, MPI_INT, peer, 12, MPI_COMM_WORLD, &posted[1]);
+    MPI_Isend(&word, 1, MPI_INT, peer, 99, MPI_COMM_WORLD, &sent);
+    MPI_Wait(&sent, MPI_STATUS_IGNORE);
+    /* The peer's tag-99 message came before its barrier message, on the
+     * same channel: it is unexpected here once the barrier is over. */
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    printf("READY %d %ld\n", rank, (long) getpid());
+    fflush(stdout);
+    while (!go)
+        usleep(10000);
+
+    MPI_Recv(&late, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+    return 0;
+}

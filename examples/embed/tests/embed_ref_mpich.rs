@@ -1,0 +1,15 @@
+//! mpidd-embed on a 2-rank job of the reference debug MPICH 4.0.2 (CH3; layouts from its DWARF):
+//! its stops against `mpidd queues` and gdb, its job verdict against
+//! `mpidd job`.
+
+mod common;
+
+#[test]
+fn attach_shows_what_mpidd_and_gdb_show() {
+    common::checks::attach_shows_what_mpidd_and_gdb_show(&common::reference_mpich());
+}
+
+#[test]
+fn job_gives_mpidds_verdict() {
+    common::checks::job_gives_mpidds_verdict(&common::reference_mpich());
+}
