@@ -57,6 +57,27 @@ impl TargetMemory for Budgeted<'_> {
         self.inner.view(addr, buf, what)
     }
 
+    // Each range is charged; those within the budget go to the inner
+    // memory together, so that a batch stays one batch (one
+    // `process_vm_readv` for many ranges of a live process).
+    fn read_many(&self, requests: &mut [(TargetAddr, &mut [u8])]) -> Vec<Result<usize, ReadError>> {
+        let mut out: Vec<Result<usize, ReadError>> = requests
+            .iter()
+            .map(|(addr, buf)| self.charge(*addr, buf.len(), "memory").map(|()| 0))
+            .collect();
+        let mut allowed: Vec<(TargetAddr, &mut [u8])> = requests
+            .iter_mut()
+            .zip(&out)
+            .filter(|(_, charged)| charged.is_ok())
+            .map(|((addr, buf), _)| (*addr, &mut **buf))
+            .collect();
+        let mut read = self.inner.read_many(&mut allowed).into_iter();
+        for slot in out.iter_mut().filter(|r| r.is_ok()) {
+            *slot = read.next().unwrap_or(Ok(0));
+        }
+        out
+    }
+
     // Small chunks, each charged, so that a string near the end of the
     // budget costs what it holds rather than a whole chunk of the inner
     // backend's; bytes one at a time where a chunk would cross into
