@@ -83,11 +83,12 @@ measure() {
   MPIDD_BENCH_STOP_PID="$pid0" MPIDD_BENCH_STOP_RECEIVES="$n" \
     cargo bench --quiet --locked -p mpidd-benches --bench p8_debugger_stop >"$work/criterion" 2>&1 ||
     { cat "$work/criterion" >&2; exit 1; }
-  local provenance first later read cli ops
+  local provenance first later read own cli ops
   provenance="$(sed -n 's/^P8 on //p' "$work/criterion" | head -n 1)"
   first=$(criterion_ms first)
   later=$(criterion_ms later)
   read=$(criterion_ms read)
+  own=$(criterion_ms target)
   cli=$(best_of 3 "$mpidd" queues --pid "$pid0" --json)
   ops=$(grep -c '"desired_tag"' "$work/json" || true)
   [ "$ops" -ge "$n" ] || { echo "error: mpidd queues found $ops of $n receives" >&2; exit 1; }
@@ -95,7 +96,7 @@ measure() {
   wait "$launcher" 2>/dev/null || true
   pids=
   launcher=
-  rows+="| ${label} | ${first} ms | ${later} ms | ${read} ms | ${cli} ms |"$'\n'
+  rows+="| ${label} | ${first} ms | ${later} ms | ${read} ms | ${own} ms | ${cli} ms |"$'\n'
   echo "   $provenance" >&2
   provenances+="- ${label}: ${provenance}"$'\n'
 }
@@ -126,7 +127,11 @@ mpidd-benches --bench p8_debugger_stop\`, criterion means):
   \`target.refresh()\` then \`session.read_queues\`: the per-stop cost
   (goal: at most 5 ms);
 - read only: the decoder built once (\`detect(..)?.into_decoder()\`), then
-  its \`read_queues\`: the share of reading the rank's bytes;
+  its \`read_queues\`: the share of reading the rank's bytes, with the
+  layouts it asks answered from a table, as a session keeps them;
+- read only, the target's layouts: the same decoder over
+  \`LiveTarget\`'s own layouts (its DWARF, then the shipped profiles,
+  asked at every question), as a caller of \`detect\` alone has them;
 - the whole command \`mpidd queues --pid PID --json\` (a new process each
   time: symbols, layouts, reading, JSON), best of 3.
 
@@ -135,8 +140,8 @@ Measured by \`bash scripts/bench-debugger-stop.sh ${n}\` on
 $(date -u +%Y-%m-%d), $(nproc) cores ($(uname -m)), load average ${load}
 at the end (the machine is shared).
 
-| MPI | first stop | later stop | read only | \`mpidd queues --pid\` |
-|---|---|---|---|---|
+| MPI | first stop | later stop | read only | read only, the target's layouts | \`mpidd queues --pid\` |
+|---|---|---|---|---|---|
 ${rows}
 Where the layouts came from:
 

@@ -8,7 +8,12 @@
 //! - a later stop: one `Session` and one `LiveTarget` kept across stops,
 //!   [`LiveTarget::refresh`] then `read_queues`: the per-stop cost;
 //! - the read alone: the decoder built once ([`mpiq_core::detect`]) and
-//!   [`QueueDecoder::read_queues`] per iteration, the share of the bytes.
+//!   [`QueueDecoder::read_queues`] per iteration, the share of the bytes;
+//!   over the layouts the target's own answered, kept in a table as a
+//!   session keeps them, and over the target's own layouts
+//!   ([`LiveTarget::loaded_layouts`]: its DWARF, then the shipped
+//!   profiles, asked at every question), as a caller of `detect` alone
+//!   has them.
 //!
 //! The rank comes from `$MPIDD_BENCH_STOP_PID`: rank 0 of
 //! `tests/mpich/queues.c` or `tests/openmpi/queues.c` in `scale N` mode,
@@ -17,7 +22,7 @@
 //! or writes to it.
 
 use criterion::{criterion_main, Criterion};
-use mpidd_read::{Limits, LiveTarget};
+use mpidd_read::{LayoutTable, Limits, LiveTarget, Target, TargetParts};
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{QueueDecoder, Session};
 
@@ -64,12 +69,35 @@ fn stop(c: &mut Criterion) {
         .expect("a later stop's reading");
     assert_eq!(receives(&later.queues), expected);
     assert!(later.provenance.reused, "{}", later.provenance);
-    let decoder: Box<dyn QueueDecoder> = mpiq_core::detect(&target, &limits)
+    // The read-only figures read through a target of their own, opened
+    // on the same process, while the later stops refresh theirs.
+    let reader = LiveTarget::open(pid).expect("open the rank");
+    let decoder: Box<dyn QueueDecoder> = mpiq_core::detect(&reader, &limits)
         .expect("a decoder")
         .into_decoder();
-    let alone = decoder.read_queues(&target, &limits).expect("queues");
+    let alone = decoder.read_queues(&reader, &limits).expect("queues");
     assert_eq!(receives(&alone), expected);
-    eprintln!("P8 on {}: {}", decoder.name(), later.provenance);
+    // What the decoder asked of the target's layouts, answered from a
+    // table, as a session keeps them for the build.
+    let (table, _) = LayoutTable::record(reader.layouts(), &|l| {
+        let parts = TargetParts {
+            memory: &reader,
+            symbols: &reader,
+            layouts: l,
+        };
+        let _ = mpiq_core::detect(&parts, &limits).and_then(|r| r.read_queues());
+    });
+    let tabled = TargetParts {
+        memory: &reader,
+        symbols: &reader,
+        layouts: &table,
+    };
+    let table_decoder = mpiq_core::detect(&tabled, &limits)
+        .expect("a decoder over the table")
+        .into_decoder();
+    let alone = table_decoder.read_queues(&tabled, &limits).expect("queues");
+    assert_eq!(receives(&alone), expected);
+    eprintln!("P8 on {}", later.provenance);
 
     let mut group = c.benchmark_group("P8");
     group.sample_size(10);
@@ -92,8 +120,12 @@ fn stop(c: &mut Criterion) {
         })
     });
     group.bench_function(format!("read only, {expected} posted receives"), |b| {
-        b.iter(|| decoder.read_queues(&target, &limits).expect("queues"))
+        b.iter(|| table_decoder.read_queues(&tabled, &limits).expect("queues"))
     });
+    group.bench_function(
+        format!("target layouts read only, {expected} posted receives"),
+        |b| b.iter(|| decoder.read_queues(&reader, &limits).expect("queues")),
+    );
     group.finish();
 }
 
