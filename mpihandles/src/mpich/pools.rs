@@ -619,8 +619,6 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
     let mut out = Vec::new();
     let mut visited = 0u64;
     // Reads a run of `n` objects at `addr` in one piece, after counting
-    // them against the limit, and keeps the live ones.
-    // Reads a run of `n` objects at `addr` in one piece, after counting
     // them against the limit.
     let mut run = |addr: TargetAddr, n: u64, what| {
         visited += n;
