@@ -658,7 +658,6 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
         if pool == 0 {
             going = step(
                 ctx.symbol(spec.direct, "the preallocated objects")
-                    .map_err(HandleError::from)
                     .and_then(|direct| {
                         // A symbol source that knows addresses only (a
                         // debugger's `mqs_find_symbol`) leaves the array's
