@@ -24,7 +24,7 @@ ref="$(bash scripts/build-ref-mpich.sh | tail -n 1)"
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
 cargo build --release --quiet --locked -p mpidd
-cargo bench --quiet --locked -p mpidd-benches --bench p8_debugger_stop --no-run 2>/dev/null
+cargo bench --quiet --locked -p mpidd-benches --bench p8_debugger_stop --no-run >/dev/null
 mpidd="$target_dir/release/mpidd"
 work="$(mktemp -d)"
 pids=
