@@ -229,14 +229,21 @@ impl LayoutResolver {
         };
         let (chosen, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
         // What the chooser calls the target's own DWARF is, for types
-        // handed in, the caller's.
-        let origin = match (origin, &types) {
-            (LayoutOrigin::Dwarf, TypeSource::Caller(_)) => LayoutOrigin::Caller,
-            (origin, _) => origin,
+        // handed in, the caller's: whatever those say they are (mpidd's
+        // own targets fold a shipped profile under their DWARF and say
+        // which answered), after the reading has asked them.
+        let caller = match (&origin, &types) {
+            (LayoutOrigin::Dwarf, TypeSource::Caller(layouts)) => Some(*layouts),
+            _ => None,
+        };
+        let told = |origin: LayoutOrigin| match caller {
+            Some(layouts) => layouts.origin().unwrap_or(LayoutOrigin::Caller),
+            None => origin,
         };
         let layouts = chosen.first();
         let Some(build) = build else {
-            return Ok(done(read(layouts)?, origin, false));
+            let queues = read(layouts)?;
+            return Ok(done(queues, told(origin), false));
         };
         // What is kept is what this reading asked, whatever path through
         // the target's memory it took, and all that the decoder declares
@@ -257,6 +264,7 @@ impl LayoutResolver {
                 path.display()
             ));
         }
+        let origin = told(origin);
         match (&origin, dwarf) {
             (LayoutOrigin::Dwarf, Some(oracle)) => self.remember(&found, &build, oracle, asked),
             _ => self.keep(&build, asked, origin.clone()),

@@ -92,6 +92,12 @@ impl<'a> LayeredLayouts<'a> {
 }
 
 impl Layouts for LayeredLayouts<'_> {
+    /// The MPI library's own source's; the companions beneath are named
+    /// apart by whoever chose them.
+    fn origin(&self) -> Option<crate::LayoutOrigin> {
+        self.first.origin()
+    }
+
     fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
         self.answer(|l| l.size_of(type_name))
     }

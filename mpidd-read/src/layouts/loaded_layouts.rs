@@ -5,10 +5,12 @@
 //! and MPICH) reads through the plain `detect(&target)` path, as its
 //! debug build does.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use crate::dwarf::type_oracle::TypeOracle;
 use crate::layouts::layered_layouts::profiles_for_loaded_builds;
 use crate::layouts::layout_error::LayoutError;
-use crate::layouts::layout_profile::{shipped_profile_list, LayoutProfile};
+use crate::layouts::layout_profile::{shipped_profile_list, LayoutOrigin, LayoutProfile};
 use crate::layouts::{Layouts, Member};
 use crate::symbols::elf_symbols::ElfSymbols;
 
@@ -18,6 +20,10 @@ use crate::symbols::elf_symbols::ElfSymbols;
 pub struct LoadedLayouts {
     dwarf: TypeOracle,
     profiles: Vec<&'static LayoutProfile>,
+    /// Which source answered so far, for [`Layouts::origin`]: the DWARF,
+    /// and the index of the first profile that answered, plus one.
+    dwarf_answered: AtomicBool,
+    profile_answered: AtomicUsize,
 }
 
 impl std::fmt::Debug for LoadedLayouts {
@@ -53,6 +59,8 @@ impl LoadedLayouts {
         LoadedLayouts {
             dwarf: TypeOracle::from_objects(objects),
             profiles,
+            dwarf_answered: AtomicBool::new(false),
+            profile_answered: AtomicUsize::new(0),
         }
     }
 
@@ -72,16 +80,44 @@ impl LoadedLayouts {
         &self,
         ask: impl Fn(&dyn Layouts) -> Result<T, LayoutError>,
     ) -> Result<T, LayoutError> {
-        ask(&self.dwarf).or_else(|e| {
-            self.profiles
-                .iter()
-                .find_map(|p| ask(&p.layouts).ok())
-                .ok_or(e)
-        })
+        match ask(&self.dwarf) {
+            Ok(answer) => {
+                self.dwarf_answered.store(true, Ordering::Relaxed);
+                Ok(answer)
+            }
+            Err(e) => {
+                let (i, answer) = self
+                    .profiles
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, p)| Some((i, ask(&p.layouts).ok()?)))
+                    .ok_or(e)?;
+                let _ = self.profile_answered.compare_exchange(
+                    0,
+                    i + 1,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+                Ok(answer)
+            }
+        }
     }
 }
 
 impl Layouts for LoadedLayouts {
+    /// The first shipped profile that answered a question, if any did
+    /// (the build is stripped, or its DWARF lacks what the profile has);
+    /// else the DWARF, if it answered; else `None`.
+    fn origin(&self) -> Option<LayoutOrigin> {
+        match self.profile_answered.load(Ordering::Relaxed) {
+            0 => self
+                .dwarf_answered
+                .load(Ordering::Relaxed)
+                .then_some(LayoutOrigin::Dwarf),
+            i => Some(LayoutOrigin::Profile(self.profiles[i - 1].identity.clone())),
+        }
+    }
+
     fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
         self.answer(|l| l.size_of(type_name))
     }

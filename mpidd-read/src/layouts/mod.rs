@@ -104,6 +104,17 @@ pub trait Layouts {
             .find(|(_, v)| *v == value)
             .map(|(n, _)| n))
     }
+
+    /// Where the answers given so far came from, when the source can
+    /// tell: the DWARF oracle says DWARF; [`LoadedLayouts`] (DWARF, else a
+    /// shipped profile) says which of them answered. `None` (the default)
+    /// for a source that cannot tell, such as a table or a caller's own
+    /// types.
+    ///
+    /// [`LoadedLayouts`]: crate::LoadedLayouts
+    fn origin(&self) -> Option<crate::LayoutOrigin> {
+        None
+    }
 }
 
 impl<L: Layouts + ?Sized> Layouts for &L {
@@ -133,11 +144,18 @@ impl<L: Layouts + ?Sized> Layouts for &L {
     ) -> Result<Vec<(String, Member)>, LayoutError> {
         (**self).member_fields(type_name, path)
     }
+    fn origin(&self) -> Option<crate::LayoutOrigin> {
+        (**self).origin()
+    }
 }
 
 // The oracle keeps every type it found, so each answer below is one map
 // lookup and a walk of that type's members.
 impl Layouts for TypeOracle {
+    fn origin(&self) -> Option<crate::LayoutOrigin> {
+        Some(crate::LayoutOrigin::Dwarf)
+    }
+
     fn size_of(&self, type_name: &str) -> Result<u64, LayoutError> {
         let layout = self
             .find_type(type_name)
