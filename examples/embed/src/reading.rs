@@ -7,7 +7,8 @@
 //! the example is the debugger.
 
 use mpidd_read::{
-    ElfSymbols, LoadedLayouts, StackUnwinder, Target, TargetParts, ThreadRegisters, ThreadStack,
+    shipped_profiles, ElfSymbols, LayoutProfile, LoadedLayouts, StackUnwinder, Target,
+    TargetParts, ThreadRegisters, ThreadStack, TypeOracle,
 };
 use mpiq_core::{DecodeError, QueueReading, Session};
 
@@ -18,8 +19,9 @@ use crate::objects::{loaded_objects, ObjectsError};
 /// loaded objects and their types (the DWARF of the loaded objects, else
 /// the shipped profiles made for their builds, as `mpidd queues` takes
 /// them); and what the crates keep: a [`Session`] with the decoder's
-/// layouts per library build, and an unwinder whose per-object tables
-/// outlive a stop.
+/// layouts per library build, an unwinder whose per-object tables
+/// outlive a stop, and the shipped layout profiles the handle resolver
+/// chooses from (parsed once).
 pub struct RankReader {
     pid: i32,
     maps: String,
@@ -27,6 +29,7 @@ pub struct RankReader {
     layouts: LoadedLayouts,
     session: Session,
     unwinder: StackUnwinder,
+    profiles: Vec<LayoutProfile>,
 }
 
 impl RankReader {
@@ -42,6 +45,7 @@ impl RankReader {
             layouts,
             session: Session::new(),
             unwinder: StackUnwinder::default(),
+            profiles: shipped_profiles(),
         })
     }
 
@@ -60,6 +64,17 @@ impl RankReader {
     /// The loaded objects.
     pub fn objects(&self) -> &ElfSymbols {
         &self.objects
+    }
+
+    /// The loaded objects' DWARF (read on first question, kept across
+    /// stops): the handle resolver's first choice of layouts.
+    pub fn dwarf(&self) -> &TypeOracle {
+        self.layouts.dwarf()
+    }
+
+    /// The layout profiles for builds without DWARF: those mpidd ships.
+    pub fn profiles(&self) -> &[LayoutProfile] {
+        &self.profiles
     }
 
     /// The process as the crates take it: the tracer's memory reader, the
