@@ -3,12 +3,15 @@
 //! the registers the tracer holds and resolved through `mpihandles` over
 //! the tracer's own memory reader, objects and types.
 
-use mpidd_read::{Layouts, Limits, TargetParts};
-use mpihandles::{open_resolver, Availability, Details, HandleKind, HandleView, OpenedResolver};
+use mpidd_read::{LayoutOrigin, Layouts, Limits, TargetParts};
+use mpihandles::{
+    open_resolver, Availability, Details, HandleKind, HandleView, OpenResolverError,
+    OpenedResolver, ProfileLayouts,
+};
 use serde::Serialize;
 
 use crate::memory::PtraceMemory;
-use crate::reading::RankReader;
+use crate::reading::{HandleLayouts, RankReader};
 
 /// The functions whose handles are shown, with the x86_64 SysV argument
 /// registers of their communicator and datatype:
@@ -63,15 +66,7 @@ pub fn call_view(
     if !CALLS.contains(&function) {
         return None;
     }
-    let limits = Limits::default();
-    let opened = open_resolver(
-        memory,
-        reader.objects(),
-        reader.objects(),
-        reader.dwarf(),
-        reader.profiles(),
-        limits.clone(),
-    );
+    let opened = open_with_kept_layouts(reader, memory);
     let (comm, datatype) = match opened {
         Ok(opened) => {
             let value = |word: u64| handle_value(&opened, word);
@@ -100,6 +95,57 @@ pub fn call_view(
         comm,
         datatype,
     })
+}
+
+/// The process's resolver, on the layouts an earlier stop chose when there
+/// was one (handed in as the only source, so nothing is chosen again);
+/// else chosen now (the DWARF when it answers, else the profile of the
+/// library's build) and the choice kept.
+fn open_with_kept_layouts<'a>(
+    reader: &'a RankReader,
+    memory: &'a PtraceMemory,
+) -> Result<OpenedResolver<'a>, OpenResolverError> {
+    let limits = Limits::default();
+    let kept: Option<&dyn Layouts> = match reader.handle_layouts() {
+        Some(HandleLayouts::Dwarf) => Some(reader.dwarf()),
+        Some(HandleLayouts::Profile(i)) => reader.profiles().get(i).map(|p| &p.layouts as _),
+        None => None,
+    };
+    if let Some(layouts) = kept {
+        if let Ok(opened) = open_resolver(
+            memory,
+            reader.objects(),
+            reader.objects(),
+            layouts,
+            &[],
+            limits.clone(),
+        ) {
+            return Ok(opened);
+        }
+    }
+    let opened = open_resolver(
+        memory,
+        reader.objects(),
+        reader.objects(),
+        reader.dwarf(),
+        reader.profiles(),
+        limits,
+    )?;
+    let chosen = match &opened.profile {
+        Some(ProfileLayouts {
+            origin: LayoutOrigin::Profile(id),
+            ..
+        }) => reader
+            .profiles()
+            .iter()
+            .position(|p| p.identity == *id)
+            .map(HandleLayouts::Profile),
+        _ => Some(HandleLayouts::Dwarf),
+    };
+    if let Some(chosen) = chosen {
+        reader.keep_handle_layouts(chosen);
+    }
+    Ok(opened)
 }
 
 /// A register's word as a handle value: Open MPI's handles are pointers,

@@ -7,10 +7,11 @@
 //! the example is the debugger.
 
 use mpidd_read::{
-    shipped_profiles, ElfSymbols, LayoutProfile, LoadedLayouts, StackUnwinder, Target,
-    TargetParts, ThreadRegisters, ThreadStack, TypeOracle,
+    shipped_profiles, ElfSymbols, LayoutProfile, LoadedLayouts, StackUnwinder, Target, TargetParts,
+    ThreadRegisters, ThreadStack, TypeOracle,
 };
 use mpiq_core::{DecodeError, QueueReading, Session};
+use std::cell::Cell;
 
 use crate::memory::PtraceMemory;
 use crate::objects::{loaded_objects, ObjectsError};
@@ -21,7 +22,7 @@ use crate::objects::{loaded_objects, ObjectsError};
 /// them); and what the crates keep: a [`Session`] with the decoder's
 /// layouts per library build, an unwinder whose per-object tables
 /// outlive a stop, and the shipped layout profiles the handle resolver
-/// chooses from (parsed once).
+/// chooses from (parsed once) with the choice it made.
 pub struct RankReader {
     pid: i32,
     maps: String,
@@ -30,6 +31,19 @@ pub struct RankReader {
     session: Session,
     unwinder: StackUnwinder,
     profiles: Vec<LayoutProfile>,
+    handle_layouts: Cell<Option<HandleLayouts>>,
+}
+
+/// Which layouts the handle resolver chose for the process's MPI library,
+/// kept so that later stops do not choose again (for a stripped library,
+/// choosing reads build-ids and asks the DWARF it lacks: tens of
+/// milliseconds a stop, against well under one for the resolving).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandleLayouts {
+    /// The loaded objects' DWARF.
+    Dwarf,
+    /// The profile at this index of [`RankReader::profiles`].
+    Profile(usize),
 }
 
 impl RankReader {
@@ -46,6 +60,7 @@ impl RankReader {
             session: Session::new(),
             unwinder: StackUnwinder::default(),
             profiles: shipped_profiles(),
+            handle_layouts: Cell::new(None),
         })
     }
 
@@ -56,6 +71,7 @@ impl RankReader {
         if maps != self.maps {
             self.objects = loaded_objects(self.pid)?;
             self.layouts = LoadedLayouts::new(&self.objects);
+            self.handle_layouts.set(None);
             self.maps = maps;
         }
         Ok(())
@@ -75,6 +91,17 @@ impl RankReader {
     /// The layout profiles for builds without DWARF: those mpidd ships.
     pub fn profiles(&self) -> &[LayoutProfile] {
         &self.profiles
+    }
+
+    /// The handle resolver's layouts, once chosen for the objects now
+    /// loaded.
+    pub fn handle_layouts(&self) -> Option<HandleLayouts> {
+        self.handle_layouts.get()
+    }
+
+    /// Keeps the handle resolver's choice until the objects change.
+    pub fn keep_handle_layouts(&self, chosen: HandleLayouts) {
+        self.handle_layouts.set(Some(chosen));
     }
 
     /// The process as the crates take it: the tracer's memory reader, the

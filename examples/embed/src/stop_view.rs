@@ -177,7 +177,11 @@ fn print_queues(q: &ProcessQueues, out: &mut dyn Write) -> std::io::Result<()> {
 fn print_argument(label: &str, arg: &ArgumentView, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(view) = &arg.view else {
         let why = arg.error.as_deref().unwrap_or("no view");
-        return writeln!(out, "    {label} {:#x}: cannot be resolved: {why}", arg.value);
+        return writeln!(
+            out,
+            "    {label} {:#x}: cannot be resolved: {why}",
+            arg.value
+        );
     };
     writeln!(out, "    {label} {}", handle_summary(view))
 }

@@ -129,7 +129,15 @@ pub fn call_handles_are_mpidds(stop: &Value, pid_arg: &str, rank: i64) {
             .unwrap_or_else(|| panic!("the call's {field} has no value: {arg}"))
             .to_string();
         let cli = json_of(mpidd().args([
-            "handle", "--pid", pid_arg, "--no-stop", "--kind", kind, "--value", &value, "--json",
+            "handle",
+            "--pid",
+            pid_arg,
+            "--no-stop",
+            "--kind",
+            kind,
+            "--value",
+            &value,
+            "--json",
         ]));
         assert_eq!(
             arg["view"], cli,
@@ -267,8 +275,7 @@ pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
         assert_eq!(comm["name"]["value"], "recv_stops_comm", "{stop}");
         assert_eq!(comm["rank"]["value"], rank, "{stop}");
         assert_eq!(
-            stop["call"]["datatype"]["view"]["details"]["name"]["value"],
-            "int_strided",
+            stop["call"]["datatype"]["view"]["details"]["name"]["value"], "int_strided",
             "{stop}"
         );
         let names: Vec<String> = stop_frames(stop, pid)
