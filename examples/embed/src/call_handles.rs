@@ -69,7 +69,7 @@ pub fn call_view(
     let opened = open_with_kept_layouts(reader, memory);
     let (comm, datatype) = match opened {
         Ok(opened) => {
-            let value = |word: u64| handle_value(&opened, word);
+            let value = |word: u64| handle_value(opened.handles_are_pointers(), word);
             (
                 argument(&opened, memory, reader, HandleKind::Comm, value(regs.r9)),
                 argument(
@@ -118,7 +118,7 @@ fn open_with_kept_layouts<'a>(
             reader.objects(),
             layouts,
             &[],
-            limits.clone(),
+            limits,
         ) {
             return Ok(opened);
         }
@@ -151,8 +151,8 @@ fn open_with_kept_layouts<'a>(
 /// A register's word as a handle value: Open MPI's handles are pointers,
 /// MPICH's are C ints, passed in the register's low 32 bits (the upper
 /// ones are not defined by the ABI).
-fn handle_value(opened: &OpenedResolver<'_>, word: u64) -> i64 {
-    if opened.handles_are_pointers() {
+fn handle_value(pointers: bool, word: u64) -> i64 {
+    if pointers {
         word as i64
     } else {
         i64::from(word as u32 as i32)
@@ -206,5 +206,22 @@ fn fill_world_rank(
             Ok(found) => Availability::Value(found.rank),
             Err(e) => Availability::not_available(format!("{reason}; {e}")),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_int_handle_is_the_registers_low_half_and_a_pointer_the_whole_word() {
+        // MPICH's communicator handles have the top bit set: negative ints,
+        // whatever the register's upper half holds.
+        assert_eq!(handle_value(false, 0xdead_beef_8400_0004), -0x7bff_fffc);
+        assert_eq!(handle_value(false, 0x4c00_0101), 0x4c00_0101);
+        assert_eq!(
+            handle_value(true, 0x0000_5651_3d33_f2c0),
+            0x5651_3d33_f2c0_i64
+        );
     }
 }

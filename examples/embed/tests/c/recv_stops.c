@@ -2,9 +2,10 @@
  * peer that are never matched (tags 11 and 12) and sends its peer one
  * message it never receives (tag 99, eager: it stays unexpected there).
  * Then each prints "READY <rank> <pid>" and waits for SIGUSR1 (a handler
- * notes it, so the signal is survived); then it blocks in MPI_Recv from its
- * peer with tag 7, which nobody sends: once both ranks are there, the job
- * is a receive-receive deadlock. That MPI_Recv takes a duplicate of
+ * notes it, so the signal is survived); then it receives with MPI_Recv a
+ * message it sent itself (tag 5: that call returns), and blocks in MPI_Recv
+ * from its peer with tag 7, which nobody sends: once both ranks are there,
+ * the job is a receive-receive deadlock. Both MPI_Recv take a duplicate of
  * MPI_COMM_WORLD named "recv_stops_comm" and a committed vector type
  * named "int_strided" (2 blocks of 1 int, a stride of 2 ints: 8 bytes of
  * data, an extent of 12), so the handles a tracer shows at its entry are
@@ -65,6 +66,9 @@ int main(int argc, char **argv)
     while (!go)
         usleep(10000);
 
+    MPI_Isend(&word, 1, MPI_INT, rank, 5, recv_comm, &sent);
+    MPI_Recv(late, 1, strided, rank, 5, recv_comm, MPI_STATUS_IGNORE);
+    MPI_Wait(&sent, MPI_STATUS_IGNORE);
     MPI_Recv(late, 1, strided, peer, 7, recv_comm, MPI_STATUS_IGNORE);
     MPI_Finalize();
     return 0;

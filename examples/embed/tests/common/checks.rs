@@ -11,11 +11,13 @@ use super::{
 };
 
 /// Attaches the example to rank 0 with a breakpoint at MPI_Recv and
-/// checks its two stops (SIGUSR1, then the breakpoint): the queues it
-/// shows are what `mpidd queues --no-stop` reads of the rank held at the
-/// same stop, the handles of the MPI_Recv call are what `mpidd handle
-/// --no-stop` makes of the same values and what the program made them,
-/// and the stack it shows at the breakpoint has gdb's frames.
+/// checks its three stops (SIGUSR1, then the breakpoint at the MPI_Recv
+/// that returns, then at the one that blocks): the queues it shows are
+/// what `mpidd queues --no-stop` reads of the rank held at the same stop,
+/// the handles of each MPI_Recv call are what `mpidd handle --no-stop`
+/// makes of the same values and what the program made them (the second
+/// time on the layouts the first chose), and the stack it shows at the
+/// last breakpoint has gdb's frames.
 pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
     let _one = one_job_at_a_time();
     let job = Job::start(mpi, &format!("embed-attach-{}", mpi.name));
@@ -28,7 +30,7 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
         "--break",
         "MPI_Recv",
         "--stops",
-        "2",
+        "3",
         "--json",
         "--leave-stopped",
         "--pause-at-stop",
@@ -36,10 +38,10 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
     ]);
     embed.wait_stderr("mpidd-embed: tracing");
     // The rank waits for SIGUSR1 before it calls MPI_Recv: the first stop
-    // is the signal's, the second the breakpoint's.
+    // is the signal's, the others the breakpoint's.
     signal(pid, "USR1");
     let mut stops = Vec::new();
-    for n in 1..=2 {
+    for n in 1..=3 {
         let stop = embed.next_stop();
         assert_eq!(stop["stop"], n, "{stop}");
         assert!(pause.exists(), "stop {n}: the rank is not held: {stop}");
@@ -78,13 +80,21 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
     }
     assert_eq!(stops[0]["reason"]["kind"], "signal", "{}", stops[0]);
     assert_eq!(stops[0]["reason"]["signal"], "SIGUSR1", "{}", stops[0]);
-    assert_eq!(stops[1]["reason"]["kind"], "breakpoint", "{}", stops[1]);
-    assert_eq!(stops[1]["tid"], pid, "the main thread calls MPI_Recv");
+    for stop in &stops[1..] {
+        assert_eq!(stop["reason"]["kind"], "breakpoint", "{stop}");
+        assert_eq!(stop["tid"], pid, "the main thread calls MPI_Recv");
+    }
+    for field in ["comm", "datatype"] {
+        assert_eq!(
+            stops[1]["call"][field]["value"], stops[2]["call"][field]["value"],
+            "both MPI_Recv calls take the same {field}"
+        );
+    }
     embed.finish();
     // --leave-stopped: the rank is stopped, at MPI_Recv's entry, for gdb.
     wait_stopped(pid);
     let gdb = gdb_backtrace(pid);
-    let ours = stop_frames(&stops[1], pid);
+    let ours = stop_frames(&stops[2], pid);
     signal(pid, "CONT");
     let named = |f: &[Option<String>]| -> Vec<String> {
         f.iter().flatten().map(|n| plain(n).to_string()).collect()
