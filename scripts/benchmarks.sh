@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the side-by-side benchmarks P1-P5 (and P3 on MPICH's CH4
-# device, scripts/bench-ch4-queues.sh) in one go and writes
+# device, scripts/bench-ch4-queues.sh; P8, a debugger's stop,
+# scripts/bench-debugger-stop.sh) in one go and writes
 # BENCHMARKS.md at the repo root with the figures and the commands that
 # produced them. Takes about ten minutes on 2 cores.
 #
@@ -96,6 +97,7 @@ p1_gcore_section="$(bash scripts/bench-1m-gcore.sh)"
 ch4_section="$(bash scripts/bench-ch4-queues.sh)"
 stock_mpich_section="$(bash scripts/bench-stock-mpich-queues.sh)"
 ompi_section="$(bash scripts/bench-ompi-queues.sh)"
+stop_section="$(bash scripts/bench-debugger-stop.sh)"
 
 echo "== P4: syscalls of a live read" >&2
 p4() {
@@ -186,6 +188,8 @@ ${ch4_section}
 ${stock_mpich_section}
 
 ${ompi_section}
+
+${stop_section}
 
 ## P4: syscalls of a live MPIR table read
 

@@ -56,6 +56,7 @@ mod mqs;
 mod ompi;
 mod profile_questions;
 mod queue_reading;
+mod read_ahead;
 mod session;
 mod target_read;
 mod world_rank;

@@ -57,6 +57,27 @@ impl TargetMemory for Budgeted<'_> {
         self.inner.view(addr, buf, what)
     }
 
+    // Each range is charged; those within the budget go to the inner
+    // memory together, so that a batch stays one batch (one
+    // `process_vm_readv` for many ranges of a live process).
+    fn read_many(&self, requests: &mut [(TargetAddr, &mut [u8])]) -> Vec<Result<usize, ReadError>> {
+        let mut out: Vec<Result<usize, ReadError>> = requests
+            .iter()
+            .map(|(addr, buf)| self.charge(*addr, buf.len(), "memory").map(|()| 0))
+            .collect();
+        let mut allowed: Vec<(TargetAddr, &mut [u8])> = requests
+            .iter_mut()
+            .zip(&out)
+            .filter(|(_, charged)| charged.is_ok())
+            .map(|((addr, buf), _)| (*addr, &mut **buf))
+            .collect();
+        let mut read = self.inner.read_many(&mut allowed).into_iter();
+        for slot in out.iter_mut().filter(|r| r.is_ok()) {
+            *slot = read.next().unwrap_or(Ok(0));
+        }
+        out
+    }
+
     // Small chunks, each charged, so that a string near the end of the
     // budget costs what it holds rather than a whole chunk of the inner
     // backend's; bytes one at a time where a chunk would cross into
@@ -215,4 +236,75 @@ pub(crate) fn checked_count(
         });
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mpidd_read::SyntheticMemory;
+    use mpidd_types::TargetAbi;
+
+    /// Memory that counts how it is asked: single reads and batches.
+    struct Counted {
+        inner: SyntheticMemory,
+        singles: std::cell::Cell<u32>,
+        batches: std::cell::Cell<u32>,
+    }
+
+    impl TargetMemory for Counted {
+        fn abi(&self) -> mpidd_types::TargetAbi {
+            self.inner.abi()
+        }
+
+        fn read_into(&self, addr: TargetAddr, buf: &mut [u8]) -> Result<usize, ReadError> {
+            self.singles.set(self.singles.get() + 1);
+            self.inner.read_into(addr, buf)
+        }
+
+        fn read_many(
+            &self,
+            requests: &mut [(TargetAddr, &mut [u8])],
+        ) -> Vec<Result<usize, ReadError>> {
+            self.batches.set(self.batches.get() + 1);
+            self.inner.read_many(requests)
+        }
+    }
+
+    #[test]
+    fn a_batch_is_charged_range_by_range_and_read_within_the_budget_in_one_batch() {
+        let mut m = SyntheticMemory::new(TargetAbi::X86_64);
+        m.map(TargetAddr(0x1000), (0u8..32).collect());
+        let m = Counted {
+            inner: m,
+            singles: Default::default(),
+            batches: Default::default(),
+        };
+        let limits = Limits {
+            max_total_bytes: 12,
+            ..Limits::default()
+        };
+        let budget = Budgeted::new(&m, &limits);
+        let (mut a, mut b, mut c) = ([0u8; 8], [0u8; 8], [0u8; 4]);
+        let mut batch: Vec<(TargetAddr, &mut [u8])> = vec![
+            (TargetAddr(0x1000), &mut a),
+            (TargetAddr(0x1008), &mut b),
+            (TargetAddr(0x1010), &mut c),
+        ];
+        let got = budget.read_many(&mut batch);
+        assert_eq!(got[0].as_ref().ok(), Some(&8));
+        // 16 bytes would pass the budget of 12: refused, not read.
+        assert!(matches!(
+            got[1],
+            Err(ReadError::LimitExceeded {
+                limit: "max_total_bytes",
+                ..
+            })
+        ));
+        assert_eq!(got[2].as_ref().ok(), Some(&4));
+        assert_eq!(a, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(b, [0; 8]);
+        assert_eq!(c, [16, 17, 18, 19]);
+        // The ranges within the budget reached the memory as one batch.
+        assert_eq!((m.batches.get(), m.singles.get()), (1, 0));
+    }
 }

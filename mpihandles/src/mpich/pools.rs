@@ -198,7 +198,30 @@ impl Allocator {
     /// count the allocator claims and by [`Limits::max_list_len`], and a
     /// loop is an error.
     pub(crate) fn free_set(&self, ctx: &Ctx<'_>) -> Result<HashSet<TargetAddr>, HandleError> {
+        self.free_set_over(ctx, &[])
+    }
+
+    /// [`free_set`](Self::free_set), taking each link from `read` (runs of
+    /// this allocator's objects already read, each in address order) when
+    /// it lies there, so that a pool read whole costs no read per free
+    /// object; links elsewhere are read from the target.
+    fn free_set_over(
+        &self,
+        ctx: &Ctx<'_>,
+        read: &[Vec<Rec>],
+    ) -> Result<HashSet<TargetAddr>, HandleError> {
         let next = ctx.m("MPIR_Handle_common", "next")?;
+        let word = ctx.word();
+        let link = |node: TargetAddr| -> Result<TargetAddr, ReadError> {
+            let held = node
+                .0
+                .checked_add(next.offset)
+                .and_then(|field| read_word(read, field, word));
+            match held {
+                Some(bytes) => Ok(TargetAddr(crate::target::unsigned(bytes, ctx.order()))),
+                None => ctx.pointer(at(node, next.offset), "MPIR_Handle_common.next"),
+            }
+        };
         let max = ctx.limits.max_list_len;
         let claimed = self
             .num_avail
@@ -234,10 +257,25 @@ impl Allocator {
                 });
             }
             seen.insert(node);
-            node = ctx.pointer(at(node, next.offset), "MPIR_Handle_common.next")?;
+            node = link(node)?;
         }
         Ok(seen)
     }
+}
+
+/// The `word` bytes at `addr` when one record of `runs` holds them all.
+/// Each run is a contiguous array of records of one size, in address
+/// order, so the record is found by division, not by a search.
+fn read_word(runs: &[Vec<Rec>], addr: u64, word: u64) -> Option<&[u8]> {
+    runs.iter().find_map(|run| {
+        let first = run.first()?;
+        let size = first.bytes.len() as u64;
+        let from_start = addr.checked_sub(first.base.0)?;
+        let rec = run.get(usize::try_from(from_start / size.max(1)).ok()?)?;
+        let start = usize::try_from(addr.checked_sub(rec.base.0)?).ok()?;
+        rec.bytes
+            .get(start..start.checked_add(usize::try_from(word).ok()?)?)
+    })
 }
 
 /// The object-kind number `MPII_Object_kind` gives `spec`'s kind.
@@ -581,8 +619,8 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
     let mut out = Vec::new();
     let mut visited = 0u64;
     // Reads a run of `n` objects at `addr` in one piece, after counting
-    // them against the limit, and keeps the live ones.
-    let mut run = |addr: TargetAddr, n: u64, free: &HashSet<TargetAddr>, what| {
+    // them against the limit.
+    let mut run = |addr: TargetAddr, n: u64, what| {
         visited += n;
         if visited > ctx.limits.max_table_entries {
             return Err(HandleError::from(ReadError::LimitExceeded {
@@ -593,40 +631,70 @@ pub(crate) fn live_objects(ctx: &Ctx<'_>, spec: &PoolSpec) -> Result<Vec<Rec>, H
                 limit: "max_table_entries",
             }));
         }
-        let records = ctx.records(addr, n, size, what)?;
-        out.extend(
-            records
-                .into_iter()
-                .filter(|r| r.int(handle).unwrap_or(0) != 0 && !free.contains(&r.base)),
-        );
-        Ok(())
+        Ok(ctx.records(addr, n, size, what)?)
     };
     for pool in 0..allocators.count {
         let alloc = allocators.read(ctx, pool)?;
         if !alloc.initialized {
             continue;
         }
-        let free = alloc.free_set(ctx)?;
-        if pool == 0 {
-            let direct = ctx.symbol(spec.direct, "the preallocated objects")?;
-            // A symbol source that knows addresses only (a debugger's
-            // `mqs_find_symbol`) leaves the array's length to the
-            // allocator, which records it for MPICH's own use.
-            let count = match direct.size {
-                0 => u64::try_from(alloc.direct_size.max(0)).unwrap_or(0),
-                n => n / size,
-            };
-            run(direct.addr, count, &free, "MPICH direct objects")?;
-        }
-        let (Some(per_block), false) = (alloc.per_block(), alloc.indirect.is_null()) else {
-            continue;
+        // The pool's objects are read first, so that its free list, which
+        // runs through them, is walked in the bytes read. A failure there
+        // is the pool's answer only after the free list's own: the order
+        // in which they were met when the list was read first.
+        let mut runs = Vec::new();
+        let mut failed = None;
+        let mut step = |r: Result<Vec<Rec>, HandleError>| match r {
+            Ok(records) => {
+                runs.push(records);
+                true
+            }
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
         };
-        for block in 0..u64::try_from(alloc.indirect_size).unwrap_or(0) {
-            let ptr = alloc.block(ctx, block)?;
-            if !ptr.is_null() {
-                run(ptr, per_block as u64, &free, "MPICH indirect block")?;
+        let mut going = true;
+        if pool == 0 {
+            going = step(
+                ctx.symbol(spec.direct, "the preallocated objects")
+                    .and_then(|direct| {
+                        // A symbol source that knows addresses only (a
+                        // debugger's `mqs_find_symbol`) leaves the array's
+                        // length to the allocator, which records it for
+                        // MPICH's own use.
+                        let count = match direct.size {
+                            0 => u64::try_from(alloc.direct_size.max(0)).unwrap_or(0),
+                            n => n / size,
+                        };
+                        run(direct.addr, count, "MPICH direct objects")
+                    }),
+            );
+        }
+        if let (true, Some(per_block), false) = (going, alloc.per_block(), alloc.indirect.is_null())
+        {
+            for block in 0..u64::try_from(alloc.indirect_size).unwrap_or(0) {
+                let read = alloc
+                    .block(ctx, block)
+                    .map_err(HandleError::from)
+                    .and_then(|ptr| match ptr.is_null() {
+                        true => Ok(Vec::new()),
+                        false => run(ptr, per_block as u64, "MPICH indirect block"),
+                    });
+                if !step(read) {
+                    break;
+                }
             }
         }
+        let free = alloc.free_set_over(ctx, &runs)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.extend(
+            runs.into_iter()
+                .flatten()
+                .filter(|r| r.int(handle).unwrap_or(0) != 0 && !free.contains(&r.base)),
+        );
     }
     Ok(out)
 }

@@ -60,6 +60,7 @@ use crate::model::{OperationStatus, ProcessQueues};
 use crate::mpich::common::{
     process_queues, read_consistently, request_status, CommCache, TypeSizes,
 };
+use crate::read_ahead::ReadAhead;
 use crate::target_read::{read_int, Budgeted, Record};
 use layout::Layout;
 use mpidd_read::LayoutError;
@@ -254,7 +255,11 @@ impl QueueDecoder for MpichCh4 {
                     &seen,
                     &mut types_cache,
                 );
-                let ucx = self.ucx_unexpected(target, mem, types, &comms, limits);
+                // The expected queues link UCX's requests the pools led to:
+                // read again in one batch rather than one by one.
+                let ahead =
+                    ReadAhead::new(mem, &pools.ucx_requests, Limits::default().max_record_bytes);
+                let ucx = self.ucx_unexpected(target, &ahead, types, &comms, limits);
                 Ok((comms, posted, unexpected, sends, (pools, ucx)))
             },
         )?;

@@ -18,6 +18,7 @@ use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
 use crate::model::{OperationStatus, PendingOperation};
 use crate::mpich::common::{CommInfo, TypeSizes};
+use crate::read_ahead::ReadAhead;
 use crate::target_read::Record;
 use mpidd_read::Target;
 use mpidd_read::TargetMemory;
@@ -45,6 +46,9 @@ pub(super) struct PoolFindings {
     pub(super) sends_readable: bool,
     /// Why the pools could not be read, if they could not.
     pub(super) error: Option<String>,
+    /// Where UCX's requests behind the netmod's lie (start, length): the
+    /// UCX worker's expected queues link the same requests.
+    pub(super) ucx_requests: Vec<(TargetAddr, u64)>,
 }
 
 impl MpichCh4 {
@@ -68,6 +72,7 @@ impl MpichCh4 {
             unplaced: Vec::new(),
             sends_readable: false,
             error: None,
+            ucx_requests: Vec::new(),
         };
         let objects = match mpihandles::live_mpich_objects(
             mem,
@@ -93,6 +98,11 @@ impl MpichCh4 {
         // Read only when a send needs it; its failure is said there.
         let endpoints = Endpoints::default();
         let order = mem.abi().byte_order;
+        // UCX's requests behind the netmod's, read in one batch: each is
+        // then decoded from there as it would be from the target.
+        found.ucx_requests = self.netmod_ucx_requests(&objects, seen, types, order);
+        let ahead = ReadAhead::new(mem, &found.ucx_requests, Limits::default().max_record_bytes);
+        let mem: &dyn TargetMemory = &ahead;
         let mut any = false;
         for object in objects {
             let r = Record {
@@ -222,6 +232,43 @@ impl MpichCh4 {
                 Ok(true)
             }
         }
+    }
+
+    /// Where UCX's request lies for each request of `objects` the loop of
+    /// [`netmod_operations`](Self::netmod_operations) will read one of:
+    /// a receive or a send the netmod took (its `comm` NULL) that no list
+    /// holds, with a pointer to UCX's request. Requests that turn out to be
+    /// complete are among them; nothing is read to tell.
+    fn netmod_ucx_requests(
+        &self,
+        objects: &[mpihandles::LiveObject],
+        seen: &HashSet<u64>,
+        types: &dyn Layouts,
+        order: mpidd_types::ByteOrder,
+    ) -> Vec<(TargetAddr, u64)> {
+        let l = &self.layout;
+        let Ok(size) = types.size_of("ucp_request_t") else {
+            return Vec::new();
+        };
+        objects
+            .iter()
+            .filter_map(|object| {
+                let r = Record {
+                    base: object.addr,
+                    start: 0,
+                    bytes: &object.bytes,
+                    order,
+                    what: "MPIR_Request",
+                };
+                let kind = i128::from(int(&r, l.req_kind).ok()?);
+                let netmod = kind == l.kind_recv || Some(kind) == l.kind_send;
+                if !netmod || uint(&r, l.req_comm).ok()? != 0 || seen.contains(&r.base.0) {
+                    return None;
+                }
+                let ucp = self.netmod_request(&r, seen).ok()??;
+                (ucp.0 != 0).then(|| (TargetAddr(ucp.0.wrapping_sub(size)), size))
+            })
+            .collect()
     }
 
     /// MPICH's pointer to UCX's request, for a pending request the netmod
