@@ -24,7 +24,8 @@ const CALLS: &[&str] = &["MPI_Recv", "PMPI_Recv"];
 #[derive(Clone, Debug, Serialize)]
 pub struct ArgumentView {
     /// The handle's value as the resolver takes it: an MPICH int handle
-    /// sign-extended, an Open MPI pointer as is.
+    /// sign-extended, an Open MPI pointer as is (the register's whole
+    /// word when no resolver could be made).
     pub value: i64,
     /// Its view, as `mpidd handle --json` prints it.
     #[serde(skip_serializing_if = "Option::is_none")]
