@@ -1,10 +1,13 @@
 //! `mpidd-embed`: a small tracer that embeds the mpidd crates the way a
 //! debugger does. It traces the MPI rank itself (ptrace), reads its memory
 //! and registers itself, and at each of its stops hands them to the crates
-//! for the rank's message queues and stacks. See README.md.
+//! for the rank's message queues, stacks and the handles of the MPI call
+//! it stopped in. See README.md.
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod breakpoints;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod call_handles;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod job;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

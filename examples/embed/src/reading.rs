@@ -7,9 +7,11 @@
 //! the example is the debugger.
 
 use mpidd_read::{
-    ElfSymbols, LoadedLayouts, StackUnwinder, Target, TargetParts, ThreadRegisters, ThreadStack,
+    shipped_profiles, ElfSymbols, LayoutProfile, LoadedLayouts, StackUnwinder, Target, TargetParts,
+    ThreadRegisters, ThreadStack, TypeOracle,
 };
 use mpiq_core::{DecodeError, QueueReading, Session};
+use std::cell::Cell;
 
 use crate::memory::PtraceMemory;
 use crate::objects::{loaded_objects, ObjectsError};
@@ -18,8 +20,9 @@ use crate::objects::{loaded_objects, ObjectsError};
 /// loaded objects and their types (the DWARF of the loaded objects, else
 /// the shipped profiles made for their builds, as `mpidd queues` takes
 /// them); and what the crates keep: a [`Session`] with the decoder's
-/// layouts per library build, and an unwinder whose per-object tables
-/// outlive a stop.
+/// layouts per library build, an unwinder whose per-object tables
+/// outlive a stop, and the shipped layout profiles the handle resolver
+/// chooses from (parsed once) with the choice it made.
 pub struct RankReader {
     pid: i32,
     maps: String,
@@ -27,6 +30,20 @@ pub struct RankReader {
     layouts: LoadedLayouts,
     session: Session,
     unwinder: StackUnwinder,
+    profiles: Vec<LayoutProfile>,
+    handle_layouts: Cell<Option<HandleLayouts>>,
+}
+
+/// Which layouts the handle resolver chose for the process's MPI library,
+/// kept so that later stops do not choose again (for a stripped library,
+/// choosing reads build-ids and asks the DWARF it lacks: tens of
+/// milliseconds a stop, against well under one for the resolving).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandleLayouts {
+    /// The loaded objects' DWARF.
+    Dwarf,
+    /// The profile at this index of [`RankReader::profiles`].
+    Profile(usize),
 }
 
 impl RankReader {
@@ -42,6 +59,8 @@ impl RankReader {
             layouts,
             session: Session::new(),
             unwinder: StackUnwinder::default(),
+            profiles: shipped_profiles(),
+            handle_layouts: Cell::new(None),
         })
     }
 
@@ -52,6 +71,7 @@ impl RankReader {
         if maps != self.maps {
             self.objects = loaded_objects(self.pid)?;
             self.layouts = LoadedLayouts::new(&self.objects);
+            self.handle_layouts.set(None);
             self.maps = maps;
         }
         Ok(())
@@ -60,6 +80,28 @@ impl RankReader {
     /// The loaded objects.
     pub fn objects(&self) -> &ElfSymbols {
         &self.objects
+    }
+
+    /// The loaded objects' DWARF (read on first question, kept across
+    /// stops): the handle resolver's first choice of layouts.
+    pub fn dwarf(&self) -> &TypeOracle {
+        self.layouts.dwarf()
+    }
+
+    /// The layout profiles for builds without DWARF: those mpidd ships.
+    pub fn profiles(&self) -> &[LayoutProfile] {
+        &self.profiles
+    }
+
+    /// The handle resolver's layouts, once chosen for the objects now
+    /// loaded.
+    pub fn handle_layouts(&self) -> Option<HandleLayouts> {
+        self.handle_layouts.get()
+    }
+
+    /// Keeps the handle resolver's choice until the objects change.
+    pub fn keep_handle_layouts(&self, chosen: HandleLayouts) {
+        self.handle_layouts.set(Some(chosen));
     }
 
     /// The process as the crates take it: the tracer's memory reader, the

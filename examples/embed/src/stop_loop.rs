@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::breakpoints::Breakpoints;
+use crate::call_handles::{call_view, CallRegisters};
 use crate::memory::{OpenMemoryError, PtraceMemory};
 use crate::objects::{function_address, NoSuchFunction, ObjectsError};
 use crate::reading::RankReader;
@@ -272,8 +273,9 @@ fn run_loop(tracer: Tracer, at_exec: bool, options: &LoopOptions) -> Result<(), 
     Ok(())
 }
 
-/// Reads what one stop shows: the queues, then each thread's stack (the
-/// stopped thread's first), from registers the tracer reads now.
+/// Reads what one stop shows: the queues, the handles of the call a
+/// breakpoint stopped at, then each thread's stack (the stopped thread's
+/// first), from registers the tracer reads now.
 fn show_stop(
     tracer: &Tracer,
     reader: &RankReader,
@@ -285,6 +287,21 @@ fn show_stop(
     let (queues, provenance, queues_error) = match reader.queues(memory) {
         Ok(r) => (Some(r.queues), Some(r.provenance.to_string()), None),
         Err(e) => (None, None, Some(error_chain(&e))),
+    };
+    let call = match &reason {
+        StopReason::Breakpoint { function, .. } => {
+            let r = general(tid)?;
+            call_view(
+                reader,
+                memory,
+                function,
+                CallRegisters {
+                    rdx: r.rdx,
+                    r9: r.r9,
+                },
+            )
+        }
+        StopReason::Signal { .. } => None,
     };
     let mut tids = tracer.tids();
     tids.sort_by_key(|&t| t != tid);
@@ -301,6 +318,7 @@ fn show_stop(
         queues,
         provenance,
         queues_error,
+        call,
         threads,
     })
 }

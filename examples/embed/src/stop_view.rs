@@ -1,12 +1,16 @@
 //! What the tracer shows at each stop: why the rank stopped, its queues as
-//! the crates read them, and every thread's stack. Text for a person, one
+//! the crates read them, the handles of the MPI call it stopped at, and
+//! every thread's stack. Text for a person, one
 //! JSON object a line for a program (`--json`).
 
 use std::io::Write;
 
 use mpidd_read::ThreadStack;
+use mpihandles::{Availability, Details, HandleView};
 use mpiq_core::model::{ProcessQueues, Queue};
 use serde::Serialize;
+
+use crate::call_handles::{ArgumentView, CallView};
 
 /// Why the rank stopped.
 #[derive(Clone, Debug, Serialize)]
@@ -82,6 +86,9 @@ pub struct StopView {
     pub provenance: Option<String>,
     /// Why they could not, when they could not.
     pub queues_error: Option<String>,
+    /// At a breakpoint on an MPI call whose handles are known
+    /// (`MPI_Recv`), what its communicator and datatype mean.
+    pub call: Option<CallView>,
     /// Every thread's stack, the stopped thread's first.
     pub threads: Vec<ThreadView>,
 }
@@ -114,6 +121,11 @@ impl StopView {
             }
             (None, Some(e)) => writeln!(out, "  queues: cannot be read: {e}")?,
             (None, None) => {}
+        }
+        if let Some(call) = &self.call {
+            writeln!(out, "  call {}:", call.function)?;
+            print_argument("comm", &call.comm, out)?;
+            print_argument("datatype", &call.datatype, out)?;
         }
         for t in &self.threads {
             writeln!(out, "  thread {}:", t.tid)?;
@@ -157,4 +169,83 @@ fn print_queues(q: &ProcessQueues, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// One handle argument on one line: its value, then the view's name,
+/// kind and the fields a person checks first (a communicator's rank and
+/// size, a datatype's size and extent).
+fn print_argument(label: &str, arg: &ArgumentView, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(view) = &arg.view else {
+        let why = arg.error.as_deref().unwrap_or("no view");
+        return writeln!(
+            out,
+            "    {label} {:#x}: cannot be resolved: {why}",
+            arg.value
+        );
+    };
+    writeln!(out, "    {label} {}", handle_summary(view))
+}
+
+/// A view's compact text.
+fn handle_summary(view: &HandleView) -> String {
+    let handle = shown(&view.c_handle);
+    let mut names = Vec::new();
+    if let Some(p) = &view.predefined_name {
+        names.push(p.clone());
+    }
+    let fields = match &view.details {
+        Details::Comm(c) => {
+            push_name(&mut names, &c.name);
+            format!(
+                "rank {} of {}, world rank {}, context id {}",
+                shown(&c.rank),
+                shown(&c.size),
+                shown(&c.world_rank),
+                shown(&c.context_id)
+            )
+        }
+        Details::Datatype(d) => {
+            push_name(&mut names, &d.name);
+            let combiner = match &d.constructor {
+                Availability::Value(c) => c.combiner.clone(),
+                Availability::NotAvailable { .. } => "?".to_string(),
+            };
+            format!(
+                "size {}, extent {}, committed {}, {combiner}",
+                shown(&d.size),
+                shown(&d.extent),
+                shown(&d.committed)
+            )
+        }
+        _ => String::new(),
+    };
+    let names = if names.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", names.join(", "))
+    };
+    format!(
+        "{handle}{names}: {}, {}, refs {}{}{fields}",
+        view.kind.short_name(),
+        view.implementation,
+        shown(&view.reference_count),
+        if fields.is_empty() { "" } else { "; " }
+    )
+}
+
+/// A name the view's predefined name does not already say.
+fn push_name(names: &mut Vec<String>, name: &Availability<String>) {
+    if let Availability::Value(n) = name {
+        if !n.is_empty() && !names.contains(n) {
+            names.push(n.clone());
+        }
+    }
+}
+
+/// A field's value, or `?` when the implementation does not keep it.
+fn shown<T: std::fmt::Display>(field: &Availability<T>) -> String {
+    match field {
+        Availability::Value(v) => v.to_string(),
+        Availability::NotAvailable { .. } => "?".to_string(),
+    }
 }

@@ -11,9 +11,13 @@ use super::{
 };
 
 /// Attaches the example to rank 0 with a breakpoint at MPI_Recv and
-/// checks its two stops (SIGUSR1, then the breakpoint): the queues it
-/// shows are what `mpidd queues --no-stop` reads of the rank held at the
-/// same stop, and the stack it shows at the breakpoint has gdb's frames.
+/// checks its three stops (SIGUSR1, then the breakpoint at the MPI_Recv
+/// that returns, then at the one that blocks): the queues it shows are
+/// what `mpidd queues --no-stop` reads of the rank held at the same stop,
+/// the handles of each MPI_Recv call are what `mpidd handle --no-stop`
+/// makes of the same values and what the program made them (the second
+/// time on the layouts the first chose), and the stack it shows at the
+/// last breakpoint has gdb's frames.
 pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
     let _one = one_job_at_a_time();
     let job = Job::start(mpi, &format!("embed-attach-{}", mpi.name));
@@ -26,7 +30,7 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
         "--break",
         "MPI_Recv",
         "--stops",
-        "2",
+        "3",
         "--json",
         "--leave-stopped",
         "--pause-at-stop",
@@ -34,10 +38,10 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
     ]);
     embed.wait_stderr("mpidd-embed: tracing");
     // The rank waits for SIGUSR1 before it calls MPI_Recv: the first stop
-    // is the signal's, the second the breakpoint's.
+    // is the signal's, the others the breakpoint's.
     signal(pid, "USR1");
     let mut stops = Vec::new();
-    for n in 1..=2 {
+    for n in 1..=3 {
         let stop = embed.next_stop();
         assert_eq!(stop["stop"], n, "{stop}");
         assert!(pause.exists(), "stop {n}: the rank is not held: {stop}");
@@ -66,18 +70,31 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
             receives >= 2,
             "stop {n}: the two receives rank 0 posted are not in {world}"
         );
+        if n == 1 {
+            assert!(stop["call"].is_null(), "a signal stops in no call: {stop}");
+        } else {
+            call_handles_are_mpidds(&stop, &pid_arg, 0);
+        }
         std::fs::remove_file(&pause).expect("let the tracer go on");
         stops.push(stop);
     }
     assert_eq!(stops[0]["reason"]["kind"], "signal", "{}", stops[0]);
     assert_eq!(stops[0]["reason"]["signal"], "SIGUSR1", "{}", stops[0]);
-    assert_eq!(stops[1]["reason"]["kind"], "breakpoint", "{}", stops[1]);
-    assert_eq!(stops[1]["tid"], pid, "the main thread calls MPI_Recv");
+    for stop in &stops[1..] {
+        assert_eq!(stop["reason"]["kind"], "breakpoint", "{stop}");
+        assert_eq!(stop["tid"], pid, "the main thread calls MPI_Recv");
+    }
+    for field in ["comm", "datatype"] {
+        assert_eq!(
+            stops[1]["call"][field]["value"], stops[2]["call"][field]["value"],
+            "both MPI_Recv calls take the same {field}"
+        );
+    }
     embed.finish();
     // --leave-stopped: the rank is stopped, at MPI_Recv's entry, for gdb.
     wait_stopped(pid);
     let gdb = gdb_backtrace(pid);
-    let ours = stop_frames(&stops[1], pid);
+    let ours = stop_frames(&stops[2], pid);
     signal(pid, "CONT");
     let named = |f: &[Option<String>]| -> Vec<String> {
         f.iter().flatten().map(|n| plain(n).to_string()).collect()
@@ -99,6 +116,65 @@ pub fn attach_shows_what_mpidd_and_gdb_show(mpi: &Mpi) {
         }
     }
     drop(job);
+}
+
+/// Checks the handles a stop at MPI_Recv shows: each view is what `mpidd
+/// handle --pid PID --no-stop` prints for the same value (the rank held
+/// at the stop meanwhile), and is what tests/c/recv_stops.c made: the
+/// communicator its MPI_Comm_dup of MPI_COMM_WORLD named
+/// "recv_stops_comm" (2 ranks, this one `rank`), the datatype its
+/// MPI_Type_vector(2, 1, 2, MPI_INT) named "int_strided" (8 bytes of
+/// data, an extent of 3 ints, committed).
+pub fn call_handles_are_mpidds(stop: &Value, pid_arg: &str, rank: i64) {
+    let call = &stop["call"];
+    assert_eq!(call["function"], "MPI_Recv", "{stop}");
+    for (field, kind) in [("comm", "comm"), ("datatype", "datatype")] {
+        let arg = &call[field];
+        assert!(
+            arg["view"].is_object(),
+            "the call's {field} is not resolved: {arg}"
+        );
+        let value = arg["value"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("the call's {field} has no value: {arg}"))
+            .to_string();
+        let cli = json_of(mpidd().args([
+            "handle",
+            "--pid",
+            pid_arg,
+            "--no-stop",
+            "--kind",
+            kind,
+            "--value",
+            &value,
+            "--json",
+        ]));
+        assert_eq!(
+            arg["view"], cli,
+            "the call's {field}: mpidd-embed's view (left) differs from mpidd handle's (right)"
+        );
+    }
+    let comm = &call["comm"]["view"];
+    assert_eq!(comm["kind"], "comm", "{comm}");
+    assert_eq!(comm["predefined"], false, "a dup is not predefined: {comm}");
+    let details = &comm["details"];
+    assert_eq!(details["name"]["value"], "recv_stops_comm", "{comm}");
+    assert_eq!(details["size"]["value"], 2, "{comm}");
+    assert_eq!(details["rank"]["value"], rank, "{comm}");
+    assert_eq!(details["world_rank"]["value"], rank, "{comm}");
+    let datatype = &call["datatype"]["view"];
+    assert_eq!(datatype["kind"], "datatype", "{datatype}");
+    assert_eq!(datatype["predefined"], false, "{datatype}");
+    let details = &datatype["details"];
+    assert_eq!(details["name"]["value"], "int_strided", "{datatype}");
+    let int = std::mem::size_of::<std::ffi::c_int>() as i64;
+    assert_eq!(details["size"]["value"], 2 * int, "{datatype}");
+    assert_eq!(details["extent"]["value"], 3 * int, "{datatype}");
+    assert_eq!(details["committed"]["value"], true, "{datatype}");
+    assert_eq!(
+        details["constructor"]["value"]["combiner"], "MPI_COMBINER_VECTOR",
+        "{datatype}"
+    );
 }
 
 /// Lets both ranks into MPI_Recv (a receive-receive deadlock) and checks
@@ -162,7 +238,8 @@ pub fn job_gives_mpidds_verdict(mpi: &Mpi) {
 /// Runs each rank under `mpidd-embed run` (as `mpirun -n 2 gdb PROGRAM`
 /// would) and checks the two stops each shows: SIGUSR1, then the
 /// breakpoint at MPI_Recv with the rank's own queues (its world rank, the
-/// two receives it posted) and a stack from MPI_Recv down to main.
+/// two receives it posted), the call's communicator and datatype as the
+/// rank sees them, and a stack from MPI_Recv down to main.
 pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
     let _one = one_job_at_a_time();
     let embed = env!("CARGO_BIN_EXE_mpidd-embed");
@@ -203,6 +280,14 @@ pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
             .map(|ops| ops.iter().map(|o| &o["desired_tag"]).collect())
             .unwrap_or_default();
         assert_eq!(tags, [11, 12], "rank {rank}'s posted receives: {world}");
+        // The MPI_Recv's communicator is this rank's own view of the dup.
+        let comm = &stop["call"]["comm"]["view"]["details"];
+        assert_eq!(comm["name"]["value"], "recv_stops_comm", "{stop}");
+        assert_eq!(comm["rank"]["value"], rank, "{stop}");
+        assert_eq!(
+            stop["call"]["datatype"]["view"]["details"]["name"]["value"], "int_strided",
+            "{stop}"
+        );
         let names: Vec<String> = stop_frames(stop, pid)
             .into_iter()
             .flatten()
