@@ -17,6 +17,9 @@
 //!   interface defines them, and lengths in bytes.
 //! - [`compare`]: the differences between two readings (a native decoder
 //!   against a vendor library).
+//! - Text: [`model::ProcessQueues`], [`model::PendingOperation`],
+//!   [`QueueReadings`] and [`compare::Difference`] implement
+//!   [`Display`](std::fmt::Display) with the text `mpidd queues` prints.
 //! - [`world_rank`]: a process's `MPI_COMM_WORLD` rank (MPICH's or Open
 //!   MPI's), read from the process, which the libraries ask the debugger
 //!   for.
@@ -56,6 +59,8 @@ mod mqs;
 mod ompi;
 mod profile_questions;
 mod queue_reading;
+mod render_comparison;
+mod render_queues;
 mod target_read;
 mod world_rank;
 
