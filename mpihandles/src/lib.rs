@@ -27,6 +27,9 @@
 //!   `SyntheticOmpi` (with the `synthetic` feature) lays out an Open MPI
 //!   process for tests and fuzzing.
 //!
+//! - Text: [`HandleView`] and [`StatusView`] implement
+//!   [`Display`](std::fmt::Display) with the text `mpidd handle` prints.
+//!
 //! - [`read_ucx_worker`]: what a UCP worker of UCX (under MPICH's
 //!   `ch4:ucx` or Open MPI's UCX PML) holds of tagged traffic: receives
 //!   posted and not matched, unexpected messages with their protocol,
@@ -100,6 +103,7 @@ pub mod model;
 mod mpich;
 mod ompi;
 mod open_resolver;
+mod render_view;
 mod target;
 mod type_map;
 mod ucx;
