@@ -4,7 +4,7 @@
 //! - [`model`]: communicators and pending operations, named as in the
 //!   message-queue interface (`mqs_communicator`, `mqs_pending_operation`),
 //!   serde-ready.
-//! - [`MqsLibrary`]: the debugger side of that interface. It loads a
+//! - `MqsLibrary` (feature `mqs`): the debugger side of that interface. It loads a
 //!   vendor's message-queue library (for example MPICH's `libtvmpich.so`),
 //!   answers its callbacks from an [`MqsTarget`] (memory, symbols and the
 //!   DWARF [`TypeOracle`](mpidd_read::TypeOracle) of `mpidd-read`), drives
