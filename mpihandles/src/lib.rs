@@ -110,6 +110,13 @@
 // the model is one body of code whichever features are on.
 #![cfg_attr(not(feature = "views"), allow(dead_code))]
 
+/// The items inside are the handle views: built only with the feature
+/// `views`. The object model around them serves the queue decoders of
+/// `mpiq-core` without them.
+macro_rules! views {
+    ($($item:item)*) => { $(#[cfg(feature = "views")] $item)* };
+}
+
 mod error;
 pub mod model;
 mod mpich;
@@ -117,27 +124,19 @@ mod ompi;
 mod target;
 mod ucx;
 
-// The handle views (feature `views`): the resolvers, `open_resolver`, type
-// maps and the text form. The object model above serves the queue
-// decoders of `mpiq-core` without them.
-#[cfg(feature = "views")]
-mod handle_resolver;
-#[cfg(feature = "views")]
-mod open_resolver;
-#[cfg(feature = "views")]
-mod render_view;
-#[cfg(feature = "views")]
-mod type_map;
-#[cfg(feature = "views")]
-pub use handle_resolver::HandleResolver;
-#[cfg(feature = "views")]
-pub use mpich::{mpich_missing_layouts, Mpich};
-#[cfg(feature = "views")]
-pub use ompi::Ompi;
-#[cfg(feature = "views")]
-pub use open_resolver::{
-    open_resolver, ChosenResolver, OpenResolverError, OpenedResolver, ProfileLayouts,
-};
+// The resolvers, `open_resolver`, type maps and the text form.
+views! {
+    mod handle_resolver;
+    mod open_resolver;
+    mod render_view;
+    mod type_map;
+    pub use handle_resolver::HandleResolver;
+    pub use mpich::{mpich_missing_layouts, Mpich};
+    pub use ompi::Ompi;
+    pub use open_resolver::{
+        open_resolver, ChosenResolver, OpenResolverError, OpenedResolver, ProfileLayouts,
+    };
+}
 
 pub use error::HandleError;
 pub use model::{

@@ -25,39 +25,11 @@
 //! reader, type maps, errors) and on [`crate::ucx`]. Only the crate root
 //! imports it: Open MPI's folder and UCX's must not.
 
-#[cfg(feature = "views")]
-mod attr;
-#[cfg(feature = "views")]
-mod callbacks;
 mod ch4_map;
 mod ch4_ucx;
-#[cfg(feature = "views")]
-mod comm;
-#[cfg(feature = "views")]
-mod datatype;
-#[cfg(feature = "views")]
-mod errhandler;
-#[cfg(feature = "views")]
-mod file;
-#[cfg(feature = "views")]
-mod group;
 pub mod handle_bits;
-#[cfg(feature = "views")]
-mod handle_view;
-#[cfg(feature = "views")]
-mod info;
-#[cfg(feature = "views")]
-mod op;
 mod pools;
 mod predefined;
-#[cfg(feature = "views")]
-mod request;
-#[cfg(feature = "views")]
-mod resolver;
-#[cfg(feature = "views")]
-mod status;
-#[cfg(feature = "views")]
-mod win;
 
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use ch4_ucx::{
@@ -65,5 +37,21 @@ pub use ch4_ucx::{
     ucx_world_ranks_by_endpoint, MpichUcxTag, UcxOperation,
 };
 pub use pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
-#[cfg(feature = "views")]
-pub use resolver::{mpich_missing_layouts, Mpich};
+// The views (feature `views`).
+views! {
+    mod attr;
+    mod callbacks;
+    mod comm;
+    mod datatype;
+    mod errhandler;
+    mod file;
+    mod group;
+    mod handle_view;
+    mod info;
+    mod op;
+    mod request;
+    mod resolver;
+    mod status;
+    mod win;
+    pub use resolver::{mpich_missing_layouts, Mpich};
+}

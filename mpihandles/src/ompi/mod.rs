@@ -27,42 +27,32 @@
 //! reader, type maps, errors). Only the crate root imports it: MPICH's
 //! folder and UCX's must not.
 
-#[cfg(feature = "views")]
-mod comm;
 mod constants;
-#[cfg(feature = "views")]
-mod datatype;
-#[cfg(feature = "views")]
-mod errhandler;
-#[cfg(feature = "views")]
-mod file;
-#[cfg(feature = "views")]
-mod group;
-#[cfg(feature = "views")]
-mod handle_view;
-#[cfg(feature = "views")]
-mod info;
 mod kinds;
 mod layout;
-#[cfg(feature = "views")]
-mod op;
 mod opal;
 mod questions;
-#[cfg(feature = "views")]
-mod request;
-#[cfg(feature = "views")]
-mod resolver;
-#[cfg(feature = "views")]
-mod status;
 #[cfg(feature = "synthetic")]
 mod synthetic;
-#[cfg(feature = "views")]
-mod win;
 
 pub use layout::ompi_missing_layouts;
 pub use questions::{ompi_ask_layouts, OMPI_HANDLE_LAYOUT};
-#[cfg(feature = "views")]
-pub use resolver::Ompi;
+// The views (feature `views`).
+views! {
+    mod comm;
+    mod datatype;
+    mod errhandler;
+    mod file;
+    mod group;
+    mod handle_view;
+    mod info;
+    mod op;
+    mod request;
+    mod resolver;
+    mod status;
+    mod win;
+    pub use resolver::Ompi;
+}
 #[cfg(feature = "synthetic")]
 pub use synthetic::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
