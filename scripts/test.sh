@@ -161,6 +161,16 @@ for crate in "${library_crates[@]}"; do
     exit 1
   fi
 done
+# A debugger that wants the queues alone (mpiq-core without its default
+# features) must not build mpihandles' handle views: only the object model
+# the queue decoders read through. (Inverted, the tree lists every feature
+# of mpihandles that is on, and what turns it on.)
+views="$(cargo tree -p mpiq-core --no-default-features -e features,normal --locked -i mpihandles --prefix none)"
+if grep -q '^mpihandles feature "views"' <<<"$views"; then
+  echo "error: mpiq-core built with --no-default-features still builds mpihandles' handle views (feature \"views\"); it comes in through:" >&2
+  cargo tree -p mpiq-core --no-default-features -e features,normal --locked -i mpihandles >&2
+  exit 1
+fi
 # Every library crate as it would be published, in dependency order: cargo
 # packages them together through a local overlay registry, so the later
 # ones build against the packaged earlier ones, and each package is built

@@ -9,11 +9,10 @@ use mpidd_read::{
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
-    open_resolver, Availability, Details, HandleError, HandleKind, OpenResolverError,
-    ProfileLayouts,
+    open_resolver, Availability, Details, HandleError, HandleKind, HandleView, OpenResolverError,
+    ProfileLayouts, StatusView,
 };
 use mpiq_core::world_rank;
-use serde_json::Value;
 
 use crate::target_args::{read_target, OpenError, OpenTarget, TargetArgs};
 
@@ -163,9 +162,9 @@ struct HandleReader<'a> {
 }
 
 impl TargetReader for HandleReader<'_> {
-    type Output = Value;
+    type Output = Shown;
     type Error = HandleCliError;
-    fn read<T: OpenTarget>(self, t: &T) -> Result<Value, HandleCliError> {
+    fn read<T: OpenTarget>(self, t: &T) -> Result<Shown, HandleCliError> {
         read(t, self.args, self.limits, self.profiles)
     }
 }
@@ -175,7 +174,7 @@ fn read<T: OpenTarget>(
     args: &HandleArgs,
     limits: Limits,
     profiles: &[LayoutProfile],
-) -> Result<Value, HandleCliError> {
+) -> Result<Shown, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
     let opened = open_resolver(t, t, t.elf_symbols(), &oracle, profiles, limits)?;
     if let Some(ProfileLayouts {
@@ -199,7 +198,7 @@ fn read<T: OpenTarget>(
             (None, Some(a)) => TargetAddr(a as u64),
             (None, None) => unreachable!("clap requires --value, --var or --address"),
         };
-        return Ok(serde_json::to_value(resolver.status(addr, args.datatype)?)?);
+        return Ok(Shown::Status(resolver.status(addr, args.datatype)?));
     }
     let value = match (&args.var, args.value) {
         (Some(var), _) => {
@@ -223,7 +222,7 @@ fn read<T: OpenTarget>(
     if let Details::Comm(comm) = &mut view.details {
         fill_world_rank(&mut comm.world_rank, t, layouts, &limits);
     }
-    Ok(serde_json::to_value(view)?)
+    Ok(Shown::View(Box::new(view)))
 }
 
 /// A communicator's `world_rank` that its decoder could not read comes
@@ -283,155 +282,26 @@ fn variable<T: TargetMemory + SymbolSource>(
     Ok((sym.addr, value))
 }
 
-fn print(value: &Value, json: bool) -> Result<(), HandleCliError> {
+/// What `mpidd handle` shows: a handle's view, or a status.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Shown {
+    View(Box<HandleView>),
+    Status(StatusView),
+}
+
+/// Prints JSON, or the text the library's `Display` gives.
+fn print(shown: &Shown, json: bool) -> Result<(), HandleCliError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
-        serde_json::to_writer_pretty(&mut out, value)?;
+        serde_json::to_writer_pretty(&mut out, shown)?;
         writeln!(out)?;
     } else {
-        let mut text = String::new();
-        render(&mut text, value, 0);
-        out.write_all(text.as_bytes())?;
+        match shown {
+            Shown::View(view) => write!(out, "{view}")?,
+            Shown::Status(status) => write!(out, "{status}")?,
+        }
     }
     out.flush()?;
     Ok(())
-}
-
-/// The text form: one `key: value` line per field, nested fields indented;
-/// a field the implementation does not keep shows its reason.
-fn render(s: &mut String, value: &Value, depth: usize) {
-    let Value::Object(map) = value else {
-        s.push_str(&format!("{}{}\n", "  ".repeat(depth), scalar(value)));
-        return;
-    };
-    for (key, v) in map {
-        let label = key.replace('_', " ");
-        let pad = "  ".repeat(depth);
-        if ADDRESSES.contains(&key.as_str()) {
-            if let Some(a) = unwrap_value(v).as_u64() {
-                s.push_str(&format!("{pad}{label}: {a:#x}\n"));
-                continue;
-            }
-        }
-        match inline(v) {
-            Some(text) => s.push_str(&format!("{pad}{label}: {text}\n")),
-            None => {
-                let v = unwrap_value(v);
-                match v {
-                    Value::Array(items) => {
-                        s.push_str(&format!("{pad}{label}:\n"));
-                        for item in items {
-                            match inline(item) {
-                                Some(text) => s.push_str(&format!("{pad}  - {text}\n")),
-                                None => {
-                                    s.push_str(&format!("{pad}  -\n"));
-                                    render(s, unwrap_value(item), depth + 2);
-                                }
-                            }
-                        }
-                    }
-                    _ => {
-                        s.push_str(&format!("{pad}{label}:\n"));
-                        render(s, v, depth + 1);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Fields that hold target addresses, shown in hex.
-const ADDRESSES: &[&str] = &[
-    "object_address",
-    "address",
-    "base",
-    "user_function",
-    "query_fn",
-    "free_fn",
-    "cancel_fn",
-    "extra_state",
-];
-
-/// `{"value": x}` is x.
-fn unwrap_value(v: &Value) -> &Value {
-    match v {
-        Value::Object(m) if m.len() == 1 && m.contains_key("value") => &m["value"],
-        _ => v,
-    }
-}
-
-/// A one-line form, when the value has one.
-fn inline(v: &Value) -> Option<String> {
-    if let Value::Object(m) = v {
-        if let Some(reason) = m.get("not_available").and_then(|n| n.get("reason")) {
-            return Some(format!("not available: {}", scalar(reason)));
-        }
-        if m.len() == 1 && m.contains_key("value") {
-            return inline(&m["value"]);
-        }
-        // A handle reference: its value, then its names.
-        if m.contains_key("c_handle") && m.contains_key("kind") && !m.contains_key("details") {
-            let handle = inline(&m["c_handle"]).unwrap_or_default();
-            let names: Vec<String> = ["predefined_name", "name"]
-                .iter()
-                .filter_map(|k| m.get(*k).map(scalar))
-                .collect();
-            return Some(if names.is_empty() {
-                handle
-            } else {
-                format!("{handle} ({})", names.join(", "))
-            });
-        }
-        // A C handle: {"int": n} or {"pointer": p}.
-        if m.len() == 1 {
-            if let Some(n) = m.get("int").and_then(Value::as_i64) {
-                return Some(format!("{:#010x} ({n})", n as u32));
-            }
-            if let Some(p) = m.get("pointer").and_then(Value::as_u64) {
-                return Some(format!("{p:#x}"));
-            }
-        }
-        // A small record of plain values (a key=value pair, a type-map
-        // run, a hole, an attribute) fits on one line.
-        if m.values().all(|v| inline(v).is_some()) && m.len() <= 4 {
-            if let (Some(k), Some(v), 2) = (m.get("key"), m.get("value"), m.len()) {
-                return Some(format!("{}={}", scalar(k), scalar(v)));
-            }
-            // An attribute's key is a handle and its value, for the C
-            // binding, a pointer.
-            let attribute = m.contains_key("keyval");
-            let parts: Vec<String> = m
-                .iter()
-                .map(|(k, v)| {
-                    let text = match (attribute, k.as_str(), v.as_i64()) {
-                        (true, "keyval", Some(n)) => format!("{:#010x}", n as u32),
-                        (true, "value", Some(n)) => format!("{:#x}", n as u64),
-                        _ => inline(v).unwrap_or_default(),
-                    };
-                    format!("{}: {text}", k.replace('_', " "))
-                })
-                .collect();
-            return Some(format!("{{{}}}", parts.join(", ")));
-        }
-        return None;
-    }
-    if let Value::Array(items) = v {
-        if items.iter().all(|i| !i.is_object() && !i.is_array()) {
-            let parts: Vec<String> = items.iter().map(scalar).collect();
-            return Some(format!("[{}]", parts.join(", ")));
-        }
-        if items.is_empty() {
-            return Some("[]".to_string());
-        }
-        return None;
-    }
-    Some(scalar(v))
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "none".to_string(),
-        other => other.to_string(),
-    }
 }

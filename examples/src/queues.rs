@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TargetReader};
 use mpiq_core::compare::compare;
-use mpiq_core::model::{PendingOperation, ProcessQueues, Queue, QueueKind};
 use mpiq_core::{
     read_process_queues, DecodeError, MqsError, MqsLibrary, QueueReadError, QueueReadOptions,
     QueueReaderChoice, QueueReadings, QueueTarget,
@@ -80,11 +79,7 @@ pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
         options.verbose,
         QueueReader { library, options },
     )?;
-    let printed = match readings {
-        QueueReadings::One(queues) => print(&queues, options.json),
-        QueueReadings::Two { native, library } => print_comparison(&native, &library, options.json),
-    };
-    match printed {
+    match print(&readings, options.json) {
         Err(QueuesError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
@@ -156,134 +151,28 @@ impl TargetReader for QueueReader<'_> {
     }
 }
 
-fn print_comparison(
-    native: &ProcessQueues,
-    dll: &ProcessQueues,
-    json: bool,
-) -> Result<(), QueuesError> {
-    let differences = compare(native, dll);
+/// Prints what was read: text through the library's `Display`, or JSON
+/// (for two readings, both and their differences).
+fn print(readings: &QueueReadings, json: bool) -> Result<(), QueuesError> {
     // Line-buffered stdout would make a write call per line of a
     // 100,000-operation dump.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({
-                "native": native,
-                "dll": dll,
-                "differences": differences,
-            }),
-        )?;
+    if !json {
+        write!(out, "{readings}")?;
+    } else {
+        match readings {
+            QueueReadings::One(queues) => serde_json::to_writer_pretty(&mut out, queues)?,
+            QueueReadings::Two { native, library } => serde_json::to_writer_pretty(
+                &mut out,
+                &serde_json::json!({
+                    "native": native,
+                    "dll": library,
+                    "differences": compare(native, library),
+                }),
+            )?,
+        }
         writeln!(out)?;
-        out.flush()?;
-        return Ok(());
-    }
-    writeln!(out, "left:  {}", native.source)?;
-    writeln!(out, "right: {}", dll.source)?;
-    writeln!(out, "{} differences", differences.len())?;
-    for d in &differences {
-        let place = match (d.queue, d.operation) {
-            (Some(q), Some(i)) => format!(" {q:?} #{i}"),
-            (Some(q), None) => format!(" {q:?}"),
-            _ => String::new(),
-        };
-        writeln!(
-            out,
-            "{}{place}: {}: {} vs {}",
-            d.communicator, d.field, d.left, d.right
-        )?;
     }
     out.flush()?;
     Ok(())
-}
-
-/// Targets whose loaded objects are known, for the type oracle.
-fn print(queues: &ProcessQueues, json: bool) -> Result<(), QueuesError> {
-    // Line-buffered stdout would make a write call per line of a
-    // 100,000-operation dump.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if json {
-        serde_json::to_writer_pretty(&mut out, queues)?;
-        writeln!(out)?;
-        out.flush()?;
-        return Ok(());
-    }
-    writeln!(out, "source: {}", queues.source)?;
-    writeln!(out, "global rank: {}", queues.global_rank)?;
-    for line in &queues.diagnostics {
-        writeln!(out, "note: {line}")?;
-    }
-    for comm in &queues.communicators {
-        writeln!(
-            out,
-            "communicator {:?}: size {}, local_rank {}, unique_id {:#x}",
-            comm.name, comm.size, comm.local_rank, comm.unique_id
-        )?;
-        if let Some(group) = &comm.group {
-            writeln!(out, "  group (world ranks): {group:?}")?;
-        }
-        for kind in QueueKind::ALL {
-            let label = match kind {
-                QueueKind::PendingSends => "pending sends",
-                QueueKind::PendingReceives => "pending receives",
-                QueueKind::UnexpectedMessages => "unexpected messages",
-            };
-            match comm.queue(kind) {
-                Queue::NoInformation => writeln!(out, "  {label}: no information")?,
-                Queue::Read {
-                    operations,
-                    truncated,
-                } => {
-                    let more = if *truncated {
-                        " (truncated at the limit)"
-                    } else {
-                        ""
-                    };
-                    writeln!(out, "  {label}: {}{more}", operations.len())?;
-                    for op in operations {
-                        writeln!(out, "    {}", describe(op))?;
-                    }
-                }
-                Queue::Failed { operations, error } => {
-                    writeln!(
-                        out,
-                        "  {label}: {} read, then failed: {error}",
-                        operations.len()
-                    )?;
-                    for op in operations {
-                        writeln!(out, "    {}", describe(op))?;
-                    }
-                }
-            }
-        }
-    }
-    if queues.truncated {
-        writeln!(out, "(communicators truncated at the limit)")?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-fn describe(op: &PendingOperation) -> String {
-    let mut s = format!(
-        "status={:?} desired_local_rank={} desired_global_rank={} tag_wild={} desired_tag={} \
-         desired_length={} system_buffer={} buffer={:#x} actual_local_rank={} \
-         actual_global_rank={} actual_tag={} actual_length={}",
-        op.status,
-        op.desired_local_rank,
-        op.desired_global_rank,
-        op.tag_wild,
-        op.desired_tag,
-        op.desired_length,
-        op.system_buffer,
-        op.buffer,
-        op.actual_local_rank,
-        op.actual_global_rank,
-        op.actual_tag,
-        op.actual_length
-    );
-    for line in &op.extra_text {
-        s.push_str(&format!(" extra_text={line:?}"));
-    }
-    s
 }

@@ -11,22 +11,34 @@
 //! - [`model`]: the serde model of what is shown. A field an implementation
 //!   does not keep is an explicit [`Availability::NotAvailable`] with the
 //!   reason, never a made-up value.
-//! - [`HandleResolver`]: a handle (C value or Fortran INTEGER) to a
-//!   [`HandleView`], per implementation. [`Mpich`] decodes MPICH's handle
-//!   bits ([`mpich_handle_bits`]), finds the object in the builtin array,
-//!   the direct array or the allocator's indirect blocks, tells freed
-//!   objects by the allocator's free list, and decodes each kind with
-//!   every offset and size from the library's debug info through
-//!   [`Layouts`] (the library's DWARF through the
-//!   [`TypeOracle`](mpidd_read::TypeOracle), a layout profile, or a
-//!   [`LayoutTable`]). [`Ompi`] decodes Open MPI 4.1's: pointers checked
-//!   by the class their object carries, Fortran INTEGERs through the
-//!   exported f2c pointer arrays, every layout question declared in
-//!   [`OMPI_HANDLE_LAYOUT`] so that a layout profile can serve Debian's
-//!   stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
-//!   `SyntheticOmpi` (with the `synthetic` feature) lays out an Open MPI
-//!   process for tests and fuzzing.
-//!
+#![cfg_attr(
+    feature = "views",
+    doc = r#"- [`HandleResolver`]: a handle (C value or Fortran INTEGER) to a
+  [`HandleView`], per implementation. [`Mpich`] decodes MPICH's handle
+  bits ([`mpich_handle_bits`]), finds the object in the builtin array,
+  the direct array or the allocator's indirect blocks, tells freed
+  objects by the allocator's free list, and decodes each kind with
+  every offset and size from the library's debug info through
+  [`Layouts`] (the library's DWARF through the
+  [`TypeOracle`](mpidd_read::TypeOracle), a layout profile, or a
+  [`LayoutTable`]). [`Ompi`] decodes Open MPI 4.1's: pointers checked
+  by the class their object carries, Fortran INTEGERs through the
+  exported f2c pointer arrays, every layout question declared in
+  [`OMPI_HANDLE_LAYOUT`] so that a layout profile can serve Debian's
+  stripped build ([`ompi_ask_layouts`], [`ompi_missing_layouts`]).
+  `SyntheticOmpi` (with the `synthetic` feature) lays out an Open MPI
+  process for tests and fuzzing.
+
+- Text: [`HandleView`] and [`StatusView`] implement
+  [`Display`](std::fmt::Display) with the text `mpidd handle` prints.
+
+"#
+)]
+#![cfg_attr(
+    not(feature = "views"),
+    doc = "- The handle views (`HandleResolver`, `Mpich`, `Ompi`, `open_resolver`, \
+    their text form) are behind the feature `views`, on by default.\n"
+)]
 //! - [`read_ucx_worker`]: what a UCP worker of UCX (under MPICH's
 //!   `ch4:ucx` or Open MPI's UCX PML) holds of tagged traffic: receives
 //!   posted and not matched, unexpected messages with their protocol,
@@ -44,7 +56,7 @@
 //! `MPI_COMM_WORLD` as one rank of an MPICH job sees it, from the rank's
 //! core file, with the layouts of MPICH's objects from the library's
 //! DWARF (for a stripped library, build the resolver with
-//! [`Mpich::from_parts`] over a layout profile). This is
+//! `Mpich::from_parts` over a layout profile). This is
 //! `examples/comm_world.rs`, which `scripts/check-examples.sh` runs on a
 //! core of a rank of the reference MPICH:
 //!
@@ -93,19 +105,40 @@
 //! ```
 
 #![forbid(unsafe_code)]
+// Without `views`, the parts of the object model only the views read
+// (Open MPI's OPAL classes, MPICH's handle lookup) are still built, so that
+// the model is one body of code whichever features are on.
+#![cfg_attr(not(feature = "views"), allow(dead_code))]
+
+/// The items inside are the handle views: built only with the feature
+/// `views`. The object model around them serves the queue decoders of
+/// `mpiq-core` without them.
+macro_rules! views {
+    ($($item:item)*) => { $(#[cfg(feature = "views")] $item)* };
+}
 
 mod error;
-mod handle_resolver;
 pub mod model;
 mod mpich;
 mod ompi;
-mod open_resolver;
 mod target;
-mod type_map;
 mod ucx;
 
+// The resolvers, `open_resolver`, type maps and the text form.
+views! {
+    mod handle_resolver;
+    mod open_resolver;
+    mod render_view;
+    mod type_map;
+    pub use handle_resolver::HandleResolver;
+    pub use mpich::{mpich_missing_layouts, Mpich};
+    pub use ompi::Ompi;
+    pub use open_resolver::{
+        open_resolver, ChosenResolver, OpenResolverError, OpenedResolver, ProfileLayouts,
+    };
+}
+
 pub use error::HandleError;
-pub use handle_resolver::HandleResolver;
 pub use model::{
     AccessMode, Attribute, Availability, CHandle, CommDetails, CommKind, Constructor,
     DatatypeDetails, Details, ErrhandlerDetails, FileDetails, GeneralizedRequest, GroupDetails,
@@ -116,8 +149,8 @@ pub use model::{
 pub use mpich::handle_bits as mpich_handle_bits;
 pub use mpich::{
     ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
-    live_mpich_objects, mpich_missing_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive,
-    ucx_send, ucx_world_ranks_by_endpoint, LiveObject, Mpich, MpichUcxTag, UcxOperation,
+    live_mpich_objects, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_send,
+    ucx_world_ranks_by_endpoint, LiveObject, MpichUcxTag, UcxOperation,
 };
 pub use ucx::{
     ask_ucx_worker_layouts, read_ucx_worker, ucx_layouts_missing, ucx_worker_layouts_missing,
@@ -128,11 +161,8 @@ pub use ucx::{
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]
 pub use mpidd_read::{LayoutError, LayoutTable, Layouts, Limits, Member, Target, TargetParts};
-pub use ompi::{ompi_ask_layouts, ompi_missing_layouts, Ompi, OMPI_HANDLE_LAYOUT};
+pub use ompi::{ompi_ask_layouts, ompi_missing_layouts, OMPI_HANDLE_LAYOUT};
 #[cfg(feature = "synthetic")]
 pub use ompi::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
-};
-pub use open_resolver::{
-    open_resolver, ChosenResolver, OpenResolverError, OpenedResolver, ProfileLayouts,
 };

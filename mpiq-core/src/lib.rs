@@ -4,7 +4,7 @@
 //! - [`model`]: communicators and pending operations, named as in the
 //!   message-queue interface (`mqs_communicator`, `mqs_pending_operation`),
 //!   serde-ready.
-//! - [`MqsLibrary`]: the debugger side of that interface. It loads a
+//! - `MqsLibrary` (feature `mqs`): the debugger side of that interface. It loads a
 //!   vendor's message-queue library (for example MPICH's `libtvmpich.so`),
 //!   answers its callbacks from an [`MqsTarget`] (memory, symbols and the
 //!   DWARF [`TypeOracle`](mpidd_read::TypeOracle) of `mpidd-read`), drives
@@ -17,6 +17,9 @@
 //!   interface defines them, and lengths in bytes.
 //! - [`compare`]: the differences between two readings (a native decoder
 //!   against a vendor library).
+//! - Text: [`model::ProcessQueues`], [`model::PendingOperation`],
+//!   [`QueueReadings`] and [`compare::Difference`] implement
+//!   [`Display`](std::fmt::Display) with the text `mpidd queues` prints.
 //! - [`world_rank`]: a process's `MPI_COMM_WORLD` rank (MPICH's or Open
 //!   MPI's), read from the process, which the libraries ask the debugger
 //!   for.
@@ -57,6 +60,8 @@ mod ompi;
 mod profile_questions;
 mod queue_reading;
 mod read_ahead;
+mod render_comparison;
+mod render_queues;
 mod session;
 mod target_read;
 mod world_rank;

@@ -25,25 +25,11 @@
 //! reader, type maps, errors) and on [`crate::ucx`]. Only the crate root
 //! imports it: Open MPI's folder and UCX's must not.
 
-mod attr;
-mod callbacks;
 mod ch4_map;
 mod ch4_ucx;
-mod comm;
-mod datatype;
-mod errhandler;
-mod file;
-mod group;
 pub mod handle_bits;
-mod handle_view;
-mod info;
-mod op;
 mod pools;
 mod predefined;
-mod request;
-mod resolver;
-mod status;
-mod win;
 
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use ch4_ucx::{
@@ -51,4 +37,21 @@ pub use ch4_ucx::{
     ucx_world_ranks_by_endpoint, MpichUcxTag, UcxOperation,
 };
 pub use pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
-pub use resolver::{mpich_missing_layouts, Mpich};
+// The views (feature `views`).
+views! {
+    mod attr;
+    mod callbacks;
+    mod comm;
+    mod datatype;
+    mod errhandler;
+    mod file;
+    mod group;
+    mod handle_view;
+    mod info;
+    mod op;
+    mod request;
+    mod resolver;
+    mod status;
+    mod win;
+    pub use resolver::{mpich_missing_layouts, Mpich};
+}

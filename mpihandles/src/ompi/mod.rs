@@ -27,29 +27,32 @@
 //! reader, type maps, errors). Only the crate root imports it: MPICH's
 //! folder and UCX's must not.
 
-mod comm;
 mod constants;
-mod datatype;
-mod errhandler;
-mod file;
-mod group;
-mod handle_view;
-mod info;
 mod kinds;
 mod layout;
-mod op;
 mod opal;
 mod questions;
-mod request;
-mod resolver;
-mod status;
 #[cfg(feature = "synthetic")]
 mod synthetic;
-mod win;
 
 pub use layout::ompi_missing_layouts;
 pub use questions::{ompi_ask_layouts, OMPI_HANDLE_LAYOUT};
-pub use resolver::Ompi;
+// The views (feature `views`).
+views! {
+    mod comm;
+    mod datatype;
+    mod errhandler;
+    mod file;
+    mod group;
+    mod handle_view;
+    mod info;
+    mod op;
+    mod request;
+    mod resolver;
+    mod status;
+    mod win;
+    pub use resolver::Ompi;
+}
 #[cfg(feature = "synthetic")]
 pub use synthetic::{
     CommSpec, SyntheticOmpi, OMPI_SYMBOLS, SYNTHETIC_BASE, SYNTHETIC_OBJECT, SYNTHETIC_SIZE,
