@@ -6,8 +6,7 @@
 use std::io::Write;
 
 use mpidd_read::ThreadStack;
-use mpihandles::{Availability, Details, HandleView};
-use mpiq_core::model::{ProcessQueues, Queue};
+use mpiq_core::model::ProcessQueues;
 use serde::Serialize;
 
 use crate::call_handles::{ArgumentView, CallView};
@@ -141,39 +140,17 @@ impl StopView {
     }
 }
 
+/// The queues as `mpidd queues` prints them (the library's `Display`),
+/// indented under the stop.
 fn print_queues(q: &ProcessQueues, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "  queues ({}), world rank {}:",
-        q.source, q.global_rank
-    )?;
-    let count = |queue: &Queue| match queue {
-        Queue::NoInformation => "-".to_string(),
-        Queue::Failed { error, .. } => format!("failed ({error})"),
-        q => q.operations().len().to_string(),
-    };
-    for c in &q.communicators {
-        writeln!(
-            out,
-            "    {} (rank {} of {}): {} sends, {} receives, {} unexpected",
-            if c.name.is_empty() {
-                "(unnamed)"
-            } else {
-                &c.name
-            },
-            c.local_rank,
-            c.size,
-            count(&c.pending_sends),
-            count(&c.pending_receives),
-            count(&c.unexpected_messages)
-        )?;
+    for line in q.to_string().lines() {
+        writeln!(out, "  {line}")?;
     }
     Ok(())
 }
 
-/// One handle argument on one line: its value, then the view's name,
-/// kind and the fields a person checks first (a communicator's rank and
-/// size, a datatype's size and extent).
+/// One handle argument: its value, then the view as `mpidd handle` prints
+/// it (the library's `Display`), indented under the call.
 fn print_argument(label: &str, arg: &ArgumentView, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(view) = &arg.view else {
         let why = arg.error.as_deref().unwrap_or("no view");
@@ -183,69 +160,9 @@ fn print_argument(label: &str, arg: &ArgumentView, out: &mut dyn Write) -> std::
             arg.value
         );
     };
-    writeln!(out, "    {label} {}", handle_summary(view))
-}
-
-/// A view's compact text.
-fn handle_summary(view: &HandleView) -> String {
-    let handle = shown(&view.c_handle);
-    let mut names = Vec::new();
-    if let Some(p) = &view.predefined_name {
-        names.push(p.clone());
+    writeln!(out, "    {label} {:#x}:", arg.value)?;
+    for line in view.to_string().lines() {
+        writeln!(out, "      {line}")?;
     }
-    let fields = match &view.details {
-        Details::Comm(c) => {
-            push_name(&mut names, &c.name);
-            format!(
-                "rank {} of {}, world rank {}, context id {}",
-                shown(&c.rank),
-                shown(&c.size),
-                shown(&c.world_rank),
-                shown(&c.context_id)
-            )
-        }
-        Details::Datatype(d) => {
-            push_name(&mut names, &d.name);
-            let combiner = match &d.constructor {
-                Availability::Value(c) => c.combiner.clone(),
-                Availability::NotAvailable { .. } => "?".to_string(),
-            };
-            format!(
-                "size {}, extent {}, committed {}, {combiner}",
-                shown(&d.size),
-                shown(&d.extent),
-                shown(&d.committed)
-            )
-        }
-        _ => String::new(),
-    };
-    let names = if names.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", names.join(", "))
-    };
-    format!(
-        "{handle}{names}: {}, {}, refs {}{}{fields}",
-        view.kind.short_name(),
-        view.implementation,
-        shown(&view.reference_count),
-        if fields.is_empty() { "" } else { "; " }
-    )
-}
-
-/// A name the view's predefined name does not already say.
-fn push_name(names: &mut Vec<String>, name: &Availability<String>) {
-    if let Availability::Value(n) = name {
-        if !n.is_empty() && !names.contains(n) {
-            names.push(n.clone());
-        }
-    }
-}
-
-/// A field's value, or `?` when the implementation does not keep it.
-fn shown<T: std::fmt::Display>(field: &Availability<T>) -> String {
-    match field {
-        Availability::Value(v) => v.to_string(),
-        Availability::NotAvailable { .. } => "?".to_string(),
-    }
+    Ok(())
 }
