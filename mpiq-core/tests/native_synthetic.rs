@@ -4,70 +4,14 @@
 //! head pointing into unmapped memory, a list longer than the limit, and a
 //! library whose debug info lacks a member.
 
+mod common;
+
+use common::layout;
 use mpidd_read::TargetParts;
 use mpidd_read::{Limits, SymbolTable, SyntheticMemory, TargetMemory};
 use mpidd_types::{ByteOrder, TargetAbi, TargetAddr};
 use mpiq_core::model::{Protocol, Queue};
 use mpiq_core::{DecodeError, LayoutTable, MpichCh3, QueueDecoder};
-
-/// Offsets of this synthetic MPICH (deliberately not the real one's).
-fn layout() -> LayoutTable {
-    let mut t = LayoutTable::default();
-    t.add_offsets("MPIR_Comm_list", 16, &[("sequence_number", 0), ("head", 8)]);
-    t.add_offsets(
-        "MPIR_Comm",
-        256,
-        &[
-            ("name", 0),
-            ("context_id", 128),
-            ("recvcontext_id", 130),
-            ("remote_size", 132),
-            ("rank", 136),
-            ("local_size", 140),
-            ("comm_kind", 144),
-            ("local_group", 152),
-            ("comm_next", 160),
-            ("dev", 168),
-        ],
-    );
-    t.add_offsets("MPIDI_CH3I_comm_t", 16, &[("vcrt", 0)]);
-    t.add_offsets("MPIDI_VCRT", 24, &[("size", 0), ("vcr_table", 8)]);
-    t.add_offsets("MPIDI_VC", 8, &[("pg_rank", 0)]);
-    t.add_offsets("MPIR_Group", 16, &[("size", 0), ("lrank_to_lpid", 8)]);
-    t.add_offsets("MPII_Group_pmap_t", 16, &[("lpid", 0)]);
-    t.add_offsets("MPIR_Request", 128, &[("cc", 0), ("next", 8), ("dev", 16)]);
-    t.add_offsets(
-        "MPIDI_Request",
-        64,
-        &[
-            ("match", 0),
-            ("user_buf", 8),
-            ("user_count", 16),
-            ("datatype", 24),
-            ("recv_data_sz", 32),
-            ("tmpbuf", 40),
-            ("state", 48),
-        ],
-    );
-    t.add_offsets("MPIDI_Message_match", 8, &[("parts", 0)]);
-    t.add_offsets(
-        "MPIDI_Message_match_parts_t",
-        8,
-        &[("tag", 0), ("rank", 4), ("context_id", 6)],
-    );
-    t.add_offsets(
-        "MPIR_Sendq",
-        40,
-        &[
-            ("sreq", 0),
-            ("tag", 8),
-            ("rank", 12),
-            ("context_id", 16),
-            ("next", 24),
-        ],
-    );
-    t
-}
 
 const LIST: u64 = 0x1000;
 const POSTED_PTR: u64 = 0x1100;

@@ -1,6 +1,10 @@
 //! A small MPICH CH3 process laid out by hand, with the layouts of this
 //! synthetic build, for the tests that read its queues through backends
-//! and sessions of their own.
+//! and sessions of their own, and the layouts of that build for the
+//! decoder tests that lay out processes of their own.
+
+// Each test crate uses its own part of this.
+#![allow(dead_code)]
 
 use mpidd_read::{ByteOrder, SymbolTable, SyntheticMemory, TargetAbi, TargetAddr};
 use mpiq_core::LayoutTable;
