@@ -77,7 +77,7 @@ pub use detect::{
 };
 pub use layout_resolver::LayoutResolver;
 pub use mpich::{MpichCh3, MpichCh4};
-pub use session::{Provenance, QueueReading, Session};
+pub use session::{Provenance, Session, SessionReading};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
 #[doc(no_inline)]

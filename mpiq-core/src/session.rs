@@ -71,10 +71,12 @@ impl fmt::Debug for Session {
     }
 }
 
-/// One reading of a process's queues, and what it rests on.
+/// One reading of a process's queues through a [`Session`], and what it
+/// rests on. (A [`QueueReadings`](crate::QueueReadings) is instead the
+/// one or two readings `read_process_queues` compares.)
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct QueueReading {
+pub struct SessionReading {
     /// The queues.
     pub queues: ProcessQueues,
     /// Which decoder read them, from which layouts.
@@ -201,7 +203,7 @@ impl Session {
     /// one of mpidd's targets. `objects` are the process's loaded objects
     /// (for each file's build, and the profiles of the libraries beneath
     /// the MPI library); build it once per process, and again when the
-    /// process loads a library ([`mpidd_read::LiveTarget::refresh`] does
+    /// process loads a library (`mpidd_read::LiveTarget::refresh` does
     /// that for a live target).
     ///
     /// The MPI library's types come from `target.layouts()` when they
@@ -213,7 +215,7 @@ impl Session {
         &self,
         target: &dyn Target,
         objects: &dyn LoadedObjects,
-    ) -> Result<QueueReading, DecodeError> {
+    ) -> Result<SessionReading, DecodeError> {
         self.read(target, objects, TypeSource::Caller(target.layouts()))
     }
 
@@ -225,7 +227,7 @@ impl Session {
         &self,
         target: &dyn Target,
         objects: &dyn LoadedObjects,
-    ) -> Result<QueueReading, DecodeError> {
+    ) -> Result<SessionReading, DecodeError> {
         let dwarf = TypeOracle::from_objects(objects);
         self.read(target, objects, TypeSource::Dwarf(Some(&dwarf)))
     }
@@ -235,7 +237,7 @@ impl Session {
         target: &dyn Target,
         objects: &dyn LoadedObjects,
         types: TypeSource<'_>,
-    ) -> Result<QueueReading, DecodeError> {
+    ) -> Result<SessionReading, DecodeError> {
         let resolution = self.resolver.resolve(
             target.memory(),
             target.symbols(),
@@ -243,7 +245,7 @@ impl Session {
             types,
             &self.limits,
         )?;
-        Ok(QueueReading {
+        Ok(SessionReading {
             provenance: Provenance::of(&resolution),
             queues: resolution.queues,
         })

@@ -32,6 +32,6 @@ fn results_and_errors_are_send_and_sync() {
     assert_send_sync::<MqsError>();
     assert_send_sync::<FoundLibrary>();
     assert_send_sync::<Identified>();
-    assert_send_sync::<QueueReading>();
+    assert_send_sync::<SessionReading>();
     assert_send_sync::<Provenance>();
 }

@@ -10,7 +10,7 @@ use mpidd_read::{
     shipped_profiles, ElfSymbols, LayoutProfile, LoadedLayouts, StackUnwinder, Target, TargetParts,
     ThreadRegisters, ThreadStack, TypeOracle,
 };
-use mpiq_core::{DecodeError, QueueReading, Session};
+use mpiq_core::{DecodeError, Session, SessionReading};
 use std::cell::Cell;
 
 use crate::memory::PtraceMemory;
@@ -115,7 +115,7 @@ impl RankReader {
     }
 
     /// The rank's queues, read through `memory`, and what they rest on.
-    pub fn queues(&self, memory: &PtraceMemory) -> Result<QueueReading, DecodeError> {
+    pub fn queues(&self, memory: &PtraceMemory) -> Result<SessionReading, DecodeError> {
         self.session
             .read_queues(&self.target(memory), &self.objects)
     }
