@@ -209,7 +209,10 @@ impl Session {
     /// The MPI library's types come from `target.layouts()` when they
     /// answer every question its decoder asks, else from the profile
     /// made for its build; at later stops of the same build, from what
-    /// was resolved at the first. Nothing here stops, attaches to or
+    /// was resolved at the first. The reading's [`Provenance`] names
+    /// them as the types say ([`Layouts::origin`](mpidd_read::Layouts::origin):
+    /// mpidd's own targets tell their DWARF from the profile that
+    /// answered), else as the caller's. Nothing here stops, attaches to or
     /// writes to the process.
     pub fn read_queues(
         &self,
