@@ -259,8 +259,32 @@ fn mpidd_job_fills_and_uses_the_cache() {
     assert!(cache.join(format!("{}.json", libmpi_build_id())).exists());
     let (warm, err) = ok(&job(&cache));
     assert!(!err.contains("warning"), "{err}");
-    assert_eq!(warm, cold);
-    let v: serde_json::Value = serde_json::from_str(&warm).expect("job JSON");
+    // The same report, but for what each rank's queues rest on: the DWARF
+    // cold, the cache entry warm.
+    let mut cold: serde_json::Value = serde_json::from_str(&cold).expect("job JSON");
+    let mut v: serde_json::Value = serde_json::from_str(&warm).expect("job JSON");
+    let provenance = |report: &mut serde_json::Value| -> String {
+        let queues = &mut report["ranks"][0]["basis"]["queues"];
+        let p = queues["provenance"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        queues["provenance"] = serde_json::Value::Null;
+        p
+    };
+    let (from_dwarf, from_cache) = (provenance(&mut cold), provenance(&mut v));
+    assert!(
+        from_dwarf.ends_with("layouts from its DWARF"),
+        "{from_dwarf}"
+    );
+    assert!(
+        from_cache.contains(&format!(
+            "layouts from the layout cache ({}",
+            cache.join(format!("{}.json", libmpi_build_id())).display()
+        )),
+        "{from_cache}"
+    );
+    assert_eq!(v, cold);
     let rank = &v["ranks"][0];
     assert!(
         rank["errors"].as_array().is_none_or(|e| e.is_empty()),

@@ -19,6 +19,7 @@ use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
     environment_world_rank, read_native_queues, world_rank, Layouts, RankSource, Session,
+    SessionReading,
 };
 #[cfg(feature = "mqs")]
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
@@ -378,11 +379,8 @@ impl JobReader {
             (None, Types::Dwarf) => self
                 .session
                 .read_queues_with_dwarf(t, objects)
-                .map(|r| (r.queues, Some(r.provenance.to_string()))),
-            (None, Types::Target) => self
-                .session
-                .read_queues(t, objects)
-                .map(|r| (r.queues, Some(r.provenance.to_string()))),
+                .map(rank_provenance),
+            (None, Types::Target) => self.session.read_queues(t, objects).map(rank_provenance),
         };
         let queues = match queues {
             Ok((queues, provenance)) => {
@@ -462,6 +460,16 @@ impl JobReader {
             Err(_) => {}
         }
     }
+}
+
+/// A rank's queues and, for a person, what they rest on. Whether its
+/// build's layouts were resolved for an earlier rank depends on the order
+/// the ranks happened to be read in, not on the rank, so it is left out:
+/// ranks of one build read the same.
+fn rank_provenance(reading: SessionReading) -> (ProcessQueues, Option<String>) {
+    let mut provenance = reading.provenance;
+    provenance.reused = false;
+    (reading.queues, Some(provenance.to_string()))
 }
 
 /// Where a rank's MPI library's types come from.
