@@ -257,8 +257,7 @@ impl QueueDecoder for MpichCh4 {
                 );
                 // The expected queues link UCX's requests the pools led to:
                 // read again in one batch rather than one by one.
-                let ahead =
-                    ReadAhead::new(mem, &pools.ucx_requests, Limits::default().max_record_bytes);
+                let ahead = ReadAhead::new(mem, &pools.ucx_requests, limits.max_record_bytes);
                 let ucx = self.ucx_unexpected(target, &ahead, types, &comms, limits);
                 Ok((comms, posted, unexpected, sends, (pools, ucx)))
             },

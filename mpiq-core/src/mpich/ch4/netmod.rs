@@ -101,7 +101,7 @@ impl MpichCh4 {
         // UCX's requests behind the netmod's, read in one batch: each is
         // then decoded from there as it would be from the target.
         found.ucx_requests = self.netmod_ucx_requests(&objects, seen, types, order);
-        let ahead = ReadAhead::new(mem, &found.ucx_requests, Limits::default().max_record_bytes);
+        let ahead = ReadAhead::new(mem, &found.ucx_requests, limits.max_record_bytes);
         let mem: &dyn TargetMemory = &ahead;
         let mut any = false;
         for object in objects {
