@@ -371,6 +371,20 @@ impl Tracer {
         }
     }
 
+    /// After a ptrace event of `tid`: let it run on when the process is
+    /// running, else keep it stopped with the others.
+    fn resume_or_hold(&mut self, tid: i32, running: bool) -> Result<(), TraceError> {
+        if running {
+            match ptrace::cont(Pid::from_raw(tid), None) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(e) => return Err(ptrace_err("CONT", tid)(e)),
+            }
+        } else {
+            self.set_stopped(tid, true);
+        }
+        Ok(())
+    }
+
     fn set_stopped(&mut self, tid: i32, stopped: bool) {
         if let Some(t) = self.threads.get_mut(&tid) {
             t.stopped = stopped;
@@ -441,25 +455,11 @@ impl Tracer {
                         self.threads.entry(new).or_default();
                     }
                 }
-                if running {
-                    match ptrace::cont(Pid::from_raw(tid), None) {
-                        Ok(()) | Err(Errno::ESRCH) => {}
-                        Err(e) => return Err(ptrace_err("CONT", tid)(e)),
-                    }
-                } else {
-                    self.set_stopped(tid, true);
-                }
+                self.resume_or_hold(tid, running)?;
                 Ok(None)
             }
             WaitStatus::PtraceEvent(..) => {
-                if running {
-                    match ptrace::cont(Pid::from_raw(tid), None) {
-                        Ok(()) | Err(Errno::ESRCH) => {}
-                        Err(e) => return Err(ptrace_err("CONT", tid)(e)),
-                    }
-                } else {
-                    self.set_stopped(tid, true);
-                }
+                self.resume_or_hold(tid, running)?;
                 Ok(None)
             }
             _ => Ok(None),
