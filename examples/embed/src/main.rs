@@ -94,6 +94,11 @@ struct StopArgs {
     /// debugger can attach to it; send it SIGCONT afterwards.
     #[arg(long)]
     leave_stopped: bool,
+    /// Append the stops to FILE instead of printing them; `{pid}` in FILE
+    /// is replaced by the traced process's id, so that each rank under a
+    /// launcher has a file of its own.
+    #[arg(long, value_name = "FILE")]
+    out: Option<String>,
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -106,6 +111,7 @@ impl StopArgs {
             pause_file: self.pause_at_stop,
             limit,
             leave_stopped: self.leave_stopped,
+            out: self.out,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! restored and every thread detached, on success and on failure alike.
 
 use std::ffi::{OsStr, OsString};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -36,6 +37,9 @@ pub struct LoopOptions {
     /// Leave the process stopped (SIGSTOP) when detaching, for another
     /// debugger to attach; whoever asked continues it (SIGCONT).
     pub leave_stopped: bool,
+    /// Where stops go instead of standard output; `{pid}` in it stands for
+    /// the traced process's id.
+    pub out: Option<String>,
 }
 
 /// Why the loop failed.
@@ -56,6 +60,14 @@ pub enum LoopError {
     /// Printing failed.
     #[error("cannot print the stop: {0}")]
     Output(#[from] std::io::Error),
+    /// The file stops go to could not be opened.
+    #[error("cannot open {path} for the stops: {source}")]
+    OutputFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The pause file was not removed in time.
     #[error("the pause file {path} was not removed within {limit:?}")]
     Pause {
@@ -211,7 +223,7 @@ fn run_loop(tracer: Tracer, at_exec: bool, options: &LoopOptions) -> Result<(), 
             .join(", ")
     );
     let mut shown = 0;
-    let mut out = std::io::stdout().lock();
+    let mut out = open_output(options.out.as_deref(), pid)?;
     while shown < options.stops {
         traced.tracer.resume_all()?;
         let reports = traced
@@ -258,7 +270,7 @@ fn run_loop(tracer: Tracer, at_exec: bool, options: &LoopOptions) -> Result<(), 
             reader.refresh()?;
             let view = show_stop(&traced.tracer, &reader, &memory, shown, tid, reason)?;
             pause(options)?;
-            view.print(options.json, &mut out)?;
+            view.print(options.json, &mut *out)?;
             wait_unpaused(options)?;
         }
         if shown < options.stops {
@@ -321,6 +333,22 @@ fn show_stop(
         call,
         threads,
     })
+}
+
+/// Where the stops of process `pid` are printed. Each tracer under a
+/// launcher has a file of its own, because the launcher forwards the
+/// ranks' standard output in pieces and may mix two ranks' long lines.
+fn open_output(pattern: Option<&str>, pid: i32) -> Result<Box<dyn Write>, LoopError> {
+    let Some(pattern) = pattern else {
+        return Ok(Box::new(std::io::stdout().lock()));
+    };
+    let path = PathBuf::from(pattern.replace("{pid}", &pid.to_string()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|source| LoopError::OutputFile { path, source })?;
+    Ok(Box::new(file))
 }
 
 /// Creates the pause file, if one was asked for, before the stop is

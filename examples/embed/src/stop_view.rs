@@ -96,8 +96,11 @@ impl StopView {
     /// Prints the stop: one JSON object on one line, or text.
     pub fn print(&self, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
         if json {
-            serde_json::to_writer(&mut *out, self)?;
-            writeln!(out)?;
+            // One write for the whole line: a reader of a pipe never sees
+            // it cut where a line buffer would have flushed.
+            let mut line = serde_json::to_vec(self)?;
+            line.push(b'\n');
+            out.write_all(&line)?;
             return out.flush();
         }
         let why = match &self.reason {

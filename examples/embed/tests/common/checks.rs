@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{
-    gdb_backtrace, json_of, mpidd, one_job_at_a_time, plain, signal, stop_frames, wait_stopped,
-    Embed, Job, Mpi, LIMIT,
+    fresh_dir, gdb_backtrace, json_of, mpidd, one_job_at_a_time, plain, signal, stop_frames,
+    wait_stopped, Embed, Job, Mpi, LIMIT,
 };
 
 /// Attaches the example to rank 0 with a breakpoint at MPI_Recv and
@@ -243,26 +243,48 @@ pub fn job_gives_mpidds_verdict(mpi: &Mpi) {
 pub fn run_under_launcher_shows_each_rank(mpi: &Mpi) {
     let _one = one_job_at_a_time();
     let embed = env!("CARGO_BIN_EXE_mpidd-embed");
+    // Each tracer writes its stops to a file of its own: the launcher
+    // forwards the ranks' output in pieces and may mix two long lines.
+    let out = fresh_dir(&format!("embed-run-{}-stops", mpi.name)).join("stops-{pid}.json");
+    let out = out.to_str().expect("a UTF-8 scratch path");
     let job = Job::start_under(
         mpi,
         &format!("embed-run-{}", mpi.name),
         &[
-            embed, "run", "--break", "MPI_Recv", "--stops", "2", "--json", "--",
+            embed, "run", "--break", "MPI_Recv", "--stops", "2", "--json", "--out", out, "--",
         ],
     );
     for &pid in &job.ranks {
         signal(pid, "USR1");
     }
-    let mut stops: Vec<Value> = Vec::new();
-    while stops.len() < 4 {
-        let line = job
-            .lines
-            .recv_timeout(LIMIT)
-            .unwrap_or_else(|_| panic!("4 stops within the bound; got {stops:?}"));
-        if line.starts_with('{') {
-            stops.push(serde_json::from_str(&line).expect("a stop is one JSON object"));
+    let deadline = Instant::now() + LIMIT;
+    let stops: Vec<Value> = loop {
+        let stops: Vec<Value> = job
+            .ranks
+            .iter()
+            .flat_map(|pid| {
+                let text = std::fs::read_to_string(out.replace("{pid}", &pid.to_string()))
+                    .unwrap_or_default();
+                // Only whole lines: the tracer may be writing the last one.
+                let whole = text
+                    .rsplit_once('\n')
+                    .map_or("", |(done, _)| done)
+                    .to_string();
+                whole
+                    .lines()
+                    .map(|line| serde_json::from_str(line).expect("a stop is one JSON object"))
+                    .collect::<Vec<Value>>()
+            })
+            .collect();
+        if stops.len() >= 4 {
+            break stops;
         }
-    }
+        assert!(
+            Instant::now() < deadline,
+            "4 stops within the bound; got {stops:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     for (rank, &pid) in job.ranks.iter().enumerate() {
         let mine: Vec<&Value> = stops.iter().filter(|s| s["pid"] == pid).collect();
         assert_eq!(mine.len(), 2, "rank {rank}: {stops:?}");
