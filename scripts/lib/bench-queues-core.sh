@@ -5,19 +5,24 @@
 # ranks in `pids` and remove `work`.
 #
 #   queues_scale_core MPICC MPIEXEC N [CFLAGS...]
-#     builds queues.c with MPICC, runs `MPIEXEC -n 4 queues scale N`, gcores
+#     builds queues.c with MPICC (tests/mpich/queues.c, or `queues_src` when
+#     the caller sets it), runs `MPIEXEC -n 4 queues scale N` (MPIEXEC is
+#     split into words: a launcher with its options), gcores
 #     rank 0 once it has stopped, and ends the job. Sets `core`, `core_mb`
 #     and `mapped` (the files rank 0 had mapped, for cold runs).
-#   timed COMMAND...     "seconds KB cpu-seconds" of one run
+#   timed COMMAND...     "seconds KB cpu-seconds" of one run, or "failed"
 #   cold_of N COMMAND... the fastest of N runs, each after the page cache of
 #                        `cold_files` (an array the caller sets) is dropped
+#                        and, when the caller sets `cold_cache`, that layout
+#                        cache directory is removed
 #   warm_of N COMMAND... the fastest of N runs after one unmeasured
 
 queues_scale_core() {
   local cc=$1 mpiexec=$2 n=$3
   shift 3
-  "$cc" "$@" -o "$work/queues" tests/mpich/queues.c
-  "$mpiexec" -n 4 "$work/queues" scale "$n" >"$work/out" 2>&1 &
+  "$cc" "$@" -o "$work/queues" "${queues_src:-tests/mpich/queues.c}"
+  # shellcheck disable=SC2086
+  $mpiexec -n 4 "$work/queues" scale "$n" >"$work/out" 2>&1 &
   for _ in $(seq 1200); do [ "$(grep -c READY "$work/out" || true)" -ge 4 ] && break; sleep 0.1; done
   pids="$(awk '/READY/{print $3}' "$work/out")"
   local pid0
@@ -38,7 +43,12 @@ queues_scale_core() {
 timed() {
   local start end kb user sys
   start=$(date +%s%N)
-  /usr/bin/time -f "%M %U %S" -o "$work/t" "$@" >/dev/null 2>&1
+  # A command that fails is reported as such, never timed as if it worked.
+  if ! /usr/bin/time -f "%M %U %S" -o "$work/t" "$@" >/dev/null 2>"$work/timed.err"; then
+    echo "failed: $* ($(tail -n 1 "$work/timed.err"))" >&2
+    echo "failed"
+    return 0
+  fi
   end=$(date +%s%N)
   read -r kb user sys <"$work/t"
   awk -v ns=$((end - start)) -v kb="$kb" -v u="$user" -v s="$sys" \
@@ -70,6 +80,7 @@ cold_of() {
   local runs=$1
   shift
   for _ in $(seq "$runs"); do
+    if [ -n "${cold_cache:-}" ]; then rm -rf "$cold_cache"; fi
     evict "${cold_files[@]}"
     timed "$@"
   done | sort -n | head -n 1
