@@ -176,6 +176,11 @@ impl LayoutResolver {
         limits: &Limits,
     ) -> Result<Resolution, DecodeError> {
         let found = identify(memory, symbols, limits)?;
+        if let TypeSource::Dwarf(Some(oracle)) = &types {
+            // The decoder asks the library's own types: its DWARF answers
+            // them without the objects mapped before it being read.
+            oracle.search_first(&found.library);
+        }
         let build = self.build_of(objects, &found.library);
         // The libraries under the MPI library (UCX) have builds of their
         // own: their profiles answer under whatever answers for the MPI

@@ -3,7 +3,9 @@
 //!
 //! Objects are opened and indexed lazily, on the first question that needs
 //! them, and kept for the next. Searches go through the objects in the
-//! order they were added and take the first definition: a declaration
+//! order they were added (or with one object first, the MPI library once
+//! it is known: [`TypeOracle::search_first`]) and take the first
+//! definition: a declaration
 //! (`DW_AT_declaration`, an opaque `struct X;`) never answers, and a
 //! typedef of one sends the search on for the tag's definition, in the same
 //! object first and then in the others.
@@ -51,6 +53,9 @@ pub struct TypeOracle {
     /// The objects whose DWARF gave the members' types asked through
     /// [`TypeOracle::member_type`], which the map above does not hold.
     member_objects: Mutex<BTreeSet<String>>,
+    /// The object searched before the others (see
+    /// [`TypeOracle::search_first`]), by its index.
+    first: Mutex<Option<usize>>,
 }
 
 struct Slot {
@@ -183,10 +188,38 @@ impl TypeOracle {
         Ok(layout)
     }
 
+    /// Searches the object added as `object` before the others from now
+    /// on; the others keep their order. A decoder that has identified the
+    /// MPI library asks it of that library's private types: the library's
+    /// own definition is the one its memory was laid out by, and a search
+    /// that starts with it never opens, inflates or scans the DWARF of
+    /// the dozen objects mapped before it (libc's debug file among them).
+    /// Answers kept from the earlier order are dropped. Returns whether
+    /// the oracle has that object.
+    pub fn search_first(&self, object: &str) -> bool {
+        let Ok(index) = self.object_index(object) else {
+            return false;
+        };
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        if *first != Some(index) {
+            *first = Some(index);
+            self.found.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+        true
+    }
+
+    /// The objects' indexes in search order.
+    fn search_order(&self) -> impl Iterator<Item = usize> {
+        let first = *self.first.lock().unwrap_or_else(|e| e.into_inner());
+        first
+            .into_iter()
+            .chain((0..self.objects.len()).filter(move |&i| Some(i) != first))
+    }
+
     fn search_type(&self, name: &str) -> Result<TypeLayout, TypeError> {
         let query = Query::parse(name);
         let mut searched = Vec::new();
-        for index in 0..self.objects.len() {
+        for index in self.search_order() {
             let mut notes = Notes::default();
             match self.find_in_object(index, &query, name, true, &mut notes) {
                 Ok(Some(layout)) => return Ok(layout),
@@ -277,7 +310,8 @@ impl TypeOracle {
                 .find_definition(handle.object, class, &name, &label, true)?
                 .ok_or_else(|| TypeError::NotFound {
                     name: label.clone(),
-                    searched: (0..self.objects.len())
+                    searched: self
+                        .search_order()
                         .map(|i| self.searched(i, Notes::default()))
                         .collect(),
                 }),
@@ -505,7 +539,7 @@ impl TypeOracle {
             _ => &[TagClass::Struct][..],
         };
         let query = Query { name: tag, classes };
-        let others = (0..self.objects.len()).filter(|&i| i != origin && global);
+        let others = self.search_order().filter(|&i| i != origin && global);
         for index in std::iter::once(origin).chain(others) {
             match self.find_in_object(index, &query, asked, false, &mut Notes::default()) {
                 Ok(Some(layout)) => return Ok(Some(layout)),
