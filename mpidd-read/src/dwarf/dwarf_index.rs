@@ -9,9 +9,13 @@
 //! for the name asked and resumes there for the next question, so each unit
 //! is scanned at most once per object and a type that the first units
 //! define costs almost nothing. Indexes can be stale or wrong, so whoever
-//! takes a candidate reads its DIE again and checks the tag and name.
+//! takes a candidate reads its DIE again and checks the tag and name; the
+//! scan itself files its candidates under a hash of the name, not the
+//! name, so it copies no string (a collision only offers a candidate that
+//! check then refuses).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -92,8 +96,14 @@ enum ScanPos {
     Done,
 }
 
+/// The hash a name is filed under: fixed, so the scan and a question agree.
+fn name_key(name: &[u8]) -> u64 {
+    foldhash::fast::FixedState::with_seed(0).hash_one(name)
+}
+
 struct Scan {
-    names: HashMap<Box<str>, Vec<Candidate>>,
+    /// Candidates by [`name_key`] of their name.
+    names: HashMap<u64, Vec<Candidate>, foldhash::fast::RandomState>,
     next: ScanPos,
     problems: Vec<String>,
     units_scanned: u64,
@@ -144,8 +154,8 @@ impl Scan {
         if let Err(e) = scan_unit(dwarf, section, start, header, &mut found) {
             self.note(format!("unit at {section:?}+{start:#x}: {e}"));
         }
-        for (name, candidate) in found {
-            self.names.entry(name.into()).or_default().push(candidate);
+        for (key, candidate) in found {
+            self.names.entry(key).or_default().push(candidate);
         }
         true
     }
@@ -180,7 +190,7 @@ impl NameIndex {
             kind,
             accelerated: AtomicU64::new(0),
             scan: Mutex::new(Scan {
-                names: HashMap::new(),
+                names: HashMap::default(),
                 next: ScanPos::Unit(UnitSection::Info, 0),
                 problems: Vec::new(),
                 units_scanned: 0,
@@ -240,12 +250,13 @@ impl NameIndex {
             }
             Err(problem) => self.lock().note(problem),
         }
+        let key = name_key(name.as_bytes());
         let mut seen = 0;
         loop {
             let batch = {
                 let mut scan = self.lock();
-                while scan.names.get(name).map_or(0, Vec::len) <= seen && scan.advance(&dwarf) {}
-                let list = scan.names.get(name).map_or(&[][..], Vec::as_slice);
+                while scan.names.get(&key).map_or(0, Vec::len) <= seen && scan.advance(&dwarf) {}
+                let list = scan.names.get(&key).map_or(&[][..], Vec::as_slice);
                 list.get(seen..).unwrap_or_default().to_vec()
             };
             if batch.is_empty() {
@@ -269,7 +280,7 @@ fn scan_unit(
     section: UnitSection,
     start: usize,
     header: gimli::UnitHeader<DwarfReader<'_>>,
-    out: &mut Vec<(String, Candidate)>,
+    out: &mut Vec<(u64, Candidate)>,
 ) -> gimli::Result<()> {
     let unit = open_unit(dwarf, header)?;
     let mut raw = unit.header.entries_raw(&unit.abbreviations, None)?;
@@ -322,7 +333,7 @@ fn scan_unit(
                 };
                 // Declarations are kept: the visitor notes them, so that
                 // a miss can say the type is declared but never defined.
-                out.push((name.to_string_lossy().into_owned(), candidate));
+                out.push((name_key(name.slice()), candidate));
             }
         }
         if abbrev.has_children() {
@@ -452,7 +463,8 @@ fn unit_candidates(
         if let Err(e) = scanned {
             return Err(format!("the unit at {start:#x} an index names: {e}"));
         }
-        out.extend(found.into_iter().filter(|(n, _)| n == name).map(|(_, c)| c));
+        let key = name_key(name.as_bytes());
+        out.extend(found.into_iter().filter(|(k, _)| *k == key).map(|(_, c)| c));
     }
     Ok(out)
 }
