@@ -136,7 +136,8 @@ impl LayoutResolver {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn warn(&self, line: String) {
+    /// Adds a line to what [`LayoutResolver::take_warnings`] returns.
+    pub(crate) fn warn(&self, line: String) {
         self.warnings
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -209,6 +209,15 @@ impl NameIndex {
         }
     }
 
+    /// Whether every unit has been scanned and nothing went wrong on the
+    /// way (no unreadable unit, no failed accelerator lookup): then a name
+    /// the search offered no candidate for is defined nowhere in the
+    /// object.
+    pub(crate) fn scanned_whole(&self) -> bool {
+        let scan = self.lock();
+        matches!(scan.next, ScanPos::Done) && scan.problems.is_empty()
+    }
+
     /// What went wrong while scanning, so far.
     pub(crate) fn problems(&self) -> Vec<String> {
         self.lock().problems.clone()
@@ -223,10 +232,14 @@ impl NameIndex {
     /// Offers `visit` each candidate for `name` until it returns
     /// `Some`. Candidates may repeat (an accelerator's and then the
     /// scan's) and must be checked by reading their DIE.
+    ///
+    /// `offered` counts the candidates offered, so that a caller can tell
+    /// a name nothing names from one whose candidates all failed.
     pub(crate) fn search<T, E>(
         &self,
         file: &DwarfFile,
         name: &str,
+        offered: &mut u64,
         mut visit: impl FnMut(Candidate) -> Result<Option<T>, E>,
     ) -> Result<Option<T>, E> {
         if self.kind == NameIndexKind::NoDebugInfo {
@@ -242,6 +255,7 @@ impl NameIndex {
             Ok(candidates) => {
                 self.accelerated
                     .fetch_add(candidates.len() as u64, Ordering::Relaxed);
+                *offered += candidates.len() as u64;
                 for candidate in candidates {
                     if let Some(found) = visit(candidate)? {
                         return Ok(Some(found));
@@ -263,6 +277,7 @@ impl NameIndex {
                 return Ok(None);
             }
             seen += batch.len();
+            *offered += batch.len() as u64;
             // The lock is released: `visit` may search this index again.
             for candidate in batch {
                 if let Some(found) = visit(candidate)? {

@@ -13,8 +13,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::dwarf::absent_names::{AbsentNameStore, AbsentNames};
 use crate::dwarf::dwarf_file::DwarfFile;
 use crate::dwarf::dwarf_index::{IndexStats, NameIndex, TagClass};
 use crate::dwarf::dwarf_layout::{Resolved, TypeReader};
@@ -56,6 +57,8 @@ pub struct TypeOracle {
     /// The object searched before the others (see
     /// [`TypeOracle::search_first`]), by its index.
     first: Mutex<Option<usize>>,
+    /// Where the names each object's DWARF lacks are kept between runs.
+    absent_store: Option<Arc<dyn AbsentNameStore>>,
 }
 
 struct Slot {
@@ -69,6 +72,8 @@ struct Loaded {
     file: DwarfFile,
     index: NameIndex,
     directory: OnceLock<UnitDirectory>,
+    /// The names this DWARF is known not to define.
+    absent: AbsentNames,
 }
 
 /// A name as asked: `struct X`, `union X`, `enum X` or a bare `X`.
@@ -149,6 +154,45 @@ impl TypeOracle {
             debug_file: debug_file.map(Path::to_path_buf),
             loaded: OnceLock::new(),
         });
+    }
+
+    /// Recalls from `store`, for each object as it is opened, the names
+    /// its DWARF (of that very build) is known not to define, and searches
+    /// it no more for them; [`TypeOracle::keep_absent_names`] adds the
+    /// names found missing in this run. A name is taken as missing only
+    /// after every unit of the object was read without a problem and
+    /// nothing offered a candidate for it.
+    pub fn with_absent_name_store(mut self, store: Arc<dyn AbsentNameStore>) -> Self {
+        self.absent_store = Some(store);
+        self
+    }
+
+    /// Hands the store given to [`TypeOracle::with_absent_name_store`]
+    /// every object's absent names, for those objects where this run found
+    /// new ones. Returns what could not be kept, a line each (nothing
+    /// depends on it).
+    pub fn keep_absent_names(&self) -> Vec<String> {
+        let Some(store) = &self.absent_store else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        for slot in &self.objects {
+            let Some(Ok(loaded)) = slot.loaded.get() else {
+                continue;
+            };
+            let (Some(identity), Some(names)) = (loaded.file.identity(), loaded.absent.to_keep())
+            else {
+                continue;
+            };
+            match store.keep(&identity, &names) {
+                Ok(()) => loaded.absent.kept(),
+                Err(e) => problems.push(format!(
+                    "the names {} does not define were not kept: {e}",
+                    slot.name
+                )),
+            }
+        }
+        problems
     }
 
     /// An oracle over every object of `symbols`, in its order, with the
@@ -461,11 +505,19 @@ impl TypeOracle {
         slot.loaded
             .get_or_init(|| {
                 let file = DwarfFile::open(&slot.path, slot.debug_file.as_deref())?;
+                let absent = match (&self.absent_store, file.identity()) {
+                    (Some(store), Some(identity)) => store
+                        .recall(&identity)
+                        .map(AbsentNames::recalled)
+                        .unwrap_or_default(),
+                    _ => AbsentNames::default(),
+                };
                 let index = NameIndex::new(&file);
                 Ok(Loaded {
                     file,
                     index,
                     directory: OnceLock::new(),
+                    absent,
                 })
             })
             .as_ref()
@@ -491,36 +543,47 @@ impl TypeOracle {
         notes: &mut Notes,
     ) -> Result<Option<TypeLayout>, TypeError> {
         let loaded = self.load(index)?;
-        if !loaded.file.has_debug_info() {
+        if !loaded.file.has_debug_info() || loaded.absent.contains(query.name) {
             return Ok(None);
         }
         let reader = self.reader(index, loaded)?;
-        loaded.index.search(&loaded.file, query.name, |candidate| {
-            let die = match reader.check(candidate, query.name) {
-                Ok(Some((die, class))) if query.classes.contains(&class) => die,
-                Ok(_) => return Ok(None),
-                Err(e) => {
-                    // A stale or corrupt index entry: others may do.
-                    notes.problems.push(e.to_string());
+        let mut offered = 0;
+        let found = loaded
+            .index
+            .search(&loaded.file, query.name, &mut offered, |candidate| {
+                let die = match reader.check(candidate, query.name) {
+                    Ok(Some((die, class))) if query.classes.contains(&class) => die,
+                    Ok(_) => return Ok(None),
+                    Err(e) => {
+                        // A stale or corrupt index entry: others may do.
+                        notes.problems.push(e.to_string());
+                        return Ok(None);
+                    }
+                };
+                if TypeReader::is_declaration(&die) {
+                    notes.declared = true;
                     return Ok(None);
                 }
-            };
-            if TypeReader::is_declaration(&die) {
-                notes.declared = true;
-                return Ok(None);
-            }
-            match reader.resolve(die.at)? {
-                Resolved::Void => Ok(Some(self.void(index, asked))),
-                Resolved::Type(at) => reader.layout(at, asked).map(Some),
-                Resolved::Declaration { class, name } => {
-                    let found = self.find_definition(index, class, &name, asked, global)?;
-                    if found.is_none() {
-                        notes.declared = true;
+                match reader.resolve(die.at)? {
+                    Resolved::Void => Ok(Some(self.void(index, asked))),
+                    Resolved::Type(at) => reader.layout(at, asked).map(Some),
+                    Resolved::Declaration { class, name } => {
+                        let found = self.find_definition(index, class, &name, asked, global)?;
+                        if found.is_none() {
+                            notes.declared = true;
+                        }
+                        Ok(found)
                     }
-                    Ok(found)
                 }
-            }
-        })
+            })?;
+        let whole = found.is_none()
+            && offered == 0
+            && loaded.index.scanned_whole()
+            && loaded.file.problems().is_empty();
+        if whole {
+            loaded.absent.learn(query.name);
+        }
+        Ok(found)
     }
 
     /// The definition of a tag that `origin` only declares: in `origin`
@@ -569,6 +632,7 @@ impl TypeOracle {
         match slot.loaded.get() {
             Some(Ok(loaded)) => {
                 has_debug_info = loaded.file.has_debug_info();
+                problems.extend(loaded.file.problems());
                 problems.extend(loaded.index.problems());
                 if let Some(problem) = loaded.directory.get().and_then(|d| d.problem.clone()) {
                     problems.push(problem);
