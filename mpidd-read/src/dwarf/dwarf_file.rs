@@ -16,6 +16,7 @@ use object::{CompressedData, CompressionFormat, Object, ObjectKind, ObjectSectio
 
 use crate::backend::core_file::map_file;
 use crate::dwarf::absent_names::DwarfIdentity;
+use crate::dwarf::dwarf_units::AbbrevCache;
 use crate::dwarf::type_error::TypeError;
 
 /// How gimli reads sections here: borrowed bytes in the file's byte order.
@@ -74,6 +75,8 @@ pub(crate) struct DwarfFile {
     dwarf_path: Option<PathBuf>,
     /// That file's GNU build-id, if it has one.
     build_id: Option<Vec<u8>>,
+    /// The abbreviation tables parsed so far.
+    abbrevs: AbbrevCache,
 }
 
 impl DwarfFile {
@@ -85,6 +88,7 @@ impl DwarfFile {
             endian: RunTimeEndian::Little,
             dwarf_path: None,
             build_id: None,
+            abbrevs: AbbrevCache::default(),
         };
         if this.try_file(path)? {
             return Ok(this);
@@ -277,6 +281,11 @@ impl DwarfFile {
     /// A section as gimli reads it.
     pub(crate) fn reader(&self, name: &str) -> DwarfReader<'_> {
         EndianSlice::new(self.section(name), self.endian)
+    }
+
+    /// The abbreviation tables parsed so far, shared by every query.
+    pub(crate) fn abbrevs(&self) -> &AbbrevCache {
+        &self.abbrevs
     }
 
     /// The file's byte order.

@@ -23,7 +23,7 @@ use gimli::{AttributeValue, DwTag, NameTypeUnit, Reader};
 use serde::Serialize;
 
 use crate::dwarf::dwarf_file::{DwarfFile, DwarfReader, GDB_INDEX};
-use crate::dwarf::dwarf_units::{header_at, open_unit, DieRef, UnitSection};
+use crate::dwarf::dwarf_units::{header_at, open_unit, AbbrevCache, DieRef, UnitSection};
 use crate::dwarf::gdb_index::GdbIndex;
 
 /// Where an object's type names are looked up.
@@ -120,7 +120,7 @@ impl Scan {
     }
 
     /// Scans the next unit. Returns false when there is none.
-    fn advance(&mut self, dwarf: &gimli::Dwarf<DwarfReader<'_>>) -> bool {
+    fn advance(&mut self, dwarf: &gimli::Dwarf<DwarfReader<'_>>, abbrevs: &AbbrevCache) -> bool {
         let ScanPos::Unit(section, start) = self.next else {
             return false;
         };
@@ -151,7 +151,7 @@ impl Scan {
         };
         self.units_scanned += 1;
         let mut found = Vec::new();
-        if let Err(e) = scan_unit(dwarf, section, start, header, &mut found) {
+        if let Err(e) = scan_unit(dwarf, abbrevs, section, start, header, &mut found) {
             self.note(format!("unit at {section:?}+{start:#x}: {e}"));
         }
         for (key, candidate) in found {
@@ -247,7 +247,7 @@ impl NameIndex {
         }
         let dwarf = file.dwarf();
         let accelerated = match self.kind {
-            NameIndexKind::DebugNames => debug_names_candidates(&dwarf, name),
+            NameIndexKind::DebugNames => debug_names_candidates(&dwarf, file.abbrevs(), name),
             NameIndexKind::GdbIndex => gdb_index_candidates(file, &dwarf, name),
             _ => Ok(Vec::new()),
         };
@@ -269,7 +269,9 @@ impl NameIndex {
         loop {
             let batch = {
                 let mut scan = self.lock();
-                while scan.names.get(&key).map_or(0, Vec::len) <= seen && scan.advance(&dwarf) {}
+                while scan.names.get(&key).map_or(0, Vec::len) <= seen
+                    && scan.advance(&dwarf, file.abbrevs())
+                {}
                 let list = scan.names.get(&key).map_or(&[][..], Vec::as_slice);
                 list.get(seen..).unwrap_or_default().to_vec()
             };
@@ -292,12 +294,13 @@ impl NameIndex {
 /// what was read before it.
 fn scan_unit(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    abbrevs: &AbbrevCache,
     section: UnitSection,
     start: usize,
     header: gimli::UnitHeader<DwarfReader<'_>>,
     out: &mut Vec<(u64, Candidate)>,
 ) -> gimli::Result<()> {
-    let unit = open_unit(dwarf, header)?;
+    let unit = open_unit(dwarf, header, abbrevs)?;
     let mut raw = unit.header.entries_raw(&unit.abbreviations, None)?;
     let Some(root) = raw.read_abbreviation()? else {
         return Ok(());
@@ -379,6 +382,7 @@ fn debug_names_hash(name: &str, fold: bool) -> u32 {
 /// base types under `DW_TAG_structure_type`.
 fn debug_names_candidates(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    abbrevs: &AbbrevCache,
     name: &str,
 ) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
@@ -445,7 +449,7 @@ fn debug_names_candidates(
             }
         }
     }
-    out.extend(unit_candidates(dwarf, units, name)?);
+    out.extend(unit_candidates(dwarf, abbrevs, units, name)?);
     Ok(out)
 }
 
@@ -461,20 +465,22 @@ fn gdb_index_candidates(
         .filter_map(|cu| index.compile_unit(cu))
         .filter_map(|offset| usize::try_from(offset).ok())
         .collect();
-    unit_candidates(dwarf, units, name)
+    unit_candidates(dwarf, file.abbrevs(), units, name)
 }
 
 /// The top-level DIEs called `name` in the given `.debug_info` units.
 fn unit_candidates(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    abbrevs: &AbbrevCache,
     units: Vec<usize>,
     name: &str,
 ) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
     for start in units {
         let mut found = Vec::new();
-        let scanned = header_at(dwarf, UnitSection::Info, start)
-            .and_then(|header| scan_unit(dwarf, UnitSection::Info, start, header, &mut found));
+        let scanned = header_at(dwarf, UnitSection::Info, start).and_then(|header| {
+            scan_unit(dwarf, abbrevs, UnitSection::Info, start, header, &mut found)
+        });
         if let Err(e) = scanned {
             return Err(format!("the unit at {start:#x} an index names: {e}"));
         }
