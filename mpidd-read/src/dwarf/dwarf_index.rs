@@ -326,19 +326,39 @@ fn scan_unit(
             raw.skip_attributes(abbrev.attributes())?;
             continue;
         }
+        // Only the name (of a type) and the sibling are read; the runs of
+        // attributes between them are skipped, which for fixed-size forms
+        // is one jump, and what follows a sibling that will be jumped to
+        // is not read at all.
+        let specs = abbrev.attributes();
         let mut name = None;
         let mut sibling = None;
-        for spec in abbrev.attributes() {
+        let mut unread = 0;
+        for (i, spec) in specs.iter().enumerate() {
+            let wanted = match spec.name() {
+                gimli::DW_AT_name => is_type,
+                gimli::DW_AT_sibling => true,
+                _ => false,
+            };
+            if !wanted {
+                continue;
+            }
+            raw.skip_attributes(&specs[unread..i])?;
             let attr = raw.read_attribute(*spec)?;
+            unread = i + 1;
             match attr.name() {
-                gimli::DW_AT_name if is_type => name = Some(attr.value()),
-                gimli::DW_AT_sibling => {
+                gimli::DW_AT_name => name = Some(attr.value()),
+                _ => {
                     if let AttributeValue::UnitRef(o) = attr.value() {
                         sibling = Some(o);
                     }
                 }
-                _ => {}
             }
+        }
+        // Only forward jumps: a sibling pointing back would loop.
+        let jump = sibling.filter(|s| abbrev.has_children() && s.0 > offset.0);
+        if jump.is_none() {
+            raw.skip_attributes(&specs[unread..])?;
         }
         if let Some(name) = name {
             if let Ok(name) = dwarf.attr_string(&unit, name) {
@@ -354,14 +374,11 @@ fn scan_unit(
                 out.push((name_key(name.slice()), candidate));
             }
         }
-        if abbrev.has_children() {
-            // Only forward jumps: a sibling pointing back would loop.
-            if let Some(sibling) = sibling.filter(|s| s.0 > offset.0) {
-                raw = unit
-                    .header
-                    .entries_raw(&unit.abbreviations, Some(sibling))?;
-                base = 1;
-            }
+        if let Some(sibling) = jump {
+            raw = unit
+                .header
+                .entries_raw(&unit.abbreviations, Some(sibling))?;
+            base = 1;
         }
     }
     Ok(())
