@@ -60,6 +60,27 @@ fn absent_file(cache: &LayoutCache, object: &Path) -> PathBuf {
     cache.absent_names_path(&mpidd_read::build_id_hex(&id))
 }
 
+/// `text` and enough more types that gcc's `-gz` compresses the DWARF (it
+/// leaves a small section as it is).
+fn filler(text: &str) -> String {
+    let mut out = text.to_string();
+    for i in 0..200 {
+        out.push_str(&format!(
+            "struct fill{i} {{ int a; char c[{i}]; }} fill{i}_v;\n"
+        ));
+    }
+    out
+}
+
+/// Whether the object's `.debug_info` is compressed.
+fn compressed(path: &Path) -> bool {
+    use object::{Object, ObjectSection};
+    let bytes = std::fs::read(path).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let info = file.section_by_name(".debug_info").unwrap();
+    info.compressed_file_range().unwrap().format != object::CompressionFormat::None
+}
+
 /// `struct only_b` is declared (never defined) in a.so's first unit and
 /// defined in b.so; `struct late` is defined only in a.so's last unit;
 /// `struct nowhere` is defined nowhere.
@@ -72,7 +93,7 @@ fn two_objects(dir: &Path) -> (PathBuf, PathBuf) {
                 "a1.c",
                 "struct only_b; struct only_b *a_ptr; struct a_first { int x; } a_first_v;\n",
             ),
-            ("a2.c", "struct a_middle { long y; } a_middle_v;\n"),
+            ("a2.c", &filler("struct a_middle { long y; } a_middle_v;\n")),
             ("a3.c", "struct late { char c[24]; } late_v;\n"),
         ],
         &["-gz=zlib"],
@@ -90,6 +111,7 @@ fn two_objects(dir: &Path) -> (PathBuf, PathBuf) {
 fn a_name_kept_as_absent_is_still_found_where_it_is_defined() {
     let dir = temp_dir("absent-two");
     let (a, b) = two_objects(&dir);
+    assert!(compressed(&a), "the fixture must have compressed DWARF");
     let cache = LayoutCache::at(dir.join("cache"));
     let names = ["a_first", "nowhere", "only_b", "late"];
     let truth = answers(&oracle(&[&a, &b], None), &names);
@@ -244,12 +266,21 @@ fn pool_object() -> &'static Path {
                     ),
                 )
             })
+            .map(|(file, text)| {
+                let text = if file == "p1.c" { filler(&text) } else { text };
+                (file, text)
+            })
             .collect();
         let refs: Vec<(&str, &str)> = units
             .iter()
             .map(|(f, t)| (f.as_str(), t.as_str()))
             .collect();
-        shared_object(&dir, "libpool.so", &refs, &["-gz=zlib"])
+        let object = shared_object(&dir, "libpool.so", &refs, &["-gz=zlib"]);
+        assert!(
+            compressed(&object),
+            "the fixture must have compressed DWARF"
+        );
+        object
     })
 }
 

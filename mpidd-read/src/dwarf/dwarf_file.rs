@@ -319,6 +319,47 @@ mod tests {
         }
     }
 
+    /// How many compressed sections have been inflated (or tried).
+    fn inflated(file: &DwarfFile) -> usize {
+        file.sections
+            .iter()
+            .filter(|(_, b)| matches!(b, Bytes::Compressed { inflated, .. } if inflated.get().is_some()))
+            .count()
+    }
+
+    #[test]
+    fn compressed_sections_are_inflated_one_at_a_time_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("z.c");
+        // Enough DWARF that compressing it pays: gcc leaves a tiny section
+        // as it is.
+        let text: String = (0..200)
+            .map(|i| format!("struct z{i} {{ int a; long b; char c[{i}]; }} z{i}_v;\n"))
+            .collect();
+        std::fs::write(&source, text).unwrap();
+        let out = dir.path().join("libz.so");
+        let status = std::process::Command::new("gcc")
+            .args(["-shared", "-fPIC", "-g", "-gz=zlib", "-Wl,--build-id"])
+            .arg(&source)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .expect("cannot run gcc: install the Debian package gcc");
+        assert!(status.success());
+        let file = DwarfFile::open(&out, None).unwrap();
+        assert!(file
+            .sections
+            .iter()
+            .any(|(n, b)| *n == ".debug_info" && matches!(b, Bytes::Compressed { .. })));
+        // Identified without inflating anything.
+        let identity = file.identity().expect("gcc gave it a build-id");
+        assert_eq!(inflated(&file), 0);
+        let info = file.section(".debug_info");
+        assert_eq!(info.len() as u64, identity.debug_info_bytes);
+        assert_eq!(inflated(&file), 1, "only .debug_info was read");
+        assert!(file.problems().is_empty());
+    }
+
     #[test]
     fn a_non_elf_file_is_an_object_error() {
         let dir = std::env::temp_dir().join(format!("mpidd-dwarf-file-{}", std::process::id()));
