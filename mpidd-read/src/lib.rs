@@ -115,6 +115,7 @@ pub use backend::live_process::{LiveError, LiveProcess};
 pub use backend::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
 pub use backend::read_budget::ReadBudget;
 pub use backend::thread_registers::{StackArch, ThreadRegisters};
+pub use dwarf::absent_names::{AbsentNameStore, DwarfIdentity, MAX_ABSENT_NAMES};
 pub use dwarf::dwarf_index::{IndexStats, NameIndexKind};
 pub use dwarf::type_error::{SearchedObject, TypeError};
 pub use dwarf::type_layout::{

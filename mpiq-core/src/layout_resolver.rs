@@ -136,7 +136,8 @@ impl LayoutResolver {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn warn(&self, line: String) {
+    /// Adds a line to what [`LayoutResolver::take_warnings`] returns.
+    pub(crate) fn warn(&self, line: String) {
         self.warnings
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -176,6 +177,11 @@ impl LayoutResolver {
         limits: &Limits,
     ) -> Result<Resolution, DecodeError> {
         let found = identify(memory, symbols, limits)?;
+        if let TypeSource::Dwarf(Some(oracle)) = &types {
+            // The decoder asks the library's own types: its DWARF answers
+            // them without the objects mapped before it being read.
+            oracle.search_first(&found.library);
+        }
         let build = self.build_of(objects, &found.library);
         // The libraries under the MPI library (UCX) have builds of their
         // own: their profiles answer under whatever answers for the MPI
@@ -222,8 +228,15 @@ impl LayoutResolver {
             }
         }
         let empty = LayoutTable::default();
+        let library_dwarf;
         let (source, dwarf): (&dyn Layouts, _) = match types {
-            TypeSource::Dwarf(Some(oracle)) => (oracle, Some(oracle)),
+            TypeSource::Dwarf(Some(oracle)) => {
+                library_dwarf = LibraryDwarf {
+                    oracle,
+                    beside: &beside,
+                };
+                (&library_dwarf, Some(oracle))
+            }
             TypeSource::Dwarf(None) => (&empty, None),
             TypeSource::Caller(layouts) => (layouts, None),
         };
@@ -419,6 +432,75 @@ impl LayoutResolver {
             _ => layouts,
         };
         self.keep(build, layouts, LayoutOrigin::Dwarf);
+    }
+}
+
+/// The DWARF of a process's objects as the MPI library's source, less the
+/// types a companion's profile describes (UCX's, under CH4 or Open MPI's
+/// UCX PML). Those profiles were chosen by the build-id of the library
+/// loaded beside, so they describe its very build; asked of the DWARF
+/// instead, each such type (which no object's DWARF defines when UCX is
+/// stripped) meant a scan of every unit of every object, libc's compressed
+/// debug file among them, before the profile beneath answered. A debug
+/// build of UCX has no profile, so its DWARF still answers.
+struct LibraryDwarf<'a> {
+    oracle: &'a TypeOracle,
+    beside: &'a [&'a LayoutTable],
+}
+
+impl LibraryDwarf<'_> {
+    fn ask<T>(
+        &self,
+        type_name: &str,
+        path: Option<&str>,
+        ask: impl FnOnce(&TypeOracle) -> Result<T, mpidd_read::LayoutError>,
+    ) -> Result<T, mpidd_read::LayoutError> {
+        if self.beside.iter().any(|t| t.has_type(type_name)) {
+            return Err(mpidd_read::LayoutError::new(
+                type_name,
+                path,
+                "the profile of a library loaded beside the MPI library describes it",
+            ));
+        }
+        ask(self.oracle)
+    }
+}
+
+impl Layouts for LibraryDwarf<'_> {
+    fn size_of(&self, type_name: &str) -> Result<u64, mpidd_read::LayoutError> {
+        self.ask(type_name, None, |o| o.size_of(type_name))
+    }
+    fn member(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<mpidd_read::Member, mpidd_read::LayoutError> {
+        self.ask(type_name, Some(path), |o| o.member(type_name, path))
+    }
+    fn member_offset(&self, type_name: &str, path: &str) -> Result<u64, mpidd_read::LayoutError> {
+        self.ask(type_name, Some(path), |o| o.member_offset(type_name, path))
+    }
+    fn enumerators(&self, type_name: &str) -> Result<Vec<(String, i128)>, mpidd_read::LayoutError> {
+        self.ask(type_name, None, |o| o.enumerators(type_name))
+    }
+    fn member_enumerators(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, i128)>, mpidd_read::LayoutError> {
+        self.ask(type_name, Some(path), |o| {
+            o.member_enumerators(type_name, path)
+        })
+    }
+    fn member_fields(
+        &self,
+        type_name: &str,
+        path: &str,
+    ) -> Result<Vec<(String, mpidd_read::Member)>, mpidd_read::LayoutError> {
+        self.ask(type_name, Some(path), |o| o.member_fields(type_name, path))
+    }
+    fn origin(&self) -> Option<LayoutOrigin> {
+        self.oracle.origin()
     }
 }
 

@@ -132,7 +132,12 @@ pub fn read_process_queues(
     target: QueueTarget<'_>,
     options: &QueueReadOptions<'_>,
 ) -> Result<QueueReport, QueueReadError> {
-    let types = TypeOracle::from_objects(target.objects);
+    let mut types = TypeOracle::from_objects(target.objects);
+    if let Some(cache) = options.resolver.cache() {
+        // The names a build's DWARF lacks are kept beside its layouts, so
+        // that no later run scans that DWARF for them again.
+        types = types.with_absent_name_store(std::sync::Arc::new(cache.clone()));
+    }
     let mut origin = None;
     let mut native = || -> Result<ProcessQueues, DecodeError> {
         let dwarf = (!options.prefer_profile).then_some(&types);
@@ -191,6 +196,9 @@ pub fn read_process_queues(
         #[cfg(not(feature = "mqs"))]
         QueueReaderChoice::_Lifetime(_) => QueueReadings::One(native()?),
     };
+    for problem in types.keep_absent_names() {
+        options.resolver.warn(problem);
+    }
     Ok(QueueReport {
         readings,
         layout_origin: origin,

@@ -231,8 +231,16 @@ impl Session {
         target: &dyn Target,
         objects: &dyn LoadedObjects,
     ) -> Result<SessionReading, DecodeError> {
-        let dwarf = TypeOracle::from_objects(objects);
-        self.read(target, objects, TypeSource::Dwarf(Some(&dwarf)))
+        let mut dwarf = TypeOracle::from_objects(objects);
+        if let Some(cache) = self.resolver.cache() {
+            // The names a build's DWARF lacks, kept beside its layouts.
+            dwarf = dwarf.with_absent_name_store(std::sync::Arc::new(cache.clone()));
+        }
+        let reading = self.read(target, objects, TypeSource::Dwarf(Some(&dwarf)));
+        for problem in dwarf.keep_absent_names() {
+            self.resolver.warn(problem);
+        }
+        reading
     }
 
     fn read(

@@ -9,9 +9,13 @@
 //! for the name asked and resumes there for the next question, so each unit
 //! is scanned at most once per object and a type that the first units
 //! define costs almost nothing. Indexes can be stale or wrong, so whoever
-//! takes a candidate reads its DIE again and checks the tag and name.
+//! takes a candidate reads its DIE again and checks the tag and name; the
+//! scan itself files its candidates under a hash of the name, not the
+//! name, so it copies no string (a collision only offers a candidate that
+//! check then refuses).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -19,7 +23,7 @@ use gimli::{AttributeValue, DwTag, NameTypeUnit, Reader};
 use serde::Serialize;
 
 use crate::dwarf::dwarf_file::{DwarfFile, DwarfReader, GDB_INDEX};
-use crate::dwarf::dwarf_units::{header_at, open_unit, DieRef, UnitSection};
+use crate::dwarf::dwarf_units::{header_at, open_unit, AbbrevCache, DieRef, UnitSection};
 use crate::dwarf::gdb_index::GdbIndex;
 
 /// Where an object's type names are looked up.
@@ -92,8 +96,14 @@ enum ScanPos {
     Done,
 }
 
+/// The hash a name is filed under: fixed, so the scan and a question agree.
+fn name_key(name: &[u8]) -> u64 {
+    foldhash::fast::FixedState::with_seed(0).hash_one(name)
+}
+
 struct Scan {
-    names: HashMap<Box<str>, Vec<Candidate>>,
+    /// Candidates by [`name_key`] of their name.
+    names: HashMap<u64, Vec<Candidate>, foldhash::fast::RandomState>,
     next: ScanPos,
     problems: Vec<String>,
     units_scanned: u64,
@@ -110,7 +120,7 @@ impl Scan {
     }
 
     /// Scans the next unit. Returns false when there is none.
-    fn advance(&mut self, dwarf: &gimli::Dwarf<DwarfReader<'_>>) -> bool {
+    fn advance(&mut self, dwarf: &gimli::Dwarf<DwarfReader<'_>>, abbrevs: &AbbrevCache) -> bool {
         let ScanPos::Unit(section, start) = self.next else {
             return false;
         };
@@ -141,11 +151,11 @@ impl Scan {
         };
         self.units_scanned += 1;
         let mut found = Vec::new();
-        if let Err(e) = scan_unit(dwarf, section, start, header, &mut found) {
+        if let Err(e) = scan_unit(dwarf, abbrevs, section, start, header, &mut found) {
             self.note(format!("unit at {section:?}+{start:#x}: {e}"));
         }
-        for (name, candidate) in found {
-            self.names.entry(name.into()).or_default().push(candidate);
+        for (key, candidate) in found {
+            self.names.entry(key).or_default().push(candidate);
         }
         true
     }
@@ -180,7 +190,7 @@ impl NameIndex {
             kind,
             accelerated: AtomicU64::new(0),
             scan: Mutex::new(Scan {
-                names: HashMap::new(),
+                names: HashMap::default(),
                 next: ScanPos::Unit(UnitSection::Info, 0),
                 problems: Vec::new(),
                 units_scanned: 0,
@@ -199,6 +209,15 @@ impl NameIndex {
         }
     }
 
+    /// Whether every unit has been scanned and nothing went wrong on the
+    /// way (no unreadable unit, no failed accelerator lookup): then a name
+    /// the search offered no candidate for is defined nowhere in the
+    /// object.
+    pub(crate) fn scanned_whole(&self) -> bool {
+        let scan = self.lock();
+        matches!(scan.next, ScanPos::Done) && scan.problems.is_empty()
+    }
+
     /// What went wrong while scanning, so far.
     pub(crate) fn problems(&self) -> Vec<String> {
         self.lock().problems.clone()
@@ -213,10 +232,14 @@ impl NameIndex {
     /// Offers `visit` each candidate for `name` until it returns
     /// `Some`. Candidates may repeat (an accelerator's and then the
     /// scan's) and must be checked by reading their DIE.
+    ///
+    /// `offered` counts the candidates offered, so that a caller can tell
+    /// a name nothing names from one whose candidates all failed.
     pub(crate) fn search<T, E>(
         &self,
         file: &DwarfFile,
         name: &str,
+        offered: &mut u64,
         mut visit: impl FnMut(Candidate) -> Result<Option<T>, E>,
     ) -> Result<Option<T>, E> {
         if self.kind == NameIndexKind::NoDebugInfo {
@@ -224,7 +247,7 @@ impl NameIndex {
         }
         let dwarf = file.dwarf();
         let accelerated = match self.kind {
-            NameIndexKind::DebugNames => debug_names_candidates(&dwarf, name),
+            NameIndexKind::DebugNames => debug_names_candidates(&dwarf, file.abbrevs(), name),
             NameIndexKind::GdbIndex => gdb_index_candidates(file, &dwarf, name),
             _ => Ok(Vec::new()),
         };
@@ -232,6 +255,7 @@ impl NameIndex {
             Ok(candidates) => {
                 self.accelerated
                     .fetch_add(candidates.len() as u64, Ordering::Relaxed);
+                *offered += candidates.len() as u64;
                 for candidate in candidates {
                     if let Some(found) = visit(candidate)? {
                         return Ok(Some(found));
@@ -240,18 +264,22 @@ impl NameIndex {
             }
             Err(problem) => self.lock().note(problem),
         }
+        let key = name_key(name.as_bytes());
         let mut seen = 0;
         loop {
             let batch = {
                 let mut scan = self.lock();
-                while scan.names.get(name).map_or(0, Vec::len) <= seen && scan.advance(&dwarf) {}
-                let list = scan.names.get(name).map_or(&[][..], Vec::as_slice);
+                while scan.names.get(&key).map_or(0, Vec::len) <= seen
+                    && scan.advance(&dwarf, file.abbrevs())
+                {}
+                let list = scan.names.get(&key).map_or(&[][..], Vec::as_slice);
                 list.get(seen..).unwrap_or_default().to_vec()
             };
             if batch.is_empty() {
                 return Ok(None);
             }
             seen += batch.len();
+            *offered += batch.len() as u64;
             // The lock is released: `visit` may search this index again.
             for candidate in batch {
                 if let Some(found) = visit(candidate)? {
@@ -266,12 +294,13 @@ impl NameIndex {
 /// what was read before it.
 fn scan_unit(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    abbrevs: &AbbrevCache,
     section: UnitSection,
     start: usize,
     header: gimli::UnitHeader<DwarfReader<'_>>,
-    out: &mut Vec<(String, Candidate)>,
+    out: &mut Vec<(u64, Candidate)>,
 ) -> gimli::Result<()> {
-    let unit = open_unit(dwarf, header)?;
+    let unit = open_unit(dwarf, header, abbrevs)?;
     let mut raw = unit.header.entries_raw(&unit.abbreviations, None)?;
     let Some(root) = raw.read_abbreviation()? else {
         return Ok(());
@@ -297,19 +326,39 @@ fn scan_unit(
             raw.skip_attributes(abbrev.attributes())?;
             continue;
         }
+        // Only the name (of a type) and the sibling are read; the runs of
+        // attributes between them are skipped, which for fixed-size forms
+        // is one jump, and what follows a sibling that will be jumped to
+        // is not read at all.
+        let specs = abbrev.attributes();
         let mut name = None;
         let mut sibling = None;
-        for spec in abbrev.attributes() {
+        let mut unread = 0;
+        for (i, spec) in specs.iter().enumerate() {
+            let wanted = match spec.name() {
+                gimli::DW_AT_name => is_type,
+                gimli::DW_AT_sibling => true,
+                _ => false,
+            };
+            if !wanted {
+                continue;
+            }
+            raw.skip_attributes(&specs[unread..i])?;
             let attr = raw.read_attribute(*spec)?;
+            unread = i + 1;
             match attr.name() {
-                gimli::DW_AT_name if is_type => name = Some(attr.value()),
-                gimli::DW_AT_sibling => {
+                gimli::DW_AT_name => name = Some(attr.value()),
+                _ => {
                     if let AttributeValue::UnitRef(o) = attr.value() {
                         sibling = Some(o);
                     }
                 }
-                _ => {}
             }
+        }
+        // Only forward jumps: a sibling pointing back would loop.
+        let jump = sibling.filter(|s| abbrev.has_children() && s.0 > offset.0);
+        if jump.is_none() {
+            raw.skip_attributes(&specs[unread..])?;
         }
         if let Some(name) = name {
             if let Ok(name) = dwarf.attr_string(&unit, name) {
@@ -322,17 +371,14 @@ fn scan_unit(
                 };
                 // Declarations are kept: the visitor notes them, so that
                 // a miss can say the type is declared but never defined.
-                out.push((name.to_string_lossy().into_owned(), candidate));
+                out.push((name_key(name.slice()), candidate));
             }
         }
-        if abbrev.has_children() {
-            // Only forward jumps: a sibling pointing back would loop.
-            if let Some(sibling) = sibling.filter(|s| s.0 > offset.0) {
-                raw = unit
-                    .header
-                    .entries_raw(&unit.abbreviations, Some(sibling))?;
-                base = 1;
-            }
+        if let Some(sibling) = jump {
+            raw = unit
+                .header
+                .entries_raw(&unit.abbreviations, Some(sibling))?;
+            base = 1;
         }
     }
     Ok(())
@@ -353,6 +399,7 @@ fn debug_names_hash(name: &str, fold: bool) -> u32 {
 /// base types under `DW_TAG_structure_type`.
 fn debug_names_candidates(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    abbrevs: &AbbrevCache,
     name: &str,
 ) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
@@ -419,7 +466,7 @@ fn debug_names_candidates(
             }
         }
     }
-    out.extend(unit_candidates(dwarf, units, name)?);
+    out.extend(unit_candidates(dwarf, abbrevs, units, name)?);
     Ok(out)
 }
 
@@ -435,24 +482,27 @@ fn gdb_index_candidates(
         .filter_map(|cu| index.compile_unit(cu))
         .filter_map(|offset| usize::try_from(offset).ok())
         .collect();
-    unit_candidates(dwarf, units, name)
+    unit_candidates(dwarf, file.abbrevs(), units, name)
 }
 
 /// The top-level DIEs called `name` in the given `.debug_info` units.
 fn unit_candidates(
     dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+    abbrevs: &AbbrevCache,
     units: Vec<usize>,
     name: &str,
 ) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
     for start in units {
         let mut found = Vec::new();
-        let scanned = header_at(dwarf, UnitSection::Info, start)
-            .and_then(|header| scan_unit(dwarf, UnitSection::Info, start, header, &mut found));
+        let scanned = header_at(dwarf, UnitSection::Info, start).and_then(|header| {
+            scan_unit(dwarf, abbrevs, UnitSection::Info, start, header, &mut found)
+        });
         if let Err(e) = scanned {
             return Err(format!("the unit at {start:#x} an index names: {e}"));
         }
-        out.extend(found.into_iter().filter(|(n, _)| n == name).map(|(_, c)| c));
+        let key = name_key(name.as_bytes());
+        out.extend(found.into_iter().filter(|(k, _)| *k == key).map(|(_, c)| c));
     }
     Ok(out)
 }

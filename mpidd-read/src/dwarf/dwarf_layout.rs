@@ -101,7 +101,7 @@ impl<'a> TypeReader<'a> {
             return Ok(unit.clone());
         }
         let unit = header_at(&self.dwarf, at.section, at.unit)
-            .and_then(|header| open_unit(&self.dwarf, header))
+            .and_then(|header| open_unit(&self.dwarf, header, self.file.abbrevs()))
             .map_err(|e| self.err(at, format!("its unit: {e}")))?;
         let unit = Rc::new(unit);
         self.units.borrow_mut().insert(key, unit.clone());

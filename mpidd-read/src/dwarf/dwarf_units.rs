@@ -5,7 +5,7 @@
 //! them, and a query should not pay for parsing (or inflating) `.debug_line`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use gimli::{
     AttributeValue, DebugAddrBase, DebugInfoOffset, DebugLocListsBase, DebugRngListsBase,
@@ -67,13 +67,49 @@ pub(crate) fn header_at<'a>(
     }
 }
 
-/// Opens a unit: its abbreviations and the string-offsets base from its
-/// root DIE, which `DW_FORM_strx` names need.
+/// The parsed abbreviation tables of one object, by their offset in
+/// `.debug_abbrev`: the name scan parses each unit's table once, and a
+/// query that then reads a candidate's DIE in that unit (hundreds of units
+/// declare MPICH's `MPIDI_VCRT`) takes it from here instead of parsing it
+/// again.
+#[derive(Default)]
+pub(crate) struct AbbrevCache {
+    tables: Mutex<HashMap<usize, Arc<gimli::Abbreviations>>>,
+}
+
+/// Tables kept at most per object; past this they are parsed each time.
+const MAX_ABBREV_TABLES: usize = 16_384;
+
+impl AbbrevCache {
+    fn get(
+        &self,
+        dwarf: &gimli::Dwarf<DwarfReader<'_>>,
+        header: &UnitHeader<DwarfReader<'_>>,
+    ) -> gimli::Result<Arc<gimli::Abbreviations>> {
+        let offset = header.debug_abbrev_offset().0;
+        let lock = || self.tables.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(table) = lock().get(&offset) {
+            return Ok(table.clone());
+        }
+        // Parsed without the lock: another thread may parse it too.
+        let table = Arc::new(header.abbreviations(&dwarf.debug_abbrev)?);
+        let mut tables = lock();
+        if tables.len() < MAX_ABBREV_TABLES {
+            tables.insert(offset, table.clone());
+        }
+        Ok(table)
+    }
+}
+
+/// Opens a unit: its abbreviations (from `abbrevs` when parsed before)
+/// and the string-offsets base from its root DIE, which `DW_FORM_strx`
+/// names need.
 pub(crate) fn open_unit<'a>(
     dwarf: &gimli::Dwarf<DwarfReader<'a>>,
     header: UnitHeader<DwarfReader<'a>>,
+    abbrevs: &AbbrevCache,
 ) -> gimli::Result<gimli::Unit<DwarfReader<'a>>> {
-    let abbreviations = Arc::new(header.abbreviations(&dwarf.debug_abbrev)?);
+    let abbreviations = abbrevs.get(dwarf, &header)?;
     let encoding = header.encoding();
     let mut unit = gimli::Unit {
         abbreviations,

@@ -3,7 +3,9 @@
 //!
 //! Objects are opened and indexed lazily, on the first question that needs
 //! them, and kept for the next. Searches go through the objects in the
-//! order they were added and take the first definition: a declaration
+//! order they were added (or with one object first, the MPI library once
+//! it is known: [`TypeOracle::search_first`]) and take the first
+//! definition: a declaration
 //! (`DW_AT_declaration`, an opaque `struct X;`) never answers, and a
 //! typedef of one sends the search on for the tag's definition, in the same
 //! object first and then in the others.
@@ -11,8 +13,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::dwarf::absent_names::{AbsentNameStore, AbsentNames};
 use crate::dwarf::dwarf_file::DwarfFile;
 use crate::dwarf::dwarf_index::{IndexStats, NameIndex, TagClass};
 use crate::dwarf::dwarf_layout::{Resolved, TypeReader};
@@ -51,6 +54,11 @@ pub struct TypeOracle {
     /// The objects whose DWARF gave the members' types asked through
     /// [`TypeOracle::member_type`], which the map above does not hold.
     member_objects: Mutex<BTreeSet<String>>,
+    /// The object searched before the others (see
+    /// [`TypeOracle::search_first`]), by its index.
+    first: Mutex<Option<usize>>,
+    /// Where the names each object's DWARF lacks are kept between runs.
+    absent_store: Option<Arc<dyn AbsentNameStore>>,
 }
 
 struct Slot {
@@ -64,6 +72,8 @@ struct Loaded {
     file: DwarfFile,
     index: NameIndex,
     directory: OnceLock<UnitDirectory>,
+    /// The names this DWARF is known not to define.
+    absent: AbsentNames,
 }
 
 /// A name as asked: `struct X`, `union X`, `enum X` or a bare `X`.
@@ -146,6 +156,45 @@ impl TypeOracle {
         });
     }
 
+    /// Recalls from `store`, for each object as it is opened, the names
+    /// its DWARF (of that very build) is known not to define, and searches
+    /// it no more for them; [`TypeOracle::keep_absent_names`] adds the
+    /// names found missing in this run. A name is taken as missing only
+    /// after every unit of the object was read without a problem and
+    /// nothing offered a candidate for it.
+    pub fn with_absent_name_store(mut self, store: Arc<dyn AbsentNameStore>) -> Self {
+        self.absent_store = Some(store);
+        self
+    }
+
+    /// Hands the store given to [`TypeOracle::with_absent_name_store`]
+    /// every object's absent names, for those objects where this run found
+    /// new ones. Returns what could not be kept, a line each (nothing
+    /// depends on it).
+    pub fn keep_absent_names(&self) -> Vec<String> {
+        let Some(store) = &self.absent_store else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        for slot in &self.objects {
+            let Some(Ok(loaded)) = slot.loaded.get() else {
+                continue;
+            };
+            let (Some(identity), Some(names)) = (loaded.file.identity(), loaded.absent.to_keep())
+            else {
+                continue;
+            };
+            match store.keep(&identity, &names) {
+                Ok(()) => loaded.absent.kept(),
+                Err(e) => problems.push(format!(
+                    "the names {} does not define were not kept: {e}",
+                    slot.name
+                )),
+            }
+        }
+        problems
+    }
+
     /// An oracle over every object of `symbols`, in its order, with the
     /// debug files its search matched.
     pub fn from_symbols(symbols: &ElfSymbols) -> Self {
@@ -183,10 +232,38 @@ impl TypeOracle {
         Ok(layout)
     }
 
+    /// Searches the object added as `object` before the others from now
+    /// on; the others keep their order. A decoder that has identified the
+    /// MPI library asks it of that library's private types: the library's
+    /// own definition is the one its memory was laid out by, and a search
+    /// that starts with it never opens, inflates or scans the DWARF of
+    /// the dozen objects mapped before it (libc's debug file among them).
+    /// Answers kept from the earlier order are dropped. Returns whether
+    /// the oracle has that object.
+    pub fn search_first(&self, object: &str) -> bool {
+        let Ok(index) = self.object_index(object) else {
+            return false;
+        };
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        if *first != Some(index) {
+            *first = Some(index);
+            self.found.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+        true
+    }
+
+    /// The objects' indexes in search order.
+    fn search_order(&self) -> impl Iterator<Item = usize> {
+        let first = *self.first.lock().unwrap_or_else(|e| e.into_inner());
+        first
+            .into_iter()
+            .chain((0..self.objects.len()).filter(move |&i| Some(i) != first))
+    }
+
     fn search_type(&self, name: &str) -> Result<TypeLayout, TypeError> {
         let query = Query::parse(name);
         let mut searched = Vec::new();
-        for index in 0..self.objects.len() {
+        for index in self.search_order() {
             let mut notes = Notes::default();
             match self.find_in_object(index, &query, name, true, &mut notes) {
                 Ok(Some(layout)) => return Ok(layout),
@@ -277,7 +354,8 @@ impl TypeOracle {
                 .find_definition(handle.object, class, &name, &label, true)?
                 .ok_or_else(|| TypeError::NotFound {
                     name: label.clone(),
-                    searched: (0..self.objects.len())
+                    searched: self
+                        .search_order()
                         .map(|i| self.searched(i, Notes::default()))
                         .collect(),
                 }),
@@ -427,11 +505,19 @@ impl TypeOracle {
         slot.loaded
             .get_or_init(|| {
                 let file = DwarfFile::open(&slot.path, slot.debug_file.as_deref())?;
+                let absent = match (&self.absent_store, file.identity()) {
+                    (Some(store), Some(identity)) => store
+                        .recall(&identity)
+                        .map(AbsentNames::recalled)
+                        .unwrap_or_default(),
+                    _ => AbsentNames::default(),
+                };
                 let index = NameIndex::new(&file);
                 Ok(Loaded {
                     file,
                     index,
                     directory: OnceLock::new(),
+                    absent,
                 })
             })
             .as_ref()
@@ -457,36 +543,47 @@ impl TypeOracle {
         notes: &mut Notes,
     ) -> Result<Option<TypeLayout>, TypeError> {
         let loaded = self.load(index)?;
-        if !loaded.file.has_debug_info() {
+        if !loaded.file.has_debug_info() || loaded.absent.contains(query.name) {
             return Ok(None);
         }
         let reader = self.reader(index, loaded)?;
-        loaded.index.search(&loaded.file, query.name, |candidate| {
-            let die = match reader.check(candidate, query.name) {
-                Ok(Some((die, class))) if query.classes.contains(&class) => die,
-                Ok(_) => return Ok(None),
-                Err(e) => {
-                    // A stale or corrupt index entry: others may do.
-                    notes.problems.push(e.to_string());
+        let mut offered = 0;
+        let found = loaded
+            .index
+            .search(&loaded.file, query.name, &mut offered, |candidate| {
+                let die = match reader.check(candidate, query.name) {
+                    Ok(Some((die, class))) if query.classes.contains(&class) => die,
+                    Ok(_) => return Ok(None),
+                    Err(e) => {
+                        // A stale or corrupt index entry: others may do.
+                        notes.problems.push(e.to_string());
+                        return Ok(None);
+                    }
+                };
+                if TypeReader::is_declaration(&die) {
+                    notes.declared = true;
                     return Ok(None);
                 }
-            };
-            if TypeReader::is_declaration(&die) {
-                notes.declared = true;
-                return Ok(None);
-            }
-            match reader.resolve(die.at)? {
-                Resolved::Void => Ok(Some(self.void(index, asked))),
-                Resolved::Type(at) => reader.layout(at, asked).map(Some),
-                Resolved::Declaration { class, name } => {
-                    let found = self.find_definition(index, class, &name, asked, global)?;
-                    if found.is_none() {
-                        notes.declared = true;
+                match reader.resolve(die.at)? {
+                    Resolved::Void => Ok(Some(self.void(index, asked))),
+                    Resolved::Type(at) => reader.layout(at, asked).map(Some),
+                    Resolved::Declaration { class, name } => {
+                        let found = self.find_definition(index, class, &name, asked, global)?;
+                        if found.is_none() {
+                            notes.declared = true;
+                        }
+                        Ok(found)
                     }
-                    Ok(found)
                 }
-            }
-        })
+            })?;
+        let whole = found.is_none()
+            && offered == 0
+            && loaded.index.scanned_whole()
+            && loaded.file.problems().is_empty();
+        if whole {
+            loaded.absent.learn(query.name);
+        }
+        Ok(found)
     }
 
     /// The definition of a tag that `origin` only declares: in `origin`
@@ -505,7 +602,7 @@ impl TypeOracle {
             _ => &[TagClass::Struct][..],
         };
         let query = Query { name: tag, classes };
-        let others = (0..self.objects.len()).filter(|&i| i != origin && global);
+        let others = self.search_order().filter(|&i| i != origin && global);
         for index in std::iter::once(origin).chain(others) {
             match self.find_in_object(index, &query, asked, false, &mut Notes::default()) {
                 Ok(Some(layout)) => return Ok(Some(layout)),
@@ -535,6 +632,7 @@ impl TypeOracle {
         match slot.loaded.get() {
             Some(Ok(loaded)) => {
                 has_debug_info = loaded.file.has_debug_info();
+                problems.extend(loaded.file.problems());
                 problems.extend(loaded.index.problems());
                 if let Some(problem) = loaded.directory.get().and_then(|d| d.problem.clone()) {
                     problems.push(problem);

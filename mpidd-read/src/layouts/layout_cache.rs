@@ -9,6 +9,12 @@
 //! entry that cannot be read is [`CacheLookup::Unusable`], which callers
 //! report in one line and then replace.
 //!
+//! Beside the entries, the cache is an [`AbsentNameStore`]: the type names
+//! an object's DWARF does not define, in `<dir>/<build-id>.absent-names.json`
+//! per build, written the same way. Such a file is believed only for the
+//! DWARF identity it names; any other file (corrupt, too large, made for
+//! other DWARF) is ignored, and the names are searched for again.
+//!
 //! ```
 //! use mpidd_read::{LayoutCache, LayoutProfile, LayoutTable, ProfileIdentity, ProfileObject};
 //! use mpidd_read::CacheLookup;
@@ -36,7 +42,25 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
+use crate::dwarf::absent_names::{AbsentNameStore, DwarfIdentity, MAX_ABSENT_NAMES};
 use crate::layouts::layout_profile::{hex, LayoutProfile, ProfileError};
+
+/// The `format` of an absent-names file.
+const ABSENT_FORMAT: &str = "mpidd-absent-names";
+
+/// The suffix of an absent-names file, after the build-id.
+const ABSENT_SUFFIX: &str = ".absent-names.json";
+
+/// An absent-names file.
+#[derive(Serialize, Deserialize)]
+struct AbsentFile {
+    format: String,
+    version: u32,
+    dwarf: DwarfIdentity,
+    names: Vec<String>,
+}
 
 /// An entry larger than this is not read: the profiles the decoders need
 /// are tens of kilobytes, and the file may be anyone's.
@@ -125,6 +149,36 @@ impl LayoutCache {
         self.dir.join(format!("{}.json", hex(build_id)))
     }
 
+    /// The absent-names file of the DWARF whose build-id is `build_id`
+    /// (hex).
+    pub fn absent_names_path(&self, build_id: &str) -> PathBuf {
+        self.dir.join(format!("{build_id}{ABSENT_SUFFIX}"))
+    }
+
+    /// Writes `bytes` as `path`, through a temporary file and a rename.
+    fn write_whole(&self, path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
+        let fail = |path: &Path, action, source| CacheError {
+            path: path.to_path_buf(),
+            action,
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(|e| fail(&self.dir, "create", e))?;
+        let mut file = tempfile::Builder::new()
+            .prefix(".entry-")
+            .suffix(".tmp")
+            .tempfile_in(&self.dir)
+            .map_err(|e| fail(&self.dir, "create a temporary entry in", e))?;
+        // Not synced to disk: the rename alone gives other runs a whole
+        // file or none, and a file a crash left short or empty fails to
+        // parse and is rebuilt. A sync made the first read of a build wait
+        // for the disk (0.1 to 0.25 s on a busy machine) for nothing.
+        file.write_all(bytes)
+            .map_err(|e| fail(file.path(), "write", e))?;
+        file.persist(path)
+            .map_err(|e| fail(path, "rename a new entry onto", e.error))?;
+        Ok(())
+    }
+
     /// The entry for `build_id`, if there is a usable one.
     pub fn get(&self, build_id: &[u8]) -> CacheLookup {
         let path = self.entry_path(build_id);
@@ -158,23 +212,8 @@ impl LayoutCache {
     /// once (through a temporary file and a rename in the same directory).
     /// Returns the entry's file.
     pub fn put(&self, build_id: &[u8], profile: &LayoutProfile) -> Result<PathBuf, CacheError> {
-        let fail = |path: &Path, action, source| CacheError {
-            path: path.to_path_buf(),
-            action,
-            source,
-        };
-        std::fs::create_dir_all(&self.dir).map_err(|e| fail(&self.dir, "create", e))?;
         let path = self.entry_path(build_id);
-        let mut file = tempfile::Builder::new()
-            .prefix(".entry-")
-            .suffix(".tmp")
-            .tempfile_in(&self.dir)
-            .map_err(|e| fail(&self.dir, "create a temporary entry in", e))?;
-        file.write_all(profile.to_json().as_bytes())
-            .and_then(|()| file.as_file().sync_all())
-            .map_err(|e| fail(file.path(), "write", e))?;
-        file.persist(&path)
-            .map_err(|e| fail(&path, "rename a new entry onto", e.error))?;
+        self.write_whole(&path, profile.to_json().as_bytes())?;
         Ok(path)
     }
 
@@ -201,11 +240,13 @@ impl LayoutCache {
             .collect())
     }
 
-    /// Removes every entry (and leftover temporary files); returns how many
-    /// entries there were. A missing directory is an empty cache.
+    /// Removes every entry, every absent-names file (and leftover
+    /// temporary files); returns how many entries there were. A missing
+    /// directory is an empty cache.
     pub fn clear(&self) -> Result<usize, CacheError> {
         let entries = self.entry_files()?;
-        for path in &entries {
+        let absent = self.files(|name| name.ends_with(ABSENT_SUFFIX))?;
+        for path in entries.iter().chain(&absent) {
             std::fs::remove_file(path).map_err(|e| CacheError {
                 path: path.clone(),
                 action: "remove",
@@ -216,6 +257,21 @@ impl LayoutCache {
             let _ = std::fs::remove_file(leftover);
         }
         Ok(entries.len())
+    }
+
+    fn read_absent(&self, dwarf: &DwarfIdentity) -> Option<Vec<String>> {
+        let path = self.absent_names_path(&dwarf.build_id);
+        let meta = std::fs::metadata(&path).ok()?;
+        if meta.len() > MAX_ENTRY_BYTES {
+            return None;
+        }
+        let text = std::fs::read(&path).ok()?;
+        let file: AbsentFile = serde_json::from_slice(&text).ok()?;
+        let made_for_this = file.format == ABSENT_FORMAT
+            && file.version == 1
+            && file.dwarf == *dwarf
+            && file.names.len() <= MAX_ABSENT_NAMES;
+        made_for_this.then_some(file.names)
     }
 
     fn entry_files(&self) -> Result<Vec<PathBuf>, CacheError> {
@@ -242,6 +298,31 @@ impl LayoutCache {
             .filter(|e| e.file_name().to_str().is_some_and(&keep))
             .map(|e| e.path())
             .collect())
+    }
+}
+
+impl AbsentNameStore for LayoutCache {
+    fn recall(&self, dwarf: &DwarfIdentity) -> Option<Vec<String>> {
+        // A build-id that is not plain hex could name a path elsewhere.
+        if dwarf.build_id.is_empty() || !dwarf.build_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.read_absent(dwarf)
+    }
+
+    fn keep(&self, dwarf: &DwarfIdentity, names: &[String]) -> Result<(), String> {
+        if dwarf.build_id.is_empty() || !dwarf.build_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("build-id {:?} is not hex", dwarf.build_id));
+        }
+        let file = AbsentFile {
+            format: ABSENT_FORMAT.into(),
+            version: 1,
+            dwarf: dwarf.clone(),
+            names: names.iter().take(MAX_ABSENT_NAMES).cloned().collect(),
+        };
+        let json = serde_json::to_vec_pretty(&file).map_err(|e| e.to_string())?;
+        self.write_whole(&self.absent_names_path(&dwarf.build_id), &json)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -419,6 +419,12 @@ impl LayoutTable {
         self.types.is_empty()
     }
 
+    /// Whether the table describes the type `type_name` (its size, a
+    /// member or its enumerators), under exactly that name.
+    pub fn has_type(&self, type_name: &str) -> bool {
+        self.types.contains_key(type_name)
+    }
+
     /// Asks `source` every question that `ask` asks and keeps the answers:
     /// the table then answers those questions exactly as `source` did.
     /// Every question `source` cannot answer is returned; the table holds
