@@ -231,9 +231,23 @@ impl LayoutResolver {
         let library_dwarf;
         let (source, dwarf): (&dyn Layouts, _) = match types {
             TypeSource::Dwarf(Some(oracle)) => {
+                // A library without DWARF of its own has its private types
+                // in no other object's DWARF: when a profile describes its
+                // very build, the profile answers them without every other
+                // object being scanned for them in vain first.
+                let profiled = match &build {
+                    Some(build) if !oracle.has_dwarf(&found.library) => self
+                        .profiles
+                        .iter()
+                        .find(|p| p.describes(&build.id))
+                        .map(|p| &p.layouts),
+                    _ => None,
+                };
                 library_dwarf = LibraryDwarf {
                     oracle,
                     beside: &beside,
+                    profiled,
+                    profiles: &self.profiles,
                 };
                 (&library_dwarf, Some(oracle))
             }
@@ -443,9 +457,16 @@ impl LayoutResolver {
 /// stripped) meant a scan of every unit of every object, libc's compressed
 /// debug file among them, before the profile beneath answered. A debug
 /// build of UCX has no profile, so its DWARF still answers.
+///
+/// The same holds for the MPI library's own types when the library has no
+/// DWARF and a profile of its build describes it (`profiled`): no other
+/// object's DWARF defines a stripped library's private types, so only the
+/// types of the libraries beneath it are asked of the DWARF then.
 struct LibraryDwarf<'a> {
     oracle: &'a TypeOracle,
     beside: &'a [&'a LayoutTable],
+    profiled: Option<&'a LayoutTable>,
+    profiles: &'a [LayoutProfile],
 }
 
 impl LibraryDwarf<'_> {
@@ -461,6 +482,22 @@ impl LibraryDwarf<'_> {
                 path,
                 "the profile of a library loaded beside the MPI library describes it",
             ));
+        }
+        if let Some(own) = self.profiled {
+            // Only a library beneath (UCX, even a debug build of it with no
+            // profile) can have DWARF for what the profile lacks: the
+            // other profiles say which types are such a library's.
+            let beneath = self
+                .profiles
+                .iter()
+                .any(|p| !std::ptr::eq(&p.layouts, own) && p.layouts.has_type(type_name));
+            if own.has_type(type_name) || !beneath {
+                return Err(mpidd_read::LayoutError::new(
+                    type_name,
+                    path,
+                    "the MPI library has no DWARF, and a profile of its build is what describes it",
+                ));
+            }
         }
         ask(self.oracle)
     }
@@ -529,4 +566,53 @@ fn entry_objects(
         objects.push(object(&name, &id));
     }
     Some(objects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(layouts: LayoutTable) -> LayoutProfile {
+        LayoutProfile {
+            format: mpidd_read::PROFILE_FORMAT.to_string(),
+            identity: ProfileIdentity::default(),
+            layouts,
+            symbols: Default::default(),
+        }
+    }
+
+    /// The MPI library of a stripped build that a profile describes: its
+    /// own types and the ones no profile knows are not asked of the other
+    /// objects' DWARF (an object that cannot be opened, here, whose error
+    /// would show if it were asked); a type a profile of a library beneath
+    /// describes still is.
+    #[test]
+    fn a_stripped_librarys_types_are_not_asked_of_other_objects() {
+        let mut oracle = TypeOracle::new();
+        oracle.add_object("libc.so.6", Path::new("/nonexistent/libc.so.6"), None);
+        let mut own = LayoutTable::default();
+        own.add_type("MPIR_Request", 400);
+        let mut ucx = LayoutTable::default();
+        ucx.add_type("ucp_request_t", 216);
+        let profiles = vec![profile(own), profile(ucx)];
+        let dwarf = LibraryDwarf {
+            oracle: &oracle,
+            beside: &[],
+            profiled: Some(&profiles[0].layouts),
+            profiles: &profiles,
+        };
+        for name in ["MPIR_Request", "MPIR_Sendq"] {
+            let e = dwarf.size_of(name).unwrap_err().to_string();
+            assert!(e.contains("has no DWARF"), "{name}: {e}");
+        }
+        let e = dwarf.size_of("ucp_request_t").unwrap_err().to_string();
+        assert!(!e.contains("has no DWARF"), "{e}");
+        // Without a profile of its build, every question goes to the DWARF.
+        let unprofiled = LibraryDwarf {
+            profiled: None,
+            ..dwarf
+        };
+        let e = unprofiled.size_of("MPIR_Sendq").unwrap_err().to_string();
+        assert!(!e.contains("has no DWARF"), "{e}");
+    }
 }

@@ -367,6 +367,15 @@ impl TypeOracle {
         Ok(layout)
     }
 
+    /// Whether the object added as `object` has DWARF, in itself or in
+    /// its debug file: opens it (inflating nothing) the first time.
+    /// `false` for an object the oracle does not have.
+    pub fn has_dwarf(&self, object: &str) -> bool {
+        self.object_index(object)
+            .and_then(|index| self.load(index))
+            .is_ok_and(|loaded| loaded.file.has_debug_info())
+    }
+
     /// The file the object added as `object` is read from.
     pub fn object_path(&self, object: &str) -> Option<&Path> {
         self.objects
