@@ -20,9 +20,8 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use nix::errno::Errno;
 use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
-use object::{Endianness, FileKind, Object};
 
-use crate::backend::core_file::{map_file, MappedFile};
+use crate::backend::core_file::MappedFile;
 use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
 
@@ -74,7 +73,21 @@ impl LiveProcess {
     /// ELF header.
     pub fn open(pid: i32) -> Result<Self, LiveError> {
         let exe = PathBuf::from(format!("/proc/{pid}/exe"));
-        let data = map_file(&exe).map_err(|cause| LiveError::Proc {
+        // The ELF identification alone says the word size and byte order:
+        // mapping and parsing the whole executable, once per rank of a
+        // job, would cost more than reading the rank.
+        let mut ident = [0u8; 16];
+        let read = File::open(&exe).and_then(|f| {
+            let mut got = 0;
+            while got < ident.len() {
+                match f.read_at(&mut ident[got..], got as u64)? {
+                    0 => break,
+                    n => got += n,
+                }
+            }
+            Ok(got)
+        });
+        let got = read.map_err(|cause| LiveError::Proc {
             pid,
             path: exe.clone(),
             cause,
@@ -84,16 +97,21 @@ impl LiveProcess {
             path: exe.clone(),
             reason,
         };
-        let width = match FileKind::parse(&*data) {
-            Ok(FileKind::Elf64) => AddressWidth::W64,
-            Ok(FileKind::Elf32) => AddressWidth::W32,
-            Ok(other) => return Err(not_elf(format!("it is {other:?}"))),
-            Err(e) => return Err(not_elf(e.to_string())),
+        if got < ident.len() || ident[..4] != *b"\x7fELF" {
+            return Err(not_elf(format!(
+                "it does not start with the ELF magic number ({got} bytes read)"
+            )));
+        }
+        // EI_CLASS and EI_DATA.
+        let width = match ident[4] {
+            1 => AddressWidth::W32,
+            2 => AddressWidth::W64,
+            other => return Err(not_elf(format!("its ELF class is {other}"))),
         };
-        let file = object::File::parse(&*data).map_err(|e| not_elf(e.to_string()))?;
-        let order = match file.endianness() {
-            Endianness::Little => ByteOrder::Little,
-            Endianness::Big => ByteOrder::Big,
+        let order = match ident[5] {
+            1 => ByteOrder::Little,
+            2 => ByteOrder::Big,
+            other => return Err(not_elf(format!("its ELF data encoding is {other}"))),
         };
         Ok(LiveProcess {
             pid,

@@ -1,7 +1,10 @@
 //! [`LiveTarget`]: a running Linux process (a [`LiveProcess`]) with the
 //! symbols and types of every ELF file it has mapped.
 
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
@@ -42,6 +45,24 @@ impl LiveTarget {
         let mapped = process.mappings()?;
         Ok(LiveTarget {
             symbols: symbols_of(pid, &mapped),
+            process,
+            mapped,
+            types: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Opens process `pid` as [`open`](Self::open) does, taking the
+    /// symbols of its objects from `shared` when an earlier process mapped
+    /// the very same files (same paths, devices, inodes, sizes and
+    /// modification times): only where they are mapped is new. The ranks
+    /// of a job run a few builds, so all but the first of each build open
+    /// without reading any object file.
+    pub fn open_shared(pid: i32, shared: &SharedLiveSymbols) -> Result<Self, LiveError> {
+        let process = LiveProcess::open(pid)?;
+        let mapped = process.mappings()?;
+        let symbols = shared.symbols_of(pid, &mapped);
+        Ok(LiveTarget {
+            symbols,
             process,
             mapped,
             types: std::sync::OnceLock::new(),
@@ -95,6 +116,91 @@ impl LiveTarget {
     pub fn loaded_layouts(&self) -> &crate::layouts::loaded_layouts::LoadedLayouts {
         self.types
             .get_or_init(|| crate::layouts::loaded_layouts::LoadedLayouts::new(&self.symbols))
+    }
+}
+
+/// The symbols of the objects of live processes, kept per set of mapped
+/// files, so that processes of one build share them (see
+/// [`LiveTarget::open_shared`]). One serves a whole job, from any number of
+/// threads; it holds at most [`SHARED_SETS`] sets.
+#[derive(Debug, Default)]
+pub struct SharedLiveSymbols {
+    sets: Mutex<HashMap<Vec<MappedIdentity>, Arc<ElfSymbols>>>,
+}
+
+/// Distinct sets of mapped files kept: the builds of one job, with room
+/// for ranks that loaded a component or two more than the others.
+const SHARED_SETS: usize = 64;
+
+/// One mapped file as it is on disk now.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct MappedIdentity {
+    path: String,
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl SharedLiveSymbols {
+    /// No sets yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn symbols_of(&self, pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        let on_disk = |p: &str| root.join(Path::new(p.trim_start_matches('/')));
+        // The objects add_mapped_objects places: first pages of files.
+        let mut firsts: Vec<&MappedFile> = Vec::new();
+        for f in mapped {
+            if f.file_offset == 0 && !firsts.iter().any(|g| g.path == f.path) {
+                firsts.push(f);
+            }
+        }
+        let key: Option<Vec<MappedIdentity>> = firsts
+            .iter()
+            .map(|f| {
+                let meta = std::fs::metadata(on_disk(&f.path)).ok()?;
+                Some(MappedIdentity {
+                    path: f.path.clone(),
+                    device: meta.dev(),
+                    inode: meta.ino(),
+                    len: meta.len(),
+                    modified: meta.modified().ok(),
+                })
+            })
+            .collect();
+        // A file that cannot be looked at now is read the long way, and
+        // its set is not kept.
+        let Some(mut key) = key else {
+            return symbols_of(pid, mapped);
+        };
+        // Each process places its libraries in an order of its own.
+        key.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let known = self.lock().get(&key).cloned();
+        let place = |name: &str| {
+            let i = firsts.iter().position(|f| f.path == name)?;
+            Some((i, firsts[i].start.0))
+        };
+        if let Some(placed) = known.and_then(|k| k.placed_again(place)) {
+            return placed;
+        }
+        let symbols = symbols_of(pid, mapped);
+        let mut sets = self.lock();
+        if sets.len() >= SHARED_SETS {
+            sets.clear();
+        }
+        if let Some(template) = symbols.placed_again(place) {
+            sets.insert(key, Arc::new(template));
+        }
+        symbols
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<MappedIdentity>, Arc<ElfSymbols>>> {
+        // A panic elsewhere cannot leave a map of finished entries
+        // inconsistent.
+        self.sets.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
