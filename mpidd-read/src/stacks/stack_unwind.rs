@@ -351,8 +351,10 @@ impl StackUnwinder {
     /// The cached data of one object, loaded on first use.
     fn object(&self, info: &ObjectInfo) -> Option<Arc<CachedObject>> {
         let meta = std::fs::metadata(&info.path).ok()?;
+        let file = crate::backend::file_identity::file_key(&info.path, &meta);
         let id = FileId {
-            path: info.path.clone(),
+            path: file.is_none().then(|| info.path.clone()),
+            file,
             size: meta.len(),
             modified: meta.modified().ok(),
         };

@@ -421,10 +421,12 @@ impl ElfSymbols {
     }
 
     /// The same objects, with the same tables and debug files, placed
-    /// where another process of the same build maps them: `place(name)` is
-    /// the object's position in that process's list (its search order)
-    /// and where that process mapped the first page of the object added as
-    /// `name`. `None` when one of the objects is not mapped there.
+    /// where another process of the same build maps them: `place(name)`
+    /// gives, for the object added as `name`, its position in that
+    /// process's list (its search order), where that process mapped its
+    /// first page, and the path it is read by for that process (through
+    /// the process's own root). `None` when one of the objects is not
+    /// mapped there.
     ///
     /// The ranks of a job map the same files at addresses of their own
     /// (ASLR): placing the first rank's objects again costs no file
@@ -432,13 +434,14 @@ impl ElfSymbols {
     /// opens, maps and searches the debug files of every object.
     pub(crate) fn placed_again(
         &self,
-        place: impl Fn(&str) -> Option<(usize, u64)>,
+        place: impl Fn(&str) -> Option<(usize, u64, PathBuf)>,
     ) -> Option<Self> {
         let mut objects = Vec::with_capacity(self.objects.len());
         for o in &self.objects {
-            let (position, start) = place(&o.info.name)?;
+            let (position, start, path) = place(&o.info.name)?;
             let mut o = o.clone();
             o.info.bias = start.wrapping_sub(o.table.first_load_vaddr & !0xfff);
+            o.info.path = path;
             objects.push((position, o));
         }
         objects.sort_by_key(|(position, _)| *position);

@@ -181,7 +181,7 @@ impl SharedLiveSymbols {
         let known = self.lock().get(&key).cloned();
         let place = |name: &str| {
             let i = firsts.iter().position(|f| f.path == name)?;
-            Some((i, firsts[i].start.0))
+            Some((i, firsts[i].start.0, on_disk(name)))
         };
         if let Some(placed) = known.and_then(|k| k.placed_again(place)) {
             return placed;
