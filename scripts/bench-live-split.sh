@@ -14,6 +14,7 @@
 #
 #   bash scripts/bench-live-split.sh [N...]
 #   BENCH_CALLGRIND=1 bash scripts/bench-live-split.sh 16   # also instructions
+#   MPIDD=/path/to/other/mpidd bash scripts/bench-live-split.sh  # another build
 #
 # Wall times depend on the machine's load (printed beside them); the
 # system-call and instruction counts do not. Needs gdb, strace (and
@@ -30,8 +31,10 @@ if [ -n "${BENCH_CALLGRIND:-}" ] && ! command -v valgrind >/dev/null; then
   echo "error: valgrind is missing: apt-get install valgrind" >&2; exit 1
 fi
 ref="${MPIDD_REF_MPICH:-$(bash scripts/build-ref-mpich.sh | tail -n 1)}"
-cargo build --release --quiet --locked -p mpidd
-mpidd="${CARGO_TARGET_DIR:-$PWD/target}/release/mpidd"
+if [ -z "${MPIDD:-}" ]; then
+  cargo build --release --quiet --locked -p mpidd
+fi
+mpidd="${MPIDD:-${CARGO_TARGET_DIR:-$PWD/target}/release/mpidd}"
 work="$(mktemp -d)"
 export MPIDD_CACHE_DIR="$work/cache"
 launcher=
