@@ -42,7 +42,7 @@ fn the_documented_fields_are_the_written_ones() {
             .reading(),
     ];
     // Only a timed reading carries its timings.
-    readings[0].timings = Some(mpidd_job::ReadTimings::default());
+    readings[0].timings = Some(Box::default());
     let report = serde_json::to_value(mpidd_job::analyze(&readings)).unwrap();
     assert!(report["ranks"][1].get("timings").is_none());
     assert_eq!(report["schema"], mpidd_job::SCHEMA);

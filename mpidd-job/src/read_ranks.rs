@@ -298,7 +298,7 @@ impl JobReader {
         timings.stacks = clock.lap();
         timings.total = clock.total();
         if self.options.timings {
-            reading.timings = Some(timings);
+            reading.timings = Some(Box::new(timings));
         }
         reading
     }
@@ -384,7 +384,7 @@ impl JobReader {
         timings.release = clock.lap();
         timings.total = clock.total();
         if self.options.timings {
-            reading.timings = Some(timings);
+            reading.timings = Some(Box::new(timings));
         }
         reading
     }

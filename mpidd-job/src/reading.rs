@@ -48,8 +48,9 @@ pub struct RankReading {
     pub exited: bool,
     /// How long each phase of its reading took, when the reader was asked
     /// to time them ([`ReadOptions::timings`](crate::ReadOptions::timings)).
+    /// Boxed: a reading travels in an agent's records, most without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timings: Option<ReadTimings>,
+    pub timings: Option<Box<ReadTimings>>,
 }
 
 impl RankReading {
