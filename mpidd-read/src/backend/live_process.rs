@@ -10,7 +10,7 @@
 //! `process_vm_readv` per [`IOV_MAX`] ranges rather than one each.
 
 use std::fs::{File, OpenOptions};
-use std::io::IoSliceMut;
+use std::io::{IoSliceMut, Read};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -24,6 +24,10 @@ use nix::unistd::Pid;
 use crate::backend::core_file::MappedFile;
 use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
+
+/// Bytes of `/proc/PID/maps` room is made for before it is read; a
+/// longer one grows as it is read.
+const MAPS_CAPACITY: usize = 64 << 10;
 
 /// Most ranges one `process_vm_readv` takes (Linux's `UIO_MAXIOV`); more
 /// fail with `EINVAL`.
@@ -129,11 +133,17 @@ impl LiveProcess {
     /// The file-backed mappings of `/proc/PID/maps`.
     pub fn mappings(&self) -> Result<Vec<MappedFile>, LiveError> {
         let path = PathBuf::from(format!("/proc/{}/maps", self.pid));
-        let text = std::fs::read_to_string(&path).map_err(|cause| LiveError::Proc {
-            pid: self.pid,
-            path,
-            cause,
-        })?;
+        // A /proc file has no size to start from: room for a process of
+        // many libraries up front reads it in a few calls, not a dozen
+        // doubling ones (this runs twice for each rank of a job).
+        let mut text = String::with_capacity(MAPS_CAPACITY);
+        File::open(&path)
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .map_err(|cause| LiveError::Proc {
+                pid: self.pid,
+                path,
+                cause,
+            })?;
         Ok(text.lines().filter_map(parse_maps_line).collect())
     }
 
