@@ -1,7 +1,7 @@
 //! [`LiveTarget`]: a running Linux process (a [`LiveProcess`]) with the
 //! symbols and types of every ELF file it has mapped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -120,17 +120,34 @@ impl LiveTarget {
 }
 
 /// The symbols of the objects of live processes, kept per set of mapped
-/// files, so that processes of one build share them (see
+/// ELF files, so that processes of one build share them (see
 /// [`LiveTarget::open_shared`]). One serves a whole job, from any number of
-/// threads; it holds at most [`SHARED_SETS`] sets.
+/// threads; it holds at most [`SHARED_SETS`] sets and [`SHARED_FILES`]
+/// files' kinds.
 #[derive(Debug, Default)]
 pub struct SharedLiveSymbols {
-    sets: Mutex<HashMap<Vec<MappedIdentity>, Arc<ElfSymbols>>>,
+    state: Mutex<SharedState>,
+}
+
+#[derive(Debug, Default)]
+struct SharedState {
+    /// Symbols by the sorted identities of the ELF files they were read
+    /// from.
+    sets: HashMap<Vec<MappedIdentity>, Arc<ElfSymbols>>,
+    /// Files mapped at offset 0 that are not objects (shared-memory
+    /// segments, data files): each rank may map ones of its own, which
+    /// must not keep it from sharing its build's symbols.
+    not_objects: HashSet<MappedIdentity>,
+    /// Files known to be objects.
+    objects: HashSet<MappedIdentity>,
 }
 
 /// Distinct sets of mapped files kept: the builds of one job, with room
 /// for ranks that loaded a component or two more than the others.
 const SHARED_SETS: usize = 64;
+
+/// Files whose kind (object or not) is kept.
+const SHARED_FILES: usize = 1 << 14;
 
 /// One mapped file as it is on disk now.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -151,14 +168,16 @@ impl SharedLiveSymbols {
     fn symbols_of(&self, pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
         let root = PathBuf::from(format!("/proc/{pid}/root"));
         let on_disk = |p: &str| root.join(Path::new(p.trim_start_matches('/')));
-        // The objects add_mapped_objects places: first pages of files.
+        // The files add_mapped_objects looks at: those with a first page
+        // mapped.
         let mut firsts: Vec<&MappedFile> = Vec::new();
+        let mut seen = HashSet::new();
         for f in mapped {
-            if f.file_offset == 0 && !firsts.iter().any(|g| g.path == f.path) {
+            if f.file_offset == 0 && seen.insert(f.path.as_str()) {
                 firsts.push(f);
             }
         }
-        let key: Option<Vec<MappedIdentity>> = firsts
+        let ids: Option<Vec<MappedIdentity>> = firsts
             .iter()
             .map(|f| {
                 let meta = std::fs::metadata(on_disk(&f.path)).ok()?;
@@ -173,35 +192,86 @@ impl SharedLiveSymbols {
             .collect();
         // A file that cannot be looked at now is read the long way, and
         // its set is not kept.
-        let Some(mut key) = key else {
+        let Some(ids) = ids else {
             return symbols_of(pid, mapped);
         };
-        // Each process places its libraries in an order of its own.
-        key.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        let known = self.lock().get(&key).cloned();
         let place = |name: &str| {
             let i = firsts.iter().position(|f| f.path == name)?;
             Some((i, firsts[i].start.0, on_disk(name)))
         };
+        let (mut key, unknown) = {
+            let state = self.lock();
+            let mut key = Vec::with_capacity(ids.len());
+            let mut unknown = Vec::new();
+            for id in &ids {
+                if state.objects.contains(id) {
+                    key.push(id.clone());
+                } else if !state.not_objects.contains(id) {
+                    unknown.push(id.clone());
+                }
+            }
+            // Before any set is known, every file is new: read the long
+            // way below, which tells objects from the others.
+            if state.sets.is_empty() {
+                key.extend(unknown.drain(..));
+            }
+            (key, unknown)
+        };
+        // Files this job has not seen: the ranks' own segments are not
+        // objects and are set aside; a new object makes a set of its own.
+        for id in unknown {
+            if is_elf(&on_disk(&id.path)) {
+                key.push(id);
+            } else {
+                let mut state = self.lock();
+                if state.not_objects.len() >= SHARED_FILES {
+                    state.not_objects.clear();
+                }
+                state.not_objects.insert(id);
+            }
+        }
+        key.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let known = self.lock().sets.get(&key).cloned();
         if let Some(placed) = known.and_then(|k| k.placed_again(place)) {
             return placed;
         }
         let symbols = symbols_of(pid, mapped);
-        let mut sets = self.lock();
-        if sets.len() >= SHARED_SETS {
-            sets.clear();
+        let placed: HashSet<&str> = symbols.objects().map(|o| o.name.as_str()).collect();
+        let (objects, others): (Vec<MappedIdentity>, Vec<MappedIdentity>) = ids
+            .into_iter()
+            .partition(|id| placed.contains(id.path.as_str()));
+        let mut state = self.lock();
+        if state.sets.len() >= SHARED_SETS {
+            state.sets.clear();
+        }
+        if state.objects.len() + state.not_objects.len() >= SHARED_FILES {
+            state.objects.clear();
+            state.not_objects.clear();
         }
         if let Some(template) = symbols.placed_again(place) {
-            sets.insert(key, Arc::new(template));
+            let mut key = objects.clone();
+            key.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+            state.sets.insert(key, Arc::new(template));
         }
+        state.objects.extend(objects);
+        state.not_objects.extend(others);
         symbols
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<MappedIdentity>, Arc<ElfSymbols>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
         // A panic elsewhere cannot leave a map of finished entries
         // inconsistent.
-        self.sets.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Whether the file at `path` starts as an ELF file does.
+fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| magic == *b"\x7fELF")
 }
 
 /// The symbols of the objects `mapped` names, opened through
