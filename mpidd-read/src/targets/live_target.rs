@@ -213,7 +213,7 @@ impl SharedLiveSymbols {
             // Before any set is known, every file is new: read the long
             // way below, which tells objects from the others.
             if state.sets.is_empty() {
-                key.extend(unknown.drain(..));
+                key.append(&mut unknown);
             }
             (key, unknown)
         };
