@@ -73,7 +73,11 @@ for n in "${sizes[@]}"; do
   sleep 0.5 # into their blocking receive
   for pid in $pids; do kill -STOP "$pid"; done
   for pid in $pids; do
-    until grep -q '^State:.*T' "/proc/$pid/status"; do sleep 0.01; done
+    for _ in $(seq 500); do
+      grep -q '^State:.*T' "/proc/$pid/status" && break
+      sleep 0.01
+    done
+    grep -q '^State:.*T' "/proc/$pid/status" || { echo "error: rank $pid did not stop" >&2; exit 1; }
   done
 
   # Untimed: fills the layout cache and the page cache.
