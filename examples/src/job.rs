@@ -66,6 +66,11 @@ pub struct JobArgs {
     /// alone (what it says when no decoder reads the ranks' MPI).
     #[arg(long)]
     no_queues: bool,
+    /// Time each phase of every rank's reading (open, stop, queues, world
+    /// rank, stacks, release) and show it with each rank, with the median
+    /// over the ranks; in JSON, each rank's `timings`.
+    #[arg(long)]
+    timings: bool,
     /// Print the report as JSON (schema mpidd-job/2, docs/job-json.md).
     #[arg(long, conflicts_with_all = ["dot", "svg"])]
     json: bool,
@@ -165,6 +170,7 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
         queues: !args.no_queues,
         profiles: crate::profile::load_all(&args.profiles)?,
         cache: crate::cache::layout_cache(no_cache),
+        timings: args.timings,
         ..ReadOptions::default()
     };
     if let Some(n) = args.jobs {

@@ -25,7 +25,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use common::hung_job::{HangMpi, HungJob};
+use common::hung_job::{tracer_pid, HangMpi, HungJob};
 use common::job_checks::{
     chain_location, check_chain_location, check_comms, check_job, check_job_on,
     check_ring_receives, check_tag_mismatch, check_unexpected_ssend, cycles, edges, job_json,
@@ -274,4 +274,83 @@ fn debian_mpich_cycle_across_three_communicators() {
     for report in [&live, &cores] {
         check_comms(report);
     }
+}
+
+/// The state letter of every thread of `pid` (its `/proc/PID/task`).
+fn thread_states(pid: i32) -> Vec<(i32, Option<char>)> {
+    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap_or_else(|e| panic!("list the threads of {pid}: {e}"))
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    tids.into_iter()
+        .map(|tid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok();
+            let state = stat.and_then(|s| s.rsplit_once(") ")?.1.chars().next());
+            (tid, state)
+        })
+        .collect()
+}
+
+/// Waits up to 5 s for every thread of every rank to be in job-control
+/// stop (`T`) and untraced; panics naming the first that is not.
+fn assert_stopped_untraced(job: &HungJob, when: &str) {
+    let start = Instant::now();
+    loop {
+        let wrong = job.ranks.iter().find_map(|&(rank, pid)| {
+            let traced = tracer_pid(pid);
+            if traced != Some(0) {
+                return Some(format!("rank {rank} (pid {pid}) has TracerPid {traced:?}"));
+            }
+            thread_states(pid)
+                .into_iter()
+                .find(|(_, s)| *s != Some('T'))
+                .map(|(tid, s)| format!("rank {rank} (pid {pid}) thread {tid} is in state {s:?}"))
+        });
+        match wrong {
+            None => return,
+            Some(what) if start.elapsed() > Duration::from_secs(5) => panic!("{when}: {what}"),
+            Some(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+/// Ranks the user stopped (SIGSTOP) before mpidd came are read through
+/// their launcher like running ones, and left exactly as they were found:
+/// every thread still in job-control stop, and none traced. Stopped ranks
+/// do not compete for the CPUs either, which is how the benchmark
+/// (scripts/bench-live-split.sh) measures a rank's own cost; `--timings`
+/// gives that cost's split for each rank.
+#[test]
+fn ranks_stopped_first_are_read_and_left_stopped() {
+    let _serial = one_at_a_time();
+    let job = HungJob::start("job-stopped-first", "hang_ring");
+    let launcher = job.mpiexec_pid().to_string();
+    for &(_, pid) in &job.ranks {
+        kill(Pid::from_raw(pid), Signal::SIGSTOP).expect("SIGSTOP a rank");
+    }
+    assert_stopped_untraced(&job, "after SIGSTOP");
+    // Twice: a second read finds them as the first left them.
+    for round in ["first", "second"] {
+        let report = job_json(&["--pid", &launcher, "--timings"]);
+        assert_eq!(cycles(&report), vec![vec![0, 3, 2, 1]], "{round} read");
+        check_ring_receives(&report);
+        for rank in report["ranks"].as_array().expect("ranks") {
+            assert_eq!(rank["state"], "in_mpi", "{round} read: {rank}");
+            let t = &rank["timings"];
+            assert!(t["threads_stopped"].as_u64() >= Some(1), "{round}: {rank}");
+            let phases = ["open", "stop", "queues", "world_rank", "stacks", "release"];
+            let sum: f64 = phases.iter().map(|p| t[*p].as_f64().unwrap()).sum();
+            let total = t["total"].as_f64().unwrap();
+            assert!(sum > 0.0 && sum <= total + 1e-6, "{round}: {t}");
+        }
+        assert_stopped_untraced(&job, &format!("after the {round} read"));
+        // And still so a while later: nothing let them run on.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_stopped_untraced(&job, &format!("300 ms after the {round} read"));
+    }
+    for &(_, pid) in &job.ranks {
+        kill(Pid::from_raw(pid), Signal::SIGCONT).expect("SIGCONT a rank");
+    }
+    job.assert_running_within(Duration::from_secs(2), "after SIGCONT");
 }

@@ -30,7 +30,7 @@ fn keys(v: &Value) -> BTreeSet<String> {
 fn the_documented_fields_are_the_written_ones() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/job-json.md"))
         .expect("read docs/job-json.md");
-    let readings = vec![
+    let mut readings = vec![
         SyntheticRank::new(0, 2)
             .receive("MPI_COMM_WORLD", 1, Some(3))
             .unexpected("MPI_COMM_WORLD", 1, 4, 1 << 20, true)
@@ -41,7 +41,10 @@ fn the_documented_fields_are_the_written_ones() {
             .stack(&["main", "MPI_Ssend", "poll"])
             .reading(),
     ];
+    // Only a timed reading carries its timings.
+    readings[0].timings = Some(Box::default());
     let report = serde_json::to_value(mpidd_job::analyze(&readings)).unwrap();
+    assert!(report["ranks"][1].get("timings").is_none());
     assert_eq!(report["schema"], mpidd_job::SCHEMA);
     assert_eq!(keys(&report), documented(&doc, "Top level"));
     let rank = &report["ranks"][0];
@@ -49,6 +52,7 @@ fn the_documented_fields_are_the_written_ones() {
     let op = &rank["pending"][0];
     assert_eq!(keys(op), documented(&doc, "operation"));
     assert_eq!(keys(&rank["basis"]), documented(&doc, "rank basis"));
+    assert_eq!(keys(&rank["timings"]), documented(&doc, "timings"));
     assert_eq!(keys(&report["basis"]), documented(&doc, "basis"));
     let edge_fields: BTreeSet<String> = [
         "from",

@@ -244,6 +244,7 @@ fn rank_report(reading: &RankReading) -> RankReport {
         threads: reading.threads.clone(),
         errors: reading.errors.clone(),
         basis: rank_basis(reading),
+        timings: reading.timings.as_deref().cloned(),
     }
 }
 

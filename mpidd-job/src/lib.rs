@@ -69,6 +69,7 @@ pub mod model;
 pub mod mpi_call;
 mod operations;
 pub mod read_ranks;
+pub mod read_timings;
 pub mod reading;
 pub mod render_dot;
 pub mod render_html;
@@ -94,6 +95,7 @@ pub use model::{
     RankState, SCHEMA,
 };
 pub use read_ranks::{JobReader, RankTarget, ReadOptions};
+pub use read_timings::ReadTimings;
 pub use reading::RankReading;
 pub use stack_tree::StackTree;
 pub use wait_graph::MAX_CYCLES;

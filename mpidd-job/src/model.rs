@@ -156,6 +156,10 @@ pub struct RankReport {
     pub errors: Vec<String>,
     /// What its part of the verdict rests on.
     pub basis: RankBasis,
+    /// How long each phase of its reading took, when timed (`mpidd job
+    /// --timings`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<crate::reading::ReadTimings>,
 }
 
 /// The kind of a pending operation.

@@ -15,7 +15,7 @@ use mpidd_read::{
     Limits, LoadedObjects, StackLimits, StackUnwinder, Target, ThreadStack,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
-use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
+use mpidd_read::{live_stacks, AttachGuard, LiveTarget, SharedLiveSymbols};
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
     environment_world_rank, read_native_queues, world_rank, Layouts, RankSource, Session,
@@ -24,6 +24,7 @@ use mpiq_core::{
 #[cfg(feature = "mqs")]
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
 
+use crate::read_timings::{ReadTimings, Stopwatch};
 use crate::reading::RankReading;
 
 /// One rank to read.
@@ -111,6 +112,10 @@ pub struct ReadOptions {
     /// found before any DWARF is read (see [`LayoutCache`]). None by
     /// default: a library writes no files unless asked.
     pub cache: Option<LayoutCache>,
+    /// Whether to time each phase of every rank's reading
+    /// ([`RankReading::timings`]). Off by default: the figures differ from
+    /// run to run, and a report without them reads the same each time.
+    pub timings: bool,
 }
 
 impl Default for ReadOptions {
@@ -125,6 +130,7 @@ impl Default for ReadOptions {
             layouts: None,
             profiles: shipped_profiles(),
             cache: None,
+            timings: false,
         }
     }
 }
@@ -143,6 +149,10 @@ pub struct JobReader {
     /// of what reading one rank costs, and a job's ranks run a few builds
     /// between them.
     pub(crate) session: Session,
+    /// The symbols of live ranks' objects, read for the first rank of a
+    /// build and placed again for the others.
+    #[cfg(all(feature = "live", target_os = "linux"))]
+    live_symbols: SharedLiveSymbols,
 }
 
 impl JobReader {
@@ -152,6 +162,8 @@ impl JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
             #[cfg(feature = "mqs")]
             library: None,
+            #[cfg(all(feature = "live", target_os = "linux"))]
+            live_symbols: SharedLiveSymbols::new(),
             session: {
                 let session =
                     Session::with_profiles(options.profiles.clone()).with_limits(options.limits);
@@ -247,6 +259,8 @@ impl JobReader {
         hint: Option<i64>,
     ) -> RankReading {
         let label = path.display().to_string();
+        let mut clock = Stopwatch::start();
+        let mut timings = ReadTimings::default();
         let core = match CoreTarget::open_with(path, options) {
             Ok(core) => core,
             Err(e) => return RankReading::failed(label, None, host, e.to_string()),
@@ -264,7 +278,9 @@ impl JobReader {
             threads: Vec::new(),
             errors: core.problems().iter().map(|p| p.to_string()).collect(),
             exited: false,
+            timings: None,
         };
+        timings.open = clock.lap();
         self.read_queues(
             &core,
             core.symbols(),
@@ -272,10 +288,17 @@ impl JobReader {
             core.executable(),
             &mut reading,
         );
+        timings.queues = clock.lap();
         self.read_world_rank(&core, &mut reading);
+        timings.world_rank = clock.lap();
         if self.options.stacks {
             reading.threads = core_stacks(&core, &self.unwinder);
             stack_errors(&reading.threads, &mut reading.errors);
+        }
+        timings.stacks = clock.lap();
+        timings.total = clock.total();
+        if self.options.timings {
+            reading.timings = Some(Box::new(timings));
         }
         reading
     }
@@ -283,9 +306,21 @@ impl JobReader {
     #[cfg(all(feature = "live", target_os = "linux"))]
     fn read_live(&self, pid: i32, host: Option<String>, hint: Option<i64>) -> RankReading {
         let label = format!("pid {pid}");
+        let mut clock = Stopwatch::start();
+        let mut timings = ReadTimings::default();
         if process_gone(pid) {
             return RankReading::exited(label, Some(pid), host);
         }
+        // Its objects' symbols are found before it is stopped: they do not
+        // change while it runs unless it loads or unloads a library, which
+        // the refresh below finds. The rank is held stopped only while its
+        // memory is read.
+        let mut target = match LiveTarget::open_shared(pid, &self.live_symbols) {
+            Ok(t) => t,
+            Err(_) if process_gone(pid) => return RankReading::exited(label, Some(pid), host),
+            Err(e) => return RankReading::failed(label, Some(pid), host, e.to_string()),
+        };
+        timings.open = clock.lap();
         // Stopped before anything is read, so that the queues and the
         // stacks are of one moment; the guard lets go when dropped, also
         // when a read below panics.
@@ -299,10 +334,15 @@ impl JobReader {
         } else {
             None
         };
-        let target = match LiveTarget::open(pid) {
-            Ok(t) => t,
-            Err(e) => return RankReading::failed(label, Some(pid), host, e.to_string()),
-        };
+        timings.threads_stopped = guard.as_ref().map_or(0, |g| g.threads().len());
+        // What it maps now that it is stopped: one read of its maps when
+        // nothing changed since it was opened.
+        let refreshed = target.refresh();
+        timings.stop = clock.lap();
+        let mut errors = Vec::new();
+        if let Err(e) = refreshed {
+            errors.push(format!("its objects as they are once stopped: {e}"));
+        }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
         let mut reading = RankReading {
             target: label,
@@ -315,11 +355,14 @@ impl JobReader {
             queues_unread: None,
             queues_provenance: None,
             threads: Vec::new(),
-            errors: Vec::new(),
+            errors,
             exited: false,
+            timings: None,
         };
         self.read_queues(&target, target.symbols(), Types::Dwarf, &exe, &mut reading);
+        timings.queues = clock.lap();
         self.read_world_rank(&target, &mut reading);
+        timings.world_rank = clock.lap();
         if self.options.stacks {
             match &guard {
                 Some(g) => match live_stacks(g, &target, &self.unwinder) {
@@ -332,10 +375,16 @@ impl JobReader {
             }
             stack_errors(&reading.threads, &mut reading.errors);
         }
+        timings.stacks = clock.lap();
         if let Some(g) = guard {
             if let Err(e) = g.detach() {
                 reading.errors.push(format!("letting the process go: {e}"));
             }
+        }
+        timings.release = clock.lap();
+        timings.total = clock.total();
+        if self.options.timings {
+            reading.timings = Some(Box::new(timings));
         }
         reading
     }

@@ -5,6 +5,7 @@
 use mpiq_core::model::ProcessQueues;
 use serde::{Deserialize, Serialize};
 
+pub use crate::read_timings::ReadTimings;
 pub use mpidd_read::{Frame, ThreadStack};
 
 /// One rank of a job as it was read.
@@ -45,6 +46,11 @@ pub struct RankReading {
     /// was killed before it was read.
     #[serde(default)]
     pub exited: bool,
+    /// How long each phase of its reading took, when the reader was asked
+    /// to time them ([`ReadOptions::timings`](crate::ReadOptions::timings)).
+    /// Boxed: a reading travels in an agent's records, most without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<Box<ReadTimings>>,
 }
 
 impl RankReading {
@@ -63,6 +69,7 @@ impl RankReading {
             threads: Vec::new(),
             errors: vec![error],
             exited: false,
+            timings: None,
         }
     }
 

@@ -217,6 +217,7 @@ impl SyntheticRank {
             },
             errors: Vec::new(),
             exited: false,
+            timings: None,
         }
     }
 }

@@ -165,7 +165,7 @@ pub use synthetic::synthetic_memory::SyntheticMemory;
 pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use targets::gdb_remote_target::GdbRemoteTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub use targets::live_target::LiveTarget;
+pub use targets::live_target::{LiveTarget, SharedLiveSymbols};
 pub use targets::target_source::{
     OpenTargetError, OpenedTarget, ReadTargetError, TargetReader, TargetSource,
 };

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use mpidd_read::{LiveTarget, SymbolSource, TargetMemory};
+use mpidd_read::{LiveTarget, SharedLiveSymbols, SymbolSource, TargetMemory};
 
 const MARKER: u64 = 0x5eed_1e55_c0ff_ee00;
 
@@ -126,4 +126,51 @@ fn a_refreshed_target_reads_the_new_library_types() {
     assert!(target.refresh().unwrap());
     let record = target.types().find_type("refresh_record").unwrap();
     assert_eq!(record.size, 16);
+}
+
+/// Every object's placement and debug file, and a few symbols' addresses.
+fn symbols_seen(target: &LiveTarget) -> (Vec<mpidd_read::ObjectInfo>, Vec<Option<u64>>) {
+    let objects = target.symbols().objects().cloned().collect();
+    let names = ["main", "refresh_marker", "dlopen", "puts", "malloc"];
+    let addrs = names
+        .iter()
+        .map(|n| target.symbols().lookup(n).map(|s| s.addr.0))
+        .collect();
+    (objects, addrs)
+}
+
+#[test]
+fn processes_of_one_build_share_symbols_placed_at_their_own_addresses() {
+    let (exe, lib) = programs("shared");
+    let mut first = Program::start(&exe, &lib);
+    let mut second = Program::start(&exe, &lib);
+    first.step("loaded");
+    second.step("loaded");
+    // Not loaded yet: another set of files.
+    let third = Program::start(&exe, &lib);
+    let shared = SharedLiveSymbols::new();
+    let a = LiveTarget::open_shared(first.pid(), &shared).unwrap();
+    let b = LiveTarget::open_shared(second.pid(), &shared).unwrap();
+    let c = LiveTarget::open_shared(third.pid(), &shared).unwrap();
+    // What each would have been opened alone.
+    for (target, pid) in [(&a, first.pid()), (&b, second.pid()), (&c, third.pid())] {
+        let alone = LiveTarget::open(pid).unwrap();
+        assert_eq!(symbols_seen(target), symbols_seen(&alone), "pid {pid}");
+    }
+    let main = |t: &LiveTarget| t.symbols().lookup("main").expect("main").addr;
+    assert_ne!(
+        main(&a),
+        main(&b),
+        "both processes have main at one address: this test needs address space \
+         randomisation (sysctl kernel.randomize_va_space=2) to place one build twice"
+    );
+    let marker = b
+        .symbols()
+        .lookup("refresh_marker")
+        .expect("the library's symbol");
+    assert_eq!(
+        b.read_pointer(marker.addr, "refresh_marker").unwrap().0,
+        MARKER
+    );
+    assert!(c.symbols().lookup("refresh_marker").is_none());
 }

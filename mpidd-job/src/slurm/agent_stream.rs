@@ -31,6 +31,10 @@ use crate::reading::RankReading;
 pub const AGENT_FORMAT: &str = "mpidd-agent/1";
 
 /// One line of an agent's stream.
+// A record lives for one line: it is decoded and its content moved out at
+// once, never kept in bulk, so a rank's record being the largest costs
+// nothing that boxing it would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
 pub enum AgentRecord {

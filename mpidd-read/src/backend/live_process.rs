@@ -10,7 +10,7 @@
 //! `process_vm_readv` per [`IOV_MAX`] ranges rather than one each.
 
 use std::fs::{File, OpenOptions};
-use std::io::IoSliceMut;
+use std::io::{IoSliceMut, Read};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -20,11 +20,14 @@ use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use nix::errno::Errno;
 use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
-use object::{Endianness, FileKind, Object};
 
-use crate::backend::core_file::{map_file, MappedFile};
+use crate::backend::core_file::MappedFile;
 use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
+
+/// Bytes of `/proc/PID/maps` room is made for before it is read; a
+/// longer one grows as it is read.
+const MAPS_CAPACITY: usize = 64 << 10;
 
 /// Most ranges one `process_vm_readv` takes (Linux's `UIO_MAXIOV`); more
 /// fail with `EINVAL`.
@@ -74,7 +77,21 @@ impl LiveProcess {
     /// ELF header.
     pub fn open(pid: i32) -> Result<Self, LiveError> {
         let exe = PathBuf::from(format!("/proc/{pid}/exe"));
-        let data = map_file(&exe).map_err(|cause| LiveError::Proc {
+        // The ELF identification alone says the word size and byte order:
+        // mapping and parsing the whole executable, once per rank of a
+        // job, would cost more than reading the rank.
+        let mut ident = [0u8; 16];
+        let read = File::open(&exe).and_then(|f| {
+            let mut got = 0;
+            while got < ident.len() {
+                match f.read_at(&mut ident[got..], got as u64)? {
+                    0 => break,
+                    n => got += n,
+                }
+            }
+            Ok(got)
+        });
+        let got = read.map_err(|cause| LiveError::Proc {
             pid,
             path: exe.clone(),
             cause,
@@ -84,16 +101,21 @@ impl LiveProcess {
             path: exe.clone(),
             reason,
         };
-        let width = match FileKind::parse(&*data) {
-            Ok(FileKind::Elf64) => AddressWidth::W64,
-            Ok(FileKind::Elf32) => AddressWidth::W32,
-            Ok(other) => return Err(not_elf(format!("it is {other:?}"))),
-            Err(e) => return Err(not_elf(e.to_string())),
+        if got < ident.len() || ident[..4] != *b"\x7fELF" {
+            return Err(not_elf(format!(
+                "it does not start with the ELF magic number ({got} bytes read)"
+            )));
+        }
+        // EI_CLASS and EI_DATA.
+        let width = match ident[4] {
+            1 => AddressWidth::W32,
+            2 => AddressWidth::W64,
+            other => return Err(not_elf(format!("its ELF class is {other}"))),
         };
-        let file = object::File::parse(&*data).map_err(|e| not_elf(e.to_string()))?;
-        let order = match file.endianness() {
-            Endianness::Little => ByteOrder::Little,
-            Endianness::Big => ByteOrder::Big,
+        let order = match ident[5] {
+            1 => ByteOrder::Little,
+            2 => ByteOrder::Big,
+            other => return Err(not_elf(format!("its ELF data encoding is {other}"))),
         };
         Ok(LiveProcess {
             pid,
@@ -111,11 +133,17 @@ impl LiveProcess {
     /// The file-backed mappings of `/proc/PID/maps`.
     pub fn mappings(&self) -> Result<Vec<MappedFile>, LiveError> {
         let path = PathBuf::from(format!("/proc/{}/maps", self.pid));
-        let text = std::fs::read_to_string(&path).map_err(|cause| LiveError::Proc {
-            pid: self.pid,
-            path,
-            cause,
-        })?;
+        // A /proc file has no size to start from: room for a process of
+        // many libraries up front reads it in a few calls, not a dozen
+        // doubling ones (this runs twice for each rank of a job).
+        let mut text = String::with_capacity(MAPS_CAPACITY);
+        File::open(&path)
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .map_err(|cause| LiveError::Proc {
+                pid: self.pid,
+                path,
+                cause,
+            })?;
         Ok(text.lines().filter_map(parse_maps_line).collect())
     }
 

@@ -351,8 +351,10 @@ impl StackUnwinder {
     /// The cached data of one object, loaded on first use.
     fn object(&self, info: &ObjectInfo) -> Option<Arc<CachedObject>> {
         let meta = std::fs::metadata(&info.path).ok()?;
+        let file = crate::backend::file_identity::file_key(&info.path, &meta);
         let id = FileId {
-            path: info.path.clone(),
+            path: file.is_none().then(|| info.path.clone()),
+            file,
             size: meta.len(),
             modified: meta.modified().ok(),
         };
@@ -494,6 +496,11 @@ const PAGE: u64 = 4096;
 /// Most pages kept: a walk of 256 frames rarely touches more than a few.
 const MAX_PAGES: usize = 256;
 
+/// Pages read at once, from the first one a walk touches upwards: a
+/// thread blocked in MPI has a few pages of frames above its stack
+/// pointer.
+const READ_AHEAD_PAGES: usize = 4;
+
 /// Reads words of one thread's stack, a page at a time, only within
 /// `[low, high)`.
 struct StackReader<'a> {
@@ -555,14 +562,14 @@ impl<'a> StackReader<'a> {
 
     fn page(&mut self, base: u64) -> Option<&[u8]> {
         if !self.pages.contains_key(&base) {
-            if self.pages.len() >= MAX_PAGES {
+            if self.pages.len() + READ_AHEAD_PAGES >= MAX_PAGES {
                 self.pages.clear();
             }
+            self.read_ahead(base);
+        }
+        if !self.pages.contains_key(&base) {
             let mut buf = vec![0u8; PAGE as usize].into_boxed_slice();
-            let fits = base.checked_add(PAGE).is_some_and(|e| {
-                self.width == AddressWidth::W64 || e <= self.width.max_address() + 1
-            });
-            let ok = fits
+            let ok = self.fits(base, PAGE)
                 && self
                     .memory
                     .read_exact(TargetAddr(base), &mut buf, "stack")
@@ -570,6 +577,39 @@ impl<'a> StackReader<'a> {
             self.pages.insert(base, ok.then_some(buf));
         }
         self.pages.get(&base)?.as_deref()
+    }
+
+    /// Whether `[base, base + len)` is an address range of the target.
+    fn fits(&self, base: u64, len: u64) -> bool {
+        base.checked_add(len)
+            .is_some_and(|e| self.width == AddressWidth::W64 || e <= self.width.max_address() + 1)
+    }
+
+    /// Reads the page at `base` and the pages above it, up to
+    /// [`READ_AHEAD_PAGES`] and never past the walk's bound, in one read:
+    /// a walk goes up the stack, and each read of a live process is a
+    /// system call. Keeps the pages read whole; one that is not is left
+    /// for `page` to read alone.
+    fn read_ahead(&mut self, base: u64) {
+        let room = self.high.saturating_sub(base).div_ceil(PAGE);
+        let pages = room.clamp(1, READ_AHEAD_PAGES as u64);
+        let len = pages * PAGE;
+        if !self.fits(base, len) {
+            return;
+        }
+        let mut buf = vec![0u8; len as usize];
+        let Ok(got) = self.memory.read_into(TargetAddr(base), &mut buf) else {
+            return;
+        };
+        for (i, chunk) in buf[..got.min(buf.len())]
+            .chunks_exact(PAGE as usize)
+            .enumerate()
+        {
+            let at = base + i as u64 * PAGE;
+            self.pages
+                .entry(at)
+                .or_insert_with(|| Some(Box::from(chunk)));
+        }
     }
 }
 

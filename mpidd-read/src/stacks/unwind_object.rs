@@ -12,6 +12,7 @@ use memmap2::Mmap;
 use object::{Object, ObjectSection, ObjectSegment};
 
 use crate::backend::core_file::map_file;
+use crate::backend::file_identity::FileKey;
 use crate::symbols::symbolize::ObjectSymbols;
 
 /// Bytes of one section: a range of a mapped file, or an inflated copy.
@@ -147,7 +148,12 @@ pub(crate) enum ObjectKey {
 /// A file as `stat` sees it: a file replaced on disk is a new one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct FileId {
-    pub(crate) path: PathBuf,
+    /// Its device and inode where the host has them: each live rank names
+    /// its files through its own `/proc/PID/root`, so one file has as many
+    /// paths as the job has ranks.
+    pub(crate) file: Option<FileKey>,
+    /// Its path, only where the host gives no device and inode.
+    pub(crate) path: Option<PathBuf>,
     pub(crate) size: u64,
     pub(crate) modified: Option<SystemTime>,
 }

@@ -58,6 +58,7 @@ pub struct ObjectInfo {
     pub debug_rejected: Vec<Rejection>,
 }
 
+#[derive(Clone)]
 struct LoadedObject {
     info: ObjectInfo,
     table: Arc<ObjectTable>,
@@ -417,6 +418,49 @@ impl ElfSymbols {
             self.searched.push(f.path.clone());
             self.push_table(&path, &f.path, bias, table);
         }
+    }
+
+    /// The same objects, with the same tables and debug files, placed
+    /// where another process of the same build maps them: `place(name)`
+    /// gives, for the object added as `name`, its position in that
+    /// process's list (its search order), where that process mapped its
+    /// first page, and the path it is read by for that process (through
+    /// the process's own root). `None` when one of the objects is not
+    /// mapped there.
+    ///
+    /// The ranks of a job map the same files at addresses of their own
+    /// (ASLR): placing the first rank's objects again costs no file
+    /// access, where [`add_mapped_objects`](Self::add_mapped_objects)
+    /// opens, maps and searches the debug files of every object.
+    pub(crate) fn placed_again(
+        &self,
+        place: impl Fn(&str) -> Option<(usize, u64, PathBuf)>,
+    ) -> Option<Self> {
+        let mut objects = Vec::with_capacity(self.objects.len());
+        for o in &self.objects {
+            let (position, start, path) = place(&o.info.name)?;
+            let mut o = o.clone();
+            o.info.bias = start.wrapping_sub(o.table.first_load_vaddr & !0xfff);
+            o.info.path = path;
+            objects.push((position, o));
+        }
+        objects.sort_by_key(|(position, _)| *position);
+        let objects: Vec<LoadedObject> = objects.into_iter().map(|(_, o)| o).collect();
+        let mut searched: Vec<String> = objects.iter().map(|o| o.info.name.clone()).collect();
+        // What was searched but not placed (not ELF, unreadable) is the
+        // same for a process of the same files.
+        searched.extend(
+            self.searched
+                .iter()
+                .filter(|n| !objects.iter().any(|o| &o.info.name == *n))
+                .cloned(),
+        );
+        Some(ElfSymbols {
+            objects,
+            searched,
+            debug_search: self.debug_search.clone(),
+            extra: self.extra,
+        })
     }
 
     /// Records an object that was considered but could not be read, so

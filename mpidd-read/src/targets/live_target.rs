@@ -1,7 +1,10 @@
 //! [`LiveTarget`]: a running Linux process (a [`LiveProcess`]) with the
 //! symbols and types of every ELF file it has mapped.
 
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use mpidd_types::{TargetAbi, TargetAddr};
 
@@ -42,6 +45,24 @@ impl LiveTarget {
         let mapped = process.mappings()?;
         Ok(LiveTarget {
             symbols: symbols_of(pid, &mapped),
+            process,
+            mapped,
+            types: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Opens process `pid` as [`open`](Self::open) does, taking the
+    /// symbols of its objects from `shared` when an earlier process mapped
+    /// the very same files (same paths, devices, inodes, sizes and
+    /// modification times): only where they are mapped is new. The ranks
+    /// of a job run a few builds, so all but the first of each build open
+    /// without reading any object file.
+    pub fn open_shared(pid: i32, shared: &SharedLiveSymbols) -> Result<Self, LiveError> {
+        let process = LiveProcess::open(pid)?;
+        let mapped = process.mappings()?;
+        let symbols = shared.symbols_of(pid, &mapped);
+        Ok(LiveTarget {
+            symbols,
             process,
             mapped,
             types: std::sync::OnceLock::new(),
@@ -96,6 +117,161 @@ impl LiveTarget {
         self.types
             .get_or_init(|| crate::layouts::loaded_layouts::LoadedLayouts::new(&self.symbols))
     }
+}
+
+/// The symbols of the objects of live processes, kept per set of mapped
+/// ELF files, so that processes of one build share them (see
+/// [`LiveTarget::open_shared`]). One serves a whole job, from any number of
+/// threads; it holds at most [`SHARED_SETS`] sets and [`SHARED_FILES`]
+/// files' kinds.
+#[derive(Debug, Default)]
+pub struct SharedLiveSymbols {
+    state: Mutex<SharedState>,
+}
+
+#[derive(Debug, Default)]
+struct SharedState {
+    /// Symbols by the sorted identities of the ELF files they were read
+    /// from.
+    sets: HashMap<Vec<MappedIdentity>, Arc<ElfSymbols>>,
+    /// Files mapped at offset 0 that are not objects (shared-memory
+    /// segments, data files): each rank may map ones of its own, which
+    /// must not keep it from sharing its build's symbols.
+    not_objects: HashSet<MappedIdentity>,
+    /// Files known to be objects.
+    objects: HashSet<MappedIdentity>,
+}
+
+/// Distinct sets of mapped files kept: the builds of one job, with room
+/// for ranks that loaded a component or two more than the others.
+const SHARED_SETS: usize = 64;
+
+/// Files whose kind (object or not) is kept.
+const SHARED_FILES: usize = 1 << 14;
+
+/// One mapped file as it is on disk now.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct MappedIdentity {
+    path: String,
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl SharedLiveSymbols {
+    /// No sets yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn symbols_of(&self, pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        let on_disk = |p: &str| root.join(Path::new(p.trim_start_matches('/')));
+        // The files add_mapped_objects looks at: those with a first page
+        // mapped.
+        let mut firsts: Vec<&MappedFile> = Vec::new();
+        let mut seen = HashSet::new();
+        for f in mapped {
+            if f.file_offset == 0 && seen.insert(f.path.as_str()) {
+                firsts.push(f);
+            }
+        }
+        let ids: Option<Vec<MappedIdentity>> = firsts
+            .iter()
+            .map(|f| {
+                let meta = std::fs::metadata(on_disk(&f.path)).ok()?;
+                Some(MappedIdentity {
+                    path: f.path.clone(),
+                    device: meta.dev(),
+                    inode: meta.ino(),
+                    len: meta.len(),
+                    modified: meta.modified().ok(),
+                })
+            })
+            .collect();
+        // A file that cannot be looked at now is read the long way, and
+        // its set is not kept.
+        let Some(ids) = ids else {
+            return symbols_of(pid, mapped);
+        };
+        let place = |name: &str| {
+            let i = firsts.iter().position(|f| f.path == name)?;
+            Some((i, firsts[i].start.0, on_disk(name)))
+        };
+        let (mut key, unknown) = {
+            let state = self.lock();
+            let mut key = Vec::with_capacity(ids.len());
+            let mut unknown = Vec::new();
+            for id in &ids {
+                if state.objects.contains(id) {
+                    key.push(id.clone());
+                } else if !state.not_objects.contains(id) {
+                    unknown.push(id.clone());
+                }
+            }
+            // Before any set is known, every file is new: read the long
+            // way below, which tells objects from the others.
+            if state.sets.is_empty() {
+                key.append(&mut unknown);
+            }
+            (key, unknown)
+        };
+        // Files this job has not seen: the ranks' own segments are not
+        // objects and are set aside; a new object makes a set of its own.
+        for id in unknown {
+            if is_elf(&on_disk(&id.path)) {
+                key.push(id);
+            } else {
+                let mut state = self.lock();
+                if state.not_objects.len() >= SHARED_FILES {
+                    state.not_objects.clear();
+                }
+                state.not_objects.insert(id);
+            }
+        }
+        key.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let known = self.lock().sets.get(&key).cloned();
+        if let Some(placed) = known.and_then(|k| k.placed_again(place)) {
+            return placed;
+        }
+        let symbols = symbols_of(pid, mapped);
+        let placed: HashSet<&str> = symbols.objects().map(|o| o.name.as_str()).collect();
+        let (objects, others): (Vec<MappedIdentity>, Vec<MappedIdentity>) = ids
+            .into_iter()
+            .partition(|id| placed.contains(id.path.as_str()));
+        let mut state = self.lock();
+        if state.sets.len() >= SHARED_SETS {
+            state.sets.clear();
+        }
+        if state.objects.len() + state.not_objects.len() >= SHARED_FILES {
+            state.objects.clear();
+            state.not_objects.clear();
+        }
+        if let Some(template) = symbols.placed_again(place) {
+            let mut key = objects.clone();
+            key.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+            state.sets.insert(key, Arc::new(template));
+        }
+        state.objects.extend(objects);
+        state.not_objects.extend(others);
+        symbols
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        // A panic elsewhere cannot leave a map of finished entries
+        // inconsistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Whether the file at `path` starts as an ELF file does.
+fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| magic == *b"\x7fELF")
 }
 
 /// The symbols of the objects `mapped` names, opened through

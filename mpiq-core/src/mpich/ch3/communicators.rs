@@ -2,7 +2,7 @@
 //! communicator's world ranks, from its group or from CH3's virtual
 //! connection table.
 
-use mpidd_read::Limits;
+use mpidd_read::{decode_int, Limits};
 use mpidd_types::TargetAddr;
 
 use super::MpichCh3;
@@ -168,10 +168,35 @@ impl MpichCh3 {
             order: mem.abi().byte_order,
             what: "MPIDI_VCRT.vcr_table",
         };
-        (0..n)
+        let ranks_at: Vec<TargetAddr> = (0..n)
             .map(|i| {
-                let vc = TargetAddr(r.uint(i * word, word as usize)?);
-                Ok(read_int(mem, at(vc, l.vc_pg_rank), 4, "MPIDI_VC.pg_rank")?)
+                Ok(at(
+                    TargetAddr(r.uint(i * word, word as usize)?),
+                    l.vc_pg_rank,
+                ))
+            })
+            .collect::<Result<_, DecodeError>>()?;
+        // Every connection's rank in one batch, not one read each: of a
+        // live process, a read is a system call, and a communicator has
+        // as many connections as ranks.
+        let mut ranks = vec![[0u8; 4]; ranks_at.len()];
+        let mut requests: Vec<(TargetAddr, &mut [u8])> = ranks_at
+            .iter()
+            .zip(ranks.iter_mut())
+            .map(|(&addr, buf)| (addr, &mut buf[..]))
+            .collect();
+        let counts = mem.read_many(&mut requests);
+        drop(requests);
+        let order = mem.abi().byte_order;
+        counts
+            .into_iter()
+            .zip(ranks_at.iter().zip(&ranks))
+            .map(|(count, (&addr, bytes))| match count {
+                Ok(4) => Ok(decode_int(bytes, order)),
+                // A backend may answer a batch short or not at all (a
+                // debugger's reader): that one rank is read alone, which
+                // finds what is readable and says what is not.
+                _ => Ok(read_int(mem, addr, 4, "MPIDI_VC.pg_rank")?),
             })
             .collect()
     }
