@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, LayoutCache, LayoutProfile,
-    Limits, LoadedObjects, StackLimits, StackUnwinder, Target, ThreadStack,
+    Limits, LoadedObjects, ObjectFiles, StackLimits, StackUnwinder, Target, ThreadStack,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget};
@@ -129,11 +129,15 @@ impl Default for ReadOptions {
     }
 }
 
-/// Reads ranks. One reader serves a whole job: the unwinder's per-object
-/// work is done once for all the ranks that share an object.
+/// Reads ranks. One reader serves a whole job: each object file is found,
+/// mapped and searched for its debug file once, and the unwinder's
+/// per-object work is done once, for all the ranks that share it.
 pub struct JobReader {
     options: ReadOptions,
     pub(crate) unwinder: StackUnwinder,
+    /// The object files of the ranks' cores, each read once for the
+    /// reader's life (a run): a job's ranks map the same few files.
+    files: ObjectFiles,
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
     #[cfg(feature = "mqs")]
@@ -150,6 +154,7 @@ impl JobReader {
     pub fn new(options: ReadOptions) -> Self {
         JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
+            files: ObjectFiles::default(),
             #[cfg(feature = "mqs")]
             library: None,
             session: {
@@ -247,7 +252,7 @@ impl JobReader {
         hint: Option<i64>,
     ) -> RankReading {
         let label = path.display().to_string();
-        let core = match CoreTarget::open_with(path, options) {
+        let core = match CoreTarget::open_shared(path, options, &self.files) {
             Ok(core) => core,
             Err(e) => return RankReading::failed(label, None, host, e.to_string()),
         };

@@ -10,13 +10,14 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{elf, Endianness, FileKind};
 
+use crate::backend::file_maps::FileMaps;
 use crate::backend::memory::{decode_unsigned, read_spanning, TargetMemory};
 use crate::backend::thread_registers::{self, ThreadRegisters};
 use crate::error::ReadError;
@@ -80,6 +81,9 @@ pub struct CoreFile {
     search: FileSearch,
     /// Where each entry of `files` is on disk, mapped on first use.
     backing: Vec<Backing>,
+    /// The run's located paths and mappings, when the core is one of many
+    /// opened together: shared instead of found and mapped again.
+    shared: Option<Arc<FileMaps>>,
     /// The index in `loads` of the segment the last lookup found: readers
     /// walk lists whose nodes mostly share a segment, and the binary search
     /// cost more than what it found. Only a hint (any index is checked
@@ -90,7 +94,7 @@ pub struct CoreFile {
 /// A file that backs pages the core omits.
 struct Backing {
     on_disk: PathBuf,
-    map: OnceLock<Option<Mmap>>,
+    map: OnceLock<Option<Arc<Mmap>>>,
 }
 
 impl Backing {
@@ -104,7 +108,7 @@ impl Backing {
 
 /// Where files named by a target (NT_FILE, `link_map`) are looked for on
 /// this machine, as gdb's `sysroot` and `solib-search-path` do.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FileSearch {
     /// A recorded `/usr/lib/x.so` is read from `sysroot/usr/lib/x.so`; with
     /// no sysroot, from `/usr/lib/x.so` itself.
@@ -169,14 +173,18 @@ impl std::fmt::Debug for CoreFile {
 
 /// Maps a file read-only.
 pub(crate) fn map_file(path: &Path) -> Result<Mmap, std::io::Error> {
-    let file = File::open(path)?;
+    map_open_file(&File::open(path)?)
+}
+
+/// Maps an open file read-only.
+pub(crate) fn map_open_file(file: &File) -> Result<Mmap, std::io::Error> {
     // SAFETY: the mapping is read-only and private to this process. If
     // another process truncates the file while it is mapped, reads of the
     // lost pages fault; debuggers accept that risk for core files, which are
     // not rewritten in place.
     #[allow(unsafe_code)]
     unsafe {
-        Mmap::map(&file)
+        Mmap::map(file)
     }
 }
 
@@ -215,6 +223,7 @@ impl CoreFile {
             files: parsed.files,
             search: FileSearch::default(),
             backing,
+            shared: None,
             last_load: AtomicUsize::new(0),
         })
     }
@@ -238,6 +247,13 @@ impl CoreFile {
             .map(|f| Backing::new(self.resolve_path(&f.path)))
             .collect();
         self
+    }
+
+    /// Looks for mapped files as `search` says, through the located
+    /// paths and mappings of the run `maps` keeps.
+    pub(crate) fn with_search_in(mut self, search: FileSearch, maps: Arc<FileMaps>) -> Self {
+        self.shared = Some(maps);
+        self.with_search(search)
     }
 
     /// How mapped files are looked for.
@@ -307,7 +323,10 @@ impl CoreFile {
     /// Where a path recorded in the core is found on this machine (see
     /// [`FileSearch::locate`]).
     pub fn resolve_path(&self, recorded: &str) -> PathBuf {
-        self.search.locate(recorded, self.machine)
+        match &self.shared {
+            Some(maps) => maps.locate(&self.search, recorded, self.machine),
+            None => self.search.locate(recorded, self.machine),
+        }
     }
 
     /// Copies only what the core itself holds at `addr`, never bytes of a
@@ -371,7 +390,10 @@ impl CoreFile {
         };
         let f = &self.files[i];
         let backing = &self.backing[i];
-        let map = backing.map.get_or_init(|| map_file(&backing.on_disk).ok());
+        let map = backing.map.get_or_init(|| match &self.shared {
+            Some(maps) => maps.map_path(&backing.on_disk),
+            None => map_file(&backing.on_disk).ok().map(Arc::new),
+        });
         let Some(map) = map else {
             return 0;
         };

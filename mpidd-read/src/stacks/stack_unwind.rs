@@ -350,11 +350,22 @@ impl StackUnwinder {
 
     /// The cached data of one object, loaded on first use.
     fn object(&self, info: &ObjectInfo) -> Option<Arc<CachedObject>> {
-        let meta = std::fs::metadata(&info.path).ok()?;
-        let id = FileId {
-            path: info.path.clone(),
-            size: meta.len(),
-            modified: meta.modified().ok(),
+        // The file as its symbols were read, when they were read for this
+        // run: looked at once then, not again for every process.
+        let id = match &info.stamp {
+            Some(stamp) => FileId {
+                path: stamp.path.clone(),
+                size: stamp.len,
+                modified: stamp.modified,
+            },
+            None => {
+                let meta = std::fs::metadata(&info.path).ok()?;
+                FileId {
+                    path: info.path.clone(),
+                    size: meta.len(),
+                    modified: meta.modified().ok(),
+                }
+            }
         };
         let known = lock(&self.keys).get(&id).cloned();
         let key = match known {

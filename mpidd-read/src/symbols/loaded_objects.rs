@@ -74,6 +74,7 @@ impl ObjectInfo {
             bias,
             debug_file: None,
             debug_rejected: Vec::new(),
+            stamp: None,
         }
     }
 }
