@@ -25,6 +25,7 @@ use mpiq_core::{
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
 
 use crate::reading::RankReading;
+use crate::shared_groups::SharedGroups;
 
 /// One rank to read.
 #[derive(Clone, Debug)]
@@ -138,6 +139,8 @@ pub struct JobReader {
     /// The object files of the ranks' cores, each read once for the
     /// reader's life (a run): a job's ranks map the same few files.
     files: ObjectFiles,
+    /// One copy of each communicator group for all the readings.
+    groups: SharedGroups,
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
     #[cfg(feature = "mqs")]
@@ -155,6 +158,7 @@ impl JobReader {
         JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
             files: ObjectFiles::default(),
+            groups: SharedGroups::default(),
             #[cfg(feature = "mqs")]
             library: None,
             session: {
@@ -229,7 +233,7 @@ impl JobReader {
 
     /// Reads one rank.
     pub fn read_rank(&self, target: &RankTarget) -> RankReading {
-        match target {
+        let mut reading = match target {
             RankTarget::Core {
                 path,
                 options,
@@ -241,7 +245,11 @@ impl JobReader {
                 host,
                 world_rank,
             } => self.read_live(*pid, host.clone(), *world_rank),
+        };
+        if let Some(queues) = &mut reading.queues {
+            self.groups.share(queues);
         }
+        reading
     }
 
     fn read_core(

@@ -271,6 +271,15 @@ impl CoreFile {
         }
     }
 
+    /// Reads the pages the core omits of every mapped file found at
+    /// `on_disk` from `map`, a mapping of that file the caller already
+    /// holds, rather than map it again on first use.
+    pub(crate) fn back_with(&self, on_disk: &Path, map: &Arc<Mmap>) {
+        for b in self.backing.iter().filter(|b| b.on_disk == on_disk) {
+            let _ = b.map.set(Some(map.clone()));
+        }
+    }
+
     /// Declares that `file` is mapped as described, with its bytes in the
     /// file at `on_disk`. Cores without NT_FILE (qemu-user's) omit the
     /// executable's read-only pages, so the caller who knows the executable

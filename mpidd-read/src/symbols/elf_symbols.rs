@@ -180,8 +180,7 @@ fn known_table(identity: &FileIdentity) -> Option<Arc<ObjectTable>> {
 fn keep_table(identity: FileIdentity, table: &Arc<ObjectTable>) {
     let mut guard = tables();
     let shared = guard.get_or_insert_with(SharedTables::default);
-    if shared.tables.len() >= SHARED_TABLES
-        || shared.symbols + table.symbols.len() > SHARED_SYMBOLS
+    if shared.tables.len() >= SHARED_TABLES || shared.symbols + table.symbols.len() > SHARED_SYMBOLS
     {
         *shared = SharedTables::default();
     }
@@ -396,7 +395,12 @@ impl ElfSymbols {
         self.push_object(object, name, bias)
     }
 
-    fn push_object(&mut self, object: &ObjectFile, name: &str, bias: u64) -> Result<(), SymbolError> {
+    fn push_object(
+        &mut self,
+        object: &ObjectFile,
+        name: &str,
+        bias: u64,
+    ) -> Result<(), SymbolError> {
         let table = object
             .table
             .get_or_init(|| object_table(object))

@@ -12,8 +12,8 @@ use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::symbols::debug_files::DebugSearch;
 use crate::symbols::elf_symbols::{ElfPlacement, ElfSymbols};
-use crate::symbols::object_files::{ObjectFile, ObjectFiles};
 use crate::symbols::link_map;
+use crate::symbols::object_files::{ObjectFile, ObjectFiles};
 use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
 
@@ -231,6 +231,7 @@ impl CoreTarget {
         };
         let exe_file = files.open(&exe_path)?;
         let placement = exe_file.placement()?;
+        core.back_with(&exe_path, &exe_file.map);
         let bias = if placement.relocatable {
             let entry = entry.ok_or_else(|| CoreTargetError::NoEntry {
                 core: core.path().to_path_buf(),
@@ -420,6 +421,8 @@ impl CoreTarget {
     ) -> Result<(std::sync::Arc<ObjectFile>, ElfPlacement), SymbolError> {
         let object = self.files.open(on_disk)?;
         let placement = object.placement()?;
+        // The file just stamped backs the core's omitted pages too.
+        self.core.back_with(on_disk, &object.map);
         Ok((object, placement))
     }
 
