@@ -23,7 +23,9 @@ pub(crate) struct SharedGroups {
 
 #[derive(Debug, Default)]
 struct Kept {
-    groups: HashSet<Arc<[i64]>>,
+    /// Hashed with foldhash: each rank hashes its whole world once, and
+    /// SipHash's cost per rank was most of what sharing cost.
+    groups: HashSet<Arc<[i64]>, foldhash::fast::RandomState>,
     ranks: usize,
 }
 
