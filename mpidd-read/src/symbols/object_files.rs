@@ -76,11 +76,14 @@ pub(crate) struct ObjectFile {
     pub(crate) table: OnceLock<Result<Arc<ObjectTable>, String>>,
     /// Its debug-file searches, by debug roots and the name the target
     /// knew it by (a few at most: one per way of opening it).
-    pub(crate) debug: Mutex<Vec<((DebugSearch, String), Arc<FoundDebug>)>>,
+    pub(crate) debug: Kept<(DebugSearch, String), FoundDebug>,
     /// The symbols another source knows for its build, by the source's
     /// address.
-    pub(crate) extra: Mutex<Vec<(usize, Arc<SymbolMap>)>>,
+    pub(crate) extra: Kept<usize, SymbolMap>,
 }
+
+/// Values made once each, by key: a short list, searched in order.
+pub(crate) type Kept<K, T> = Mutex<Vec<(K, Arc<T>)>>;
 
 impl ObjectFile {
     /// Where the file wants to be loaded.
@@ -97,11 +100,7 @@ impl ObjectFile {
 
 /// The entry of `list` under `key`, made by `make` the first time. Two
 /// threads may make one at once; the first kept wins.
-pub(crate) fn kept<K: PartialEq, T>(
-    list: &Mutex<Vec<(K, Arc<T>)>>,
-    key: K,
-    make: impl FnOnce() -> T,
-) -> Arc<T> {
+pub(crate) fn kept<K: PartialEq, T>(list: &Kept<K, T>, key: K, make: impl FnOnce() -> T) -> Arc<T> {
     if let Some((_, v)) = lock(list).iter().find(|(k, _)| *k == key) {
         return v.clone();
     }
