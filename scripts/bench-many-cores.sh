@@ -58,7 +58,8 @@ for n in "${sizes[@]}"; do
   "${cmd[@]}" >"$work/out" || { echo "failed: ${cmd[*]}" >&2; exit 1; }
   r="$runs"
   [ "$n" -ge 10000 ] && [ "$r" -gt 3 ] && r=3
-  hyperfine -N --warmup 1 --runs "$r" --export-json "$work/h.json" "${cmd[*]}" >/dev/null
+  hyperfine -N --warmup 1 --runs "$r" --export-json "$work/h.json" "${cmd[*]}" \
+    >"$work/hyperfine" 2>&1 || { cat "$work/hyperfine" >&2; exit 1; }
   read -r mean sd user sys < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
