@@ -66,6 +66,24 @@ fn one_reader_gives_every_rank_what_it_reads_alone() {
         assert!(s.errors.is_empty(), "{}: {:?}", s.target, s.errors);
         assert_eq!(s, a);
     }
+    // Every rank's MPI_COMM_WORLD lists the same six world ranks: one copy
+    // for the whole job, not one per rank.
+    let worlds: Vec<_> = shared
+        .iter()
+        .map(|r| {
+            let queues = r.queues.as_ref().expect("queues were read");
+            let world = queues
+                .communicators
+                .iter()
+                .find(|c| c.name == "MPI_COMM_WORLD");
+            world
+                .and_then(|c| c.group.clone())
+                .expect("the world's group")
+        })
+        .collect();
+    assert_eq!(&*worlds[0], &[0, 1, 2, 3, 4, 5]);
+    assert!(worlds.iter().all(|w| std::sync::Arc::ptr_eq(w, &worlds[0])));
+    let _ = std::fs::remove_dir_all(&job.dir);
 }
 
 #[test]
@@ -87,6 +105,7 @@ fn a_library_replaced_during_the_run_is_not_shared() {
     assert_eq!(after, alone(&job, &targets[1..2])[0]);
     assert_ne!(after, before, "rank 1 read the replaced library's symbols");
     assert!(after.queues.is_none(), "queues read without MPI's symbols");
+    let _ = std::fs::remove_dir_all(&job.dir);
 }
 
 #[test]
@@ -112,4 +131,5 @@ fn the_same_recorded_path_under_two_sysroots_is_two_objects() {
     );
     assert!(shared[3].queues.is_some(), "{:?}", shared[3].queues_unread);
     let _ = std::fs::remove_dir_all(&roots);
+    let _ = std::fs::remove_dir_all(&job.dir);
 }
