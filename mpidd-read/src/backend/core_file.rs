@@ -69,7 +69,7 @@ pub struct MappedFile {
 /// An opened ELF core file.
 pub struct CoreFile {
     path: PathBuf,
-    data: Mmap,
+    data: CoreBytes,
     abi: TargetAbi,
     machine: u16,
     loads: Vec<Load>,
@@ -171,6 +171,44 @@ impl std::fmt::Debug for CoreFile {
     }
 }
 
+/// Cores up to this size are read whole rather than mapped.
+const READ_WHOLE: u64 = 1 << 20;
+
+/// The bytes of a core: a small one (a rank of a small or synthetic job,
+/// which the decoders read nearly whole) read in one call, rather than
+/// mapped, faulted in page by page and unmapped; a large one mapped.
+enum CoreBytes {
+    Read(Vec<u8>),
+    Mapped(Mmap),
+}
+
+impl CoreBytes {
+    fn open(path: &Path) -> Result<CoreBytes, std::io::Error> {
+        use std::io::Read;
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        if len > READ_WHOLE {
+            return map_open_file(&file).map(CoreBytes::Mapped);
+        }
+        // One read of the size just looked at (at most READ_WHOLE); a core
+        // cut short meanwhile is an error, as a short map would be.
+        let mut bytes = vec![0; len as usize];
+        file.read_exact(&mut bytes)?;
+        Ok(CoreBytes::Read(bytes))
+    }
+}
+
+impl std::ops::Deref for CoreBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            CoreBytes::Read(bytes) => bytes,
+            CoreBytes::Mapped(map) => map,
+        }
+    }
+}
+
 /// Maps a file read-only.
 pub(crate) fn map_file(path: &Path) -> Result<Mmap, std::io::Error> {
     map_open_file(&File::open(path)?)
@@ -191,7 +229,7 @@ pub(crate) fn map_open_file(file: &File) -> Result<Mmap, std::io::Error> {
 impl CoreFile {
     /// Opens and parses a core file.
     pub fn open(path: &Path) -> Result<Self, CoreError> {
-        let data = map_file(path).map_err(|cause| CoreError::Io {
+        let data = CoreBytes::open(path).map_err(|cause| CoreError::Io {
             path: path.to_path_buf(),
             cause,
         })?;
