@@ -335,7 +335,13 @@ fn edges(
                     } else if op.peer_local < 0 {
                         // Not itself: a rank blocked in a receive sends
                         // nothing to itself meanwhile.
-                        for &m in c.group.iter().flatten().filter(|&&m| m != rank) {
+                        for &m in c
+                            .group
+                            .as_deref()
+                            .unwrap_or_default()
+                            .iter()
+                            .filter(|&&m| m != rank)
+                        {
                             push(edge(rank, m, op, true, true));
                         }
                     }

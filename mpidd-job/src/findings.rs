@@ -395,7 +395,7 @@ fn collective_mismatch(job: &Job) -> Option<Finding> {
         .values()
         .flatten()
         .find(|c| c.name == "MPI_COMM_WORLD")
-        .and_then(|c| c.group.as_ref().map(Vec::len));
+        .and_then(|c| c.group.as_ref().map(|g| g.len()));
     let of = match world {
         Some(n) if n == read.len() => "of MPI_COMM_WORLD".to_string(),
         _ => "read".to_string(),

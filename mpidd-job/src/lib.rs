@@ -75,6 +75,7 @@ pub mod render_dot;
 pub mod render_html;
 pub mod render_svg;
 pub mod render_text;
+mod shared_groups;
 pub mod slurm;
 pub mod stack_tree;
 #[cfg(feature = "synthetic")]

@@ -14,7 +14,7 @@ use crate::model::{Operation, OperationKind};
 pub(crate) struct CommKey {
     context: Option<i64>,
     name: Option<String>,
-    group: Option<Vec<i64>>,
+    group: Option<std::sync::Arc<[i64]>>,
 }
 
 /// One communicator of one rank with its operations.
@@ -23,7 +23,7 @@ pub(crate) struct CommOps {
     pub key: CommKey,
     pub name: String,
     /// World ranks of its members, when known.
-    pub group: Option<Vec<i64>>,
+    pub group: Option<std::sync::Arc<[i64]>>,
     pub receives: Vec<Operation>,
     pub sends: Vec<Operation>,
     pub unexpected: Vec<Operation>,

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, LayoutCache, LayoutProfile,
-    Limits, LoadedObjects, StackLimits, StackUnwinder, Target, ThreadStack,
+    Limits, LoadedObjects, ObjectFiles, StackLimits, StackUnwinder, Target, ThreadStack,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget, SharedLiveSymbols};
@@ -26,6 +26,7 @@ use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
 
 use crate::read_timings::{ReadTimings, Stopwatch};
 use crate::reading::RankReading;
+use crate::shared_groups::SharedGroups;
 
 /// One rank to read.
 #[derive(Clone, Debug)]
@@ -135,11 +136,17 @@ impl Default for ReadOptions {
     }
 }
 
-/// Reads ranks. One reader serves a whole job: the unwinder's per-object
-/// work is done once for all the ranks that share an object.
+/// Reads ranks. One reader serves a whole job: each object file is found,
+/// mapped and searched for its debug file once, and the unwinder's
+/// per-object work is done once, for all the ranks that share it.
 pub struct JobReader {
     options: ReadOptions,
     pub(crate) unwinder: StackUnwinder,
+    /// The object files of the ranks' cores, each read once for the
+    /// reader's life (a run): a job's ranks map the same few files.
+    files: ObjectFiles,
+    /// One copy of each communicator group for all the readings.
+    groups: SharedGroups,
     /// Vendor libraries are not known to be thread-safe: one call at a
     /// time.
     #[cfg(feature = "mqs")]
@@ -160,6 +167,8 @@ impl JobReader {
     pub fn new(options: ReadOptions) -> Self {
         JobReader {
             unwinder: StackUnwinder::new(options.stack_limits),
+            files: ObjectFiles::default(),
+            groups: SharedGroups::default(),
             #[cfg(feature = "mqs")]
             library: None,
             #[cfg(all(feature = "live", target_os = "linux"))]
@@ -236,7 +245,7 @@ impl JobReader {
 
     /// Reads one rank.
     pub fn read_rank(&self, target: &RankTarget) -> RankReading {
-        match target {
+        let mut reading = match target {
             RankTarget::Core {
                 path,
                 options,
@@ -248,7 +257,11 @@ impl JobReader {
                 host,
                 world_rank,
             } => self.read_live(*pid, host.clone(), *world_rank),
+        };
+        if let Some(queues) = &mut reading.queues {
+            self.groups.share(queues);
         }
+        reading
     }
 
     fn read_core(
@@ -261,7 +274,7 @@ impl JobReader {
         let label = path.display().to_string();
         let mut clock = Stopwatch::start();
         let mut timings = ReadTimings::default();
-        let core = match CoreTarget::open_with(path, options) {
+        let core = match CoreTarget::open_shared(path, options, &self.files) {
             Ok(core) => core,
             Err(e) => return RankReading::failed(label, None, host, e.to_string()),
         };

@@ -57,7 +57,7 @@ impl SyntheticRank {
             size: members.len() as i64,
             local_rank: local.map_or(-1, |l| l as i64),
             unique_id: self.comms.len() as u64,
-            group: Some(members.to_vec()),
+            group: Some(members.into()),
             context_id: Some(context_of(name)),
             recv_context_id: Some(context_of(name)),
             pending_sends: empty(),

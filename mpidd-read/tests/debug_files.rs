@@ -314,3 +314,57 @@ fn debug_file_of_another_build_is_rejected() {
         "{shown} does not name both build-ids"
     );
 }
+
+/// What a target's symbols say about `prog`: its object as read, and
+/// where the names that only the debug file has, and one it exports, are.
+fn what_symbols_say(symbols: &ElfSymbols) -> (Vec<mpidd_read::ObjectInfo>, Vec<Option<u64>>) {
+    let objects = symbols.objects().cloned().collect();
+    let found = ["hidden_counter", "hidden_helper", "exported_value"]
+        .iter()
+        .map(|n| symbols.lookup(n).map(|s| s.addr.0))
+        .collect();
+    (objects, found)
+}
+
+#[test]
+fn a_runs_shared_files_give_each_target_what_it_reads_alone() {
+    let tmp = TempDir::new("shared");
+    build_split(&tmp.0, "prog", &["-Wl,--build-id"]);
+    let root = tmp.path("debugroot");
+    let id = readelf_build_id(&tmp.0, "prog");
+    put(&tmp.path("prog.debug"), &build_id_place(&root, &id));
+    let roots = [root.clone()];
+    let files = mpidd_read::ObjectFiles::default();
+    let shared = || {
+        let mut symbols = ElfSymbols::new()
+            .with_debug_search(DebugSearch::new(roots.to_vec()))
+            .with_object_files(files.clone());
+        symbols
+            .add_object(&tmp.path("prog"), "prog", BIAS)
+            .expect("readable");
+        what_symbols_say(&symbols)
+    };
+    let alone = || what_symbols_say(&symbols_of(&tmp.path("prog"), &roots));
+
+    let first = shared();
+    assert!(first.0[0].debug_file.is_some(), "{:?}", first.0);
+    assert!(first.1.iter().all(Option::is_some), "{:?}", first.1);
+    assert_eq!(first, alone());
+    assert_eq!(shared(), first, "a second target of the run");
+
+    // Another build replaces the program under the same path during the
+    // run, with no debug file installed for it: the run must not hand the
+    // next target the first build's debug file or symbols.
+    std::fs::remove_file(tmp.path("prog")).expect("remove");
+    build_split(&tmp.0, "prog", &["-Wl,--build-id", "-DVARIANT=2"]);
+    assert_ne!(readelf_build_id(&tmp.0, "prog"), id, "a new build-id");
+    let after = shared();
+    assert_eq!(after, alone());
+    assert_eq!(after.0[0].debug_file, None);
+    assert_eq!(
+        after.1[..2],
+        [None, None],
+        "no hidden symbols without its debug file"
+    );
+    assert_ne!(after, first);
+}

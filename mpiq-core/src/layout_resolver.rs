@@ -9,13 +9,13 @@
 //! altogether.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     build_id_hex as hex, companion_profiles_of, CacheLookup, LayeredLayouts, LayoutCache,
-    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, LoadedObjects, ProfileIdentity,
-    ProfileObject, SymbolSource, TargetParts, TypeOracle,
+    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, LoadedObjects, ObjectInfo,
+    ProfileIdentity, ProfileObject, SymbolSource, TargetParts, TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -304,7 +304,7 @@ impl LayoutResolver {
     fn build_of(&self, objects: &dyn LoadedObjects, library: &str) -> Option<LibraryBuild> {
         let listed = objects.loaded_objects();
         let object = listed.into_iter().find(|o| o.name == library)?;
-        let (id, size, modified) = self.file_build_id(&object.path)?;
+        let (id, size, modified) = self.file_build_id(object)?;
         Some(LibraryBuild {
             path: object.path.clone(),
             id: id.unwrap_or_default(),
@@ -315,9 +315,17 @@ impl LayoutResolver {
 
     /// A file's build-id with the size and modification time it was read
     /// at; read again only when those change. `None` if the file is gone.
-    fn file_build_id(&self, path: &Path) -> Option<FileBuildId> {
-        let meta = std::fs::metadata(path).ok()?;
-        let (size, modified) = (meta.len(), meta.modified().ok());
+    /// The size and modification time are those its symbols were read at
+    /// when the reader says so, else the file's now.
+    fn file_build_id(&self, object: &ObjectInfo) -> Option<FileBuildId> {
+        let path = object.path.as_path();
+        let (size, modified) = match object.file_read_as() {
+            Some(read_as) => read_as,
+            None => {
+                let meta = std::fs::metadata(path).ok()?;
+                (meta.len(), meta.modified().ok())
+            }
+        };
         let mut ids = self.build_ids.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(known) = ids.get(path).filter(|k| k.1 == size && k.2 == modified) {
             return Some(known.clone());
@@ -341,7 +349,7 @@ impl LayoutResolver {
             .into_iter()
             .filter(|o| self.profiles.iter().any(|p| p.mentions(&o.name)))
             .map(|o| {
-                let id = self.file_build_id(&o.path).and_then(|(id, ..)| id);
+                let id = self.file_build_id(o).and_then(|(id, ..)| id);
                 (o.name.clone(), id)
             })
             .collect();
@@ -387,7 +395,7 @@ impl LayoutResolver {
             .into_iter()
             .filter(|o| o.name != found.library && profile.mentions(&o.name))
             .map(|o| {
-                let id = self.file_build_id(&o.path).and_then(|(id, ..)| id);
+                let id = self.file_build_id(o).and_then(|(id, ..)| id);
                 (o.name.clone(), id)
             })
             .collect();
@@ -589,7 +597,7 @@ mod tests {
     #[test]
     fn a_stripped_librarys_types_are_not_asked_of_other_objects() {
         let mut oracle = TypeOracle::new();
-        oracle.add_object("libc.so.6", Path::new("/nonexistent/libc.so.6"), None);
+        oracle.add_object("libc.so.6", std::path::Path::new("/nonexistent/libc.so.6"), None);
         let mut own = LayoutTable::default();
         own.add_type("MPIR_Request", 400);
         let mut ucx = LayoutTable::default();

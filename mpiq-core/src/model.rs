@@ -8,6 +8,8 @@
 //! ranks and tags are signed even when a vendor library zero-extended them
 //! (see [`sign_extend_int`]).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// One of the three queues the interface defines per communicator.
@@ -275,9 +277,12 @@ pub struct Communicator {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recv_context_id: Option<i64>,
     /// The `MPI_COMM_WORLD` rank of each member, when the source gives the
-    /// group (`mqs_get_comm_group`).
+    /// group (`mqs_get_comm_group`). Shared: every member of a job's
+    /// `MPI_COMM_WORLD` has the same N ranks, and the readers of a job
+    /// keep one copy of each group for all of them (a copy per rank is
+    /// N² ranks in all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<Vec<i64>>,
+    pub group: Option<Arc<[i64]>>,
     /// Sends this process started that have not completed.
     pub pending_sends: Queue,
     /// Receives this process posted that are not matched.

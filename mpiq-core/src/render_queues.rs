@@ -225,7 +225,7 @@ mod tests {
                     unique_id: 255,
                     context_id: Some(3),
                     recv_context_id: Some(3),
-                    group: Some(vec![0, 2, -1]),
+                    group: Some(vec![0, 2, -1].into()),
                     pending_sends: Queue::NoInformation,
                     pending_receives: Queue::Read {
                         operations: vec![receive()],

@@ -208,8 +208,11 @@ pub(crate) fn read_int(
 ) -> Result<i64, ReadError> {
     let mut buf = [0u8; 8];
     let n = size.clamp(1, 8);
-    mem.read_exact(addr, &mut buf[..n], what)?;
-    Ok(signed(&buf[..n], mem.abi().byte_order))
+    // Borrowed where the memory holds the bytes itself (a core): a rank's
+    // decoder reads one small field per member of every group, and the
+    // copy through the read layers cost more than the field.
+    let bytes = mem.view(addr, &mut buf[..n], what)?;
+    Ok(signed(bytes, mem.abi().byte_order))
 }
 
 /// A count read from the target at `at`, checked before anything is

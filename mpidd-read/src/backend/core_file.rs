@@ -10,13 +10,14 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{elf, Endianness, FileKind};
 
+use crate::backend::file_maps::FileMaps;
 use crate::backend::memory::{decode_unsigned, read_spanning, TargetMemory};
 use crate::backend::thread_registers::{self, ThreadRegisters};
 use crate::error::ReadError;
@@ -68,7 +69,7 @@ pub struct MappedFile {
 /// An opened ELF core file.
 pub struct CoreFile {
     path: PathBuf,
-    data: Mmap,
+    data: CoreBytes,
     abi: TargetAbi,
     machine: u16,
     loads: Vec<Load>,
@@ -80,6 +81,9 @@ pub struct CoreFile {
     search: FileSearch,
     /// Where each entry of `files` is on disk, mapped on first use.
     backing: Vec<Backing>,
+    /// The run's located paths and mappings, when the core is one of many
+    /// opened together: shared instead of found and mapped again.
+    shared: Option<Arc<FileMaps>>,
     /// The index in `loads` of the segment the last lookup found: readers
     /// walk lists whose nodes mostly share a segment, and the binary search
     /// cost more than what it found. Only a hint (any index is checked
@@ -90,7 +94,7 @@ pub struct CoreFile {
 /// A file that backs pages the core omits.
 struct Backing {
     on_disk: PathBuf,
-    map: OnceLock<Option<Mmap>>,
+    map: OnceLock<Option<Arc<Mmap>>>,
 }
 
 impl Backing {
@@ -104,7 +108,7 @@ impl Backing {
 
 /// Where files named by a target (NT_FILE, `link_map`) are looked for on
 /// this machine, as gdb's `sysroot` and `solib-search-path` do.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FileSearch {
     /// A recorded `/usr/lib/x.so` is read from `sysroot/usr/lib/x.so`; with
     /// no sysroot, from `/usr/lib/x.so` itself.
@@ -167,23 +171,65 @@ impl std::fmt::Debug for CoreFile {
     }
 }
 
+/// Cores up to this size are read whole rather than mapped.
+const READ_WHOLE: u64 = 1 << 20;
+
+/// The bytes of a core: a small one (a rank of a small or synthetic job,
+/// which the decoders read nearly whole) read in one call, rather than
+/// mapped, faulted in page by page and unmapped; a large one mapped.
+enum CoreBytes {
+    Read(Vec<u8>),
+    Mapped(Mmap),
+}
+
+impl CoreBytes {
+    fn open(path: &Path) -> Result<CoreBytes, std::io::Error> {
+        use std::io::Read;
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        if len > READ_WHOLE {
+            return map_open_file(&file).map(CoreBytes::Mapped);
+        }
+        // One read of the size just looked at (at most READ_WHOLE); a core
+        // cut short meanwhile is an error, as a short map would be.
+        let mut bytes = vec![0; len as usize];
+        file.read_exact(&mut bytes)?;
+        Ok(CoreBytes::Read(bytes))
+    }
+}
+
+impl std::ops::Deref for CoreBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            CoreBytes::Read(bytes) => bytes,
+            CoreBytes::Mapped(map) => map,
+        }
+    }
+}
+
 /// Maps a file read-only.
 pub(crate) fn map_file(path: &Path) -> Result<Mmap, std::io::Error> {
-    let file = File::open(path)?;
+    map_open_file(&File::open(path)?)
+}
+
+/// Maps an open file read-only.
+pub(crate) fn map_open_file(file: &File) -> Result<Mmap, std::io::Error> {
     // SAFETY: the mapping is read-only and private to this process. If
     // another process truncates the file while it is mapped, reads of the
     // lost pages fault; debuggers accept that risk for core files, which are
     // not rewritten in place.
     #[allow(unsafe_code)]
     unsafe {
-        Mmap::map(&file)
+        Mmap::map(file)
     }
 }
 
 impl CoreFile {
     /// Opens and parses a core file.
     pub fn open(path: &Path) -> Result<Self, CoreError> {
-        let data = map_file(path).map_err(|cause| CoreError::Io {
+        let data = CoreBytes::open(path).map_err(|cause| CoreError::Io {
             path: path.to_path_buf(),
             cause,
         })?;
@@ -215,6 +261,7 @@ impl CoreFile {
             files: parsed.files,
             search: FileSearch::default(),
             backing,
+            shared: None,
             last_load: AtomicUsize::new(0),
         })
     }
@@ -240,6 +287,13 @@ impl CoreFile {
         self
     }
 
+    /// Looks for mapped files as `search` says, through the located
+    /// paths and mappings of the run `maps` keeps.
+    pub(crate) fn with_search_in(mut self, search: FileSearch, maps: Arc<FileMaps>) -> Self {
+        self.shared = Some(maps);
+        self.with_search(search)
+    }
+
     /// How mapped files are looked for.
     pub fn search(&self) -> &FileSearch {
         &self.search
@@ -252,6 +306,15 @@ impl CoreFile {
             if f.path == recorded {
                 *b = Backing::new(PathBuf::new());
             }
+        }
+    }
+
+    /// Reads the pages the core omits of every mapped file found at
+    /// `on_disk` from `map`, a mapping of that file the caller already
+    /// holds, rather than map it again on first use.
+    pub(crate) fn back_with(&self, on_disk: &Path, map: &Arc<Mmap>) {
+        for b in self.backing.iter().filter(|b| b.on_disk == on_disk) {
+            let _ = b.map.set(Some(map.clone()));
         }
     }
 
@@ -307,7 +370,10 @@ impl CoreFile {
     /// Where a path recorded in the core is found on this machine (see
     /// [`FileSearch::locate`]).
     pub fn resolve_path(&self, recorded: &str) -> PathBuf {
-        self.search.locate(recorded, self.machine)
+        match &self.shared {
+            Some(maps) => maps.locate(&self.search, recorded, self.machine),
+            None => self.search.locate(recorded, self.machine),
+        }
     }
 
     /// Copies only what the core itself holds at `addr`, never bytes of a
@@ -371,7 +437,10 @@ impl CoreFile {
         };
         let f = &self.files[i];
         let backing = &self.backing[i];
-        let map = backing.map.get_or_init(|| map_file(&backing.on_disk).ok());
+        let map = backing.map.get_or_init(|| match &self.shared {
+            Some(maps) => maps.map_path(&backing.on_disk),
+            None => map_file(&backing.on_disk).ok().map(Arc::new),
+        });
         let Some(map) = map else {
             return 0;
         };

@@ -4,7 +4,8 @@
 //! This is the only place the readers of files reach for `std::os`.
 
 use std::fs::Metadata;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// The identity of one file on this host (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +29,37 @@ pub(crate) fn file_key(path: &Path, meta: &Metadata) -> Option<FileKey> {
     {
         let _ = meta;
         std::fs::canonicalize(path).ok().map(FileKey)
+    }
+}
+
+/// A file as it is on disk now: its path, identity, size and
+/// modification time. What was read from a file holds while its stamp is
+/// unchanged; a file replaced or rewritten under the same path gets
+/// another stamp.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FileStamp {
+    pub(crate) path: PathBuf,
+    pub(crate) file: Option<FileKey>,
+    pub(crate) len: u64,
+    pub(crate) modified: Option<SystemTime>,
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path` now (one `stat`); `None` when there
+    /// is nothing there.
+    pub(crate) fn of(path: &Path) -> Option<FileStamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileStamp::with(path, &meta))
+    }
+
+    /// The stamp of the file at `path` whose metadata is `meta`.
+    pub(crate) fn with(path: &Path, meta: &Metadata) -> FileStamp {
+        FileStamp {
+            path: path.to_path_buf(),
+            file: file_key(path, meta),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
     }
 }
 

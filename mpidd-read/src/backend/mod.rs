@@ -7,8 +7,10 @@
 //! from the mapped files), [`live_process`] (a running Linux process, with
 //! [`attach_guard`] to stop it) and [`gdb_remote`] (a gdbserver session,
 //! over [`gdb_remote_packet`]). [`thread_registers`] decodes the registers
-//! a core's notes or a stopped process give, and [`file_identity`] says
-//! which host file a path names (the only use of `std::os` for files).
+//! a core's notes or a stopped process give, [`file_identity`] says
+//! which host file a path names (the only use of `std::os` for files), and
+//! [`file_maps`] finds and maps each file once for all the targets of a
+//! run.
 //!
 //! It is the ground floor of the crate: it must not depend on symbols,
 //! DWARF, layouts or any decoder. What pairs a backend with those is in
@@ -18,6 +20,7 @@
 pub(crate) mod attach_guard;
 pub(crate) mod core_file;
 pub(crate) mod file_identity;
+pub(crate) mod file_maps;
 pub(crate) mod gdb_remote;
 pub mod gdb_remote_packet;
 pub(crate) mod int_decode;

@@ -350,13 +350,27 @@ impl StackUnwinder {
 
     /// The cached data of one object, loaded on first use.
     fn object(&self, info: &ObjectInfo) -> Option<Arc<CachedObject>> {
-        let meta = std::fs::metadata(&info.path).ok()?;
-        let file = crate::backend::file_identity::file_key(&info.path, &meta);
-        let id = FileId {
-            path: file.is_none().then(|| info.path.clone()),
-            file,
-            size: meta.len(),
-            modified: meta.modified().ok(),
+        // The file as its symbols were read, when they were read for this
+        // run: looked at once then, not again for every process. Known by
+        // device and inode where the host has them, since each live rank
+        // names its files through its own `/proc/PID/root`.
+        let id = match &info.stamp {
+            Some(stamp) => FileId {
+                path: stamp.file.is_none().then(|| stamp.path.clone()),
+                file: stamp.file.clone(),
+                size: stamp.len,
+                modified: stamp.modified,
+            },
+            None => {
+                let meta = std::fs::metadata(&info.path).ok()?;
+                let file = crate::backend::file_identity::file_key(&info.path, &meta);
+                FileId {
+                    path: file.is_none().then(|| info.path.clone()),
+                    file,
+                    size: meta.len(),
+                    modified: meta.modified().ok(),
+                }
+            }
         };
         let known = lock(&self.keys).get(&id).cloned();
         let key = match known {

@@ -14,9 +14,10 @@ use mpidd_types::TargetAddr;
 use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 use crate::backend::core_file::{map_file, MappedFile};
-use crate::backend::file_identity::{file_key, FileKey};
+use crate::backend::file_identity::FileStamp;
 use crate::symbols::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
 use crate::symbols::extra_symbols::ExtraSymbols;
+use crate::symbols::object_files::{kept, ObjectFile, ObjectFiles};
 use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
 
@@ -56,6 +57,9 @@ pub struct ObjectInfo {
     pub debug_file: Option<DebugFile>,
     /// Debug-file candidates that exist but were refused, and why.
     pub debug_rejected: Vec<Rejection>,
+    /// The file as it was when its symbols were read, when they were read
+    /// here: later readers of the same run need not look at it again.
+    pub(crate) stamp: Option<FileStamp>,
 }
 
 #[derive(Clone)]
@@ -65,7 +69,7 @@ struct LoadedObject {
     /// Symbols of this object's build that its tables lack, from the
     /// [`ExtraSymbols`] source: searched after its own, before its debug
     /// file's.
-    extra: SymbolMap,
+    extra: Arc<SymbolMap>,
     /// The separate debug file's `.symtab`, searched after the object's
     /// own symbols.
     debug: Option<Arc<ObjectTable>>,
@@ -74,7 +78,7 @@ struct LoadedObject {
 /// What one ELF file gives, whoever loads it and wherever: its defined
 /// symbols at link-time addresses. Shared by every target that maps the
 /// same file (see [`shared_table`]).
-struct ObjectTable {
+pub(crate) struct ObjectTable {
     /// The link-time address of its first loadable segment.
     first_load_vaddr: u64,
     /// Its build-id, if it has one (objects only, not debug files).
@@ -82,7 +86,15 @@ struct ObjectTable {
     symbols: SymbolMap,
 }
 
-type SymbolMap = HashMap<Box<str>, (u64, u64), foldhash::fast::RandomState>;
+/// What the search for an object's debug file gave, with the debug file's
+/// table when one matched.
+pub(crate) struct FoundDebug {
+    file: Option<DebugFile>,
+    rejected: Vec<Rejection>,
+    table: Option<Arc<ObjectTable>>,
+}
+
+pub(crate) type SymbolMap = HashMap<Box<str>, (u64, u64), foldhash::fast::RandomState>;
 
 /// Which symbols of a file a table holds.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,11 +109,8 @@ enum TableKind {
 /// are unchanged.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct FileIdentity {
-    path: PathBuf,
+    stamp: FileStamp,
     kind: TableKind,
-    file: Option<FileKey>,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
 }
 
 /// Tables kept for this many files at most: the objects of a few builds of
@@ -132,36 +141,54 @@ pub fn forget_shared_symbol_tables() {
 
 /// The table of the file at `path`, read now or earlier by this process.
 fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, SymbolError> {
-    let identity = std::fs::metadata(path).ok().map(|m| FileIdentity {
-        path: path.to_path_buf(),
-        kind,
-        file: file_key(path, &m),
-        len: m.len(),
-        modified: m.modified().ok(),
-    });
-    let tables = || TABLES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(id) = &identity {
-        if let Some(table) = tables().as_ref().and_then(|t| t.tables.get(id)) {
-            return Ok(table.clone());
-        }
+    let identity = FileStamp::of(path).map(|stamp| FileIdentity { stamp, kind });
+    if let Some(table) = identity.as_ref().and_then(known_table) {
+        return Ok(table);
     }
     // Read outside the lock: two threads may read one file at once, and
     // the second table replaces the first, equal, one.
     let table = Arc::new(read_table(path, kind)?);
-    if let Some(id) = identity {
-        let mut guard = tables();
-        let shared = guard.get_or_insert_with(SharedTables::default);
-        if shared.tables.len() >= SHARED_TABLES
-            || shared.symbols + table.symbols.len() > SHARED_SYMBOLS
-        {
-            *shared = SharedTables::default();
-        }
-        shared.symbols += table.symbols.len();
-        if let Some(old) = shared.tables.insert(id, table.clone()) {
-            shared.symbols -= old.symbols.len();
-        }
+    if let Some(identity) = identity {
+        keep_table(identity, &table);
     }
     Ok(table)
+}
+
+/// The table of an object file the run has mapped, read now or earlier by
+/// this process.
+fn object_table(object: &ObjectFile) -> Result<Arc<ObjectTable>, String> {
+    let identity = FileIdentity {
+        stamp: object.stamp.clone(),
+        kind: TableKind::Object,
+    };
+    if let Some(table) = known_table(&identity) {
+        return Ok(table);
+    }
+    let file = object::File::parse(&**object.map).map_err(|e| e.to_string())?;
+    let table = Arc::new(table_of(&file, TableKind::Object));
+    keep_table(identity, &table);
+    Ok(table)
+}
+
+fn tables() -> std::sync::MutexGuard<'static, Option<SharedTables>> {
+    TABLES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn known_table(identity: &FileIdentity) -> Option<Arc<ObjectTable>> {
+    tables().as_ref()?.tables.get(identity).cloned()
+}
+
+fn keep_table(identity: FileIdentity, table: &Arc<ObjectTable>) {
+    let mut guard = tables();
+    let shared = guard.get_or_insert_with(SharedTables::default);
+    if shared.tables.len() >= SHARED_TABLES || shared.symbols + table.symbols.len() > SHARED_SYMBOLS
+    {
+        *shared = SharedTables::default();
+    }
+    shared.symbols += table.symbols.len();
+    if let Some(old) = shared.tables.insert(identity, table.clone()) {
+        shared.symbols -= old.symbols.len();
+    }
 }
 
 fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> {
@@ -173,6 +200,10 @@ fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> 
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
+    Ok(table_of(&file, kind))
+}
+
+fn table_of(file: &object::File<'_>, kind: TableKind) -> ObjectTable {
     let (symbols, build_id) = match kind {
         TableKind::Object => (
             collect_symbols(file.symbols().chain(file.dynamic_symbols())),
@@ -180,11 +211,11 @@ fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> 
         ),
         TableKind::DebugFile => (collect_symbols(file.symbols()), None),
     };
-    Ok(ObjectTable {
+    ObjectTable {
         first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),
         build_id,
         symbols,
-    })
+    }
 }
 
 // Its public constructors (`ElfSymbols::new` and `Default`) are in
@@ -196,6 +227,9 @@ pub struct ElfSymbols {
     objects: Vec<LoadedObject>,
     searched: Vec<String>,
     debug_search: DebugSearch,
+    /// The run's object files, when this is one target of many; else each
+    /// object is read alone.
+    files: Option<ObjectFiles>,
     /// Symbols known for an object's build beyond its own tables.
     extra: &'static dyn ExtraSymbols,
 }
@@ -242,15 +276,19 @@ fn collect_symbols<'data>(
 
 /// Reads where an ELF file wants to be loaded.
 pub fn elf_placement(path: &Path) -> Result<ElfPlacement, SymbolError> {
-    let shown = path.display().to_string();
     let data = map_file(path).map_err(|cause| SymbolError::Io {
-        path: shown.clone(),
+        path: path.display().to_string(),
         cause,
     })?;
-    let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
-        path: shown,
+    placement_of(&data).map_err(|e| SymbolError::Parse {
+        path: path.display().to_string(),
         reason: e.to_string(),
-    })?;
+    })
+}
+
+/// Where the ELF file whose bytes are `data` wants to be loaded.
+pub(crate) fn placement_of(data: &[u8]) -> Result<ElfPlacement, object::Error> {
+    let file = object::File::parse(data)?;
     Ok(ElfPlacement {
         entry: file.entry(),
         relocatable: file.kind() == ObjectKind::Dynamic,
@@ -275,8 +313,24 @@ impl ElfSymbols {
             objects: Vec::new(),
             searched: Vec::new(),
             debug_search: DebugSearch::default(),
+            files: None,
             extra,
         }
+    }
+
+    /// Reads each object through `files`, the object files of a run
+    /// shared by its targets: a file already read for another target
+    /// (the same file on disk: path, device, inode, size and modification
+    /// time) is not read, mapped or searched for its debug file again.
+    pub fn with_object_files(mut self, files: ObjectFiles) -> Self {
+        self.files = Some(files);
+        self
+    }
+
+    /// The object files this reads through: the run's, else a fresh set
+    /// for one object.
+    fn files(&self) -> ObjectFiles {
+        self.files.clone().unwrap_or_default()
     }
 
     /// Searches for separate debug files with `search` instead of
@@ -326,69 +380,78 @@ impl ElfSymbols {
     /// go.
     pub fn add_object(&mut self, path: &Path, name: &str, bias: u64) -> Result<(), SymbolError> {
         self.searched.push(name.to_string());
-        let table = shared_table(path, TableKind::Object)?;
-        self.push_table(path, name, bias, table);
+        let object = self.files().open(path)?;
+        self.push_object(&object, name, bias)
+    }
+
+    /// [`add_object`](Self::add_object) of a file the caller opened
+    /// through the run's [`ObjectFiles`].
+    pub(crate) fn add_opened(
+        &mut self,
+        object: &ObjectFile,
+        name: &str,
+        bias: u64,
+    ) -> Result<(), SymbolError> {
+        self.searched.push(name.to_string());
+        self.push_object(object, name, bias)
+    }
+
+    fn push_object(
+        &mut self,
+        object: &ObjectFile,
+        name: &str,
+        bias: u64,
+    ) -> Result<(), SymbolError> {
+        let table = object
+            .table
+            .get_or_init(|| object_table(object))
+            .clone()
+            .map_err(|reason| SymbolError::Parse {
+                path: object.stamp.path.display().to_string(),
+                reason,
+            })?;
+        self.push_table(object, name, bias, table);
         Ok(())
     }
 
-    /// Adds an object whose table is read, and looks for its debug file:
-    /// searched again for every target, since debug files come and go
-    /// (a -dbgsym package installed) without the object changing.
-    fn push_table(&mut self, path: &Path, name: &str, bias: u64, table: Arc<ObjectTable>) {
-        let mut lookup = DebugLookup::default();
-        // The table was read from this file a moment ago.
-        if let Ok(data) = map_file(path) {
-            if let Ok(file) = object::File::parse(&*data) {
-                self.debug_search
-                    .search_parsed(&file, path, Path::new(name), &mut lookup);
-            }
-        }
-        let (mut debug_file, mut debug_rejected) = lookup.into_parts();
-        let mut debug = None;
-        if let Some(found) = &debug_file {
-            match shared_table(&found.path, TableKind::DebugFile) {
-                Ok(t) => debug = Some(t),
-                // The file matched a moment ago; it changed under us.
-                Err(e) => {
-                    let reason = match e {
-                        SymbolError::Io { cause: source, .. } => RejectReason::Unreadable {
-                            reason: source.to_string(),
-                        },
-                        other => RejectReason::NotElf {
-                            reason: other.to_string(),
-                        },
-                    };
-                    debug_rejected.push(Rejection {
-                        path: found.path.clone(),
-                        reason,
-                    });
-                    debug_file = None;
-                }
-            }
-        }
+    /// Adds an object whose table is read, with its debug file: searched
+    /// once per object file, debug search and name for the run's targets
+    /// (or for this target alone, without a run), since debug files come
+    /// and go (a -dbgsym package installed) without the object changing.
+    fn push_table(&mut self, object: &ObjectFile, name: &str, bias: u64, table: Arc<ObjectTable>) {
+        let path = object.stamp.path.as_path();
+        let key = (self.debug_search.clone(), name.to_string());
+        let found = kept(&object.debug, key, || {
+            search_debug(&self.debug_search, object, name)
+        });
         // A stripped library's hidden globals, where another source knows
         // them for this very build; the file's own symbols win.
-        let mut extra = SymbolMap::default();
-        if let Some(id) = &table.build_id {
-            for s in self.extra.for_build(id) {
-                if !table.symbols.contains_key(s.name.as_str()) {
-                    extra
-                        .entry(s.name.into_boxed_str())
-                        .or_insert((s.address, s.size));
+        let source = self.extra as *const dyn ExtraSymbols as *const () as usize;
+        let extra = kept(&object.extra, source, || {
+            let mut extra = SymbolMap::default();
+            if let Some(id) = &table.build_id {
+                for s in self.extra.for_build(id) {
+                    if !table.symbols.contains_key(s.name.as_str()) {
+                        extra
+                            .entry(s.name.into_boxed_str())
+                            .or_insert((s.address, s.size));
+                    }
                 }
             }
-        }
+            extra
+        });
         self.objects.push(LoadedObject {
             info: ObjectInfo {
                 name: name.to_string(),
                 path: path.to_path_buf(),
                 bias,
-                debug_file,
-                debug_rejected,
+                debug_file: found.file.clone(),
+                debug_rejected: found.rejected.clone(),
+                stamp: Some(object.stamp.clone()),
             },
             table,
             extra,
-            debug,
+            debug: found.table.clone(),
         });
     }
 
@@ -411,12 +474,15 @@ impl ElfSymbols {
             let path = on_disk(&f.path);
             // Not ELF, unreadable or gone: passed over, as before it was
             // placed.
-            let Ok(table) = shared_table(&path, TableKind::Object) else {
+            let Ok(object) = self.files().open(&path) else {
+                continue;
+            };
+            let Ok(table) = object.table.get_or_init(|| object_table(&object)).clone() else {
                 continue;
             };
             let bias = f.start.0.wrapping_sub(table.first_load_vaddr & !0xfff);
             self.searched.push(f.path.clone());
-            self.push_table(&path, &f.path, bias, table);
+            self.push_table(&object, &f.path, bias, table);
         }
     }
 
@@ -460,6 +526,7 @@ impl ElfSymbols {
             searched,
             debug_search: self.debug_search.clone(),
             extra: self.extra,
+            files: self.files.clone(),
         })
     }
 
@@ -467,6 +534,44 @@ impl ElfSymbols {
     /// error messages list it.
     pub fn note_searched(&mut self, name: &str) {
         self.searched.push(name.to_string());
+    }
+}
+
+/// The search for `object`'s debug file, known to the target as `name`,
+/// and the matching file's table.
+fn search_debug(search: &DebugSearch, object: &ObjectFile, name: &str) -> FoundDebug {
+    let path = object.stamp.path.as_path();
+    let mut lookup = DebugLookup::default();
+    if let Ok(file) = object::File::parse(&**object.map) {
+        search.search_parsed(&file, path, Path::new(name), &mut lookup);
+    }
+    let (mut file, mut rejected) = lookup.into_parts();
+    let mut table = None;
+    if let Some(found) = &file {
+        match shared_table(&found.path, TableKind::DebugFile) {
+            Ok(t) => table = Some(t),
+            // The file matched a moment ago; it changed under us.
+            Err(e) => {
+                let reason = match e {
+                    SymbolError::Io { cause: source, .. } => RejectReason::Unreadable {
+                        reason: source.to_string(),
+                    },
+                    other => RejectReason::NotElf {
+                        reason: other.to_string(),
+                    },
+                };
+                rejected.push(Rejection {
+                    path: found.path.clone(),
+                    reason,
+                });
+                file = None;
+            }
+        }
+    }
+    FoundDebug {
+        file,
+        rejected,
+        table,
     }
 }
 

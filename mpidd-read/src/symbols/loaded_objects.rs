@@ -74,6 +74,15 @@ impl ObjectInfo {
             bias,
             debug_file: None,
             debug_rejected: Vec::new(),
+            stamp: None,
         }
+    }
+
+    /// The size and modification time its file had when its symbols were
+    /// read, if they were read by [`ElfSymbols`](crate::ElfSymbols): what
+    /// a reader that keeps something per file can check it against
+    /// without looking at the file again.
+    pub fn file_read_as(&self) -> Option<(u64, Option<std::time::SystemTime>)> {
+        self.stamp.as_ref().map(|s| (s.len, s.modified))
     }
 }

@@ -5,6 +5,8 @@
 //! (`.symtab` and `.dynsym` of every loaded object, with its bias),
 //! [`debug_files`] (finding a stripped object's separate debug file),
 //! [`loaded_objects`] (the list of loaded objects, from whoever knows it),
+//! [`object_files`] (each object file read once for all the targets of a
+//! run),
 //! [`link_map`] (the loader's list of objects), [`symbolize`] (an address
 //! to a function and line), [`searched_objects`] (saying which objects
 //! were looked in), [`symbol_error`], and [`extra_symbols`] (the narrow
@@ -21,6 +23,7 @@ pub(crate) mod elf_symbols;
 pub(crate) mod extra_symbols;
 pub mod link_map;
 pub(crate) mod loaded_objects;
+pub(crate) mod object_files;
 pub(crate) mod searched_objects;
 pub(crate) mod symbol_error;
 pub(crate) mod symbolize;

@@ -11,8 +11,9 @@ use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
 use crate::limits::Limits;
 use crate::symbols::debug_files::DebugSearch;
-use crate::symbols::elf_symbols::{elf_placement, ElfPlacement, ElfSymbols};
+use crate::symbols::elf_symbols::{ElfPlacement, ElfSymbols};
 use crate::symbols::link_map;
+use crate::symbols::object_files::{ObjectFile, ObjectFiles};
 use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
 
@@ -165,6 +166,8 @@ impl std::fmt::Display for ObjectProblem {
 pub struct CoreTarget {
     core: CoreFile,
     symbols: ElfSymbols,
+    /// The object files it reads through: its own, or its run's.
+    files: ObjectFiles,
     types: std::sync::OnceLock<crate::layouts::loaded_layouts::LoadedLayouts>,
     executable: PathBuf,
     problems: Vec<ObjectProblem>,
@@ -195,7 +198,20 @@ impl CoreTarget {
 
     /// Opens `core` as `options` say.
     pub fn open_with(core: &Path, options: &CoreTargetOptions) -> Result<Self, CoreTargetError> {
-        let core = CoreFile::open(core)?.with_search(options.search.clone());
+        Self::open_shared(core, options, &ObjectFiles::default())
+    }
+
+    /// Opens `core` as `options` say, one of the targets of a run that
+    /// share `files`: each object file (the same file on disk) is found,
+    /// mapped, placed and searched for its debug file once for all of
+    /// them. What each target gets is what [`open_with`](Self::open_with)
+    /// gives it.
+    pub fn open_shared(
+        core: &Path,
+        options: &CoreTargetOptions,
+        files: &ObjectFiles,
+    ) -> Result<Self, CoreTargetError> {
+        let core = CoreFile::open(core)?.with_search_in(options.search.clone(), files.maps());
         let entry = core.auxv_value(AT_ENTRY);
         let recorded_exe = entry.and_then(|e| {
             core.mapped_files()
@@ -213,7 +229,9 @@ impl CoreTarget {
                 })
             }
         };
-        let placement = elf_placement(&exe_path)?;
+        let exe_file = files.open(&exe_path)?;
+        let placement = exe_file.placement()?;
+        core.back_with(&exe_path, &exe_file.map);
         let bias = if placement.relocatable {
             let entry = entry.ok_or_else(|| CoreTargetError::NoEntry {
                 core: core.path().to_path_buf(),
@@ -225,7 +243,10 @@ impl CoreTarget {
         };
         let mut target = CoreTarget {
             core,
-            symbols: ElfSymbols::new().with_debug_search(options.debug.clone()),
+            symbols: ElfSymbols::new()
+                .with_debug_search(options.debug.clone())
+                .with_object_files(files.clone()),
+            files: files.clone(),
             types: std::sync::OnceLock::new(),
             executable: exe_path.clone(),
             problems: Vec::new(),
@@ -241,7 +262,7 @@ impl CoreTarget {
         {
             return Err(CoreTargetError::WrongExecutable(problem));
         }
-        target.symbols.add_object(&exe_path, &exe_name, bias)?;
+        target.symbols.add_opened(&exe_file, &exe_name, bias)?;
         if recorded_exe.is_none() {
             // Without NT_FILE nothing says where the executable's pages came
             // from, nor which libraries were loaded: the executable's own
@@ -307,7 +328,7 @@ impl CoreTarget {
             let on_disk = self.core.resolve_path(&f.path);
             // NT_FILE also lists data files (locale archives, shared memory):
             // only ELF objects have symbols.
-            let Ok(p) = elf_placement(&on_disk) else {
+            let Ok((object, p)) = self.placed(&on_disk) else {
                 continue;
             };
             if let Some(problem) = self.build_id_problem(&f.path, &on_disk, &p, f.start.0) {
@@ -317,7 +338,7 @@ impl CoreTarget {
                 continue;
             }
             let bias = f.start.0.wrapping_sub(p.first_load_vaddr & !PAGE_MASK);
-            if let Err(e) = self.symbols.add_object(&on_disk, &f.path, bias) {
+            if let Err(e) = self.symbols.add_opened(&object, &f.path, bias) {
                 self.problems.push(ObjectProblem::Unreadable {
                     recorded: f.path.clone(),
                     reason: e.to_string(),
@@ -361,7 +382,7 @@ impl CoreTarget {
                 });
                 continue;
             }
-            let placement = match elf_placement(&on_disk) {
+            let (object, placement) = match self.placed(&on_disk) {
                 Ok(p) => p,
                 Err(e) => {
                     self.symbols.note_searched(&entry.name);
@@ -383,13 +404,26 @@ impl CoreTarget {
                 continue;
             }
             self.map_segments(&entry.name, &on_disk, &placement, entry.bias);
-            if let Err(e) = self.symbols.add_object(&on_disk, &entry.name, entry.bias) {
+            if let Err(e) = self.symbols.add_opened(&object, &entry.name, entry.bias) {
                 self.problems.push(ObjectProblem::Unreadable {
                     recorded: entry.name.clone(),
                     reason: e.to_string(),
                 });
             }
         }
+    }
+
+    /// The object file at `on_disk`, through the run's files, and where it
+    /// wants to be loaded.
+    fn placed(
+        &self,
+        on_disk: &Path,
+    ) -> Result<(std::sync::Arc<ObjectFile>, ElfPlacement), SymbolError> {
+        let object = self.files.open(on_disk)?;
+        let placement = object.placement()?;
+        // The file just stamped backs the core's omitted pages too.
+        self.core.back_with(on_disk, &object.map);
+        Ok((object, placement))
     }
 
     /// Declares the file-backed parts of an object's segments as mapped

@@ -236,7 +236,7 @@ pub(crate) fn process_queues(
             unique_id: c.addr.0,
             context_id: Some(c.context_id),
             recv_context_id: Some(c.recvcontext_id),
-            group: c.world,
+            group: c.world.map(Into::into),
             pending_sends: match sends.as_mut().and_then(Iterator::next) {
                 Some(ops) => read(ops),
                 None => Queue::NoInformation,

@@ -477,7 +477,9 @@ impl MqsLibrary {
                 unexpected_messages: Queue::NoInformation,
             };
             if let Some(get_group) = e.get_comm_group {
-                comm.group = self.read_group(get_group, process_ptr, comm.size, limits, int_size);
+                comm.group = self
+                    .read_group(get_group, process_ptr, comm.size, limits, int_size)
+                    .map(Into::into);
             }
             for kind in QueueKind::ALL {
                 let queue = self.read_queue(process_ptr, kind, limits, int_size, diagnostics);

@@ -254,7 +254,7 @@ impl QueueDecoder for OmpiOb1 {
                 unique_id: c.context_id as u64,
                 context_id: Some(c.context_id),
                 recv_context_id: Some(c.context_id),
-                group: c.world.clone(),
+                group: c.world.clone().map(Into::into),
                 pending_sends: read(sent),
                 pending_receives: posted,
                 unexpected_messages: unexpected,

@@ -231,7 +231,7 @@ fn communicator(c: &CommInfo, sends: Queue, posted: Queue, unexpected: Queue) ->
         unique_id: c.context_id as u64,
         context_id: Some(c.context_id),
         recv_context_id: Some(c.context_id),
-        group: c.world.clone(),
+        group: c.world.clone().map(Into::into),
         pending_sends: sends,
         pending_receives: posted,
         unexpected_messages: unexpected,
