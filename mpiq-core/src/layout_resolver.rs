@@ -597,7 +597,11 @@ mod tests {
     #[test]
     fn a_stripped_librarys_types_are_not_asked_of_other_objects() {
         let mut oracle = TypeOracle::new();
-        oracle.add_object("libc.so.6", std::path::Path::new("/nonexistent/libc.so.6"), None);
+        oracle.add_object(
+            "libc.so.6",
+            std::path::Path::new("/nonexistent/libc.so.6"),
+            None,
+        );
         let mut own = LayoutTable::default();
         own.add_type("MPIR_Request", 400);
         let mut ucx = LayoutTable::default();
