@@ -498,6 +498,7 @@ impl ElfSymbols {
     /// (ASLR): placing the first rank's objects again costs no file
     /// access, where [`add_mapped_objects`](Self::add_mapped_objects)
     /// opens, maps and searches the debug files of every object.
+    #[cfg(all(feature = "live", target_os = "linux"))]
     pub(crate) fn placed_again(
         &self,
         place: impl Fn(&str) -> Option<(usize, u64, PathBuf)>,

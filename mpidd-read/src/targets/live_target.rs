@@ -122,8 +122,8 @@ impl LiveTarget {
 /// The symbols of the objects of live processes, kept per set of mapped
 /// ELF files, so that processes of one build share them (see
 /// [`LiveTarget::open_shared`]). One serves a whole job, from any number of
-/// threads; it holds at most [`SHARED_SETS`] sets and [`SHARED_FILES`]
-/// files' kinds.
+/// threads; it holds at most 64 sets of files and the kinds of 16,384
+/// files.
 #[derive(Debug, Default)]
 pub struct SharedLiveSymbols {
     state: Mutex<SharedState>,
@@ -142,11 +142,12 @@ struct SharedState {
     objects: HashSet<MappedIdentity>,
 }
 
-/// Distinct sets of mapped files kept: the builds of one job, with room
+/// Distinct sets of mapped files kept (the figure [`SharedLiveSymbols`]'s
+/// docs give): the builds of one job, with room
 /// for ranks that loaded a component or two more than the others.
 const SHARED_SETS: usize = 64;
 
-/// Files whose kind (object or not) is kept.
+/// Files whose kind (object or not) is kept (as [`SHARED_SETS`]).
 const SHARED_FILES: usize = 1 << 14;
 
 /// One mapped file as it is on disk now.
