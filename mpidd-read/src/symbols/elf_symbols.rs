@@ -508,6 +508,10 @@ impl ElfSymbols {
             let (position, start, path) = place(&o.info.name)?;
             let mut o = o.clone();
             o.info.bias = start.wrapping_sub(o.table.first_load_vaddr & !0xfff);
+            // The same file (device and inode), by this process's path.
+            if let Some(stamp) = &mut o.info.stamp {
+                stamp.path.clone_from(&path);
+            }
             o.info.path = path;
             objects.push((position, o));
         }
