@@ -25,15 +25,6 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 cargo build --release --quiet -p mpidd -p mpiq-mqs
 mpidd="$target/release/mpidd"
 ours="$target/release/libmpiq_mqs.so"
-work="$(mktemp -d)"
-pids=
-cleanup() {
-  if [ -n "$pids" ]; then kill -CONT $pids 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 # shellcheck source=lib/bench-queues-core.sh
 . scripts/lib/bench-queues-core.sh
 

@@ -33,15 +33,6 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 case "$target" in /*) ;; *) target="$root/$target" ;; esac
 cargo build --release --quiet --locked -p mpidd
 mpidd="$target/release/mpidd"
-work="$(mktemp -d)"
-pids=
-cleanup() {
-  if [ -n "$pids" ]; then kill -CONT $pids 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 # shellcheck source=lib/bench-queues-core.sh
 . scripts/lib/bench-queues-core.sh
 export MPIDD_CACHE_DIR="$work/cache"

@@ -28,15 +28,6 @@ done
 target="${CARGO_TARGET_DIR:-$root/target}"
 cargo build --release --quiet -p mpidd
 mpidd="$target/release/mpidd"
-work="$(mktemp -d)"
-pids=
-cleanup() {
-  if [ -n "$pids" ]; then kill -CONT $pids 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 # shellcheck source=lib/bench-queues-core.sh
 . scripts/lib/bench-queues-core.sh
 

@@ -1,8 +1,9 @@
 # Shared by the benchmarks that time `mpidd queues` on a core of rank 0 of
 # tests/mpich/queues.c in its scale mode (bench-ch4-queues.sh,
-# bench-stock-mpich-queues.sh). Sourced; the caller sets `work` (a scratch
-# directory it removes) and `pids` (empty), and traps EXIT to continue any
-# ranks in `pids` and remove `work`.
+# bench-stock-mpich-queues.sh, bench-stock-cold.sh, bench-ucx-unexpected.sh).
+# Sourced: it makes the scratch directory `work` and the list `pids` of
+# ranks left stopped, and traps EXIT to continue those ranks and remove
+# `work`.
 #
 #   queues_scale_core MPICC MPIEXEC N [CFLAGS...]
 #     builds queues.c with MPICC (tests/mpich/queues.c, or `queues_src` when
@@ -16,6 +17,15 @@
 #                        and, when the caller sets `cold_cache`, that layout
 #                        cache directory is removed
 #   warm_of N COMMAND... the fastest of N runs after one unmeasured
+
+work="$(mktemp -d)"
+pids=
+bench_cleanup() {
+  if [ -n "$pids" ]; then kill -CONT $pids 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap bench_cleanup EXIT
 
 queues_scale_core() {
   local cc=$1 mpiexec=$2 n=$3
