@@ -42,8 +42,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
-use object::{Endianness, FileKind, Object};
+use mpidd_types::TargetAddr;
 
 use crate::backend::gdb_remote_packet::{
     classify, decode_memory_reply, decode_xfer_reply, encode, parse_library_list, Decoder,
@@ -660,22 +659,6 @@ impl Drop for GdbRemote {
     fn drop(&mut self) {
         let _ = self.detach_once();
     }
-}
-
-/// The ABI of an ELF file's bytes.
-pub(crate) fn elf_abi(data: &[u8]) -> Result<TargetAbi, String> {
-    let width = match FileKind::parse(data) {
-        Ok(FileKind::Elf64) => AddressWidth::W64,
-        Ok(FileKind::Elf32) => AddressWidth::W32,
-        Ok(other) => return Err(format!("it is {other:?}, not ELF")),
-        Err(e) => return Err(e.to_string()),
-    };
-    let file = object::File::parse(data).map_err(|e| e.to_string())?;
-    let order = match file.endianness() {
-        Endianness::Little => ByteOrder::Little,
-        Endianness::Big => ByteOrder::Big,
-    };
-    Ok(TargetAbi::new(order, width))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
-use mpidd_types::{AddressWidth, ByteOrder, TargetAbi, TargetAddr};
+use mpidd_types::{TargetAbi, TargetAddr};
 use nix::errno::Errno;
 use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
@@ -96,30 +96,16 @@ impl LiveProcess {
             path: exe.clone(),
             cause,
         })?;
-        let not_elf = |reason: String| LiveError::NotElf {
-            pid,
-            path: exe.clone(),
-            reason,
-        };
-        if got < ident.len() || ident[..4] != *b"\x7fELF" {
-            return Err(not_elf(format!(
-                "it does not start with the ELF magic number ({got} bytes read)"
-            )));
-        }
-        // EI_CLASS and EI_DATA.
-        let width = match ident[4] {
-            1 => AddressWidth::W32,
-            2 => AddressWidth::W64,
-            other => return Err(not_elf(format!("its ELF class is {other}"))),
-        };
-        let order = match ident[5] {
-            1 => ByteOrder::Little,
-            2 => ByteOrder::Big,
-            other => return Err(not_elf(format!("its ELF data encoding is {other}"))),
-        };
+        let abi = crate::backend::elf_ident::elf_abi(&ident[..got]).map_err(|reason| {
+            LiveError::NotElf {
+                pid,
+                path: exe.clone(),
+                reason,
+            }
+        })?;
         Ok(LiveProcess {
             pid,
-            abi: TargetAbi::new(order, width),
+            abi,
             vm_readv_error: AtomicI32::new(0),
             mem: OnceLock::new(),
         })

@@ -19,6 +19,7 @@
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub(crate) mod attach_guard;
 pub(crate) mod core_file;
+pub(crate) mod elf_ident;
 pub(crate) mod file_identity;
 pub(crate) mod file_maps;
 pub(crate) mod gdb_remote;

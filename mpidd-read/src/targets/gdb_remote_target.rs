@@ -17,7 +17,8 @@ use crate::symbols::link_map;
 use crate::symbols::{Symbol, SymbolSource};
 use crate::targets::core_target::ObjectProblem;
 
-use crate::backend::gdb_remote::{elf_abi, GdbRemote, GdbRemoteError, GdbRemoteOptions, MERGE_MAX};
+use crate::backend::elf_ident::elf_abi;
+use crate::backend::gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, MERGE_MAX};
 
 /// `AT_ENTRY` in the auxiliary vector.
 const AT_ENTRY: u64 = 9;
