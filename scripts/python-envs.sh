@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Prepares the Python MPI environments that the hung mpi4py jobs of
+# tests/python/ run in (tests/tests/python_jobs.rs), each in a cache
+# directory outside the repo, made only when missing (its stamp file names
+# the recipe; a directory without it is made again). Prints the
+# environment's directory on its last line.
+#
+#   python-envs.sh mpich      Debian 12's CPython 3.11 (/usr/bin/python3.11)
+#                             in a virtual environment with pip's MPICH
+#                             wheel and mpi4py, as `pip install mpich
+#                             mpi4py` gives a user; its bin/mpiexec is
+#                             that wheel's hydra.
+#                             MPIDD_PY_MPICH_VENV (default CACHE/py311-mpich)
+#   python-envs.sh ompi       the same CPython with mpi4py built from source
+#                             against Debian's Open MPI 4.1
+#                             (mpicc.openmpi), run by mpirun.openmpi.
+#                             MPIDD_PY_OMPI_VENV (default CACHE/py311-ompi)
+#   python-envs.sh debian13   a Debian 13 root (debootstrap, minbase) with
+#                             CPython 3.13 and a virtual environment at
+#                             /opt/mpidd-venv inside it with pip's MPICH
+#                             and mpi4py; commands run in it through
+#                             scripts/lib/in-debian13.sh.
+#                             MPIDD_DEBIAN13_ROOT (default CACHE/debian13)
+#
+# CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
+# 5 s (mpich), 2 min (ompi: mpi4py compiles), 1.5 min (debian13); warm,
+# well under a second each.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=lib/debian-source.sh
+. "$here/lib/debian-source.sh"
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/mpidd"
+# The versions every environment pins: the MPICH wheel of the 4.x line, the
+# mpi4py of the 4.1 line.
+mpich_version=4.3.2
+mpi4py_version=4.1.2
+host_python=/usr/bin/python3.11
+
+# The recipe's words, kept in DIR/.mpidd-complete once DIR is made.
+done_already() { [ -f "$1/.mpidd-complete" ] && [ "$(cat "$1/.mpidd-complete")" = "$2" ]; }
+
+# Fails unless PYTHON's mpi4py runs on the MPI whose version text holds
+# WANT, loaded from under PREFIX: check_mpi4py WANT PREFIX PYTHON...
+check_mpi4py() { "${@:3}" - "$1" "$2" <"$here/lib/check-mpi4py.py"; }
+
+host_venv() {
+  ensure_packages python3.11 python3-venv python3-dev
+  "$host_python" -m venv "$1"
+}
+
+make_mpich() {
+  local venv="${MPIDD_PY_MPICH_VENV:-$cache/py311-mpich}"
+  local recipe="CPython 3.11 (Debian 12), pip mpich==$mpich_version mpi4py==$mpi4py_version"
+  if ! done_already "$venv" "$recipe"; then
+    rm -rf "$venv"
+    host_venv "$venv"
+    "$venv/bin/pip" install -q "mpich==$mpich_version" "mpi4py==$mpi4py_version"
+    check_mpi4py "MPICH Version:      $mpich_version" "$venv/" "$venv/bin/python"
+    echo "$recipe" >"$venv/.mpidd-complete"
+  fi
+  echo "$venv"
+}
+
+make_ompi() {
+  local venv="${MPIDD_PY_OMPI_VENV:-$cache/py311-ompi}"
+  local recipe="CPython 3.11 (Debian 12), mpi4py==$mpi4py_version built on Debian's Open MPI"
+  if ! done_already "$venv" "$recipe"; then
+    ensure_packages openmpi-bin libopenmpi-dev build-essential
+    rm -rf "$venv"
+    host_venv "$venv"
+    MPICC=mpicc.openmpi nice -n 5 "$venv/bin/pip" install -q --no-binary mpi4py "mpi4py==$mpi4py_version"
+    check_mpi4py "Open MPI v4.1" /usr/lib/ "$venv/bin/python"
+    echo "$recipe" >"$venv/.mpidd-complete"
+  fi
+  echo "$venv"
+}
+
+# The host's own Debian mirror, from its apt configuration (deb822 .sources
+# files, else sources.list): the first `deb` entry for the host's release.
+host_mirror() {
+  local codename
+  codename="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  {
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+      perl -0777 -ne 'for (split /\n\s*\n/) { next unless /^Types:.*\bdeb\b/m && /^Suites:.*\b'"$codename"'\b(?!-)/m; print "$1\n" if /^URIs:\s*(\S+)/m }'
+    grep -hE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      sed -E 's/\[[^]]*\]//' | awk -v c="$codename" '$3 == c { print $2 }'
+  } | head -n 1
+}
+
+make_debian13() {
+  local root="${MPIDD_DEBIAN13_ROOT:-$cache/debian13}"
+  local venv=/opt/mpidd-venv
+  # python3.13-dev: CPython's headers, whose struct layouts the frame reader
+  # follows; python3-venv: ensurepip for the venv. minbase and no
+  # Recommends keep it near 350 MB.
+  local packages=python3.13,python3.13-dev,python3-venv
+  local recipe="Debian 13 minbase, $packages, $venv: pip mpich==$mpich_version mpi4py==$mpi4py_version"
+  if ! done_already "$root" "$recipe"; then
+    ensure_packages debootstrap python3.11 python3-pip
+    local mirror partial="$root.partial"
+    mirror="$(host_mirror)"
+    [ -n "$mirror" ] || {
+      echo "error: no deb entry for this release in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list" >&2
+      exit 1
+    }
+    # Mounts are made only in in-debian13.sh's own namespace, so a partial
+    # root is plain files.
+    rm -rf "$root" "$partial"
+    mkdir -p "$(dirname "$root")"
+    nice -n 5 debootstrap --variant=minbase --include="$packages" trixie "$partial" "$mirror" \
+      >"$root.debootstrap.log" 2>&1 || {
+      tail -n 30 "$root.debootstrap.log" >&2
+      echo "error: debootstrap of Debian 13 from $mirror failed; its log is $root.debootstrap.log" >&2
+      exit 1
+    }
+    # The wheels come through the host's pip (its network and certificates);
+    # the root installs them offline.
+    "$host_python" -m pip download -q --only-binary=:all: --implementation cp --python-version 3.13 \
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux1_x86_64 \
+      -d "$partial/opt/mpidd-wheels" "mpich==$mpich_version" "mpi4py==$mpi4py_version"
+    MPIDD_DEBIAN13_ROOT="$partial" "$here/lib/in-debian13.sh" /bin/sh -c "
+      set -e
+      python3.13 -m venv $venv
+      $venv/bin/pip install -q --no-index --find-links /opt/mpidd-wheels mpich==$mpich_version mpi4py==$mpi4py_version"
+    rm -rf "$partial/opt/mpidd-wheels"
+    MPIDD_DEBIAN13_ROOT="$partial" check_mpi4py "MPICH Version:      $mpich_version" "$venv/" \
+      "$here/lib/in-debian13.sh" "$venv/bin/python"
+    echo "$recipe" >"$partial/.mpidd-complete"
+    mv "$partial" "$root"
+  fi
+  echo "$root"
+}
+
+case "${1:-}" in
+  mpich) make_mpich ;;
+  ompi) make_ompi ;;
+  debian13) make_debian13 ;;
+  *)
+    echo "usage: $0 mpich|ompi|debian13" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,77 @@
+"""One rank fails while the others wait for it: rank 1 raises
+ValueError("bad input on rank 1") three calls deep, in parse_record(),
+while every other rank waits in comm.Barrier() (the line marked
+`# hang: ranks other than 1`), which rank 1 never reaches.
+
+What rank 1 does then is the first argument:
+
+- `hold` (the default): main() catches the error, prints its traceback and
+  waits there for someone to attach a debugger, as codes that run at scale
+  often do rather than let the job die (an uncaught exception would end
+  it: the launcher kills every rank when one exits with a non-zero
+  status). Rank 1 stays inside the `except` block, so the ValueError is the
+  exception being handled by its thread, and it sleeps on the line marked
+  `# hang: rank 1 (hold)`.
+- `exit`: the exception is not caught. Python prints the traceback and
+  leaves, and the launcher ends the whole job: what is left to read is what
+  the ranks were doing as rank 1 died. Rank 1 prints READY just before it
+  raises (the line marked `# raise: rank 1`), so the other ranks are
+  already waiting in the barrier by then, or are about to.
+
+Each rank prints `READY RANK PID` just before its `# hang:` line (rank 1 in
+`exit` mode: before its `# raise:` line).
+"""
+
+import os
+import sys
+import time
+import traceback
+
+from mpi4py import MPI
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "hold"
+
+
+def parse_record(rank, text):
+    if text.startswith("bad"):
+        if MODE == "exit":
+            print(f"READY {rank} {os.getpid()}", flush=True)
+        raise ValueError(f"bad input on rank {rank}")  # raise: rank 1, three calls below main()
+    return len(text)
+
+
+def load_inputs(rank):
+    record = "bad record" if rank == 1 else "good record"
+    return [parse_record(rank, record)]
+
+
+def prepare_step(rank):
+    return sum(load_inputs(rank))
+
+
+def wait_for_debugger(rank):
+    print(f"READY {rank} {os.getpid()}", flush=True)
+    while True:
+        time.sleep(3600)  # hang: rank 1 (hold), sleeps in the except block of main()
+
+
+def main():
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    if rank != 1:
+        print(f"READY {rank} {os.getpid()}", flush=True)
+        world.Barrier()  # hang: ranks other than 1, Barrier that rank 1 never joins
+        return
+    if MODE == "exit":
+        prepare_step(rank)
+        return
+    try:
+        prepare_step(rank)
+    except ValueError:
+        traceback.print_exc()
+        sys.stderr.flush()
+        wait_for_debugger(rank)
+
+
+if __name__ == "__main__":
+    main()
