@@ -85,7 +85,7 @@ host_mirror() {
     cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
       perl -0777 -ne 'for (split /\n\s*\n/) { next unless /^Types:.*\bdeb\b/m && /^Suites:.*\b'"$codename"'\b(?!-)/m; print "$1\n" if /^URIs:\s*(\S+)/m }'
     grep -hE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-      sed -E 's/\[[^]]*\]//' | awk -v c="$codename" '$3 == c { print $2 }'
+      sed -E 's/\[[^]]*\]//' | awk -v c="$codename" '$3 == c { print $2 }' || true
   } | head -n 1
 }
 
