@@ -7,19 +7,24 @@ What rank 1 does then is the first argument:
 
 - `hold` (the default): main() catches the error, prints its traceback and
   waits there for someone to attach a debugger, as codes that run at scale
-  often do rather than let the job die (an uncaught exception would end
-  it: the launcher kills every rank when one exits with a non-zero
-  status). Rank 1 stays inside the `except` block, so the ValueError is the
-  exception being handled by its thread, and it sleeps on the line marked
-  `# hang: rank 1 (hold)`.
-- `exit`: the exception is not caught. Python prints the traceback and
-  leaves, and the launcher ends the whole job: what is left to read is what
-  the ranks were doing as rank 1 died. Rank 1 prints READY just before it
-  raises (the line marked `# raise: rank 1`), so the other ranks are
-  already waiting in the barrier by then, or are about to.
+  often do so that the failing rank can be looked at while it still holds
+  its state. Rank 1 stays inside the `except` block, so the ValueError is
+  the exception being handled by its thread, and it sleeps on the line
+  marked `# hang: rank 1 (hold)`.
+- `uncaught`: nothing catches it. Python prints the traceback and starts
+  to exit, and its exit runs mpi4py's MPI_Finalize (an atexit handler),
+  which waits for the other ranks: rank 1 hangs in MPI_Finalize with no
+  Python frame left, the traceback on its stderr, the others in the
+  barrier. This is the hang people meet when a script run as
+  `python script.py` fails on one rank. (Run as `python -m mpi4py
+  script.py`, mpi4py would call MPI_Abort instead and end the job; a rank
+  that leaves without MPI_Finalize, by os._exit, makes the launcher kill
+  every rank, with MPICH's hydra as with Open MPI's mpirun: a job cannot
+  be left waiting on a rank that has exited.) Rank 1 prints READY just
+  before it raises, on the line marked `# raise: rank 1`.
 
 Each rank prints `READY RANK PID` just before its `# hang:` line (rank 1 in
-`exit` mode: before its `# raise:` line).
+`uncaught` mode: before its `# raise:` line).
 """
 
 import os
@@ -34,7 +39,7 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "hold"
 
 def parse_record(rank, text):
     if text.startswith("bad"):
-        if MODE == "exit":
+        if MODE == "uncaught":
             print(f"READY {rank} {os.getpid()}", flush=True)
         raise ValueError(f"bad input on rank {rank}")  # raise: rank 1, three calls below main()
     return len(text)
@@ -62,7 +67,7 @@ def main():
         print(f"READY {rank} {os.getpid()}", flush=True)
         world.Barrier()  # hang: ranks other than 1, Barrier that rank 1 never joins
         return
-    if MODE == "exit":
+    if MODE == "uncaught":
         prepare_step(rank)
         return
     try:
