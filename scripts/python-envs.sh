@@ -23,7 +23,7 @@
 #                             MPIDD_DEBIAN13_ROOT (default CACHE/debian13)
 #
 # CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
-# 5 s (mpich), 2 min (ompi: mpi4py compiles), 1.5 min (debian13); warm,
+# 10 s (mpich), 3.5 min (ompi: mpi4py compiles), 2 min (debian13); warm,
 # well under a second each.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

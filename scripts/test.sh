@@ -62,6 +62,16 @@ packages=(
   # The remote byte source is read through Debian's gdbserver on loopback
   # (examples/tests/gdbserver.rs).
   gdbserver
+  # Hung mpi4py jobs (tests/tests/python_jobs.rs) run in virtual
+  # environments of Debian's own CPython 3.11 (scripts/python-envs.sh):
+  # venv for them, the headers to build mpi4py against Debian's Open MPI,
+  # pip to fetch the wheels (pip's MPICH, mpi4py).
+  python3-venv
+  python3-dev
+  python3-pip
+  # A Debian 13 root with CPython 3.13 for the same jobs, made by
+  # debootstrap into the cache (scripts/python-envs.sh debian13).
+  debootstrap
 )
 
 missing=()
@@ -116,6 +126,22 @@ echo "   $MPIDD_REF_OMPI"
 # a minute once.
 echo "== Debian's UCX source"
 bash scripts/debian-ucx-tree.sh | tail -n 1
+
+# The Python MPI environments of the hung mpi4py jobs (tests/python/, run
+# by tests/tests/python_jobs.rs), each made once per machine outside the
+# repo: CPython 3.11 with pip's MPICH (cold about 10 s), CPython 3.11 with
+# mpi4py built on Debian's Open MPI (about 3.5 min), a Debian 13 root with
+# CPython 3.13 and pip's MPICH (about 2 min); warm, under a second all.
+echo "== Python MPI environments"
+python_envs_start=$SECONDS
+MPIDD_PY_MPICH_VENV="$(bash scripts/python-envs.sh mpich | tail -n 1)"
+MPIDD_PY_OMPI_VENV="$(bash scripts/python-envs.sh ompi | tail -n 1)"
+MPIDD_DEBIAN13_ROOT="$(bash scripts/python-envs.sh debian13 | tail -n 1)"
+export MPIDD_PY_MPICH_VENV MPIDD_PY_OMPI_VENV MPIDD_DEBIAN13_ROOT
+echo "   $MPIDD_PY_MPICH_VENV"
+echo "   $MPIDD_PY_OMPI_VENV"
+echo "   $MPIDD_DEBIAN13_ROOT"
+echo "   ready in $((SECONDS - python_envs_start)) s"
 
 # The suite builds every test binary once, from scratch on CI: incremental
 # state would only add gigabytes of disk (8 GB once, which with the tests'

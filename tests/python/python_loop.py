@@ -12,17 +12,18 @@ from mpi4py import MPI
 
 def compute(rank):
     x = 1
-    print(f"READY {rank} {os.getpid()}", flush=True)
+    # One write(2): the ranks' READY lines never interleave, even unbuffered.
+    os.write(1, f"READY {rank} {os.getpid()}\n".encode())
     while True: x = (x * 31 + 7) % 1000003  # hang: rank 0, pure-Python loop  # noqa: E701
 
 
 def wait_for_result(comm):
-    print(f"READY {comm.Get_rank()} {os.getpid()}", flush=True)
+    os.write(1, f"READY {comm.Get_rank()} {os.getpid()}\n".encode())
     return comm.recv(source=0)  # hang: rank 1, recv from rank 0
 
 
 def wait_for_all(comm):
-    print(f"READY {comm.Get_rank()} {os.getpid()}", flush=True)
+    os.write(1, f"READY {comm.Get_rank()} {os.getpid()}\n".encode())
     comm.Barrier()  # hang: ranks 2 and up, Barrier that rank 0 never joins
 
 

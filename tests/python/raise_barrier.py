@@ -40,7 +40,8 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "hold"
 def parse_record(rank, text):
     if text.startswith("bad"):
         if MODE == "uncaught":
-            print(f"READY {rank} {os.getpid()}", flush=True)
+            # One write(2): the ranks' READY lines never interleave, even unbuffered.
+            os.write(1, f"READY {rank} {os.getpid()}\n".encode())
         raise ValueError(f"bad input on rank {rank}")  # raise: rank 1, three calls below main()
     return len(text)
 
@@ -55,7 +56,7 @@ def prepare_step(rank):
 
 
 def wait_for_debugger(rank):
-    print(f"READY {rank} {os.getpid()}", flush=True)
+    os.write(1, f"READY {rank} {os.getpid()}\n".encode())
     while True:
         time.sleep(3600)  # hang: rank 1 (hold), sleeps in the except block of main()
 
@@ -64,7 +65,7 @@ def main():
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     if rank != 1:
-        print(f"READY {rank} {os.getpid()}", flush=True)
+        os.write(1, f"READY {rank} {os.getpid()}\n".encode())
         world.Barrier()  # hang: ranks other than 1, Barrier that rank 1 never joins
         return
     if MODE == "uncaught":

@@ -11,11 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
-
 use super::mpich_job::{ref_mpich, stock_mpich};
 use super::ompi_job::{debian_ompi, DEBIAN_MPICC, DEBIAN_MPIRUN};
+pub use super::procs::{proc_state, tracer_pid};
 
 /// `mpirun.openmpi`'s arguments for 4 ranks on this one node: root in
 /// containers, more ranks than cores, and each (name, value) pair of
@@ -211,7 +209,7 @@ impl HungJob {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for &(_, pid) in &self.ranks {
-            super::mpich_job::gcore(&dir, pid);
+            super::procs::gcore(&dir, pid);
         }
         dir
     }
@@ -224,45 +222,12 @@ impl HungJob {
             .unwrap_or_else(|| panic!("{} has no {marker}", self.source.display()))
             + 1
     }
-
-    /// Every process of the job below the launcher.
-    fn descendants(&self) -> Vec<i32> {
-        let mut children: Vec<(i32, i32)> = Vec::new();
-        if let Ok(entries) = std::fs::read_dir("/proc") {
-            for e in entries.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                    continue;
-                };
-                if let Some(ppid) = proc_ppid(pid) {
-                    children.push((ppid, pid));
-                }
-            }
-        }
-        let mut found = vec![self.mpiexec_pid()];
-        let mut i = 0;
-        while i < found.len() {
-            let parent = found[i];
-            for &(ppid, pid) in &children {
-                if ppid == parent && !found.contains(&pid) {
-                    found.push(pid);
-                }
-            }
-            i += 1;
-        }
-        found.remove(0);
-        found
-    }
 }
 
 impl Drop for HungJob {
     fn drop(&mut self) {
-        let mut pids = self.descendants();
-        pids.extend(self.ranks.iter().map(|r| r.1));
-        for pid in pids {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-        }
-        let pgid = self.mpiexec_pid();
-        let _ = kill(Pid::from_raw(-pgid), Signal::SIGKILL);
+        let ranks: Vec<i32> = self.ranks.iter().map(|r| r.1).collect();
+        super::procs::kill_job(self.mpiexec_pid(), &ranks);
         let _ = self.mpiexec.kill();
         let _ = self.mpiexec.wait();
         super::scratch::remove_unless_failed(&self.dir);
@@ -288,31 +253,4 @@ pub fn build(mpicc: &Path, name: &str, program: &str) -> (PathBuf, PathBuf, Path
         String::from_utf8_lossy(&out.stderr)
     );
     (dir, exe, source)
-}
-
-/// The one-letter state of /proc/PID/stat, or `None` when it is gone.
-pub fn proc_state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(") ")?.1.chars().next()
-}
-
-fn proc_ppid(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(") ")?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// TracerPid of /proc/PID/status, or `None` when it is gone.
-pub fn tracer_pid(pid: i32) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("TracerPid:"))?
-        .trim()
-        .parse()
-        .ok()
 }

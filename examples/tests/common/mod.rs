@@ -8,6 +8,7 @@ pub mod hung_job;
 pub mod job_checks;
 pub mod mpich_job;
 pub mod ompi_job;
+pub mod procs;
 pub mod queue_checks;
 pub mod scratch;
 pub mod slurm_cluster;

@@ -342,18 +342,4 @@ pub fn wait_stopped(pid: i32) {
     panic!("rank process {pid} did not stop itself");
 }
 
-/// Dumps a live process with gdb's `gcore` into `dir` and returns the core.
-pub fn gcore(dir: &Path, pid: i32) -> PathBuf {
-    let out = Command::new("gcore")
-        .arg("-o")
-        .arg(dir.join("core"))
-        .arg(pid.to_string())
-        .output()
-        .expect("gcore (from gdb; scripts/test.sh installs it)");
-    assert!(
-        out.status.success(),
-        "gcore failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir.join(format!("core.{pid}"))
-}
+pub use super::procs::gcore;

@@ -1,0 +1,142 @@
+//! The hung mpi4py jobs of tests/python/ in each Python MPI environment of
+//! scripts/python-envs.sh (host CPython 3.11 with pip's MPICH, host CPython
+//! 3.11 with Debian's Open MPI, a Debian 13 root with CPython 3.13): every
+//! rank reaches its hang line and stays there, runs the environment's
+//! CPython, can be dumped by gcore from the host, and is found by `mpidd
+//! job --pid LAUNCHER`. What the ranks' Python frames say is checked
+//! elsewhere; these prove the jobs and their harness.
+//!
+//! Needs the environments (`bash scripts/python-envs.sh mpich|ompi|debian13`,
+//! which scripts/test.sh runs), gdb, Debian's Open MPI, and the mpidd
+//! binary (`cargo build -p mpidd`).
+
+mod common;
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use common::python_job::{mpidd, PyEnv, PyJob};
+
+/// Every program, with its arguments.
+const PROGRAMS: [(&str, &[&str]); 5] = [
+    ("ring_recv", &[]),
+    ("raise_barrier", &["hold"]),
+    ("raise_barrier", &["uncaught"]),
+    ("bcast_reduce", &[]),
+    ("python_loop", &[]),
+];
+
+const RANKS: usize = 4;
+
+/// One job at a time: 4 ranks that busy-poll already fill the 2 CPUs.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn host_mpich_jobs_hang_where_they_say() {
+    check_env(PyEnv::HostMpich);
+}
+
+#[test]
+fn host_open_mpi_jobs_hang_where_they_say() {
+    check_env(PyEnv::HostOpenMpi);
+}
+
+#[test]
+fn debian13_jobs_hang_where_they_say() {
+    check_env(PyEnv::Debian13);
+}
+
+fn check_env(env: PyEnv) {
+    let _serial = one_at_a_time();
+    for (program, args) in PROGRAMS {
+        let what = format!("{program} {args:?} in {}", env.name());
+        let job = PyJob::start(env, program, args, RANKS);
+        job.assert_running(&format!("{what}, once READY"));
+        for &(rank, pid) in &job.ranks {
+            check_python(env, rank, pid, &what);
+        }
+        if program == "raise_barrier" {
+            wait_for_stderr(&job, "ValueError: bad input on rank 1", &what);
+        }
+        let cores = job.gcore_all("cores");
+        assert_eq!(cores.len(), RANKS, "{what}: a core per rank");
+        job.assert_running(&format!("{what}, after gcore"));
+        check_mpidd_finds_ranks(&job, &what);
+        job.assert_running(&format!("{what}, after mpidd job"));
+    }
+}
+
+/// The rank runs the environment's CPython (the root's own, for the
+/// Debian 13 root) with its MPI library loaded.
+fn check_python(env: PyEnv, rank: i64, pid: i32, what: &str) {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .unwrap_or_else(|e| panic!("{what}: rank {rank}'s /proc/{pid}/exe: {e}"));
+    let want = format!("python{}", env.python_version());
+    assert_eq!(
+        exe.file_name().and_then(|n| n.to_str()),
+        Some(want.as_str()),
+        "{what}: rank {rank} runs {}",
+        exe.display()
+    );
+    if env == PyEnv::Debian13 {
+        assert!(
+            exe.starts_with(env.dir()),
+            "{what}: rank {rank} runs {}, not the Debian 13 root's Python",
+            exe.display()
+        );
+    }
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_else(|e| panic!("{what}: rank {rank}'s /proc/{pid}/maps: {e}"));
+    let library = match env {
+        PyEnv::HostOpenMpi => "/libmpi.so.40",
+        PyEnv::HostMpich | PyEnv::Debian13 => "/libmpi.so.12",
+    };
+    assert!(
+        maps.contains(library),
+        "{what}: rank {rank} has no {library} mapped"
+    );
+}
+
+/// The raising rank's traceback reaches the launcher's stderr.
+fn wait_for_stderr(job: &PyJob, text: &str, what: &str) {
+    let start = Instant::now();
+    while !job.stderr().contains(text) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what}: no {text:?} on stderr within 30 s:\n{}",
+            job.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `mpidd job --pid LAUNCHER --json` lists every rank, by its host pid.
+fn check_mpidd_finds_ranks(job: &PyJob, what: &str) {
+    let out = mpidd()
+        .args(["job", "--pid", &job.launcher_pid().to_string(), "--json"])
+        .output()
+        .expect("run mpidd");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what}: mpidd job --pid {} failed ({}):\n{stderr}",
+        job.launcher_pid(),
+        out.status
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{what}: mpidd job's JSON: {e}\n{stdout}\n{stderr}"));
+    let mut found: Vec<i64> = report["ranks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no ranks in {report:#}"))
+        .iter()
+        .filter_map(|r| r["pid"].as_i64())
+        .collect();
+    found.sort();
+    let mut pids: Vec<i64> = job.ranks.iter().map(|r| i64::from(r.1)).collect();
+    pids.sort();
+    assert_eq!(found, pids, "{what}: the ranks mpidd job found, by pid\n{stderr}");
+}
