@@ -286,8 +286,17 @@ impl PyJob {
                     self.stderr()
                 )
             });
+            if matches!(state, 'Z' | 'X') {
+                // The launcher reports the death a moment later.
+                std::thread::sleep(Duration::from_secs(2));
+                panic!(
+                    "{when}: rank {rank} (pid {pid}) has ended ({}); stderr:\n{}",
+                    exit_status(pid),
+                    self.stderr()
+                );
+            }
             assert!(
-                !matches!(state, 'T' | 't' | 'Z' | 'X'),
+                !matches!(state, 'T' | 't'),
                 "{when}: rank {rank} (pid {pid}) is in state {state}, not running"
             );
             assert_eq!(
@@ -343,6 +352,19 @@ impl Drop for PyJob {
         let _ = self.launcher.kill();
         let _ = self.launcher.wait();
         remove_unless_failed(&self.dir);
+    }
+}
+
+/// How the zombie `pid` ended, from the exit code that /proc/PID/stat
+/// keeps as its last field.
+fn exit_status(pid: i32) -> String {
+    let code = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().last()?.parse::<i32>().ok());
+    match code {
+        Some(c) if c & 0x7f != 0 => format!("killed by signal {}", c & 0x7f),
+        Some(c) => format!("exit status {}", c >> 8),
+        None => "its exit status is gone".to_string(),
     }
 }
 
