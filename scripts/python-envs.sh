@@ -23,8 +23,8 @@
 #                             MPIDD_DEBIAN13_ROOT (default CACHE/debian13)
 #
 # CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
-# 10 s (mpich), 3.5 min (ompi: mpi4py compiles), 2 min (debian13); warm,
-# well under a second each.
+# 10 s (mpich), 2.5 min of CPU for ompi (mpi4py compiles; 6 min on a busy
+# machine), 1.5 to 2 min (debian13); warm, well under a second each.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib/debian-source.sh

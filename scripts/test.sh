@@ -130,8 +130,9 @@ bash scripts/debian-ucx-tree.sh | tail -n 1
 # The Python MPI environments of the hung mpi4py jobs (tests/python/, run
 # by tests/tests/python_jobs.rs), each made once per machine outside the
 # repo: CPython 3.11 with pip's MPICH (cold about 10 s), CPython 3.11 with
-# mpi4py built on Debian's Open MPI (about 3.5 min), a Debian 13 root with
-# CPython 3.13 and pip's MPICH (about 2 min); warm, under a second all.
+# mpi4py built on Debian's Open MPI (2.5 min of CPU, 6 min on a busy 2-core
+# machine), a Debian 13 root with CPython 3.13 and pip's MPICH (1.5 to
+# 2 min); warm, under a second all.
 echo "== Python MPI environments"
 python_envs_start=$SECONDS
 MPIDD_PY_MPICH_VENV="$(bash scripts/python-envs.sh mpich | tail -n 1)"
