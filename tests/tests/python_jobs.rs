@@ -58,6 +58,8 @@ fn check_env(env: PyEnv) {
         for &(rank, pid) in &job.ranks {
             check_python(env, rank, pid, &what);
         }
+        // Every program marks a line of code as a hang line.
+        job.source_line("# hang:");
         if program == "raise_barrier" {
             wait_for_stderr(&job, "ValueError: bad input on rank 1", &what);
         }

@@ -5,7 +5,7 @@
 //! kills the whole job when dropped, so a failed assertion leaves nothing
 //! behind.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -204,11 +204,13 @@ impl PyJob {
             .unwrap_or_else(|e| panic!("start {launch:?}: {e}"));
         let stdout = launcher.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
+        // Kept in stdout.txt too, for the messages of a later failure (a
+        // launcher reports a dead rank there).
+        let mut copy = std::fs::File::create(dir.join("stdout.txt")).expect("create stdout.txt");
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
+                let _ = writeln!(copy, "{line}");
+                let _ = tx.send(line);
             }
         });
         let mut job = PyJob {
@@ -219,21 +221,18 @@ impl PyJob {
             script,
         };
         let start = Instant::now();
-        let mut seen = Vec::new();
         while job.ranks.len() < ranks {
             if let Ok(Some(status)) = job.launcher.try_wait() {
                 panic!(
-                    "{name}: the launcher ended ({status}) before every rank printed READY; \
-                     its output: {seen:?}; its stderr:\n{}",
-                    job.stderr()
+                    "{name}: the launcher ended ({status}) before every rank printed READY; {}",
+                    job.output()
                 );
             }
             if start.elapsed() > READY_WITHIN {
                 panic!(
-                    "{name}: {} of {ranks} ranks printed READY within {READY_WITHIN:?}; \
-                     output: {seen:?}; stderr:\n{}",
+                    "{name}: {} of {ranks} ranks printed READY within {READY_WITHIN:?}; {}",
                     job.ranks.len(),
-                    job.stderr()
+                    job.output()
                 );
             }
             let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) else {
@@ -242,7 +241,6 @@ impl PyJob {
             if let Some(rank) = ready_line(&line) {
                 job.ranks.push(rank);
             }
-            seen.push(line);
         }
         job.ranks.sort();
         let numbers: Vec<i64> = job.ranks.iter().map(|r| r.0).collect();
@@ -281,18 +279,15 @@ impl PyJob {
     pub fn assert_running(&self, when: &str) {
         for &(rank, pid) in &self.ranks {
             let state = proc_state(pid).unwrap_or_else(|| {
-                panic!(
-                    "{when}: rank {rank} (pid {pid}) is gone; stderr:\n{}",
-                    self.stderr()
-                )
+                panic!("{when}: rank {rank} (pid {pid}) is gone; {}", self.output())
             });
             if matches!(state, 'Z' | 'X') {
                 // The launcher reports the death a moment later.
                 std::thread::sleep(Duration::from_secs(2));
                 panic!(
-                    "{when}: rank {rank} (pid {pid}) has ended ({}); stderr:\n{}",
+                    "{when}: rank {rank} (pid {pid}) has ended ({}); {}",
                     exit_status(pid),
-                    self.stderr()
+                    self.output()
                 );
             }
             assert!(
@@ -307,12 +302,18 @@ impl PyJob {
         }
     }
 
-    /// The first line (1-based) of the program that holds `marker`, such
-    /// as `# hang: rank 1`.
+    /// The first line (1-based) of the program that ends in the comment
+    /// `marker`, such as `# hang: rank 1`, after code: the docstrings,
+    /// which quote the markers, are not such lines.
     pub fn source_line(&self, marker: &str) -> usize {
         let text = std::fs::read_to_string(&self.script).expect("read the job's program");
         text.lines()
-            .position(|l| l.contains(marker))
+            .position(|l| {
+                l.find(marker).is_some_and(|at| {
+                    let code = l[..at].trim();
+                    !code.is_empty() && !code.ends_with('`')
+                })
+            })
             .unwrap_or_else(|| panic!("{} has no line with {marker:?}", self.script.display()))
             + 1
     }
@@ -342,6 +343,12 @@ impl PyJob {
     /// What the launcher and the ranks wrote to stderr so far.
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(self.dir.join("stderr.txt")).unwrap_or_default()
+    }
+
+    /// What they wrote to stdout and then to stderr so far, for messages.
+    pub fn output(&self) -> String {
+        let stdout = std::fs::read_to_string(self.dir.join("stdout.txt")).unwrap_or_default();
+        format!("stdout:\n{stdout}stderr:\n{}", self.stderr())
     }
 }
 
