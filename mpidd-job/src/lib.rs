@@ -68,6 +68,7 @@ pub mod job_sources;
 pub mod model;
 pub mod mpi_call;
 mod operations;
+mod python_ranks;
 pub mod read_ranks;
 pub mod read_timings;
 pub mod reading;

@@ -160,6 +160,15 @@ pub struct RankReport {
     /// --timings`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<crate::reading::ReadTimings>,
+    /// The version of the CPython it runs (`3.11`), when its Python
+    /// frames were read: its stacks then hold them (`"python": true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// The source line of its innermost Python frame of its own code
+    /// (`data = comm.recv(source=left)`): the MPI call as its Python
+    /// program makes it. Read from the file as it is now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_statement: Option<String>,
 }
 
 /// The kind of a pending operation.

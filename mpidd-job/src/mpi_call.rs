@@ -232,6 +232,7 @@ mod tests {
             object: None,
             file: None,
             line: None,
+            python: false,
         }
     }
 

@@ -61,6 +61,9 @@ pub fn to_text(report: &JobReport) -> String {
             .map(|h| format!(" on {h}"))
             .unwrap_or_default();
         let _ = writeln!(s, "  rank {}{pid}{host}: {state}{place}", r.world_rank);
+        if let Some(line) = &r.python_statement {
+            let _ = writeln!(s, "    python: {line}");
+        }
         let _ = writeln!(s, "    rests on: {}", basis(&r.basis));
         for op in &r.pending {
             let _ = writeln!(s, "    {}", operation(op));

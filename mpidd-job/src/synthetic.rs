@@ -166,6 +166,7 @@ impl SyntheticRank {
                     object: Some(if own { "app" } else { "libmpi.so.12" }.to_string()),
                     file,
                     line,
+                    python: false,
                 }
             })
             .collect();
@@ -216,6 +217,9 @@ impl SyntheticRank {
                 }]
             },
             errors: Vec::new(),
+            python: None,
+            python_exception: None,
+            python_statement: None,
             exited: false,
             timings: None,
         }
