@@ -254,6 +254,7 @@ fn rank_report(reading: &RankReading) -> RankReport {
         timings: reading.timings.as_deref().cloned(),
         python: reading.python.clone(),
         python_statement: reading.python_statement.clone(),
+        python_call: reading.python_call.clone(),
     }
 }
 

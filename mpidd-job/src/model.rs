@@ -164,6 +164,10 @@ pub struct RankReport {
     /// frames were read: its stacks then hold them (`"python": true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<String>,
+    /// The mpi4py method it is in (`Comm.recv`, `Intracomm.Barrier`): its
+    /// MPI call as its Python program makes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_call: Option<String>,
     /// The source line of its innermost Python frame of its own code
     /// (`data = comm.recv(source=left)`): the MPI call as its Python
     /// program makes it. Read from the file as it is now.

@@ -81,6 +81,7 @@ pub(crate) fn add_python(
         .threads
         .first()
         .and_then(|s| own_python_frame(&s.frames));
+    reading.python_call = reading.threads.first().and_then(|s| mpi4py_call(&s.frames));
     if let Some(frame) = own {
         reading.python_statement = frame
             .file
@@ -88,6 +89,26 @@ pub(crate) fn add_python(
             .zip(frame.line)
             .and_then(|(file, line)| source_line(root, file, line));
     }
+}
+
+/// The mpi4py method a stack is in (`Comm.recv`), from the name Cython
+/// gives its wrapper: `__pyx_pw_` and the module path and class as
+/// length-prefixed names, then `_`, a number and the method
+/// (`__pyx_pw_6mpi4py_3MPI_4Comm_259recv`).
+pub(crate) fn mpi4py_call(frames: &[Frame]) -> Option<String> {
+    frames.iter().find_map(|f| {
+        let name = f
+            .function
+            .as_deref()?
+            .strip_prefix("__pyx_pw_6mpi4py_3MPI_")?;
+        let digits = name.chars().take_while(char::is_ascii_digit).count();
+        let len: usize = name[..digits].parse().ok()?;
+        let class = name.get(digits..digits + len)?;
+        let method = name[digits + len..]
+            .strip_prefix('_')?
+            .trim_start_matches(|c: char| c.is_ascii_digit());
+        (!class.is_empty() && !method.is_empty()).then(|| format!("{class}.{method}"))
+    })
 }
 
 /// The innermost Python frame of the program's own code: not of an
@@ -133,6 +154,29 @@ mod tests {
             line: Some(3),
             python: true,
             ..Frame::default()
+        }
+    }
+
+    #[test]
+    fn mpi4py_methods_are_named_from_cythons_wrappers() {
+        let native = |n: &str| Frame {
+            function: Some(n.into()),
+            ..Frame::default()
+        };
+        let frames = [
+            native("PMPI_Mprobe"),
+            native("__pyx_f_6mpi4py_3MPI_PyMPI_recv"),
+            native("__pyx_pw_6mpi4py_3MPI_4Comm_259recv"),
+        ];
+        assert_eq!(mpi4py_call(&frames).as_deref(), Some("Comm.recv"));
+        let barrier = [native("__pyx_pw_6mpi4py_3MPI_9Intracomm_31Barrier")];
+        assert_eq!(mpi4py_call(&barrier).as_deref(), Some("Intracomm.Barrier"));
+        for bad in [
+            "__pyx_pw_6mpi4py_3MPI_99Comm_1recv",
+            "__pyx_pw_6mpi4py_3MPI_4Comm",
+            "__pyx_pw_6mpi4py_3MPI_",
+        ] {
+            assert_eq!(mpi4py_call(&[native(bad)]), None, "{bad}");
         }
     }
 

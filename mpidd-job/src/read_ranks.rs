@@ -299,6 +299,7 @@ impl JobReader {
             python: None,
             python_exception: None,
             python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         };
@@ -388,6 +389,7 @@ impl JobReader {
             python: None,
             python_exception: None,
             python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         };

@@ -50,6 +50,9 @@ pub struct RankReading {
     /// memory shows one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python_exception: Option<mpidd_read::PythonException>,
+    /// The mpi4py method its main thread is in (`Comm.recv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_call: Option<String>,
     /// The source line of its innermost Python frame of its own code, as
     /// the file reads now (`data = comm.recv(source=left)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +86,7 @@ impl RankReading {
             python: None,
             python_exception: None,
             python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         }

@@ -220,6 +220,7 @@ impl SyntheticRank {
             python: None,
             python_exception: None,
             python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         }

@@ -27,8 +27,14 @@ fn compiled(version: PythonVersion, root: &Path) -> BTreeMap<String, u64> {
         .arg(&out)
         .status()
         .expect("gcc runs (apt-get install gcc)");
-    assert!(status.success(), "gcc failed on {} for {version}", src.display());
-    let printed = Command::new(&out).output().expect("the offsets program runs");
+    assert!(
+        status.success(),
+        "gcc failed on {} for {version}",
+        src.display()
+    );
+    let printed = Command::new(&out)
+        .output()
+        .expect("the offsets program runs");
     let _ = std::fs::remove_file(&out);
     String::from_utf8(printed.stdout)
         .unwrap()
