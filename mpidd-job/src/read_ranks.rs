@@ -119,8 +119,10 @@ pub struct ReadOptions {
     /// ([`RankReading::timings`]). Off by default: the figures differ from
     /// run to run, and a report without them reads the same each time.
     pub timings: bool,
-    /// Bounds on the reading of a rank's Python frames, for ranks that
-    /// run CPython.
+    /// Whether to read the Python frames of ranks that run CPython into
+    /// their stacks (default; only with `stacks`).
+    pub python: bool,
+    /// Bounds on the reading of a rank's Python frames.
     pub python_limits: PythonLimits,
 }
 
@@ -137,6 +139,7 @@ impl Default for ReadOptions {
             profiles: shipped_profiles(),
             cache: None,
             timings: false,
+            python: true,
             python_limits: PythonLimits::default(),
         }
     }
@@ -317,13 +320,15 @@ impl JobReader {
         if self.options.stacks {
             reading.threads = core_stacks(&core, &self.unwinder);
             stack_errors(&reading.threads, &mut reading.errors);
-            add_python(
-                &core,
-                &core,
-                None,
-                &self.options.python_limits,
-                &mut reading,
-            );
+            if self.options.python {
+                add_python(
+                    &core,
+                    &core,
+                    None,
+                    &self.options.python_limits,
+                    &mut reading,
+                );
+            }
         }
         timings.stacks = clock.lap();
         timings.total = clock.total();
@@ -408,7 +413,7 @@ impl JobReader {
                     .push("stacks: not taken, since the process was not stopped".to_string()),
             }
             stack_errors(&reading.threads, &mut reading.errors);
-            if guard.is_some() {
+            if guard.is_some() && self.options.python {
                 let root = PathBuf::from(format!("/proc/{pid}/root"));
                 add_python(
                     &target,
