@@ -168,6 +168,10 @@ pub use synthetic::synthetic_elf::{SyntheticCoreOptions, WriteError};
 pub use synthetic::synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 #[cfg(feature = "synthetic")]
 pub use synthetic::synthetic_memory::SyntheticMemory;
+#[cfg(feature = "synthetic")]
+pub use synthetic::synthetic_python::{
+    PythonFrameSpec, SyntheticPython, SYNTHETIC_PYTHON_BASE, SYNTHETIC_PYTHON_TID,
+};
 pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use targets::gdb_remote_target::GdbRemoteTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]
