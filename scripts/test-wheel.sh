@@ -29,6 +29,7 @@ need python3 "apt-get install python3 python3-venv"
 need "$MPIRUN" "apt-get install openmpi-bin (scripts/test.sh installs it)"
 need "$MPICC" "apt-get install libopenmpi-dev (scripts/test.sh installs it)"
 need timeout "apt-get install coreutils"
+need pgrep "apt-get install procps"
 
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 [ -n "$version" ] || die "no version in the workspace's Cargo.toml"
@@ -44,22 +45,31 @@ shopt -u nullglob
 
 tmp="$(mktemp -d)"
 mpirun_pid=""
+reaper_pid=""
 rank_pids=()
-# Ends the job whatever happened: mpirun on SIGTERM ends its ranks; any rank
-# still there after that (a stopped one ignores SIGTERM) gets SIGKILL.
+# Ends the job whatever happened: the ranks with SIGKILL (a stopped one
+# ignores SIGTERM), then mpirun, which exits by itself once its ranks are
+# gone. mpirun runs under scripts/lib/reaping-parent.py, which reaps the
+# ranks mpirun leaves behind and exits when the last one is gone.
 cleanup() {
+  local pids=("${rank_pids[@]}")
   if [ -n "$mpirun_pid" ]; then
-    kill -TERM "$mpirun_pid" 2>/dev/null || true
-    for _ in $(seq 50); do
-      kill -0 "$mpirun_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$mpirun_pid" 2>/dev/null || true
-    wait "$mpirun_pid" 2>/dev/null || true
+    # Ranks not ready yet are mpirun's children all the same.
+    mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$mpirun_pid" || true)
+    pids+=("$mpirun_pid")
   fi
-  for pid in "${rank_pids[@]}"; do
+  for pid in "${pids[@]}"; do
     kill -KILL "$pid" 2>/dev/null || true
   done
+  if [ -n "$reaper_pid" ]; then
+    for _ in $(seq 100); do
+      kill -0 "$reaper_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$reaper_pid" 2>/dev/null &&
+      echo "test-wheel: warning: processes of the job are still there under $reaper_pid: $(pgrep -a -P "$reaper_pid")" >&2
+    wait "$reaper_pid" 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -86,9 +96,15 @@ echo "   mpidd demo: $(grep '^DEADLOCK: ' "$tmp/demo.txt")"
 echo "== test-wheel: mpidd job on a hung ring of 4 Open MPI ranks"
 "$MPICC" -g -O0 -o "$tmp/hang_ring" tests/mpich/hang_ring.c ||
   die "$MPICC could not build tests/mpich/hang_ring.c"
-"$MPIRUN" --allow-run-as-root --oversubscribe --mca btl self,vader -n 4 "$tmp/hang_ring" \
+python3 scripts/lib/reaping-parent.py "$tmp/mpirun.pid" \
+  "$MPIRUN" --allow-run-as-root --oversubscribe --mca btl self,vader -n 4 "$tmp/hang_ring" \
   >"$tmp/ready.txt" 2>"$tmp/mpirun.err" </dev/null &
-mpirun_pid=$!
+reaper_pid=$!
+for _ in $(seq 100); do
+  [ -s "$tmp/mpirun.pid" ] && break
+  sleep 0.1
+done
+mpirun_pid="$(cat "$tmp/mpirun.pid" 2>/dev/null)" || { cat "$tmp/mpirun.err" >&2; die "$MPIRUN did not start"; }
 # Each rank prints "READY <rank> <pid>" just before it blocks for good.
 for _ in $(seq 1200); do
   [ "$(grep -c '^READY ' "$tmp/ready.txt")" -ge 4 ] && break
