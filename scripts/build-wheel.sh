@@ -70,7 +70,7 @@ for target in "${targets[@]}"; do
   echo "== build-wheel: $target" >&2
   # maturin prints cargo's progress and its own on stderr; stdout is kept
   # for the result.
-  maturin build --release --locked --zig --target "$target" \
+  maturin build --release --zig --target "$target" \
     --compatibility manylinux2014 --auditwheel check --out "$out" >&2 ||
     die "maturin failed for $target (see above)"
 done
