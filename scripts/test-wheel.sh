@@ -11,7 +11,7 @@
 # platform into a directory, and qemu-aarch64 runs its `mpidd` (--version
 # and the demo).
 #
-#   bash scripts/test-wheel.sh           # about 3 minutes cold, 30 s warm
+#   bash scripts/test-wheel.sh   # 5 to 10 minutes from a cold target dir, 15 s warm
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

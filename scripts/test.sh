@@ -203,8 +203,10 @@ echo "== mpidd demo"
 cargo run --quiet --locked -p mpidd -- demo >/dev/null
 # The Python wheel (pyproject.toml): built with maturin and zig as
 # manylinux_2_17, installed into a fresh virtual environment, whose mpidd
-# then reads a hung Open MPI ring. About 2 minutes per wheel from a cold
-# target directory (a release build of its own), 30 s warm.
+# then reads a hung Open MPI ring. Measured on 2 cores: from a cold target
+# directory a release build of its own per wheel, 2 minutes for x86_64 and
+# 3.5 for aarch64 on a quiet machine (10 minutes for both under load); warm,
+# 15 s in all.
 echo "== the Python wheel"
 bash scripts/test-wheel.sh
 echo "== cargo test"
