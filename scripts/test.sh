@@ -219,6 +219,11 @@ cargo run --quiet --locked -p mpidd -- demo >/dev/null
 # 3.5 for aarch64 on a quiet machine (10 minutes for both under load); warm,
 # 15 s in all.
 echo "== the Python wheel"
+# aarch64's Rust standard library, for the aarch64 wheel (tested under
+# qemu-aarch64): idempotent, a download of about 30 MB once.
+if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
+  rustup target add aarch64-unknown-linux-gnu
+fi
 bash scripts/test-wheel.sh
 echo "== cargo test"
 cargo test --workspace --locked
