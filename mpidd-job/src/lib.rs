@@ -84,6 +84,7 @@ pub mod synthetic;
 pub mod synthetic_cores;
 mod verdict;
 mod wait_graph;
+pub mod way_out;
 
 // The modules of `slurm` that were public at the crate's root before it
 // was gathered into a folder, at their old paths.
@@ -92,8 +93,8 @@ pub use slurm::{agent_stream, slurm_step, srun_labels};
 pub use analyze::{analyze, MAX_COLLECTIVE_WAITS};
 pub use caller_rank::CallerRank;
 pub use model::{
-    Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
-    RankState, SCHEMA,
+    Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankException, RankOperation,
+    RankReport, RankState, WayOut, SCHEMA,
 };
 pub use read_ranks::{JobReader, RankTarget, ReadOptions};
 pub use read_timings::ReadTimings;

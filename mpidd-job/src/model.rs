@@ -125,6 +125,48 @@ pub enum RankState {
     Exited,
 }
 
+/// How a rank is leaving the job, or has left it, as its process and the
+/// main thread's stack show: a rank on its way out answers no receive and
+/// enters no collective, so a peer that waits for it waits for ever.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WayOut {
+    /// Its process is gone (its [`RankState`] is `Exited`).
+    Exited,
+    /// In `MPI_Abort`: it is tearing the job down.
+    Abort,
+    /// In `MPI_Finalize`: it will send nothing more.
+    Finalize,
+    /// Exiting its process: `exit`, its exit handlers (`atexit`),
+    /// `_exit`, or the Python interpreter's own shutdown (`Py_FinalizeEx`,
+    /// `Py_Exit`).
+    ProcessExit,
+    /// In the Python interpreter's handling of an exception that nothing
+    /// caught (`PyErr_Print`, `PyErr_Display`, `sys.excepthook`, a
+    /// `SystemExit`'s handling): the rank is about to end.
+    PythonException,
+}
+
+/// An exception a rank raised and did not catch, as a reader of the
+/// rank's interpreter found it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankException {
+    /// The exception's type name (`ValueError`).
+    pub type_name: String,
+    /// Its message (`str()` of the exception), when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The file whose code raised it (`job.py`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The function that raised it (`check`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The line of [`file`](Self::file) that raised it, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
 /// One rank as the report shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankReport {
@@ -160,6 +202,17 @@ pub struct RankReport {
     /// --timings`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<crate::reading::ReadTimings>,
+    /// How it is leaving the job, or left it, when it is: what its stack
+    /// (or its process's absence) shows. Absent for a rank that is not on
+    /// its way out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub way_out: Option<WayOut>,
+    /// The exception it raised and did not catch, when a reader of its
+    /// interpreter found one (copied from
+    /// [`RankReading::exception`](crate::RankReading::exception)); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<RankException>,
 }
 
 /// The kind of a pending operation.
@@ -240,6 +293,10 @@ pub enum FindingKind {
     GlobalDeadlock,
     /// A chain of waiting ranks ends at a rank whose process is gone.
     WaitsOnExitedRank,
+    /// A chain of waiting ranks ends at a rank that is on its way out of
+    /// the job (see [`WayOut`]): in `MPI_Abort`, in `MPI_Finalize`,
+    /// exiting its process, or in Python's handling of an exception.
+    WaitsOnLeavingRank,
     /// A chain of waiting ranks ends at a rank that runs its own code.
     WaitsOnRankOutsideMpi,
     /// A chain of waiting ranks ends at a rank that is in MPI without a
@@ -266,10 +323,11 @@ pub enum FindingKind {
 
 impl FindingKind {
     /// Every kind, most severe first.
-    pub const ALL: [FindingKind; 11] = [
+    pub const ALL: [FindingKind; 12] = [
         FindingKind::DeadlockCycle,
         FindingKind::GlobalDeadlock,
         FindingKind::WaitsOnExitedRank,
+        FindingKind::WaitsOnLeavingRank,
         FindingKind::WaitsOnRankOutsideMpi,
         FindingKind::WaitsOnRankInMpi,
         FindingKind::WaitsOnDeadlock,

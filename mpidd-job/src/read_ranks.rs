@@ -292,6 +292,7 @@ impl JobReader {
             errors: core.problems().iter().map(|p| p.to_string()).collect(),
             exited: false,
             timings: None,
+            exception: None,
         };
         timings.open = clock.lap();
         self.read_queues(
@@ -371,6 +372,7 @@ impl JobReader {
             errors,
             exited: false,
             timings: None,
+            exception: None,
         };
         self.read_queues(&target, target.symbols(), Types::Dwarf, &exe, &mut reading);
         timings.queues = clock.lap();

@@ -5,6 +5,7 @@
 use mpiq_core::model::ProcessQueues;
 use serde::{Deserialize, Serialize};
 
+use crate::model::RankException;
 pub use crate::read_timings::ReadTimings;
 pub use mpidd_read::{Frame, ThreadStack};
 
@@ -51,6 +52,11 @@ pub struct RankReading {
     /// Boxed: a reading travels in an agent's records, most without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<Box<ReadTimings>>,
+    /// The exception the rank raised and did not catch, when a reader of
+    /// its interpreter (a Python frame reader) found one. The analysis
+    /// names it where the rank is on its way out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<RankException>,
 }
 
 impl RankReading {
@@ -70,6 +76,7 @@ impl RankReading {
             errors: vec![error],
             exited: false,
             timings: None,
+            exception: None,
         }
     }
 

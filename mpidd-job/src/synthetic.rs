@@ -6,6 +6,7 @@ use mpiq_core::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 
+use crate::model::RankException;
 use crate::reading::{Frame, RankReading, ThreadStack};
 
 /// A rank being described.
@@ -16,6 +17,7 @@ pub struct SyntheticRank {
     frames: Vec<Frame>,
     queues_unread: Option<String>,
     exited: bool,
+    exception: Option<RankException>,
 }
 
 impl SyntheticRank {
@@ -27,6 +29,7 @@ impl SyntheticRank {
             frames: Vec::new(),
             queues_unread: None,
             exited: false,
+            exception: None,
         }
         .comm("MPI_COMM_WORLD", &(0..size).collect::<Vec<_>>())
     }
@@ -41,6 +44,27 @@ impl SyntheticRank {
     /// Its process is gone: nothing of it could be read.
     pub fn exited(mut self) -> Self {
         self.exited = true;
+        self
+    }
+
+    /// It raised an exception nothing caught, as a reader of its
+    /// interpreter would report it: `raised("ValueError", "bad input",
+    /// "job.py", "check", 12)`.
+    pub fn raised(
+        mut self,
+        type_name: &str,
+        message: &str,
+        file: &str,
+        function: &str,
+        line: u32,
+    ) -> Self {
+        self.exception = Some(RankException {
+            type_name: type_name.to_string(),
+            message: Some(message.to_string()),
+            file: Some(file.to_string()),
+            function: Some(function.to_string()),
+            line: Some(line),
+        });
         self
     }
 
@@ -218,6 +242,7 @@ impl SyntheticRank {
             errors: Vec::new(),
             exited: false,
             timings: None,
+            exception: self.exception,
         }
     }
 }
