@@ -43,12 +43,30 @@ fn the_documented_fields_are_the_written_ones() {
     ];
     // Only a timed reading carries its timings.
     readings[0].timings = Some(Box::default());
+    // Only a rank whose interpreter's reader found an exception carries one.
+    readings[0].exception = Some(mpidd_job::RankException {
+        type_name: "ValueError".to_string(),
+        message: Some("bad input".to_string()),
+        file: Some("job.py".to_string()),
+        function: Some("check".to_string()),
+        line: Some(12),
+    });
     let report = serde_json::to_value(mpidd_job::analyze(&readings)).unwrap();
     assert!(report["ranks"][1].get("timings").is_none());
     assert_eq!(report["schema"], mpidd_job::SCHEMA);
     assert_eq!(keys(&report), documented(&doc, "Top level"));
     let rank = &report["ranks"][0];
-    assert_eq!(keys(rank), documented(&doc, "rank"));
+    // Only a rank on its way out has a way_out: one in MPI_Finalize.
+    let leaving = mpidd_job::analyze(&[SyntheticRank::new(0, 1)
+        .stack(&["main", "MPI_Finalize", "poll"])
+        .reading()]);
+    let leaving = serde_json::to_value(leaving).unwrap();
+    assert_eq!(leaving["ranks"][0]["way_out"], "finalize");
+    assert!(rank.get("way_out").is_none());
+    let mut rank_keys = keys(rank);
+    rank_keys.extend(keys(&leaving["ranks"][0]));
+    assert_eq!(rank_keys, documented(&doc, "rank"));
+    assert_eq!(keys(&rank["exception"]), documented(&doc, "exception"));
     let op = &rank["pending"][0];
     assert_eq!(keys(op), documented(&doc, "operation"));
     assert_eq!(keys(&rank["basis"]), documented(&doc, "rank basis"));
