@@ -333,14 +333,19 @@ fn waits_on_leaving(job: &Job, leaving: &RankReport, waiters: &BTreeSet<i64>) ->
         if e.to != root || !direct.insert(e.from) {
             continue;
         }
-        let call = job
-            .by_world
-            .get(&e.from)
-            .and_then(|&i| job.ranks[i].mpi_call.clone())
+        let waiter = job.by_world.get(&e.from).map(|&i| &job.ranks[i]);
+        let call = waiter
+            .and_then(|r| r.mpi_call.clone())
             .map(|c| format!(" in {c}"))
             .unwrap_or_default();
+        // What a collective posts (Open MPI's barrier receives from any
+        // source) is its implementation's business: its call says it.
+        let in_collective = waiter
+            .and_then(|r| r.call_class)
+            .is_some_and(|c| matches!(c, CallClass::Collective | CallClass::Finalize));
         let tag = e.tag.map_or("any tag".to_string(), |t| format!("tag {t}"));
         let how = match e.kind {
+            _ if in_collective => String::new(),
             OperationKind::Collective => String::new(),
             OperationKind::Receive if e.any_source => {
                 format!(" (a receive from any source, {tag} on {})", e.communicator)

@@ -301,3 +301,26 @@ fn a_mismatch_over_many_places_names_a_few_and_counts_the_rest() {
          and 96 more rank(s) at 7 other place(s)"
     );
 }
+
+#[test]
+fn what_a_collective_posts_is_not_told_as_a_receive() {
+    // Open MPI's MPI_Barrier posts a receive from any source (tag -16):
+    // the rank waits in its barrier, which is what the finding says.
+    let readings = vec![
+        SyntheticRank::new(0, 4)
+            .receive(WORLD, -1, Some(-16))
+            .stack(&in_call("MPI_Barrier"))
+            .reading(),
+        blocked_in(1, 4, "MPI_Barrier"),
+        blocked_in(2, 4, "MPI_Barrier"),
+        SyntheticRank::new(3, 4)
+            .stack(&["_start", "main", "exit", "exit.c:9@linger", "pause"])
+            .reading(),
+    ];
+    let report = analyze(&readings);
+    assert_eq!(
+        summary(&report, FindingKind::WaitsOnLeavingRank),
+        "rank 3 is exiting its process (in exit) at exit.c:9 in linger(); \
+         ranks 0-2 wait for it in MPI_Barrier"
+    );
+}
