@@ -11,7 +11,10 @@
 //!
 //! What each report must say is worked out from the programs' sources:
 //! every rank's MPI call, and a headline that names the deadlock (never
-//! that no rank waits) and says what it rests on. Where MPI lets an
+//! that no rank waits) and says what it rests on; for `MPI_Finalize`
+//! against a receive read with queues, that the receiving rank waits on a
+//! rank on its way out (HUNG), with the lines of the program's marker
+//! comments. Where MPI lets an
 //! implementation differ (whether a probe posts a receive the queues show,
 //! whether a reduce's contribution leaves at once), both outcomes the
 //! standard allows are accepted, and which one it was is asserted from the
