@@ -8,22 +8,28 @@
 //!
 //! Every expected sentence is put together from the program's own facts:
 //! its ranks, their calls, and the lines of the source that hold the
-//! marker comments. A rank in `MPI_Abort` is not among them: the launcher
-//! tears the job down within moments, before a reader can be sure to see
-//! it there, so that state is tested on synthetic jobs
-//! (mpidd-job/tests/leaving_ranks.rs).
+//! marker comments. A rank in `MPI_Abort` (hang_abort.c) is seen only on
+//! Open MPI, told to keep the aborting rank there (`--mca mpi_abort_delay
+//! -1`, as a user does to look at it): MPICH's launcher tears the job down
+//! within moments, before a reader can be sure to see it, so there that
+//! state is tested on synthetic jobs (mpidd-job/tests/leaving_ranks.rs).
 
 mod common;
 
+use std::path::Path;
+use std::process::Command;
+
 use serde_json::Value;
 
-use common::hung_job::{HangMpi, HungJob};
+use common::hung_job::{build, HangMpi, HungJob};
 use common::job_checks::{findings, job_json, mpi_prefix, one_at_a_time};
+use common::ompi_job::{debian_ompi, DEBIAN_MPICC, DEBIAN_MPIRUN};
 
-const MPIS: [HangMpi; 3] = [
+const MPIS: [HangMpi; 4] = [
     HangMpi::ReferenceMpich,
     HangMpi::DebianMpich,
     HangMpi::DebianOpenMpi,
+    HangMpi::DebianOpenMpiUcx,
 ];
 
 /// Every report of `job`: (report, what it was, whether queues were read).
@@ -171,5 +177,69 @@ fn a_bcast_against_a_reduce_is_told_by_call_and_line() {
             assert!(headline.starts_with("DEADLOCK:"), "{context}");
             rests_on(&report, queues, &context);
         }
+    }
+}
+
+/// hang_abort.c on Debian's Open MPI, whose aborting rank waits for ever
+/// in MPI_Abort: rank 2 is there, ranks 0, 1 and 3 wait in MPI_Allreduce.
+#[test]
+fn a_rank_held_in_mpi_abort_while_the_others_wait_in_an_allreduce() {
+    let _serial = one_at_a_time();
+    debian_ompi();
+    let (dir, exe, source) = build(Path::new(DEBIAN_MPICC), "leaving-ompi-abort", "hang_abort");
+    let mut launch = Command::new("nice");
+    launch
+        .args([
+            "-n",
+            "19",
+            DEBIAN_MPIRUN,
+            "--allow-run-as-root",
+            "--oversubscribe",
+        ])
+        .args([
+            "--mca",
+            "btl",
+            "self,vader",
+            "--mca",
+            "mpi_abort_delay",
+            "-1",
+        ])
+        .args(["-n", "4"])
+        .arg(&exe);
+    let job = HungJob::run(launch, dir, source, "hang_abort");
+    let abort = job.source_line("/* ABORT_LINE */");
+    let allreduce = job.source_line("/* ALLREDUCE_LINE */");
+    for (report, what, queues) in reports(&job, "DebianOpenMpi hang_abort") {
+        let context = format!("{what}: {:#}", report["verdict"]);
+        let ranks = report["ranks"].as_array().unwrap();
+        assert_eq!(ranks[2]["mpi_call"], "MPI_Abort", "{context}");
+        assert_eq!(ranks[2]["way_out"], "abort", "{context}");
+        for r in [0, 1, 3] {
+            assert_eq!(ranks[r]["mpi_call"], "MPI_Allreduce", "{context}");
+            assert_eq!(
+                ranks[r]["location"],
+                format!("main at hang_abort.c:{allreduce}"),
+                "{context}"
+            );
+        }
+        assert_eq!(
+            findings(&report)[0],
+            ("waits_on_leaving_rank".to_string(), vec![0, 1, 3, 2]),
+            "{context}"
+        );
+        assert_eq!(
+            finding(&report, "waits_on_leaving_rank"),
+            format!(
+                "rank 2 is in MPI_Abort at hang_abort.c:{abort} in main(), tearing the job \
+                 down; ranks 0-1,3 wait for it in MPI_Allreduce"
+            ),
+            "{context}"
+        );
+        let headline = report["verdict"][0].as_str().unwrap();
+        assert!(
+            headline.starts_with("HUNG: rank 2 is in MPI_Abort while rank(s) 0-1,3 wait for it ("),
+            "{context}"
+        );
+        rests_on(&report, queues, &context);
     }
 }
