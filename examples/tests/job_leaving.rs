@@ -3,8 +3,8 @@
 //! match (tests/mpich/hang_exit.c, hang_mismatch.c; the rank in
 //! `MPI_Finalize` against a receive is job_blocking_calls.rs's
 //! hang_finalize). Each runs on the reference MPICH, Debian's MPICH and
-//! Debian's Open MPI, and is read live and from `gcore` cores, with and
-//! without queues.
+//! Debian's Open MPI (shared memory, and its UCX PML), and is read live and
+//! from `gcore` cores, with and without queues.
 //!
 //! Every expected sentence is put together from the program's own facts:
 //! its ranks, their calls, and the lines of the source that hold the

@@ -324,3 +324,39 @@ fn what_a_collective_posts_is_not_told_as_a_receive() {
          ranks 0-2 wait for it in MPI_Barrier"
     );
 }
+
+#[test]
+fn a_python_rank_finalizing_after_its_exception_names_both() {
+    // mpi4py finalizes MPI from the interpreter's exit, after the
+    // traceback is printed: the rank is in MPI_Finalize, and the reader
+    // of its interpreter still found the exception.
+    let readings = vec![
+        in_barrier_at(0, "job.c:20@main"),
+        SyntheticRank::new(1, 4)
+            .stack(&[
+                "_start",
+                "main",
+                "Py_BytesMain",
+                "Py_RunMain",
+                "Py_FinalizeEx",
+                "atexit_callfuncs",
+                "MPI_Finalize",
+                "poll",
+            ])
+            .raised("ValueError", "bad input on rank 1", "job.py", "check", 12)
+            .reading(),
+        in_barrier_at(2, "job.c:20@main"),
+        in_barrier_at(3, "job.c:20@main"),
+    ];
+    let report = analyze(&readings);
+    assert_eq!(report.ranks[1].way_out, Some(WayOut::Finalize));
+    assert_eq!(
+        summary(&report, FindingKind::WaitsOnLeavingRank),
+        "rank 1 raised ValueError('bad input on rank 1') at job.py:12 in check(), and is in \
+         MPI_Finalize in main(), and will send nothing more; ranks 0,2-3 wait for it in \
+         MPI_Barrier"
+    );
+    assert!(report.verdict[0].starts_with(
+        "HUNG: rank 1 is in MPI_Finalize after it raised ValueError while rank(s) 0,2-3 wait"
+    ));
+}
