@@ -99,14 +99,14 @@ fn a_rank_exiting_its_process_while_the_others_wait_in_a_barrier() {
         for (report, what, queues) in reports(&job, &format!("{mpi:?} hang_exit")) {
             let context = format!("{what}: {:#}", report["verdict"]);
             let ranks = report["ranks"].as_array().unwrap();
-            for r in 0..3 {
-                assert_eq!(ranks[r]["mpi_call"], "MPI_Barrier", "{context}");
+            for rank in &ranks[..3] {
+                assert_eq!(rank["mpi_call"], "MPI_Barrier", "{context}");
                 assert_eq!(
-                    ranks[r]["location"],
+                    rank["location"],
                     format!("main at hang_exit.c:{barrier}"),
                     "{context}"
                 );
-                assert!(ranks[r].get("way_out").is_none(), "{context}");
+                assert!(rank.get("way_out").is_none(), "{context}");
             }
             assert_eq!(ranks[3]["state"], "outside_mpi", "{context}");
             assert_eq!(ranks[3]["way_out"], "process_exit", "{context}");
