@@ -46,6 +46,10 @@ packages=(
   libelf-dev
   # strip, to make an MPICH without debug info.
   binutils
+  # CPython 3.11's headers, internal ones included: the Python frame
+  # reader's table for 3.11 is compared with gcc's layout of them
+  # (mpidd-read/tests/python_offsets.rs).
+  libpython3.11-dev
   # The job report's pictures: Graphviz draws the wait-for graph
   # (mpidd-job/tests/render.rs), headless Chromium screenshots the HTML page
   # (mpidd-job/tests/html_chromium.rs).
@@ -116,6 +120,13 @@ echo "   $MPIDD_REF_OMPI"
 # a minute once.
 echo "== Debian's UCX source"
 bash scripts/debian-ucx-tree.sh | tail -n 1
+
+# CPython 3.9's and 3.13's headers from Debian 11's and 13's packages, for
+# the same comparison of those versions' tables; a few seconds once.
+echo "== CPython headers"
+MPIDD_PYTHON_HEADERS="$(bash scripts/python-headers.sh | tail -n 1)"
+export MPIDD_PYTHON_HEADERS
+echo "   $MPIDD_PYTHON_HEADERS"
 
 # The suite builds every test binary once, from scratch on CI: incremental
 # state would only add gigabytes of disk (8 GB once, which with the tests'

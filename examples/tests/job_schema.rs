@@ -44,12 +44,16 @@ fn the_documented_fields_are_the_written_ones() {
     // Only a timed reading carries its timings.
     readings[0].timings = Some(Box::default());
     // Only a rank whose interpreter's reader found an exception carries one.
-    readings[0].exception = Some(mpidd_job::RankException {
+    readings[0].python_exception = Some(mpidd_read::PythonException {
         type_name: "ValueError".to_string(),
         message: Some("bad input".to_string()),
-        file: Some("job.py".to_string()),
-        function: Some("check".to_string()),
-        line: Some(12),
+        state: mpidd_read::ExceptionState::Raised,
+        raised_at: Some(mpidd_read::PythonFrame {
+            function: "check".to_string(),
+            file: "job.py".to_string(),
+            line: Some(12),
+            last_of_call: true,
+        }),
     });
     let report = serde_json::to_value(mpidd_job::analyze(&readings)).unwrap();
     assert!(report["ranks"][1].get("timings").is_none());
@@ -66,7 +70,12 @@ fn the_documented_fields_are_the_written_ones() {
     let mut rank_keys = keys(rank);
     rank_keys.extend(keys(&leaving["ranks"][0]));
     assert_eq!(rank_keys, documented(&doc, "rank"));
-    assert_eq!(keys(&rank["exception"]), documented(&doc, "exception"));
+    let exception = &rank["python_exception"];
+    assert_eq!(keys(exception), documented(&doc, "python exception"));
+    assert_eq!(
+        keys(&exception["raised_at"]),
+        documented(&doc, "python frame")
+    );
     let op = &rank["pending"][0];
     assert_eq!(keys(op), documented(&doc, "operation"));
     assert_eq!(keys(&rank["basis"]), documented(&doc, "rank basis"));

@@ -9,8 +9,11 @@ use crate::model::{
     Edge, Evidence, JobBasis, JobReport, Operation, OperationKind, RankBasis, RankReport,
     RankState, StackClass, WayOut, SCHEMA,
 };
-use crate::mpi_call::{classify, completes_on_any, mpi_call, own_code_location, CallClass};
+use crate::mpi_call::{
+    classify, completes_on_any, describe_frame, mpi_call, own_code_location, CallClass,
+};
 use crate::operations::{rank_operations, sender_blocked, CommOps};
+use crate::python_ranks::own_python_frame;
 use crate::reading::RankReading;
 use crate::stack_tree::StackTree;
 use crate::wait_graph::WaitGraph;
@@ -260,13 +263,17 @@ fn rank_report(reading: &RankReading) -> RankReport {
         pid: reading.pid,
         host: reading.host.clone(),
         target: reading.target.clone(),
-        location: main.and_then(|t| own_code_location(t, reading.executable.as_deref())),
+        location: main.and_then(|t| {
+            own_python_frame(&t.frames)
+                .map(describe_frame)
+                .or_else(|| own_code_location(t, reading.executable.as_deref()))
+        }),
         way_out: if reading.exited {
             Some(WayOut::Exited)
         } else {
             way_out(main, call_class).map(|(w, _)| w)
         },
-        exception: reading.exception.clone(),
+        python_exception: reading.python_exception.clone(),
         state,
         call_class,
         mpi_call: call,
@@ -276,6 +283,9 @@ fn rank_report(reading: &RankReading) -> RankReport {
         errors: reading.errors.clone(),
         basis: rank_basis(reading),
         timings: reading.timings.as_deref().cloned(),
+        python: reading.python.clone(),
+        python_statement: reading.python_statement.clone(),
+        python_call: reading.python_call.clone(),
     }
 }
 

@@ -68,6 +68,7 @@ pub mod job_sources;
 pub mod model;
 pub mod mpi_call;
 mod operations;
+mod python_ranks;
 pub mod read_ranks;
 pub mod read_timings;
 pub mod reading;
@@ -93,8 +94,8 @@ pub use slurm::{agent_stream, slurm_step, srun_labels};
 pub use analyze::{analyze, MAX_COLLECTIVE_WAITS};
 pub use caller_rank::CallerRank;
 pub use model::{
-    Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankException, RankOperation,
-    RankReport, RankState, WayOut, SCHEMA,
+    Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
+    RankState, WayOut, SCHEMA,
 };
 pub use read_ranks::{JobReader, RankTarget, ReadOptions};
 pub use read_timings::ReadTimings;

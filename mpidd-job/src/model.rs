@@ -147,26 +147,6 @@ pub enum WayOut {
     PythonException,
 }
 
-/// An exception a rank raised and did not catch, as a reader of the
-/// rank's interpreter found it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RankException {
-    /// The exception's type name (`ValueError`).
-    pub type_name: String,
-    /// Its message (`str()` of the exception), when read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// The file whose code raised it (`job.py`), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// The function that raised it (`check`), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub function: Option<String>,
-    /// The line of [`file`](Self::file) that raised it, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-}
-
 /// One rank as the report shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankReport {
@@ -202,17 +182,30 @@ pub struct RankReport {
     /// --timings`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<crate::reading::ReadTimings>,
+    /// The version of the CPython it runs (`3.11`), when its Python
+    /// frames were read: its stacks then hold them (`"python": true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// The mpi4py method it is in (`Comm.recv`, `Intracomm.Barrier`): its
+    /// MPI call as its Python program makes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_call: Option<String>,
+    /// The source line of its innermost Python frame of its own code
+    /// (`data = comm.recv(source=left)`): the MPI call as its Python
+    /// program makes it. Read from the file as it is now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_statement: Option<String>,
     /// How it is leaving the job, or left it, when it is: what its stack
     /// (or its process's absence) shows. Absent for a rank that is not on
     /// its way out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub way_out: Option<WayOut>,
-    /// The exception it raised and did not catch, when a reader of its
-    /// interpreter found one (copied from
-    /// [`RankReading::exception`](crate::RankReading::exception)); absent
-    /// otherwise.
+    /// The exception its Python code raises, handles or holds, when its
+    /// interpreter's memory shows one (from
+    /// [`RankReading::python_exception`](crate::RankReading::python_exception));
+    /// absent otherwise. A rank on its way out is told with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exception: Option<RankException>,
+    pub python_exception: Option<mpidd_read::PythonException>,
 }
 
 /// The kind of a pending operation.

@@ -233,6 +233,7 @@ mod tests {
             object: None,
             file: None,
             line: None,
+            python: false,
         }
     }
 

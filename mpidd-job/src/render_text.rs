@@ -67,11 +67,20 @@ pub fn to_text(report: &JobReport) -> String {
             .map(|h| format!(" on {h}"))
             .unwrap_or_default();
         let _ = writeln!(s, "  rank {}{pid}{host}: {state}{place}", r.world_rank);
+        match (&r.python_call, &r.python_statement) {
+            (Some(call), Some(line)) => {
+                let _ = writeln!(s, "    python: {call}, in: {line}");
+            }
+            (Some(one), None) | (None, Some(one)) => {
+                let _ = writeln!(s, "    python: {one}");
+            }
+            (None, None) => {}
+        }
         let _ = writeln!(s, "    rests on: {}", basis(&r.basis));
         for op in &r.pending {
             let _ = writeln!(s, "    {}", operation(op));
         }
-        if let Some(e) = &r.exception {
+        if let Some(e) = &r.python_exception {
             let _ = writeln!(s, "    raised: {}", describe_exception(e));
         }
         for e in &r.errors {

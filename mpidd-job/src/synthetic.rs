@@ -6,8 +6,8 @@ use mpiq_core::model::{
     Communicator, OperationStatus, PendingOperation, ProcessQueues, Protocol, Queue,
 };
 
-use crate::model::RankException;
 use crate::reading::{Frame, RankReading, ThreadStack};
+use mpidd_read::{ExceptionState, PythonException, PythonFrame};
 
 /// A rank being described.
 #[derive(Clone, Debug)]
@@ -17,7 +17,7 @@ pub struct SyntheticRank {
     frames: Vec<Frame>,
     queues_unread: Option<String>,
     exited: bool,
-    exception: Option<RankException>,
+    exception: Option<PythonException>,
 }
 
 impl SyntheticRank {
@@ -47,8 +47,9 @@ impl SyntheticRank {
         self
     }
 
-    /// It raised an exception nothing caught, as a reader of its
-    /// interpreter would report it: `raised("ValueError", "bad input",
+    /// It raised an exception nothing caught, as the reader of its
+    /// interpreter's frames reports it
+    /// ([`RankReading::python_exception`]): `raised("ValueError", "bad input",
     /// "job.py", "check", 12)`.
     pub fn raised(
         mut self,
@@ -58,12 +59,16 @@ impl SyntheticRank {
         function: &str,
         line: u32,
     ) -> Self {
-        self.exception = Some(RankException {
+        self.exception = Some(PythonException {
             type_name: type_name.to_string(),
             message: Some(message.to_string()),
-            file: Some(file.to_string()),
-            function: Some(function.to_string()),
-            line: Some(line),
+            state: ExceptionState::Raised,
+            raised_at: Some(PythonFrame {
+                function: function.to_string(),
+                file: file.to_string(),
+                line: Some(line),
+                last_of_call: true,
+            }),
         });
         self
     }
@@ -190,6 +195,7 @@ impl SyntheticRank {
                     object: Some(if own { "app" } else { "libmpi.so.12" }.to_string()),
                     file,
                     line,
+                    python: false,
                 }
             })
             .collect();
@@ -240,9 +246,12 @@ impl SyntheticRank {
                 }]
             },
             errors: Vec::new(),
+            python: None,
+            python_exception: self.exception,
+            python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
-            exception: self.exception,
         }
     }
 }

@@ -110,7 +110,7 @@ fn leaving_line(job: &Job, findings: &[Finding]) -> String {
             let r = job.by_world.get(&root).map(|&i| &job.ranks[i])?;
             let what = r.way_out.map_or("is leaving the job", short_name);
             let raised = r
-                .exception
+                .python_exception
                 .as_ref()
                 .map(|e| format!(" after it raised {}", e.type_name))
                 .unwrap_or_default();

@@ -3,7 +3,9 @@
 //! process, or in Python's handling of an exception nothing caught. Such a
 //! rank answers no receive and enters no collective again.
 
-use crate::model::{RankException, RankReport, RankState, WayOut};
+use mpidd_read::{ExceptionState, PythonException};
+
+use crate::model::{RankReport, RankState, WayOut};
 use crate::mpi_call::CallClass;
 use crate::reading::ThreadStack;
 
@@ -62,7 +64,10 @@ pub fn way_out(
         stack?
             .frames
             .iter()
-            .filter(|f| !f.name_guessed)
+            // A Python function may be called `exit` or
+            // `print_exception` (traceback's): only the interpreter's and
+            // the C library's own functions say the process is leaving.
+            .filter(|f| !f.name_guessed && !f.python)
             .filter_map(|f| f.function.as_deref())
             .find(|n| names.contains(n))
             .map(str::to_string)
@@ -85,8 +90,9 @@ pub(crate) fn place(location: &str) -> String {
     }
 }
 
-/// `ValueError('bad input') at job.py:12 in check()`.
-pub(crate) fn describe_exception(e: &RankException) -> String {
+/// `ValueError('bad input') at job.py:12 in check()`: its type, message
+/// and where it was raised (the file's name without its folders).
+pub(crate) fn describe_exception(e: &PythonException) -> String {
     let mut out = e.type_name.clone();
     if let Some(m) = &e.message {
         let quote = if m.contains('\'') && !m.contains('"') {
@@ -96,15 +102,25 @@ pub(crate) fn describe_exception(e: &RankException) -> String {
         };
         out.push_str(&format!("({quote}{m}{quote})"));
     }
-    match (&e.file, e.line) {
-        (Some(file), Some(line)) => out.push_str(&format!(" at {file}:{line}")),
-        (Some(file), None) => out.push_str(&format!(" in {file}")),
-        _ => {}
-    }
-    if let Some(f) = &e.function {
-        out.push_str(&format!(" in {f}()"));
+    if let Some(at) = &e.raised_at {
+        let file = at.file.rsplit('/').next().unwrap_or(&at.file);
+        match at.line {
+            Some(line) => out.push_str(&format!(" at {file}:{line}")),
+            None => out.push_str(&format!(" in {file}")),
+        }
+        out.push_str(&format!(" in {}()", at.function));
     }
     out
+}
+
+/// How a rank has its exception, as a verb: it `raised` one that is
+/// propagating or that a variable holds (`sys.excepthook`'s argument), or
+/// `is handling` one in an `except` block.
+fn has_exception(e: &PythonException) -> &'static str {
+    match e.state {
+        ExceptionState::Handled => "is handling",
+        ExceptionState::Raised | ExceptionState::Held => "raised",
+    }
 }
 
 /// What a leaving rank is doing, after `rank N `: `is in MPI_Finalize at
@@ -136,8 +152,12 @@ pub(crate) fn describe_leaving(r: &RankReport) -> String {
         ),
         (None, _) => "is not leaving".to_string(),
     };
-    match &r.exception {
-        Some(e) => format!("raised {}, and {state}", describe_exception(e)),
+    match &r.python_exception {
+        Some(e) => format!(
+            "{} {}, and {state}",
+            has_exception(e),
+            describe_exception(e)
+        ),
         None => state,
     }
 }
@@ -180,6 +200,7 @@ mod tests {
                     object: None,
                     file: None,
                     line: None,
+                    python: false,
                 })
                 .collect(),
             truncated: false,
@@ -220,30 +241,38 @@ mod tests {
         let mut guessed = stack(&["exit", "main"]);
         guessed.frames[0].name_guessed = true;
         assert_eq!(way_out(Some(&guessed), None), None);
+        // Nor does a Python function of that name.
+        let mut python = stack(&["print_exception", "exit", "_PyEval_EvalFrameDefault"]);
+        python.frames[0].python = true;
+        python.frames[1].python = true;
+        assert_eq!(way_out(Some(&python), None), None);
     }
 
     #[test]
     fn places_and_exceptions_read_as_a_person_says_them() {
         assert_eq!(place("main at bcast.c:14"), "at bcast.c:14 in main()");
         assert_eq!(place("compute"), "in compute()");
-        let e = RankException {
+        let e = PythonException {
             type_name: "ValueError".to_string(),
             message: Some("bad input on rank 1".to_string()),
-            file: Some("job.py".to_string()),
-            function: Some("check".to_string()),
-            line: Some(12),
+            state: ExceptionState::Raised,
+            raised_at: Some(mpidd_read::PythonFrame {
+                function: "check".to_string(),
+                file: "/home/me/job.py".to_string(),
+                line: Some(12),
+                last_of_call: true,
+            }),
         };
         assert_eq!(
             describe_exception(&e),
             "ValueError('bad input on rank 1') at job.py:12 in check()"
         );
-        let bare = RankException {
+        let bare = PythonException {
             message: Some("it's".to_string()),
-            file: None,
-            function: None,
-            line: None,
+            raised_at: None,
             ..e
         };
         assert_eq!(describe_exception(&bare), "ValueError(\"it's\")");
+        assert_eq!(has_exception(&bare), "raised");
     }
 }

