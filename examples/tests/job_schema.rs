@@ -43,7 +43,12 @@ fn the_documented_fields_are_the_written_ones() {
     ];
     // Only a timed reading carries its timings.
     readings[0].timings = Some(Box::default());
-    // Only a rank whose interpreter's reader found an exception carries one.
+    // Only a rank whose Python frames were read carries their version, its
+    // mpi4py call and its statement, and only one whose interpreter shows
+    // an exception carries that.
+    readings[0].python = Some("3.11".to_string());
+    readings[0].python_call = Some("Comm.recv".to_string());
+    readings[0].python_statement = Some("data = comm.recv(source=1)".to_string());
     readings[0].python_exception = Some(mpidd_read::PythonException {
         type_name: "ValueError".to_string(),
         message: Some("bad input".to_string()),
