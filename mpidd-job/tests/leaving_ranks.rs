@@ -170,6 +170,9 @@ fn a_python_exception_is_named_with_its_line() {
     );
     let html = mpidd_job::render_html::to_html(&report, None);
     assert!(html.contains("waits on a leaving rank"));
+    assert!(html.contains("st-leaving\">leaving: Python exception"));
+    let dot = mpidd_job::render_dot::to_dot(&report);
+    assert!(dot.contains("(leaving: Python exception)"), "{dot}");
 }
 
 #[test]
