@@ -7,7 +7,7 @@ use crate::findings::find;
 use crate::job::Job;
 use crate::model::{
     Edge, Evidence, JobBasis, JobReport, Operation, OperationKind, RankBasis, RankReport,
-    RankState, StackClass, SCHEMA,
+    RankState, StackClass, WayOut, SCHEMA,
 };
 use crate::mpi_call::{
     classify, completes_on_any, describe_frame, mpi_call, own_code_location, CallClass,
@@ -17,6 +17,7 @@ use crate::python_ranks::own_python_frame;
 use crate::reading::RankReading;
 use crate::stack_tree::StackTree;
 use crate::wait_graph::WaitGraph;
+use crate::way_out::way_out;
 
 /// Analyses a job from the readings of its ranks.
 pub fn analyze(readings: &[RankReading]) -> JobReport {
@@ -64,6 +65,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         }
     }
     edges.extend(collective_edges(&ranks));
+    let leaving = leaving_waited_on(&ranks, &mut edges);
     edges.sort_by_key(|a| (a.from, a.to));
     let graph = WaitGraph::new(edges);
     let job = Job {
@@ -73,6 +75,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         states,
         graph,
         inferred_from,
+        leaving,
     };
     let (cycles, findings) = find(&job);
     let basis = job_basis(&job.ranks);
@@ -201,6 +204,27 @@ fn collective_edges(ranks: &[RankReport]) -> Vec<Edge> {
     out
 }
 
+/// The ranks on their way out (in `MPI_Abort`, `MPI_Finalize`, exiting,
+/// in Python's exception handling) that a rank not leaving waits on. Their
+/// own waits are dropped: a rank in `MPI_Finalize` does wait for the
+/// others to enter it, but it will never send what they wait for, so the
+/// chain ends at it rather than going round through it.
+fn leaving_waited_on(ranks: &[RankReport], edges: &mut Vec<Edge>) -> BTreeSet<i64> {
+    let leaving: BTreeSet<i64> = ranks
+        .iter()
+        .filter(|r| r.world_rank >= 0 && r.state != RankState::Exited)
+        .filter(|r| r.way_out.is_some())
+        .map(|r| r.world_rank)
+        .collect();
+    let waited: BTreeSet<i64> = edges
+        .iter()
+        .filter(|e| !leaving.contains(&e.from) && leaving.contains(&e.to))
+        .map(|e| e.to)
+        .collect();
+    edges.retain(|e| !waited.contains(&e.from));
+    waited
+}
+
 /// Most ranks a collective's wait is drawn to. A rank in a collective
 /// waits for every rank not in the same call; with more candidates than
 /// this it gets no edges (a wait on any one of a thousand ranks tells
@@ -222,6 +246,7 @@ fn rank_report(reading: &RankReading) -> RankReport {
         .and_then(mpi_call)
         .or_else(|| reading.threads.iter().find_map(mpi_call));
     let unreadable = reading.queues.is_none() && reading.threads.is_empty();
+    let call_class = call.as_deref().map(classify);
     let state = if reading.exited {
         RankState::Exited
     } else if unreadable {
@@ -243,8 +268,14 @@ fn rank_report(reading: &RankReading) -> RankReport {
                 .map(describe_frame)
                 .or_else(|| own_code_location(t, reading.executable.as_deref()))
         }),
+        way_out: if reading.exited {
+            Some(WayOut::Exited)
+        } else {
+            way_out(main, call_class).map(|(w, _)| w)
+        },
+        python_exception: reading.python_exception.clone(),
         state,
-        call_class: call.as_deref().map(classify),
+        call_class,
         mpi_call: call,
         pending: Vec::new(),
         queue_source: reading.queues.as_ref().map(|q| q.source.clone()),
