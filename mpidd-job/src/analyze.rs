@@ -18,6 +18,7 @@ use crate::reading::RankReading;
 use crate::stack_tree::StackTree;
 use crate::wait_graph::WaitGraph;
 use crate::way_out::way_out;
+use mpidd_read::ExceptionState;
 
 /// Analyses a job from the readings of its ranks.
 pub fn analyze(readings: &[RankReading]) -> JobReport {
@@ -234,6 +235,17 @@ pub const MAX_COLLECTIVE_WAITS: usize = 64;
 /// How an edge from a stack names the communicator it could not read.
 pub(crate) const COMMUNICATOR_NOT_READ: &str = "its communicator (not read)";
 
+/// A rank that runs its own code while its Python thread raises or
+/// handles an exception (an `except` block that waits, a handler that
+/// never returns) is on its way out as much as one in the interpreter's
+/// own handling. One in an MPI call inside an `except` block is not: it
+/// may be retrying.
+fn handling_outside_mpi(reading: &RankReading, call: Option<CallClass>) -> Option<WayOut> {
+    let e = reading.python_exception.as_ref()?;
+    let active = matches!(e.state, ExceptionState::Raised | ExceptionState::Handled);
+    (active && call.is_none()).then_some(WayOut::PythonException)
+}
+
 fn rank_report(reading: &RankReading) -> RankReport {
     let main = reading
         .threads
@@ -271,7 +283,9 @@ fn rank_report(reading: &RankReading) -> RankReport {
         way_out: if reading.exited {
             Some(WayOut::Exited)
         } else {
-            way_out(main, call_class).map(|(w, _)| w)
+            way_out(main, call_class)
+                .map(|(w, _)| w)
+                .or_else(|| handling_outside_mpi(reading, call_class))
         },
         python_exception: reading.python_exception.clone(),
         state,

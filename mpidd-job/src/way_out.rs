@@ -3,7 +3,7 @@
 //! process, or in Python's handling of an exception nothing caught. Such a
 //! rank answers no receive and enters no collective again.
 
-use mpidd_read::{ExceptionState, PythonException};
+use mpidd_read::PythonException;
 
 use crate::model::{RankReport, RankState, WayOut};
 use crate::mpi_call::CallClass;
@@ -113,16 +113,6 @@ pub(crate) fn describe_exception(e: &PythonException) -> String {
     out
 }
 
-/// How a rank has its exception, as a verb: it `raised` one that is
-/// propagating or that a variable holds (`sys.excepthook`'s argument), or
-/// `is handling` one in an `except` block.
-fn has_exception(e: &PythonException) -> &'static str {
-    match e.state {
-        ExceptionState::Handled => "is handling",
-        ExceptionState::Raised | ExceptionState::Held => "raised",
-    }
-}
-
 /// What a leaving rank is doing, after `rank N `: `is in MPI_Finalize at
 /// fin.c:15 in main(), and will send nothing more`, or, with an
 /// exception, `raised ValueError('…') at job.py:12 in check(), and is in
@@ -146,18 +136,15 @@ pub(crate) fn describe_leaving(r: &RankReport) -> String {
             "is exiting its process ({}){at}",
             frame.map_or("exit".to_string(), |f| format!("in {f}"))
         ),
-        (Some(WayOut::PythonException), _) => format!(
-            "is in Python's exception handling{}",
-            frame.map(|f| format!(" ({f})")).unwrap_or_default()
-        ),
+        (Some(WayOut::PythonException), _) => match frame {
+            Some(f) => format!("is in Python's exception handling ({f})"),
+            // Its own code handles it: where is where it waits.
+            None => format!("is handling it{at}"),
+        },
         (None, _) => "is not leaving".to_string(),
     };
     match &r.python_exception {
-        Some(e) => format!(
-            "{} {}, and {state}",
-            has_exception(e),
-            describe_exception(e)
-        ),
+        Some(e) => format!("raised {}, and {state}", describe_exception(e)),
         None => state,
     }
 }
@@ -186,6 +173,7 @@ pub(crate) fn main_stack(r: &RankReport) -> Option<&ThreadStack> {
 mod tests {
     use super::*;
     use crate::reading::Frame;
+    use mpidd_read::ExceptionState;
 
     fn stack(names: &[&str]) -> ThreadStack {
         ThreadStack {
@@ -273,6 +261,5 @@ mod tests {
             ..e
         };
         assert_eq!(describe_exception(&bare), "ValueError(\"it's\")");
-        assert_eq!(has_exception(&bare), "raised");
     }
 }
