@@ -49,7 +49,7 @@ for f in "${ompi_objects[@]}"; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames}
 work=$(mktemp -d)
 pid=
 cleanup() {

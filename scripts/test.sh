@@ -46,6 +46,10 @@ packages=(
   libelf-dev
   # strip, to make an MPICH without debug info.
   binutils
+  # CPython 3.11's headers, internal ones included: the Python frame
+  # reader's table for 3.11 is compared with gcc's layout of them
+  # (mpidd-read/tests/python_offsets.rs).
+  libpython3.11-dev
   # The job report's pictures: Graphviz draws the wait-for graph
   # (mpidd-job/tests/render.rs), headless Chromium screenshots the HTML page
   # (mpidd-job/tests/html_chromium.rs).
@@ -62,11 +66,13 @@ packages=(
   # The remote byte source is read through Debian's gdbserver on loopback
   # (examples/tests/gdbserver.rs).
   gdbserver
-  # Hung mpi4py jobs (tests/tests/python_jobs.rs) run in virtual
-  # environments of Debian's own CPython 3.11 (scripts/python-envs.sh):
-  # venv for them, the headers to build mpi4py against Debian's Open MPI,
-  # pip to fetch the wheels (pip's MPICH, mpi4py).
+  # The Python wheel's test (scripts/test-wheel.sh) installs it into a fresh
+  # virtual environment, and keeps maturin and zig in one; the hung mpi4py
+  # jobs (tests/tests/python_jobs.rs) run in virtual environments of
+  # Debian's own CPython 3.11 too (scripts/python-envs.sh).
   python3-venv
+  # The headers to build mpi4py against Debian's Open MPI, and pip to fetch
+  # the wheels of pip's MPICH and mpi4py (scripts/python-envs.sh).
   python3-dev
   python3-pip
   # A Debian 13 root with CPython 3.13 for the same jobs, made by
@@ -126,6 +132,13 @@ echo "   $MPIDD_REF_OMPI"
 # a minute once.
 echo "== Debian's UCX source"
 bash scripts/debian-ucx-tree.sh | tail -n 1
+
+# CPython 3.9's and 3.13's headers from Debian 11's and 13's packages, for
+# the same comparison of those versions' tables; a few seconds once.
+echo "== CPython headers"
+MPIDD_PYTHON_HEADERS="$(bash scripts/python-headers.sh | tail -n 1)"
+export MPIDD_PYTHON_HEADERS
+echo "   $MPIDD_PYTHON_HEADERS"
 
 # The Python MPI environments of the hung mpi4py jobs (tests/python/, run
 # by tests/tests/python_jobs.rs), each made once per machine outside the
@@ -225,6 +238,19 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 echo "== mpidd demo"
 cargo run --quiet --locked -p mpidd -- demo >/dev/null
+# The Python wheel (pyproject.toml): built with maturin and zig as
+# manylinux_2_17, installed into a fresh virtual environment, whose mpidd
+# then reads a hung Open MPI ring. Measured on 2 cores: from a cold target
+# directory a release build of its own per wheel, 2 minutes for x86_64 and
+# 3.5 for aarch64 on a quiet machine (10 minutes for both under load); warm,
+# 15 s in all.
+echo "== the Python wheel"
+# aarch64's Rust standard library, for the aarch64 wheel (tested under
+# qemu-aarch64): idempotent, a download of about 30 MB once.
+if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
+  rustup target add aarch64-unknown-linux-gnu
+fi
+bash scripts/test-wheel.sh
 echo "== cargo test"
 cargo test --workspace --locked
 # The crates as a dependency: each front page's example and the consumer

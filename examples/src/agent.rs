@@ -48,6 +48,10 @@ pub struct AgentArgs {
     /// Do not take call stacks.
     #[arg(long)]
     no_stacks: bool,
+    /// Do not read the Python frames of ranks that run CPython: their
+    /// stacks show the interpreter's native frames only.
+    #[arg(long)]
+    no_python: bool,
     /// Do not read message queues: the verdict rests on the ranks' stacks
     /// alone (what it says when no decoder reads the ranks' MPI).
     #[arg(long)]
@@ -135,6 +139,7 @@ pub fn run(args: AgentArgs, no_cache: bool) -> Result<(), AgentError> {
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
         queues: !args.no_queues,
+        python: !args.no_python,
         profiles: crate::profile::load_all(&args.profiles)?,
         // Every agent of a job reads the same builds: the first run on a
         // node fills the node's cache, later runs read no DWARF.

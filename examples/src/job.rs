@@ -62,6 +62,10 @@ pub struct JobArgs {
     /// Do not take call stacks.
     #[arg(long)]
     no_stacks: bool,
+    /// Do not read the Python frames of ranks that run CPython: their
+    /// stacks show the interpreter's native frames only.
+    #[arg(long)]
+    no_python: bool,
     /// Do not read message queues: the verdict rests on the ranks' stacks
     /// alone (what it says when no decoder reads the ranks' MPI).
     #[arg(long)]
@@ -168,6 +172,7 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
     let mut options = ReadOptions {
         stacks: !args.no_stacks,
         queues: !args.no_queues,
+        python: !args.no_python,
         profiles: crate::profile::load_all(&args.profiles)?,
         cache: crate::cache::layout_cache(no_cache),
         timings: args.timings,
@@ -192,6 +197,9 @@ fn slurm_options(args: &JobArgs) -> FanoutOptions {
     let mut agent_args = Vec::new();
     if args.no_stacks {
         agent_args.push("--no-stacks".to_string());
+    }
+    if args.no_python {
+        agent_args.push("--no-python".to_string());
     }
     if args.no_queues {
         agent_args.push("--no-queues".to_string());

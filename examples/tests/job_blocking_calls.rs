@@ -11,7 +11,10 @@
 //!
 //! What each report must say is worked out from the programs' sources:
 //! every rank's MPI call, and a headline that names the deadlock (never
-//! that no rank waits) and says what it rests on. Where MPI lets an
+//! that no rank waits) and says what it rests on; for `MPI_Finalize`
+//! against a receive read with queues, that the receiving rank waits on a
+//! rank on its way out (HUNG), with the lines of the program's marker
+//! comments. Where MPI lets an
 //! implementation differ (whether a probe posts a receive the queues show,
 //! whether a reduce's contribution leaves at once), both outcomes the
 //! standard allows are accepted, and which one it was is asserted from the
@@ -46,6 +49,20 @@ struct Hang {
     calls: [&'static [&'static str]; 4],
     /// Checks of a report whose queues were read.
     with_queues: fn(&Value, &str),
+    /// How the headline of a report whose queues were read may start
+    /// (`with_queues` tells which, where both may).
+    queues_headline: &'static [&'static str],
+}
+
+/// The line of tests/mpich/PROGRAM.c that holds `marker`.
+fn marker_line(program: &str, marker: &str) -> usize {
+    let source = format!("{}/../tests/mpich/{program}.c", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&source)
+        .unwrap_or_else(|e| panic!("read {source}: {e}"))
+        .lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("{source} has no {marker}"))
+        + 1
 }
 
 fn world(report: &Value) -> Vec<Value> {
@@ -92,6 +109,7 @@ fn hangs() -> Vec<Hang> {
                     assert_eq!(c, vec![vec![0, 1], vec![2, 3]], "{what}");
                 }
             },
+            queues_headline: &["DEADLOCK:"],
         },
         Hang {
             program: "hang_icoll",
@@ -101,7 +119,33 @@ fn hangs() -> Vec<Hang> {
                 &["MPI_Wait"],
                 &["MPI_Wait", "MPI_Finalize"],
             ],
-            with_queues: |report, what| deadlock_over(report, &[0, 1, 2, 3], what),
+            // An odd rank whose reduce completed is in MPI_Finalize, and
+            // the even rank of its pair waits in MPI_Wait for the
+            // broadcast it will never send: that rank is on its way out.
+            // Otherwise every rank is blocked in MPI_Wait.
+            with_queues: |report, what| {
+                let leaving: Vec<Vec<i64>> = findings(report)
+                    .into_iter()
+                    .filter(|(k, _)| k == "waits_on_leaving_rank")
+                    .map(|(_, r)| r)
+                    .collect();
+                let headline = report["verdict"][0].as_str().unwrap();
+                if leaving.is_empty() {
+                    assert!(headline.starts_with("DEADLOCK:"), "{what}");
+                    deadlock_over(report, &[0, 1, 2, 3], what);
+                    return;
+                }
+                let first = format!("HUNG: rank {} is in MPI_Finalize", leaving[0][1]);
+                assert!(headline.starts_with(&first), "{what}");
+                for pair in &leaving {
+                    let root = pair[1];
+                    assert_eq!(pair, &vec![root - 1, root], "{what}");
+                    assert_eq!(report["ranks"][root as usize]["mpi_call"], "MPI_Finalize");
+                    assert_eq!(report["ranks"][root as usize]["way_out"], "finalize");
+                    assert_eq!(report["ranks"][pair[0] as usize]["mpi_call"], "MPI_Wait");
+                }
+            },
+            queues_headline: &["DEADLOCK:", "HUNG:"],
         },
         Hang {
             program: "hang_waitany",
@@ -122,6 +166,7 @@ fn hangs() -> Vec<Hang> {
                     assert_eq!(e["any_of"], from < 2, "{what}: {e}");
                 }
             },
+            queues_headline: &["DEADLOCK:"],
         },
         Hang {
             program: "hang_sendrecv",
@@ -129,11 +174,13 @@ fn hangs() -> Vec<Hang> {
             with_queues: |report, what| {
                 assert_eq!(cycles(report), vec![vec![0, 1, 2, 3]], "{what}");
             },
+            queues_headline: &["DEADLOCK:"],
         },
         Hang {
             program: "hang_ssend",
             calls: [&["MPI_Ssend"], &["MPI_Ssend"], &["MPI_Recv"], &["MPI_Recv"]],
             with_queues: |report, what| deadlock_over(report, &[0, 1], what),
+            queues_headline: &["DEADLOCK:"],
         },
         Hang {
             program: "hang_self",
@@ -154,6 +201,7 @@ fn hangs() -> Vec<Hang> {
                 let waiting = finding(report, "waits_on_deadlock").expect("ranks wait on it");
                 assert_eq!(ranks_of(&waiting["ranks"]), [1, 2, 3], "{what}");
             },
+            queues_headline: &["DEADLOCK:"],
         },
         Hang {
             program: "hang_barrier",
@@ -169,6 +217,7 @@ fn hangs() -> Vec<Hang> {
                 let summary = finding(report, "deadlock_cycle").unwrap()["summary"].to_string();
                 assert!(summary.contains("rank 1 in MPI_Recv"), "{what}: {summary}");
             },
+            queues_headline: &["DEADLOCK:"],
         },
         Hang {
             program: "hang_finalize",
@@ -178,17 +227,47 @@ fn hangs() -> Vec<Hang> {
                 &["MPI_Finalize"],
                 &["MPI_Finalize"],
             ],
+            // Rank 0 is in MPI_Finalize: it will never send what rank 1
+            // waits for, so the chain ends at it rather than going round.
             with_queues: |report, what| {
-                assert_eq!(cycles(report), vec![vec![0, 1]], "{what}");
+                assert!(cycles(report).is_empty(), "{what}");
                 assert_eq!(
-                    findings(report)[..2],
-                    [
-                        ("deadlock_cycle".to_string(), vec![0, 1]),
-                        ("waits_on_deadlock".to_string(), vec![2, 3]),
-                    ],
+                    findings(report)[0],
+                    ("waits_on_leaving_rank".to_string(), vec![1, 2, 3, 0]),
+                    "{what}"
+                );
+                let fin = marker_line("hang_finalize", "/* FINALIZE_LINE */");
+                let expected = format!(
+                    "rank 0 is in MPI_Finalize at hang_finalize.c:{fin} in main(), and will \
+                     send nothing more; rank 1 waits for it in MPI_Recv (a receive from it, \
+                     tag 51 on MPI_COMM_WORLD); rank(s) 2-3 wait on those in turn"
+                );
+                assert_eq!(report["findings"][0]["summary"], expected, "{what}");
+                assert_eq!(report["ranks"][0]["way_out"], "finalize", "{what}");
+                assert!(report["ranks"][1].get("way_out").is_none(), "{what}");
+                let headline = report["verdict"][0].as_str().unwrap();
+                assert_eq!(
+                    headline,
+                    "HUNG: rank 0 is in MPI_Finalize while rank(s) 1-3 wait for it (queues \
+                     read on 4 of 4 ranks, stacks on 4).",
+                    "{what}"
+                );
+                let recv = marker_line("hang_finalize", "/* RECV_LINE */");
+                let mismatch = finding(report, "collective_mismatch").unwrap()["summary"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                assert_eq!(
+                    mismatch,
+                    format!(
+                        "3 of 4 ranks of MPI_COMM_WORLD are in MPI_Finalize; rank 1 is in \
+                         MPI_Recv at hang_finalize.c:{recv} in main(); ranks 0,2-3 are in \
+                         MPI_Finalize at hang_finalize.c:{fin} in main()"
+                    ),
                     "{what}"
                 );
             },
+            queues_headline: &["HUNG:"],
         },
     ]
 }
@@ -250,7 +329,12 @@ fn check_report(report: &Value, hang: &Hang, job: &HungJob, read: Read, queues: 
         }
     }
     let headline = report["verdict"][0].as_str().expect("a verdict");
-    assert!(headline.starts_with("DEADLOCK:"), "{context}");
+    let starts: &[&str] = if queues {
+        hang.queues_headline
+    } else {
+        &["DEADLOCK:"]
+    };
+    assert!(starts.iter().any(|s| headline.starts_with(s)), "{context}");
     assert!(!headline.contains("No rank waits"), "{context}");
     if queues {
         assert!(

@@ -43,12 +43,44 @@ fn the_documented_fields_are_the_written_ones() {
     ];
     // Only a timed reading carries its timings.
     readings[0].timings = Some(Box::default());
+    // Only a rank whose Python frames were read carries their version, its
+    // mpi4py call and its statement, and only one whose interpreter shows
+    // an exception carries that.
+    readings[0].python = Some("3.11".to_string());
+    readings[0].python_call = Some("Comm.recv".to_string());
+    readings[0].python_statement = Some("data = comm.recv(source=1)".to_string());
+    readings[0].python_exception = Some(mpidd_read::PythonException {
+        type_name: "ValueError".to_string(),
+        message: Some("bad input".to_string()),
+        state: mpidd_read::ExceptionState::Raised,
+        raised_at: Some(mpidd_read::PythonFrame {
+            function: "check".to_string(),
+            file: "job.py".to_string(),
+            line: Some(12),
+            last_of_call: true,
+        }),
+    });
     let report = serde_json::to_value(mpidd_job::analyze(&readings)).unwrap();
     assert!(report["ranks"][1].get("timings").is_none());
     assert_eq!(report["schema"], mpidd_job::SCHEMA);
     assert_eq!(keys(&report), documented(&doc, "Top level"));
     let rank = &report["ranks"][0];
-    assert_eq!(keys(rank), documented(&doc, "rank"));
+    // Only a rank on its way out has a way_out: one in MPI_Finalize.
+    let leaving = mpidd_job::analyze(&[SyntheticRank::new(0, 1)
+        .stack(&["main", "MPI_Finalize", "poll"])
+        .reading()]);
+    let leaving = serde_json::to_value(leaving).unwrap();
+    assert_eq!(leaving["ranks"][0]["way_out"], "finalize");
+    assert!(rank.get("way_out").is_none());
+    let mut rank_keys = keys(rank);
+    rank_keys.extend(keys(&leaving["ranks"][0]));
+    assert_eq!(rank_keys, documented(&doc, "rank"));
+    let exception = &rank["python_exception"];
+    assert_eq!(keys(exception), documented(&doc, "python exception"));
+    assert_eq!(
+        keys(&exception["raised_at"]),
+        documented(&doc, "python frame")
+    );
     let op = &rank["pending"][0];
     assert_eq!(keys(op), documented(&doc, "operation"));
     assert_eq!(keys(&rank["basis"]), documented(&doc, "rank basis"));

@@ -30,6 +30,7 @@ pub mod names;
 pub mod ob1;
 pub mod ompi_handles;
 pub mod process;
+pub mod python;
 pub mod scratch;
 pub mod ucx;
 

@@ -7,13 +7,18 @@ use crate::findings::find;
 use crate::job::Job;
 use crate::model::{
     Edge, Evidence, JobBasis, JobReport, Operation, OperationKind, RankBasis, RankReport,
-    RankState, StackClass, SCHEMA,
+    RankState, StackClass, WayOut, SCHEMA,
 };
-use crate::mpi_call::{classify, completes_on_any, mpi_call, own_code_location, CallClass};
+use crate::mpi_call::{
+    classify, completes_on_any, describe_frame, mpi_call, own_code_location, CallClass,
+};
 use crate::operations::{rank_operations, sender_blocked, CommOps};
+use crate::python_ranks::own_python_frame;
 use crate::reading::RankReading;
 use crate::stack_tree::StackTree;
 use crate::wait_graph::WaitGraph;
+use crate::way_out::way_out;
+use mpidd_read::ExceptionState;
 
 /// Analyses a job from the readings of its ranks.
 pub fn analyze(readings: &[RankReading]) -> JobReport {
@@ -61,6 +66,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         }
     }
     edges.extend(collective_edges(&ranks));
+    let leaving = leaving_waited_on(&ranks, &mut edges);
     edges.sort_by_key(|a| (a.from, a.to));
     let graph = WaitGraph::new(edges);
     let job = Job {
@@ -70,6 +76,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         states,
         graph,
         inferred_from,
+        leaving,
     };
     let (cycles, findings) = find(&job);
     let basis = job_basis(&job.ranks);
@@ -198,6 +205,27 @@ fn collective_edges(ranks: &[RankReport]) -> Vec<Edge> {
     out
 }
 
+/// The ranks on their way out (in `MPI_Abort`, `MPI_Finalize`, exiting,
+/// in Python's exception handling) that a rank not leaving waits on. Their
+/// own waits are dropped: a rank in `MPI_Finalize` does wait for the
+/// others to enter it, but it will never send what they wait for, so the
+/// chain ends at it rather than going round through it.
+fn leaving_waited_on(ranks: &[RankReport], edges: &mut Vec<Edge>) -> BTreeSet<i64> {
+    let leaving: BTreeSet<i64> = ranks
+        .iter()
+        .filter(|r| r.world_rank >= 0 && r.state != RankState::Exited)
+        .filter(|r| r.way_out.is_some())
+        .map(|r| r.world_rank)
+        .collect();
+    let waited: BTreeSet<i64> = edges
+        .iter()
+        .filter(|e| !leaving.contains(&e.from) && leaving.contains(&e.to))
+        .map(|e| e.to)
+        .collect();
+    edges.retain(|e| !waited.contains(&e.from));
+    waited
+}
+
 /// Most ranks a collective's wait is drawn to. A rank in a collective
 /// waits for every rank not in the same call; with more candidates than
 /// this it gets no edges (a wait on any one of a thousand ranks tells
@@ -206,6 +234,17 @@ pub const MAX_COLLECTIVE_WAITS: usize = 64;
 
 /// How an edge from a stack names the communicator it could not read.
 pub(crate) const COMMUNICATOR_NOT_READ: &str = "its communicator (not read)";
+
+/// A rank that runs its own code while its Python thread raises or
+/// handles an exception (an `except` block that waits, a handler that
+/// never returns) is on its way out as much as one in the interpreter's
+/// own handling. One in an MPI call inside an `except` block is not: it
+/// may be retrying.
+fn handling_outside_mpi(reading: &RankReading, call: Option<CallClass>) -> Option<WayOut> {
+    let e = reading.python_exception.as_ref()?;
+    let active = matches!(e.state, ExceptionState::Raised | ExceptionState::Handled);
+    (active && call.is_none()).then_some(WayOut::PythonException)
+}
 
 fn rank_report(reading: &RankReading) -> RankReport {
     let main = reading
@@ -219,6 +258,7 @@ fn rank_report(reading: &RankReading) -> RankReport {
         .and_then(mpi_call)
         .or_else(|| reading.threads.iter().find_map(mpi_call));
     let unreadable = reading.queues.is_none() && reading.threads.is_empty();
+    let call_class = call.as_deref().map(classify);
     let state = if reading.exited {
         RankState::Exited
     } else if unreadable {
@@ -235,9 +275,21 @@ fn rank_report(reading: &RankReading) -> RankReport {
         pid: reading.pid,
         host: reading.host.clone(),
         target: reading.target.clone(),
-        location: main.and_then(|t| own_code_location(t, reading.executable.as_deref())),
+        location: main.and_then(|t| {
+            own_python_frame(&t.frames)
+                .map(describe_frame)
+                .or_else(|| own_code_location(t, reading.executable.as_deref()))
+        }),
+        way_out: if reading.exited {
+            Some(WayOut::Exited)
+        } else {
+            way_out(main, call_class)
+                .map(|(w, _)| w)
+                .or_else(|| handling_outside_mpi(reading, call_class))
+        },
+        python_exception: reading.python_exception.clone(),
         state,
-        call_class: call.as_deref().map(classify),
+        call_class,
         mpi_call: call,
         pending: Vec::new(),
         queue_source: reading.queues.as_ref().map(|q| q.source.clone()),
@@ -245,6 +297,9 @@ fn rank_report(reading: &RankReading) -> RankReport {
         errors: reading.errors.clone(),
         basis: rank_basis(reading),
         timings: reading.timings.as_deref().cloned(),
+        python: reading.python.clone(),
+        python_statement: reading.python_statement.clone(),
+        python_call: reading.python_call.clone(),
     }
 }
 

@@ -236,6 +236,10 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
     let mut out = Vec::new();
     for (root, waiters) in by_root {
         let report = job.by_world.get(&root).map(|&i| &job.ranks[i]);
+        if let Some(r) = report.filter(|r| r.way_out.is_some() && r.state != RankState::Exited) {
+            out.push(waits_on_leaving(job, r, &waiters));
+            continue;
+        }
         let state = report.map(|r| r.state.clone());
         let (kind, where_) = match state {
             Some(RankState::OutsideMpi) => (
@@ -310,6 +314,92 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
     out
 }
 
+/// Ranks that wait, directly or through others, on a rank on its way out:
+/// `rank 0 is in MPI_Finalize at fin.c:15 in main(), and will send nothing
+/// more; rank 1 waits for it in MPI_Recv (a receive from it, tag 51 on
+/// MPI_COMM_WORLD); ranks 2-3 wait on those in turn`. The direct waiters
+/// are grouped by their call and how they wait, at most [`SPELLED_OUT`]
+/// groups told.
+fn waits_on_leaving(job: &Job, leaving: &RankReport, waiters: &BTreeSet<i64>) -> Finding {
+    let root = leaving.world_rank;
+    let mut groups: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut direct: BTreeSet<i64> = BTreeSet::new();
+    let mut pairs: Vec<(i64, i64)> = Vec::new();
+    for e in job.graph.edges() {
+        if !waiters.contains(&e.from) || !(waiters.contains(&e.to) || e.to == root) {
+            continue;
+        }
+        pairs.push((e.from, e.to));
+        if e.to != root || !direct.insert(e.from) {
+            continue;
+        }
+        let waiter = job.by_world.get(&e.from).map(|&i| &job.ranks[i]);
+        let call = waiter
+            .and_then(|r| r.mpi_call.clone())
+            .map(|c| format!(" in {c}"))
+            .unwrap_or_default();
+        // What a collective posts (Open MPI's barrier receives from any
+        // source) is its implementation's business: its call says it.
+        let in_collective = waiter
+            .and_then(|r| r.call_class)
+            .is_some_and(|c| matches!(c, CallClass::Collective | CallClass::Finalize));
+        let tag = e.tag.map_or("any tag".to_string(), |t| format!("tag {t}"));
+        let how = match e.kind {
+            _ if in_collective => String::new(),
+            OperationKind::Collective => String::new(),
+            OperationKind::Receive if e.any_source => {
+                format!(" (a receive from any source, {tag} on {})", e.communicator)
+            }
+            OperationKind::Receive => {
+                format!(" (a receive from it, {tag} on {})", e.communicator)
+            }
+            OperationKind::Send | OperationKind::InferredSend => {
+                format!(" (a send to it, {tag} on {})", e.communicator)
+            }
+            OperationKind::Unexpected => format!(" ({tag} on {})", e.communicator),
+        };
+        groups
+            .entry(format!("{call}{how}"))
+            .or_default()
+            .push(e.from);
+    }
+    let mut parts: Vec<(Vec<i64>, String)> = groups.into_iter().map(|(h, r)| (r, h)).collect();
+    parts.sort();
+    let mut said: Vec<String> = parts
+        .iter()
+        .take(SPELLED_OUT)
+        .map(|(ranks, how)| {
+            let (who, verb) = if ranks.len() == 1 {
+                ("rank", "waits")
+            } else {
+                ("ranks", "wait")
+            };
+            format!("{who} {} {verb} for it{how}", rank_set(ranks))
+        })
+        .collect();
+    if parts.len() > SPELLED_OUT {
+        let more: usize = parts[SPELLED_OUT..].iter().map(|(r, _)| r.len()).sum();
+        said.push(format!("and {more} more rank(s) wait for it"));
+    }
+    let indirect: Vec<i64> = waiters.difference(&direct).copied().collect();
+    if !indirect.is_empty() {
+        said.push(format!(
+            "rank(s) {} wait on those in turn",
+            rank_set(&indirect)
+        ));
+    }
+    Finding {
+        kind: FindingKind::WaitsOnLeavingRank,
+        ranks: waiters.iter().copied().chain([root]).collect(),
+        summary: format!(
+            "rank {root} {}; {}",
+            crate::way_out::describe_leaving(leaving),
+            said.join("; ")
+        ),
+        operations: edge_operations(job, &pairs),
+    }
+}
+
 /// Receives from one source with one tag, while a message from that
 /// source with another tag waits unexpected and none with theirs.
 fn unmatchable_receives(job: &Job) -> Vec<Finding> {
@@ -360,7 +450,17 @@ fn unmatchable_receives(job: &Job) -> Vec<Finding> {
     out
 }
 
-/// Ranks in different MPI calls while some are in a collective.
+/// Most groups of ranks (by call and place) a collective mismatch names;
+/// the others are counted. A job of ten thousand ranks in three places is
+/// three groups, one whose ranks all differ is a line no one reads.
+const MISMATCH_GROUPS: usize = 4;
+
+/// Ranks in different MPI calls while some are in a collective: `3 of 4
+/// ranks of MPI_COMM_WORLD are in MPI_Bcast; rank 1 is in MPI_Reduce at
+/// bcast.c:16 in main(); ranks 0,2-3 are in MPI_Bcast at bcast.c:14 in
+/// main()`. The ranks are grouped by call and place in their own code, the
+/// odd ones out first; which communicator each collective is on is not
+/// read, so it is not named.
 fn collective_mismatch(job: &Job) -> Option<Finding> {
     let read: Vec<&crate::model::RankReport> = job
         .ranks
@@ -381,15 +481,41 @@ fn collective_mismatch(job: &Job) -> Option<Finding> {
     if in_it.len() == read.len() {
         return None;
     }
-    let others: Vec<String> = read
+    type Place<'a> = (Option<&'a str>, Option<&'a str>);
+    let mut groups: Vec<(Place, Vec<i64>)> = Vec::new();
+    for r in &read {
+        let key = (r.mpi_call.as_deref(), r.location.as_deref());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ranks)) => ranks.push(r.world_rank),
+            None => groups.push((key, vec![r.world_rank])),
+        }
+    }
+    // The odd ones out first, then the call most ranks are in.
+    groups.sort_by_key(|((c, _), ranks)| (*c == Some(*call), ranks[0]));
+    let mut said: Vec<String> = groups
         .iter()
-        .filter(|r| r.mpi_call.as_deref() != Some(*call))
-        .map(|r| match (&r.mpi_call, &r.location) {
-            (Some(c), _) => format!("rank {} is in {c}", r.world_rank),
-            (None, Some(l)) => format!("rank {} is outside MPI, in {l}", r.world_rank),
-            (None, None) => format!("rank {} is outside MPI", r.world_rank),
+        .take(MISMATCH_GROUPS)
+        .map(|((c, location), ranks)| {
+            let (who, verb) = if ranks.len() == 1 {
+                ("rank", "is")
+            } else {
+                ("ranks", "are")
+            };
+            let what = c.map_or("outside MPI".to_string(), |c| format!("in {c}"));
+            let at = location
+                .map(|l| format!(" {}", crate::way_out::place(l)))
+                .unwrap_or_default();
+            format!("{who} {} {verb} {what}{at}", rank_set(ranks))
         })
         .collect();
+    if groups.len() > MISMATCH_GROUPS {
+        let rest = &groups[MISMATCH_GROUPS..];
+        let ranks: usize = rest.iter().map(|(_, r)| r.len()).sum();
+        said.push(format!(
+            "and {ranks} more rank(s) at {} other place(s)",
+            rest.len()
+        ));
+    }
     let world = job
         .comms
         .values()
@@ -411,7 +537,7 @@ fn collective_mismatch(job: &Job) -> Option<Finding> {
             "{} of {} ranks {of} are in {call}; {}",
             in_it.len(),
             read.len(),
-            others.join(", ")
+            said.join("; ")
         ),
         ranks,
         operations: Vec::new(),
@@ -470,7 +596,8 @@ fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
     let blocked =
         |r: &RankReport| r.state == RankState::InMpi && r.call_class.is_some_and(CallClass::blocks);
     let gone = |r: &RankReport| r.state == RankState::Exited;
-    if ranks.is_empty() || !ranks.iter().all(|r| blocked(r) || gone(r)) {
+    // Ranks that wait on a rank on its way out are told by that finding.
+    if ranks.is_empty() || !job.leaving.is_empty() || !ranks.iter().all(|r| blocked(r) || gone(r)) {
         return None;
     }
     let in_mpi: Vec<&&RankReport> = ranks.iter().filter(|r| blocked(r)).collect();

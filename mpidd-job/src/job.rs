@@ -21,4 +21,7 @@ pub(crate) struct Job {
     /// Unexpected messages that stand for a blocked send: (receiver, index
     /// of the communicator, index of the message).
     pub inferred_from: BTreeSet<(i64, usize, usize)>,
+    /// Ranks on their way out of the job that a rank not leaving waits on
+    /// (their own waits dropped from the graph).
+    pub leaving: BTreeSet<i64>,
 }

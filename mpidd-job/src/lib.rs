@@ -68,6 +68,7 @@ pub mod job_sources;
 pub mod model;
 pub mod mpi_call;
 mod operations;
+mod python_ranks;
 pub mod read_ranks;
 pub mod read_timings;
 pub mod reading;
@@ -84,6 +85,7 @@ pub mod synthetic;
 pub mod synthetic_cores;
 mod verdict;
 mod wait_graph;
+pub mod way_out;
 
 // The modules of `slurm` that were public at the crate's root before it
 // was gathered into a folder, at their old paths.
@@ -93,7 +95,7 @@ pub use analyze::{analyze, MAX_COLLECTIVE_WAITS};
 pub use caller_rank::CallerRank;
 pub use model::{
     Edge, Finding, FindingKind, JobReport, Operation, OperationKind, RankOperation, RankReport,
-    RankState, SCHEMA,
+    RankState, WayOut, SCHEMA,
 };
 pub use read_ranks::{JobReader, RankTarget, ReadOptions};
 pub use read_timings::ReadTimings;

@@ -125,6 +125,28 @@ pub enum RankState {
     Exited,
 }
 
+/// How a rank is leaving the job, or has left it, as its process and the
+/// main thread's stack show: a rank on its way out answers no receive and
+/// enters no collective, so a peer that waits for it waits for ever.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WayOut {
+    /// Its process is gone (its [`RankState`] is `Exited`).
+    Exited,
+    /// In `MPI_Abort`: it is tearing the job down.
+    Abort,
+    /// In `MPI_Finalize`: it will send nothing more.
+    Finalize,
+    /// Exiting its process: `exit`, its exit handlers (`atexit`),
+    /// `_exit`, or the Python interpreter's own shutdown (`Py_FinalizeEx`,
+    /// `Py_Exit`).
+    ProcessExit,
+    /// In the Python interpreter's handling of an exception that nothing
+    /// caught (`PyErr_Print`, `PyErr_Display`, `sys.excepthook`, a
+    /// `SystemExit`'s handling): the rank is about to end.
+    PythonException,
+}
+
 /// One rank as the report shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankReport {
@@ -160,6 +182,30 @@ pub struct RankReport {
     /// --timings`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<crate::reading::ReadTimings>,
+    /// The version of the CPython it runs (`3.11`), when its Python
+    /// frames were read: its stacks then hold them (`"python": true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// The mpi4py method it is in (`Comm.recv`, `Intracomm.Barrier`): its
+    /// MPI call as its Python program makes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_call: Option<String>,
+    /// The source line of its innermost Python frame of its own code
+    /// (`data = comm.recv(source=left)`): the MPI call as its Python
+    /// program makes it. Read from the file as it is now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_statement: Option<String>,
+    /// How it is leaving the job, or left it, when it is: what its stack
+    /// (or its process's absence) shows. Absent for a rank that is not on
+    /// its way out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub way_out: Option<WayOut>,
+    /// The exception its Python code raises, handles or holds, when its
+    /// interpreter's memory shows one (from
+    /// [`RankReading::python_exception`](crate::RankReading::python_exception));
+    /// absent otherwise. A rank on its way out is told with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_exception: Option<mpidd_read::PythonException>,
 }
 
 /// The kind of a pending operation.
@@ -240,6 +286,10 @@ pub enum FindingKind {
     GlobalDeadlock,
     /// A chain of waiting ranks ends at a rank whose process is gone.
     WaitsOnExitedRank,
+    /// A chain of waiting ranks ends at a rank that is on its way out of
+    /// the job (see [`WayOut`]): in `MPI_Abort`, in `MPI_Finalize`,
+    /// exiting its process, or in Python's handling of an exception.
+    WaitsOnLeavingRank,
     /// A chain of waiting ranks ends at a rank that runs its own code.
     WaitsOnRankOutsideMpi,
     /// A chain of waiting ranks ends at a rank that is in MPI without a
@@ -266,10 +316,11 @@ pub enum FindingKind {
 
 impl FindingKind {
     /// Every kind, most severe first.
-    pub const ALL: [FindingKind; 11] = [
+    pub const ALL: [FindingKind; 12] = [
         FindingKind::DeadlockCycle,
         FindingKind::GlobalDeadlock,
         FindingKind::WaitsOnExitedRank,
+        FindingKind::WaitsOnLeavingRank,
         FindingKind::WaitsOnRankOutsideMpi,
         FindingKind::WaitsOnRankInMpi,
         FindingKind::WaitsOnDeadlock,

@@ -24,12 +24,13 @@ pub fn mpi_call(stack: &ThreadStack) -> Option<String> {
 
 /// The entry point whose body a library function is, where the entry
 /// point jumps to it rather than calls it, so that its own frame is not
-/// on the stack: Open MPI's `MPI_Finalize` and `MPI_Init` jump to
-/// `ompi_mpi_finalize` and `ompi_mpi_init`.
+/// on the stack: Open MPI's `MPI_Finalize`, `MPI_Init` and `MPI_Abort`
+/// jump to `ompi_mpi_finalize`, `ompi_mpi_init` and `ompi_mpi_abort`.
 pub fn tail_called_body(name: &str) -> Option<&'static str> {
     match name {
         "ompi_mpi_finalize" => Some("MPI_Finalize"),
         "ompi_mpi_init" => Some("MPI_Init"),
+        "ompi_mpi_abort" => Some("MPI_Abort"),
         _ => None,
     }
 }
@@ -232,6 +233,7 @@ mod tests {
             object: None,
             file: None,
             line: None,
+            python: false,
         }
     }
 
@@ -288,6 +290,19 @@ mod tests {
             error: None,
         };
         assert_eq!(mpi_call(&finalize).as_deref(), Some("MPI_Finalize"));
+        // And its MPI_Abort to ompi_mpi_abort (seen with mpi_abort_delay).
+        let abort = ThreadStack {
+            tid: 1,
+            frames: vec![
+                frame("sleep"),
+                frame("opal_delay_abort"),
+                frame("ompi_mpi_abort"),
+                frame("main"),
+            ],
+            truncated: false,
+            error: None,
+        };
+        assert_eq!(mpi_call(&abort).as_deref(), Some("MPI_Abort"));
         assert!(is_collective("MPI_Barrier"));
         assert!(!is_collective("MPI_Recv"));
     }

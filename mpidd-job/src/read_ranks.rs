@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
     core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, LayoutCache, LayoutProfile,
-    Limits, LoadedObjects, ObjectFiles, StackLimits, StackUnwinder, Target, ThreadStack,
+    Limits, LoadedObjects, ObjectFiles, PythonLimits, StackLimits, StackUnwinder, Target,
+    ThreadStack,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget, SharedLiveSymbols};
@@ -24,6 +25,7 @@ use mpiq_core::{
 #[cfg(feature = "mqs")]
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
 
+use crate::python_ranks::add_python;
 use crate::read_timings::{ReadTimings, Stopwatch};
 use crate::reading::RankReading;
 use crate::shared_groups::SharedGroups;
@@ -117,6 +119,11 @@ pub struct ReadOptions {
     /// ([`RankReading::timings`]). Off by default: the figures differ from
     /// run to run, and a report without them reads the same each time.
     pub timings: bool,
+    /// Whether to read the Python frames of ranks that run CPython into
+    /// their stacks (default; only with `stacks`).
+    pub python: bool,
+    /// Bounds on the reading of a rank's Python frames.
+    pub python_limits: PythonLimits,
 }
 
 impl Default for ReadOptions {
@@ -132,6 +139,8 @@ impl Default for ReadOptions {
             profiles: shipped_profiles(),
             cache: None,
             timings: false,
+            python: true,
+            python_limits: PythonLimits::default(),
         }
     }
 }
@@ -290,6 +299,10 @@ impl JobReader {
             queues_provenance: None,
             threads: Vec::new(),
             errors: core.problems().iter().map(|p| p.to_string()).collect(),
+            python: None,
+            python_exception: None,
+            python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         };
@@ -307,6 +320,15 @@ impl JobReader {
         if self.options.stacks {
             reading.threads = core_stacks(&core, &self.unwinder);
             stack_errors(&reading.threads, &mut reading.errors);
+            if self.options.python {
+                add_python(
+                    &core,
+                    &core,
+                    None,
+                    &self.options.python_limits,
+                    &mut reading,
+                );
+            }
         }
         timings.stacks = clock.lap();
         timings.total = clock.total();
@@ -369,6 +391,10 @@ impl JobReader {
             queues_provenance: None,
             threads: Vec::new(),
             errors,
+            python: None,
+            python_exception: None,
+            python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         };
@@ -387,6 +413,16 @@ impl JobReader {
                     .push("stacks: not taken, since the process was not stopped".to_string()),
             }
             stack_errors(&reading.threads, &mut reading.errors);
+            if guard.is_some() && self.options.python {
+                let root = PathBuf::from(format!("/proc/{pid}/root"));
+                add_python(
+                    &target,
+                    target.symbols(),
+                    Some(&root),
+                    &self.options.python_limits,
+                    &mut reading,
+                );
+            }
         }
         timings.stacks = clock.lap();
         if let Some(g) = guard {

@@ -42,6 +42,21 @@ pub struct RankReading {
     pub threads: Vec<ThreadStack>,
     /// What could not be read, and why.
     pub errors: Vec<String>,
+    /// The version of the CPython it runs (`3.11`), when its Python
+    /// frames were read into [`threads`](Self::threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// The exception its Python code raises, handles or holds, when its
+    /// memory shows one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_exception: Option<mpidd_read::PythonException>,
+    /// The mpi4py method its main thread is in (`Comm.recv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_call: Option<String>,
+    /// The source line of its innermost Python frame of its own code, as
+    /// the file reads now (`data = comm.recv(source=left)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_statement: Option<String>,
     /// Set when its process no longer exists: it returned from `main` or
     /// was killed before it was read.
     #[serde(default)]
@@ -68,6 +83,10 @@ impl RankReading {
             queues_provenance: None,
             threads: Vec::new(),
             errors: vec![error],
+            python: None,
+            python_exception: None,
+            python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         }

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
-use crate::model::{Edge, JobReport, OperationKind, RankState};
+use crate::model::{Edge, JobReport, OperationKind, RankState, WayOut};
 use crate::stack_tree::rank_set;
 
 /// Jobs with more ranks than this have their interchangeable ranks drawn
@@ -53,6 +53,17 @@ pub(crate) fn state_colours(state: Option<&RankState>) -> (&'static str, &'stati
 /// Fill and border of a rank on a deadlock cycle: it overrides the state's
 /// colour because that is what the picture is for.
 pub(crate) const CYCLE_COLOURS: (&str, &str) = ("#fee2e2", "#dc2626");
+
+/// How a way out of the job is named on a rank's node and in tables.
+pub(crate) fn leaving_word(way: WayOut) -> &'static str {
+    match way {
+        WayOut::Exited => "exited",
+        WayOut::Abort => "aborting",
+        WayOut::Finalize => "leaving: finalize",
+        WayOut::ProcessExit => "leaving: exit",
+        WayOut::PythonException => "leaving: Python exception",
+    }
+}
 
 /// How a state is named in legends and tables.
 pub(crate) fn state_name(state: Option<&RankState>) -> &'static str {
@@ -206,6 +217,13 @@ impl Graph {
                 RankState::Unknown => "(no stack)".to_string(),
                 RankState::Unreadable => "unreadable".to_string(),
                 RankState::Exited => "exited".to_string(),
+            };
+            // A rank on its way out says so: that is why others wait.
+            let what = match r.way_out {
+                Some(w) if w != WayOut::Exited => {
+                    format!("{what} ({})", leaving_word(w))
+                }
+                _ => what,
             };
             let label_rank = if r.world_rank >= 0 {
                 format!("rank {}", r.world_rank)

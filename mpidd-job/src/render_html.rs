@@ -12,9 +12,11 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use crate::model::{
-    Evidence, FindingKind, JobReport, Operation, OperationKind, RankReport, RankState,
+    Evidence, FindingKind, JobReport, Operation, OperationKind, RankReport, RankState, WayOut,
 };
-use crate::render_dot::{kind_name, state_colours, state_name, to_dot, CYCLE_COLOURS};
+use crate::render_dot::{
+    kind_name, leaving_word, state_colours, state_name, to_dot, CYCLE_COLOURS,
+};
 use crate::stack_tree::{rank_set, StackTree};
 
 /// Pending operations listed per rank in the table; the rest are counted.
@@ -236,6 +238,7 @@ fn severity(report: &JobReport) -> Severity {
         || has(FindingKind::WaitsOnRankInMpi)
         || has(FindingKind::WaitsOnDeadlock)
         || has(FindingKind::WaitsOnExitedRank)
+        || has(FindingKind::WaitsOnLeavingRank)
         || has(FindingKind::BlockedWithoutPeer)
     {
         Severity::Hung
@@ -255,6 +258,7 @@ fn finding_name(kind: FindingKind) -> &'static str {
         FindingKind::DeadlockCycle => "deadlock cycle",
         FindingKind::GlobalDeadlock => "every rank blocked",
         FindingKind::WaitsOnExitedRank => "waits on an exited rank",
+        FindingKind::WaitsOnLeavingRank => "waits on a leaving rank",
         FindingKind::BlockedWithoutPeer => "blocked, peer unknown",
         FindingKind::WaitsOnRankOutsideMpi => "waits on a rank outside MPI",
         FindingKind::WaitsOnRankInMpi => "waits on a rank in MPI",
@@ -273,6 +277,7 @@ fn finding_class(kind: FindingKind) -> &'static str {
         | FindingKind::WaitsOnRankInMpi
         | FindingKind::WaitsOnDeadlock
         | FindingKind::WaitsOnExitedRank
+        | FindingKind::WaitsOnLeavingRank
         | FindingKind::BlockedWithoutPeer => "f-hung",
         FindingKind::UnreadableRanks => "f-info",
         _ => "f-suspect",
@@ -302,9 +307,15 @@ fn rank_row(h: &mut String, r: &RankReport, on_cycle: bool) {
         opt(&r.host),
         state_name(Some(&r.state)),
         if on_cycle {
-            " <span class=\"state st-cycle\">deadlocked</span>"
+            " <span class=\"state st-cycle\">deadlocked</span>".to_string()
         } else {
-            ""
+            match r.way_out {
+                Some(w) if w != WayOut::Exited => format!(
+                    " <span class=\"state st-leaving\">{}</span>",
+                    leaving_word(w)
+                ),
+                _ => String::new(),
+            }
         },
         opt(&r.mpi_call),
         opt(&r.location),
@@ -513,6 +524,7 @@ footer { padding: 10px 28px; color: #9ca3af; font-size: 12px; }
     c.push_str(&state("st-outside", Some(&RankState::OutsideMpi)));
     c.push_str(&state("st-unknown", Some(&RankState::Unknown)));
     c.push_str(&state("st-unreadable", Some(&RankState::Unreadable)));
+    c.push_str(&state("st-leaving", Some(&RankState::Exited)));
     let _ = writeln!(
         c,
         ".st-cycle {{ background: {}; border-color: {}; color: #991b1b; font-weight: 700; }}",

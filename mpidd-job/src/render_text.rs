@@ -3,9 +3,11 @@
 
 use std::fmt::Write;
 
+use crate::model::WayOut;
 use crate::model::{Evidence, JobReport, Operation, OperationKind, RankBasis, RankState};
 use crate::read_timings::ReadTimings;
 use crate::stack_tree::StackTree;
+use crate::way_out::{describe_exception, short_name};
 
 /// Deeper stack-tree levels than this are left out of the text (the JSON
 /// and the HTML page have them all).
@@ -49,6 +51,10 @@ pub fn to_text(report: &JobReport) -> String {
             RankState::Unreadable => "unreadable".to_string(),
             RankState::Exited => "exited".to_string(),
         };
+        let state = match r.way_out {
+            Some(w) if w != WayOut::Exited => format!("{state} ({})", short_name(w)),
+            _ => state,
+        };
         let place = r
             .location
             .as_ref()
@@ -61,9 +67,21 @@ pub fn to_text(report: &JobReport) -> String {
             .map(|h| format!(" on {h}"))
             .unwrap_or_default();
         let _ = writeln!(s, "  rank {}{pid}{host}: {state}{place}", r.world_rank);
+        match (&r.python_call, &r.python_statement) {
+            (Some(call), Some(line)) => {
+                let _ = writeln!(s, "    python: {call}, in: {line}");
+            }
+            (Some(one), None) | (None, Some(one)) => {
+                let _ = writeln!(s, "    python: {one}");
+            }
+            (None, None) => {}
+        }
         let _ = writeln!(s, "    rests on: {}", basis(&r.basis));
         for op in &r.pending {
             let _ = writeln!(s, "    {}", operation(op));
+        }
+        if let Some(e) = &r.python_exception {
+            let _ = writeln!(s, "    raised: {}", describe_exception(e));
         }
         for e in &r.errors {
             let _ = writeln!(s, "    error: {e}");

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::mpi_call::describe_frame;
 use crate::reading::ThreadStack;
 
 /// At most this many children per node; the rest are merged into one
@@ -47,10 +48,16 @@ impl StackTree {
             let mut node = &mut root;
             node.add(rank);
             for frame in stack.frames.iter().rev() {
-                let name = frame
-                    .function
-                    .clone()
-                    .unwrap_or_else(|| "[unknown]".to_string());
+                let name = if frame.python {
+                    // A Python function runs many lines: which one tells
+                    // the ranks apart.
+                    describe_frame(frame)
+                } else {
+                    frame
+                        .function
+                        .clone()
+                        .unwrap_or_else(|| "[unknown]".to_string())
+                };
                 let i = match node.children.iter().position(|c| c.function == name) {
                     Some(i) => i,
                     None => {
@@ -166,6 +173,7 @@ mod tests {
                     object: None,
                     file: None,
                     line: None,
+                    python: false,
                 })
                 .collect(),
             truncated: false,

@@ -7,6 +7,7 @@ use mpiq_core::model::{
 };
 
 use crate::reading::{Frame, RankReading, ThreadStack};
+use mpidd_read::{ExceptionState, PythonException, PythonFrame};
 
 /// A rank being described.
 #[derive(Clone, Debug)]
@@ -16,6 +17,7 @@ pub struct SyntheticRank {
     frames: Vec<Frame>,
     queues_unread: Option<String>,
     exited: bool,
+    exception: Option<PythonException>,
 }
 
 impl SyntheticRank {
@@ -27,6 +29,7 @@ impl SyntheticRank {
             frames: Vec::new(),
             queues_unread: None,
             exited: false,
+            exception: None,
         }
         .comm("MPI_COMM_WORLD", &(0..size).collect::<Vec<_>>())
     }
@@ -41,6 +44,32 @@ impl SyntheticRank {
     /// Its process is gone: nothing of it could be read.
     pub fn exited(mut self) -> Self {
         self.exited = true;
+        self
+    }
+
+    /// It raised an exception nothing caught, as the reader of its
+    /// interpreter's frames reports it
+    /// ([`RankReading::python_exception`]): `raised("ValueError", "bad input",
+    /// "job.py", "check", 12)`.
+    pub fn raised(
+        mut self,
+        type_name: &str,
+        message: &str,
+        file: &str,
+        function: &str,
+        line: u32,
+    ) -> Self {
+        self.exception = Some(PythonException {
+            type_name: type_name.to_string(),
+            message: Some(message.to_string()),
+            state: ExceptionState::Raised,
+            raised_at: Some(PythonFrame {
+                function: function.to_string(),
+                file: file.to_string(),
+                line: Some(line),
+                last_of_call: true,
+            }),
+        });
         self
     }
 
@@ -166,6 +195,7 @@ impl SyntheticRank {
                     object: Some(if own { "app" } else { "libmpi.so.12" }.to_string()),
                     file,
                     line,
+                    python: false,
                 }
             })
             .collect();
@@ -216,6 +246,10 @@ impl SyntheticRank {
                 }]
             },
             errors: Vec::new(),
+            python: None,
+            python_exception: self.exception,
+            python_statement: None,
+            python_call: None,
             exited: false,
             timings: None,
         }

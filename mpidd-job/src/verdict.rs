@@ -8,6 +8,7 @@ use crate::job::Job;
 use crate::model::{Finding, FindingKind, JobBasis, RankState, StackClass};
 use crate::read_ranks::QUEUES_SKIPPED;
 use crate::stack_tree::rank_set;
+use crate::way_out::short_name;
 
 /// A few sentences, most important first: the headline, the findings,
 /// then how the ranks group by where they are (when they differ) and,
@@ -33,6 +34,8 @@ pub(crate) fn verdict(
             "DEADLOCK: {} cycle(s) of ranks that wait on each other ({rests}).",
             cycles.len()
         )
+    } else if has(FindingKind::WaitsOnLeavingRank) {
+        format!("HUNG: {} ({rests}).", leaving_line(job, findings))
     } else if has(FindingKind::GlobalDeadlock) {
         // Without every rank's queues, what is in flight is not known: the
         // claim is only that no rank is left outside MPI to act.
@@ -73,6 +76,8 @@ pub(crate) fn verdict(
         .ranks
         .iter()
         .filter(|r| r.world_rank >= 0 && r.state == RankState::OutsideMpi)
+        // A rank on its way out will not come back to its work.
+        .filter(|r| r.way_out.is_none())
         .map(|r| r.world_rank)
         .collect();
     if cycles.is_empty() && !has(FindingKind::GlobalDeadlock) && !outside.is_empty() {
@@ -84,6 +89,44 @@ pub(crate) fn verdict(
         ));
     }
     lines
+}
+
+/// Most leaving ranks a headline names; the findings name every one.
+const HEADLINE_LEAVING: usize = 4;
+
+/// `rank 0 is in MPI_Finalize while rank(s) 1-3 wait for it`, for each
+/// leaving rank that others wait on (at most [`HEADLINE_LEAVING`]), with
+/// the exception it raised when one was read.
+fn leaving_line(job: &Job, findings: &[Finding]) -> String {
+    let leaving: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::WaitsOnLeavingRank)
+        .collect();
+    let mut parts: Vec<String> = leaving
+        .iter()
+        .take(HEADLINE_LEAVING)
+        .filter_map(|f| {
+            let (&root, waiters) = f.ranks.split_last()?;
+            let r = job.by_world.get(&root).map(|&i| &job.ranks[i])?;
+            let what = r.way_out.map_or("is leaving the job", short_name);
+            let raised = r
+                .python_exception
+                .as_ref()
+                .map(|e| format!(" after it raised {}", e.type_name))
+                .unwrap_or_default();
+            Some(format!(
+                "rank {root} {what}{raised} while rank(s) {} wait for it",
+                rank_set(waiters)
+            ))
+        })
+        .collect();
+    if leaving.len() > HEADLINE_LEAVING {
+        parts.push(format!(
+            "and {} more leaving rank(s)",
+            leaving.len() - HEADLINE_LEAVING
+        ));
+    }
+    parts.join("; ")
 }
 
 /// `queues read on 4 of 4 ranks, stacks on 4`, or `from stacks alone:

@@ -83,6 +83,7 @@ mod limits;
 pub mod mpi2dd;
 pub mod mpir;
 pub mod process_tables;
+mod python;
 mod stacks;
 mod symbols;
 #[cfg(feature = "synthetic")]
@@ -140,6 +141,10 @@ pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;
 pub use mpi2dd::walk::Connector;
+pub use python::{
+    is_eval_frame, mix_python_frames, python_offsets, read_python, ExceptionState, PythonError,
+    PythonException, PythonFrame, PythonLimits, PythonProcess, PythonThread, PythonVersion,
+};
 pub use stacks::stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use stacks::stack_unwind::{live_stacks, StackError};
@@ -163,6 +168,10 @@ pub use synthetic::synthetic_elf::{SyntheticCoreOptions, WriteError};
 pub use synthetic::synthetic_job::{SyntheticJob, SyntheticJobBuilder};
 #[cfg(feature = "synthetic")]
 pub use synthetic::synthetic_memory::SyntheticMemory;
+#[cfg(feature = "synthetic")]
+pub use synthetic::synthetic_python::{
+    PythonFrameSpec, SyntheticPython, SYNTHETIC_PYTHON_BASE, SYNTHETIC_PYTHON_TID,
+};
 pub use targets::core_target::{CoreTarget, CoreTargetError, CoreTargetOptions, ObjectProblem};
 pub use targets::gdb_remote_target::GdbRemoteTarget;
 #[cfg(all(feature = "live", target_os = "linux"))]

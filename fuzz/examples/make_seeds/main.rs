@@ -14,8 +14,9 @@
 //!
 //! One module per family of seeds: [`records`], [`mpir`], [`mpi2dd`],
 //! [`cores`] (the `core_file` target's), [`mpich_queues`], [`handles`]
-//! (MPICH's handle objects), [`ompi_handles`], [`ob1`] and [`ucx_worker`]
-//! (a UCP worker at UCX's real offsets); they write
+//! (MPICH's handle objects), [`ompi_handles`], [`ob1`], [`ucx_worker`]
+//! (a UCP worker at UCX's real offsets) and [`python_frames`] (CPython
+//! 3.11 processes); they write
 //! their synthetic processes with [`objects`] and share [`common`].
 //!
 //! A seed is laid out with the generator's own code, never with the
@@ -31,6 +32,7 @@ mod mpir;
 mod ob1;
 mod objects;
 mod ompi_handles;
+mod python_frames;
 mod records;
 mod ucx_worker;
 
@@ -74,5 +76,6 @@ fn synthetic(out: &Path) -> Result<()> {
     ob1::ob1_synthetic(out)?;
     cores::cores(out)?;
     ucx_worker::ucx_worker(out)?;
+    python_frames::python_frames(out)?;
     Ok(())
 }

@@ -68,7 +68,7 @@ impl Default for StackLimits {
 }
 
 /// One frame of a call stack.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frame {
     /// The thread's pc for the first frame; a return address for the
     /// others (names are looked up at `pc - 1`, inside the call).
@@ -105,6 +105,12 @@ pub struct Frame {
     pub file: Option<String>,
     /// The source line from DWARF.
     pub line: Option<u32>,
+    /// A frame of Python code, read from the interpreter's memory
+    /// ([`mix_python_frames`](crate::mix_python_frames)): `function` is the
+    /// Python function's qualified name, `file` and `line` its source, and
+    /// `pc`, `offset` and `object` are empty. Absent from JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub python: bool,
 }
 
 /// The call stack of one thread, innermost frame first.
@@ -638,6 +644,7 @@ fn symbolize(placed: &[Placed], pc: u64, is_return: bool) -> Frame {
         object: None,
         file: None,
         line: None,
+        python: false,
     };
     let i = placed.partition_point(|p| p.avma.start <= lookup);
     let Some(p) = i.checked_sub(1).map(|i| &placed[i]) else {
@@ -756,6 +763,7 @@ mod tests {
             object: Some("libmpi.so.12".into()),
             file: None,
             line: None,
+            python: false,
         };
         let plain = serde_json::to_value(&frame).unwrap();
         assert!(plain.get("name_guessed").is_none(), "{plain}");

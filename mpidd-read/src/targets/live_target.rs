@@ -167,8 +167,7 @@ impl SharedLiveSymbols {
     }
 
     fn symbols_of(&self, pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
-        let root = PathBuf::from(format!("/proc/{pid}/root"));
-        let on_disk = |p: &str| root.join(Path::new(p.trim_start_matches('/')));
+        let on_disk = |p: &str| seen_from_here(pid, p);
         // The files add_mapped_objects looks at: those with a first page
         // mapped.
         let mut firsts: Vec<&MappedFile> = Vec::new();
@@ -275,16 +274,32 @@ fn is_elf(path: &Path) -> bool {
         .is_ok_and(|()| magic == *b"\x7fELF")
 }
 
-/// The symbols of the objects `mapped` names, opened through
-/// `/proc/PID/root` so that a process in another mount namespace (a
-/// container, a chroot) has its own files found.
+/// The symbols of the objects `mapped` names, each opened where
+/// [`seen_from_here`] finds it.
 fn symbols_of(pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
     let mut symbols = ElfSymbols::new();
-    let root = PathBuf::from(format!("/proc/{pid}/root"));
-    symbols.add_mapped_objects(mapped, "", |p| {
-        root.join(Path::new(p.trim_start_matches('/')))
-    });
+    symbols.add_mapped_objects(mapped, "", |p| seen_from_here(pid, p));
     symbols
+}
+
+/// Where this process opens a file that process `pid` maps as `recorded`
+/// (its name in `/proc/PID/maps`). The kernel names a mapped file from
+/// the reader's root when the reader can reach it, and from the process's
+/// own root otherwise: a rank in a chroot below ours is named by our path
+/// (`/srv/root/usr/lib/...`), one in a container's mount namespace by its
+/// own (`/usr/lib/...`), which only `/proc/PID/root` leads to. The
+/// process's own root is tried first; the build-id check of every object
+/// opened guards against a same-named file of another build.
+pub(crate) fn seen_from_here(pid: i32, recorded: &str) -> PathBuf {
+    let inside = Path::new("/proc")
+        .join(pid.to_string())
+        .join("root")
+        .join(recorded.trim_start_matches('/'));
+    if inside.exists() || !Path::new(recorded).exists() {
+        inside
+    } else {
+        PathBuf::from(recorded)
+    }
 }
 
 impl TargetMemory for LiveTarget {
