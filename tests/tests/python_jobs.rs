@@ -3,8 +3,10 @@
 //! 3.11 with Debian's Open MPI, a Debian 13 root with CPython 3.13): every
 //! rank reaches its hang line and stays there, runs the environment's
 //! CPython, can be dumped by gcore from the host, and is found by `mpidd
-//! job --pid LAUNCHER`. What the ranks' Python frames say is checked
-//! elsewhere; these prove the jobs and their harness.
+//! job --pid LAUNCHER`. Then what mpidd says of each job, live and from
+//! the cores, is checked against the program's own facts
+//! (common/python_expect.rs): each rank's Python frames, file, function and
+//! line, its mpi4py call, the exception rank 1 raised, and the verdict.
 //!
 //! Needs the environments (`bash scripts/python-envs.sh mpich|ompi|debian13`,
 //! which scripts/test.sh runs), gdb, Debian's Open MPI, and the mpidd
@@ -15,6 +17,7 @@ mod common;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use common::python_expect::check_report;
 use common::python_job::{mpidd, PyEnv, PyJob};
 
 /// Every program, with its arguments.
@@ -66,8 +69,22 @@ fn check_env(env: PyEnv) {
         let cores = job.gcore_all("cores");
         assert_eq!(cores.len(), RANKS, "{what}: a core per rank");
         job.assert_running(&format!("{what}, after gcore"));
-        check_mpidd_finds_ranks(&job, &what);
+        let live = check_mpidd_finds_ranks(&job, &what);
         job.assert_running(&format!("{what}, after mpidd job"));
+        check_report(&job, program, args, &live, &format!("{what}, live"));
+        let mut from_cores = mpidd();
+        from_cores.args(["job", "--json"]);
+        for (_, core) in &cores {
+            from_cores.arg("--core").arg(core);
+        }
+        let out = from_cores.output().expect("run mpidd");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{what}: mpidd job --core's JSON: {e}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        check_report(&job, program, args, &report, &format!("{what}, from cores"));
     }
 }
 
@@ -115,12 +132,10 @@ fn wait_for_stderr(job: &PyJob, text: &str, what: &str) {
     }
 }
 
-/// `mpidd job --pid LAUNCHER --json` lists every rank, by its host pid,
-/// and on the host also by its world rank (the one it printed). In the
-/// Debian 13 root the world rank is not checked: the ranks' /proc/PID/maps
-/// name their files by host paths (the root's directory in front), which
-/// the readers do not map yet, so a rank's libc and MPI are not found.
-fn check_mpidd_finds_ranks(job: &PyJob, what: &str) {
+/// `mpidd job --pid LAUNCHER --json` lists every rank, by its host pid
+/// and by its world rank (the one it printed); in the Debian 13 root too,
+/// whose ranks' files the readers open by the host's path.
+fn check_mpidd_finds_ranks(job: &PyJob, what: &str) -> serde_json::Value {
     let out = mpidd()
         .args(["job", "--pid", &job.launcher_pid().to_string(), "--json"])
         .output()
@@ -150,17 +165,9 @@ fn check_mpidd_finds_ranks(job: &PyJob, what: &str) {
     found.sort();
     let mut expected: Vec<(i64, i64)> = job.ranks.iter().map(|&(r, p)| (i64::from(p), r)).collect();
     expected.sort();
-    if job.env == PyEnv::Debian13 {
-        let pids = |v: &[(i64, i64)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
-        assert_eq!(
-            pids(&found),
-            pids(&expected),
-            "{what}: the ranks' pids\n{stderr}"
-        );
-    } else {
-        assert_eq!(
-            found, expected,
-            "{what}: (pid, world rank) of each rank\n{stderr}"
-        );
-    }
+    assert_eq!(
+        found, expected,
+        "{what}: (pid, world rank) of each rank\n{stderr}"
+    );
+    report
 }

@@ -5,6 +5,7 @@
 
 #[path = "../../../examples/tests/common/procs.rs"]
 pub mod procs;
+pub mod python_expect;
 pub mod python_job;
 #[path = "../../../examples/tests/common/scratch.rs"]
 pub mod scratch;
