@@ -7,9 +7,11 @@
 #      the instructions of both (callgrind).
 #   2. A whole job: the same ring with N ranks (default 64), every rank
 #      stopped with SIGSTOP once all are blocked, so no spinning rank
-#      competes for the cores; `mpidd job --pid LAUNCHER` against
-#      `py-spy dump --pid PID` run on each rank in turn (py-spy from pip,
-#      in a virtual environment cached outside the repo).
+#      competes for the cores; `mpidd job --pid LAUNCHER` (which also
+#      reads every rank's native stack and tries its queues, and holds each
+#      rank still while it reads it) against `py-spy dump --nonblocking
+#      --pid PID` run on each rank in turn (py-spy from pip, in a virtual
+#      environment cached outside the repo).
 #
 #   bash scripts/bench-python.sh [N]
 #
@@ -76,7 +78,14 @@ hyperfine --warmup 2 --runs 20 --style basic \
   "$mpidd job --core-dir $work/cores --no-python" 2>&1 | grep -E "Time|±|job --core"
 for flag in "" "--no-python"; do
   valgrind --tool=callgrind --callgrind-out-file="$work/cg" "$mpidd" job --core-dir "$work/cores" $flag >/dev/null 2>"$work/cg.err"
-  printf "instructions %-12s %s\n" "${flag:-(python)}" "$(awk '/^summary:/ { print $2 }' "$work/cg")"
+  printf "instructions, whole command %-12s %s\n" "${flag:-(python)}" "$(awk '/^summary:/ { print $2 }' "$work/cg")"
+done
+# The Python part alone, for both ranks: the interpreter's memory read
+# (read_python), and that plus the mixing into the stacks and the source
+# line (add_python).
+for f in read_python add_python; do
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg" --toggle-collect="*$f*" "$mpidd" job --core-dir "$work/cores" >/dev/null 2>"$work/cg.err"
+  printf "instructions in %-12s %s (2 ranks)\n" "$f" "$(awk '/^summary:/ { print $2 }' "$work/cg")"
 done
 
 echo "== $ranks ranks live, stopped: mpidd job against py-spy dump on each rank"
@@ -90,7 +99,9 @@ t1=$(date +%s%N)
 python_ranks="$(grep -c "at pass_token at ring_recv.py" "$work/job.txt" || true)"
 for pid in $pids; do kill -STOP "$pid" 2>/dev/null || true; done
 t2=$(date +%s%N)
-for pid in $pids; do "$pyspy" dump --pid "$pid" >>"$work/pyspy.txt" 2>&1 || echo "py-spy failed on $pid" >&2; done
+# --nonblocking: py-spy reads a rank without suspending it, the only way
+# it reads one that is already stopped (its own suspension fails there).
+for pid in $pids; do "$pyspy" dump --nonblocking --pid "$pid" >>"$work/pyspy.txt" 2>&1 || echo "py-spy failed on $pid" >&2; done
 t3=$(date +%s%N)
 pyspy_ranks="$(grep -c "pass_token (ring_recv.py:15)" "$work/pyspy.txt" || true)"
 awk -v a=$((t1 - t0)) -v b=$((t3 - t2)) -v n="$ranks" -v m="$python_ranks" -v p="$pyspy_ranks" 'BEGIN {
