@@ -1,6 +1,6 @@
 //! `mpidd job` on real 4-rank jobs where a rank is on its way out while
 //! the others wait for it, and where ranks are in collectives that do not
-//! match (tests/mpich/hang_exit.c, hang_mismatch.c; the rank in
+//! match (tests/mpich/hang_exit.c, hang_mismatch.c, hang_two_comms.c; the rank in
 //! `MPI_Finalize` against a receive is job_blocking_calls.rs's
 //! hang_finalize). Each runs on the reference MPICH, Debian's MPICH and
 //! Debian's Open MPI (shared memory, and its UCX PML), and is read live and
@@ -175,6 +175,76 @@ fn a_bcast_against_a_reduce_is_told_by_call_and_line() {
             );
             let headline = report["verdict"][0].as_str().unwrap();
             assert!(headline.starts_with("DEADLOCK:"), "{context}");
+            rests_on(&report, queues, &context);
+        }
+    }
+}
+
+/// hang_two_comms.c on Debian's Open MPI, whose queues show a barrier's
+/// point-to-point traffic and so its communicator: ranks 0 and 2 in
+/// MPI_Barrier on MPI_COMM_WORLD, ranks 1 and 3 on "solver". (MPICH's
+/// queues do not show its barrier's messages, so there every rank is
+/// only in MPI_Barrier, and no communicator can be told.)
+#[test]
+fn one_collective_on_two_communicators_is_told_apart_by_their_queues() {
+    let _serial = one_at_a_time();
+    for mpi in [HangMpi::DebianOpenMpi] {
+        let job = HungJob::start_on(
+            mpi,
+            &format!("leaving-{}two-comms", mpi_prefix(mpi)),
+            "hang_two_comms",
+        );
+        let world = job.source_line("/* WORLD_LINE */");
+        let solver = job.source_line("/* SOLVER_LINE */");
+        for (report, what, queues) in reports(&job, &format!("{mpi:?} hang_two_comms")) {
+            let context = format!("{what}: {:#}", report["verdict"]);
+            let summary = report["findings"]
+                .as_array()
+                .and_then(|f| f.iter().find(|f| f["kind"] == "collective_mismatch"))
+                .and_then(|f| f["summary"].as_str());
+            if !queues {
+                assert_eq!(summary, None, "{context}");
+                continue;
+            }
+            let summary = summary.unwrap_or_else(|| panic!("no collective_mismatch: {context}"));
+            assert!(
+                summary.starts_with(
+                    "every rank read is in MPI_Barrier, but on 2 different communicators \
+                     (MPI_COMM_WORLD, solver): "
+                ),
+                "{context}"
+            );
+            // A rank whose barrier has nothing pending at the moment it
+            // is read has no communicator shown: each rank is either with
+            // its own barrier's group or said to be unseen, never with the
+            // other.
+            for (rank, comm, line) in [
+                (0, "MPI_COMM_WORLD", world),
+                (2, "MPI_COMM_WORLD", world),
+                (1, "solver", solver),
+                (3, "solver", solver),
+            ] {
+                let here = format!("on {comm} at hang_two_comms.c:{line} in main()");
+                let unseen = format!(
+                    "on a communicator its queues do not show at hang_two_comms.c:{line} in main()"
+                );
+                let part = summary
+                    .split(": ")
+                    .nth(1)
+                    .unwrap_or("")
+                    .split("; ")
+                    .find(|p| {
+                        let ranks = p.split(' ').nth(1).unwrap_or("");
+                        ranks.split(',').any(|r| {
+                            r == rank.to_string() || r.split('-').next() == Some(&rank.to_string())
+                        })
+                    })
+                    .unwrap_or_else(|| panic!("rank {rank} is not named: {context}"));
+                assert!(
+                    part.ends_with(&here) || part.ends_with(&unseen),
+                    "rank {rank}: {part}: {context}"
+                );
+            }
             rests_on(&report, queues, &context);
         }
     }

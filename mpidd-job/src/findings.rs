@@ -461,6 +461,75 @@ const MISMATCH_GROUPS: usize = 4;
 /// main()`. The ranks are grouped by call and place in their own code, the
 /// odd ones out first; which communicator each collective is on is not
 /// read, so it is not named.
+/// The communicator a rank's collective runs on, as its queues show it:
+/// the one communicator of its pending sends and receives with a negative
+/// tag, which is an MPI library's own collective traffic (Open MPI's
+/// barrier is `-16`; a program's tags are never negative). `None` when
+/// its queues show none, or several.
+fn collective_communicator(r: &RankReport) -> Option<&str> {
+    let mut comms = r
+        .pending
+        .iter()
+        .filter(|op| matches!(op.kind, OperationKind::Receive | OperationKind::Send))
+        .filter(|op| op.tag.is_some_and(|t| t < 0))
+        .map(|op| op.communicator.as_str());
+    let first = comms.next()?;
+    comms.all(|c| c == first).then_some(first)
+}
+
+/// Every rank read is in the same collective, but their queues show it
+/// running on different communicators: no instance of it can complete.
+fn communicator_mismatch(call: &str, read: &[&RankReport]) -> Option<Finding> {
+    type Place<'a> = (Option<&'a str>, Option<&'a str>);
+    let mut groups: Vec<(Place, Vec<i64>)> = Vec::new();
+    for r in read {
+        let key = (collective_communicator(r), r.location.as_deref());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ranks)) => ranks.push(r.world_rank),
+            None => groups.push((key, vec![r.world_rank])),
+        }
+    }
+    let comms: BTreeSet<&str> = groups.iter().filter_map(|((c, _), _)| *c).collect();
+    if comms.len() < 2 {
+        return None;
+    }
+    groups.sort_by_key(|((c, _), ranks)| (c.is_none(), ranks[0]));
+    let mut said: Vec<String> = groups
+        .iter()
+        .take(MISMATCH_GROUPS)
+        .map(|((c, location), ranks)| {
+            let who = if ranks.len() == 1 { "rank" } else { "ranks" };
+            let on = c.map_or(
+                "on a communicator its queues do not show".to_string(),
+                |c| format!("on {c}"),
+            );
+            let at = location
+                .map(|l| format!(" {}", crate::way_out::place(l)))
+                .unwrap_or_default();
+            format!("{who} {} {on}{at}", rank_set(ranks))
+        })
+        .collect();
+    if groups.len() > MISMATCH_GROUPS {
+        let rest = &groups[MISMATCH_GROUPS..];
+        let ranks: usize = rest.iter().map(|(_, r)| r.len()).sum();
+        said.push(format!(
+            "and {ranks} more rank(s) at {} other place(s)",
+            rest.len()
+        ));
+    }
+    Some(Finding {
+        kind: FindingKind::CollectiveMismatch,
+        summary: format!(
+            "every rank read is in {call}, but on {} different communicators ({}): {}",
+            comms.len(),
+            comms.iter().copied().collect::<Vec<_>>().join(", "),
+            said.join("; ")
+        ),
+        ranks: read.iter().map(|r| r.world_rank).collect(),
+        operations: Vec::new(),
+    })
+}
+
 fn collective_mismatch(job: &Job) -> Option<Finding> {
     let read: Vec<&crate::model::RankReport> = job
         .ranks
@@ -479,7 +548,7 @@ fn collective_mismatch(job: &Job) -> Option<Finding> {
         .iter()
         .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(a.0)))?;
     if in_it.len() == read.len() {
-        return None;
+        return communicator_mismatch(call, &read);
     }
     type Place<'a> = (Option<&'a str>, Option<&'a str>);
     let mut groups: Vec<(Place, Vec<i64>)> = Vec::new();

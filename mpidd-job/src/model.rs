@@ -302,7 +302,8 @@ pub enum FindingKind {
     /// source with another tag waits unexpected: likely a tag mismatch.
     UnmatchableReceive,
     /// The ranks of the job are in different MPI calls while some are in a
-    /// collective.
+    /// collective, or all in one collective on different communicators
+    /// (where their queues show the communicators).
     CollectiveMismatch,
     /// A message waits unexpected at a rank that is stuck elsewhere, and
     /// none of its receives matches it.

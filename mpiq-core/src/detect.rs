@@ -287,12 +287,25 @@ fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
             .iter()
             .any(|p| name.starts_with(p))
     });
+    let stated =
+        mpi.and_then(|p| crate::library_strings::mpich_build_strings(std::path::Path::new(p)));
     match mpi {
         Some(path) => DecodeError::Unsupported {
-            reason: format!("{NEITHER}, though an MPI library is loaded"),
+            reason: match &stated {
+                Some((version, device)) => format!(
+                    "MPICH {version}{}, as its file's strings say, with the globals the \
+                     native decoders start from (MPII_Version_string, the request pools) \
+                     hidden: {NEITHER}",
+                    device
+                        .as_deref()
+                        .map(|d| format!(" (device {d})"))
+                        .unwrap_or_default()
+                ),
+                None => format!("{NEITHER}, though an MPI library is loaded"),
+            },
             library: Some(Box::new(FoundLibrary {
                 path: path.clone(),
-                version: None,
+                version: stated.as_ref().map(|(v, _)| format!("MPICH {v}")),
                 build_id: std::path::Path::new(path)
                     .is_absolute()
                     .then(|| {
@@ -303,12 +316,19 @@ fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
                     .flatten()
                     .map(|id| mpidd_read::build_id_hex(&id)),
             })),
-            way_out: Some(format!(
-                "{DECODED}; a library stripped of its dynamic symbols, or another \
-                 implementation, is not told apart. Its vendor's message-queue library \
-                 (the mqs interface, e.g. MPICH's libtvmpich.so of the same build) may read \
-                 it: `mpidd queues --dll`"
-            )),
+            way_out: Some(match &stated {
+                Some(_) => format!(
+                    "{DECODED}. No shipped profile places this build's hidden globals. Its \
+                     message-queue library (libtvmpich.so of the same build, when it was \
+                     configured with --enable-debuginfo) may read it: `mpidd queues --dll`"
+                ),
+                None => format!(
+                    "{DECODED}; a library stripped of its dynamic symbols, or another \
+                     implementation, is not told apart. Its vendor's message-queue library \
+                     (the mqs interface, e.g. MPICH's libtvmpich.so of the same build) may \
+                     read it: `mpidd queues --dll`"
+                ),
+            }),
         },
         None => DecodeError::Unsupported {
             reason: format!("{NEITHER}: no MPI library is loaded"),

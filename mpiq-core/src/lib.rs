@@ -52,6 +52,7 @@ pub mod compare;
 mod decoder;
 mod detect;
 mod layout_resolver;
+mod library_strings;
 mod list_walk;
 pub mod model;
 mod mpich;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::python_job::PyJob;
+use super::python_job::{PyEnv, PyJob};
 
 /// The `rank`'s entry of a job report.
 fn rank<'a>(report: &'a Value, rank: i64, what: &str) -> &'a Value {
@@ -54,8 +54,33 @@ fn python_frames(r: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Every rank runs the environment's CPython and shows Python frames.
+/// The version of pip's MPICH wheel installed in the environment, from
+/// its `mpich-VERSION.dist-info` folder; `None` where pip's MPICH is not
+/// the MPI.
+fn pip_mpich_version(job: &PyJob) -> Option<String> {
+    let site = match job.env {
+        PyEnv::HostMpich => job.env.dir().join("lib/python3.11/site-packages"),
+        PyEnv::Debian13 => job
+            .env
+            .dir()
+            .join("opt/mpidd-venv/lib/python3.13/site-packages"),
+        PyEnv::HostOpenMpi => return None,
+    };
+    let entries = std::fs::read_dir(&site).unwrap_or_else(|e| panic!("{}: {e}", site.display()));
+    let found = entries.filter_map(|e| e.ok()).find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.strip_prefix("mpich-")?
+            .strip_suffix(".dist-info")
+            .map(str::to_string)
+    });
+    Some(found.unwrap_or_else(|| panic!("no mpich-*.dist-info in {}", site.display())))
+}
+
+/// Every rank runs the environment's CPython and shows Python frames; a
+/// rank of pip's MPICH, whose queues no decoder reads, is named as that
+/// MPICH, by the version its library's file states.
 fn common(job: &PyJob, report: &Value, what: &str) {
+    let mpich = pip_mpich_version(job);
     for &(world, _) in &job.ranks {
         let r = rank(report, world, what);
         assert_eq!(
@@ -64,6 +89,13 @@ fn common(job: &PyJob, report: &Value, what: &str) {
             "{what}: rank {world}'s Python version; its errors: {}",
             r["errors"]
         );
+        if let Some(version) = &mpich {
+            let why = text(&r["basis"]["queues"], "why");
+            assert!(
+                why.contains(&format!("MPICH {version} (device ch4:")),
+                "{what}: rank {world}'s queues are refused without naming MPICH {version}: {why}"
+            );
+        }
     }
     let headline = report["verdict"][0].as_str().unwrap_or("");
     assert!(
