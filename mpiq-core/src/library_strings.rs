@@ -73,7 +73,7 @@ mod tests {
     fn version_and_device_beside_the_configure_line() {
         let mut bytes = b"\0MPICH Version:      %s\0junk\0".to_vec();
         bytes.extend_from_slice(
-            b"\0ch4:ucx ofi\0--with-device=ch4:ucx,ofi --with-pm=hydra\0Mon Aug 4 2025\04.3.2\0",
+            b"\0ch4:ucx ofi\0--with-device=ch4:ucx,ofi --with-pm=hydra\0Mon Aug 4 2025\x004.3.2\0",
         );
         assert_eq!(
             mpich_strings_in(&bytes),
@@ -84,10 +84,10 @@ mod tests {
     #[test]
     fn without_mpichs_format_string_or_configure_line_nothing_is_claimed() {
         assert_eq!(
-            mpich_strings_in(b"\0ch4:ucx\0--with-device=ch4\04.3.2\0"),
+            mpich_strings_in(b"\0ch4:ucx\0--with-device=ch4\x004.3.2\0"),
             None
         );
-        assert_eq!(mpich_strings_in(b"\0MPICH Version: %s\0ch4\04.3.2\0"), None);
+        assert_eq!(mpich_strings_in(b"\0MPICH Version: %s\0ch4\x004.3.2\0"), None);
     }
 
     #[test]
