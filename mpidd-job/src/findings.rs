@@ -477,36 +477,43 @@ fn collective_communicator(r: &RankReport) -> Option<&str> {
     comms.all(|c| c == first).then_some(first)
 }
 
-/// Every rank read is in the same collective, but their queues show it
-/// running on different communicators: no instance of it can complete.
-fn communicator_mismatch(call: &str, read: &[&RankReport]) -> Option<Finding> {
-    type Place<'a> = (Option<&'a str>, Option<&'a str>);
+/// What a group of ranks shares: a key of what they do, and their place
+/// in their own code.
+type Place<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// Ranks grouped by `what` and their place, in the order the ranks come.
+fn group_ranks<'a>(
+    read: &[&'a RankReport],
+    what: impl Fn(&'a RankReport) -> Option<&'a str>,
+) -> Vec<(Place<'a>, Vec<i64>)> {
     let mut groups: Vec<(Place, Vec<i64>)> = Vec::new();
     for r in read {
-        let key = (collective_communicator(r), r.location.as_deref());
+        let key = (what(r), r.location.as_deref());
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, ranks)) => ranks.push(r.world_rank),
             None => groups.push((key, vec![r.world_rank])),
         }
     }
-    let comms: BTreeSet<&str> = groups.iter().filter_map(|((c, _), _)| *c).collect();
-    if comms.len() < 2 {
-        return None;
-    }
-    groups.sort_by_key(|((c, _), ranks)| (c.is_none(), ranks[0]));
+    groups
+}
+
+/// One phrase per group, at most [`MISMATCH_GROUPS`], then a count of the
+/// rest. `say(who, what, alone)` words a group (`who` is `ranks 0,2`,
+/// `what` its key, `alone` whether it is one rank); its line follows.
+fn say_groups(
+    groups: &[(Place, Vec<i64>)],
+    say: impl Fn(&str, Option<&str>, bool) -> String,
+) -> Vec<String> {
     let mut said: Vec<String> = groups
         .iter()
         .take(MISMATCH_GROUPS)
-        .map(|((c, location), ranks)| {
-            let who = if ranks.len() == 1 { "rank" } else { "ranks" };
-            let on = c.map_or(
-                "on a communicator its queues do not show".to_string(),
-                |c| format!("on {c}"),
-            );
+        .map(|((what, location), ranks)| {
+            let one = ranks.len() == 1;
+            let who = format!("{} {}", if one { "rank" } else { "ranks" }, rank_set(ranks));
             let at = location
                 .map(|l| format!(" {}", crate::way_out::place(l)))
                 .unwrap_or_default();
-            format!("{who} {} {on}{at}", rank_set(ranks))
+            format!("{}{at}", say(&who, *what, one))
         })
         .collect();
     if groups.len() > MISMATCH_GROUPS {
@@ -517,6 +524,22 @@ fn communicator_mismatch(call: &str, read: &[&RankReport]) -> Option<Finding> {
             rest.len()
         ));
     }
+    said
+}
+
+/// Every rank read is in the same collective, but their queues show it
+/// running on different communicators: no instance of it can complete.
+fn communicator_mismatch(call: &str, read: &[&RankReport]) -> Option<Finding> {
+    let mut groups = group_ranks(read, collective_communicator);
+    let comms: BTreeSet<&str> = groups.iter().filter_map(|((c, _), _)| *c).collect();
+    if comms.len() < 2 {
+        return None;
+    }
+    groups.sort_by_key(|((c, _), ranks)| (c.is_none(), ranks[0]));
+    let said = say_groups(&groups, |who, comm, _| match comm {
+        Some(c) => format!("{who} on {c}"),
+        None => format!("{who} on a communicator its queues do not show"),
+    });
     Some(Finding {
         kind: FindingKind::CollectiveMismatch,
         summary: format!(
@@ -550,41 +573,14 @@ fn collective_mismatch(job: &Job) -> Option<Finding> {
     if in_it.len() == read.len() {
         return communicator_mismatch(call, &read);
     }
-    type Place<'a> = (Option<&'a str>, Option<&'a str>);
-    let mut groups: Vec<(Place, Vec<i64>)> = Vec::new();
-    for r in &read {
-        let key = (r.mpi_call.as_deref(), r.location.as_deref());
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, ranks)) => ranks.push(r.world_rank),
-            None => groups.push((key, vec![r.world_rank])),
-        }
-    }
+    let mut groups = group_ranks(&read, |r| r.mpi_call.as_deref());
     // The odd ones out first, then the call most ranks are in.
     groups.sort_by_key(|((c, _), ranks)| (*c == Some(*call), ranks[0]));
-    let mut said: Vec<String> = groups
-        .iter()
-        .take(MISMATCH_GROUPS)
-        .map(|((c, location), ranks)| {
-            let (who, verb) = if ranks.len() == 1 {
-                ("rank", "is")
-            } else {
-                ("ranks", "are")
-            };
-            let what = c.map_or("outside MPI".to_string(), |c| format!("in {c}"));
-            let at = location
-                .map(|l| format!(" {}", crate::way_out::place(l)))
-                .unwrap_or_default();
-            format!("{who} {} {verb} {what}{at}", rank_set(ranks))
-        })
-        .collect();
-    if groups.len() > MISMATCH_GROUPS {
-        let rest = &groups[MISMATCH_GROUPS..];
-        let ranks: usize = rest.iter().map(|(_, r)| r.len()).sum();
-        said.push(format!(
-            "and {ranks} more rank(s) at {} other place(s)",
-            rest.len()
-        ));
-    }
+    let said = say_groups(&groups, |who, c, one| {
+        let verb = if one { "is" } else { "are" };
+        let what = c.map_or("outside MPI".to_string(), |c| format!("in {c}"));
+        format!("{who} {verb} {what}")
+    });
     let world = job
         .comms
         .values()

@@ -228,12 +228,7 @@ mod tests {
         Frame {
             pc: 0x1000,
             function: Some(name.to_string()),
-            name_guessed: false,
-            offset: 0,
-            object: None,
-            file: None,
-            line: None,
-            python: false,
+            ..Frame::default()
         }
     }
 

@@ -166,14 +166,8 @@ mod tests {
                 .iter()
                 .rev()
                 .map(|n| Frame {
-                    pc: 0,
                     function: Some(n.to_string()),
-                    name_guessed: false,
-                    offset: 0,
-                    object: None,
-                    file: None,
-                    line: None,
-                    python: false,
+                    ..Frame::default()
                 })
                 .collect(),
             truncated: false,

@@ -181,14 +181,8 @@ mod tests {
             frames: names
                 .iter()
                 .map(|n| Frame {
-                    pc: 0x1000,
                     function: Some(n.to_string()),
-                    name_guessed: false,
-                    offset: 0,
-                    object: None,
-                    file: None,
-                    line: None,
-                    python: false,
+                    ..Frame::default()
                 })
                 .collect(),
             truncated: false,

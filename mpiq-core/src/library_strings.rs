@@ -87,7 +87,10 @@ mod tests {
             mpich_strings_in(b"\0ch4:ucx\0--with-device=ch4\x004.3.2\0"),
             None
         );
-        assert_eq!(mpich_strings_in(b"\0MPICH Version: %s\0ch4\x004.3.2\0"), None);
+        assert_eq!(
+            mpich_strings_in(b"\0MPICH Version: %s\0ch4\x004.3.2\0"),
+            None
+        );
     }
 
     #[test]
