@@ -7,9 +7,10 @@
 //! are those of a 64-bit build with the default configuration (not the
 //! free-threaded one), which is what Debian, `pip`'s interpreters and the
 //! official builds ship on x86_64 and aarch64. They were taken with a C
-//! compiler from each version's own headers; `scripts/python-offsets.sh`
-//! does that again for the versions whose headers Debian ships, and the
-//! tests compare.
+//! compiler from each version's own headers (3.10's and 3.12's from
+//! pystack's copies of them). `mpidd-read/tests/python_offsets.rs` does
+//! that again with `tests/c/python_offsets.c` for the versions whose
+//! headers Debian ships (3.9, 3.11, 3.13) and compares.
 
 use serde::{Deserialize, Serialize};
 
@@ -300,8 +301,9 @@ pub(crate) fn layout_of(version: PythonVersion) -> Option<&'static PythonLayout>
         .find(|l| l.version == version)
 }
 
-/// The offsets of a version by the C names the compiler check prints
-/// (`scripts/python-offsets.sh`), for the tests that compare.
+/// The offsets of a version's table, named as `tests/c/python_offsets.c`
+/// prints a C compiler's layout of them, so that a test compares the
+/// two. `None` for a version without a table.
 pub fn python_offsets(version: PythonVersion) -> Option<Vec<(&'static str, u64)>> {
     let l = layout_of(version)?;
     let mut v = vec![
