@@ -18,8 +18,9 @@ pub fn is_eval_frame(frame: &Frame) -> bool {
 /// innermost first, is replaced by the Python frames it runs, innermost
 /// first. Python frames left over when the native stack shows fewer calls
 /// (a walk that stopped early) go in place of the outermost call; when it
-/// shows none, they go before the first frame of an object that holds no
-/// code of the thread's own Python (the interpreter), or last.
+/// shows none (an interpreter whose evaluation loop has no symbol), they
+/// go before the first frame in the interpreter's own object (one whose
+/// name holds `python`), or last.
 ///
 /// ```
 /// use mpidd_read::{mix_python_frames, Frame, PythonFrame, PythonThread, ThreadStack};
