@@ -317,6 +317,9 @@ impl Walk<'_> {
             .frames(tstate, &mut frames, &mut locals)
             .err()
             .map(|e| e.to_string());
+        // The exception is a detail of a thread whose frames were read: an
+        // unreadable one leaves the thread without it, not the process
+        // without its threads.
         let exception = self.exception(tstate, &locals).unwrap_or(None);
         Ok(PythonThread {
             native_tid,
