@@ -8,8 +8,9 @@
 # none of its ranks may be left stopped or traced by the read.
 #
 # When build-wheel.sh also made an aarch64 wheel, pip installs it for that
-# platform into a directory, and qemu-aarch64 runs its `mpidd` (--version
-# and the demo).
+# platform into a directory, and qemu-aarch64 runs its `mpidd`: --version,
+# the demo, and `mpidd job` on the x86_64 ring's gcore cores (another CPU's
+# real job), whose verdict must name the same cycle.
 #
 #   bash scripts/test-wheel.sh   # 5 to 10 minutes from a cold target dir, 15 s warm
 set -euo pipefail
@@ -135,6 +136,14 @@ grep -q 'deadlock: ranks 0 → 3 → 2 → 1 → 0 wait on each other in a cycle
   die "mpidd job did not name the ring's cycle 0 → 3 → 2 → 1 → 0"
 }
 echo "   $(grep '^DEADLOCK: ' "$tmp/job.txt")"
+# The same ranks as gcore cores, for the aarch64 build to read below.
+if ((${#arm_wheels[@]} == 1)); then
+  need gcore "apt-get install gdb (scripts/test.sh installs it)"
+  mkdir -p "$tmp/cores"
+  for pid in "${rank_pids[@]}"; do
+    gcore -o "$tmp/cores/core" "$pid" >/dev/null 2>&1 || die "gcore of rank $pid failed"
+  done
+fi
 
 if ((${#arm_wheels[@]} == 1)); then
   echo "== test-wheel: ${arm_wheels[0]##*/} under qemu-aarch64"
@@ -155,6 +164,15 @@ if ((${#arm_wheels[@]} == 1)); then
   [ "$(grep '^DEADLOCK: ' "$tmp/demo-aarch64.txt")" = "$(grep '^DEADLOCK: ' "$tmp/demo.txt")" ] ||
     { cat "$tmp/demo-aarch64.txt" >&2; die "the aarch64 demo's verdict differs from the x86_64 one"; }
   echo "   $got; demo: $(grep '^DEADLOCK: ' "$tmp/demo-aarch64.txt")"
+  # A real job from another CPU: the x86_64 ring's cores, read by the
+  # aarch64 build through the cores' own ABI, with the same cycle.
+  "${arm[@]}" job --core-dir "$tmp/cores" >"$tmp/job-aarch64.txt" 2>"$tmp/job-aarch64.err" ||
+    { cat "$tmp/job-aarch64.txt" "$tmp/job-aarch64.err" >&2; die "the aarch64 mpidd job --core-dir failed"; }
+  grep -q 'deadlock: ranks 0 → 3 → 2 → 1 → 0 wait on each other in a cycle' "$tmp/job-aarch64.txt" || {
+    cat "$tmp/job-aarch64.txt" >&2
+    die "the aarch64 mpidd job did not name the ring's cycle 0 → 3 → 2 → 1 → 0 in its cores"
+  }
+  echo "   the ring's cores, read by the aarch64 build: $(grep '^DEADLOCK: ' "$tmp/job-aarch64.txt")"
 else
   echo "== test-wheel: no aarch64 wheel to test (build-wheel.sh said why)"
 fi
