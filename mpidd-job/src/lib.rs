@@ -61,6 +61,7 @@
 mod analyze;
 pub mod bounded_read;
 pub mod caller_rank;
+mod collective_mismatch;
 pub mod discover;
 mod findings;
 mod job;
