@@ -2,12 +2,12 @@
 //! exceptions. Each read is bounded by [`PythonLimits`] and checks what it
 //! can of the object's type.
 
-use mpidd_types::{ByteOrder, TargetAddr};
+use mpidd_types::TargetAddr;
 
 use super::python_error::PythonError;
 use super::python_layout::{shared, PythonLayout};
 use super::PythonLimits;
-use crate::{ReadError, TargetMemory};
+use crate::{decode_uint, ReadError, TargetMemory};
 
 /// What the reader knows of the target's interpreter beyond its table:
 /// the addresses of the types it checks objects against.
@@ -47,10 +47,7 @@ impl Objects<'_> {
         let field = add(addr, offset, what)?;
         let mut b = [0u8; 8];
         self.mem.read_exact(field, &mut b, what)?;
-        Ok(match self.mem.abi().byte_order {
-            ByteOrder::Little => u64::from_le_bytes(b),
-            ByteOrder::Big => u64::from_be_bytes(b),
-        })
+        Ok(decode_uint(&b, self.mem.abi().byte_order))
     }
 
     pub fn i32_at(
@@ -130,29 +127,14 @@ impl Objects<'_> {
         let mut bytes = vec![0u8; (chars * kind) as usize];
         self.mem.read_exact(data, &mut bytes, what)?;
         let order = self.mem.abi().byte_order;
-        let mut text: String = match kind {
-            1 => bytes.iter().map(|&b| char::from(b)).collect(),
-            2 => bytes
-                .chunks_exact(2)
-                .map(|c| {
-                    let u = match order {
-                        ByteOrder::Little => u16::from_le_bytes([c[0], c[1]]),
-                        ByteOrder::Big => u16::from_be_bytes([c[0], c[1]]),
-                    };
-                    char::from_u32(u32::from(u)).unwrap_or(char::REPLACEMENT_CHARACTER)
-                })
-                .collect(),
-            _ => bytes
-                .chunks_exact(4)
-                .map(|c| {
-                    let u = match order {
-                        ByteOrder::Little => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
-                        ByteOrder::Big => u32::from_be_bytes([c[0], c[1], c[2], c[3]]),
-                    };
-                    char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER)
-                })
-                .collect(),
-        };
+        // Code units of 1, 2 or 4 bytes in the target's order.
+        let mut text: String = bytes
+            .chunks_exact(kind as usize)
+            .map(|c| {
+                let unit = decode_uint(c, order) as u32;
+                char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER)
+            })
+            .collect();
         if chars < length {
             text.push('…');
         }

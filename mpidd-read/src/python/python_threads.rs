@@ -17,7 +17,7 @@ use super::python_error::PythonError;
 use super::python_layout::{layout_of, shared, EntryMark, FrameShape, LineFormat, PythonVersion};
 use super::python_objects::{add, mismatch, KnownTypes, Objects};
 use super::PythonLimits;
-use crate::{SymbolSource, TargetMemory};
+use crate::{decode_uint, SymbolSource, TargetMemory};
 
 /// The Python side of a process that runs CPython.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,18 +168,11 @@ fn version_of(
     object: &str,
 ) -> Result<PythonVersion, PythonError> {
     if let Some(sym) = symbols.lookup("Py_Version").filter(|s| s.object == object) {
+        // `unsigned long`: 8 bytes on the 64-bit targets read here.
         let mut b = [0u8; 8];
-        if mem.read_exact(sym.addr, &mut b[..4], "Py_Version").is_ok() {
-            // PY_VERSION_HEX fits 32 bits: of the word, read the half that
-            // holds it in the target's order.
-            let hex = match mem.abi().byte_order {
-                mpidd_types::ByteOrder::Little => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                mpidd_types::ByteOrder::Big => {
-                    mem.read_exact(sym.addr, &mut b, "Py_Version")?;
-                    u32::from_be_bytes([b[4], b[5], b[6], b[7]])
-                }
-            };
-            let v = PythonVersion::from_hex(u64::from(hex));
+        if mem.read_exact(sym.addr, &mut b, "Py_Version").is_ok() {
+            let hex = decode_uint(&b, mem.abi().byte_order);
+            let v = PythonVersion::from_hex(hex);
             if v.major == 3 {
                 return Ok(v);
             }
