@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use mpidd_read::{
-    ask_whole_type, build_id, build_id_hex, object_arch, parse_profile_symbols, profile_drift,
-    shipped_profiles, so_stem, LayoutProfile, Layouts, ProfileError, ProfileIdentity,
-    ProfileObject, ProfileSymbol, TypeOracle, WholeTypeLimits,
+    ask_whole_type, build_id, build_id_hex, build_key, object_arch, parse_profile_symbols,
+    profile_drift, shipped_profiles, so_stem, BuildKey, LayoutProfile, Layouts, ProfileError,
+    ProfileIdentity, ProfileObject, ProfileSymbol, TypeOracle, WholeTypeLimits,
 };
 use mpiq_core::{ProfileDecoder as Decoder, ProfileDecoderError};
 
@@ -200,17 +200,24 @@ fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
     for path in &args.objects {
         let name = file_name(path);
         let mut build_ids = Vec::new();
+        let mut code_digests = Vec::new();
         for stripped in args
             .for_builds
             .iter()
             .filter(|p| so_stem(&file_name(p)) == so_stem(&name))
         {
-            match hex_id(stripped)? {
-                Some(id) => build_ids.push(id),
+            // A build linked without a build-id is known by the digest of
+            // its code instead.
+            match build_key(stripped)
+                .map_err(|e| ProfileCliError::Object(stripped.clone(), e.to_string()))?
+            {
+                Some(BuildKey::BuildId(id)) => build_ids.push(build_id_hex(&id)),
+                Some(BuildKey::CodeDigest(digest)) => code_digests.push(build_id_hex(&digest)),
                 None => {
                     return Err(ProfileCliError::Object(
                         stripped.clone(),
-                        "has no build-id, so no profile can be chosen for it".to_string(),
+                        "has neither a build-id nor code, so no profile can be chosen for it"
+                            .to_string(),
                     ))
                 }
             }
@@ -219,6 +226,7 @@ fn write(args: WriteArgs) -> Result<(), ProfileCliError> {
             name,
             source_build_id: hex_id(path)?,
             build_ids,
+            code_digests,
         });
     }
     let identity = ProfileIdentity {

@@ -149,8 +149,8 @@ pub use stacks::stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, T
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use stacks::stack_unwind::{live_stacks, StackError};
 pub use symbols::debug_files::{
-    build_id, build_id_from_bytes, build_id_in_headers, DebugFile, DebugLookup, DebugSearch,
-    MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
+    build_id, build_id_from_bytes, build_id_in_headers, build_key, build_key_from_bytes, BuildKey,
+    DebugFile, DebugLookup, DebugSearch, MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,
 };
 pub use symbols::elf_symbols::{
     elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo,

@@ -51,6 +51,7 @@ fn profile(
         name: name.to_string(),
         source_build_id: None,
         build_ids: vec![hex_id(path)],
+        code_digests: Vec::new(),
     };
     let mut objects = vec![object(own.0, own.1)];
     objects.extend(others.iter().map(|(n, p)| object(n, p)));

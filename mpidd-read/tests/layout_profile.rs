@@ -77,6 +77,7 @@ fn identity(debug: &Path, release: &Path) -> ProfileIdentity {
             name: "liboracle.so".into(),
             source_build_id: id(debug),
             build_ids: id(release).into_iter().collect(),
+            code_digests: Vec::new(),
         }],
     }
 }
@@ -255,6 +256,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         name: "libplugin.so".into(),
         source_build_id: None,
         build_ids: vec!["cd".repeat(20)],
+        code_digests: Vec::new(),
     });
     let with_plugin = [with_plugin];
     let choose = |plugin_id: u8| {

@@ -330,7 +330,14 @@ impl LayoutResolver {
         if let Some(known) = ids.get(path).filter(|k| k.1 == size && k.2 == modified) {
             return Some(known.clone());
         }
-        let read = (mpidd_read::build_id(path).ok().flatten(), size, modified);
+        let read = (
+            mpidd_read::build_key(path)
+                .ok()
+                .flatten()
+                .map(|k| k.bytes().to_vec()),
+            size,
+            modified,
+        );
         // Bounded by the distinct files a process maps; a long-lived
         // session forgets them all past this, rather than grow.
         if ids.len() >= MAX_REMEMBERED_FILES {
@@ -561,6 +568,7 @@ fn entry_objects(
         name: name.rsplit('/').next().unwrap_or(name).to_string(),
         source_build_id: Some(hex(id)),
         build_ids: vec![hex(id)],
+        code_digests: Vec::new(),
     };
     if build.id.is_empty() {
         return None;

@@ -187,6 +187,7 @@ pub fn write_hung_job(
                     .iter()
                     .map(|id| mpidd_read::build_id_hex(id))
                     .collect(),
+                code_digests: Vec::new(),
             }],
         },
         table.clone(),

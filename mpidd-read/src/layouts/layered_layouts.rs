@@ -158,9 +158,10 @@ fn loaded_build_ids<'a>(
         .map(|o| {
             (
                 o.name.clone(),
-                crate::symbols::debug_files::build_id(&o.path)
+                crate::symbols::debug_files::build_key(&o.path)
                     .ok()
-                    .flatten(),
+                    .flatten()
+                    .map(|k| k.bytes().to_vec()),
             )
         })
         .collect()

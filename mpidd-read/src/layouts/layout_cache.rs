@@ -26,7 +26,7 @@
 //! layouts.add_type("MPIR_Comm", 896);
 //! let identity = ProfileIdentity {
 //!     objects: vec![ProfileObject { name: "libmpi.so.12".into(), source_build_id: None,
-//!                                   build_ids: vec!["abcd".into()] }],
+//!                                   build_ids: vec!["abcd".into()], code_digests: Vec::new() }],
 //!     ..Default::default()
 //! };
 //! cache.put(&id, &LayoutProfile::cached(identity, layouts))?;
@@ -341,6 +341,7 @@ mod tests {
                     name: "libmpi.so.12".into(),
                     source_build_id: Some(id.into()),
                     build_ids: vec![id.into()],
+                    code_digests: Vec::new(),
                 }],
                 ..Default::default()
             },

@@ -54,6 +54,24 @@ pub struct ProfileObject {
     /// the profile is used for an object with one of these.
     #[serde(default)]
     pub build_ids: Vec<String>,
+    /// For builds linked without a build-id (pip's wheels): the digests
+    /// of their code ([`BuildKey::CodeDigest`](crate::BuildKey), hex) the
+    /// profile was made for. Such a build is also named by its
+    /// `soname` and version text, for a person; the digest decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_digests: Vec<String>,
+}
+
+impl ProfileObject {
+    /// Whether this object's profile was made for the build whose key
+    /// (a build-id, or a code digest) is `key`.
+    pub fn made_for(&self, key: &[u8]) -> bool {
+        let key = hex(key);
+        self.build_ids
+            .iter()
+            .chain(&self.code_digests)
+            .any(|b| b.eq_ignore_ascii_case(&key))
+    }
 }
 
 /// A symbol a stripped object hides (not in `.dynsym`), by its link-time
@@ -207,13 +225,7 @@ impl LayoutProfile {
                 .objects
                 .iter()
                 .find(|o| so_stem(&o.name) == so_stem(name))?;
-            let fits = id.as_deref().is_some_and(|id| {
-                let hex = hex(id);
-                object
-                    .build_ids
-                    .iter()
-                    .any(|b| b.eq_ignore_ascii_case(&hex))
-            });
+            let fits = id.as_deref().is_some_and(|id| object.made_for(id));
             (!fits).then(|| {
                 format!(
                     "the {} {} profile is for this library, but {name} is loaded with build-id {}, \
@@ -235,15 +247,12 @@ impl LayoutProfile {
             .any(|o| so_stem(&o.name) == so_stem(name))
     }
 
-    /// Whether this profile was made for an object with build-id
-    /// `build_id`. The build-id alone decides: a library is often loaded
-    /// under another name than the one it was built as (a copy, a link).
-    pub fn describes(&self, build_id: &[u8]) -> bool {
-        let hex = hex(build_id);
-        self.identity
-            .objects
-            .iter()
-            .any(|o| o.build_ids.iter().any(|b| b.eq_ignore_ascii_case(&hex)))
+    /// Whether this profile was made for an object whose build key (its
+    /// build-id, else its code digest: [`build_key`](crate::build_key))
+    /// is `key`. The key alone decides: a library is often loaded under
+    /// another name than the one it was built as (a copy, a link).
+    pub fn describes(&self, key: &[u8]) -> bool {
+        self.identity.objects.iter().any(|o| o.made_for(key))
     }
 }
 
@@ -390,6 +399,9 @@ pub struct NoLayouts {
     pub version: Option<String>,
     /// Its build-id (hex), when it has one.
     pub build_id: Option<String>,
+    /// The digest of its code (hex), when it has no build-id: what a
+    /// profile for it must list ([`ProfileObject::code_digests`]).
+    pub code_digest: Option<String>,
     /// The number of questions its DWARF could not answer.
     pub unanswered: usize,
     /// The first of them.
@@ -408,9 +420,10 @@ impl fmt::Display for NoLayouts {
         if let Some(v) = &self.version {
             write!(f, " (version {v})")?;
         }
-        match &self.build_id {
-            Some(b) => write!(f, " build-id {b}")?,
-            None => write!(f, " with no build-id")?,
+        match (&self.build_id, &self.code_digest) {
+            (Some(b), _) => write!(f, " build-id {b}")?,
+            (None, Some(d)) => write!(f, " with no build-id (code digest {d})")?,
+            (None, None) => write!(f, " with no build-id")?,
         }
         write!(
             f,
@@ -441,6 +454,8 @@ impl fmt::Display for NoLayouts {
         )?;
         if let Some(b) = &self.build_id {
             write!(f, ", which ties it to build-id {b},")?;
+        } else if let Some(d) = &self.code_digest {
+            write!(f, ", which ties it to the digest of its code {d},")?;
         }
         write!(f, " and pass it with --profile.")?;
         if let Some(why) = &self.near_miss {
@@ -502,6 +517,7 @@ pub fn choose_layouts<'a>(
         library: library.to_string(),
         version: version.map(str::to_string),
         build_id: build_id.map(hex),
+        code_digest: None,
         unanswered: unanswered.len(),
         first: unanswered.into_iter().next().map(Box::new),
         profiles_tried: profiles.len(),
@@ -527,8 +543,8 @@ pub fn choose_loaded_layouts<'a>(
     profiles: &'a [LayoutProfile],
 ) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
     let listed = objects.loaded_objects();
-    let id = listed.iter().find(|o| o.name == library).and_then(|o| {
-        crate::symbols::debug_files::build_id(&o.path)
+    let key = listed.iter().find(|o| o.name == library).and_then(|o| {
+        crate::symbols::debug_files::build_key(&o.path)
             .ok()
             .flatten()
     });
@@ -539,9 +555,10 @@ pub fn choose_loaded_layouts<'a>(
         .map(|o| {
             (
                 o.name.clone(),
-                crate::symbols::debug_files::build_id(&o.path)
+                crate::symbols::debug_files::build_key(&o.path)
                     .ok()
-                    .flatten(),
+                    .flatten()
+                    .map(|k| k.bytes().to_vec()),
             )
         })
         .collect();
@@ -549,11 +566,17 @@ pub fn choose_loaded_layouts<'a>(
         dwarf,
         missing,
         library,
-        id.as_deref(),
+        key.as_ref().map(|k| k.bytes()),
         version,
         profiles,
         &companions,
-    )?;
+    )
+    .map_err(|mut e| {
+        if key.as_ref().is_some_and(|k| k.is_digest()) {
+            e.code_digest = e.build_id.take();
+        }
+        e
+    })?;
     let beside = crate::layouts::layered_layouts::companion_profiles(objects, library, profiles)
         .into_iter()
         .map(|p| &p.layouts)

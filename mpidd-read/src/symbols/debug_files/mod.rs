@@ -24,6 +24,7 @@
 //! `targets`.
 
 mod build_id;
+mod build_key;
 mod lookup;
 
 use std::ffi::OsStr;
@@ -36,6 +37,7 @@ use crate::backend::file_identity::{file_key, os_file_name, FileKey};
 
 use build_id::BUILD_ID_LEN;
 pub use build_id::{build_id, build_id_from_bytes, build_id_in_headers};
+pub use build_key::{build_key, build_key_from_bytes, BuildKey};
 use lookup::{hex, MAX_PATH_LEN};
 pub use lookup::{DebugFile, DebugLookup, MatchedBy, RejectReason, Rejection};
 
