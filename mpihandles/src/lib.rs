@@ -118,6 +118,7 @@ macro_rules! views {
 }
 
 mod error;
+mod layout_check;
 pub mod model;
 mod mpich;
 mod ompi;
@@ -139,6 +140,7 @@ views! {
 }
 
 pub use error::HandleError;
+pub use layout_check::{check_layouts, LayoutsRefused};
 pub use model::{
     AccessMode, Attribute, Availability, CHandle, CommDetails, CommKind, Constructor,
     DatatypeDetails, Details, ErrhandlerDetails, FileDetails, GeneralizedRequest, GroupDetails,

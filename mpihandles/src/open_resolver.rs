@@ -43,6 +43,11 @@ pub enum OpenResolverError {
     /// missing).
     #[error(transparent)]
     Handle(#[from] HandleError),
+    /// The profile made for the library's build did not read the
+    /// process's predefined objects as what they are
+    /// ([`check_layouts`](crate::check_layouts)), so it was not used.
+    #[error("{0}")]
+    ProfileRefused(String),
 }
 
 /// The resolver chosen for a process.
@@ -158,7 +163,7 @@ fn library_layouts<'a>(
     limits: &Limits,
     (symbol, version_symbol): (&str, &str),
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
-) -> Result<(&'a dyn Layouts, Option<ProfileLayouts>), NoLayouts> {
+) -> Result<(&'a dyn Layouts, Option<ProfileLayouts>), OpenResolverError> {
     let library = symbols.lookup(symbol).map(|s| s.object).unwrap_or_default();
     let version = symbols.lookup(version_symbol).and_then(|s| {
         let raw = memory
@@ -176,6 +181,21 @@ fn library_layouts<'a>(
     )?;
     let profile =
         matches!(origin, LayoutOrigin::Profile(_)).then_some(ProfileLayouts { library, origin });
+    // A profile is chosen by the build's key alone; the objects every MPI
+    // process knows must read as what they are through it before it is
+    // used.
+    if let Some(ProfileLayouts {
+        origin: LayoutOrigin::Profile(identity),
+        ..
+    }) = &profile
+    {
+        if let Err(why) = crate::layout_check::check_layouts(memory, symbols, layouts.first(), limits) {
+            return Err(OpenResolverError::ProfileRefused(format!(
+                "the {} {} layout profile made for this build was not used, because it does                  not read this process: {why}",
+                identity.implementation, identity.version
+            )));
+        }
+    }
     // The resolvers borrow one source for the process's lifetime; the
     // views read UCX only through `ucp_request_t`, which the shipped MPI
     // profiles describe themselves.

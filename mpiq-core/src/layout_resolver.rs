@@ -268,6 +268,21 @@ impl LayoutResolver {
             None => origin,
         };
         let layouts = chosen.first();
+        // A profile is chosen by the build's key alone; before it reads
+        // anything, the objects every MPI process knows must read as what
+        // they are through it.
+        if let LayoutOrigin::Profile(identity) = told(origin.clone()) {
+            if let Err(why) = mpihandles::check_layouts(memory, symbols, layouts, limits) {
+                return Err(DecodeError::Unsupported {
+                    reason: format!(
+                        "the {} {} layout profile made for this build was not used,                          because it does not read this process: {why}",
+                        identity.implementation, identity.version
+                    ),
+                    library: None,
+                    way_out: None,
+                });
+            }
+        }
         let Some(build) = build else {
             let queues = read(layouts)?;
             return Ok(done(queues, told(origin), false));
@@ -557,8 +572,9 @@ impl Layouts for LibraryDwarf<'_> {
 }
 
 /// The objects a cache entry of `oracle`'s answers is valid for, the
-/// library first (an entry is found by its build-id): `None` when one of
-/// them has no build-id, since the entry could not be checked against it.
+/// library first (an entry is found by its build key: the build-id, else
+/// the digest of the code): `None` when one of them has neither, since the
+/// entry could not be checked against it.
 fn entry_objects(
     found: &Identified,
     build: &LibraryBuild,
@@ -578,8 +594,8 @@ fn entry_objects(
         if name == found.library {
             continue;
         }
-        let id = mpidd_read::build_id(oracle.object_path(&name)?).ok()??;
-        objects.push(object(&name, &id));
+        let key = mpidd_read::build_key(oracle.object_path(&name)?).ok()??;
+        objects.push(object(&name, key.bytes()));
     }
     Some(objects)
 }
