@@ -54,7 +54,7 @@ impl Drop for Job {
     fn drop(&mut self) {
         // The launcher leads its own process group (setsid below).
         let _ = Command::new("kill")
-            .args(["-KILL", &format!("-{}", self.0.id())])
+            .args(["-s", "KILL", "--", &format!("-{}", self.0.id())])
             .status();
         let _ = self.0.wait();
     }
