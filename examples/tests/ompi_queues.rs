@@ -13,10 +13,10 @@ mod common;
 use serde_json::Value;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
+use common::ob1_checks::check_rank;
 use common::ompi_job::{
     msgq_dll, ref_ompi, shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob,
 };
-use common::ob1_checks::check_rank;
 
 /// `mpidd queues ARGS --json` with the native decoder.
 fn native(args: &[&str]) -> Value {

@@ -148,4 +148,3 @@ pub fn check_rank(rank: i64, q: &Value, posted: &str) {
         }
     }
 }
-

@@ -109,7 +109,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
             Availability::Value(true)
         } else {
             Availability::not_available(format!(
-                "Open MPI 4.1 defines a freed flag (OMPI_COMM_ISFREED) but MPI_Comm_free never \
+                "Open MPI (4.1 and 5.0) defines a freed flag (OMPI_COMM_ISFREED) but MPI_Comm_free never \
                  sets it: freeing drops a reference, and the object lives while pending \
                  operations hold it (it has {} now)",
                 header(ctx, &o.l, addr)

@@ -381,9 +381,9 @@ impl<'a> Asker<'a> {
             .into_iter()
             .filter(|e| !OPTIONAL.contains(&e.type_name.as_str()))
             .filter(|e| {
-                !OPTIONAL_MEMBERS.iter().any(|(ty, path)| {
-                    e.type_name == *ty && e.member.as_deref() == Some(*path)
-                })
+                !OPTIONAL_MEMBERS
+                    .iter()
+                    .any(|(ty, path)| e.type_name == *ty && e.member.as_deref() == Some(*path))
             })
             .collect()
     }
