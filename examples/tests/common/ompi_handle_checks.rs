@@ -223,7 +223,7 @@ pub fn check_rank(version: &str, rank: i64, s: &Source, w: &Written<u64>, full: 
     );
 
     // The text form says the same, and says what is not available.
-    check_text_form(s, w, "defines a freed flag (OMPI_COMM_ISFREED)");
+    check_text_form(s, w, "Open MPI (4.1 and 5.0) defines a freed flag");
 
     // Wrong kind, null handles, a pointer that is no object.
     let e = s.error(&["--kind", "group", "--value", &w.value("cart")]);
