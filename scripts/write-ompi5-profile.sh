@@ -21,9 +21,10 @@
 # standard error.
 set -euo pipefail
 
+# OUTPUT is taken from the caller's directory; the default is the repo's.
+[ -z "${1:-}" ] || out="$(realpath -m "$1")"
 cd "$(dirname "$0")/.."
-repo=$(pwd)
-out="${1:-mpidd-read/profiles/openmpi-5.0.7-debian13-amd64.json}"
+out="${out:-$(pwd)/mpidd-read/profiles/openmpi-5.0.7-debian13-amd64.json}"
 root="${MPIDD_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13}"
 arch_dir=/usr/lib/x86_64-linux-gnu
 for f in libmpi.so.40 libopen-pal.so.80; do
@@ -103,6 +104,6 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --build "Debian 13 openmpi $package (amd64); layouts from Debian's configuration (scripts/write-ompi5-profile.sh)" \
   --for-build "$root$arch_dir/libmpi.so.40" \
   --for-build "$root$arch_dir/libopen-pal.so.80" \
-  --output "$repo/$out"
+  --output "$out"
 echo "write-ompi5-profile: write the profile: $((SECONDS - start)) s" >&2
 echo "$out"

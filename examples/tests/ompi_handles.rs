@@ -22,7 +22,7 @@ use common::mpich_job::mpidd;
 use common::ompi_handle_checks::check_rank;
 use common::ompi_job::{ref_ompi, OmpiBuild, OmpiJob, DEBIAN_LIBDIR};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Checks every rank, live (each stopped and let go) and then from a gcore
 /// core of each.
