@@ -17,14 +17,15 @@ use mpiq_core::{DecodeError, LayoutTable, OmpiOb1, QueueDecoder, OB1_LAYOUT};
 /// its own after the 32 bytes of the `opal_list_item_t` that requests and
 /// fragments begin with (their class pointer at 0, their links at 16 and
 /// 24, as in Open MPI); enumerators Open MPI 4.1's. Returns the table and
-/// every member's offset, by `type.member`.
+/// every member's offset, by `type.member`. Open MPI 4.1's shape: no
+/// `c_index`, the name an array in the communicator.
 fn layout() -> (LayoutTable, BTreeMap<String, u64>) {
     let mut t = LayoutTable::default();
     let mut at = BTreeMap::new();
     for need in OB1_LAYOUT.iter().filter(|n| !n.is_enum) {
         let ty = need.type_name;
         let mut next = 32;
-        for &m in need.members {
+        for &m in need.members.iter().filter(|&&m| m != "c_index") {
             let offset = match m {
                 "obj_class" => 0,
                 "opal_list_next" | "super.super.opal_list_next" => 16,
@@ -34,7 +35,11 @@ fn layout() -> (LayoutTable, BTreeMap<String, u64>) {
                     next - 8
                 }
             };
-            t.add_member(ty, m, offset, 8);
+            if m == "c_name" {
+                t.add_array(ty, m, offset, 8, 8);
+            } else {
+                t.add_member(ty, m, offset, 8);
+            }
             at.insert(format!("{ty}.{m}"), offset);
         }
         t.add_type(ty, next.max(64));
@@ -373,4 +378,83 @@ fn another_pml_is_refused_with_a_way_out() {
     let none = refusal("");
     assert!(none.contains("has not selected a PML yet"), "{none}");
     assert!(none.contains("once MPI_Init has returned"), "{none}");
+}
+
+/// Open MPI 5.0's shape of the same layout: the communicator's name
+/// pointed to, and its slot in the table (`c_index`, its context id) in a
+/// member of its own.
+fn layout_5_0() -> (LayoutTable, BTreeMap<String, u64>) {
+    let (mut t, mut at) = layout();
+    let c = "ompi_communicator_t";
+    let index = at[c];
+    t.add_member(c, "c_name", at[&format!("{c}.c_name")], 8)
+        .add_member(c, "c_index", index, 4)
+        .add_type(c, index + 8);
+    at.insert(format!("{c}.c_index"), index);
+    (t, at)
+}
+
+impl Process {
+    /// A 5.0 communicator at `addr` in slot `index`, named by the text at
+    /// `addr + 0x300`.
+    fn comm_5_0(&mut self, addr: u64, name: &str, index: u64) {
+        self.text(addr + 0x300, name);
+        self.word(addr + self.off("ompi_communicator_t.c_name"), addr + 0x300);
+        self.word(addr + self.off("ompi_communicator_t.c_index"), index);
+        let group = addr + 0x200;
+        self.word(addr + self.off("ompi_communicator_t.c_local_group"), group);
+    }
+}
+
+/// Open MPI 5.0: the table is indexed by `c_index`, which is each
+/// communicator's context id; a slot held while a context id is agreed on
+/// (`OMPI_COMM_SENTINEL`, 1) is no communicator; the name is read where
+/// `c_name` points.
+#[test]
+fn open_mpi_5_communicators_by_c_index_with_sentinels() {
+    let (types, at) = layout_5_0();
+    let world = BASE + 0x1000;
+    let dup = BASE + 0x2000;
+    let mut p = Process::new(at, &[world, 1, dup]);
+    p.comm_5_0(world, "MPI_COMM_WORLD", 0);
+    p.comm_5_0(dup, "a longer name than 8 bytes", 2);
+    let q = p.read(&types).expect("a reading");
+    let names: Vec<(&str, Option<i64>)> = q
+        .communicators
+        .iter()
+        .map(|c| (c.name.as_str(), c.context_id))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("MPI_COMM_WORLD", Some(0)),
+            ("a longer name than 8 bytes", Some(2))
+        ]
+    );
+    assert!(q.diagnostics.is_empty(), "{:#?}", q.diagnostics);
+}
+
+/// A `c_index` past the table's slots is a corrupt communicator: a typed
+/// error naming it and its slot, never a context id nothing can hold.
+#[test]
+fn a_c_index_past_the_table_is_corrupt() {
+    let (types, at) = layout_5_0();
+    let world = BASE + 0x1000;
+    let stray = BASE + 0x2000;
+    let mut p = Process::new(at, &[world, stray]);
+    p.comm_5_0(world, "MPI_COMM_WORLD", 0);
+    p.comm_5_0(stray, "stray", 4096);
+    match p.read(&types) {
+        Err(DecodeError::Corrupt { what, addr, reason }) => {
+            assert_eq!(what, "ompi_communicator_t");
+            assert_eq!(addr, TargetAddr(stray));
+            assert!(
+                reason.contains("c_index 4096")
+                    && reason.contains("2 slots")
+                    && reason.contains("slot 1"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }

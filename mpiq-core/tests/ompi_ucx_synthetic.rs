@@ -24,7 +24,14 @@ fn layout() -> (LayoutTable, BTreeMap<String, u64>) {
     for need in OMPI_UCX_LAYOUT.iter().filter(|n| !n.is_enum) {
         let ty = need.type_name;
         let mut next = 0;
-        for &m in need.members {
+        // Open MPI 4.1's shape: no `c_index`, the name an array.
+        for &m in need.members.iter().filter(|&&m| m != "c_index") {
+            if m == "c_name" {
+                t.add_array(ty, m, next, 8, 8);
+                at.insert(format!("{ty}.{m}"), next);
+                next += 8;
+                continue;
+            }
             if m == "proc_endpoints" {
                 t.add_array(ty, m, next, 16, 2);
                 at.insert(format!("{ty}.{m}"), next);

@@ -7,6 +7,8 @@ pub mod handle_checks;
 pub mod hung_job;
 pub mod job_checks;
 pub mod mpich_job;
+pub mod ob1_checks;
+pub mod ompi_handle_checks;
 pub mod ompi_job;
 pub mod procs;
 pub mod queue_checks;

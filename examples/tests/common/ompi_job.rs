@@ -190,8 +190,9 @@ impl OmpiJob {
         job
     }
 
-    /// Runs `mpirun EXE DIR` and waits for the 4 ranks to stop themselves.
-    fn launch(mut mpirun: Command, exe: &Path, dir: PathBuf) -> OmpiJob {
+    /// Runs `mpirun -n 4 EXE DIR` (any launcher: Debian 13's, in its root)
+    /// and waits for the 4 ranks to stop themselves.
+    pub fn launch(mut mpirun: Command, exe: &Path, dir: PathBuf) -> OmpiJob {
         let mut mpirun = mpirun
             .args(["-n", "4"])
             .arg(exe)

@@ -290,16 +290,25 @@ fn symbols_of(pid: i32, mapped: &[MappedFile]) -> ElfSymbols {
 /// own (`/usr/lib/...`), which only `/proc/PID/root` leads to. The
 /// process's own root is tried first; the build-id check of every object
 /// opened guards against a same-named file of another build.
+///
+/// A file under a mount of the process's own namespace below its chroot
+/// (a directory bound into it) is named by our path, where our side of
+/// the mount holds nothing: the path under the process's root, reached
+/// through `/proc/PID/root`, leads to it.
 pub(crate) fn seen_from_here(pid: i32, recorded: &str) -> PathBuf {
-    let inside = Path::new("/proc")
-        .join(pid.to_string())
-        .join("root")
-        .join(recorded.trim_start_matches('/'));
-    if inside.exists() || !Path::new(recorded).exists() {
-        inside
-    } else {
-        PathBuf::from(recorded)
+    let own_root = Path::new("/proc").join(pid.to_string()).join("root");
+    let inside = own_root.join(recorded.trim_start_matches('/'));
+    if inside.exists() {
+        return inside;
     }
+    if !Path::new(recorded).exists() {
+        let below_root = std::fs::read_link(&own_root).ok().and_then(|r| {
+            let rest = Path::new(recorded).strip_prefix(r).ok()?;
+            Some(own_root.join(rest))
+        });
+        return below_root.filter(|p| p.exists()).unwrap_or(inside);
+    }
+    PathBuf::from(recorded)
 }
 
 impl TargetMemory for LiveTarget {

@@ -19,9 +19,22 @@ use crate::ompi::constants::{
 use crate::ompi::group::{group, Group};
 use crate::ompi::opal::{attributes, header};
 use crate::ompi::resolver::{Decoded, Ompi};
-use crate::target::{at, Rec};
+use crate::target::{at, Ctx, Rec};
+use mpidd_read::{Member, ReadError};
 
 const INTRA: &str = "an intracommunicator has no remote group";
+
+/// An object's name kept in the array `name` of `r`, or pointed to by it
+/// (Open MPI 5.0's `c_name`): an array's length is known, a pointer's not.
+pub(crate) fn object_name(ctx: &Ctx<'_>, r: &Rec, name: Member) -> Result<String, ReadError> {
+    if name.array_len.is_some() {
+        return r.chars(name);
+    }
+    match r.ptr(name)? {
+        TargetAddr(0) => Ok(String::new()),
+        text => ctx.string(text),
+    }
+}
 
 pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleError> {
     let ctx = &o.ctx;
@@ -34,7 +47,11 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
     let remote = r.ptr(m.remote_group)?;
     let local_group = group(o, local);
     let remote_group = inter.then(|| group(o, remote));
-    let name = r.chars(m.name)?;
+    let name = object_name(ctx, &r, m.name)?;
+    let context_id = match m.index {
+        Some(index) => r.uint(index)? as i64,
+        None => r.uint(m.contextid)? as i64,
+    };
     let topology = topology(o, &r, flags).into();
     let attrs = r
         .ptr(m.keyhash)
@@ -80,8 +97,8 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
         files: o
             .referring(HandleKind::File, &[o.l.file.m.comm], addr)
             .into(),
-        context_id: Availability::Value(r.uint(m.contextid)? as i64),
-        recv_context_id: Availability::Value(r.uint(m.contextid)? as i64),
+        context_id: Availability::Value(context_id),
+        recv_context_id: Availability::Value(context_id),
     };
     Ok(Decoded {
         details: Details::Comm(details),
@@ -92,7 +109,7 @@ pub(crate) fn decode(o: &Ompi<'_>, addr: TargetAddr) -> Result<Decoded, HandleEr
             Availability::Value(true)
         } else {
             Availability::not_available(format!(
-                "Open MPI 4.1 defines a freed flag (OMPI_COMM_ISFREED) but MPI_Comm_free never \
+                "Open MPI (4.1 and 5.0) defines a freed flag (OMPI_COMM_ISFREED) but MPI_Comm_free never \
                  sets it: freeing drops a reference, and the object lives while pending \
                  operations hold it (it has {} now)",
                 header(ctx, &o.l, addr)

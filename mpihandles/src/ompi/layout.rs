@@ -35,6 +35,10 @@ pub(crate) struct OpalL {
     pub(crate) ie_value: Member,
     pub(crate) ie_key: Member,
     pub(crate) ie_size: u64,
+    /// Open MPI 5.0's `opal_cstring_t.string`: 5.0's info entries point to
+    /// such strings for both key and value, 4.1's hold the key and point
+    /// to the value's text.
+    pub(crate) cstring_text: Option<u64>,
     /// The `opal_list_t` inside an `opal_info_t`.
     pub(crate) info_list: Member,
     pub(crate) proc_vpid: Member,
@@ -44,6 +48,9 @@ pub(crate) struct OpalL {
 pub(crate) struct CommL {
     pub(crate) name: Member,
     pub(crate) contextid: Member,
+    /// Open MPI 5.0's `c_index`, its local context id (5.0's
+    /// `c_contextid` is an extended id of two 64-bit words).
+    pub(crate) index: Option<Member>,
     pub(crate) my_rank: Member,
     pub(crate) flags: Member,
     pub(crate) local_group: Member,
@@ -272,6 +279,12 @@ impl OmpiLayout {
             ie_value: a.m("opal_info_entry_t", "ie_value"),
             ie_key: a.m("opal_info_entry_t", "ie_key"),
             ie_size: a.size("opal_info_entry_t"),
+            cstring_text: a
+                .optional(|a| {
+                    let _ = a.size("opal_cstring_t");
+                    a.offset("opal_cstring_t", "string")
+                })
+                .ok(),
             info_list: a.m("opal_info_t", "super"),
             proc_vpid: a.m("ompi_proc_t", "super.proc_name.vpid"),
         };
@@ -283,6 +296,7 @@ impl OmpiLayout {
         let comm = CommL {
             name: a.m(c, "c_name"),
             contextid: a.m(c, "c_contextid"),
+            index: a.optional(|a| a.m(c, "c_index")).ok(),
             my_rank: a.m(c, "c_my_rank"),
             flags: a.m(c, "c_flags"),
             local_group: a.m(c, "c_local_group"),

@@ -178,9 +178,15 @@ pub(crate) fn info_entries(
         .into_iter()
         .map(|item| {
             let r = ctx.record_sized(item, o.ie_size, "opal_info_entry_t")?;
-            Ok(InfoEntry {
-                key: r.chars(o.ie_key)?,
-                value: ctx.string(r.ptr(o.ie_value)?)?,
+            Ok(match o.cstring_text {
+                Some(text) => InfoEntry {
+                    key: ctx.string(at(r.ptr(o.ie_key)?, text))?,
+                    value: ctx.string(at(r.ptr(o.ie_value)?, text))?,
+                },
+                None => InfoEntry {
+                    key: r.chars(o.ie_key)?,
+                    value: ctx.string(r.ptr(o.ie_value)?)?,
+                },
             })
         })
         .collect()

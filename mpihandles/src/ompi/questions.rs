@@ -32,6 +32,8 @@ pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
     LayoutNeed::members("opal_hash_element_t", &["valid", "key.u32", "value"]),
     LayoutNeed::members("opal_info_t", &["super"]),
     LayoutNeed::members("opal_info_entry_t", &["ie_value", "ie_key"]),
+    // Open MPI 5.0 only: an info entry's key and value.
+    LayoutNeed::members("opal_cstring_t", &["string"]),
     LayoutNeed::members("ompi_proc_t", &["super.proc_name.vpid"]),
     LayoutNeed::members(
         "ompi_communicator_t",
@@ -46,6 +48,8 @@ pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
             "c_topo",
             "c_f_to_c_index",
             "error_handler",
+            // Open MPI 5.0 only.
+            "c_index",
         ],
     ),
     LayoutNeed::members(
@@ -202,8 +206,16 @@ pub const OMPI_HANDLE_LAYOUT: &[LayoutNeed] = &[
 ];
 
 /// The types whose questions may go unanswered: OMPIO's, whose component
-/// is loaded only once a file is opened.
-pub(crate) const OPTIONAL: &[&str] = &["mca_common_ompio_data_t"];
+/// is loaded only once a file is opened, and `opal_cstring_t`, which
+/// Open MPI 4.1 does not have.
+pub(crate) const OPTIONAL: &[&str] = &["mca_common_ompio_data_t", "opal_cstring_t"];
+
+/// The members whose offset alone is asked ([`Asker::offset`]).
+const OFFSET_ONLY: &[(&str, &str)] = &[("opal_cstring_t", "string")];
+
+/// The members only some versions have: Open MPI 5.0's communicator slot
+/// (`c_index`, its local context id).
+const OPTIONAL_MEMBERS: &[(&str, &str)] = &[("ompi_communicator_t", "c_index")];
 
 /// An enumeration's enumerators, by value.
 #[derive(Clone, Debug, Default)]
@@ -285,6 +297,17 @@ impl<'a> Asker<'a> {
         self.answer(m, NO_MEMBER)
     }
 
+    /// The offset alone of the member at `path` of `ty`: for a flexible
+    /// array member (`opal_cstring_t.string`), which has no size.
+    pub(crate) fn offset(&mut self, ty: &'static str, path: &'static str) -> u64 {
+        debug_assert!(
+            declared(ty, Some(path)),
+            "{ty}.{path} is not in OMPI_HANDLE_LAYOUT"
+        );
+        let offset = self.src.member_offset(ty, path);
+        self.answer(offset, 0)
+    }
+
     /// `sizeof ty`, never 0.
     pub(crate) fn size(&mut self, ty: &'static str) -> u64 {
         debug_assert!(declared(ty, None), "{ty} is not in OMPI_HANDLE_LAYOUT");
@@ -357,6 +380,11 @@ impl<'a> Asker<'a> {
         self.missing
             .into_iter()
             .filter(|e| !OPTIONAL.contains(&e.type_name.as_str()))
+            .filter(|e| {
+                !OPTIONAL_MEMBERS
+                    .iter()
+                    .any(|(ty, path)| e.type_name == *ty && e.member.as_deref() == Some(*path))
+            })
             .collect()
     }
 }
@@ -366,4 +394,8 @@ impl<'a> Asker<'a> {
 /// decoders ([`mpidd_read::LayoutProfile::write`]).
 pub fn ompi_ask_layouts(layouts: &dyn Layouts) {
     LayoutNeed::ask_all(OMPI_HANDLE_LAYOUT, layouts);
+    // A flexible array member has an offset and no size: asked as such.
+    for (ty, path) in OFFSET_ONLY {
+        let _ = layouts.member_offset(ty, path);
+    }
 }

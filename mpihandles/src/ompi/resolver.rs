@@ -14,6 +14,7 @@ use crate::model::{Availability, CHandle, Details, HandleKind, HandleRef};
 use crate::ompi::constants::{COMM_INTRINSIC, DT_PREDEFINED, GROUP_INTRINSIC, OP_INTRINSIC};
 use crate::ompi::kinds::{kind_info, PREDEFINED};
 use crate::ompi::layout::OmpiLayout;
+use crate::ompi::comm::object_name;
 use crate::ompi::opal::{class_chain, header, PointerArray};
 use crate::target::{at, Ctx};
 use mpidd_read::Layouts;
@@ -280,7 +281,7 @@ impl<'a> Ompi<'a> {
             Some((member, bit)) => r.uint(member).ok()? & bit != 0,
             None => false,
         };
-        Some((r.chars(name).ok()?, predefined))
+        Some((object_name(&self.ctx, &r, name).ok()?, predefined))
     }
 
     /// The reference at pointer `p`, `None` when it is NULL.

@@ -28,6 +28,7 @@ pub(crate) const COMM_QUESTIONS: &[(&str, &str)] = &[
     ("ompi_communicator_t", "c_local_group"),
     ("ompi_communicator_t", "c_remote_group"),
     ("ompi_communicator_t", "c_pml_comm"),
+    ("ompi_communicator_t", "c_index"),
     ("ompi_group_t", "grp_proc_count"),
     ("ompi_group_t", "grp_proc_pointers"),
     ("ompi_proc_t", "super.proc_name.vpid"),
@@ -51,6 +52,10 @@ pub(crate) struct CommLayout {
     comm_local_group: Field,
     comm_remote_group: Field,
     comm_pml_comm: Field,
+    /// Open MPI 5.0's `c_index`, the communicator's slot in the table and
+    /// its local context id (4.1's `c_contextid` is both; 5.0's is an
+    /// extended id of two 64-bit words that no message header carries).
+    comm_index: Option<Field>,
     comm_span: Span,
     group_count: Field,
     group_procs: Field,
@@ -82,7 +87,12 @@ impl CommLayout {
             a.field(comm, "c_pml_comm"),
         ];
         let comm_name = a.member(comm, "c_name");
+        let comm_index = a.optional_field(comm, "c_index");
         let mut comm_span = span_of(&comm_fields);
+        if let Some(f) = comm_index {
+            comm_span.start = comm_span.start.min(f.offset);
+            comm_span.end = comm_span.end.max(f.end());
+        }
         comm_span.start = comm_span.start.min(comm_name.offset);
         comm_span.end = comm_span
             .end
@@ -98,6 +108,7 @@ impl CommLayout {
             comm_local_group: comm_fields[3],
             comm_remote_group: comm_fields[4],
             comm_pml_comm: comm_fields[5],
+            comm_index,
             comm_span,
             group_count: a.field("ompi_group_t", "grp_proc_count"),
             group_procs: a.field("ompi_group_t", "grp_proc_pointers"),
@@ -137,6 +148,14 @@ pub(crate) const LIBMPI: &str = "Open MPI's libmpi.so exports it: no Open MPI li
 /// `OMPI_COMM_INTER` (`communicator.h`), the intercommunicator bit of
 /// `c_flags`.
 const OMPI_COMM_INTER: u64 = 0x1;
+
+/// `OMPI_COMM_SENTINEL` (`communicator.h`, 5.0): a slot of the table held
+/// while a context id is being agreed on, not a communicator.
+const OMPI_COMM_SENTINEL: u64 = 0x1;
+
+/// The most bytes of a communicator's name read through 5.0's `c_name`
+/// pointer (`MPI_MAX_OBJECT_NAME`, as 4.1's array holds).
+const MAX_OBJECT_NAME: usize = 64;
 
 /// One communicator as read from the target.
 #[derive(Clone, Debug)]
@@ -216,10 +235,21 @@ impl CommLayout {
         let mut seen: HashMap<i64, TargetAddr> = HashMap::new();
         for i in 0..n {
             let addr = TargetAddr(t.uint(i * word as u64, word)?);
-            if addr.0 == 0 {
+            if addr.0 == 0 || addr.0 == OMPI_COMM_SENTINEL {
                 continue;
             }
             let comm = self.read_communicator(mem, addr, limits)?;
+            if self.comm_index.is_some() && !(0..n as i64).contains(&comm.context_id) {
+                return Err(DecodeError::Corrupt {
+                    what: "ompi_communicator_t",
+                    addr,
+                    reason: format!(
+                        "its c_index {} lies past the {n} slots of ompi_mpi_communicators \
+                         (found in slot {i})",
+                        comm.context_id
+                    ),
+                });
+            }
             // A context id names one communicator (it is its index in this
             // table), and readings are paired by it: a second one with the
             // same id is a corrupt entry, not a second communicator.
@@ -259,8 +289,7 @@ impl CommLayout {
             order: mem.abi().byte_order,
             what: "ompi_communicator_t",
         };
-        let name_len = usize::try_from(l.comm_name.size).unwrap_or(0);
-        let name = r.chars(l.comm_name.offset, name_len)?;
+        let name = self.comm_name(mem, &r, limits)?;
         let flags = l.comm_flags.uint(&r)?;
         let inter = flags & OMPI_COMM_INTER != 0;
         let local_group = l.comm_local_group.addr(&r)?;
@@ -288,7 +317,10 @@ impl CommLayout {
             };
         Ok(CommInfo {
             addr,
-            context_id: l.comm_contextid.uint(&r)? as i64,
+            context_id: match l.comm_index {
+                Some(index) => index.uint(&r)? as i64,
+                None => l.comm_contextid.uint(&r)? as i64,
+            },
             rank: l.comm_my_rank.int(&r)?,
             size,
             pml_comm: l.comm_pml_comm.addr(&r)?,
@@ -297,6 +329,32 @@ impl CommLayout {
             procs,
             world_error,
         })
+    }
+
+    /// The communicator's name: 4.1 keeps it in an array, 5.0 points to it
+    /// (an array's length is known; a pointer's is not).
+    fn comm_name(
+        &self,
+        mem: &dyn TargetMemory,
+        r: &Record<'_>,
+        limits: &Limits,
+    ) -> Result<String, DecodeError> {
+        let name = self.comm_name;
+        if name.array_len.is_some() {
+            let len = usize::try_from(name.size).unwrap_or(0);
+            return Ok(r.chars(name.offset, len)?);
+        }
+        let word = mem.abi().address_bytes();
+        let at_name = r.uint(name.offset, word)?;
+        if at_name == 0 {
+            return Ok(String::new());
+        }
+        let text = TargetMemory::read_c_string(
+            mem,
+            TargetAddr(at_name),
+            MAX_OBJECT_NAME.min(limits.max_string_len),
+        )?;
+        Ok(String::from_utf8_lossy(&text).into_owned())
     }
 
     /// The world rank of each process of a group, from its procs'

@@ -81,6 +81,20 @@ impl<'a> Asker<'a> {
         }
     }
 
+    /// A member only some versions have (Open MPI 5.0's `c_index`): its
+    /// absence is an answer, not a failure.
+    pub(crate) fn optional_field(&mut self, ty: &str, path: &str) -> Option<Field> {
+        debug_assert!(
+            self.declared(ty, Some(path)),
+            "{ty}.{path} is not in the decoder's questions"
+        );
+        let Member { offset, size, .. } = self.src.member(ty, path).ok()?;
+        Some(Field {
+            offset,
+            size: usize::try_from(size).ok()?,
+        })
+    }
+
     pub(crate) fn member(&mut self, ty: &str, path: &str) -> Member {
         debug_assert!(
             self.declared(ty, Some(path)),

@@ -67,6 +67,11 @@ const WORDS: &[&str] = &[
     "av_value",
 ];
 
+/// Open MPI 5.0's own types and members, which the synthetic process
+/// (4.1's shape) does not have.
+const ONLY_5_0_TYPES: &[&str] = &["opal_cstring_t"];
+const ONLY_5_0_MEMBERS: &[&str] = &["c_index"];
+
 /// The members that are character arrays, and how long each is here.
 const CHARS: u64 = 24;
 const NAMES: &[&str] = &[
@@ -202,8 +207,11 @@ impl SyntheticOmpi {
         let mut t = LayoutTable::default();
         let mut sizes: BTreeMap<&str, u64> = BTreeMap::new();
         // A type is laid out after those it is made of.
-        let mut pending: Vec<&mpidd_read::LayoutNeed> =
-            OMPI_HANDLE_LAYOUT.iter().filter(|n| !n.is_enum).collect();
+        // Open MPI 4.1's shape: none of 5.0's own questions is answered.
+        let mut pending: Vec<&mpidd_read::LayoutNeed> = OMPI_HANDLE_LAYOUT
+            .iter()
+            .filter(|n| !n.is_enum && !ONLY_5_0_TYPES.contains(&n.type_name))
+            .collect();
         while !pending.is_empty() {
             let before = pending.len();
             pending.retain(|need| {
@@ -231,7 +239,11 @@ impl SyntheticOmpi {
                     sizes.insert(ty, 16);
                     return false;
                 }
-                for &path in need.members {
+                for &path in need
+                    .members
+                    .iter()
+                    .filter(|&&p| !ONLY_5_0_MEMBERS.contains(&p))
+                {
                     if let Some((_, _, inner)) =
                         NESTED.iter().find(|(t, m, _)| *t == ty && *m == path)
                     {

@@ -55,6 +55,8 @@ pub const OB1_LAYOUT: &[LayoutNeed] = &[
             "c_local_group",
             "c_remote_group",
             "c_pml_comm",
+            // Open MPI 5.0 only: the communicator's slot in the table.
+            "c_index",
         ],
     ),
     LayoutNeed::members(

@@ -35,6 +35,8 @@ pub const OMPI_UCX_LAYOUT: &[LayoutNeed] = &[
             "c_local_group",
             "c_remote_group",
             "c_pml_comm",
+            // Open MPI 5.0 only: the communicator's slot in the table.
+            "c_index",
         ],
     ),
     LayoutNeed::members("ompi_group_t", &["grp_proc_count", "grp_proc_pointers"]),

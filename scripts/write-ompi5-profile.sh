@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Regenerates the layout profile mpidd ships for Debian 13's own, stripped
+# Open MPI 5.0.7 (libopenmpi40 5.0.7-1, amd64), chosen at run time by the
+# build-ids of the root's libmpi.so.40 and libopen-pal.so.80.
+#
+#   write-ompi5-profile.sh [OUTPUT]
+#
+#   MPIDD                 the mpidd binary to run (default: cargo run -p mpidd)
+#   MPIDD_DEBIAN13_ROOT   the Debian 13 root (scripts/python-envs.sh debian13)
+#   MPIDD_OMPI5_TREE      the configured tree (scripts/debian13-ompi5-tree.sh)
+#
+# A struct's layout depends on the source and the configure options, not
+# on -g or -O. So the translation units that define the types the ob1
+# queue decoder and the handle decoders read are compiled with -g in
+# Debian's own source, configured with debian/rules' options inside the
+# Debian 13 root (scripts/debian13-ompi5-tree.sh, about 3 minutes once),
+# and linked into two stand-in libraries for their DWARF: libmpi.so.40
+# (Open MPI 5 builds its components, ob1 and OMPIO among them, into
+# libmpi) and libopen-pal.so.80. A debug build cannot serve: its
+# --enable-debug changes opal_object_t. Each step's time is printed on
+# standard error.
+set -euo pipefail
+
+# OUTPUT is taken from the caller's directory; the default is the repo's.
+[ -z "${1:-}" ] || out="$(realpath -m "$1")"
+cd "$(dirname "$0")/.."
+out="${out:-$(pwd)/mpidd-read/profiles/openmpi-5.0.7-debian13-amd64.json}"
+root="${MPIDD_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13}"
+arch_dir=/usr/lib/x86_64-linux-gnu
+for f in libmpi.so.40 libopen-pal.so.80; do
+  [ -e "$root$arch_dir/$f" ] || {
+    echo "error: $root$arch_dir/$f is missing: run bash scripts/python-envs.sh debian13" >&2
+    exit 1
+  }
+done
+package="$(chroot "$root" dpkg-query -W -f='${Version}' libopenmpi40)"
+
+start=$SECONDS
+build="$(bash scripts/debian13-ompi5-tree.sh | tail -n 1)"
+top="$(dirname "$build")"
+echo "write-ompi5-profile: configured tree: $((SECONDS - start)) s" >&2
+
+# The translation units whose DWARF defines the types read, by the
+# directory whose Makefile builds them (several types are private to their
+# .c file: opal_hash_element_t, ompi_datatype_args_t,
+# attribute_key_value_t).
+opal_objects=(
+  opal:class/opal_object.lo opal:class/opal_list.lo opal:class/opal_free_list.lo
+  opal:class/opal_pointer_array.lo opal:class/opal_hash_table.lo opal:class/opal_cstring.lo
+  opal/util:info.lo
+)
+ompi_objects=(
+  ompi:communicator/comm.lo ompi:communicator/comm_init.lo ompi:group/group.lo
+  ompi:proc/proc.lo ompi:request/request.lo ompi:request/grequest.lo ompi:op/op.lo
+  ompi:errhandler/errhandler.lo ompi:info/info.lo ompi:win/win.lo ompi:file/file.lo
+  ompi:attribute/attribute.lo
+  ompi/datatype:ompi_datatype_args.lo ompi/datatype:ompi_datatype_module.lo
+  ompi/mca/pml:base/pml_base_frame.lo ompi/mca/pml:base/pml_base_sendreq.lo
+  ompi/mca/pml:base/pml_base_recvreq.lo
+  ompi/mca/pml/ob1:pml_ob1.lo ompi/mca/pml/ob1:pml_ob1_comm.lo
+  ompi/mca/pml/ob1:pml_ob1_recvreq.lo ompi/mca/pml/ob1:pml_ob1_sendreq.lo
+  ompi/mca/pml/ob1:pml_ob1_recvfrag.lo
+  ompi/mca/bml/r2:bml_r2.lo
+  ompi/mca/topo:base/topo_base_cart_create.lo ompi/mca/topo:base/topo_base_graph_create.lo
+  ompi/mca/topo:base/topo_base_dist_graph_create.lo
+  ompi/mca/io/ompio:io_ompio_file_open.lo
+)
+make_cmds=""
+for o in "${opal_objects[@]}" "${ompi_objects[@]}"; do
+  make_cmds+="make -s -C '$build/${o%%:*}' '${o#*:}' >/dev/null && "
+done
+start=$SECONDS
+# The root has no make: the tree's copy of the host's (debian13-ompi5-tree.sh).
+"scripts/lib/in-debian13.sh" --bind "$top" /bin/sh -c \
+  "PATH='$top/tools':\$PATH; ${make_cmds}true" >"$top/objects.log" 2>&1 || {
+  tail -n 30 "$top/objects.log" >&2
+  echo "error: compiling Open MPI's objects in the Debian 13 root failed; its log is $top/objects.log" >&2
+  exit 1
+}
+echo "write-ompi5-profile: compile the objects: $((SECONDS - start)) s" >&2
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pic_of() {
+  local dir=${1%%:*} lo=${1#*:}
+  echo "$build/$dir/$(dirname "$lo")/.libs/$(basename "$lo" .lo).o"
+}
+opal_pic=() ompi_pic=()
+for o in "${opal_objects[@]}"; do opal_pic+=("$(pic_of "$o")"); done
+for o in "${ompi_objects[@]}"; do ompi_pic+=("$(pic_of "$o")"); done
+# Named as the stock files are loaded, so the profile's objects are those.
+gcc -shared -nostdlib -o "$work/libopen-pal.so.80" "${opal_pic[@]}" -Wl,--unresolved-symbols=ignore-all
+gcc -shared -nostdlib -o "$work/libmpi.so.40" "${ompi_pic[@]}" -Wl,--unresolved-symbols=ignore-all
+
+start=$SECONDS
+if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
+"${mpidd[@]}" profile write \
+  --object "$work/libmpi.so.40" \
+  --object "$work/libopen-pal.so.80" \
+  --decoder ompi-ob1 \
+  --decoder ompi-handles \
+  --implementation "Open MPI" \
+  --impl-version 5.0.7 \
+  --build "Debian 13 openmpi $package (amd64); layouts from Debian's configuration (scripts/write-ompi5-profile.sh)" \
+  --for-build "$root$arch_dir/libmpi.so.40" \
+  --for-build "$root$arch_dir/libopen-pal.so.80" \
+  --output "$out"
+echo "write-ompi5-profile: write the profile: $((SECONDS - start)) s" >&2
+echo "$out"
