@@ -26,6 +26,16 @@ pub enum PmixError {
         /// The pid.
         pid: i32,
     },
+    /// The launcher is stopped, so its server cannot answer; and a tool
+    /// that connects and gives up makes OpenPMIx 5.0's server crash when it
+    /// resumes (seen with 5.0.7 and 5.0.11), so none is tried.
+    #[error("pid {pid} is stopped (state {state}): its PMIx server cannot answer until it is continued (kill -CONT {pid})")]
+    Stopped {
+        /// The launcher's pid.
+        pid: i32,
+        /// Its state letter in /proc/PID/stat.
+        state: char,
+    },
     /// The library the launcher maps could not be opened or loaded here.
     #[error("cannot load {path}, the libpmix of pid {pid}: {reason}")]
     Load {

@@ -186,8 +186,18 @@ pub(crate) fn query_in_helper(
             }
         )));
     };
-    serde_json::from_str::<Result<Reported, PmixError>>(&json)
-        .map_err(|e| failed(format!("its answer is not JSON of the expected shape: {e}")))?
+    let answer = serde_json::from_str::<Result<Reported, PmixError>>(&json)
+        .map_err(|e| failed(format!("its answer is not JSON of the expected shape: {e}")))?;
+    // The helper's own bound is a little shorter; the caller's is the one
+    // it set.
+    answer.map_err(|e| match e {
+        PmixError::Timeout { pid, step, .. } => PmixError::Timeout {
+            pid,
+            step,
+            timeout_ms: timeout.as_millis() as u64,
+        },
+        other => other,
+    })
 }
 
 /// Whether `pid` is `ancestor` or below it, by the parent links of

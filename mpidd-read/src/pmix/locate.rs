@@ -63,6 +63,18 @@ pub(crate) fn find_libpmix(pid: i32) -> Result<MappedPmix, PmixError> {
     })
 }
 
+/// Refuses a launcher that is stopped (`T`) or stopped by a tracer
+/// (`t`): see [`PmixError::Stopped`].
+pub(crate) fn check_running(pid: i32) -> Result<(), PmixError> {
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ")?.1.chars().next());
+    match state {
+        Some(state @ ('T' | 't')) => Err(PmixError::Stopped { pid, state }),
+        _ => Ok(()),
+    }
+}
+
 /// Whether process `pid` has another root than this process (a chroot,
 /// a container's mount namespace).
 pub(crate) fn root_differs(pid: i32) -> bool {

@@ -12,8 +12,12 @@
 //! holds them, with PMIx's state and exit code beside.
 //!
 //! Every query is bounded by [`PmixOptions::timeout`]: a server that never
-//! answers (a stopped launcher) gives [`PmixError::Timeout`] naming the
-//! step. Run in this process, PMIx starts threads of its own and may not
+//! answers gives [`PmixError::Timeout`] naming the step. A stopped
+//! launcher is refused before any connection ([`PmixError::Stopped`]):
+//! OpenPMIx 5.0's server (5.0.7, 5.0.11) crashes when, continued, it
+//! handles the connection of a tool that gave up waiting, so a tool
+//! must not try one. The same can befall a server too slow for the
+//! bound; a generous bound is the only guard against that. Run in this process, PMIx starts threads of its own and may not
 //! be initialized twice, so one process makes at most one session
 //! (a second gets [`PmixError::AlreadyUsed`]), and a session stuck in
 //! PMIx leaves its thread behind. With [`PmixOptions::helper`], each query
@@ -106,12 +110,11 @@ pub struct PmixHelper {
 /// [`PmixError::NotPmix`], before anything is loaded.
 #[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
 pub fn read_pmix_tables(pid: i32, options: &PmixOptions) -> Result<PmixTables, PmixError> {
+    // Refused here, without a helper, when there is no library.
+    locate::find_libpmix(pid)?;
+    locate::check_running(pid)?;
     let reported = match &options.helper {
-        Some(helper) => {
-            // Refused here, without a helper, when there is no library.
-            locate::find_libpmix(pid)?;
-            helper::query_in_helper(pid, options.timeout, options.max_procs, helper)?
-        }
+        Some(helper) => helper::query_in_helper(pid, options.timeout, options.max_procs, helper)?,
         None => in_process::query_in_process(pid, options.timeout, options.max_procs, |_| {})?,
     };
     let here = helper::hostname();
