@@ -48,6 +48,11 @@ pub(crate) mod keys {
     pub(crate) const CONNECT_TO_SYSTEM: &[u8] = b"pmix.cnct.sys\0";
     /// `PMIX_CONNECT_MAX_RETRIES` (uint32_t).
     pub(crate) const CONNECT_MAX_RETRIES: &[u8] = b"pmix.tool.mretries\0";
+    /// `PMIX_SERVER_TMPDIR` (char*): where servers put their rendezvous
+    /// files.
+    pub(crate) const SERVER_TMPDIR: &[u8] = b"pmix.srvr.tmpdir\0";
+    /// `PMIX_SYSTEM_TMPDIR` (char*): where a tool searches for them.
+    pub(crate) const SYSTEM_TMPDIR: &[u8] = b"pmix.sys.tmpdir\0";
     /// `PMIX_QUERY_NAMESPACES`: a comma-separated string.
     pub(crate) const QUERY_NAMESPACES: &[u8] = b"pmix.qry.ns\0";
     /// `PMIX_QUERY_PROC_TABLE`: a data array of `pmix_proc_info_t`.

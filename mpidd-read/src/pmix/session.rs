@@ -10,6 +10,7 @@
 //! handling to a process that ends with the query.
 
 use std::ffi::{c_char, c_void};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::pmix::error::PmixError;
@@ -50,35 +51,27 @@ pub(crate) fn check_version(lib: &PmixLibrary, pid: i32) -> Result<String, PmixE
 
 impl<'l> ToolSession<'l> {
     /// Connects to the PMIx server of process `pid`, and to it alone (not
-    /// to a system server), trying once.
+    /// to a system server), trying once. The server's rendezvous file is
+    /// searched for below the launcher's own `TMPDIR` when it has one
+    /// (PRRTE puts its session directory there), else below this
+    /// process's.
     pub(crate) fn connect(lib: &'l PmixLibrary, pid: i32) -> Result<Self, PmixError> {
         let no = false;
         let retries: u32 = 1;
-        let mut infos = InfoArray::new(lib, 4);
-        infos.load(
-            0,
-            keys::SERVER_PIDINFO,
-            (&pid as *const i32).cast(),
-            types::PID,
-        );
-        infos.load(
-            1,
-            keys::TOOL_DO_NOT_CONNECT,
-            (&no as *const bool).cast(),
-            types::BOOL,
-        );
-        infos.load(
-            2,
-            keys::CONNECT_TO_SYSTEM,
-            (&no as *const bool).cast(),
-            types::BOOL,
-        );
-        infos.load(
-            3,
-            keys::CONNECT_MAX_RETRIES,
-            (&retries as *const u32).cast(),
-            types::UINT32,
-        );
+        let tmpdir = launcher_tmpdir(pid);
+        let mut infos = InfoArray::new(lib, if tmpdir.is_some() { 6 } else { 4 });
+        let pid_ptr = (&pid as *const i32).cast();
+        let no_ptr = (&no as *const bool).cast();
+        infos.load(0, keys::SERVER_PIDINFO, pid_ptr, types::PID);
+        infos.load(1, keys::TOOL_DO_NOT_CONNECT, no_ptr, types::BOOL);
+        infos.load(2, keys::CONNECT_TO_SYSTEM, no_ptr, types::BOOL);
+        let retries_ptr = (&retries as *const u32).cast();
+        infos.load(3, keys::CONNECT_MAX_RETRIES, retries_ptr, types::UINT32);
+        if let Some(dir) = &tmpdir {
+            // PMIX_STRING's data is the char* itself; PMIx copies it.
+            infos.load(4, keys::SYSTEM_TMPDIR, dir.as_ptr().cast(), types::STRING);
+            infos.load(5, keys::SERVER_TMPDIR, dir.as_ptr().cast(), types::STRING);
+        }
         let mut me = PmixProc {
             nspace: [0; NSPACE_BYTES],
             rank: 0,
@@ -99,6 +92,19 @@ impl<'l> ToolSession<'l> {
             own_nspace: crate::pmix::ffi::nspace_text(&me.nspace),
         })
     }
+}
+
+/// The launcher's `TMPDIR`, when it has one that is a directory here
+/// (this process runs in the launcher's root when that is another).
+fn launcher_tmpdir(pid: i32) -> Option<std::ffi::CString> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let value = environ
+        .split(|&b| b == 0)
+        .find_map(|kv| kv.strip_prefix(b"TMPDIR="))?;
+    if !std::path::Path::new(std::ffi::OsStr::from_bytes(value)).is_dir() {
+        return None;
+    }
+    std::ffi::CString::new(value).ok()
 }
 
 impl Drop for ToolSession<'_> {
