@@ -45,7 +45,7 @@ pub enum ProcsError {
         /// Why it has neither table.
         tables: TablesError,
         /// Why PMIx did not answer.
-        pmix: PmixError,
+        pmix: Box<PmixError>,
     },
     /// The MPI-2 walk could not start.
     #[error(transparent)]
@@ -190,7 +190,10 @@ fn with_pmix(
                 mpi2dd: None,
                 pmix: Some(p),
             }),
-            Err(pmix) => Err(ProcsError::Pmix { tables, pmix }),
+            Err(pmix) => Err(ProcsError::Pmix {
+                tables,
+                pmix: Box::new(pmix),
+            }),
         },
         other => Ok(other?),
     }

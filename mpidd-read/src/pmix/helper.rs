@@ -33,9 +33,10 @@ const TAG: &str = "MPIDD-PMIX";
 const STDERR_TAIL: usize = 2048;
 
 /// Runs the session for launcher `pid` in this process, printing each
-/// step and then the answer on stdout as the parent ([`query_in_helper`])
-/// reads them, and ends the process (without running exit handlers, which
-/// a PMIx thread still stuck could block).
+/// step and then the answer on stdout as the parent (in
+/// [`super::read_pmix_tables`]) reads them, and ends the process
+/// (without running exit handlers, which a PMIx thread still stuck could
+/// block).
 pub fn serve_helper(pid: i32, timeout: Duration, max_procs: usize) -> ! {
     let step = |s: &str| {
         let mut out = std::io::stdout().lock();

@@ -36,7 +36,17 @@
 //! [`ProcTable`]: crate::mpir::ProcTable
 
 mod error;
+// Without `live` on a 64-bit Linux host nothing is queried, so nothing is
+// assembled: only the types remain.
+#[cfg_attr(
+    not(all(feature = "live", target_os = "linux", target_pointer_width = "64")),
+    allow(dead_code)
+)]
 mod reported;
+#[cfg_attr(
+    not(all(feature = "live", target_os = "linux", target_pointer_width = "64")),
+    allow(dead_code)
+)]
 mod tables;
 
 #[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
