@@ -411,3 +411,88 @@ fn a_stopped_launcher_is_refused_without_waiting_and_keeps_running() {
     );
     let _ = std::io::stderr().flush();
 }
+
+/// The processes whose command line holds `needle`.
+fn pids_with(needle: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A server that takes the connection and never answers: prterun runs,
+/// but the thread of its PMIx server is stopped (ptrace, that thread
+/// alone). mpidd gives up at its bound, naming the step; its helper is
+/// not killed (OpenPMIx 5.0's server crashes on the connection of a tool
+/// that has gone) but finishes once the thread runs again, and the job
+/// is none the worse.
+#[test]
+fn a_server_that_does_not_answer_is_given_up_on_at_the_bound() {
+    use nix::sys::ptrace;
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+
+    let job = Job::start(Env::PipOmpi5, 2);
+    let pid = job.prterun.to_string();
+    // prterun's threads: the main one, then PMIx's progress thread, which
+    // serves the tool connections.
+    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort();
+    let server = Pid::from_raw(tids[1]);
+    ptrace::seize(server, ptrace::Options::empty()).expect("seize the server's thread");
+    ptrace::interrupt(server).expect("stop the server's thread");
+    waitpid(server, Some(WaitPidFlag::__WALL)).expect("wait for it to stop");
+    assert_eq!(proc_state(job.prterun), Some('S'), "prterun itself runs");
+
+    let helper = format!("pmix-helper --pid {pid} ");
+    let start = Instant::now();
+    let out = mpidd(&["procs", "--pid", &pid, "--pmix-timeout-ms", "2000"]);
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lingering = pids_with(&helper);
+    ptrace::detach(server, None).expect("let the server's thread go");
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains(&format!(
+            "the PMIx server of pid {pid} did not answer within 2000 ms (at PMIx_tool_init)"
+        )),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(6), "mpidd took {took:?}");
+    assert_eq!(lingering.len(), 1, "the helper waits on: {lingering:?}");
+
+    // Answered at last, the helper finishes; the job runs on.
+    let until = Instant::now() + Duration::from_secs(20);
+    while !pids_with(&helper).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(pids_with(&helper).is_empty(), "the helper is still there");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        proc_state(job.prterun).is_some_and(|s| !matches!(s, 'T' | 'Z' | 'X')),
+        "prterun after the late tool: {:?}; stderr: {}",
+        proc_state(job.prterun),
+        job.stderr()
+    );
+    let out = mpidd(&["procs", "--pid", &pid, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

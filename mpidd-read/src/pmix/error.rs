@@ -26,9 +26,8 @@ pub enum PmixError {
         /// The pid.
         pid: i32,
     },
-    /// The launcher is stopped, so its server cannot answer; and a tool
-    /// that connects and gives up makes OpenPMIx 5.0's server crash when it
-    /// resumes (seen with 5.0.7 and 5.0.11), so none is tried.
+    /// The launcher is stopped, so its server cannot answer; a tool is
+    /// not even started (it would wait until the launcher is continued).
     #[error("pid {pid} is stopped (state {state}): its PMIx server cannot answer until it is continued (kill -CONT {pid})")]
     Stopped {
         /// The launcher's pid.

@@ -2,10 +2,14 @@
 //! hidden subcommand that calls [`serve_helper`]) that runs one session
 //! and prints what it was told as one JSON line.
 //!
-//! The helper is killed when the time is up, so a server that never
-//! answers leaves nothing behind; PMIx's threads and signal handlers live
-//! and die with it; and each query has a process of its own, so PMIx is
-//! set up once per process. When the launcher runs in another root (a
+//! When the time is up the caller gets [`PmixError::Timeout`], but the
+//! helper is not killed: OpenPMIx 5.0's server (seen with 5.0.7 and
+//! 5.0.11) crashes, taking the job with it, when it gets round to the
+//! connection of a tool that has gone. The helper waits for the server
+//! as long as it takes, then finalizes and ends; it ends too when the
+//! launcher does, which closes the connection. PMIx's threads and signal
+//! handlers live and die with it, and each query has a process of its
+//! own, so PMIx is set up once per process. When the launcher runs in another root (a
 //! chroot, a container's mount namespace), the helper is started inside
 //! it (chroot to `/proc/PID/root`, which needs the privilege to chroot):
 //! its libpmix then loads on the launcher's own C library and beside its
@@ -37,6 +41,9 @@ const STDERR_TAIL: usize = 2048;
 /// [`super::read_pmix_tables`]) reads them, and ends the process
 /// (without running exit handlers, which a PMIx thread still stuck could
 /// block).
+///
+/// A `timeout` of zero waits for the server as long as it takes (what
+/// the parent asks for).
 pub fn serve_helper(pid: i32, timeout: Duration, max_procs: usize) -> ! {
     let step = |s: &str| {
         let mut out = std::io::stdout().lock();
@@ -95,19 +102,21 @@ pub(crate) fn query_in_helper(
         cmd = Command::new(&helper.program);
         _exe = None;
     }
-    // The helper gives up a little before the parent does, so that its own
-    // answer (naming the step) usually arrives first.
-    let own = timeout.mul_f64(0.9);
     cmd.args(&helper.args)
         .arg("--pid")
         .arg(pid.to_string())
+        // The helper itself waits as long as the server takes (see the
+        // module's docs).
         .arg("--timeout-ms")
-        .arg(own.as_millis().to_string())
+        .arg("0")
         .arg("--max-procs")
         .arg(max_procs.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        // A group of its own: the terminal's ^C to mpidd must not end it
+        // in the middle of a handshake either.
+        .process_group(0);
     let start = Instant::now();
     let mut child = cmd
         .spawn()
@@ -153,8 +162,10 @@ pub(crate) fn query_in_helper(
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                let _ = child.kill();
-                let _ = child.wait();
+                // Not killed: it finishes when the server answers (and
+                // ends when the launcher does); meanwhile a thread of ours
+                // reaps it when it ends.
+                std::thread::spawn(move || child.wait());
                 return Err(PmixError::Timeout {
                     pid,
                     step,
@@ -164,11 +175,21 @@ pub(crate) fn query_in_helper(
             Err(mpsc::RecvTimeoutError::Disconnected) => break None,
         }
     };
-    // The helper ends right after its answer; it is killed if it lingers.
+    // The helper ends right after its answer (the session is over by
+    // then, so killing it would be harmless); one that does not is killed.
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
+            _ if answer.is_none() => {
+                // No answer and still running past the bound: as above.
+                std::thread::spawn(move || child.wait());
+                return Err(PmixError::Timeout {
+                    pid,
+                    step,
+                    timeout_ms: timeout.as_millis() as u64,
+                });
+            }
             _ => {
                 let _ = child.kill();
                 break child.wait().ok();
@@ -187,18 +208,8 @@ pub(crate) fn query_in_helper(
             }
         )));
     };
-    let answer = serde_json::from_str::<Result<Reported, PmixError>>(&json)
-        .map_err(|e| failed(format!("its answer is not JSON of the expected shape: {e}")))?;
-    // The helper's own bound is a little shorter; the caller's is the one
-    // it set.
-    answer.map_err(|e| match e {
-        PmixError::Timeout { pid, step, .. } => PmixError::Timeout {
-            pid,
-            step,
-            timeout_ms: timeout.as_millis() as u64,
-        },
-        other => other,
-    })
+    serde_json::from_str::<Result<Reported, PmixError>>(&json)
+        .map_err(|e| failed(format!("its answer is not JSON of the expected shape: {e}")))?
 }
 
 /// Whether `pid` is `ancestor` or below it, by the parent links of

@@ -1,10 +1,11 @@
 //! The query run in this process: the launcher's library loaded and the
 //! session driven on a thread of its own, given up on after a time bound.
 //!
-//! A thread stuck in PMIx (a stopped server accepts the connection and
-//! never answers) cannot be cancelled: it is left behind, which is why
-//! this process's one session is then spent, and why mpidd runs the
-//! query in a helper process that is killed instead (`helper.rs`).
+//! A thread waiting in PMIx (a server that accepted the connection and
+//! does not answer) cannot be cancelled: it is left to finish when the
+//! server answers, which is one reason this process's one session is
+//! then spent, and why mpidd runs the query in a helper process
+//! (`helper.rs`).
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -18,7 +19,8 @@ use crate::pmix::reported::Reported;
 use crate::pmix::session::{check_version, claim_process, ToolSession};
 
 /// Runs the session for launcher `pid`; `on_step` hears each step as it
-/// starts. Fails with [`PmixError::Timeout`] after `timeout`.
+/// starts. Fails with [`PmixError::Timeout`] after `timeout` (none when
+/// it is zero).
 pub(crate) fn query_in_process(
     pid: i32,
     timeout: Duration,
@@ -55,7 +57,12 @@ pub(crate) fn query_in_process(
             reason: e.to_string(),
         });
     }
-    match rx.recv_timeout(timeout) {
+    let answer = if timeout.is_zero() {
+        rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+    } else {
+        rx.recv_timeout(timeout)
+    };
+    match answer {
         Ok(answer) => answer,
         Err(mpsc::RecvTimeoutError::Timeout) => Err(PmixError::Timeout {
             pid,

@@ -13,17 +13,17 @@
 //!
 //! Every query is bounded by [`PmixOptions::timeout`]: a server that never
 //! answers gives [`PmixError::Timeout`] naming the step. A stopped
-//! launcher is refused before any connection ([`PmixError::Stopped`]):
-//! OpenPMIx 5.0's server (5.0.7, 5.0.11) crashes when, continued, it
-//! handles the connection of a tool that gave up waiting, so a tool
-//! must not try one. The same can befall a server too slow for the
-//! bound; a generous bound is the only guard against that. Run in this process, PMIx starts threads of its own and may not
+//! launcher is refused before any connection ([`PmixError::Stopped`]).
+//! OpenPMIx 5.0's server (5.0.7, 5.0.11) crashes when it handles the
+//! connection of a tool that has gone, so the session that timed out is
+//! never torn down: its thread, or its helper process, waits on in the
+//! background until the server answers or the launcher ends. Run in this process, PMIx starts threads of its own and may not
 //! be initialized twice, so one process makes at most one session
 //! (a second gets [`PmixError::AlreadyUsed`]), and a session stuck in
 //! PMIx leaves its thread behind. With [`PmixOptions::helper`], each query
 //! runs in a helper process instead (mpidd's hidden `pmix-helper`
-//! subcommand, which calls [`serve_helper`]), killed at the bound, and
-//! started inside the launcher's root when it has another one: a
+//! subcommand, which calls [`serve_helper`]), started inside the
+//! launcher's root when it has another one: a
 //! launcher's libpmix built for a newer C library than the host's loads
 //! there and not here (Debian 13's, on a Debian 12 host).
 //!
