@@ -91,8 +91,9 @@ struct Job {
 }
 
 impl Job {
-    fn start(env: Env, ranks: usize) -> Job {
-        let dir = fresh_dir(&format!("pmix-{env:?}-{ranks}"));
+    /// `name` makes the scratch directory its own (tests run at once).
+    fn start(name: &str, env: Env, ranks: usize) -> Job {
+        let dir = fresh_dir(&format!("pmix-{name}"));
         std::fs::copy(
             repo().join("tests/openmpi5/recv_ring.c"),
             dir.join("recv_ring.c"),
@@ -319,14 +320,14 @@ fn check_job(env: Env, job: &Job) {
 
 #[test]
 fn pip_open_mpi_5_table_through_pmix() {
-    let job = Job::start(Env::PipOmpi5, 4);
+    let job = Job::start("pip-table", Env::PipOmpi5, 4);
     check_procs(Env::PipOmpi5, &job);
     check_job(Env::PipOmpi5, &job);
 }
 
 #[test]
 fn debian13_open_mpi_5_table_through_pmix_from_the_host() {
-    let job = Job::start(Env::Debian13, 4);
+    let job = Job::start("debian13-table", Env::Debian13, 4);
     // The launcher's root is not ours: its libpmix is the root's file,
     // which this host's C library is too old to load.
     assert_ne!(
@@ -382,7 +383,7 @@ fn what_is_no_pmix_launcher_is_refused_in_one_line() {
 
 #[test]
 fn a_stopped_launcher_is_refused_without_waiting_and_keeps_running() {
-    let job = Job::start(Env::PipOmpi5, 2);
+    let job = Job::start("stopped", Env::PipOmpi5, 2);
     let pid = job.prterun.to_string();
     kill(Pid::from_raw(job.prterun), Signal::SIGSTOP).unwrap();
     let until = Instant::now() + Duration::from_secs(5);
@@ -439,7 +440,7 @@ fn a_server_that_does_not_answer_is_given_up_on_at_the_bound() {
     use nix::sys::ptrace;
     use nix::sys::wait::{waitpid, WaitPidFlag};
 
-    let job = Job::start(Env::PipOmpi5, 2);
+    let job = Job::start("no-answer", Env::PipOmpi5, 2);
     let pid = job.prterun.to_string();
     // prterun's threads: the main one, then PMIx's progress thread, which
     // serves the tool connections.
