@@ -36,6 +36,21 @@ enum Env {
     /// Debian 13's Open MPI 5.0.7 in the Debian 13 root (a chroot in a
     /// mount namespace of its own, host pids).
     Debian13,
+    /// pip's Open MPI 5.0.11, copied where user `nobody` can run it (the
+    /// cache under /root is not), run as `nobody`.
+    PipOmpi5AsNobody,
+}
+
+/// The unprivileged user of [`Env::PipOmpi5AsNobody`].
+const NOBODY: &str = "65534";
+
+/// `setpriv` running the rest as [`NOBODY`].
+fn as_nobody() -> Command {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={NOBODY}"))
+        .arg(format!("--regid={NOBODY}"))
+        .arg("--clear-groups");
+    c
 }
 
 fn env_dir(var: &str, name: &str) -> PathBuf {
@@ -113,6 +128,24 @@ impl Job {
                 l.env("TMPDIR", &tmp);
                 (b, l)
             }
+            Env::PipOmpi5AsNobody => {
+                let venv = dir.join("venv");
+                let copied = Command::new("cp")
+                    .arg("-a")
+                    .arg(env_dir("MPIDD_PY_OMPI5_VENV", "ompi5"))
+                    .arg(&venv)
+                    .status()
+                    .expect("run cp");
+                assert!(copied.success(), "copying the Open MPI 5 venv failed");
+                let mut b = Command::new(venv.join("bin/mpicc"));
+                b.arg("-o").arg(&exe).arg(dir.join("recv_ring.c"));
+                let mut l = as_nobody();
+                l.arg("env")
+                    .arg(format!("HOME={}", dir.display()))
+                    .arg(format!("TMPDIR={}", tmp.display()))
+                    .arg(venv.join("bin/mpirun"));
+                (b, l)
+            }
             Env::Debian13 => {
                 let mut b = in_debian13();
                 b.arg("--bind").arg(&dir).arg("mpicc.openmpi");
@@ -130,6 +163,16 @@ impl Job {
             "{env:?}: building recv_ring.c failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if env == Env::PipOmpi5AsNobody {
+            // Its own directory, its files and its session directory.
+            let chown = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{NOBODY}:{NOBODY}"))
+                .arg(&dir)
+                .status()
+                .expect("run chown");
+            assert!(chown.success(), "chown of {} failed", dir.display());
+        }
         launch
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -239,11 +282,23 @@ fn mpidd(args: &[&str]) -> std::process::Output {
         .expect("run mpidd")
 }
 
+/// mpidd as the user the job of `env` runs as.
+fn mpidd_for(env: Env, args: &[&str]) -> std::process::Output {
+    if env != Env::PipOmpi5AsNobody {
+        return mpidd(args);
+    }
+    as_nobody()
+        .arg(env!("CARGO_BIN_EXE_mpidd"))
+        .args(args)
+        .output()
+        .expect("run mpidd through setpriv")
+}
+
 /// `mpidd procs --pid PRTERUN --json` lists exactly the ranks the job
 /// printed, in rank order; the text names PRRTE's PMIx server.
 fn check_procs(env: Env, job: &Job) {
     let pid = job.prterun.to_string();
-    let out = mpidd(&["procs", "--pid", &pid, "--json"]);
+    let out = mpidd_for(env, &["procs", "--pid", &pid, "--json"]);
     assert!(
         out.status.success(),
         "{env:?}: mpidd procs failed: {}",
@@ -281,7 +336,7 @@ fn check_procs(env: Env, job: &Job) {
             "{env:?}: every rank has connected to its server"
         );
     }
-    let text = mpidd(&["procs", "--pid", &pid]);
+    let text = mpidd_for(env, &["procs", "--pid", &pid]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         text.contains(&format!("through PRRTE's PMIx server (prterun, pid {pid})")),
@@ -292,7 +347,7 @@ fn check_procs(env: Env, job: &Job) {
 /// `mpidd job --pid PRTERUN` reads every rank, each with its world rank.
 fn check_job(env: Env, job: &Job) {
     let pid = job.prterun.to_string();
-    let out = mpidd(&["job", "--pid", &pid, "--json", "--no-queues"]);
+    let out = mpidd_for(env, &["job", "--pid", &pid, "--json", "--no-queues"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{env:?}: mpidd job failed: {stderr}");
     assert!(
@@ -323,6 +378,23 @@ fn pip_open_mpi_5_table_through_pmix() {
     let job = Job::start("pip-table", Env::PipOmpi5, 4);
     check_procs(Env::PipOmpi5, &job);
     check_job(Env::PipOmpi5, &job);
+}
+
+/// As the job's user: no privilege, the launcher in the same root.
+#[test]
+fn open_mpi_5_table_through_pmix_as_an_unprivileged_user() {
+    let job = Job::start("nobody-table", Env::PipOmpi5AsNobody, 4);
+    let owner = std::fs::read_to_string(format!("/proc/{}/status", job.prterun))
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Uid:")
+                .map(|u| u.split_whitespace().next().unwrap().to_string())
+        })
+        .unwrap();
+    assert_eq!(owner, NOBODY, "prterun runs as nobody");
+    check_procs(Env::PipOmpi5AsNobody, &job);
+    check_job(Env::PipOmpi5AsNobody, &job);
 }
 
 #[test]
