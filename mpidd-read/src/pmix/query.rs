@@ -59,6 +59,13 @@ fn query<'s>(
 ) -> Result<Results<'s>, PmixError> {
     let lib = session.lib;
     let mut qualifiers = InfoArray::new(lib, usize::from(nspace.is_some()));
+    if nspace.is_some() && qualifiers.ptr.is_null() {
+        return Err(PmixError::Query {
+            pid: session.pid,
+            query: what.to_string(),
+            status: "PMIx_Info_create gave no array (out of memory)".into(),
+        });
+    }
     let ns = nspace.map(|n| CString::new(n).unwrap_or_default());
     if let Some(ns) = &ns {
         // PMIX_STRING's data is the char* itself (PMIx copies the

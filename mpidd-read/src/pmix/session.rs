@@ -60,6 +60,12 @@ impl<'l> ToolSession<'l> {
         let retries: u32 = 1;
         let tmpdir = launcher_tmpdir(pid);
         let mut infos = InfoArray::new(lib, if tmpdir.is_some() { 6 } else { 4 });
+        if infos.ptr.is_null() {
+            return Err(PmixError::Refused {
+                pid,
+                status: "PMIx_Info_create gave no array (out of memory)".into(),
+            });
+        }
         let pid_ptr = (&pid as *const i32).cast();
         let no_ptr = (&no as *const bool).cast();
         infos.load(0, keys::SERVER_PIDINFO, pid_ptr, types::PID);
