@@ -60,7 +60,8 @@ pub fn serve_helper(pid: i32, timeout: Duration, max_procs: usize) -> ! {
 }
 
 /// Runs the session for launcher `pid` in `helper`, inside the
-/// launcher's root when it has another, and kills it after `timeout`.
+/// launcher's root when it has another, and stops waiting for it after
+/// `timeout` (it is left to finish; see the module's docs).
 pub(crate) fn query_in_helper(
     pid: i32,
     timeout: Duration,

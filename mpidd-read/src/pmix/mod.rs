@@ -85,7 +85,7 @@ pub const DEFAULT_MAX_PROCS: usize = 1 << 22;
 /// How to ask a launcher's PMIx server.
 #[derive(Clone, Debug)]
 pub struct PmixOptions {
-    /// Give up after this long.
+    /// Give up after this long (zero: wait as long as the server takes).
     pub timeout: Duration,
     /// Refuse a namespace of more processes than this.
     pub max_procs: usize,
