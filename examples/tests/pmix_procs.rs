@@ -569,3 +569,30 @@ fn a_server_that_does_not_answer_is_given_up_on_at_the_bound() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The library's own way, without a helper: the session runs in this
+/// test process, once; a second launcher is refused, saying why.
+#[test]
+fn the_table_read_in_this_process_and_only_once() {
+    use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions};
+
+    let job = Job::start("in-process", Env::PipOmpi5, 2);
+    let tables = read_pmix_tables(job.prterun, &PmixOptions::default())
+        .unwrap_or_else(|e| panic!("{e}; stderr: {}", job.stderr()));
+    assert_eq!(tables.namespaces.len(), 1, "{tables:?}");
+    let pids: Vec<i32> = tables.namespaces[0]
+        .proctable
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    let printed: Vec<i32> = job.ranks.iter().map(|r| r.pid).collect();
+    assert_eq!(pids, printed);
+    let again = read_pmix_tables(job.prterun, &PmixOptions::default()).unwrap_err();
+    assert_eq!(
+        again,
+        PmixError::AlreadyUsed {
+            pid: job.prterun,
+            first_pid: job.prterun
+        }
+    );
+}
