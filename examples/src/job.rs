@@ -153,6 +153,7 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
             args.debug_dir.clone(),
             &Limits::default(),
         ),
+        pmix: crate::pmix_helper::options(mpidd_read::pmix::DEFAULT_TIMEOUT),
     };
     let found = sources.targets(&Limits::default())?;
     for p in &found.pids {
@@ -160,6 +161,10 @@ pub fn run(args: JobArgs, no_cache: bool) -> Result<(), JobError> {
             Found::Rank => {}
             Found::MpirTable => eprintln!(
                 "mpidd: {} rank(s) from the MPIR table of launcher {}",
+                p.ranks, p.pid
+            ),
+            Found::PmixTable => eprintln!(
+                "mpidd: {} rank(s) from the process table of launcher {}, through its PMIx server",
                 p.ranks, p.pid
             ),
             Found::Descendants => eprintln!(

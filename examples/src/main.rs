@@ -33,7 +33,9 @@ mod error_chain;
 mod handle;
 mod job;
 mod launch;
+mod pmix_helper;
 mod procs;
+mod procs_pmix;
 mod profile;
 mod queues;
 mod slurm;
@@ -118,6 +120,23 @@ enum Command {
         /// large to list).
         #[arg(long)]
         summary: bool,
+        /// How long a launcher's PMIx server (Open MPI 5's prterun, which
+        /// has no MPIR table) may take to answer, in milliseconds.
+        #[arg(long, default_value_t = mpidd_read::pmix::DEFAULT_TIMEOUT.as_millis() as u64)]
+        pmix_timeout_ms: u64,
+    },
+    /// One PMIx query in a process of its own (started by procs and job).
+    #[command(name = "pmix-helper", hide = true)]
+    PmixHelper {
+        /// The launcher.
+        #[arg(long)]
+        pid: i32,
+        /// Give up after this long.
+        #[arg(long)]
+        timeout_ms: u64,
+        /// Most processes read from one namespace.
+        #[arg(long)]
+        max_procs: usize,
     },
     /// Print one MPI process's message queues (pending sends, pending
     /// receives, unexpected messages per communicator), read by the native
@@ -248,6 +267,7 @@ fn main() -> ExitCode {
             max_table_entries,
             json,
             summary,
+            pmix_timeout_ms,
         } => {
             let limits = Limits {
                 max_table_entries,
@@ -269,9 +289,15 @@ fn main() -> ExitCode {
                 packing,
                 &limits,
                 target.verbose(),
+                &pmix_helper::options(std::time::Duration::from_millis(pmix_timeout_ms)),
             )
             .map_err(|e| error_chain(&e))
         }
+        Command::PmixHelper {
+            pid,
+            timeout_ms,
+            max_procs,
+        } => pmix_helper::serve(pid, timeout_ms, max_procs),
         Command::Queues {
             target,
             no_stop,

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use mpidd_read::mpi2dd::{Mpi2ddPeer, Mpi2ddProcess};
 use mpidd_read::mpir::{MpirProcess, MpirState};
+use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions, PmixTables};
 use mpidd_read::process_tables::{read_tables, ProcessTables, TablesError};
 use mpidd_read::walk::{self, JobTree, LocalProcesses, WalkError};
 use mpidd_read::{CoreTargetError, GdbRemoteError, Limits, LiveError, LiveTarget};
@@ -38,6 +39,14 @@ pub enum ProcsError {
     /// The target's tables could not be read, or it has none.
     #[error(transparent)]
     Tables(#[from] TablesError),
+    /// The launcher has neither table, and its PMIx server did not answer.
+    #[error("{tables}; and {pmix}")]
+    Pmix {
+        /// Why it has neither table.
+        tables: TablesError,
+        /// Why PMIx did not answer.
+        pmix: Box<PmixError>,
+    },
     /// The MPI-2 walk could not start.
     #[error(transparent)]
     Walk(#[from] WalkError),
@@ -55,6 +64,8 @@ struct Report {
     mpir: Option<MpirState>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mpi2dd: Option<Mpi2ddReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pmix: Option<PmixTables>,
 }
 
 #[derive(Serialize)]
@@ -73,6 +84,7 @@ fn report(tables: ProcessTables, job: Option<JobTree>) -> Report {
     Report {
         mpir: tables.mpir,
         mpi2dd: tables.mpi2dd.map(|process| Mpi2ddReport { process, job }),
+        pmix: tables.pmix,
     }
 }
 
@@ -84,8 +96,9 @@ pub fn run(
     packing: Option<Packing>,
     limits: &Limits,
     verbose: bool,
+    pmix: &PmixOptions,
 ) -> Result<(), ProcsError> {
-    match print(source, format, packing, limits, verbose) {
+    match print(source, format, packing, limits, verbose, pmix) {
         Err(ProcsError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(ProcsError::Json(e)) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
             Ok(())
@@ -100,6 +113,7 @@ fn print(
     packing: Option<Packing>,
     limits: &Limits,
     verbose: bool,
+    pmix: &PmixOptions,
 ) -> Result<(), ProcsError> {
     let report = match source {
         Source::Core { core, options } => {
@@ -112,8 +126,10 @@ fn print(
         // written once, when the job spawns.
         Source::Pid(pid) => {
             let t = LiveTarget::open(pid)?;
-            let read = read_tables(&t, packing, limits);
-            explain_failure(&t, verbose, &read);
+            let read = with_pmix(pid, read_tables(&t, packing, limits), pmix);
+            if let Err(ProcsError::Tables(e)) = &read {
+                explain_failure(&t, verbose, &Err::<(), _>(e));
+            }
             let tables = read?;
             let job = match &tables.mpi2dd {
                 None => None,
@@ -153,7 +169,34 @@ fn print(
     if let Some(p) = &report.mpi2dd {
         print_mpi2dd(&mut out, p, summary)?;
     }
+    if let Some(p) = &report.pmix {
+        crate::procs_pmix::print_pmix(&mut out, p, summary)?;
+    }
     Ok(out.flush()?)
+}
+
+/// The tables of a live process; for a launcher with neither MPIR nor
+/// MPI-2 tables, those its PMIx server reports (a process that maps no
+/// libpmix adds that as a third reason).
+fn with_pmix(
+    pid: i32,
+    read: Result<ProcessTables, TablesError>,
+    options: &PmixOptions,
+) -> Result<ProcessTables, ProcsError> {
+    match read {
+        Err(tables @ TablesError::Neither { .. }) => match read_pmix_tables(pid, options) {
+            Ok(p) => Ok(ProcessTables {
+                mpir: None,
+                mpi2dd: None,
+                pmix: Some(p),
+            }),
+            Err(pmix) => Err(ProcsError::Pmix {
+                tables,
+                pmix: Box::new(pmix),
+            }),
+        },
+        other => Ok(other?),
+    }
 }
 
 fn print_mpir(out: &mut impl Write, m: &MpirState, summary: bool) -> Result<(), ProcsError> {

@@ -1,10 +1,13 @@
-//! Finding the ranks of a job: from a launcher's MPIR table, from the
-//! descendants of a launcher that has none (Debian's `mpiexec.hydra`), or
-//! from a directory of core files.
+//! Finding the ranks of a job: from a launcher's MPIR table, from its
+//! PMIx server's process table (Open MPI 5's `prterun`, which has no
+//! MPIR), from the descendants of a launcher that has neither (Debian's
+//! `mpiexec.hydra`), or from a directory of core files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[cfg(all(feature = "live", target_os = "linux"))]
+use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions, PmixTables};
 use mpidd_read::{mpir, CoreTargetOptions};
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{Limits, LiveTarget, SymbolSource};
@@ -33,6 +36,16 @@ pub enum DiscoverError {
         /// Why: shown in the message, so not also as `source()`.
         cause: mpir::MpirError,
     },
+    /// The launcher has no MPIR table, its PMIx server gave no table, and
+    /// no descendant of it uses MPI.
+    #[cfg(all(feature = "live", target_os = "linux"))]
+    #[error("process {pid} has no MPIR process table, none of its descendants has an MPI library loaded, and {cause}")]
+    Pmix {
+        /// The launcher.
+        pid: i32,
+        /// Why its PMIx server gave no table.
+        cause: mpidd_read::pmix::PmixError,
+    },
     /// The process is no MPI process, has no MPIR table, and no descendant
     /// of it uses MPI.
     #[error(
@@ -60,6 +73,9 @@ pub enum Found {
     Rank,
     /// From the launcher's MPIR process table.
     MpirTable,
+    /// From the process table the launcher's PMIx server reported: it has
+    /// no MPIR symbols (Open MPI 5's `prterun`).
+    PmixTable,
     /// From the launcher's descendants that have an MPI library loaded:
     /// the launcher has no MPIR symbols.
     Descendants,
@@ -67,10 +83,16 @@ pub enum Found {
 
 /// The ranks behind `pid`: the process itself when it is an MPI process;
 /// else the ranks of its MPIR table (those on this host, when the table
-/// names hosts); else its descendants that have an MPI library loaded.
-/// Linux only, with the `live` feature.
+/// names hosts); else those of the process table its PMIx server reports
+/// (asked as `pmix` says; those on this host and not ended); else its
+/// descendants that have an MPI library loaded. Linux only, with the
+/// `live` feature.
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>), DiscoverError> {
+pub fn ranks_of_pid(
+    pid: i32,
+    limits: &Limits,
+    pmix: &PmixOptions,
+) -> Result<(Found, Vec<RankTarget>), DiscoverError> {
     if uses_mpi(pid) {
         return Ok((Found::Rank, vec![RankTarget::live(pid)]));
     }
@@ -94,15 +116,57 @@ pub fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>
             return Ok((Found::MpirTable, ranks));
         }
     }
+    let pmix_failure = match read_pmix_tables(pid, pmix) {
+        Ok(tables) => {
+            let ranks = pmix_ranks(&tables, hostname().as_deref());
+            if !ranks.is_empty() {
+                return Ok((Found::PmixTable, ranks));
+            }
+            None
+        }
+        Err(PmixError::NotPmix { .. }) => None,
+        Err(e) => Some(e),
+    };
     let ranks: Vec<RankTarget> = descendants(pid)
         .into_iter()
         .filter(|&p| uses_mpi(p))
         .map(RankTarget::live)
         .collect();
     if ranks.is_empty() {
-        return Err(DiscoverError::NoRanks { pid });
+        return Err(match pmix_failure {
+            Some(cause) => DiscoverError::Pmix { pid, cause },
+            None => DiscoverError::NoRanks { pid },
+        });
     }
     Ok((Found::Descendants, ranks))
+}
+
+/// The ranks of a PMIx server's tables that run on this host. A job of
+/// one namespace is `MPI_COMM_WORLD`, whose ranks are the PMIx ranks;
+/// with several (spawned jobs), a PMIx rank is not a world rank, and none
+/// is given.
+#[cfg(all(feature = "live", target_os = "linux"))]
+fn pmix_ranks(tables: &PmixTables, here: Option<&str>) -> Vec<RankTarget> {
+    let one_world = tables.namespaces.len() == 1;
+    tables
+        .namespaces
+        .iter()
+        .flat_map(|ns| {
+            ns.proctable
+                .iter()
+                .enumerate()
+                .filter(|(rank, p)| {
+                    p.pid > 0
+                        && is_this_host(p.host_name, here)
+                        && !ns.states.get(*rank).is_some_and(|s| s.has_ended())
+                })
+                .map(|(rank, p)| RankTarget::Live {
+                    pid: p.pid,
+                    host: Some(p.host_name.to_string()),
+                    world_rank: one_world.then_some(rank as i64),
+                })
+        })
+        .collect()
 }
 
 /// Whether a process has an MPI library mapped (MPICH's `libmpi`/

@@ -23,6 +23,7 @@
 
 use std::path::PathBuf;
 
+use mpidd_read::pmix::PmixOptions;
 use mpidd_read::{CoreTargetOptions, Limits};
 
 use crate::discover::{apply_launcher_table, cores_in, launcher_core_table, DiscoverError, Found};
@@ -34,7 +35,8 @@ use crate::reading::RankReading;
 pub struct JobSources {
     /// Ranks, or launchers whose ranks are read: one with an MPIR process
     /// table (Open MPI's `mpirun`, `srun`), whose ranks on this host are
-    /// read, or one without (Debian's `mpiexec.hydra`), whose descendants
+    /// read; one whose PMIx server reports them (Open MPI 5's `prterun`);
+    /// or one with neither (Debian's `mpiexec.hydra`), whose descendants
     /// that have an MPI library loaded are the ranks. Needs the `live`
     /// feature, on Linux.
     pub pids: Vec<i32>,
@@ -47,6 +49,9 @@ pub struct JobSources {
     pub launcher_core: Option<PathBuf>,
     /// How the cores are opened (where the files they name are).
     pub core_options: CoreTargetOptions,
+    /// How a launcher's PMIx server is asked for its table, when it has
+    /// no MPIR table.
+    pub pmix: PmixOptions,
 }
 
 /// How one of [`JobSources::pids`] was turned into ranks.
@@ -103,7 +108,7 @@ impl JobSources {
     pub fn targets(&self, limits: &Limits) -> Result<FoundTargets, SourceError> {
         let mut found = FoundTargets::default();
         for &pid in &self.pids {
-            let (how, ranks) = ranks_of_pid(pid, limits)?;
+            let (how, ranks) = ranks_of_pid(pid, limits, &self.pmix)?;
             found.pids.push(PidRanks {
                 pid,
                 found: how,
@@ -147,12 +152,20 @@ impl JobSources {
 }
 
 #[cfg(all(feature = "live", target_os = "linux"))]
-fn ranks_of_pid(pid: i32, limits: &Limits) -> Result<(Found, Vec<RankTarget>), SourceError> {
-    Ok(crate::discover::ranks_of_pid(pid, limits)?)
+fn ranks_of_pid(
+    pid: i32,
+    limits: &Limits,
+    pmix: &PmixOptions,
+) -> Result<(Found, Vec<RankTarget>), SourceError> {
+    Ok(crate::discover::ranks_of_pid(pid, limits, pmix)?)
 }
 
 #[cfg(not(all(feature = "live", target_os = "linux")))]
-fn ranks_of_pid(pid: i32, _limits: &Limits) -> Result<(Found, Vec<RankTarget>), SourceError> {
+fn ranks_of_pid(
+    pid: i32,
+    _limits: &Limits,
+    _pmix: &PmixOptions,
+) -> Result<(Found, Vec<RankTarget>), SourceError> {
     Err(SourceError::LiveUnavailable { pid })
 }
 

@@ -55,6 +55,8 @@
 //!   follows directories and metadirectories across processes through a
 //!   [`Connector`] ([`walk::CoreFiles`], or with `live` on Linux
 //!   `walk::LocalProcesses`).
+//! - [`pmix`]: a launcher's process table from its PMIx server (Open MPI
+//!   5's `prterun`), through the launcher's own libpmix.
 //! - [`process_tables`]: whichever of the two a target has.
 //!
 //! Everything read from the target is bounded by [`Limits`], and failures
@@ -82,6 +84,7 @@ mod layouts;
 mod limits;
 pub mod mpi2dd;
 pub mod mpir;
+pub mod pmix;
 pub mod process_tables;
 mod python;
 mod stacks;

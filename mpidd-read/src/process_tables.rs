@@ -2,7 +2,8 @@
 //! table of a starter, and the MPI-2 debugger interface's tables of a rank,
 //! directory or metadirectory. A target may have both (a metadirectory
 //! that is also the MPIR starter); one that has neither is refused with
-//! both reasons.
+//! both reasons. A launcher with neither may still answer through PMIx
+//! ([`crate::pmix`]), which needs its pid, not its memory.
 //!
 //! ```
 //! use mpidd_read::process_tables::read_tables;
@@ -37,6 +38,12 @@ pub struct ProcessTables {
     /// debugger interface.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mpi2dd: Option<Mpi2ddProcess>,
+    /// The jobs of a launcher that has neither (Open MPI 5's `prterun`),
+    /// as its PMIx server reports them: not in memory, so
+    /// [`read_tables`] leaves it `None`, and a caller with the launcher's
+    /// pid fills it from [`crate::pmix::read_pmix_tables`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pmix: Option<crate::pmix::PmixTables>,
 }
 
 /// Why the tables could not be read.
@@ -88,7 +95,11 @@ pub fn read_tables<T: TargetMemory + SymbolSource + ?Sized>(
                 Err(Mpi2ddError::NoInfo { .. }) => None,
                 Err(e) => return Err(e.into()),
             };
-            Ok(ProcessTables { mpir, mpi2dd })
+            Ok(ProcessTables {
+                mpir,
+                mpi2dd,
+                pmix: None,
+            })
         }
     }
 }
