@@ -221,6 +221,10 @@ pub fn identify(
         return Err(no_mpi_found(symbols));
     };
     let device = string("MPII_Version_device").unwrap_or_default().0;
+    if let Some(intel) = crate::intel_mpi::IntelMpi::find(memory, symbols, limits) {
+        let library = FoundLibrary::find(memory, symbols, &library, Some(at), None, limits);
+        return Err(intel.refusal(&version, &device, Some(Box::new(library))));
+    }
     if device.starts_with("ch3") {
         return Ok(Identified {
             kind: DecoderKind::MpichCh3,
