@@ -129,6 +129,11 @@ fn check_common(report: &Value, job: &HungJob, calls: &[(&str, String); 4], what
         assert_eq!(rank["mpi_call"], *call, "{what}: rank {i}: {rank:#}");
         assert_eq!(rank["state"], "in_mpi", "{what}: rank {i}");
         assert_eq!(rank["location"], *location, "{what}: rank {i}");
+        let source = rank["basis"]["world_rank"].as_str().unwrap_or("");
+        assert!(
+            source.contains("PMI_RANK"),
+            "{what}: rank {i}'s world rank from {source}"
+        );
         let why = rank["basis"]["queues"]["why"].as_str().unwrap_or("");
         assert!(
             why.contains(&format!("Intel MPI {release}")) && !why.contains("not MPICH"),
@@ -312,4 +317,80 @@ fn procs_and_the_queues_refusal_on_intel_mpi() {
         "{err}"
     );
     job.assert_running("after mpidd queues");
+}
+
+/// `mpidd handle --json` on one rank (a live pid or a core), parsed; it
+/// must succeed and say on standard error that its layouts were derived.
+fn handle_json(target: &[&str], value: &str) -> Value {
+    let out = mpidd()
+        .arg("handle")
+        .args(target)
+        .args(["--kind", "comm", "--value", value, "--json"])
+        .output()
+        .expect("run mpidd handle");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "mpidd handle {target:?} {value}: {err}"
+    );
+    assert!(
+        err.contains("derived from the process and checked on its own objects"),
+        "{err}"
+    );
+    serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("JSON")
+}
+
+/// Intel MPI's library has no debug info: `mpidd handle` derives the
+/// layouts of its pools and communicators from the process, checked on
+/// the objects whose contents MPICH fixes; MPI_COMM_WORLD and
+/// MPI_COMM_SELF then read as each rank knows them (its printed rank, 4
+/// ranks; 1 rank, rank 0), live and from cores. The queues' refusal counts
+/// the live requests the layouts find: at least each rank's MPI_Recv.
+#[test]
+fn builtin_communicators_and_pools_of_intel_mpi() {
+    let _serial = one_at_a_time();
+    let job = start("hang_ring");
+    let release = pip_release(&impi_venv());
+    let cores = job.gcore_all("cores");
+    for &(rank, pid) in &job.ranks {
+        let core = cores.join(format!("core.{pid}"));
+        let live = ["--pid".to_string(), pid.to_string()];
+        let dead = ["--core".to_string(), core.to_str().unwrap().to_string()];
+        for target in [&live, &dead] {
+            let target: Vec<&str> = target.iter().map(String::as_str).collect();
+            for (value, name, size, my_rank) in [
+                ("0x44000000", "MPI_COMM_WORLD", 4, rank),
+                ("0x44000001", "MPI_COMM_SELF", 1, 0),
+            ] {
+                let view = handle_json(&target, value);
+                let context = format!("rank {rank} {target:?} {value}: {view:#}");
+                assert_eq!(view["predefined_name"], name, "{context}");
+                assert_eq!(view["state"]["value"], "live", "{context}");
+                let d = &view["details"];
+                assert_eq!(d["name"]["value"], name, "{context}");
+                assert_eq!(d["size"]["value"], size, "{context}");
+                assert_eq!(d["rank"]["value"], my_rank, "{context}");
+                let implementation = view["implementation"].as_str().unwrap_or("");
+                assert!(
+                    implementation.starts_with(&format!("Intel MPI {release}, derived from MPICH")),
+                    "{context}"
+                );
+            }
+        }
+        job.assert_running("after mpidd handle");
+        let out = mpidd()
+            .args(["queues", "--core", core.to_str().unwrap()])
+            .output()
+            .expect("run mpidd queues");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let requests: usize = err
+            .split_once("its pools hold ")
+            .and_then(|(_, rest)| rest.split_once(" live request(s)"))
+            .and_then(|(n, _)| n.parse().ok())
+            .unwrap_or_else(|| panic!("rank {rank}: no count of live requests: {err}"));
+        assert!(
+            requests >= 1,
+            "rank {rank}: its MPI_Recv's request at least: {err}"
+        );
+    }
 }

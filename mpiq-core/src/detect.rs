@@ -223,7 +223,8 @@ pub fn identify(
     let device = string("MPII_Version_device").unwrap_or_default().0;
     if let Some(intel) = crate::intel_mpi::IntelMpi::find(memory, symbols, limits) {
         let library = FoundLibrary::find(memory, symbols, &library, Some(at), None, limits);
-        return Err(intel.refusal(&version, &device, Some(Box::new(library))));
+        let census = crate::intel_mpi::IntelMpi::census(memory, symbols, limits);
+        return Err(intel.refusal(&version, &device, census, Some(Box::new(library))));
     }
     if device.starts_with("ch3") {
         return Ok(Identified {

@@ -6,6 +6,7 @@
 //! never "MPICH 3.4a2" or "no MPI library".
 
 use mpidd_read::{Limits, SymbolSource, TargetMemory};
+use mpihandles::HandleKind;
 
 use crate::decoder::{DecodeError, FoundLibrary, DECODED};
 
@@ -15,6 +16,17 @@ const VERSION_SYMBOL: &str = "I_MPI_Library_version";
 const BUILD_SYMBOL: &str = "I_MPI_Library_build";
 /// The size of both globals: the longest string read from them.
 const STRING_LEN: usize = 32;
+
+/// What an Intel MPI process's object pools hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PoolCensus {
+    /// Requests handed out and not freed (every request pool).
+    pub(crate) requests: usize,
+    /// Communicators: the builtin ones and those handed out.
+    pub(crate) communicators: usize,
+    /// The size of a request object.
+    pub(crate) request_size: u64,
+}
 
 /// The Intel MPI release a process loaded, as its library says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +66,38 @@ impl IntelMpi {
         format!("Intel MPI {}", self.version)
     }
 
+    /// What its memory shows of its queues without their layouts: the
+    /// requests and communicators live in its object pools, counted
+    /// through layouts derived from the process and checked on its own
+    /// objects ([`mpihandles::derive_mpich_layouts`]). `None` when they
+    /// cannot be derived or the pools cannot be walked.
+    pub(crate) fn census(
+        memory: &dyn TargetMemory,
+        symbols: &dyn SymbolSource,
+        limits: &Limits,
+    ) -> Option<PoolCensus> {
+        let derived = mpihandles::derive_mpich_layouts(memory, symbols).ok()?;
+        let live = |kind| {
+            mpihandles::live_mpich_objects(memory, symbols, &derived.table, *limits, kind)
+                .ok()
+                .map(|o| o.len())
+        };
+        let builtin = mpihandles::builtin_mpich_objects(
+            memory,
+            symbols,
+            &derived.table,
+            *limits,
+            HandleKind::Comm,
+        )
+        .ok()?
+        .len();
+        Some(PoolCensus {
+            requests: live(HandleKind::Request)?,
+            communicators: builtin + live(HandleKind::Comm)?,
+            request_size: mpidd_read::Layouts::size_of(&derived.table, "MPIR_Request").ok()?,
+        })
+    }
+
     /// Why no native decoder reads its queues: one line naming the
     /// release, the MPICH it derives from and its device, and what is
     /// missing (the layouts of the objects its queues are made of).
@@ -61,8 +105,17 @@ impl IntelMpi {
         &self,
         mpich_version: &str,
         device: &str,
+        census: Option<PoolCensus>,
         library: Option<Box<FoundLibrary>>,
     ) -> DecodeError {
+        let shown = match census {
+            Some(c) => format!(
+                "; its pools hold {} live request(s) and {} communicator(s), but where a \
+                 request keeps its peer, tag and state in its {} bytes is not known",
+                c.requests, c.communicators, c.request_size
+            ),
+            None => String::new(),
+        };
         let build = self
             .build
             .as_deref()
@@ -72,7 +125,7 @@ impl IntelMpi {
             reason: format!(
                 "{}: no layouts for its queues (its library has symbols but no debug info, \
                  and no layout profile is for this build; MPICH {mpich_version} inside, \
-                 device {device}{build})",
+                 device {device}{build}){shown}",
                 self.label()
             ),
             library: library.map(|mut l| {
@@ -111,7 +164,7 @@ mod tests {
         let found = IntelMpi::find(&memory, &symbols, &Limits::default()).unwrap();
         assert_eq!(found.version, "2021.19.0");
         assert_eq!(found.build.as_deref(), Some("20260929 (id: 1821d9b)"));
-        let refusal = found.refusal("3.4a2", "ch4:ofi", None).to_string();
+        let refusal = found.refusal("3.4a2", "ch4:ofi", None, None).to_string();
         assert!(refusal.contains("Intel MPI 2021.19.0"), "{refusal}");
         assert!(refusal.contains("MPICH 3.4a2"), "{refusal}");
     }

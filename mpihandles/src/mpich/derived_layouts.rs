@@ -583,4 +583,88 @@ mod tests {
             [36, 40, 48, 56]
         );
     }
+
+    use mpidd_read::{Layouts, SymbolTable, SyntheticMemory};
+    use mpidd_types::TargetAbi;
+
+    const LIB: &str = "libmpi.so.12";
+
+    /// An MPICH 3.4a2-style process (Intel MPI's layout) with only the
+    /// communicator pool: its allocator, 8 direct and 3 builtin objects of
+    /// 808 bytes, world (rank 2 of 4) and self set. `direct_at` is what
+    /// the allocator says its direct array is, `world_name` the world's name.
+    fn process(direct_at: u64, world_name: &'static [u8]) -> (SyntheticMemory, SymbolTable) {
+        let (mem_at, direct, builtin) = (0x1000u64, 0x10_000u64, 0x20_000u64);
+        let mut m = SyntheticMemory::new(TargetAbi::X86_64);
+        let mut alloc = vec![0u8; 64];
+        alloc[8..12].copy_from_slice(&1u32.to_le_bytes());
+        alloc[28..32].copy_from_slice(&1u32.to_le_bytes());
+        alloc[32..36].copy_from_slice(&808u32.to_le_bytes());
+        alloc[40..48].copy_from_slice(&direct_at.to_le_bytes());
+        alloc[48..52].copy_from_slice(&8u32.to_le_bytes());
+        m.map(TargetAddr(mem_at), alloc);
+        m.map(TargetAddr(direct), vec![0; 8 * 808]);
+        let mut comms = vec![0u8; 3 * 808];
+        for (i, (handle, ctx, size, rank, name)) in [
+            (COMM_WORLD, 0u32, 4u32, 2u32, world_name),
+            (COMM_SELF, 16, 1, 0, &b"MPI_COMM_SELF"[..]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c = &mut comms[i * 808..(i + 1) * 808];
+            let put =
+                |c: &mut [u8], at: usize, v: u32| c[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            put(c, 0, handle);
+            put(c, 4, 1);
+            put(c, 64, ctx);
+            put(c, 68, ctx);
+            put(c, 72, size);
+            put(c, 76, rank);
+            put(c, 88, size);
+            c[156..156 + name.len()].copy_from_slice(name);
+        }
+        m.map(TargetAddr(builtin), comms);
+        let mut s = SymbolTable::new();
+        s.insert(LIB, "MPIR_Comm_mem", TargetAddr(mem_at), 64);
+        s.insert(LIB, "MPIR_Comm_direct", TargetAddr(direct), 8 * 808);
+        s.insert(LIB, "MPIR_Comm_builtin", TargetAddr(builtin), 3 * 808);
+        (m, s)
+    }
+
+    #[test]
+    fn the_layout_that_fits_the_known_objects_is_taken() {
+        let (m, s) = process(0x10_000, b"MPI_COMM_WORLD");
+        let d = derive_mpich_layouts(&m, &s).unwrap();
+        let t = &d.table;
+        assert_eq!(t.size_of("MPIR_Comm").unwrap(), 808);
+        assert_eq!(
+            t.member_offset("MPIR_Object_alloc_t", "direct").unwrap(),
+            40
+        );
+        assert_eq!(t.member_offset("MPIR_Comm", "name").unwrap(), 156);
+        assert_eq!(t.member_offset("MPIR_Comm", "rank").unwrap(), 76);
+        assert_eq!(t.member_offset("MPIR_Comm", "local_size").unwrap(), 88);
+        assert_eq!(t.member_offset("MPIR_Comm", "context_id").unwrap(), 64);
+        assert_eq!(t.enum_value("MPII_Object_kind", "MPIR_COMM").unwrap(), 1);
+        assert!(
+            t.member("MPIR_Comm", "local_group").is_err(),
+            "nothing unchecked"
+        );
+    }
+
+    #[test]
+    fn an_allocator_that_does_not_point_at_its_pool_is_refused() {
+        let (m, s) = process(0x30_000, b"MPI_COMM_WORLD");
+        let e = derive_mpich_layouts(&m, &s).unwrap_err().to_string();
+        assert!(e.contains("no MPICH member order fits"), "{e}");
+        assert!(e.contains("MPIR_Comm_mem"), "{e}");
+    }
+
+    #[test]
+    fn communicators_without_their_names_are_refused() {
+        let (m, s) = process(0x10_000, b"MPI_COMM_WRONG");
+        let e = derive_mpich_layouts(&m, &s).unwrap_err().to_string();
+        assert!(e.contains("no offset holds both names"), "{e}");
+    }
 }
