@@ -321,11 +321,11 @@ fn procs_and_the_queues_refusal_on_intel_mpi() {
 
 /// `mpidd handle --json` on one rank (a live pid or a core), parsed; it
 /// must succeed and say on standard error that its layouts were derived.
-fn handle_json(target: &[&str], value: &str) -> Value {
+fn handle_json(target: &[&str], kind: &str, value: &str) -> Value {
     let out = mpidd()
         .arg("handle")
         .args(target)
-        .args(["--kind", "comm", "--value", value, "--json"])
+        .args(["--kind", kind, "--value", value, "--json"])
         .output()
         .expect("run mpidd handle");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -362,7 +362,7 @@ fn builtin_communicators_and_pools_of_intel_mpi() {
                 ("0x44000000", "MPI_COMM_WORLD", 4, rank),
                 ("0x44000001", "MPI_COMM_SELF", 1, 0),
             ] {
-                let view = handle_json(&target, value);
+                let view = handle_json(&target, "comm", value);
                 let context = format!("rank {rank} {target:?} {value}: {view:#}");
                 assert_eq!(view["predefined_name"], name, "{context}");
                 assert_eq!(view["state"]["value"], "live", "{context}");
@@ -376,6 +376,10 @@ fn builtin_communicators_and_pools_of_intel_mpi() {
                     "{context}"
                 );
             }
+            // The one builtin group: no members, and this rank in none.
+            let empty = handle_json(&target, "group", "0x48000000");
+            assert_eq!(empty["predefined_name"], "MPI_GROUP_EMPTY", "{empty:#}");
+            assert_eq!(empty["details"]["size"]["value"], 0, "{empty:#}");
         }
         job.assert_running("after mpidd handle");
         let out = mpidd()

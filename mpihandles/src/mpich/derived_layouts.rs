@@ -16,6 +16,8 @@
 //!   order puts them, found by the one position at which the world and
 //!   self communicators read as they must (sizes N and 1, ranks r < N and
 //!   0, context ids 0 and equal ones);
+//! - `MPIR_Group`'s `size` and `rank`, where `MPI_GROUP_EMPTY` reads as it
+//!   must;
 //! - the other kinds' sizes, from their allocators, and their `handle` and
 //!   `ref_count`, checked on their builtin objects.
 //!
@@ -195,6 +197,10 @@ const MAX_OBJECT_NAME: u64 = 128;
 /// The builtin communicators' handles.
 const COMM_WORLD: u32 = 0x4400_0000;
 const COMM_SELF: u32 = 0x4400_0001;
+/// `MPI_GROUP_EMPTY`, the one builtin group.
+const GROUP_EMPTY: u32 = 0x4800_0000;
+/// MPICH's `MPI_UNDEFINED`.
+const MPI_UNDEFINED: i64 = -32766;
 
 /// Offsets of `members` laid out by C's rules: ints of 4 bytes, pointers
 /// of `word` bytes, each aligned to its size.
@@ -293,6 +299,9 @@ pub fn derive_mpich_layouts(
         );
     if let Some(size) = size_of("MPIR_Comm") {
         communicator(&r, size, &mut table, &mut checked)?;
+    }
+    if size_of("MPIR_Group").is_some() {
+        group(&r, &mut table, &mut checked)?;
     }
     Ok(DerivedLayouts { table, checked })
 }
@@ -544,6 +553,32 @@ fn communicator(
             ));
             break;
         }
+    }
+    Ok(())
+}
+
+/// `MPIR_Group`'s `size` and `rank`, which MPICH puts right after the
+/// header: taken when the builtin `MPI_GROUP_EMPTY` reads there as it
+/// must (no members, rank `MPI_UNDEFINED`); else left out.
+fn group(
+    r: &Reader<'_>,
+    table: &mut LayoutTable,
+    checked: &mut Vec<String>,
+) -> Result<(), DeriveError> {
+    let Some(sym) = r.symbols.lookup("MPIR_Group_builtin") else {
+        return Ok(());
+    };
+    let empty = r.bytes(sym.addr, 16, "MPI_GROUP_EMPTY")?;
+    let read = (r.uint(&empty, 0, 4), r.int(&empty, 8), r.int(&empty, 12));
+    if read == (Some(u64::from(GROUP_EMPTY)), Some(0), Some(MPI_UNDEFINED)) {
+        table
+            .add_member("MPIR_Group", "size", 8, 4)
+            .add_member("MPIR_Group", "rank", 12, 4);
+        checked.push(
+            "MPIR_Group: size at 8 and rank at 12: MPI_GROUP_EMPTY has 0 members and rank \
+             MPI_UNDEFINED"
+                .to_string(),
+        );
     }
     Ok(())
 }
