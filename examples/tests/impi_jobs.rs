@@ -64,16 +64,21 @@ fn pip_release(venv: &Path) -> String {
 
 /// tests/mpich/PROGRAM.c on Intel MPI, 4 ranks on shared memory.
 fn start(program: &str) -> HungJob {
+    start_on(program, &impi_venv().join("lib"), program)
+}
+
+/// The same, linked to the `libmpi.so.12` in `lib`, in a job directory
+/// named `name`.
+fn start_on(program: &str, lib: &Path, name: &str) -> HungJob {
     let venv = impi_venv();
     assert!(
         Path::new(MPICH_INCLUDE).join("mpi.h").is_file(),
         "{MPICH_INCLUDE}/mpi.h is missing: apt-get install libmpich-dev"
     );
-    let lib = venv.join("lib");
     let rpath = format!("-Wl,-rpath,{}", lib.display());
     let (dir, exe, source) = build_with(
         Path::new("gcc"),
-        &format!("impi-{program}"),
+        &format!("impi-{name}"),
         program,
         &[
             &format!("-I{MPICH_INCLUDE}"),
@@ -397,4 +402,60 @@ fn builtin_communicators_and_pools_of_intel_mpi() {
             "rank {rank}: its MPI_Recv's request at least: {err}"
         );
     }
+}
+
+/// The venv's libraries in a fresh directory, but for `libmpi.so.12`,
+/// which is a copy stripped of its symbol table (`strip --strip-all`), as
+/// some sites install it.
+fn stripped_library() -> PathBuf {
+    let venv = impi_venv();
+    let dir = common::scratch::fresh_dir("impi-stripped-lib");
+    let lib = venv.join("lib");
+    for entry in std::fs::read_dir(&lib).expect("the venv's lib").flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with("libmpi.so") {
+            std::os::unix::fs::symlink(entry.path(), dir.join(&name)).expect("symlink");
+        }
+    }
+    let out = Command::new("strip")
+        .arg("--strip-all")
+        .arg("-o")
+        .arg(dir.join("libmpi.so.12"))
+        .arg(lib.join("libmpi.so.12"))
+        .output()
+        .expect("strip (binutils)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // What `-lmpi` links to.
+    std::os::unix::fs::symlink("libmpi.so.12", dir.join("libmpi.so")).expect("symlink");
+    dir
+}
+
+/// With its symbol table stripped, Intel MPI's library loses the globals
+/// that name its release, but its strings still say it: the job is still
+/// Intel MPI's with its release, the refusal says the symbols are gone,
+/// and stacks (from `.dynsym`) still give every rank's call.
+#[test]
+fn a_stripped_intel_mpi_is_still_named() {
+    let _serial = one_at_a_time();
+    let lib = stripped_library();
+    let job = start_on("hang_ring", &lib, "stripped-hang_ring");
+    let release = pip_release(&impi_venv());
+    let at = format!("main at hang_ring.c:{}", job.source_line("/* HANG_LINE */"));
+    let calls = [0, 1, 2, 3].map(|_| ("MPI_Recv", at.clone()));
+    for (report, what) in reports(&job) {
+        check_common(&report, &job, &calls, what);
+        let why = report["ranks"][0]["basis"]["queues"]["why"]
+            .as_str()
+            .unwrap_or("");
+        assert!(
+            why.contains("stripped of its symbol table") && why.contains(&release),
+            "{what}: {why}"
+        );
+    }
+    drop(job);
+    common::scratch::remove_unless_failed(&lib);
 }

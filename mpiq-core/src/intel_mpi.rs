@@ -35,6 +35,9 @@ pub(crate) struct IntelMpi {
     pub(crate) version: String,
     /// Its build date and id, when the library keeps them.
     pub(crate) build: Option<String>,
+    /// Its release was read from its symbol table's globals (else from
+    /// the file's strings: the table was stripped).
+    pub(crate) symbols_kept: bool,
 }
 
 impl IntelMpi {
@@ -58,6 +61,21 @@ impl IntelMpi {
         Some(IntelMpi {
             version: string(VERSION_SYMBOL)?,
             build: string(BUILD_SYMBOL),
+            symbols_kept: true,
+        })
+    }
+
+    /// The release the library file at `path` states in its strings, for
+    /// a build stripped of the symbol table that names its globals.
+    pub(crate) fn from_file(path: &str) -> Option<IntelMpi> {
+        let path = std::path::Path::new(path);
+        if !path.is_absolute() {
+            return None;
+        }
+        Some(IntelMpi {
+            version: crate::library_strings::intel_mpi_release(path)?,
+            build: None,
+            symbols_kept: false,
         })
     }
 
@@ -123,10 +141,16 @@ impl IntelMpi {
             .unwrap_or_default();
         DecodeError::Unsupported {
             reason: format!(
-                "{}: no layouts for its queues (its library has symbols but no debug info, \
+                "{}: no layouts for its queues ({}, \
                  and no layout profile is for this build; MPICH {mpich_version} inside, \
                  device {device}{build}){shown}",
-                self.label()
+                self.label(),
+                if self.symbols_kept {
+                    "its library keeps its symbol table but no debug info"
+                } else {
+                    "its library is stripped of its symbol table and debug info, so its \
+                     hidden globals cannot be found"
+                }
             ),
             library: library.map(|mut l| {
                 l.version = Some(self.label());
