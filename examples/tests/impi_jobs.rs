@@ -350,7 +350,7 @@ fn handle_json(target: &[&str], kind: &str, value: &str) -> Value {
 /// the objects whose contents MPICH fixes; MPI_COMM_WORLD and
 /// MPI_COMM_SELF then read as each rank knows them (its printed rank, 4
 /// ranks; 1 rank, rank 0), live and from cores. The queues' refusal counts
-/// the live requests the layouts find: at least each rank's MPI_Recv.
+/// the requests in use that the layouts find: at least each rank's MPI_Recv.
 #[test]
 fn builtin_communicators_and_pools_of_intel_mpi() {
     let _serial = one_at_a_time();
@@ -394,7 +394,7 @@ fn builtin_communicators_and_pools_of_intel_mpi() {
         let err = String::from_utf8_lossy(&out.stderr);
         let requests: usize = err
             .split_once("its pools hold ")
-            .and_then(|(_, rest)| rest.split_once(" live request(s)"))
+            .and_then(|(_, rest)| rest.split_once(" request object(s) not on a free list"))
             .and_then(|(n, _)| n.parse().ok())
             .unwrap_or_else(|| panic!("rank {rank}: no count of live requests: {err}"));
         assert!(

@@ -128,8 +128,9 @@ impl IntelMpi {
     ) -> DecodeError {
         let shown = match census {
             Some(c) => format!(
-                "; its pools hold {} live request(s) and {} communicator(s), but where a \
-                 request keeps its peer, tag and state in its {} bytes is not known",
+                "; its pools hold {} request object(s) not on a free list (MPICH's own \
+                 preallocated ones among them) and {} communicator(s), but where a request \
+                 keeps its kind, peer, tag and state in its {} bytes is not known",
                 c.requests, c.communicators, c.request_size
             ),
             None => String::new(),
