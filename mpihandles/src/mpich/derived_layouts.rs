@@ -383,9 +383,12 @@ fn pools_agree(
         } else {
             1
         };
-        // Several request pools share one direct symbol, one array each.
-        let holds = size.checked_mul(count).and_then(|n| n.checked_mul(pools));
-        if kind != u64::from(p.kind) || dir != direct.addr.0 || holds != Some(direct.size) {
+        // The direct symbol is the first pool's array (MPICH 4.0), or one
+        // array per request pool (Intel MPI's, one per VCI).
+        let one = size.checked_mul(count);
+        let holds =
+            one == Some(direct.size) || one.and_then(|n| n.checked_mul(pools)) == Some(direct.size);
+        if kind != u64::from(p.kind) || dir != direct.addr.0 || !holds {
             return Err(format!(
                 "{}: kind {kind}, direct {dir:#x}, {count} objects of {size} bytes, where \
                  kind {}, direct {:#x} ({} bytes in {pools} pool(s)) must be",
