@@ -9,8 +9,8 @@ use mpidd_read::{
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
-    open_resolver, Availability, Details, HandleError, HandleKind, HandleView, OpenResolverError,
-    ProfileLayouts, StatusView,
+    derive_mpich_layouts, open_resolver, Availability, DeriveError, Details, HandleError,
+    HandleKind, HandleView, OpenResolverError, ProfileLayouts, StatusView,
 };
 use mpiq_core::world_rank;
 
@@ -103,6 +103,15 @@ pub enum HandleCliError {
     /// No handle resolver could be made for the process.
     #[error(transparent)]
     Resolver(#[from] OpenResolverError),
+    /// Neither debug info nor a profile describes the MPI library, and
+    /// layouts derived from the process did not check out.
+    #[error("{missing}. Nor could its layouts be derived from the process: {derived}")]
+    NotDerived {
+        /// What the debug info and profiles lack.
+        missing: Box<NoLayouts>,
+        /// Why the derived layouts were refused.
+        derived: Box<DeriveError>,
+    },
     /// A layout profile could not be read.
     #[error(transparent)]
     Profile(#[from] ProfileError),
@@ -176,7 +185,24 @@ fn read<T: OpenTarget>(
     profiles: &[LayoutProfile],
 ) -> Result<Shown, HandleCliError> {
     let oracle = TypeOracle::from_symbols(t.elf_symbols());
-    let opened = open_resolver(t, t, t.elf_symbols(), &oracle, profiles, limits)?;
+    let derived;
+    let opened = match open_resolver(t, t, t.elf_symbols(), &oracle, profiles, limits) {
+        // A library that keeps its symbols but no debug info (Intel MPI's):
+        // layouts found on the process, checked on objects MPICH fixes.
+        Err(OpenResolverError::NoLayouts(missing)) => {
+            derived = derive_mpich_layouts(t, t).map_err(|derived| HandleCliError::NotDerived {
+                missing: Box::new(missing),
+                derived: Box::new(derived),
+            })?;
+            eprintln!(
+                "mpidd: no debug info or profile describes the MPI library; its layouts were \
+                 derived from the process and checked on its own objects:\n  {}",
+                derived.checked.join("\n  ")
+            );
+            open_resolver(t, t, t.elf_symbols(), &derived.table, profiles, limits)?
+        }
+        other => other?,
+    };
     if let Some(ProfileLayouts {
         library,
         origin: LayoutOrigin::Profile(id),

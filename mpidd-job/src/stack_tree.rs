@@ -53,10 +53,13 @@ impl StackTree {
                     // the ranks apart.
                     describe_frame(frame)
                 } else {
-                    frame
-                        .function
-                        .clone()
-                        .unwrap_or_else(|| "[unknown]".to_string())
+                    // A name no symbol vouches for (gdb prints `??` there)
+                    // is told apart from one that does.
+                    match &frame.function {
+                        Some(f) if frame.name_guessed => format!("{f} (guessed)"),
+                        Some(f) => f.clone(),
+                        None => "[unknown]".to_string(),
+                    }
                 };
                 let i = match node.children.iter().position(|c| c.function == name) {
                     Some(i) => i,
@@ -187,6 +190,17 @@ mod tests {
         assert_eq!(main.children[0].rank_set, "0,2-3");
         assert_eq!(main.children[1].function, "MPI_Recv");
         assert_eq!(main.children[1].ranks, vec![1]);
+    }
+
+    #[test]
+    fn a_guessed_name_is_marked_and_kept_apart_from_a_vouched_one() {
+        let mut guessed = stack(&["main", "PMPI_Recv", "MPIR_Wait"]);
+        guessed.frames[1].name_guessed = true;
+        let named = stack(&["main", "PMPI_Recv", "MPIR_Wait"]);
+        let tree = StackTree::build([(0, &guessed), (1, &named)]);
+        let main = &tree.children[0];
+        let names: Vec<&str> = main.children.iter().map(|c| c.function.as_str()).collect();
+        assert_eq!(names, ["PMPI_Recv", "PMPI_Recv (guessed)"]);
     }
 
     #[test]

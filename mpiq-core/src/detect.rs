@@ -221,6 +221,13 @@ pub fn identify(
         return Err(no_mpi_found(symbols));
     };
     let device = string("MPII_Version_device").unwrap_or_default().0;
+    let intel = crate::intel_mpi::IntelMpi::find(memory, symbols, limits)
+        .or_else(|| crate::intel_mpi::IntelMpi::from_file(&library));
+    if let Some(intel) = intel {
+        let library = FoundLibrary::find(memory, symbols, &library, Some(at), None, limits);
+        let census = crate::intel_mpi::IntelMpi::census(memory, symbols, limits);
+        return Err(intel.refusal(&version, &device, census, Some(Box::new(library))));
+    }
     if device.starts_with("ch3") {
         return Ok(Identified {
             kind: DecoderKind::MpichCh3,
@@ -289,11 +296,18 @@ fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
     });
     let stated =
         mpi.and_then(|p| crate::library_strings::mpich_build_strings(std::path::Path::new(p)));
+    // An MPICH derivative says whose it is before the MPICH it carries.
+    let vendor = stated
+        .as_ref()
+        .and(mpi)
+        .and_then(|p| crate::library_strings::intel_mpi_release(std::path::Path::new(p)))
+        .map(|r| format!("Intel MPI {r}, derived from "))
+        .unwrap_or_default();
     match mpi {
         Some(path) => DecodeError::Unsupported {
             reason: match &stated {
                 Some((version, device)) => format!(
-                    "MPICH {version}{}, as its file's strings say, with the globals the \
+                    "{vendor}MPICH {version}{}, as its file's strings say, with the globals the \
                      native decoders start from (MPII_Version_string, the request pools) \
                      hidden: {NEITHER}",
                     device
@@ -305,7 +319,7 @@ fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
             },
             library: Some(Box::new(FoundLibrary {
                 path: path.clone(),
-                version: stated.as_ref().map(|(v, _)| format!("MPICH {v}")),
+                version: stated.as_ref().map(|(v, _)| format!("{vendor}MPICH {v}")),
                 build_id: std::path::Path::new(path)
                     .is_absolute()
                     .then(|| {

@@ -51,6 +51,7 @@
 pub mod compare;
 mod decoder;
 mod detect;
+mod intel_mpi;
 mod layout_resolver;
 mod library_strings;
 mod list_walk;

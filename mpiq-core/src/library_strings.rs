@@ -41,6 +41,44 @@ pub(crate) fn mpich_strings_in(bytes: &[u8]) -> Option<(String, Option<String>)>
     Some((version, device))
 }
 
+/// The Intel MPI release of the library in `path`, from its strings: its
+/// banner's format (`Intel(R) MPI Library %s for Linux* OS`) is followed
+/// by the release it fills in (`2021.19.0`). Kept in `.rodata`, so a
+/// build stripped of its symbol table still says it.
+pub(crate) fn intel_mpi_release(path: &Path) -> Option<String> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > MAX_FILE {
+        return None;
+    }
+    intel_release_in(&std::fs::read(path).ok()?)
+}
+
+/// The same, over a file's bytes.
+pub(crate) fn intel_release_in(bytes: &[u8]) -> Option<String> {
+    const BANNER: &[u8] = b"Intel(R) MPI Library %s for Linux* OS";
+    let at = find(bytes, BANNER)?;
+    let to = (at + BANNER.len() + WINDOW).min(bytes.len());
+    bytes[at..to]
+        .split(|&b| b == 0)
+        .skip(1)
+        .take(4)
+        .filter_map(|s| std::str::from_utf8(s).ok())
+        .find(|s| is_release(s))
+        .map(str::to_string)
+}
+
+/// `2021.19.0`, `2021.6`: a year-numbered release.
+fn is_release(s: &str) -> bool {
+    let mut parts = s.split('.');
+    let year = parts.next().unwrap_or("");
+    let digits = |p: &str| !p.is_empty() && p.len() <= 4 && p.chars().all(|c| c.is_ascii_digit());
+    year.len() == 4
+        && digits(year)
+        && parts.next().is_some_and(digits)
+        && parts.next().is_none_or(digits)
+        && parts.next().is_none()
+}
+
 /// `4.3.2`, `4.2.1`, `5.0.0a1`, `3.4a2`.
 fn is_version(s: &str) -> bool {
     let mut parts = s.split('.');
@@ -91,6 +129,24 @@ mod tests {
             mpich_strings_in(b"\0MPICH Version: %s\0ch4\x004.3.2\0"),
             None
         );
+    }
+
+    #[test]
+    fn intel_mpis_release_follows_its_banner() {
+        let bytes = b"x\0Intel(R) MPI Library %s for Linux* OS\n\x002021.19.0\0I_MPI_INFO\0";
+        assert_eq!(intel_release_in(bytes).as_deref(), Some("2021.19.0"));
+        assert_eq!(
+            intel_release_in(b"\0MPICH Version: %s\x002021.19.0\0"),
+            None
+        );
+        let no_release = b"Intel(R) MPI Library %s for Linux* OS\n\0library kind: %s\0";
+        assert_eq!(intel_release_in(no_release), None);
+        for s in ["2021.6", "2021.19.0"] {
+            assert!(is_release(s), "{s}");
+        }
+        for s in ["3.4a2", "21.6", "2021", "2021.x", "2021.1.2.3"] {
+            assert!(!is_release(s), "{s}");
+        }
     }
 
     #[test]

@@ -237,6 +237,17 @@ impl Drop for HungJob {
 /// tests/mpich/PROGRAM.c built with `mpicc` (`-g -O0`) into a fresh
 /// directory `name`: (the directory, the executable, the source).
 pub fn build(mpicc: &Path, name: &str, program: &str) -> (PathBuf, PathBuf, PathBuf) {
+    build_with(mpicc, name, program, &[])
+}
+
+/// [`build`] with a compiler that is no MPI wrapper: `extra` gives what
+/// the wrapper would (include and library paths, `-lmpi`), after the source.
+pub fn build_with(
+    mpicc: &Path,
+    name: &str,
+    program: &str,
+    extra: &[&str],
+) -> (PathBuf, PathBuf, PathBuf) {
     let dir = super::scratch::fresh_dir(name);
     let exe = dir.join(program);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
@@ -244,6 +255,7 @@ pub fn build(mpicc: &Path, name: &str, program: &str) -> (PathBuf, PathBuf, Path
         .args(["-g", "-O0", "-Wall", "-o"])
         .arg(&exe)
         .arg(&source)
+        .args(extra)
         .output()
         .unwrap_or_else(|e| panic!("run {}: {e}", mpicc.display()));
     assert!(

@@ -27,6 +27,7 @@
 
 mod ch4_map;
 mod ch4_ucx;
+mod derived_layouts;
 pub mod handle_bits;
 mod pools;
 mod predefined;
@@ -36,6 +37,7 @@ pub use ch4_ucx::{
     ask_ucx_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_send,
     ucx_world_ranks_by_endpoint, MpichUcxTag, UcxOperation,
 };
+pub use derived_layouts::{derive_mpich_layouts, DeriveError, DerivedLayouts};
 pub use pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};
 // The views (feature `views`).
 views! {

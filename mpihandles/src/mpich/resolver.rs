@@ -92,11 +92,15 @@ impl<'a> Mpich<'a> {
             let sym = symbols.lookup(name)?;
             ctx.string(sym.addr).ok().filter(|s| !s.is_empty())
         };
-        let implementation = match (string("MPII_Version_string"), string("MPII_Version_device")) {
+        let mut implementation = match (string("MPII_Version_string"), string("MPII_Version_device")) {
             (Some(v), Some(d)) => format!("MPICH {v} ({d})"),
             (Some(v), None) => format!("MPICH {v}"),
             _ => "MPICH".to_string(),
         };
+        // Intel MPI names its own release beside the MPICH it derives from.
+        if let Some(release) = string("I_MPI_Library_version") {
+            implementation = format!("Intel MPI {release}, derived from {implementation}");
+        }
         Ok(Mpich {
             ctx,
             implementation,
