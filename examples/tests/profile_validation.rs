@@ -133,7 +133,10 @@ fn a_profile_chosen_by_the_code_digest_but_of_another_version_is_refused() {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../mpidd-read/profiles/openmpi-4.1.4-debian12-amd64.json");
     let mut profile = mpidd_read::LayoutProfile::load(&shipped).unwrap();
-    profile.identity.objects.retain(|o| o.name.starts_with("libmpi.so"));
+    profile
+        .identity
+        .objects
+        .retain(|o| o.name.starts_with("libmpi.so"));
     profile.identity.objects[0].build_ids.clear();
     profile.identity.objects[0].code_digests = vec![key.hex()];
     let wrong = dir.join("wrong-version.json");
@@ -166,7 +169,14 @@ fn a_profile_chosen_by_the_code_digest_but_of_another_version_is_refused() {
     for args in [
         vec!["queues", "--pid", &pid, "--profile", wrong_path],
         vec![
-            "handle", "--pid", &pid, "--profile", wrong_path, "--kind", "comm", "--var",
+            "handle",
+            "--pid",
+            &pid,
+            "--profile",
+            wrong_path,
+            "--kind",
+            "comm",
+            "--var",
             "ompi_mpi_comm_world",
         ],
     ] {
@@ -178,7 +188,10 @@ fn a_profile_chosen_by_the_code_digest_but_of_another_version_is_refused() {
             "{args:?}: the refusal says which profile and which object read wrong: {said}"
         );
         assert_eq!(
-            said.trim().lines().filter(|l| l.contains("not used")).count(),
+            said.trim()
+                .lines()
+                .filter(|l| l.contains("not used"))
+                .count(),
             1,
             "one line of reason: {said}"
         );

@@ -401,17 +401,19 @@ pub struct NoLayouts {
     pub library: String,
     /// Its version, when the caller knows it.
     pub version: Option<String>,
-    /// Its build-id (hex), when it has one.
+    /// Its build-id (hex), when it has one; else, when
+    /// `key_is_digest`, the digest of its code (hex): what a profile for
+    /// it must list ([`ProfileObject::code_digests`]).
     pub build_id: Option<String>,
-    /// The digest of its code (hex), when it has no build-id: what a
-    /// profile for it must list ([`ProfileObject::code_digests`]).
-    pub code_digest: Option<String>,
     /// The number of questions its DWARF could not answer.
     pub unanswered: usize,
     /// The first of them.
     pub first: Option<Box<LayoutError>>,
     /// How many profiles were tried.
-    pub profiles_tried: usize,
+    pub profiles_tried: u32,
+    /// Whether `build_id` holds the digest of the code of a library
+    /// linked without a build-id.
+    pub key_is_digest: bool,
     /// A profile made for this library that was still refused, and why:
     /// another object it describes is loaded in a build it was not made
     /// for (a component of another package version).
@@ -424,10 +426,10 @@ impl fmt::Display for NoLayouts {
         if let Some(v) = &self.version {
             write!(f, " (version {v})")?;
         }
-        match (&self.build_id, &self.code_digest) {
-            (Some(b), _) => write!(f, " build-id {b}")?,
-            (None, Some(d)) => write!(f, " with no build-id (code digest {d})")?,
-            (None, None) => write!(f, " with no build-id")?,
+        match (&self.build_id, self.key_is_digest) {
+            (Some(d), true) => write!(f, " with no build-id (code digest {d})")?,
+            (Some(b), false) => write!(f, " build-id {b}")?,
+            (None, _) => write!(f, " with no build-id")?,
         }
         write!(
             f,
@@ -456,10 +458,10 @@ impl fmt::Display for NoLayouts {
              <the debug build's {file}> --for-build {}`",
             self.library
         )?;
-        if let Some(b) = &self.build_id {
-            write!(f, ", which ties it to build-id {b},")?;
-        } else if let Some(d) = &self.code_digest {
-            write!(f, ", which ties it to the digest of its code {d},")?;
+        match (&self.build_id, self.key_is_digest) {
+            (Some(d), true) => write!(f, ", which ties it to the digest of its code {d},")?,
+            (Some(b), false) => write!(f, ", which ties it to build-id {b},")?,
+            (None, _) => {}
         }
         write!(f, " and pass it with --profile.")?;
         if let Some(why) = &self.near_miss {
@@ -521,10 +523,10 @@ pub fn choose_layouts<'a>(
         library: library.to_string(),
         version: version.map(str::to_string),
         build_id: build_id.map(hex),
-        code_digest: None,
+        key_is_digest: false,
         unanswered: unanswered.len(),
         first: unanswered.into_iter().next().map(Box::new),
-        profiles_tried: profiles.len(),
+        profiles_tried: u32::try_from(profiles.len()).unwrap_or(u32::MAX),
         near_miss,
     })
 }
@@ -576,9 +578,7 @@ pub fn choose_loaded_layouts<'a>(
         &companions,
     )
     .map_err(|mut e| {
-        if key.as_ref().is_some_and(|k| k.is_digest()) {
-            e.code_digest = e.build_id.take();
-        }
+        e.key_is_digest = key.as_ref().is_some_and(|k| k.is_digest());
         e
     })?;
     let beside = crate::layouts::layered_layouts::companion_profiles(objects, library, profiles)
