@@ -165,6 +165,16 @@ for dir in "$MPIDD_PY_MPICH_VENV" "$MPIDD_PY_OMPI_VENV" "$MPIDD_DEBIAN13_ROOT" \
 done
 echo "   ready in $((SECONDS - python_envs_start)) s"
 
+# Debian 13's Open MPI 5.0.7 source, configured inside the Debian 13 root
+# with debian/rules' options: the shipped 5.0.7 profile is written again
+# from it and must come out the same (examples/tests/ompi5_profile.rs).
+# Kept outside the repo; about 4 minutes once on a quiet 2-core machine,
+# a second warm.
+echo "== Debian 13's Open MPI source"
+ompi5_tree_start=$SECONDS
+bash scripts/debian13-ompi5-tree.sh | tail -n 1
+echo "   ready in $((SECONDS - ompi5_tree_start)) s"
+
 # The suite builds every test binary once, from scratch on CI: incremental
 # state would only add gigabytes of disk (8 GB once, which with the tests'
 # cores filled CI's disk).
