@@ -256,9 +256,10 @@ impl Reader<'_> {
     }
 }
 
-/// Derives and checks the layouts of the MPICH library of a process
-/// ([module docs](self)). Reads each pool's allocator and the builtin
-/// objects: a few KiB.
+/// Derives and checks the layouts of the MPICH library of a process from
+/// the objects MPICH fixes: each pool's allocator and direct array, the
+/// builtin objects, the predefined communicators
+/// ([`DerivedLayouts::checked`] lists each check made). Reads a few KiB.
 pub fn derive_mpich_layouts(
     memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
