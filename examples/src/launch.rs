@@ -9,8 +9,9 @@ use std::io::Write;
 use mpidd_read::mpir::launch::{
     release_local_ranks, snapshot, LaunchError as DriverError, LaunchEvent, MpirLauncher,
 };
-use mpidd_read::mpir::MpirState;
+use mpidd_read::mpir::{MpirError, MpirState};
 use mpidd_read::mpir_protocol::{GateAdvice, MpirEvent};
+use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions};
 use mpidd_read::Limits;
 use serde::Serialize;
 
@@ -26,6 +27,14 @@ pub enum LaunchError {
     /// Writing JSON.
     #[error("writing JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// The launcher has no MPIR table, and its PMIx server gave none.
+    #[error("{mpir}; and {pmix}")]
+    NoTable {
+        /// Why it is no MPIR starter.
+        mpir: Box<MpirError>,
+        /// Why its PMIx server did not answer.
+        pmix: Box<PmixError>,
+    },
 }
 
 /// How to run the protocol.
@@ -229,10 +238,35 @@ fn finish(out: &mut impl Write, opts: &Options, f: Final) -> Result<(), LaunchEr
 }
 
 /// Attaches to a running launcher, reads its table, optionally releases
-/// the ranks, and detaches.
-pub fn attach(pid: i32, opts: &Options) -> Result<(), LaunchError> {
+/// the ranks, and detaches. A launcher without MPIR (Open MPI 5's
+/// `prterun`) is asked through its PMIx server instead (`pmix`), which
+/// needs no stop; it has no gate to release.
+pub fn attach(pid: i32, opts: &Options, pmix: &PmixOptions) -> Result<(), LaunchError> {
     let mut out = std::io::stdout().lock();
-    let snapshot = snapshot(pid, &opts.limits)?;
+    let snapshot = match snapshot(pid, &opts.limits) {
+        Err(DriverError::Mpir(mpir @ MpirError::NoMpirSymbols { .. })) => {
+            let tables = read_pmix_tables(pid, pmix).map_err(|pmix| LaunchError::NoTable {
+                mpir: Box::new(mpir),
+                pmix: Box::new(pmix),
+            })?;
+            if opts.json {
+                serde_json::to_writer(&mut out, &tables)?;
+                writeln!(out)?;
+            } else {
+                crate::procs_pmix::print_pmix(&mut out, &tables, false)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+                if opts.gate {
+                    writeln!(
+                        out,
+                        "no gate released: a PMIx launcher's ranks wait at no MPIR_debug_gate"
+                    )?;
+                }
+            }
+            out.flush()?;
+            return Ok(());
+        }
+        other => other?,
+    };
     let gate = gate_report(snapshot.gate, &snapshot.state, opts);
     let event = MpirEvent::Spawned(Box::new(snapshot.state));
     emit_event(&mut out, opts, pid, &event, Some(&gate))?;

@@ -83,7 +83,8 @@ enum Command {
         command: Vec<String>,
     },
     /// Stop a running launcher briefly, read its MPIR process table, and
-    /// let it go.
+    /// let it go; a launcher without MPIR (Open MPI 5's prterun) is asked
+    /// through its PMIx server instead, without being stopped.
     Attach {
         /// The launcher's pid.
         #[arg(long)]
@@ -258,7 +259,12 @@ fn main() -> ExitCode {
                 watch: false,
                 limits: Limits::default(),
             };
-            launch::attach(pid, &opts).map_err(|e| error_chain(&e))
+            launch::attach(
+                pid,
+                &opts,
+                &pmix_helper::options(mpidd_read::pmix::DEFAULT_TIMEOUT),
+            )
+            .map_err(|e| error_chain(&e))
         }
         Command::Procs {
             target,

@@ -373,11 +373,36 @@ fn check_job(env: Env, job: &Job) {
     assert_eq!(read, printed, "{env:?}: (world rank, pid) of every rank");
 }
 
+/// `mpidd attach --pid PRTERUN --json`: no MPIR to stop the launcher
+/// for, so the PMIx server's table, with the ranks the job printed.
+fn check_attach(env: Env, job: &Job) {
+    let pid = job.prterun.to_string();
+    let out = mpidd_for(env, &["attach", "--pid", &pid, "--json"]);
+    assert!(
+        out.status.success(),
+        "{env:?}: mpidd attach failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("attach --json is JSON");
+    assert_eq!(v["launcher_pid"], job.prterun, "{env:?}: {v}");
+    let jobs = v["namespaces"].as_array().expect("namespaces");
+    assert_eq!(jobs.len(), 1, "{env:?}: one job: {v}");
+    let pids: Vec<i32> = jobs[0]["proctable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pid"].as_i64().unwrap() as i32)
+        .collect();
+    let printed: Vec<i32> = job.ranks.iter().map(|r| r.pid).collect();
+    assert_eq!(pids, printed, "{env:?}: attach's table against the ranks");
+}
+
 #[test]
 fn pip_open_mpi_5_table_through_pmix() {
     let job = Job::start("pip-table", Env::PipOmpi5, 4);
     check_procs(Env::PipOmpi5, &job);
     check_job(Env::PipOmpi5, &job);
+    check_attach(Env::PipOmpi5, &job);
 }
 
 /// As the job's user: no privilege, the launcher in the same root.
