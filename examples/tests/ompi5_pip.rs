@@ -112,14 +112,42 @@ fn profile_note(err: &str) {
     );
 }
 
+/// `libmpiq_mqs.so`, which cargo builds with mpidd (a dependency).
+fn our_library() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_mpidd"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    [bin.join("deps/libmpiq_mqs.so"), bin.join("libmpiq_mqs.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libmpiq_mqs.so is built with mpidd (cargo build -p mpiq-mqs)")
+}
+
 #[test]
 fn ob1_queues_of_pips_open_mpi_5_live_and_from_cores() {
     let job = start("ompi5-pip-queues", "queues");
+    let ours = our_library();
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
         let (q, err) = queues(&["--pid", &pid]);
         profile_note(&err);
         check_queues(rank, &q, &job.posted(rank));
+        // Our message-queue library, as a debugger loads it: it finds the
+        // build by the digest of the file the link map names, and checks
+        // the profile on the process too.
+        let (both, _) = queues(&["--pid", &pid, "--compare-dll", ours.to_str().unwrap()]);
+        check_queues(rank, &both["native"], &job.posted(rank));
+        assert_eq!(
+            both["differences"],
+            serde_json::json!([]),
+            "rank {rank}: libmpiq_mqs.so reads what the native decoder reads: {both:#}"
+        );
+        assert_eq!(
+            both["dll"]["communicators"].as_array().map(Vec::len),
+            both["native"]["communicators"].as_array().map(Vec::len),
+            "rank {rank}: the same communicators through libmpiq_mqs.so"
+        );
         wait_stopped(job.pid(rank));
     }
     for rank in 0..4 {

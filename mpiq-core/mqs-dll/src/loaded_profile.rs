@@ -129,12 +129,11 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     }
     // The profile names the library by the file it was made for; the
     // link map by the path the process opened (a soname's link).
-    let hex_id = mpidd_read::build_id_hex(&id);
     let described: Vec<&str> = profile
         .identity
         .objects
         .iter()
-        .filter(|o| o.build_ids.contains(&hex_id))
+        .filter(|o| o.made_for(&id))
         .map(|o| o.name.as_str())
         .collect();
     let symbols = profile
@@ -176,8 +175,19 @@ fn loaded_objects<M: TargetMemory + ?Sized>(
     let at = r_debug(memory, symbols, limits)?;
     let is_library = |name: &str| stems.contains(&so_stem(name));
     let wanted = |name: &str| is_library(name) || profiles.iter().any(|p| p.mentions(name));
-    let loaded = loaded_build_ids(memory, at, &wanted, limits)
+    let mut loaded = loaded_build_ids(memory, at, &wanted, limits)
         .map_err(|e| format!("reading the dynamic linker's list of loaded objects: {e}"))?;
+    // An object linked without a build-id (pip's MPI wheels) is known by
+    // the digest of its code, read from the file the process loaded when
+    // the debugger's machine has it at that path: the profile chosen by it
+    // is then checked on the process before use.
+    for (entry, id) in &mut loaded {
+        if matches!(id, Ok(None)) && entry.name.starts_with('/') {
+            if let Ok(Some(key)) = mpidd_read::build_key(std::path::Path::new(&entry.name)) {
+                *id = Ok(Some(key.bytes().to_vec()));
+            }
+        }
+    }
     let library = loaded
         .iter()
         .find(|(e, _)| is_library(&e.name))

@@ -122,7 +122,24 @@ pub unsafe extern "C" fn mqs_setup_process(
                     symbols: &symbols,
                     layouts: &layouts(&profile, &declared, &companions),
                 };
-                let decoder = build_decoder(&target, &limits).map_err(|e| e.to_string());
+                // A profile is chosen by the build's key alone; the
+                // objects every MPI process knows must read as what they
+                // are through it before it is used.
+                let refused = profile.as_ref().and_then(|p| {
+                    mpihandles::check_layouts(&memory, &symbols, &p.layouts, &limits)
+                        .err()
+                        .map(|why| {
+                            format!(
+                                "the {} {} layout profile made for this build was not used, \
+                                 because it does not read this process: {why}",
+                                p.identity.implementation, p.identity.version
+                            )
+                        })
+                });
+                let decoder = match refused {
+                    Some(why) => Err(why),
+                    None => build_decoder(&target, &limits).map_err(|e| e.to_string()),
+                };
                 (decoder, profile, profile_symbols)
             }
             Err(why) => (Err(why), None, Default::default()),
