@@ -2,8 +2,11 @@
 //! an object linked without one (pip's MPI wheels are), a digest of its
 //! code. Layout profiles and the layout cache are chosen by this key.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
 
 use object::{Object, ObjectSection, SectionKind};
 use sha2::{Digest, Sha256};
@@ -61,21 +64,55 @@ impl fmt::Display for BuildKey {
     }
 }
 
+/// Files whose keys one process remembers (each key is a few dozen bytes);
+/// past this many the memory is cleared rather than grown.
+const MAX_REMEMBERED: usize = 1024;
+
+/// A file's key by its path, size and modification time.
+type Remembered = HashMap<PathBuf, (u64, Option<SystemTime>, Option<BuildKey>)>;
+
 /// The key of the ELF file at `path`: its build-id, else the digest of
 /// its code. `None` for an object with neither (no executable section).
+///
+/// A digest reads the whole code (a few MB for an MPI library), so each
+/// file's key is computed once per process and kept while its size and
+/// modification time stay the same: every reader of one run (the layout
+/// resolver, the profile choice, the companions' profiles) asks again.
 pub fn build_key(path: &Path) -> Result<Option<BuildKey>, SymbolError> {
+    static REMEMBERED: OnceLock<Mutex<Remembered>> = OnceLock::new();
     let shown = || path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|cause| SymbolError::Io {
+        path: shown(),
+        cause,
+    })?;
+    let stamp = (meta.len(), meta.modified().ok());
+    let remembered = REMEMBERED.get_or_init(Default::default);
+    if let Some((len, modified, key)) = remembered
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(path)
+    {
+        if (*len, *modified) == stamp {
+            return Ok(key.clone());
+        }
+    }
     let data = map_file(path).map_err(|cause| SymbolError::Io {
         path: shown(),
         cause,
     })?;
-    build_key_from_bytes(&data).map_err(|e| match e {
+    let key = build_key_from_bytes(&data).map_err(|e| match e {
         SymbolError::Malformed { reason } => SymbolError::Parse {
             path: shown(),
             reason,
         },
         other => other,
-    })
+    })?;
+    let mut remembered = remembered.lock().unwrap_or_else(|e| e.into_inner());
+    if remembered.len() >= MAX_REMEMBERED {
+        remembered.clear();
+    }
+    remembered.insert(path.to_path_buf(), (stamp.0, stamp.1, key.clone()));
+    Ok(key)
 }
 
 /// [`build_key`] of an ELF file held in memory.
