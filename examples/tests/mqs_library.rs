@@ -31,14 +31,7 @@ use serde_json::Value;
 
 /// The library, which cargo builds with mpidd (it is a dependency).
 fn our_library() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_mpidd"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    [bin.join("deps/libmpiq_mqs.so"), bin.join("libmpiq_mqs.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("libmpiq_mqs.so is built with mpidd (cargo build -p mpiq-mqs)")
+    common::queue_checks::our_mqs_library()
 }
 
 fn ours(args: &[&str]) -> Value {

@@ -17,12 +17,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
-use common::handle_checks::{Source, Written};
-use common::mpich_job::{gcore, mpidd, wait_stopped};
-use common::ob1_checks::check_rank as check_queues;
-use common::ompi_handle_checks::check_rank as check_handles;
+use common::ompi5_reading::{check_handle_job, check_queue_job};
 use common::ompi_job::OmpiJob;
 
 /// The Debian 13 root (`$MPIDD_DEBIAN13_ROOT`, default
@@ -99,74 +94,12 @@ fn start(name: &str, program: &str) -> OmpiJob {
     job
 }
 
-/// `mpidd queues ARGS --json`, and what it said on standard error.
-fn queues(args: &[&str]) -> (Value, String) {
-    let out = mpidd()
-        .arg("queues")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "mpidd queues {args:?} failed: {err}");
-    (serde_json::from_slice(&out.stdout).expect("JSON"), err)
-}
-
-/// mpidd says the layouts came from the shipped 5.0.7 profile.
-fn profile_note(err: &str) {
-    assert!(
-        err.contains("profile of Open MPI 5.0.7") && err.contains("libmpi.so.40"),
-        "mpidd should say where the layouts came from: {err}"
-    );
-}
-
 #[test]
 fn ob1_queues_of_debian13_open_mpi_5_live_and_from_cores() {
-    let job = start("ompi5-queues", "queues");
-    for rank in 0..4 {
-        let pid = job.pid(rank).to_string();
-        let (q, err) = queues(&["--pid", &pid]);
-        profile_note(&err);
-        check_queues(rank, &q, &job.posted(rank));
-        wait_stopped(job.pid(rank));
-    }
-    for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
-        let (q, err) = queues(&[
-            "--core",
-            core.to_str().unwrap(),
-            "--search-path",
-            job.dir.to_str().unwrap(),
-        ]);
-        profile_note(&err);
-        check_queues(rank, &q, &job.posted(rank));
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    check_queue_job(start("ompi5-queues", "queues"), "5.0.7", true, true);
 }
 
 #[test]
 fn every_handle_kind_of_debian13_open_mpi_5_live_and_from_cores() {
-    let job = start("ompi5-handles", "handles");
-    let written: Vec<Written<u64>> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
-    let full = |rank: i64| rank == 0 || rank == 3;
-    for rank in 0..4 {
-        let s = Source {
-            args: vec!["--pid".to_string(), job.pid(rank).to_string()],
-        };
-        check_handles("5.0.7", rank, &s, &written[rank as usize], full(rank));
-        wait_stopped(job.pid(rank));
-    }
-    for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
-        let s = Source {
-            args: vec![
-                "--core".to_string(),
-                core.display().to_string(),
-                "--search-path".to_string(),
-                job.dir.display().to_string(),
-            ],
-        };
-        check_handles("5.0.7", rank, &s, &written[rank as usize], full(rank));
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    check_handle_job(start("ompi5-handles", "handles"), "5.0.7", true);
 }

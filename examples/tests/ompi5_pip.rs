@@ -13,12 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
-use common::handle_checks::{Source, Written};
-use common::mpich_job::{gcore, mpidd, wait_stopped};
-use common::ob1_checks::check_rank as check_queues;
-use common::ompi_handle_checks::check_rank as check_handles;
+use common::ompi5_reading::{check_handle_job, check_queue_job};
 use common::ompi_job::OmpiJob;
 
 /// The wheel's version, as the profile names it.
@@ -91,92 +86,12 @@ fn start(name: &str, program: &str) -> OmpiJob {
     job
 }
 
-/// `mpidd queues ARGS --json`, and what it said on standard error.
-fn queues(args: &[&str]) -> (Value, String) {
-    let out = mpidd()
-        .arg("queues")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "mpidd queues {args:?} failed: {err}");
-    (serde_json::from_slice(&out.stdout).expect("JSON"), err)
-}
-
-/// mpidd says the layouts came from the shipped profile of the wheel.
-fn profile_note(err: &str) {
-    assert!(
-        err.contains(&format!("profile of Open MPI {VERSION}")) && err.contains("libmpi.so.40"),
-        "mpidd should say where the layouts came from: {err}"
-    );
-}
-
-/// `libmpiq_mqs.so`, which cargo builds with mpidd (a dependency).
-fn our_library() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_mpidd"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    [bin.join("deps/libmpiq_mqs.so"), bin.join("libmpiq_mqs.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("libmpiq_mqs.so is built with mpidd (cargo build -p mpiq-mqs)")
-}
-
 #[test]
 fn ob1_queues_of_pips_open_mpi_5_live_and_from_cores() {
-    let job = start("ompi5-pip-queues", "queues");
-    let ours = our_library();
-    for rank in 0..4 {
-        let pid = job.pid(rank).to_string();
-        let (q, err) = queues(&["--pid", &pid]);
-        profile_note(&err);
-        check_queues(rank, &q, &job.posted(rank));
-        // Our message-queue library, as a debugger loads it: it finds the
-        // build by the digest of the file the link map names, and checks
-        // the profile on the process too.
-        let (both, _) = queues(&["--pid", &pid, "--compare-dll", ours.to_str().unwrap()]);
-        check_queues(rank, &both["native"], &job.posted(rank));
-        assert_eq!(
-            both["differences"],
-            serde_json::json!([]),
-            "rank {rank}: libmpiq_mqs.so reads what the native decoder reads: {both:#}"
-        );
-        assert_eq!(
-            both["dll"]["communicators"].as_array().map(Vec::len),
-            both["native"]["communicators"].as_array().map(Vec::len),
-            "rank {rank}: the same communicators through libmpiq_mqs.so"
-        );
-        wait_stopped(job.pid(rank));
-    }
-    for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
-        let (q, err) = queues(&["--core", core.to_str().unwrap()]);
-        profile_note(&err);
-        check_queues(rank, &q, &job.posted(rank));
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    check_queue_job(start("ompi5-pip-queues", "queues"), VERSION, false, true);
 }
 
 #[test]
 fn every_handle_kind_of_pips_open_mpi_5_live_and_from_cores() {
-    let job = start("ompi5-pip-handles", "handles");
-    let written: Vec<Written<u64>> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
-    let full = |rank: i64| rank == 0 || rank == 3;
-    for rank in 0..4 {
-        let s = Source {
-            args: vec!["--pid".to_string(), job.pid(rank).to_string()],
-        };
-        check_handles(VERSION, rank, &s, &written[rank as usize], full(rank));
-        wait_stopped(job.pid(rank));
-    }
-    for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
-        let s = Source {
-            args: vec!["--core".to_string(), core.display().to_string()],
-        };
-        check_handles(VERSION, rank, &s, &written[rank as usize], full(rank));
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    check_handle_job(start("ompi5-pip-handles", "handles"), VERSION, false);
 }

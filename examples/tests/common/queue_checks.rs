@@ -1,6 +1,8 @@
 //! What the queues of tests/mpich/queues.c must hold, as the vendor
 //! library and as the native decoder report them.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Value};
 
 use super::mpich_job::{mpidd, ref_mpich};
@@ -19,6 +21,19 @@ pub fn queues_with(args: &[&str], dll: bool) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// `libmpiq_mqs.so`, our message-queue library, which cargo builds with
+/// mpidd (a dependency).
+pub fn our_mqs_library() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_mpidd"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    [bin.join("deps/libmpiq_mqs.so"), bin.join("libmpiq_mqs.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libmpiq_mqs.so is built with mpidd (cargo build -p mpiq-mqs)")
 }
 
 pub fn queues(args: &[&str]) -> Value {
