@@ -9,9 +9,11 @@
 //! as long as it takes, then finalizes and ends; it ends too when the
 //! launcher does, which closes the connection. PMIx's threads and signal
 //! handlers live and die with it, and each query has a process of its
-//! own, so PMIx is set up once per process. When the launcher runs in another root (a
-//! chroot, a container's mount namespace), the helper is started inside
-//! it (chroot to `/proc/PID/root`, which needs the privilege to chroot):
+//! own, so PMIx is set up once per process.
+//!
+//! When the launcher runs in another root (a chroot, a container's mount
+//! namespace), the helper is started inside it (chroot to
+//! `/proc/PID/root`, which needs the privilege to chroot):
 //! its libpmix then loads on the launcher's own C library and beside its
 //! own dependencies, where a newer build than this host's would not load
 //! here, and finds the server's rendezvous files where the server wrote

@@ -17,15 +17,16 @@
 //! OpenPMIx 5.0's server (5.0.7, 5.0.11) crashes when it handles the
 //! connection of a tool that has gone, so the session that timed out is
 //! never torn down: its thread, or its helper process, waits on in the
-//! background until the server answers or the launcher ends. Run in this process, PMIx starts threads of its own and may not
-//! be initialized twice, so one process makes at most one session
-//! (a second gets [`PmixError::AlreadyUsed`]), and a session stuck in
-//! PMIx leaves its thread behind. With [`PmixOptions::helper`], each query
-//! runs in a helper process instead (mpidd's hidden `pmix-helper`
-//! subcommand, which calls [`serve_helper`]), started inside the
-//! launcher's root when it has another one: a
-//! launcher's libpmix built for a newer C library than the host's loads
-//! there and not here (Debian 13's, on a Debian 12 host).
+//! background until the server answers or the launcher ends.
+//!
+//! Run in this process, PMIx starts threads of its own and may not be
+//! initialized twice, so one process makes at most one session (a second
+//! gets [`PmixError::AlreadyUsed`]), and a session stuck in PMIx leaves
+//! its thread behind. With [`PmixOptions::helper`], each query runs in a
+//! helper process instead (mpidd's hidden `pmix-helper` subcommand, which
+//! calls [`serve_helper`]), started inside the launcher's root when it has
+//! another one: a launcher's libpmix built for a newer C library than the
+//! host's loads there and not here (Debian 13's, on a Debian 12 host).
 //!
 //! This folder stands on nothing else of the crate but the MPIR table's
 //! types; `ffi.rs` holds the C declarations (the host library's own
