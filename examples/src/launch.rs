@@ -5,13 +5,18 @@
 //! event carries the whole MPIR state with its `proctable`.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
 
 use mpidd_read::mpir::launch::{
     release_local_ranks, snapshot, LaunchError as DriverError, LaunchEvent, MpirLauncher,
 };
 use mpidd_read::mpir::{MpirError, MpirState};
 use mpidd_read::mpir_protocol::{GateAdvice, MpirEvent};
-use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions};
+use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions, PmixTables};
 use mpidd_read::Limits;
 use serde::Serialize;
 
@@ -173,9 +178,15 @@ fn gate_report(advice: GateAdvice, state: &MpirState, opts: &Options) -> GateRep
 /// Runs `argv` (a launcher and its arguments) under the MPIR protocol.
 /// Returns the exit code mpidd should end with: the launcher's, unless
 /// mpidd was interrupted.
-pub fn launch(argv: &[String], opts: &Options) -> Result<i32, LaunchError> {
+pub fn launch(argv: &[String], opts: &Options, pmix: &PmixOptions) -> Result<i32, LaunchError> {
     let mut out = std::io::stdout().lock();
-    let mut launcher = MpirLauncher::start(argv)?;
+    let mut launcher = match MpirLauncher::start(argv) {
+        // Let go untraced: its ranks may still be known through PMIx.
+        Err(DriverError::NotAStarter { pid, cause }) => {
+            return pmix_launch(&mut out, opts, pmix, pid, cause);
+        }
+        other => other?,
+    };
     let pid = launcher.pid();
     loop {
         match launcher.next_event(&opts.limits)? {
@@ -202,6 +213,93 @@ pub fn launch(argv: &[String], opts: &Options) -> Result<i32, LaunchError> {
             }
         }
     }
+}
+
+/// How long a launcher without MPIR is given to start its ranks before
+/// mpidd stops asking its PMIx server for them.
+const PMIX_SPAWN_WAIT: Duration = Duration::from_secs(60);
+
+/// How often the PMIx server is asked while the ranks start: each query
+/// is a tool connection, which PRRTE keeps a namespace for.
+const PMIX_POLL: Duration = Duration::from_millis(500);
+
+/// Whether a PMIx answer holds a started job: a namespace whose every
+/// rank has a pid.
+fn job_started(tables: &PmixTables) -> bool {
+    tables
+        .namespaces
+        .iter()
+        .any(|ns| !ns.proctable.is_empty() && ns.proctable.iter().all(|p| p.pid > 0))
+}
+
+/// A launcher without MPIR (Open MPI 5's `prterun`, pid `pid`): the
+/// driver has let it run on untraced, so its ranks are asked of its PMIx
+/// server until they
+/// have all started (bounded by [`PMIX_SPAWN_WAIT`]), shown, and the
+/// launcher's end is waited for as an MPIR launcher's. Its ranks are not
+/// held: they run from the start.
+fn pmix_launch(
+    out: &mut impl Write,
+    opts: &Options,
+    pmix: &PmixOptions,
+    pid: i32,
+    no_mpir: MpirError,
+) -> Result<i32, LaunchError> {
+    let deadline = Instant::now() + PMIX_SPAWN_WAIT;
+    let mut last = None;
+    loop {
+        match read_pmix_tables(pid, pmix) {
+            Ok(tables) if job_started(&tables) => {
+                if opts.json {
+                    serde_json::to_writer(
+                        &mut *out,
+                        &serde_json::json!({
+                            "launcher_pid": pid,
+                            "event": "pmix_table",
+                            "pmix": tables,
+                        }),
+                    )?;
+                    writeln!(out)?;
+                } else {
+                    crate::procs_pmix::print_pmix(out, &tables, false)
+                        .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    writeln!(
+                        out,
+                        "the ranks run on: no MPIR gate to hold them, and PMIx's stop-in-init is not asked for"
+                    )?;
+                }
+                out.flush()?;
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => last = Some(e),
+        }
+        let gone = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'))
+        });
+        if gone || Instant::now() >= deadline {
+            eprintln!(
+                "mpidd: launcher {pid} runs on without the debugger: {no_mpir}; and its PMIx server \
+                 gave no started job{}{}",
+                if gone { " before it ended" } else { " within 60 s" },
+                last.map(|e| format!(" ({e})")).unwrap_or_default()
+            );
+            break;
+        }
+        std::thread::sleep(PMIX_POLL);
+    }
+    // Still this process's child: its status, as a shell shows it.
+    let status = loop {
+        match waitpid(Pid::from_raw(pid), None) {
+            Ok(WaitStatus::Exited(_, code)) => break code,
+            Ok(WaitStatus::Signaled(_, signal, _)) => break 128 + signal as i32,
+            Ok(_) | Err(Errno::EINTR) => continue,
+            Err(e) => return Err(std::io::Error::from(e).into()),
+        }
+    };
+    exited(out, opts, pid, status)
 }
 
 fn report(problems: Vec<DriverError>) {

@@ -66,7 +66,9 @@ enum Command {
     },
     /// Start an MPI launcher under control, run the MPIR protocol, print
     /// the process table when the job has spawned, and let the job run on
-    /// (x86_64 hosts).
+    /// (x86_64 hosts). A launcher without MPIR (Open MPI 5's prterun) runs
+    /// on untraced; its ranks are shown from its PMIx server once they have
+    /// all started, and its exit status is mpidd's.
     Launch {
         /// Print one JSON object per event.
         #[arg(long)]
@@ -246,7 +248,11 @@ fn main() -> ExitCode {
                 watch,
                 limits: Limits::default(),
             };
-            match launch::launch(&command, &opts) {
+            match launch::launch(
+                &command,
+                &opts,
+                &pmix_helper::options(mpidd_read::pmix::DEFAULT_TIMEOUT),
+            ) {
                 // The launcher's own status is mpidd's, as if run directly.
                 Ok(status) => return ExitCode::from(status.clamp(0, 255) as u8),
                 Err(e) => Err(error_chain(&e)),

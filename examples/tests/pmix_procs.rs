@@ -621,3 +621,97 @@ fn the_table_read_in_this_process_and_only_once() {
         }
     );
 }
+
+/// A program that says who it is, then ends with its job a few seconds
+/// later.
+const SHORT_JOB: &str = r#"
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    printf("READY %d %d\n", rank, (int)getpid());
+    fflush(stdout);
+    sleep(3);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"#;
+
+/// `mpidd launch --json -- mpirun ...` of pip's Open MPI 5: prterun has
+/// no MPIR, so it runs on untraced, its ranks come from its PMIx server
+/// once they have started, and its exit status is mpidd's.
+#[test]
+fn launch_of_open_mpi_5_shows_its_ranks_through_pmix_and_its_end() {
+    let venv = env_dir("MPIDD_PY_OMPI5_VENV", "ompi5");
+    let dir = fresh_dir("pmix-launch");
+    std::fs::write(dir.join("short.c"), SHORT_JOB).unwrap();
+    let exe = dir.join("short");
+    let built = Command::new(venv.join("bin/mpicc"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(dir.join("short.c"))
+        .output()
+        .expect("run mpicc");
+    assert!(
+        built.status.success(),
+        "building the short job failed: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+        .args(["launch", "--json", "--"])
+        .arg(venv.join("bin/mpirun"))
+        .args(["--oversubscribe", "--mca", "btl", "self,sm", "-n", "4"])
+        .arg(&exe)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("TMPDIR", &tmp)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mpidd launch");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "mpidd launch failed ({}): {stdout}\n{stderr}",
+        out.status
+    );
+    let mut printed: Vec<(i64, i64)> = Vec::new();
+    let mut events: Vec<Value> = Vec::new();
+    for line in stdout.lines() {
+        match line.split_whitespace().collect::<Vec<_>>()[..] {
+            ["READY", rank, pid] => printed.push((rank.parse().unwrap(), pid.parse().unwrap())),
+            _ if line.starts_with('{') => events.push(serde_json::from_str(line).unwrap()),
+            _ => {}
+        }
+    }
+    printed.sort();
+    assert_eq!(printed.len(), 4, "every rank printed READY: {stdout}");
+    let table = events
+        .iter()
+        .find(|e| e["event"] == "pmix_table")
+        .unwrap_or_else(|| panic!("no pmix_table event: {stdout}\n{stderr}"));
+    let launcher = table["launcher_pid"].as_i64().unwrap();
+    assert_eq!(table["pmix"]["launcher_pid"].as_i64(), Some(launcher));
+    let jobs = table["pmix"]["namespaces"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "one job: {table}");
+    let listed: Vec<(i64, i64)> = jobs[0]["proctable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(rank, p)| (rank as i64, p["pid"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(listed, printed, "the table against what the ranks printed");
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "exited", "{stdout}");
+    assert_eq!(last["status"], 0, "{stdout}");
+    assert_eq!(last["launcher_pid"].as_i64(), Some(launcher));
+    remove_unless_failed(&dir);
+}
