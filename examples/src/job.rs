@@ -52,7 +52,7 @@ pub struct JobArgs {
     #[arg(long, value_name = "PATH")]
     dll: Option<PathBuf>,
     /// A layout profile for an MPI library without debug info (besides the
-    /// shipped ones); chosen only for a library whose build-id it lists.
+    /// shipped ones); chosen only for a library whose build-id (or code digest) it lists.
     /// Repeatable.
     #[arg(long = "profile", value_name = "FILE")]
     profiles: Vec<PathBuf>,

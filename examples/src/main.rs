@@ -174,7 +174,7 @@ enum Command {
         max_operations: usize,
         /// A layout profile to use when the MPI library has no debug info
         /// (besides the profiles mpidd ships); chosen only for a library
-        /// whose build-id it lists. Repeatable.
+        /// whose build-id (or code digest) it lists. Repeatable.
         #[arg(long = "profile", value_name = "FILE")]
         profiles: Vec<PathBuf>,
         /// Take the layouts from a matching profile even when the library

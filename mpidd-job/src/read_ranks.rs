@@ -108,7 +108,7 @@ pub struct ReadOptions {
     /// that carry none (synthetic ranks) or whose layouts the caller has.
     pub layouts: Option<Arc<dyn Layouts + Send + Sync>>,
     /// Layout profiles for MPI libraries without debug info, each chosen
-    /// only for a library whose build-id it lists. By default the profiles
+    /// only for a library whose build-id (or code digest) it lists. By default the profiles
     /// mpidd ships.
     pub profiles: Vec<LayoutProfile>,
     /// Where layouts resolved from DWARF are kept for later runs, and

@@ -41,7 +41,8 @@
 //! - [`Layouts`]: the one trait every decoder asks for sizes, offsets and
 //!   enumerators; answered by the [`TypeOracle`], by a [`LayoutTable`], or
 //!   by a [`LayoutProfile`] (a debug build's answers kept for the stripped
-//!   copies of the same build, chosen by build-id in [`choose_layouts`]).
+//!   copies of the same build, chosen by build-id, or by the digest of
+//!   the code of a library without one, in [`choose_layouts`]).
 //! - Thread stacks: [`ThreadRegisters`] from a core's NT_PRSTATUS notes
 //!   ([`CoreFile::threads`]) or a stopped process
 //!   ([`AttachGuard::thread_registers`]); [`StackUnwinder`] walks them with

@@ -15,8 +15,9 @@ use crate::layouts::{Layouts, Member};
 use crate::symbols::elf_symbols::ElfSymbols;
 
 /// A loaded process's types: its DWARF first, then the shipped profiles
-/// that describe its loaded builds (chosen by build-id, with every other
-/// object a profile describes loaded in the build it was made for).
+/// that describe its loaded builds (chosen by build key: the build-id,
+/// else the digest of the code; with every other object a profile
+/// describes loaded in the build it was made for).
 pub struct LoadedLayouts {
     dwarf: TypeOracle,
     profiles: Vec<&'static LayoutProfile>,
