@@ -187,7 +187,10 @@ fn interrupted_or_killed_live_read_lets_every_rank_go() {
                 .expect("start mpidd job");
             std::thread::sleep(delay);
             let _ = kill(Pid::from_raw(child.id() as i32), signal);
-            job.assert_running_within(Duration::from_secs(2), &what);
+            // The kernel lets the ranks go as the killed mpidd exits; on a
+            // loaded 2-core machine, beside four spinning ranks, that exit
+            // has taken over 2 s. A rank left stopped stays stopped.
+            job.assert_running_within(Duration::from_secs(10), &what);
             wait_timeout(&mut child, Duration::from_secs(60));
             job.assert_running(&format!("{what}, once mpidd has ended"));
         }
