@@ -37,8 +37,8 @@ pub enum LaunchError {
     NoTable {
         /// Why it is no MPIR starter.
         mpir: Box<MpirError>,
-        /// Why its PMIx server did not answer.
-        pmix: Box<PmixError>,
+        /// Why its PMIx server gave no table.
+        pmix: String,
     },
 }
 
@@ -219,6 +219,10 @@ pub fn launch(argv: &[String], opts: &Options, pmix: &PmixOptions) -> Result<i32
 /// mpidd stops asking its PMIx server for them.
 const PMIX_SPAWN_WAIT: Duration = Duration::from_secs(60);
 
+/// How long a launcher may take to map libpmix (a wrapper's exec of the
+/// PMIx launcher) before it is taken for one that is no PMIx launcher.
+const PMIX_GRACE: Duration = Duration::from_secs(3);
+
 /// How often the PMIx server is asked while the ranks start: each query
 /// is a tool connection, which PRRTE keeps a namespace for.
 const PMIX_POLL: Duration = Duration::from_millis(500);
@@ -245,8 +249,8 @@ fn pmix_launch(
     pid: i32,
     no_mpir: MpirError,
 ) -> Result<i32, LaunchError> {
-    let deadline = Instant::now() + PMIX_SPAWN_WAIT;
-    let mut last = None;
+    let started = Instant::now();
+    let mut last: Option<PmixError>;
     loop {
         match read_pmix_tables(pid, pmix) {
             Ok(tables) if job_started(&tables) => {
@@ -271,7 +275,16 @@ fn pmix_launch(
                 out.flush()?;
                 break;
             }
-            Ok(_) => {}
+            Ok(_) => last = None,
+            // A wrapper (pip's mpirun) takes a moment to exec the PMIx
+            // launcher; one that maps no libpmix after that never will
+            // (Debian's mpiexec.hydra).
+            Err(e @ PmixError::NotPmix { .. }) if started.elapsed() >= PMIX_GRACE => {
+                return Err(LaunchError::NoTable {
+                    mpir: Box::new(no_mpir),
+                    pmix: e.to_string(),
+                });
+            }
             Err(e) => last = Some(e),
         }
         let gone = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
@@ -279,14 +292,22 @@ fn pmix_launch(
                 .next()
                 .is_some_and(|s| s.trim_start().starts_with('Z'))
         });
-        if gone || Instant::now() >= deadline {
-            eprintln!(
-                "mpidd: launcher {pid} runs on without the debugger: {no_mpir}; and its PMIx server \
-                 gave no started job{}{}",
-                if gone { " before it ended" } else { " within 60 s" },
-                last.map(|e| format!(" ({e})")).unwrap_or_default()
-            );
-            break;
+        if gone || started.elapsed() >= PMIX_SPAWN_WAIT {
+            let why = match last {
+                Some(e) => e.to_string(),
+                None => "its PMIx server listed no job whose every rank had started".to_string(),
+            };
+            return Err(LaunchError::NoTable {
+                mpir: Box::new(no_mpir),
+                pmix: format!(
+                    "{why} {}",
+                    if gone {
+                        "before it ended"
+                    } else {
+                        "within 60 s"
+                    }
+                ),
+            });
         }
         std::thread::sleep(PMIX_POLL);
     }
@@ -345,7 +366,7 @@ pub fn attach(pid: i32, opts: &Options, pmix: &PmixOptions) -> Result<(), Launch
         Err(DriverError::Mpir(mpir @ MpirError::NoMpirSymbols { .. })) => {
             let tables = read_pmix_tables(pid, pmix).map_err(|pmix| LaunchError::NoTable {
                 mpir: Box::new(mpir),
-                pmix: Box::new(pmix),
+                pmix: pmix.to_string(),
             })?;
             if opts.json {
                 serde_json::to_writer(&mut out, &tables)?;
