@@ -16,9 +16,11 @@ use mpidd_read::mpir::launch::{
 };
 use mpidd_read::mpir::{MpirError, MpirState};
 use mpidd_read::mpir_protocol::{GateAdvice, MpirEvent};
-use mpidd_read::pmix::{read_pmix_tables, PmixError, PmixOptions, PmixTables};
+use mpidd_read::pmix::{read_pmix_tables, release_pmix_ranks, PmixError, PmixOptions, PmixTables};
 use mpidd_read::Limits;
 use serde::Serialize;
+
+use crate::pmix_hold::{with_hold, Hold};
 
 /// Why launching or attaching failed.
 #[derive(Debug, thiserror::Error)]
@@ -180,10 +182,11 @@ fn gate_report(advice: GateAdvice, state: &MpirState, opts: &Options) -> GateRep
 /// mpidd was interrupted.
 pub fn launch(argv: &[String], opts: &Options, pmix: &PmixOptions) -> Result<i32, LaunchError> {
     let mut out = std::io::stdout().lock();
-    let mut launcher = match MpirLauncher::start(argv) {
+    let (argv, hold) = with_hold(argv);
+    let mut launcher = match MpirLauncher::start(&argv) {
         // Let go untraced: its ranks may still be known through PMIx.
         Err(DriverError::NotAStarter { pid, cause }) => {
-            return pmix_launch(&mut out, opts, pmix, pid, cause);
+            return pmix_launch(&mut out, opts, pmix, pid, cause, hold);
         }
         other => other?,
     };
@@ -227,6 +230,18 @@ const PMIX_GRACE: Duration = Duration::from_secs(3);
 /// is a tool connection, which PRRTE keeps a namespace for.
 const PMIX_POLL: Duration = Duration::from_millis(500);
 
+/// How long after the last PMIx session the one that releases the ranks
+/// comes (see `pmix_launch`).
+const PMIX_RELEASE_AFTER: Duration = Duration::from_secs(2);
+
+/// Whether every rank of every job has connected to the server.
+fn all_connected(tables: &PmixTables) -> bool {
+    tables
+        .namespaces
+        .iter()
+        .all(|ns| ns.states.iter().all(|s| s.name() == Some("connected")))
+}
+
 /// Whether a PMIx answer holds a started job: a namespace whose every
 /// rank has a pid.
 fn job_started(tables: &PmixTables) -> bool {
@@ -238,22 +253,42 @@ fn job_started(tables: &PmixTables) -> bool {
 
 /// A launcher without MPIR (Open MPI 5's `prterun`, pid `pid`): the
 /// driver has let it run on untraced, so its ranks are asked of its PMIx
-/// server until they
-/// have all started (bounded by [`PMIX_SPAWN_WAIT`]), shown, and the
-/// launcher's end is waited for as an MPIR launcher's. Its ranks are not
-/// held: they run from the start.
+/// server until they have all started (bounded by [`PMIX_SPAWN_WAIT`]),
+/// shown, and the launcher's end is waited for as an MPIR launcher's.
+/// Ranks held in `PMIx_Init` (`hold`) are released with `--gate`, as MPIR
+/// gates are, else left waiting for a tool to release them.
 fn pmix_launch(
     out: &mut impl Write,
     opts: &Options,
     pmix: &PmixOptions,
     pid: i32,
     no_mpir: MpirError,
+    hold: Hold,
 ) -> Result<i32, LaunchError> {
     let started = Instant::now();
     let mut last: Option<PmixError>;
+    // With --gate, once every rank has been seen connected, the next look
+    // is also the release, in that one PMIx session, and it comes
+    // PMIX_RELEASE_AFTER after the last: a rank that has only just
+    // connected may not yet wait for the event, which it would then miss,
+    // and OpenPMIx 5.0.11's server, sent the event half a second after
+    // another tool's session, lets the ranks go but never ends itself
+    // (after a second or more it does).
+    // Ranks that are not held have nothing to be released from.
+    let gate = opts.gate && hold.holds();
+    let mut ready = false;
     loop {
-        match read_pmix_tables(pid, pmix) {
-            Ok(tables) if job_started(&tables) => {
+        let look = if gate && ready {
+            release_pmix_ranks
+        } else {
+            read_pmix_tables
+        };
+        match look(pid, pmix) {
+            Ok(tables) if gate && !ready => {
+                ready = job_started(&tables) && all_connected(&tables);
+                last = None;
+            }
+            Ok(tables) if job_started(&tables) && (!gate || !tables.released.is_empty()) => {
                 if opts.json {
                     serde_json::to_writer(
                         &mut *out,
@@ -261,16 +296,14 @@ fn pmix_launch(
                             "launcher_pid": pid,
                             "event": "pmix_table",
                             "pmix": tables,
+                            "held_in_init": hold.holds() && !gate,
                         }),
                     )?;
                     writeln!(out)?;
                 } else {
                     crate::procs_pmix::print_pmix(out, &tables, false)
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
-                    writeln!(
-                        out,
-                        "the ranks run on: no MPIR gate to hold them, and PMIx's stop-in-init is not asked for"
-                    )?;
+                    describe_pmix_hold(out, pid, hold, &tables)?;
                 }
                 out.flush()?;
                 break;
@@ -309,7 +342,7 @@ fn pmix_launch(
                 ),
             });
         }
-        std::thread::sleep(PMIX_POLL);
+        std::thread::sleep(if ready { PMIX_RELEASE_AFTER } else { PMIX_POLL });
     }
     // Still this process's child: its status, as a shell shows it.
     let status = loop {
@@ -321,6 +354,41 @@ fn pmix_launch(
         }
     };
     exited(out, opts, pid, status)
+}
+
+/// What became of a PMIx job's ranks after its table was shown.
+fn describe_pmix_hold(
+    out: &mut impl Write,
+    pid: i32,
+    hold: Hold,
+    tables: &PmixTables,
+) -> Result<(), LaunchError> {
+    if !tables.released.is_empty() {
+        writeln!(
+            out,
+            "released with PMIX_DEBUGGER_RELEASE: {}",
+            tables.released.join(", ")
+        )?;
+    } else {
+        match hold {
+            Hold::Added => writeln!(
+                out,
+                "the ranks are held in PMIx_Init (mpidd gave the launcher --stop-in-init); \
+                 --gate, or `mpidd attach --gate --pid {pid}`, releases them"
+            )?,
+            Hold::Given => writeln!(
+                out,
+                "the ranks are held in PMIx_Init (--stop-in-init); \
+                 `mpidd attach --gate --pid {pid}` releases them"
+            )?,
+            Hold::None => writeln!(
+                out,
+                "the ranks run on: no MPIR gate to hold them, and this launcher is not \
+                 PRRTE's, whose --stop-in-init would"
+            )?,
+        }
+    }
+    Ok(())
 }
 
 fn report(problems: Vec<DriverError>) {
@@ -359,12 +427,18 @@ fn finish(out: &mut impl Write, opts: &Options, f: Final) -> Result<(), LaunchEr
 /// Attaches to a running launcher, reads its table, optionally releases
 /// the ranks, and detaches. A launcher without MPIR (Open MPI 5's
 /// `prterun`) is asked through its PMIx server instead (`pmix`), which
-/// needs no stop; it has no gate to release.
+/// needs no stop; `--gate` then sends its jobs `PMIX_DEBUGGER_RELEASE`,
+/// which lets go ranks held in `PMIx_Init`.
 pub fn attach(pid: i32, opts: &Options, pmix: &PmixOptions) -> Result<(), LaunchError> {
     let mut out = std::io::stdout().lock();
     let snapshot = match snapshot(pid, &opts.limits) {
         Err(DriverError::Mpir(mpir @ MpirError::NoMpirSymbols { .. })) => {
-            let tables = read_pmix_tables(pid, pmix).map_err(|pmix| LaunchError::NoTable {
+            let read = if opts.gate {
+                release_pmix_ranks
+            } else {
+                read_pmix_tables
+            };
+            let tables = read(pid, pmix).map_err(|pmix| LaunchError::NoTable {
                 mpir: Box::new(mpir),
                 pmix: pmix.to_string(),
             })?;
@@ -377,7 +451,12 @@ pub fn attach(pid: i32, opts: &Options, pmix: &PmixOptions) -> Result<(), Launch
                 if opts.gate {
                     writeln!(
                         out,
-                        "no gate released: a PMIx launcher's ranks wait at no MPIR_debug_gate"
+                        "released with PMIX_DEBUGGER_RELEASE: {}",
+                        if tables.released.is_empty() {
+                            "no job".to_string()
+                        } else {
+                            tables.released.join(", ")
+                        }
                     )?;
                 }
             }

@@ -34,6 +34,7 @@ mod handle;
 mod job;
 mod launch;
 mod pmix_helper;
+mod pmix_hold;
 mod procs;
 mod procs_pmix;
 mod profile;
@@ -68,12 +69,15 @@ enum Command {
     /// the process table when the job has spawned, and let the job run on
     /// (x86_64 hosts). A launcher without MPIR (Open MPI 5's prterun) runs
     /// on untraced; its ranks are shown from its PMIx server once they have
-    /// all started, and its exit status is mpidd's.
+    /// all started, and its exit status is mpidd's. PRRTE's launcher is
+    /// given --stop-in-init, so its ranks wait in PMIx_Init as MPIR's gate
+    /// holds them, until --gate (or `mpidd attach --gate`) releases them.
     Launch {
         /// Print one JSON object per event.
         #[arg(long)]
         json: bool,
-        /// Attach to each rank and set its MPIR_debug_gate to 1.
+        /// Release the ranks once they are shown: set each rank's
+        /// MPIR_debug_gate to 1, or send a PMIx job PMIX_DEBUGGER_RELEASE.
         #[arg(long)]
         gate: bool,
         /// Stay attached until the launcher ends, reporting every event
@@ -94,7 +98,9 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
-        /// Attach to each rank and set its MPIR_debug_gate to 1.
+        /// Release the ranks: set each rank's MPIR_debug_gate to 1, or send
+        /// a PMIx launcher's jobs PMIX_DEBUGGER_RELEASE (ranks held in
+        /// PMIx_Init by --stop-in-init go on).
         #[arg(long)]
         gate: bool,
     },
@@ -140,6 +146,9 @@ enum Command {
         /// Most processes read from one namespace.
         #[arg(long)]
         max_procs: usize,
+        /// Then send the jobs PMIX_DEBUGGER_RELEASE.
+        #[arg(long)]
+        release: bool,
     },
     /// Print one MPI process's message queues (pending sends, pending
     /// receives, unexpected messages per communicator), read by the native
@@ -309,7 +318,8 @@ fn main() -> ExitCode {
             pid,
             timeout_ms,
             max_procs,
-        } => pmix_helper::serve(pid, timeout_ms, max_procs),
+            release,
+        } => pmix_helper::serve(pid, timeout_ms, max_procs, release),
         Command::Queues {
             target,
             no_stop,

@@ -23,7 +23,8 @@ pub fn options(timeout: Duration) -> PmixOptions {
     }
 }
 
-/// Runs the query for `pid` and ends the process.
-pub fn serve(pid: i32, timeout_ms: u64, max_procs: usize) -> ! {
-    mpidd_read::pmix::serve_helper(pid, Duration::from_millis(timeout_ms), max_procs)
+/// Runs the query for `pid` (and the release of its held ranks, with
+/// `release`) and ends the process.
+pub fn serve(pid: i32, timeout_ms: u64, max_procs: usize, release: bool) -> ! {
+    mpidd_read::pmix::serve_helper(pid, Duration::from_millis(timeout_ms), max_procs, release)
 }

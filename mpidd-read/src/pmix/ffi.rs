@@ -21,6 +21,15 @@ pub(crate) const KEY_BYTES: usize = 512;
 
 /// `pmix_status_t`: `PMIX_SUCCESS`.
 pub(crate) const PMIX_SUCCESS: c_int = 0;
+/// `pmix_status_t`: `PMIX_OPERATION_SUCCEEDED`, done at once.
+pub(crate) const PMIX_OPERATION_SUCCEEDED: c_int = -157;
+/// The event `PMIX_DEBUGGER_RELEASE`: ranks held in `PMIx_Init` (a job
+/// started with `PMIX_DEBUG_STOP_IN_INIT`) go on when it reaches them.
+pub(crate) const PMIX_DEBUGGER_RELEASE: c_int = -3;
+/// `pmix_data_range_t`: `PMIX_RANGE_CUSTOM`, the processes an info names.
+pub(crate) const PMIX_RANGE_CUSTOM: u8 = 6;
+/// `PMIX_RANK_WILDCARD`: every rank of a namespace.
+pub(crate) const PMIX_RANK_WILDCARD: u32 = u32::MAX - 1;
 
 /// `pmix_data_type_t` values.
 pub(crate) mod types {
@@ -30,6 +39,8 @@ pub(crate) mod types {
     pub(crate) const STRING: u16 = 3;
     /// `PMIX_PID`.
     pub(crate) const PID: u16 = 5;
+    /// `PMIX_PROC`.
+    pub(crate) const PROC: u16 = 22;
     /// `PMIX_UINT32`.
     pub(crate) const UINT32: u16 = 14;
     /// `PMIX_PROC_INFO`.
@@ -59,6 +70,11 @@ pub(crate) mod keys {
     pub(crate) const QUERY_PROC_TABLE: &[u8] = b"pmix.qry.ptable\0";
     /// `PMIX_NSPACE` (char*): the qualifier of a per-namespace query.
     pub(crate) const NSPACE: &[u8] = b"pmix.nspace\0";
+    /// `PMIX_EVENT_CUSTOM_RANGE` (pmix_proc_t): whom an event is for.
+    pub(crate) const EVENT_CUSTOM_RANGE: &[u8] = b"pmix.evrange\0";
+    /// `PMIX_EVENT_NON_DEFAULT` (bool): not for catch-all handlers (Open
+    /// MPI's default handler takes an unknown event for an error).
+    pub(crate) const EVENT_NON_DEFAULT: &[u8] = b"pmix.evnondef\0";
 }
 
 /// `pmix_proc_t`.
@@ -137,6 +153,17 @@ type GetVersion = unsafe extern "C" fn() -> *const c_char;
 type InfoCreate = unsafe extern "C" fn(usize) -> *mut PmixInfo;
 type InfoFree = unsafe extern "C" fn(*mut PmixInfo, usize);
 type InfoLoad = unsafe extern "C" fn(*mut PmixInfo, *const c_char, *const c_void, u16) -> c_int;
+/// `PMIx_Notify_event`; its callback (`pmix_op_cbfunc_t`) is always
+/// passed as NULL, which makes the call blocking.
+type NotifyEvent = unsafe extern "C" fn(
+    c_int,
+    *const PmixProc,
+    u8,
+    *const PmixInfo,
+    usize,
+    *const c_void,
+    *mut c_void,
+) -> c_int;
 
 /// The functions of one loaded libpmix.
 pub(crate) struct PmixLibrary {
@@ -148,6 +175,7 @@ pub(crate) struct PmixLibrary {
     pub(crate) info_create: InfoCreate,
     pub(crate) info_free: InfoFree,
     pub(crate) info_load: InfoLoad,
+    pub(crate) notify_event: NotifyEvent,
 }
 
 impl PmixLibrary {
@@ -192,6 +220,7 @@ impl PmixLibrary {
             info_create: get(lib, pid, path, "PMIx_Info_create")?,
             info_free: get(lib, pid, path, "PMIx_Info_free")?,
             info_load: get(lib, pid, path, "PMIx_Info_load")?,
+            notify_event: get(lib, pid, path, "PMIx_Notify_event")?,
         })
     }
 

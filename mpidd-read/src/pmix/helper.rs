@@ -45,14 +45,15 @@ const STDERR_TAIL: usize = 2048;
 /// block).
 ///
 /// A `timeout` of zero waits for the server as long as it takes (what
-/// the parent asks for).
-pub fn serve_helper(pid: i32, timeout: Duration, max_procs: usize) -> ! {
+/// the parent asks for). With `release`, the ranks held in `PMIx_Init`
+/// are let go after the tables are read ([`super::release_pmix_ranks`]).
+pub fn serve_helper(pid: i32, timeout: Duration, max_procs: usize, release: bool) -> ! {
     let step = |s: &str| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{TAG} step {s}");
         let _ = out.flush();
     };
-    let answer = query_in_process(pid, timeout, max_procs, step);
+    let answer = query_in_process(pid, timeout, max_procs, release, step);
     let line = serde_json::to_string(&answer).unwrap_or_default();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{TAG} answer {line}");
@@ -68,6 +69,7 @@ pub(crate) fn query_in_helper(
     pid: i32,
     timeout: Duration,
     max_procs: usize,
+    release: bool,
     helper: &PmixHelper,
 ) -> Result<Reported, PmixError> {
     let failed = |reason: String| PmixError::Helper {
@@ -114,6 +116,7 @@ pub(crate) fn query_in_helper(
         .arg("0")
         .arg("--max-procs")
         .arg(max_procs.to_string())
+        .args(release.then_some("--release"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -13,18 +13,23 @@ use std::time::Duration;
 
 use crate::pmix::error::PmixError;
 use crate::pmix::ffi::PmixLibrary;
+use crate::pmix::helper::{hostname, is_below};
 use crate::pmix::locate::find_libpmix;
 use crate::pmix::query;
-use crate::pmix::reported::Reported;
+use crate::pmix::release::release_namespace;
+use crate::pmix::reported::{Reported, ReportedNamespace};
 use crate::pmix::session::{check_version, claim_process, ToolSession};
+use crate::pmix::tables::is_tool;
 
 /// Runs the session for launcher `pid`; `on_step` hears each step as it
-/// starts. Fails with [`PmixError::Timeout`] after `timeout` (none when
-/// it is zero).
+/// starts. With `release`, the ranks of every job namespace are then sent
+/// `PMIX_DEBUGGER_RELEASE` (`release.rs`). Fails with
+/// [`PmixError::Timeout`] after `timeout` (none when it is zero).
 pub(crate) fn query_in_process(
     pid: i32,
     timeout: Duration,
     max_procs: usize,
+    release: bool,
     on_step: impl Fn(&str) + Send + 'static,
 ) -> Result<Reported, PmixError> {
     let located = find_libpmix(pid)?;
@@ -44,6 +49,7 @@ pub(crate) fn query_in_process(
             &located.open_at,
             &located.recorded,
             max_procs,
+            release,
             set,
         ));
     };
@@ -77,12 +83,16 @@ pub(crate) fn query_in_process(
     }
 }
 
-/// Load, check, connect, ask, finalize.
+/// `PMIX_PROC_STATE_CONNECTED`: the process has connected to the server.
+const CONNECTED: u8 = 6;
+
+/// Load, check, connect, ask, release when asked, finalize.
 fn session(
     pid: i32,
     open_at: &std::path::Path,
     recorded: &str,
     max_procs: usize,
+    release: bool,
     step: impl Fn(&'static str),
 ) -> Result<Reported, PmixError> {
     step("loading libpmix");
@@ -97,6 +107,26 @@ fn session(
         step("PMIX_QUERY_PROC_TABLE");
         namespaces.push(query::proc_table(&session, ns, max_procs)?);
     }
+    let mut released = Vec::new();
+    if release {
+        let here = hostname();
+        let below = |p: i32| is_below(p, pid);
+        // A job is released once every rank has connected to the server
+        // (a rank held in PMIx_Init waits there connected); one whose
+        // ranks still start would miss the event, which PMIx does not
+        // keep for a rank that has not yet asked for it, and is left for
+        // a later session.
+        let started = |ns: &ReportedNamespace| {
+            !ns.procs.is_empty() && ns.procs.iter().all(|p| p.pid > 0 && p.state == CONNECTED)
+        };
+        for ns in &namespaces {
+            if started(ns) && !is_tool(ns, &session.own_nspace, here.as_deref(), &below) {
+                step("PMIX_DEBUGGER_RELEASE");
+                release_namespace(&session, &ns.nspace)?;
+                released.push(ns.nspace.clone());
+            }
+        }
+    }
     step("PMIx_tool_finalize");
     let own_nspace = session.own_nspace.clone();
     drop(session);
@@ -105,5 +135,6 @@ fn session(
         library: recorded.to_string(),
         own_nspace,
         namespaces,
+        released,
     })
 }

@@ -11,6 +11,11 @@
 //! [`PmixTables`]: each namespace's ranks as the MPIR [`ProcTable`]
 //! holds them, with PMIx's state and exit code beside.
 //!
+//! [`release_pmix_ranks`] goes one step further when the user asks: it
+//! sends `PMIX_DEBUGGER_RELEASE` to each job, which lets go ranks that a
+//! launcher started with `--stop-in-init` holds in `PMIx_Init` (PMIx's
+//! counterpart of MPIR's debug gate).
+//!
 //! Every query is bounded by [`PmixOptions::timeout`]: a server that never
 //! answers gives [`PmixError::Timeout`] naming the step. A stopped
 //! launcher is refused before any connection ([`PmixError::Stopped`]).
@@ -31,8 +36,9 @@
 //! This folder stands on nothing else of the crate but the MPIR table's
 //! types; `ffi.rs` holds the C declarations (the host library's own
 //! structs, `repr(C)`), `locate.rs` finds the library, `session.rs` and
-//! `query.rs` talk to the server, `in_process.rs` and `helper.rs` run
-//! them under the time bound, `tables.rs` is the answer.
+//! `query.rs` talk to the server, `release.rs` lets held ranks go,
+//! `in_process.rs` and `helper.rs` run them under the time bound,
+//! `tables.rs` is the answer.
 //!
 //! [`ProcTable`]: crate::mpir::ProcTable
 
@@ -63,6 +69,9 @@ mod locate;
 #[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
 #[allow(unsafe_code)]
 mod query;
+#[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
+#[allow(unsafe_code)]
+mod release;
 #[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
 #[allow(unsafe_code)]
 mod session;
@@ -105,7 +114,8 @@ impl Default for PmixOptions {
 }
 
 /// A program that runs one query: started as `PROGRAM ARGS... --pid N
-/// --timeout-ms T --max-procs M`, it calls [`serve_helper`] with those.
+/// --timeout-ms T --max-procs M [--release]`, it calls [`serve_helper`]
+/// with those.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmixHelper {
     /// The program (mpidd's own executable).
@@ -121,12 +131,34 @@ pub struct PmixHelper {
 /// [`PmixError::NotPmix`], before anything is loaded.
 #[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
 pub fn read_pmix_tables(pid: i32, options: &PmixOptions) -> Result<PmixTables, PmixError> {
+    session(pid, options, false)
+}
+
+/// [`read_pmix_tables`], then, in the same session, `PMIX_DEBUGGER_RELEASE`
+/// sent to the ranks of every job namespace whose every rank has started
+/// and connected to the server (state `connected`; ranks still starting
+/// would miss the event, so their job is left out):
+/// ranks that wait in `PMIx_Init` (a job started with
+/// `PMIX_DEBUG_STOP_IN_INIT`, PRRTE's `--stop-in-init`) go on; ranks that
+/// do not wait are not disturbed. (One session, not a read and then a
+/// release: OpenPMIx 5.0.11's server, given a second tool at once after
+/// the first, lets the job's ranks go but then never ends itself.) This writes to the job, as setting
+/// MPIR's `MPIR_debug_gate` does: call it only when the user asked. The
+/// namespaces released are in [`PmixTables::released`].
+#[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
+pub fn release_pmix_ranks(pid: i32, options: &PmixOptions) -> Result<PmixTables, PmixError> {
+    session(pid, options, true)
+}
+
+#[cfg(all(feature = "live", target_os = "linux", target_pointer_width = "64"))]
+fn session(pid: i32, options: &PmixOptions, release: bool) -> Result<PmixTables, PmixError> {
     // Refused here, without a helper, when there is no library.
     locate::find_libpmix(pid)?;
     locate::check_running(pid)?;
+    let (timeout, max_procs) = (options.timeout, options.max_procs);
     let reported = match &options.helper {
-        Some(helper) => helper::query_in_helper(pid, options.timeout, options.max_procs, helper)?,
-        None => in_process::query_in_process(pid, options.timeout, options.max_procs, |_| {})?,
+        Some(helper) => helper::query_in_helper(pid, timeout, max_procs, release, helper)?,
+        None => in_process::query_in_process(pid, timeout, max_procs, release, |_| {})?,
     };
     let here = helper::hostname();
     PmixTables::assemble(pid, reported, here.as_deref(), |p| helper::is_below(p, pid))

@@ -31,4 +31,7 @@ pub(crate) struct Reported {
     /// This tool's own namespace.
     pub(crate) own_nspace: String,
     pub(crate) namespaces: Vec<ReportedNamespace>,
+    /// The namespaces sent `PMIX_DEBUGGER_RELEASE`, when asked.
+    #[serde(default)]
+    pub(crate) released: Vec<String>,
 }

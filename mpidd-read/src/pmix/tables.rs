@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::mpir::{MpirProcess, ProcTable};
 use crate::pmix::error::PmixError;
-use crate::pmix::reported::Reported;
+use crate::pmix::reported::{Reported, ReportedNamespace};
 
 /// The jobs a launcher's PMIx server runs, as it reported them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -22,6 +22,13 @@ pub struct PmixTables {
     /// Namespaces of tools connected to the server now or before (mpidd's
     /// own among them), left out of `namespaces`.
     pub tool_namespaces: Vec<String>,
+    /// The namespaces this session sent `PMIX_DEBUGGER_RELEASE`, which
+    /// lets ranks held in `PMIx_Init` go on ([`release_pmix_ranks`]);
+    /// empty for a session that only read.
+    ///
+    /// [`release_pmix_ranks`]: crate::pmix::release_pmix_ranks
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub released: Vec<String>,
 }
 
 /// One namespace (a job) and its processes.
@@ -98,10 +105,7 @@ impl Serialize for PmixProcState {
 
 impl PmixTables {
     /// The tables of what a session reported, each namespace in rank
-    /// order; a namespace whose every process is on this host and none a
-    /// descendant of the launcher is a tool's (PRRTE registers each tool
-    /// that connects as a namespace of its own, and keeps it after the
-    /// tool has gone).
+    /// order, tools' namespaces ([`is_tool`]) set apart.
     pub(crate) fn assemble(
         launcher_pid: i32,
         reported: Reported,
@@ -111,14 +115,7 @@ impl PmixTables {
         let mut namespaces = Vec::new();
         let mut tool_namespaces = Vec::new();
         for mut ns in reported.namespaces {
-            let on_this_host = |h: &str| here.is_some_and(|here| short(here) == short(h));
-            let is_tool = ns.nspace == reported.own_nspace
-                || (!ns.procs.is_empty()
-                    && ns
-                        .procs
-                        .iter()
-                        .all(|p| on_this_host(&p.host_name) && !is_descendant(p.pid)));
-            if is_tool {
+            if is_tool(&ns, &reported.own_nspace, here, &is_descendant) {
                 tool_namespaces.push(ns.nspace);
                 continue;
             }
@@ -156,8 +153,28 @@ impl PmixTables {
             version: reported.version,
             namespaces,
             tool_namespaces,
+            released: reported.released,
         })
     }
+}
+
+/// Whether `ns` is a tool's namespace rather than a job's: this session's
+/// own, or one whose every process is on this host and none a descendant
+/// of the launcher (PRRTE registers each tool that connects as a
+/// namespace of its own, and keeps it after the tool has gone).
+pub(crate) fn is_tool(
+    ns: &ReportedNamespace,
+    own_nspace: &str,
+    here: Option<&str>,
+    is_descendant: &dyn Fn(i32) -> bool,
+) -> bool {
+    let on_this_host = |h: &str| here.is_some_and(|here| short(here) == short(h));
+    ns.nspace == own_nspace
+        || (!ns.procs.is_empty()
+            && ns
+                .procs
+                .iter()
+                .all(|p| on_this_host(&p.host_name) && !is_descendant(p.pid)))
 }
 
 fn short(host: &str) -> &str {
@@ -200,6 +217,7 @@ mod tests {
                     procs: vec![proc_(0, "n1", 100)],
                 },
             ],
+            released: vec!["p@1".into()],
         };
         let t = PmixTables::assemble(7, reported, Some("n1"), |pid| pid < 20).unwrap();
         assert_eq!(t.tool_namespaces, ["p@2", "p@3"]);
@@ -207,6 +225,7 @@ mod tests {
         let pids: Vec<i32> = t.namespaces[0].proctable.iter().map(|p| p.pid).collect();
         assert_eq!(pids, [10, 11, 12]);
         assert_eq!(t.namespaces[0].states[0].to_string(), "connected");
+        assert_eq!(t.released, ["p@1"]);
     }
 
     #[test]
@@ -219,6 +238,7 @@ mod tests {
                 nspace: "p@1".into(),
                 procs: vec![proc_(0, "n2", 10), proc_(2, "n2", 12)],
             }],
+            released: Vec::new(),
         };
         let err = PmixTables::assemble(7, reported, Some("n1"), |_| true).unwrap_err();
         assert!(
