@@ -1,0 +1,264 @@
+//! `mpidd job --core` on the gcore cores of 4-rank jobs, given all of
+//! them or only 3: each rank's own environment tells its PMIx identity
+//! and its job's size, so the report must name each rank's namespace as
+//! the rank itself printed it, and, given 3 cores, name the missing rank
+//! and give no all-clear. Pip's Open MPI 5.0.11 (`prterun`, PMIx 5, its
+//! `pmix_globals` checked against the environment) runs
+//! tests/openmpi5/recv_ring.c; Debian 12's Open MPI 4.1 (`orterun`, PMIx
+//! 4.2) and MPICH (Hydra: a size, no PMIx) run tests/mpich/hang_ring.c.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::hung_job::{HangMpi, HungJob};
+use common::job_checks::{job_json, run_job};
+use serde_json::Value;
+
+/// pip's Open MPI (`$MPIDD_PY_OMPI5_VENV`).
+fn venv() -> PathBuf {
+    let venv = std::env::var_os("MPIDD_PY_OMPI5_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd/py311-ompi5")
+        });
+    assert!(
+        venv.join("bin/mpicc").exists() && venv.join("bin/mpirun").exists(),
+        "no pip Open MPI at {}: run `bash scripts/python-envs.sh ompi5` (scripts/test.sh does)",
+        venv.display()
+    );
+    venv
+}
+
+/// tests/openmpi5/recv_ring.c built with the wheel's mpicc and run by
+/// its mpirun (prterun) as 4 ranks, each blocked in MPI_Recv.
+fn pip_recv_ring(name: &str) -> HungJob {
+    let venv = venv();
+    let dir = common::scratch::fresh_dir(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/openmpi5/recv_ring.c");
+    let exe = dir.join("recv_ring");
+    let out = Command::new(venv.join("bin/mpicc"))
+        .args(["-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .output()
+        .expect("run pip's mpicc");
+    assert!(
+        out.status.success(),
+        "pip's mpicc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Its session directory in the scratch directory, not in /tmp.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut launch = Command::new("nice");
+    launch
+        .args(["-n", "19"])
+        .arg(venv.join("bin/mpirun"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("TMPDIR", &tmp)
+        .args(["--oversubscribe", "--mca", "btl", "self,sm", "-n", "4"])
+        .arg(&exe);
+    HungJob::run(launch, dir, source, "recv_ring")
+}
+
+/// What each rank printed of itself: (rank, namespace, size), by rank.
+fn printed_identity(job: &HungJob) -> Vec<(i64, String, i64)> {
+    let mut said: Vec<(i64, String, i64)> = job
+        .output
+        .iter()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match w[..] {
+                ["IDENTITY", rank, ns, size] => {
+                    Some((rank.parse().ok()?, ns.to_string(), size.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    said.sort();
+    assert_eq!(said.len(), 4, "one IDENTITY line per rank: {:?}", job.output);
+    said
+}
+
+/// The namespace in a live rank's environment, as the kernel keeps it.
+fn environ_namespace(pid: i32) -> Option<String> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    env.split(|&b| b == 0)
+        .find_map(|e| e.strip_prefix(b"PMIX_NAMESPACE="))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
+/// The job's cores, by world rank.
+fn cores(job: &HungJob) -> Vec<PathBuf> {
+    let dir = job.gcore_all("cores");
+    job.ranks
+        .iter()
+        .map(|&(_, pid)| dir.join(format!("core.{pid}")))
+        .collect()
+}
+
+/// `--core C` for each core.
+fn core_args(cores: &[PathBuf]) -> Vec<String> {
+    cores
+        .iter()
+        .flat_map(|c| ["--core".to_string(), c.display().to_string()])
+        .collect()
+}
+
+fn report_of(cores: &[PathBuf]) -> Value {
+    let args = core_args(cores);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    job_json(&args)
+}
+
+/// Given all 4 cores: each rank's namespace is `namespaces[rank]` (None:
+/// no PMIx), its PMIx rank its world rank, its job 4 ranks, and nothing
+/// is missing. Given cores of ranks 0, 1 and 3: rank 2 is named missing,
+/// in the headline's count and in a finding, and the verdict is no
+/// all-clear.
+fn check_identity(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) {
+    let report = report_of(cores);
+    let ranks = report["ranks"].as_array().expect("ranks");
+    assert_eq!(ranks.len(), 4, "{what}: {report:#}");
+    for (w, r) in ranks.iter().enumerate() {
+        assert_eq!(r["world_rank"], w as i64, "{what}");
+        assert_eq!(r["job_size"], 4, "{what}: rank {w}: {r:#}");
+        match &namespaces[w] {
+            Some(ns) => {
+                assert_eq!(r["pmix_namespace"].as_str(), Some(ns.as_str()), "{what}: rank {w}");
+                assert_eq!(r["pmix_rank"], w as i64, "{what}: rank {w}");
+            }
+            None => {
+                assert!(r.get("pmix_namespace").is_none(), "{what}: rank {w}: {r:#}");
+                assert!(r.get("pmix_rank").is_none(), "{what}: rank {w}");
+            }
+        }
+        // Environment and PMIx library agree, and no value was refused.
+        let errors = r["errors"].to_string();
+        assert!(!errors.contains("job identity"), "{what}: rank {w}: {errors}");
+    }
+    let basis = &report["basis"];
+    assert_eq!(basis["job_size"], 4, "{what}: {basis:#}");
+    assert!(basis.get("missing_ranks").is_none(), "{what}: {basis:#}");
+    let kinds: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        !kinds.contains(&"missing_ranks") && !kinds.contains(&"mixed_jobs"),
+        "{what}: {kinds:?}"
+    );
+    // The text shows each rank's identity.
+    let args = core_args(cores);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let text = run_job(&args);
+    let want = match &namespaces[2] {
+        Some(ns) => format!("job: PMIx namespace {ns}, PMIx rank 2, of 4 ranks"),
+        None => "job: of 4 ranks".to_string(),
+    };
+    assert!(text.contains(&want), "{what}: no {want:?} in:\n{text}");
+
+    // Rank 2 left out.
+    let three = [cores[0].clone(), cores[1].clone(), cores[3].clone()];
+    let report = report_of(&three);
+    let verdict: Vec<&str> = report["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let headline = verdict[0];
+    assert!(
+        headline.contains("1 of the job's 4 ranks not read"),
+        "{what}: {verdict:#?}"
+    );
+    for clear in ["No rank waits", "DEADLOCK: every rank"] {
+        assert!(!headline.starts_with(clear), "{what}: {verdict:#?}");
+    }
+    let missing = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "missing_ranks")
+        .unwrap_or_else(|| panic!("{what}: no missing_ranks finding: {report:#}"));
+    assert_eq!(missing["ranks"], serde_json::json!([2]), "{what}");
+    assert!(
+        verdict
+            .iter()
+            .any(|l| l.contains("rank(s) 2 were not read (1 of 4 missing, 3 read)")),
+        "{what}: {verdict:#?}"
+    );
+    assert_eq!(report["basis"]["missing_ranks"], 1, "{what}");
+}
+
+#[test]
+fn pip_open_mpi_5_cores_say_their_pmix_identity_and_a_missing_rank() {
+    let job = pip_recv_ring("pmix-cores-pip");
+    let printed = printed_identity(&job);
+    let namespaces: Vec<Option<String>> = printed
+        .iter()
+        .map(|(rank, ns, size)| {
+            assert_eq!(*size, 4, "rank {rank}'s MPI_COMM_WORLD");
+            assert_ne!(ns, "-", "prterun sets PMIX_NAMESPACE");
+            Some(ns.clone())
+        })
+        .collect();
+    // One job: one namespace.
+    assert!(namespaces.iter().all(|n| n == &namespaces[0]), "{printed:?}");
+    // Each rank maps libpmix with its pmix_globals: the cross-check runs.
+    for &(_, pid) in &job.ranks {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+        assert!(maps.contains("libpmix"), "rank {pid} maps no libpmix");
+    }
+    let cores = cores(&job);
+    check_identity("pip's Open MPI 5", &cores, &namespaces);
+    // Ranks 0-1 of this job with ranks 2-3 of another: two namespaces.
+    let other = pip_recv_ring("pmix-cores-pip-other");
+    let other_cores = self::cores(&other);
+    let mixed = [
+        cores[0].clone(),
+        cores[1].clone(),
+        other_cores[2].clone(),
+        other_cores[3].clone(),
+    ];
+    let report = report_of(&mixed);
+    let headline = report["verdict"][0].as_str().unwrap();
+    assert!(headline.starts_with("MIXED JOBS"), "{report:#}");
+    let theirs = printed_identity(&other)[0].1.clone();
+    assert_ne!(theirs, printed[0].1);
+    let names: Vec<&str> = report["basis"]["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let mut want = [printed[0].1.as_str(), theirs.as_str()];
+    want.sort();
+    assert_eq!(names, want);
+}
+
+#[test]
+fn debian_open_mpi_4_and_mpich_cores_say_their_job_and_a_missing_rank() {
+    for mpi in [HangMpi::DebianOpenMpi, HangMpi::DebianMpich] {
+        let job = HungJob::start_on(mpi, &format!("pmix-cores-{mpi:?}"), "hang_ring");
+        // What each rank's launcher set, as the kernel keeps it: orterun
+        // sets PMIX_NAMESPACE, Hydra nothing of PMIx.
+        let namespaces: Vec<Option<String>> = job
+            .ranks
+            .iter()
+            .map(|&(_, pid)| environ_namespace(pid))
+            .collect();
+        match mpi {
+            HangMpi::DebianMpich => assert!(namespaces.iter().all(Option::is_none)),
+            _ => assert!(namespaces.iter().all(|n| n.is_some() && *n == namespaces[0])),
+        }
+        let cores = cores(&job);
+        check_identity(&format!("{mpi:?}"), &cores, &namespaces);
+    }
+}
