@@ -14,7 +14,79 @@ use std::process::Command;
 
 use common::hung_job::{HangMpi, HungJob};
 use common::job_checks::{job_json, run_job};
+use mpidd_read::{CoreTarget, Limits, Symbol, SymbolSource, Target, TargetParts};
+use mpiq_core::{job_identity, JobIdentity, RankSource};
 use serde_json::Value;
+
+/// A target's symbols without libc's `environ`: what the process's PMIx
+/// library alone says.
+struct WithoutEnviron<'a>(&'a dyn SymbolSource);
+
+impl SymbolSource for WithoutEnviron<'_> {
+    fn lookup(&self, name: &str) -> Option<Symbol> {
+        match name {
+            "environ" | "__environ" => None,
+            _ => self.0.lookup(name),
+        }
+    }
+
+    fn searched_objects(&self) -> Vec<String> {
+        self.0.searched_objects()
+    }
+}
+
+/// The identity `job_identity` reads from `core`, and the one it reads
+/// from its PMIx library alone (`None` when that gives nothing).
+fn core_identity(core: &Path) -> (JobIdentity, Option<JobIdentity>) {
+    let t = CoreTarget::open(core, None, None).expect("open the core");
+    let limits = Limits::default();
+    let whole = job_identity(&t, &limits).expect("its environment is read");
+    let alone = job_identity(
+        &TargetParts {
+            memory: t.memory(),
+            symbols: &WithoutEnviron(t.symbols()),
+            layouts: t.layouts(),
+        },
+        &limits,
+    )
+    .ok();
+    (whole, alone)
+}
+
+/// Each core's PMIx library agrees with its environment: the namespace
+/// `namespaces[rank]` and the PMIx rank its world rank, read from
+/// libpmix's `pmix_globals` as well as from `PMIX_NAMESPACE`. With no
+/// namespace (Hydra), no libpmix says anything either.
+fn check_pmix_library(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) {
+    for (w, core) in cores.iter().enumerate() {
+        let (whole, alone) = core_identity(core);
+        assert!(whole.notes.is_empty(), "{what}: rank {w}: {:?}", whole.notes);
+        let Some(ns) = &namespaces[w] else {
+            assert_eq!(whole.namespace, None, "{what}: rank {w}");
+            assert!(alone.is_none(), "{what}: rank {w}: {alone:?}");
+            continue;
+        };
+        let env = whole.namespace.expect("a namespace");
+        assert_eq!(
+            (env.value.as_str(), env.source),
+            (ns.as_str(), RankSource::Environment("PMIX_NAMESPACE")),
+            "{what}: rank {w}"
+        );
+        let alone = alone.unwrap_or_else(|| panic!("{what}: rank {w}: no PMIx library id"));
+        let lib = alone.namespace.expect("libpmix's namespace");
+        assert_eq!(
+            (lib.value.as_str(), lib.source),
+            (ns.as_str(), RankSource::PmixGlobals),
+            "{what}: rank {w}"
+        );
+        let rank = alone.pmix_rank.expect("libpmix's rank");
+        assert_eq!(
+            (i64::from(rank.value), rank.source),
+            (w as i64, RankSource::PmixGlobals),
+            "{what}: rank {w}"
+        );
+    }
+}
 
 /// pip's Open MPI (`$MPIDD_PY_OMPI5_VENV`).
 fn venv() -> PathBuf {
@@ -217,6 +289,7 @@ fn pip_open_mpi_5_cores_say_their_pmix_identity_and_a_missing_rank() {
         assert!(maps.contains("libpmix"), "rank {pid} maps no libpmix");
     }
     let cores = cores(&job);
+    check_pmix_library("pip's Open MPI 5", &cores, &namespaces);
     check_identity("pip's Open MPI 5", &cores, &namespaces);
     // Ranks 0-1 of this job with ranks 2-3 of another: two namespaces.
     let other = pip_recv_ring("pmix-cores-pip-other");
@@ -259,6 +332,7 @@ fn debian_open_mpi_4_and_mpich_cores_say_their_job_and_a_missing_rank() {
             _ => assert!(namespaces.iter().all(|n| n.is_some() && *n == namespaces[0])),
         }
         let cores = cores(&job);
+        check_pmix_library(&format!("{mpi:?}"), &cores, &namespaces);
         check_identity(&format!("{mpi:?}"), &cores, &namespaces);
     }
 }
