@@ -60,7 +60,11 @@ fn core_identity(core: &Path) -> (JobIdentity, Option<JobIdentity>) {
 fn check_pmix_library(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) {
     for (w, core) in cores.iter().enumerate() {
         let (whole, alone) = core_identity(core);
-        assert!(whole.notes.is_empty(), "{what}: rank {w}: {:?}", whole.notes);
+        assert!(
+            whole.notes.is_empty(),
+            "{what}: rank {w}: {:?}",
+            whole.notes
+        );
         let Some(ns) = &namespaces[w] else {
             assert_eq!(whole.namespace, None, "{what}: rank {w}");
             assert!(alone.is_none(), "{what}: rank {w}: {alone:?}");
@@ -152,7 +156,12 @@ fn printed_identity(job: &HungJob) -> Vec<(i64, String, i64)> {
         })
         .collect();
     said.sort();
-    assert_eq!(said.len(), 4, "one IDENTITY line per rank: {:?}", job.output);
+    assert_eq!(
+        said.len(),
+        4,
+        "one IDENTITY line per rank: {:?}",
+        job.output
+    );
     said
 }
 
@@ -201,7 +210,11 @@ fn check_identity(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) 
         assert_eq!(r["job_size"], 4, "{what}: rank {w}: {r:#}");
         match &namespaces[w] {
             Some(ns) => {
-                assert_eq!(r["pmix_namespace"].as_str(), Some(ns.as_str()), "{what}: rank {w}");
+                assert_eq!(
+                    r["pmix_namespace"].as_str(),
+                    Some(ns.as_str()),
+                    "{what}: rank {w}"
+                );
                 assert_eq!(r["pmix_rank"], w as i64, "{what}: rank {w}");
             }
             None => {
@@ -211,7 +224,10 @@ fn check_identity(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) 
         }
         // Environment and PMIx library agree, and no value was refused.
         let errors = r["errors"].to_string();
-        assert!(!errors.contains("job identity"), "{what}: rank {w}: {errors}");
+        assert!(
+            !errors.contains("job identity"),
+            "{what}: rank {w}: {errors}"
+        );
     }
     let basis = &report["basis"];
     assert_eq!(basis["job_size"], 4, "{what}: {basis:#}");
@@ -282,7 +298,10 @@ fn pip_open_mpi_5_cores_say_their_pmix_identity_and_a_missing_rank() {
         })
         .collect();
     // One job: one namespace.
-    assert!(namespaces.iter().all(|n| n == &namespaces[0]), "{printed:?}");
+    assert!(
+        namespaces.iter().all(|n| n == &namespaces[0]),
+        "{printed:?}"
+    );
     // Each rank maps libpmix with its pmix_globals: the cross-check runs.
     for &(_, pid) in &job.ranks {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
@@ -329,7 +348,9 @@ fn debian_open_mpi_4_and_mpich_cores_say_their_job_and_a_missing_rank() {
             .collect();
         match mpi {
             HangMpi::DebianMpich => assert!(namespaces.iter().all(Option::is_none)),
-            _ => assert!(namespaces.iter().all(|n| n.is_some() && *n == namespaces[0])),
+            _ => assert!(namespaces
+                .iter()
+                .all(|n| n.is_some() && *n == namespaces[0])),
         }
         let cores = cores(&job);
         check_pmix_library(&format!("{mpi:?}"), &cores, &namespaces);

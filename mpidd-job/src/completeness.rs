@@ -39,10 +39,7 @@ impl Completeness {
         for r in ranks {
             let known: Option<i64> = Some(r.world_rank).filter(|&w| w >= 0);
             if let Some(ns) = &r.pmix_namespace {
-                c.namespaces
-                    .entry(ns.clone())
-                    .or_default()
-                    .extend(known);
+                c.namespaces.entry(ns.clone()).or_default().extend(known);
             }
             if let Some(n) = r.job_size.filter(|&n| n > 0) {
                 c.sizes.entry(n).or_default().extend(known);
@@ -85,7 +82,13 @@ impl Completeness {
             .missing
             .iter()
             .take(TOLD_RANGES)
-            .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+            .map(|&(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
             .collect();
         if self.missing.len() > TOLD_RANGES {
             parts.push(format!(

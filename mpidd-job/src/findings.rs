@@ -512,7 +512,10 @@ fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
     // Ranks that wait on a rank on its way out are told by that finding;
     // with ranks of the job not read, "every rank" is not known.
     if ranks.is_empty()
-        || !job.completeness.missing.is_empty() || !job.leaving.is_empty() || !ranks.iter().all(|r| blocked(r) || gone(r)) {
+        || !job.completeness.missing.is_empty()
+        || !job.leaving.is_empty()
+        || !ranks.iter().all(|r| blocked(r) || gone(r))
+    {
         return None;
     }
     let in_mpi: Vec<&&RankReport> = ranks.iter().filter(|r| blocked(r)).collect();

@@ -19,8 +19,8 @@ use mpidd_read::{
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget, SharedLiveSymbols};
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    environment_world_rank, job_identity, read_native_queues, world_rank, Layouts, RankSource, Session,
-    SessionReading,
+    environment_world_rank, job_identity, read_native_queues, world_rank, Layouts, RankSource,
+    Session, SessionReading,
 };
 #[cfg(feature = "mqs")]
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};

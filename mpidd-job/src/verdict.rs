@@ -34,9 +34,9 @@ pub(crate) fn verdict(
     let missing = &job.completeness;
     // A chain that ends at a rank not read says nothing of that rank.
     let waits_on_read = |k: FindingKind| {
-        findings.iter().any(|f| {
-            f.kind == k && f.ranks.last().is_none_or(|&root| !missing.is_missing(root))
-        })
+        findings
+            .iter()
+            .any(|f| f.kind == k && f.ranks.last().is_none_or(|&root| !missing.is_missing(root)))
     };
     let waits_on_missing: Vec<i64> = findings
         .iter()
@@ -67,7 +67,8 @@ pub(crate) fn verdict(
         format!("DEADLOCK: every rank is blocked in MPI, and {why} ({rests}).")
     } else if has(FindingKind::WaitsOnExitedRank) {
         format!("HUNG: ranks wait on a rank that has exited ({rests}).")
-    } else if has(FindingKind::WaitsOnRankOutsideMpi) || waits_on_read(FindingKind::WaitsOnRankInMpi)
+    } else if has(FindingKind::WaitsOnRankOutsideMpi)
+        || waits_on_read(FindingKind::WaitsOnRankInMpi)
     {
         format!("HUNG OR SLOW: ranks wait on a rank that is not waiting itself ({rests}).")
     } else if !waits_on_missing.is_empty() {

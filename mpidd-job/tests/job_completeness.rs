@@ -44,7 +44,11 @@ fn ranks_left_out_are_named_and_no_all_clear_rests_on_the_others() {
     assert_eq!(report.ranks[2].pmix_namespace.as_deref(), Some("job@1"));
     assert_eq!(report.ranks[2].pmix_rank, Some(2));
     assert_eq!(report.ranks[2].job_size, Some(4));
-    assert!(report.verdict[0].starts_with("DEADLOCK"), "{:?}", report.verdict);
+    assert!(
+        report.verdict[0].starts_with("DEADLOCK"),
+        "{:?}",
+        report.verdict
+    );
 
     // Ranks 0-2 alone: their chain ends at rank 3, which was not read.
     let report = analyze(&all[..3]);
@@ -54,20 +58,31 @@ fn ranks_left_out_are_named_and_no_all_clear_rests_on_the_others() {
         .find(|f| f.kind == FindingKind::MissingRanks)
         .expect("a missing_ranks finding");
     assert_eq!(missing.ranks, [3]);
-    assert!(missing.summary.contains("rank(s) 3 were not read"), "{}", missing.summary);
+    assert!(
+        missing.summary.contains("rank(s) 3 were not read"),
+        "{}",
+        missing.summary
+    );
     assert_eq!(report.basis.missing_ranks, 1);
     let headline = &report.verdict[0];
     assert!(
         headline.starts_with("INCOMPLETE: ranks wait on rank(s) 3, which were not read"),
         "{headline}"
     );
-    assert!(headline.contains("1 of the job's 4 ranks not read"), "{headline}");
+    assert!(
+        headline.contains("1 of the job's 4 ranks not read"),
+        "{headline}"
+    );
     let chain = report
         .findings
         .iter()
         .find(|f| f.kind == FindingKind::WaitsOnRankInMpi)
         .unwrap();
-    assert!(chain.summary.contains("rank 3, which was not read"), "{}", chain.summary);
+    assert!(
+        chain.summary.contains("rank 3, which was not read"),
+        "{}",
+        chain.summary
+    );
 
     // A job that looks fine, with ranks 1 and 4-6 of 8 not given: no
     // all-clear.
@@ -80,10 +95,17 @@ fn ranks_left_out_are_named_and_no_all_clear_rests_on_the_others() {
         ),
         "{headline}"
     );
-    assert!(report.verdict.iter().all(|l| !l.starts_with("No rank waits")));
+    assert!(report
+        .verdict
+        .iter()
+        .all(|l| !l.starts_with("No rank waits")));
     // The same ranks all given: the all-clear may be given.
     let every: Vec<RankReading> = (0..8).map(|r| computing(r, "j", 8)).collect();
-    assert!(analyze(&every).verdict[0].starts_with("No rank waits"), "{:?}", analyze(&every).verdict);
+    assert!(
+        analyze(&every).verdict[0].starts_with("No rank waits"),
+        "{:?}",
+        analyze(&every).verdict
+    );
 }
 
 #[test]
@@ -98,9 +120,17 @@ fn every_rank_blocked_is_no_deadlock_while_ranks_are_missing() {
         })
         .collect();
     let report = analyze(&two);
-    assert!(!kinds(&report).contains(&FindingKind::GlobalDeadlock), "{:?}", report.verdict);
+    assert!(
+        !kinds(&report).contains(&FindingKind::GlobalDeadlock),
+        "{:?}",
+        report.verdict
+    );
     assert!(kinds(&report).contains(&FindingKind::MissingRanks));
-    assert!(!report.verdict[0].starts_with("DEADLOCK"), "{:?}", report.verdict);
+    assert!(
+        !report.verdict[0].starts_with("DEADLOCK"),
+        "{:?}",
+        report.verdict
+    );
 }
 
 #[test]
@@ -121,7 +151,11 @@ fn ranks_of_two_jobs_are_told_apart() {
         "{}",
         f.summary
     );
-    assert!(report.verdict[0].starts_with("MIXED JOBS"), "{:?}", report.verdict);
+    assert!(
+        report.verdict[0].starts_with("MIXED JOBS"),
+        "{:?}",
+        report.verdict
+    );
     assert_eq!(report.basis.namespaces, ["prterun-a@1", "prterun-b@1"]);
     // Without PMIx (Hydra), different sizes tell two jobs apart.
     let mixed = vec![computing(0, "x", 4), computing(1, "x", 2)];
@@ -130,8 +164,16 @@ fn ranks_of_two_jobs_are_told_apart() {
         r.pmix_namespace = None;
     }
     let report = analyze(&mixed);
-    assert!(kinds(&report).contains(&FindingKind::MixedJobs), "{:?}", report.verdict);
-    assert!(report.verdict[0].starts_with("MIXED JOBS"), "{:?}", report.verdict);
+    assert!(
+        kinds(&report).contains(&FindingKind::MixedJobs),
+        "{:?}",
+        report.verdict
+    );
+    assert!(
+        report.verdict[0].starts_with("MIXED JOBS"),
+        "{:?}",
+        report.verdict
+    );
 }
 
 #[test]
@@ -149,7 +191,12 @@ fn a_corrupt_size_costs_no_more_than_the_ranks_read() {
         .find(|f| f.kind == FindingKind::MissingRanks)
         .unwrap();
     assert_eq!(f.ranks.len(), 1024);
-    assert!(f.summary.contains(&format!("rank(s) 1-{} were not read", big - 1)), "{}", f.summary);
+    assert!(
+        f.summary
+            .contains(&format!("rank(s) 1-{} were not read", big - 1)),
+        "{}",
+        f.summary
+    );
     assert_eq!(report.basis.missing_ranks, (big - 1) as u64);
     // Even one that no reader gives (a reading from elsewhere).
     let mut r = computing(5, "j", 4);
@@ -167,7 +214,11 @@ fn readings_without_identity_read_as_before() {
     assert_eq!(report.basis.job_size, None);
     let json = serde_json::to_value(&report).unwrap();
     for absent in ["job_size", "missing_ranks", "namespaces"] {
-        assert!(json["basis"].get(absent).is_none(), "{absent}: {}", json["basis"]);
+        assert!(
+            json["basis"].get(absent).is_none(),
+            "{absent}: {}",
+            json["basis"]
+        );
     }
     for absent in ["pmix_namespace", "pmix_rank", "job_size"] {
         assert!(json["ranks"][0].get(absent).is_none(), "{absent}");

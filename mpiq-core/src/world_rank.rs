@@ -897,6 +897,9 @@ mod tests {
         assert!(matches!(e, WorldRankError::NoEnvironment), "{e}");
     }
 
+    /// What a test adds to a process's memory and symbols.
+    type Extra = dyn FnOnce(&mut SyntheticMemory, &mut SymbolTable);
+
     /// Maps libpmix's `pmix_globals` at 0x30_0000 with this id, its
     /// `init_cntr` and its symbol's size.
     fn pmix_globals(
@@ -960,14 +963,17 @@ mod tests {
 
     #[test]
     fn a_pmix_record_that_cannot_be_one_is_refused() {
-        let refused = |f: Box<dyn FnOnce(&mut SyntheticMemory, &mut SymbolTable)>| {
+        let refused = |f: Box<Extra>| {
             let id = identity_of(&[], f).unwrap();
             assert_eq!(id.namespace, None);
             assert_eq!(id.pmix_rank, None);
             id.notes.join("; ")
         };
         let n = refused(Box::new(pmix_globals(&[b'x'; 256], 1, 1, 0x400)));
-        assert!(n.contains("its namespace has no terminator in 256 bytes"), "{n}");
+        assert!(
+            n.contains("its namespace has no terminator in 256 bytes"),
+            "{n}"
+        );
         let n = refused(Box::new(pmix_globals(b"job@1", u32::MAX - 1, 1, 0x400)));
         assert!(n.contains("its rank 4294967294 is no process's"), "{n}");
         let n = refused(Box::new(pmix_globals(b"job@1", 1, 1, 16)));
@@ -976,7 +982,12 @@ mod tests {
         assert!(n.contains("not printable"), "{n}");
         // Its symbol where nothing is mapped.
         let n = refused(Box::new(|_: &mut SyntheticMemory, s: &mut SymbolTable| {
-            s.insert("/lib/libpmix.so.2", "pmix_globals", TargetAddr(0x90_0000), 0);
+            s.insert(
+                "/lib/libpmix.so.2",
+                "pmix_globals",
+                TargetAddr(0x90_0000),
+                0,
+            );
         }));
         assert!(n.starts_with("libpmix's id: "), "{n}");
     }
