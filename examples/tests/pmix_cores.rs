@@ -2,7 +2,7 @@
 //! them or only 3: each rank's own environment tells its PMIx identity
 //! and its job's size, so the report must name each rank's namespace as
 //! the rank itself printed it, and, given 3 cores, name the missing rank
-//! and give no all-clear. Pip's Open MPI 5.0.11 (`prterun`, PMIx 5, its
+//! and give no all-clear. The same live, given 3 of the ranks' pids. Pip's Open MPI 5.0.11 (`prterun`, PMIx 5, its
 //! `pmix_globals` checked against the environment) runs
 //! tests/openmpi5/recv_ring.c; Debian 12's Open MPI 4.1 (`orterun`, PMIx
 //! 4.2) and MPICH (Hydra: a size, no PMIx) run tests/mpich/hang_ring.c.
@@ -285,8 +285,45 @@ fn check_identity(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) 
     assert_eq!(report["basis"]["missing_ranks"], 1, "{what}");
 }
 
+/// The same of the live ranks 0, 1 and 3, named by their pids: each
+/// one's identity as `namespaces` says, rank 2 named missing.
+fn check_live(what: &str, job: &HungJob, namespaces: &[Option<String>]) {
+    let pids: Vec<String> = [0, 1, 3].iter().map(|&r| job.pid(r).to_string()).collect();
+    let report = job_json(&[
+        "--pid",
+        &pids[0],
+        "--pid",
+        &pids[1],
+        "--pid",
+        &pids[2],
+        "--no-stacks",
+    ]);
+    for r in report["ranks"].as_array().expect("ranks") {
+        let w = r["world_rank"].as_i64().unwrap() as usize;
+        assert_eq!(
+            r["pmix_namespace"].as_str(),
+            namespaces[w].as_deref(),
+            "{what} live: {r:#}"
+        );
+        assert_eq!(r["job_size"], 4, "{what} live: rank {w}");
+    }
+    let missing = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "missing_ranks")
+        .unwrap_or_else(|| panic!("{what} live: no missing_ranks finding: {report:#}"));
+    assert_eq!(missing["ranks"], serde_json::json!([2]), "{what} live");
+    let headline = report["verdict"][0].as_str().unwrap();
+    assert!(
+        headline.contains("1 of the job's 4 ranks not read"),
+        "{what} live: {headline}"
+    );
+    job.assert_running_within(std::time::Duration::from_secs(10), "after mpidd job");
+}
+
 #[test]
-fn pip_open_mpi_5_cores_say_their_pmix_identity_and_a_missing_rank() {
+fn pip_open_mpi_5_ranks_say_their_pmix_identity_and_a_missing_rank() {
     let job = pip_recv_ring("pmix-cores-pip");
     let printed = printed_identity(&job);
     let namespaces: Vec<Option<String>> = printed
@@ -310,6 +347,7 @@ fn pip_open_mpi_5_cores_say_their_pmix_identity_and_a_missing_rank() {
     let cores = cores(&job);
     check_pmix_library("pip's Open MPI 5", &cores, &namespaces);
     check_identity("pip's Open MPI 5", &cores, &namespaces);
+    check_live("pip's Open MPI 5", &job, &namespaces);
     // Ranks 0-1 of this job with ranks 2-3 of another: two namespaces.
     let other = pip_recv_ring("pmix-cores-pip-other");
     let other_cores = self::cores(&other);
@@ -336,7 +374,7 @@ fn pip_open_mpi_5_cores_say_their_pmix_identity_and_a_missing_rank() {
 }
 
 #[test]
-fn debian_open_mpi_4_and_mpich_cores_say_their_job_and_a_missing_rank() {
+fn debian_open_mpi_4_and_mpich_ranks_say_their_job_and_a_missing_rank() {
     for mpi in [HangMpi::DebianOpenMpi, HangMpi::DebianMpich] {
         let job = HungJob::start_on(mpi, &format!("pmix-cores-{mpi:?}"), "hang_ring");
         // What each rank's launcher set, as the kernel keeps it: orterun
@@ -355,5 +393,6 @@ fn debian_open_mpi_4_and_mpich_cores_say_their_job_and_a_missing_rank() {
         let cores = cores(&job);
         check_pmix_library(&format!("{mpi:?}"), &cores, &namespaces);
         check_identity(&format!("{mpi:?}"), &cores, &namespaces);
+        check_live(&format!("{mpi:?}"), &job, &namespaces);
     }
 }
