@@ -2,10 +2,11 @@
 //! them or only 3: each rank's own environment tells its PMIx identity
 //! and its job's size, so the report must name each rank's namespace as
 //! the rank itself printed it, and, given 3 cores, name the missing rank
-//! and give no all-clear. The same live, given 3 of the ranks' pids. Pip's Open MPI 5.0.11 (`prterun`, PMIx 5, its
-//! `pmix_globals` checked against the environment) runs
-//! tests/openmpi5/recv_ring.c; Debian 12's Open MPI 4.1 (`orterun`, PMIx
-//! 4.2) and MPICH (Hydra: a size, no PMIx) run tests/mpich/hang_ring.c.
+//! and give no all-clear; the same live, given 3 of the ranks' pids. Pip's
+//! Open MPI 5.0.11 (`prterun`, PMIx 5, its `pmix_globals` checked against
+//! the environment) runs tests/openmpi5/recv_ring.c; Debian 12's Open MPI
+//! 4.1 (`orterun`, PMIx 4.2) and MPICH (Hydra: a size, no PMIx) run
+//! tests/mpich/hang_ring.c.
 
 mod common;
 
