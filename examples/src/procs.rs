@@ -120,7 +120,13 @@ fn print(
             let t = open_core(&core, &options)?;
             let read = read_tables(&t, packing, limits);
             explain_failure(&t, verbose, &read);
-            if read.is_err() {
+            // A rank's core: no table, or (Open MPI 4.1's ranks link the
+            // launcher's MPIR symbols) an empty one.
+            let no_ranks = read.as_ref().map_or(true, |tables| {
+                tables.mpi2dd.is_none()
+                    && tables.mpir.as_ref().is_none_or(|m| m.proctable_size <= 0)
+            });
+            if no_ranks {
                 say_if_a_rank(&t, limits);
             }
             report(read?, None)
@@ -178,8 +184,9 @@ fn print(
     Ok(out.flush()?)
 }
 
-/// A rank's core has no process table, but says whose rank it is: its
-/// PMIx identity and its job's size, from its launcher's variables.
+/// A rank's core has no process table (or an empty one), but says whose
+/// rank it is: its PMIx identity and its job's size, from its launcher's
+/// variables.
 fn say_if_a_rank(t: &mpidd_read::CoreTarget, limits: &Limits) {
     let Ok(id) = mpiq_core::job_identity(t, limits) else {
         return;

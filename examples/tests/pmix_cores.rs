@@ -253,6 +253,24 @@ fn check_identity(what: &str, cores: &[PathBuf], namespaces: &[Option<String>]) 
     };
     assert!(text.contains(&want), "{what}: no {want:?} in:\n{text}");
 
+    // procs, given a rank's core, says whose rank it is.
+    let out = Command::new(env!("CARGO_BIN_EXE_mpidd"))
+        .args(["procs", "--core"])
+        .arg(&cores[2])
+        .output()
+        .expect("run mpidd procs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let want = match &namespaces[2] {
+        Some(ns) => format!(
+            "this core is an MPI rank's: PMIx namespace {ns} (PMIX_NAMESPACE in its environment), \
+             PMIx rank 2 (PMIX_RANK in its environment), a job of 4 ranks"
+        ),
+        None => {
+            "this core is an MPI rank's: a job of 4 ranks (PMI_SIZE in its environment)".to_string()
+        }
+    };
+    assert!(stderr.contains(&want), "{what}: no {want:?} in:\n{stderr}");
+
     // Rank 2 left out.
     let three = [cores[0].clone(), cores[1].clone(), cores[3].clone()];
     let report = report_of(&three);
