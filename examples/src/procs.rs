@@ -120,6 +120,15 @@ fn print(
             let t = open_core(&core, &options)?;
             let read = read_tables(&t, packing, limits);
             explain_failure(&t, verbose, &read);
+            // A rank's core: no table, or (Open MPI 4.1's ranks link the
+            // launcher's MPIR symbols) an empty one.
+            let no_ranks = read.as_ref().map_or(true, |tables| {
+                tables.mpi2dd.is_none()
+                    && tables.mpir.as_ref().is_none_or(|m| m.proctable_size <= 0)
+            });
+            if no_ranks {
+                say_if_a_rank(&t, limits);
+            }
             report(read?, None)
         }
         // procs reads a live process without stopping it: the table is
@@ -173,6 +182,32 @@ fn print(
         crate::procs_pmix::print_pmix(&mut out, p, summary)?;
     }
     Ok(out.flush()?)
+}
+
+/// A rank's core has no process table (or an empty one), but says whose
+/// rank it is: its PMIx identity and its job's size, from its launcher's
+/// variables.
+fn say_if_a_rank(t: &mpidd_read::CoreTarget, limits: &Limits) {
+    let Ok(id) = mpiq_core::job_identity(t, limits) else {
+        return;
+    };
+    let mut parts = Vec::new();
+    if let Some(ns) = &id.namespace {
+        parts.push(format!("PMIx namespace {} ({})", ns.value, ns.source));
+    }
+    if let Some(r) = &id.pmix_rank {
+        parts.push(format!("PMIx rank {} ({})", r.value, r.source));
+    }
+    if let Some(n) = &id.job_size {
+        parts.push(format!("a job of {} ranks ({})", n.value, n.source));
+    }
+    if !parts.is_empty() {
+        eprintln!(
+            "mpidd: this core is an MPI rank's: {}; its launcher holds the job's table, and \
+             `mpidd job --core` reads ranks' cores",
+            parts.join(", ")
+        );
+    }
 }
 
 /// The tables of a live process; for a launcher with neither MPIR nor

@@ -41,6 +41,14 @@ fn the_documented_fields_are_the_written_ones() {
             .stack(&["main", "MPI_Ssend", "poll"])
             .reading(),
     ];
+    // Only a rank whose launcher told it its job carries its PMIx
+    // identity and its job's size; with a rank of the job missing, the
+    // basis counts it.
+    for (rank, r) in readings.iter_mut().enumerate() {
+        r.pmix_namespace = Some("prterun-host-1@1".to_string());
+        r.pmix_rank = Some(rank as i64);
+        r.job_size = Some(3);
+    }
     // Only a timed reading carries its timings.
     readings[0].timings = Some(Box::default());
     // Only a rank whose Python frames were read carries their version, its

@@ -305,6 +305,7 @@ fn mpidd_launch_acquires_the_ranks_of_an_srun_job_by_mpir() {
         ranks: Vec::new(),
         dir,
         source,
+        output: Vec::new(),
     };
     let start = std::time::Instant::now();
     let (spawned, ranks) = loop {

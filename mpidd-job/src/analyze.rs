@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use crate::completeness::Completeness;
 use crate::findings::find;
 use crate::job::Job;
 use crate::model::{
@@ -69,6 +70,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
     let leaving = leaving_waited_on(&ranks, &mut edges);
     edges.sort_by_key(|a| (a.from, a.to));
     let graph = WaitGraph::new(edges);
+    let completeness = Completeness::of(&ranks);
     let job = Job {
         ranks,
         by_world,
@@ -77,9 +79,10 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
         graph,
         inferred_from,
         leaving,
+        completeness,
     };
     let (cycles, findings) = find(&job);
-    let basis = job_basis(&job.ranks);
+    let basis = job_basis(&job.ranks, &job.completeness);
     let classes = classes(&job.ranks);
     let verdict = crate::verdict::verdict(&job, &cycles, &findings, &basis, &classes);
     let stack_tree = StackTree::build(
@@ -102,7 +105,7 @@ pub fn analyze(readings: &[RankReading]) -> JobReport {
 }
 
 /// The counts the headline rests on.
-fn job_basis(ranks: &[RankReport]) -> JobBasis {
+fn job_basis(ranks: &[RankReport], completeness: &Completeness) -> JobBasis {
     let queues_read = ranks.iter().filter(|r| r.basis.queues.is_read()).count();
     let stacks_read = ranks.iter().filter(|r| r.basis.stacks.is_read()).count();
     let mut queues_unread: Vec<String> = Vec::new();
@@ -119,6 +122,9 @@ fn job_basis(ranks: &[RankReport]) -> JobBasis {
         stacks_read,
         queues_unread,
         stacks_alone: queues_read == 0 && stacks_read > 0,
+        job_size: completeness.size,
+        missing_ranks: completeness.missing_count,
+        namespaces: completeness.namespaces.keys().cloned().collect(),
     }
 }
 
@@ -275,6 +281,9 @@ fn rank_report(reading: &RankReading) -> RankReport {
         pid: reading.pid,
         host: reading.host.clone(),
         target: reading.target.clone(),
+        pmix_namespace: reading.pmix_namespace.clone(),
+        pmix_rank: reading.pmix_rank,
+        job_size: reading.job_size,
         location: main.and_then(|t| {
             own_python_frame(&t.frames)
                 .map(describe_frame)

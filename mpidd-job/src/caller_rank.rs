@@ -157,6 +157,7 @@ impl JobReader {
             &mut reading,
         );
         self.read_world_rank(rank.target, &mut reading);
+        self.read_job_identity(rank.target, &mut reading);
         if self.options().stacks {
             if rank.threads.is_empty() {
                 reading

@@ -45,6 +45,7 @@ pub(crate) fn find(job: &Job) -> (Vec<Vec<i64>>, Vec<Finding>) {
         .filter(|r| r.state == RankState::Unreadable)
         .map(|r| r.world_rank)
         .collect();
+    let incomplete = job.completeness.findings(&job.ranks);
     if !unreadable.is_empty() {
         let targets: Vec<String> = job
             .ranks
@@ -63,6 +64,7 @@ pub(crate) fn find(job: &Job) -> (Vec<Vec<i64>>, Vec<Finding>) {
             operations: Vec::new(),
         });
     }
+    findings.extend(incomplete);
     (cycles, findings)
 }
 
@@ -264,6 +266,10 @@ fn chains(job: &Job, dead: &BTreeSet<i64>, on_cycle: &BTreeSet<i64>) -> Vec<Find
                         .and_then(|r| r.mpi_call.clone())
                         .unwrap_or_else(|| "MPI".to_string())
                 ),
+            ),
+            None if job.completeness.is_missing(root) => (
+                FindingKind::WaitsOnRankInMpi,
+                "was not read: no core or process of it was given".to_string(),
             ),
             _ => (
                 FindingKind::WaitsOnRankInMpi,
@@ -503,8 +509,13 @@ fn global_deadlock(job: &Job, dead: &BTreeSet<i64>) -> Option<Finding> {
     let blocked =
         |r: &RankReport| r.state == RankState::InMpi && r.call_class.is_some_and(CallClass::blocks);
     let gone = |r: &RankReport| r.state == RankState::Exited;
-    // Ranks that wait on a rank on its way out are told by that finding.
-    if ranks.is_empty() || !job.leaving.is_empty() || !ranks.iter().all(|r| blocked(r) || gone(r)) {
+    // Ranks that wait on a rank on its way out are told by that finding;
+    // with ranks of the job not read, "every rank" is not known.
+    if ranks.is_empty()
+        || !job.completeness.missing.is_empty()
+        || !job.leaving.is_empty()
+        || !ranks.iter().all(|r| blocked(r) || gone(r))
+    {
         return None;
     }
     let in_mpi: Vec<&&RankReport> = ranks.iter().filter(|r| blocked(r)).collect();

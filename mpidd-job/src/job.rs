@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::completeness::Completeness;
 use crate::model::{RankReport, RankState};
 use crate::operations::CommOps;
 use crate::wait_graph::WaitGraph;
@@ -24,4 +25,6 @@ pub(crate) struct Job {
     /// Ranks on their way out of the job that a rank not leaving waits on
     /// (their own waits dropped from the graph).
     pub leaving: BTreeSet<i64>,
+    /// Whether the ranks are one whole job.
+    pub completeness: Completeness,
 }

@@ -62,6 +62,7 @@ mod analyze;
 pub mod bounded_read;
 pub mod caller_rank;
 mod collective_mismatch;
+mod completeness;
 pub mod discover;
 mod findings;
 mod job;

@@ -53,6 +53,23 @@ pub struct JobBasis {
     /// Set when no rank's queues were read, so that every wait comes from
     /// the ranks' stacks.
     pub stacks_alone: bool,
+    /// How many ranks the job has, as the ranks read say (their
+    /// launcher's variables); absent when none says or they disagree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_size: Option<i64>,
+    /// How many of the job's ranks (below [`job_size`](Self::job_size))
+    /// no reading has: the verdict does not cover them (the
+    /// `missing_ranks` finding names them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missing_ranks: u64,
+    /// The PMIx namespaces of the ranks read, each once, in order: more
+    /// than one means the ranks come from different jobs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Ranks that are at the same place.
@@ -158,6 +175,16 @@ pub struct RankReport {
     pub host: Option<String>,
     /// What was read: a core file's path or `pid N`.
     pub target: String,
+    /// Its PMIx namespace, when known (see
+    /// [`RankReading::pmix_namespace`](crate::RankReading::pmix_namespace)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmix_namespace: Option<String>,
+    /// Its rank in that namespace, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmix_rank: Option<i64>,
+    /// How many ranks its job has, as its launcher told it, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_size: Option<i64>,
     /// What it was doing.
     pub state: RankState,
     /// The MPI function it is in (for example `MPI_Recv`), when in MPI.
@@ -313,11 +340,18 @@ pub enum FindingKind {
     BlockedWithoutPeer,
     /// Ranks that could not be read, so the verdict may miss something.
     UnreadableRanks,
+    /// Ranks of the job that were not read at all: its ranks say it has
+    /// more than were given (cores or pids), so the verdict does not cover
+    /// them.
+    MissingRanks,
+    /// The ranks read belong to more than one job: different PMIx
+    /// namespaces, or different job sizes.
+    MixedJobs,
 }
 
 impl FindingKind {
     /// Every kind, most severe first.
-    pub const ALL: [FindingKind; 12] = [
+    pub const ALL: [FindingKind; 14] = [
         FindingKind::DeadlockCycle,
         FindingKind::GlobalDeadlock,
         FindingKind::WaitsOnExitedRank,
@@ -330,6 +364,8 @@ impl FindingKind {
         FindingKind::UnreceivedMessage,
         FindingKind::BlockedWithoutPeer,
         FindingKind::UnreadableRanks,
+        FindingKind::MissingRanks,
+        FindingKind::MixedJobs,
     ];
 }
 

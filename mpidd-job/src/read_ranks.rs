@@ -19,8 +19,8 @@ use mpidd_read::{
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget, SharedLiveSymbols};
 use mpiq_core::model::ProcessQueues;
 use mpiq_core::{
-    environment_world_rank, read_native_queues, world_rank, Layouts, RankSource, Session,
-    SessionReading,
+    environment_world_rank, job_identity, read_native_queues, world_rank, Layouts, RankSource,
+    Session, SessionReading,
 };
 #[cfg(feature = "mqs")]
 use mpiq_core::{read_with_library, MqsLibrary, QueueTarget};
@@ -293,6 +293,9 @@ impl JobReader {
             host,
             world_rank: hint,
             world_rank_source: hint.map(|_| LAUNCHER_TABLE.to_string()),
+            pmix_namespace: None,
+            pmix_rank: None,
+            job_size: None,
             executable: file_name(core.executable()),
             queues: None,
             queues_unread: None,
@@ -316,6 +319,7 @@ impl JobReader {
         );
         timings.queues = clock.lap();
         self.read_world_rank(&core, &mut reading);
+        self.read_job_identity(&core, &mut reading);
         timings.world_rank = clock.lap();
         if self.options.stacks {
             reading.threads = core_stacks(&core, &self.unwinder);
@@ -385,6 +389,9 @@ impl JobReader {
             host,
             world_rank: hint,
             world_rank_source: hint.map(|_| LAUNCHER_TABLE.to_string()),
+            pmix_namespace: None,
+            pmix_rank: None,
+            job_size: None,
             executable: file_name(&exe),
             queues: None,
             queues_unread: None,
@@ -401,6 +408,7 @@ impl JobReader {
         self.read_queues(&target, target.symbols(), Types::Dwarf, &exe, &mut reading);
         timings.queues = clock.lap();
         self.read_world_rank(&target, &mut reading);
+        self.read_job_identity(&target, &mut reading);
         timings.world_rank = clock.lap();
         if self.options.stacks {
             match &guard {
@@ -557,6 +565,26 @@ impl JobReader {
             }
             Err(_) => {}
         }
+    }
+}
+
+impl JobReader {
+    /// Its PMIx namespace and rank and its job's size (see
+    /// [`job_identity`]): a value passed over, or where its PMIx library
+    /// disagrees with its environment, becomes an error of the reading;
+    /// an environment that cannot be read at all is only missing
+    /// identity, which [`read_world_rank`](Self::read_world_rank) already
+    /// tells.
+    pub(crate) fn read_job_identity(&self, t: &dyn Target, reading: &mut RankReading) {
+        let Ok(id) = job_identity(t, &self.options.limits) else {
+            return;
+        };
+        reading.pmix_namespace = id.namespace.map(|n| n.value);
+        reading.pmix_rank = id.pmix_rank.map(|r| i64::from(r.value));
+        reading.job_size = id.job_size.map(|n| i64::from(n.value));
+        reading
+            .errors
+            .extend(id.notes.into_iter().map(|n| format!("job identity: {n}")));
     }
 }
 

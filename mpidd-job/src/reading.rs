@@ -23,6 +23,19 @@ pub struct RankReading {
     /// Where [`world_rank`](Self::world_rank) was found, for a person.
     #[serde(default)]
     pub world_rank_source: Option<String>,
+    /// Its PMIx namespace (the name of its job to its launcher's PMIx
+    /// server), when its environment or its PMIx library gives one: ranks
+    /// of two jobs differ in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmix_namespace: Option<String>,
+    /// Its rank in [`pmix_namespace`](Self::pmix_namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmix_rank: Option<i64>,
+    /// How many ranks its job has, as its launcher told it
+    /// (`OMPI_COMM_WORLD_SIZE`, `PMI_SIZE`, `SLURM_NTASKS`): what tells
+    /// whether every rank of the job was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_size: Option<i64>,
     /// The file name of its executable, to tell its own frames from the
     /// libraries'.
     pub executable: Option<String>,
@@ -77,6 +90,9 @@ impl RankReading {
             host,
             world_rank: None,
             world_rank_source: None,
+            pmix_namespace: None,
+            pmix_rank: None,
+            job_size: None,
             executable: None,
             queues: None,
             queues_unread: None,

@@ -267,6 +267,8 @@ fn finding_name(kind: FindingKind) -> &'static str {
         FindingKind::CollectiveMismatch => "collective mismatch",
         FindingKind::UnreceivedMessage => "unreceived message",
         FindingKind::UnreadableRanks => "unreadable ranks",
+        FindingKind::MissingRanks => "ranks not read",
+        FindingKind::MixedJobs => "ranks of several jobs",
     }
 }
 

@@ -4,7 +4,9 @@
 use std::fmt::Write;
 
 use crate::model::WayOut;
-use crate::model::{Evidence, JobReport, Operation, OperationKind, RankBasis, RankState};
+use crate::model::{
+    Evidence, JobReport, Operation, OperationKind, RankBasis, RankReport, RankState,
+};
 use crate::read_timings::ReadTimings;
 use crate::stack_tree::StackTree;
 use crate::way_out::{describe_exception, short_name};
@@ -76,6 +78,9 @@ pub fn to_text(report: &JobReport) -> String {
             }
             (None, None) => {}
         }
+        if let Some(job) = job_identity(r) {
+            let _ = writeln!(s, "    job: {job}");
+        }
         let _ = writeln!(s, "    rests on: {}", basis(&r.basis));
         for op in &r.pending {
             let _ = writeln!(s, "    {}", operation(op));
@@ -110,6 +115,22 @@ pub fn to_text(report: &JobReport) -> String {
         }
     }
     s
+}
+
+/// `PMIx namespace prterun-vm-10880@1, PMIx rank 2, of 4 ranks`: what
+/// its launcher told it of its job, when anything.
+pub fn job_identity(r: &RankReport) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(ns) = &r.pmix_namespace {
+        parts.push(format!("PMIx namespace {ns}"));
+    }
+    if let Some(rank) = r.pmix_rank {
+        parts.push(format!("PMIx rank {rank}"));
+    }
+    if let Some(n) = r.job_size {
+        parts.push(format!("of {n} ranks"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// `queues by DECODER; stacks: 2 thread(s) unwound; world rank from X`.

@@ -18,6 +18,8 @@ pub struct SyntheticRank {
     queues_unread: Option<String>,
     exited: bool,
     exception: Option<PythonException>,
+    /// Its PMIx namespace and its job's size, as its launcher would say.
+    job: Option<(String, i64)>,
 }
 
 impl SyntheticRank {
@@ -30,8 +32,16 @@ impl SyntheticRank {
             queues_unread: None,
             exited: false,
             exception: None,
+            job: None,
         }
         .comm("MPI_COMM_WORLD", &(0..size).collect::<Vec<_>>())
+    }
+
+    /// Its launcher named its job `namespace` (PMIx) and told it the job
+    /// has `size` ranks: what lets the analysis see ranks missing.
+    pub fn job(mut self, namespace: &str, size: i64) -> Self {
+        self.job = Some((namespace.to_string(), size));
+        self
     }
 
     /// Its queues could not be read, for this reason: the reading carries
@@ -213,6 +223,8 @@ impl SyntheticRank {
             );
             gone.world_rank = Some(self.world);
             gone.world_rank_source = Some("synthetic".to_string());
+            gone.pmix_namespace = self.job.as_ref().map(|(ns, _)| ns.clone());
+            gone.job_size = self.job.as_ref().map(|&(_, n)| n);
             return gone;
         }
         let queues = match self.queues_unread {
@@ -231,6 +243,9 @@ impl SyntheticRank {
             host: Some("synthetic".to_string()),
             world_rank: Some(self.world),
             world_rank_source: Some("synthetic".to_string()),
+            pmix_namespace: self.job.as_ref().map(|(ns, _)| ns.clone()),
+            pmix_rank: self.job.as_ref().map(|_| self.world),
+            job_size: self.job.as_ref().map(|&(_, n)| n),
             executable: Some("app".to_string()),
             queues,
             queues_unread: self.queues_unread,

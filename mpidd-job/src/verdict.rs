@@ -2,7 +2,9 @@
 //! was found and, in the same line, what it rests on: how many ranks'
 //! queues and stacks were read, and why the other queues were not. It
 //! says "no rank waits" only when every rank's queues were read and no
-//! rank is blocked in MPI; anything less is said to be less.
+//! rank is blocked in MPI; anything less is said to be less. Ranks of the
+//! job that were not read (its ranks say how many it has) are part of
+//! what it rests on, and ranks of two jobs are told before anything else.
 
 use crate::job::Job;
 use crate::model::{Finding, FindingKind, JobBasis, RankState, StackClass};
@@ -29,7 +31,25 @@ pub(crate) fn verdict(
         .filter(|r| r.world_rank >= 0 && r.call_class.is_some_and(|c| c.blocks()))
         .map(|r| r.world_rank)
         .collect();
-    let headline = if !cycles.is_empty() {
+    let missing = &job.completeness;
+    // A chain that ends at a rank not read says nothing of that rank.
+    let waits_on_read = |k: FindingKind| {
+        findings
+            .iter()
+            .any(|f| f.kind == k && f.ranks.last().is_none_or(|&root| !missing.is_missing(root)))
+    };
+    let waits_on_missing: Vec<i64> = findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::WaitsOnRankInMpi)
+        .filter_map(|f| f.ranks.last().copied())
+        .filter(|&root| missing.is_missing(root))
+        .collect();
+    let headline = if has(FindingKind::MixedJobs) {
+        format!(
+            "MIXED JOBS: the ranks read are not of one job, so what they wait on cannot be told \
+             ({rests})."
+        )
+    } else if !cycles.is_empty() {
         format!(
             "DEADLOCK: {} cycle(s) of ranks that wait on each other ({rests}).",
             cycles.len()
@@ -47,19 +67,29 @@ pub(crate) fn verdict(
         format!("DEADLOCK: every rank is blocked in MPI, and {why} ({rests}).")
     } else if has(FindingKind::WaitsOnExitedRank) {
         format!("HUNG: ranks wait on a rank that has exited ({rests}).")
-    } else if has(FindingKind::WaitsOnRankOutsideMpi) || has(FindingKind::WaitsOnRankInMpi) {
+    } else if has(FindingKind::WaitsOnRankOutsideMpi)
+        || waits_on_read(FindingKind::WaitsOnRankInMpi)
+    {
         format!("HUNG OR SLOW: ranks wait on a rank that is not waiting itself ({rests}).")
+    } else if !waits_on_missing.is_empty() {
+        format!(
+            "INCOMPLETE: ranks wait on rank(s) {}, which were not read ({rests}).",
+            rank_set(&waits_on_missing)
+        )
     } else if has(FindingKind::BlockedWithoutPeer) || !blocked.is_empty() {
         format!(
             "HUNG OR SLOW: rank(s) {} are blocked in MPI, waiting on what could not be read \
              ({rests}).",
             rank_set(&blocked)
         )
-    } else if findings
-        .iter()
-        .any(|f| f.kind != FindingKind::UnreadableRanks)
-    {
+    } else if findings.iter().any(|f| !about_the_reading(f.kind)) {
         format!("SUSPECT: no rank waits on another, but something is off ({rests}).")
+    } else if !missing.missing.is_empty() {
+        format!(
+            "INCOMPLETE: no rank read waits on another, but rank(s) {} of the job were not read \
+             ({rests}).",
+            missing.missing_text()
+        )
     } else if basis.queues_read == basis.ranks && basis.ranks > 0 {
         format!("No rank waits on another in its message queues ({rests}).")
     } else {
@@ -89,6 +119,15 @@ pub(crate) fn verdict(
         ));
     }
     lines
+}
+
+/// Whether a finding is about what was read rather than about the job:
+/// ranks unreadable, ranks not given, ranks of two jobs.
+fn about_the_reading(kind: FindingKind) -> bool {
+    matches!(
+        kind,
+        FindingKind::UnreadableRanks | FindingKind::MissingRanks | FindingKind::MixedJobs
+    )
 }
 
 /// Most leaving ranks a headline names; the findings name every one.
@@ -130,8 +169,21 @@ fn leaving_line(job: &Job, findings: &[Finding]) -> String {
 }
 
 /// `queues read on 4 of 4 ranks, stacks on 4`, or `from stacks alone:
-/// queues unreadable on 4 of 4 ranks (REASON)`.
+/// queues unreadable on 4 of 4 ranks (REASON)`, then, when ranks of the
+/// job were not read, `; 1 of the job's 4 ranks not read`.
 fn rests_on(basis: &JobBasis) -> String {
+    let read = read_on(basis);
+    match basis.job_size {
+        Some(size) if basis.missing_ranks > 0 => format!(
+            "{read}; {} of the job's {size} ranks not read",
+            basis.missing_ranks
+        ),
+        _ => read,
+    }
+}
+
+/// What [`rests_on`] says of the ranks read.
+fn read_on(basis: &JobBasis) -> String {
     let n = basis.ranks;
     let unread = n - basis.queues_read;
     let why = match basis.queues_unread.as_slice() {

@@ -100,5 +100,6 @@ pub use queue_reading::{
 #[cfg(feature = "mqs")]
 pub use queue_reading::{read_with_library, LibraryReading};
 pub use world_rank::{
-    environment_world_rank, mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError,
+    environment_world_rank, job_identity, mpich_world_rank, world_rank, JobIdentity, RankSource,
+    Sourced, WorldRank, WorldRankError,
 };

@@ -56,6 +56,9 @@ pub struct HungJob {
     pub dir: PathBuf,
     /// The C source it was built from.
     pub source: PathBuf,
+    /// What the ranks printed before they were all READY, other than
+    /// their READY lines.
+    pub output: Vec<String>,
 }
 
 impl HungJob {
@@ -137,6 +140,7 @@ impl HungJob {
             ranks: Vec::new(),
             dir,
             source,
+            output: Vec::new(),
         };
         let start = Instant::now();
         while job.ranks.len() < 4 {
@@ -149,6 +153,8 @@ impl HungJob {
                 let rank = words.next().unwrap().parse().unwrap();
                 let pid = words.next().unwrap().parse().unwrap();
                 job.ranks.push((rank, pid));
+            } else {
+                job.output.push(line);
             }
         }
         job.ranks.sort();
