@@ -112,13 +112,18 @@ fn every_handle_kind_of_debian13_open_mpi_5_live_and_from_cores() {
 
 /// Open MPI 5.0.7's own message-queue library, built with debug info from
 /// Debian 13's source by scripts/build-ompi5-dll.sh, in
-/// `$MPIDD_OMPI5_DLL` (default `~/.cache/mpidd/openmpi-5.0.7-dll`).
+/// `$MPIDD_OMPI5_DLL` (default `${XDG_CACHE_HOME:-~/.cache}/mpidd/openmpi-5.0.7-dll`,
+/// as the script's).
 fn ompi5_msgq_dll() -> PathBuf {
     let dir = std::env::var_os("MPIDD_OMPI5_DLL")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME"))
-                .join(".cache/mpidd/openmpi-5.0.7-dll")
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache")
+                })
+                .join("mpidd/openmpi-5.0.7-dll")
         });
     let dll = dir.join("libompi_dbg_msgq.so");
     assert!(
@@ -142,7 +147,10 @@ fn compare_with(dll: &Path, args: &[&str]) -> (serde_json::Value, String) {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "mpidd queues {args:?} --compare-dll failed: {err}");
+    assert!(
+        out.status.success(),
+        "mpidd queues {args:?} --compare-dll failed: {err}"
+    );
     (serde_json::from_slice(&out.stdout).expect("JSON"), err)
 }
 

@@ -6,12 +6,12 @@
 //! library's view of a process through [`read_with_library`], so the rank
 //! it is handed is found one way everywhere.
 
+#[cfg(feature = "mqs")]
+use mpidd_read::{LayeredLayouts, LayoutTable, Layouts};
 use mpidd_read::{
     LayoutCache, LayoutOrigin, LayoutProfile, Limits, LoadedObjects, SymbolSource, TargetMemory,
     TypeOracle,
 };
-#[cfg(feature = "mqs")]
-use mpidd_read::{LayeredLayouts, LayoutTable, Layouts};
 
 #[cfg(feature = "mqs")]
 use crate::detect::{decoder_layouts, identify};

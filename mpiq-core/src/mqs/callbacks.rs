@@ -356,23 +356,24 @@ unsafe extern "C" fn cb_find_type(
             return ptr::null_mut();
         };
         let mut types = state.types.borrow_mut();
-        let entry = types.entry(name.clone()).or_insert_with(|| {
-            match state.target.types.size_of(&name) {
-                Ok(size) => Some(Box::new(TypeEntry {
-                    name: name.clone(),
-                    size,
-                    types: state.target.types,
-                    diagnostics: state.diagnostics.clone(),
-                })),
-                Err(e) => {
-                    state
-                        .diagnostics
-                        .borrow_mut()
-                        .push(format!("the library asked for the type `{name}`: {e}"));
-                    None
-                }
-            }
-        });
+        let entry =
+            types
+                .entry(name.clone())
+                .or_insert_with(|| match state.target.types.size_of(&name) {
+                    Ok(size) => Some(Box::new(TypeEntry {
+                        name: name.clone(),
+                        size,
+                        types: state.target.types,
+                        diagnostics: state.diagnostics.clone(),
+                    })),
+                    Err(e) => {
+                        state
+                            .diagnostics
+                            .borrow_mut()
+                            .push(format!("the library asked for the type `{name}`: {e}"));
+                        None
+                    }
+                });
         // The box stays in the map, unmoved, until the image state is
         // dropped after the library's last call.
         entry.as_ref().map_or(ptr::null_mut(), |b| {

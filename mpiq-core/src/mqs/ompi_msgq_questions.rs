@@ -117,7 +117,13 @@ pub(crate) const OMPI_MSGQ_QUESTIONS: &[(&str, &[&str])] = &[
     ),
     (
         "ompi_status_public_t",
-        &["MPI_SOURCE", "MPI_TAG", "MPI_ERROR", "_ucount", "_cancelled"],
+        &[
+            "MPI_SOURCE",
+            "MPI_TAG",
+            "MPI_ERROR",
+            "_ucount",
+            "_cancelled",
+        ],
     ),
     ("ompi_datatype_t", &["name", "super"]),
     ("opal_datatype_t", &["size"]),
