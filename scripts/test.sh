@@ -175,6 +175,16 @@ ompi5_tree_start=$SECONDS
 bash scripts/debian13-ompi5-tree.sh | tail -n 1
 echo "   ready in $((SECONDS - ompi5_tree_start)) s"
 
+# Open MPI 5.0.7's own message-queue library, libompi_dbg_msgq.so with
+# debug info, compiled from that tree in the Debian 13 root (two files,
+# a few seconds once): examples/tests/ompi5_debian13.rs runs it on Debian
+# 13's ranks (mpidd queues --compare-dll).
+echo "== Open MPI 5's libompi_dbg_msgq.so"
+ompi5_dll_start=$SECONDS
+MPIDD_OMPI5_DLL="$(bash scripts/build-ompi5-dll.sh | tail -n 1)"
+export MPIDD_OMPI5_DLL
+echo "   $MPIDD_OMPI5_DLL, ready in $((SECONDS - ompi5_dll_start)) s"
+
 # The suite builds every test binary once, from scratch on CI: incremental
 # state would only add gigabytes of disk (8 GB once, which with the tests'
 # cores filled CI's disk).

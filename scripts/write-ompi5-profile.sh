@@ -131,6 +131,7 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --object "$work/libopen-pal.so.80" \
   --decoder ompi-ob1 \
   --decoder ompi-handles \
+  --decoder ompi-msgq \
   --implementation "Open MPI" \
   --impl-version "$version" \
   --build "$describe" \

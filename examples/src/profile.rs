@@ -41,8 +41,10 @@ pub struct WriteArgs {
     #[arg(long = "object", value_name = "PATH", required = true)]
     objects: Vec<PathBuf>,
     /// The decoders to write the profile for (`mpich-ch3`, ...,
-    /// `ompi-handles` for the Open MPI handle decoders). Repeatable; by
-    /// default every decoder whose required questions the objects answer.
+    /// `ompi-handles` for the Open MPI handle decoders, `ompi-msgq` for
+    /// Open MPI's own message-queue library hosted by `mpidd queues
+    /// --dll`). Repeatable; by default every decoder whose required
+    /// questions the objects answer.
     #[arg(long = "decoder", value_name = "NAME")]
     decoders: Vec<String>,
     /// The implementation, e.g. "Open MPI".

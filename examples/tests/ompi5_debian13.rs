@@ -11,14 +11,20 @@
 //! host names the cores' files as the host sees them (under the root),
 //! except the program, which the rank saw in a directory bound into its
 //! own mount namespace: `--search-path` finds it in the test's directory.
+//! Open MPI 5.0.7's own libompi_dbg_msgq.so (scripts/build-ompi5-dll.sh)
+//! reads the same ranks through mpidd's host (`--compare-dll`), its type
+//! questions answered from the same profile.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::mpich_job::{gcore, mpidd, wait_stopped};
+use common::ob1_checks::{check_rank as check_queues, msgq_dll_difference};
 use common::ompi5_reading::{check_handle_job, check_queue_job};
 use common::ompi_job::OmpiJob;
+use common::queue_checks::ops;
 
 /// The Debian 13 root (`$MPIDD_DEBIAN13_ROOT`, default
 /// `~/.cache/mpidd/debian13`), with Open MPI 5.0.7 installed.
@@ -102,4 +108,136 @@ fn ob1_queues_of_debian13_open_mpi_5_live_and_from_cores() {
 #[test]
 fn every_handle_kind_of_debian13_open_mpi_5_live_and_from_cores() {
     check_handle_job(start("ompi5-handles", "handles"), "5.0.7", true);
+}
+
+/// Open MPI 5.0.7's own message-queue library, built with debug info from
+/// Debian 13's source by scripts/build-ompi5-dll.sh, in
+/// `$MPIDD_OMPI5_DLL` (default `${XDG_CACHE_HOME:-~/.cache}/mpidd/openmpi-5.0.7-dll`,
+/// as the script's).
+fn ompi5_msgq_dll() -> PathBuf {
+    let dir = std::env::var_os("MPIDD_OMPI5_DLL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache")
+                })
+                .join("mpidd/openmpi-5.0.7-dll")
+        });
+    let dll = dir.join("libompi_dbg_msgq.so");
+    assert!(
+        dll.exists(),
+        "no Open MPI 5.0.7 libompi_dbg_msgq.so at {}: run `bash scripts/build-ompi5-dll.sh` \
+         (scripts/test.sh does, and exports MPIDD_OMPI5_DLL)",
+        dll.display()
+    );
+    dll
+}
+
+/// `mpidd queues ARGS --compare-dll DLL --json`: the native reading, the
+/// library's, their differences; and what mpidd said on standard error.
+fn compare_with(dll: &Path, args: &[&str]) -> (serde_json::Value, String) {
+    let out = mpidd()
+        .arg("queues")
+        .args(args)
+        .arg("--compare-dll")
+        .arg(dll)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "mpidd queues {args:?} --compare-dll failed: {err}"
+    );
+    (serde_json::from_slice(&out.stdout).expect("JSON"), err)
+}
+
+/// Open MPI 5's own message-queue library on Debian 13's stripped build,
+/// live and from cores: mpidd's host answers its type questions from the
+/// shipped profile (which records them), and it reads every communicator
+/// and every pending send and receive the program posted, as the native
+/// decoder does. The only differences are the documented ones
+/// (`msgq_dll_difference`): it shows no unexpected messages (it has no
+/// code for them), an unmatched receive's zeroed status as its actual
+/// values, and notes of its own.
+#[test]
+fn ob1_queues_of_debian13_open_mpi_5_through_its_own_libompi_dbg_msgq() {
+    let dll = ompi5_msgq_dll();
+    let job = start("ompi5-queues-dll", "queues");
+    let check = |rank: i64, args: &[&str], what: &str| {
+        let (v, err) = compare_with(&dll, args);
+        assert!(
+            err.contains("message-queue library's questions about types are answered from the profile of Open MPI 5.0.7"),
+            "rank {rank} ({what}): the library's types should come from the shipped profile: {err}"
+        );
+        assert!(
+            v["dll"]["source"].as_str().unwrap().contains("v5.0.7"),
+            "{}",
+            v["dll"]["source"]
+        );
+        check_queues(rank, &v["native"], &job.posted(rank));
+        let diffs = v["differences"].as_array().unwrap();
+        for d in diffs {
+            assert!(
+                msgq_dll_difference(d).is_some(),
+                "rank {rank} ({what}): an unexplained difference: {d:#}"
+            );
+        }
+        // Where the program left unexpected messages, the library shows
+        // none; ours shows them (checked by check_queues).
+        for line in job
+            .posted(rank)
+            .lines()
+            .filter(|l| l.starts_with("unexpected"))
+        {
+            let comm = line.split_whitespace().nth(1).unwrap();
+            assert!(
+                diffs.iter().any(|d| {
+                    d["communicator"].as_str().unwrap().starts_with(comm)
+                        && d["queue"] == "unexpected_messages"
+                        && d["field"] == "state"
+                }),
+                "rank {rank} ({what}): {line}: {diffs:#?}"
+            );
+        }
+        // The library read the queues it can show: every posted receive
+        // and pending send is in its reading (and then equal, field for
+        // field, but for the documented differences).
+        let pending = |q: &serde_json::Value| -> usize {
+            q["communicators"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| ops(c, "pending_receives").len() + ops(c, "pending_sends").len())
+                .sum()
+        };
+        assert_eq!(
+            pending(&v["dll"]),
+            pending(&v["native"]),
+            "rank {rank} ({what}): {v:#}"
+        );
+        assert!(pending(&v["dll"]) > 0, "rank {rank} ({what}): {v:#}");
+        assert_eq!(
+            v["dll"]["communicators"].as_array().map(Vec::len),
+            v["native"]["communicators"].as_array().map(Vec::len),
+            "rank {rank} ({what}): the same communicators"
+        );
+    };
+    for rank in 0..4 {
+        check(rank, &["--pid", &job.pid(rank).to_string()], "live");
+        wait_stopped(job.pid(rank));
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        let args = [
+            "--core",
+            core.to_str().unwrap(),
+            "--search-path",
+            job.dir.to_str().unwrap(),
+        ];
+        check(rank, &args, "core");
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
 }

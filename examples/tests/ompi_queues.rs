@@ -13,7 +13,7 @@ mod common;
 use serde_json::Value;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
-use common::ob1_checks::check_rank;
+use common::ob1_checks::{check_rank, msgq_dll_difference as why};
 use common::ompi_job::{
     msgq_dll, ref_ompi, shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob,
 };
@@ -69,34 +69,6 @@ fn compare(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("JSON")
-}
-
-/// Why each difference between our reading (left) and Open MPI's
-/// libompi_dbg_msgq.so (right) is the library's shortcoming, or `None` for
-/// a difference no one has explained (a failure).
-fn why(d: &Value) -> Option<&'static str> {
-    let field = d["field"].as_str().unwrap();
-    let queue = d["queue"].as_str().unwrap_or("");
-    let (left, right) = (d["left"].as_str().unwrap(), d["right"].as_str().unwrap());
-    match (queue, field) {
-        // ompi_msgq_dll.c answers mqs_no_information for this queue: it has
-        // no code for ob1's unexpected fragments ("TODO" in its source).
-        ("unexpected_messages", "state") if left == "read" && right == "no_information" => {
-            Some("the library cannot show unexpected messages")
-        }
-        ("unexpected_messages", "count") if right == "0" => {
-            Some("the library cannot show unexpected messages")
-        }
-        // An unmatched receive has no actual peer or length; the library
-        // reads the request's status, which holds zeros until a match.
-        (
-            "pending_receives",
-            "actual_local_rank" | "actual_tag" | "actual_length" | "actual_global_rank",
-        ) if left == "-1" => Some("no actual values before a match"),
-        // The library writes its own free-form notes.
-        (_, "extra_text") => Some("free-form notes"),
-        _ => None,
-    }
 }
 
 #[test]

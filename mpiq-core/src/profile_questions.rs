@@ -1,5 +1,6 @@
 //! Which layout questions a profile must answer: those of each native
-//! queue decoder and of the Open MPI handle decoders in `mpihandles`, one
+//! queue decoder, of the Open MPI handle decoders in `mpihandles`, and of
+//! Open MPI's own message-queue library as mpidd's host serves it, one
 //! list across both crates (`mpidd profile write` picks from it).
 //!
 //! It lives here, above `mpihandles`, because it names decoders of both;
@@ -8,6 +9,7 @@
 use mpidd_read::{LayoutError, Layouts};
 
 use crate::detect::DecoderKind;
+use crate::mqs::ompi_msgq_questions::{ompi_msgq_ask_layouts, ompi_msgq_missing_layouts};
 
 /// What a profile can be written for: a native queue decoder, or the
 /// Open MPI handle decoders of `mpihandles`.
@@ -20,6 +22,10 @@ pub enum ProfileDecoder {
     /// `mpihandles`' UCX readers: a UCP worker's tag matching and request
     /// pool, and the single request an MPI library points to.
     Ucx,
+    /// Open MPI's own message-queue library (`libompi_dbg_msgq.so`), whose
+    /// type callbacks mpidd's host answers from the profile of a stripped
+    /// build.
+    OmpiMsgq,
 }
 
 /// Why no decoders were chosen.
@@ -45,16 +51,21 @@ impl ProfileDecoder {
         DecoderKind::ALL
             .iter()
             .map(|&k| ProfileDecoder::Queues(k))
-            .chain([ProfileDecoder::OmpiHandles, ProfileDecoder::Ucx])
+            .chain([
+                ProfileDecoder::OmpiHandles,
+                ProfileDecoder::Ucx,
+                ProfileDecoder::OmpiMsgq,
+            ])
     }
 
     /// Its name on the command line (`mpich-ch3`, ..., `ompi-handles`,
-    /// `ucx`).
+    /// `ucx`, `ompi-msgq`).
     pub fn name(self) -> &'static str {
         match self {
             ProfileDecoder::Queues(k) => k.name(),
             ProfileDecoder::OmpiHandles => "ompi-handles",
             ProfileDecoder::Ucx => "ucx",
+            ProfileDecoder::OmpiMsgq => "ompi-msgq",
         }
     }
 
@@ -64,6 +75,7 @@ impl ProfileDecoder {
             ProfileDecoder::Queues(k) => k.ask_layouts(layouts),
             ProfileDecoder::OmpiHandles => mpihandles::ompi_ask_layouts(layouts),
             ProfileDecoder::Ucx => mpihandles::ask_ucx_worker_layouts(layouts),
+            ProfileDecoder::OmpiMsgq => ompi_msgq_ask_layouts(layouts),
         }
     }
 
@@ -75,6 +87,7 @@ impl ProfileDecoder {
             ProfileDecoder::Ucx => mpihandles::ucx_worker_layouts_missing(layouts)
                 .into_iter()
                 .collect(),
+            ProfileDecoder::OmpiMsgq => ompi_msgq_missing_layouts(layouts),
         }
     }
 

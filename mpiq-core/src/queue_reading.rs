@@ -6,10 +6,15 @@
 //! library's view of a process through [`read_with_library`], so the rank
 //! it is handed is found one way everywhere.
 
+#[cfg(feature = "mqs")]
+use mpidd_read::{LayeredLayouts, LayoutTable, Layouts};
 use mpidd_read::{
     LayoutCache, LayoutOrigin, LayoutProfile, Limits, LoadedObjects, SymbolSource, TargetMemory,
     TypeOracle,
 };
+
+#[cfg(feature = "mqs")]
+use crate::detect::{decoder_layouts, identify};
 
 use crate::decoder::DecodeError;
 use crate::layout_resolver::LayoutResolver;
@@ -104,6 +109,10 @@ pub struct QueueReport {
     pub readings: QueueReadings,
     /// Where the native decoder's layouts came from, when it ran.
     pub layout_origin: Option<LayoutOrigin>,
+    /// Where a vendor library's answers about types came from, when one
+    /// ran: the DWARF, or the profile of the MPI library's build (see
+    /// [`read_process_queues`]).
+    pub library_types: Option<LayoutOrigin>,
     /// Warnings about the reading, one line each (e.g. the world rank
     /// handed to a library was not found).
     pub notes: Vec<String>,
@@ -125,9 +134,14 @@ pub enum QueueReadError {
 ///
 /// The native decoder's layouts come from the target's DWARF (unless
 /// `prefer_profile`), else a matching profile, through
-/// `options.resolver`. A vendor library is handed `options.rank`, else the
-/// rank read from the process, else the native decoder's, else −1 with a
-/// note.
+/// `options.resolver`. A vendor library's type callbacks are answered
+/// from the same source: the DWARF when it describes the MPI library,
+/// else the profile made for the build the process loaded, once it has
+/// read the process's predefined objects as what they are (so Open MPI's
+/// own library reads Debian's stripped Open MPI through the profile
+/// mpidd ships, written with the library's questions). A vendor library
+/// is handed `options.rank`, else the rank read from the process, else
+/// the native decoder's, else −1 with a note.
 pub fn read_process_queues(
     target: QueueTarget<'_>,
     options: &QueueReadOptions<'_>,
@@ -153,6 +167,16 @@ pub fn read_process_queues(
     };
     #[cfg_attr(not(feature = "mqs"), allow(unused_mut))]
     let mut notes = Vec::new();
+    #[cfg_attr(not(feature = "mqs"), allow(unused_mut))]
+    let mut library_types = None;
+    #[cfg(feature = "mqs")]
+    let no_dwarf = LayoutTable::default();
+    #[cfg(feature = "mqs")]
+    let dwarf: &dyn Layouts = if options.prefer_profile {
+        &no_dwarf
+    } else {
+        &types
+    };
     let readings = match options.reader {
         QueueReaderChoice::Native => QueueReadings::One(native()?),
         #[cfg(feature = "mqs")]
@@ -164,10 +188,13 @@ pub fn read_process_queues(
                     .ok()
                     .and_then(|q| i32::try_from(q.global_rank).ok())
             };
-            let read = read_with_library(
+            let (layouts, origin) = library_layouts(target, dwarf, options);
+            library_types = Some(origin);
+            let read = read_through(
                 library,
                 target,
                 &types,
+                &layouts,
                 options.rank,
                 fallback,
                 &options.limits,
@@ -179,10 +206,13 @@ pub fn read_process_queues(
         QueueReaderChoice::Compare(library) => {
             let native = native()?;
             let known = i32::try_from(native.global_rank).ok();
-            let read = read_with_library(
+            let (layouts, origin) = library_layouts(target, dwarf, options);
+            library_types = Some(origin);
+            let read = read_through(
                 library,
                 target,
                 &types,
+                &layouts,
                 options.rank,
                 || known,
                 &options.limits,
@@ -202,8 +232,47 @@ pub fn read_process_queues(
     Ok(QueueReport {
         readings,
         layout_origin: origin,
+        library_types,
         notes,
     })
+}
+
+/// The layouts a vendor library's type callbacks answer from, and where
+/// they come from: those the native decoder would read the process with
+/// (`dwarf` when it describes the MPI library, else the profile made for
+/// the loaded build, with the profiles of the libraries beside it),
+/// `dwarf` alone for a process no native decoder knows. A profile that
+/// does not read the process's predefined objects is not used, and the
+/// resolver's warnings say why.
+#[cfg(feature = "mqs")]
+fn library_layouts<'a>(
+    target: QueueTarget<'_>,
+    dwarf: &'a dyn Layouts,
+    options: &'a QueueReadOptions<'_>,
+) -> (LayeredLayouts<'a>, LayoutOrigin) {
+    let limits = &options.limits;
+    let Ok(found) = identify(target.memory, target.symbols, limits) else {
+        return (LayeredLayouts::alone(dwarf), LayoutOrigin::Dwarf);
+    };
+    let profiles = options.resolver.profiles();
+    match decoder_layouts(&found, dwarf, target.objects, profiles) {
+        Ok((layouts, LayoutOrigin::Profile(identity))) => {
+            match mpihandles::check_layouts(target.memory, target.symbols, &layouts, limits) {
+                Ok(()) => (layouts, LayoutOrigin::Profile(identity)),
+                Err(why) => {
+                    options.resolver.warn(format!(
+                        "the {} {} layout profile made for this build does not read this \
+                         process ({why}); the message-queue library's questions about types \
+                         go to the DWARF alone",
+                        identity.implementation, identity.version
+                    ));
+                    (LayeredLayouts::alone(dwarf), LayoutOrigin::Dwarf)
+                }
+            }
+        }
+        Ok((layouts, origin)) => (layouts, origin),
+        Err(_) => (LayeredLayouts::alone(dwarf), LayoutOrigin::Dwarf),
+    }
 }
 
 /// A vendor library's reading and, when the world rank it was handed was
@@ -219,7 +288,8 @@ pub struct LibraryReading {
 
 /// Reads one process's queues through a vendor library, handing it
 /// `rank`, else the rank read from the process's MPI library (through
-/// `types`, its DWARF), else `fallback`'s, else −1 (and a note why).
+/// `types`, its DWARF), else `fallback`'s, else −1 (and a note why). The
+/// library's type callbacks are answered from `types` too.
 #[cfg(feature = "mqs")]
 pub fn read_with_library(
     library: &MqsLibrary,
@@ -229,14 +299,30 @@ pub fn read_with_library(
     fallback: impl FnOnce() -> Option<i32>,
     limits: &Limits,
 ) -> Result<LibraryReading, MqsError> {
-    let (rank, note) = library_rank(target, types, rank, fallback, limits);
+    read_through(library, target, types, types, rank, fallback, limits)
+}
+
+/// [`read_with_library`], with the library's type callbacks (and the
+/// world rank read from the process) answered from `layouts`; `oracle`
+/// still gives the sizes of the target's base types.
+#[cfg(feature = "mqs")]
+fn read_through(
+    library: &MqsLibrary,
+    target: QueueTarget<'_>,
+    oracle: &TypeOracle,
+    layouts: &dyn Layouts,
+    rank: Option<i32>,
+    fallback: impl FnOnce() -> Option<i32>,
+    limits: &Limits,
+) -> Result<LibraryReading, MqsError> {
+    let (rank, note) = library_rank(target, layouts, rank, fallback, limits);
     let mqs_target = MqsTarget {
         image_name: target.image.to_string(),
         memory: target.memory,
         symbols: target.symbols,
-        types,
+        types: layouts,
         global_rank: rank,
-        type_sizes: TargetTypeSizes::from_oracle(types, target.memory.abi()),
+        type_sizes: TargetTypeSizes::from_oracle(oracle, target.memory.abi()),
     };
     Ok(LibraryReading {
         queues: library.read_queues(&mqs_target, limits)?,
@@ -248,7 +334,7 @@ pub fn read_with_library(
 #[cfg(feature = "mqs")]
 fn library_rank(
     target: QueueTarget<'_>,
-    types: &TypeOracle,
+    types: &dyn Layouts,
     rank: Option<i32>,
     fallback: impl FnOnce() -> Option<i32>,
     limits: &Limits,

@@ -1,6 +1,7 @@
 //! What a rank of tests/openmpi/queues.c wrote down it posted, checked
 //! against the ob1 decoder's reading of that rank (`mpidd queues --json`),
-//! on any Open MPI build: every operation there once, nothing else.
+//! on any Open MPI build: every operation there once, nothing else; and
+//! why that reading differs from Open MPI's own libompi_dbg_msgq.so's.
 
 use serde_json::Value;
 
@@ -146,5 +147,35 @@ pub fn check_rank(rank: i64, q: &Value, posted: &str) {
                 "{queue} of {name} at rank {rank}: {c:#}"
             );
         }
+    }
+}
+
+/// Why a difference between our reading (left) and Open MPI's own
+/// libompi_dbg_msgq.so's (right; 4.1's and 5.0's alike) is the library's
+/// shortcoming, or `None` for a difference no one has explained (a
+/// failure).
+pub fn msgq_dll_difference(d: &Value) -> Option<&'static str> {
+    let field = d["field"].as_str().unwrap();
+    let queue = d["queue"].as_str().unwrap_or("");
+    let (left, right) = (d["left"].as_str().unwrap(), d["right"].as_str().unwrap());
+    match (queue, field) {
+        // ompi_msgq_dll.c answers mqs_no_information for this queue: it has
+        // no code for ob1's unexpected fragments ("TODO" in its source; in
+        // 5.0 its questions about the fragments are compiled out too).
+        ("unexpected_messages", "state") if left == "read" && right == "no_information" => {
+            Some("the library cannot show unexpected messages")
+        }
+        ("unexpected_messages", "count") if right == "0" => {
+            Some("the library cannot show unexpected messages")
+        }
+        // An unmatched receive has no actual peer or length; the library
+        // reads the request's status, which holds zeros until a match.
+        (
+            "pending_receives",
+            "actual_local_rank" | "actual_tag" | "actual_length" | "actual_global_rank",
+        ) if left == "-1" => Some("no actual values before a match"),
+        // The library writes its own free-form notes.
+        (_, "extra_text") => Some("free-form notes"),
+        _ => None,
     }
 }

@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::rc::Rc;
 
-use mpidd_read::TypeLayout;
+use mpidd_read::Layouts;
 use mpidd_types::{ByteOrder, TargetAddr};
 
 use crate::mqs::abi::*;
@@ -58,9 +58,12 @@ impl Diagnostics {
 
 pub(crate) type SharedDiagnostics = Rc<RefCell<Diagnostics>>;
 
-/// What an `mqs_type` pointer points to.
-pub(crate) struct TypeEntry {
-    layout: TypeLayout,
+/// What an `mqs_type` pointer points to: a type the target's layouts
+/// know, by name, and those layouts.
+pub(crate) struct TypeEntry<'t> {
+    name: String,
+    size: u64,
+    types: &'t dyn Layouts,
     diagnostics: SharedDiagnostics,
 }
 
@@ -69,7 +72,7 @@ pub(crate) struct ImageState<'t> {
     pub(crate) target: &'t MqsTarget<'t>,
     pub(crate) info: Cell<*mut c_void>,
     pub(crate) diagnostics: SharedDiagnostics,
-    types: RefCell<HashMap<String, Option<Box<TypeEntry>>>>,
+    types: RefCell<HashMap<String, Option<Box<TypeEntry<'t>>>>>,
 }
 
 impl<'t> ImageState<'t> {
@@ -353,35 +356,38 @@ unsafe extern "C" fn cb_find_type(
             return ptr::null_mut();
         };
         let mut types = state.types.borrow_mut();
-        let entry = types.entry(name.clone()).or_insert_with(|| {
-            match state.target.types.find_type(&name) {
-                Ok(layout) => Some(Box::new(TypeEntry {
-                    layout,
-                    diagnostics: state.diagnostics.clone(),
-                })),
-                Err(e) => {
-                    state
-                        .diagnostics
-                        .borrow_mut()
-                        .push(format!("the library asked for the type `{name}`: {e}"));
-                    None
-                }
-            }
-        });
+        let entry =
+            types
+                .entry(name.clone())
+                .or_insert_with(|| match state.target.types.size_of(&name) {
+                    Ok(size) => Some(Box::new(TypeEntry {
+                        name: name.clone(),
+                        size,
+                        types: state.target.types,
+                        diagnostics: state.diagnostics.clone(),
+                    })),
+                    Err(e) => {
+                        state
+                            .diagnostics
+                            .borrow_mut()
+                            .push(format!("the library asked for the type `{name}`: {e}"));
+                        None
+                    }
+                });
         // The box stays in the map, unmoved, until the image state is
         // dropped after the library's last call.
         entry.as_ref().map_or(ptr::null_mut(), |b| {
-            &**b as *const TypeEntry as *mut MqsType
+            &**b as *const TypeEntry<'_> as *mut MqsType
         })
     })
 }
 
 /// # Safety
 /// `p` is NULL or a pointer `cb_find_type` returned for a live image.
-unsafe fn type_entry<'a>(p: *mut MqsType) -> Option<&'a TypeEntry> {
+unsafe fn type_entry<'a>(p: *mut MqsType) -> Option<&'a TypeEntry<'a>> {
     // SAFETY: the library hands back pointers cb_find_type made; they live
     // as long as the image state.
-    unsafe { (p as *const TypeEntry).as_ref() }
+    unsafe { (p as *const TypeEntry<'a>).as_ref() }
 }
 
 unsafe extern "C" fn cb_field_offset(t: *mut MqsType, field: *mut c_char) -> c_int {
@@ -395,16 +401,11 @@ unsafe extern "C" fn cb_field_offset(t: *mut MqsType, field: *mut c_char) -> c_i
         let Some(field) = (unsafe { bounded_c_string(field) }) else {
             return -1;
         };
-        match entry
-            .layout
-            .field(&field)
-            .and_then(|f| c_int::try_from(f.offset).ok())
-        {
-            Some(offset) => offset,
-            None => {
+        match entry.types.member_offset(&entry.name, &field) {
+            Ok(offset) => c_int::try_from(offset).unwrap_or(-1),
+            Err(e) => {
                 entry.diagnostics.borrow_mut().push(format!(
-                    "the library asked for the member `{field}` of `{}` (from {}), which has no such member; the debugger answered -1",
-                    entry.layout.name, entry.layout.object
+                    "the library asked for the offset of {e}; the debugger answered -1"
                 ));
                 -1
             }
@@ -417,7 +418,7 @@ unsafe extern "C" fn cb_sizeof(t: *mut MqsType) -> c_int {
     guarded(-1, || {
         // SAFETY: a type handle cb_find_type returned (see `type_entry`).
         unsafe { type_entry(t) }
-            .and_then(|e| c_int::try_from(e.layout.size).ok())
+            .and_then(|e| c_int::try_from(e.size).ok())
             .unwrap_or(-1)
     })
 }

@@ -5,8 +5,10 @@
 //! This folder owns the interface's C layout ([`abi`], public as
 //! `mpiq_core::mqs_abi`), what the library is shown of a process
 //! ([`target`]: memory, symbols, types and base-type sizes), the callbacks
-//! it calls ([`callbacks`]), and the loading and driving of the library
-//! with its results turned into the [`model`](crate::model) ([`host`]).
+//! it calls ([`callbacks`]), the loading and driving of the library
+//! with its results turned into the [`model`](crate::model) ([`host`]),
+//! and the type questions Open MPI's own library asks
+//! ([`ompi_msgq_questions`]), which a layout profile can record.
 //! Loading and calling foreign code needs the `mqs` feature; the C
 //! declarations and [`MqsTarget`](crate::MqsTarget) do not.
 //!
@@ -23,4 +25,5 @@ pub(crate) mod callbacks;
 #[cfg(feature = "mqs")]
 #[allow(unsafe_code)]
 pub(crate) mod host;
+pub(crate) mod ompi_msgq_questions;
 pub(crate) mod target;

@@ -1,7 +1,7 @@
 //! What a message-queue library is shown of one process: its memory, its
 //! symbols, its types, and who it is in the job.
 
-use mpidd_read::{SymbolSource, TargetMemory, TypeOracle};
+use mpidd_read::{Layouts, SymbolSource, TargetMemory, TypeOracle};
 use mpidd_types::{AddressWidth, TargetAbi};
 
 #[cfg(feature = "mqs")]
@@ -90,8 +90,11 @@ pub struct MqsTarget<'a> {
     pub memory: &'a dyn TargetMemory,
     /// Its symbols, in every loaded object (local symbols included).
     pub symbols: &'a dyn SymbolSource,
-    /// Its types, from the DWARF of its loaded objects.
-    pub types: &'a TypeOracle,
+    /// What the library's type callbacks answer from: the DWARF of its
+    /// loaded objects (a [`TypeOracle`]), or the layouts its native
+    /// decoder reads it with, a stripped build's profile among them
+    /// (`read_process_queues` chooses them so).
+    pub types: &'a dyn Layouts,
     /// Its rank in `MPI_COMM_WORLD`, or −1 when unknown.
     pub global_rank: i32,
     /// Its base type sizes.
