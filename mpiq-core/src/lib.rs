@@ -52,6 +52,7 @@ pub mod compare;
 mod decoder;
 mod detect;
 mod intel_mpi;
+mod job_identity;
 mod layout_resolver;
 mod library_strings;
 mod list_walk;
@@ -82,6 +83,7 @@ pub use mpich::{MpichCh3, MpichCh4};
 pub use session::{Provenance, Session, SessionReading};
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.
+pub use job_identity::{job_identity, JobIdentity, Sourced};
 #[doc(no_inline)]
 pub use mpidd_read::{
     LayoutError, LayoutNeed, LayoutTable, Layouts, Limits, Member, Target, TargetParts,
@@ -100,6 +102,5 @@ pub use queue_reading::{
 #[cfg(feature = "mqs")]
 pub use queue_reading::{read_with_library, LibraryReading};
 pub use world_rank::{
-    environment_world_rank, job_identity, mpich_world_rank, world_rank, JobIdentity, RankSource,
-    Sourced, WorldRank, WorldRankError,
+    environment_world_rank, mpich_world_rank, world_rank, RankSource, WorldRank, WorldRankError,
 };
