@@ -69,16 +69,29 @@ pub fn is_prrte_launcher(program: &str) -> bool {
     if is_prrte(&found) || is_prrte(&real) {
         return true;
     }
-    let wrapper = found.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-        ["mpirun", "mpiexec", "oshrun"]
-            .iter()
-            .any(|w| n.starts_with(w))
-    });
+    // By the file the links lead to: Debian's `mpirun` may lead to Open
+    // MPI 4's `orterun` or to MPICH's `mpiexec.hydra`, in a directory that
+    // may also hold a `prterun`.
+    let wrapper = real
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| OPEN_MPI_5_WRAPPERS.contains(&n));
     wrapper
-        && [&found, &real]
-            .iter()
-            .any(|p| p.parent().is_some_and(|dir| dir.join("prterun").is_file()))
+        && real
+            .parent()
+            .is_some_and(|dir| dir.join("prterun").is_file())
 }
+
+/// The names Open MPI 5 installs its wrapper of `prterun` under (Debian
+/// adds `.openmpi` for its alternatives).
+const OPEN_MPI_5_WRAPPERS: &[&str] = &[
+    "mpirun",
+    "mpiexec",
+    "oshrun",
+    "mpirun.openmpi",
+    "mpiexec.openmpi",
+    "oshrun.openmpi",
+];
 
 /// The file `program` names: itself when it holds a slash, else the first
 /// match on `PATH`, as the shell would find it.
@@ -135,6 +148,26 @@ mod tests {
         assert_eq!(with_hold(&command), (command.clone(), Hold::None));
         let missing = argv(&["/nonexistent/mpirun", "./a.out"]);
         assert_eq!(with_hold(&missing).1, Hold::None);
+    }
+
+    #[test]
+    fn a_link_beside_prterun_to_another_launcher_is_left_as_it_is() {
+        // Debian 13's /usr/bin holds prterun, mpiexec.hydra and
+        // mpirun.mpich -> mpiexec.hydra; Debian 12's mpirun leads to
+        // orterun.
+        let dir = install(&["prterun", "mpiexec.hydra", "orterun", "mpirun.openmpi"]);
+        std::os::unix::fs::symlink("mpiexec.hydra", dir.join("mpirun.mpich")).unwrap();
+        std::os::unix::fs::symlink("orterun", dir.join("mpirun")).unwrap();
+        for name in ["mpirun.mpich", "mpiexec.hydra", "mpirun", "orterun"] {
+            let program = dir.join(name).display().to_string();
+            assert_eq!(
+                with_hold(&argv(&[&program, "./a.out"])).1,
+                Hold::None,
+                "{name}"
+            );
+        }
+        let openmpi = dir.join("mpirun.openmpi").display().to_string();
+        assert_eq!(with_hold(&argv(&[&openmpi, "./a.out"])).1, Hold::Added);
     }
 
     #[test]
