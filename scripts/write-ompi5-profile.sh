@@ -102,6 +102,11 @@ for o in "${opal_objects[@]}" "${ompi_objects[@]}"; do
   make_cmds+="make -s -C '$build/${o%%:*}' '${o#*:}' >/dev/null && "
 done
 start=$SECONDS
+# One compile in the tree at a time, until the objects are linked: two
+# runs at once (the tests of both profiles) would each move the other's
+# half-written objects.
+exec 9>"$top/objects.lock"
+flock 9
 # The root has no make: the tree's copy of the host's (debian13-ompi5-tree.sh).
 "scripts/lib/in-debian13.sh" --bind "$top" /bin/sh -c \
   "PATH='$top/tools':\$PATH; ${make_cmds}true" >"$top/objects.log" 2>&1 || {
@@ -123,6 +128,7 @@ for o in "${ompi_objects[@]}"; do ompi_pic+=("$(pic_of "$o")"); done
 # Named as the stock files are loaded, so the profile's objects are those.
 gcc -shared -nostdlib -o "$work/libopen-pal.so.80" "${opal_pic[@]}" -Wl,--unresolved-symbols=ignore-all
 gcc -shared -nostdlib -o "$work/libmpi.so.40" "${ompi_pic[@]}" -Wl,--unresolved-symbols=ignore-all
+flock -u 9
 
 start=$SECONDS
 if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
