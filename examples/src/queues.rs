@@ -147,12 +147,6 @@ impl TargetReader for QueueReader<'_> {
             ),
             _ => {}
         }
-        if let Some(LayoutOrigin::Profile(id)) = &report.library_types {
-            eprintln!(
-                "mpidd: the message-queue library's questions about types are answered from the profile of {} {} ({})",
-                id.implementation, id.version, id.build
-            );
-        }
         Ok(report.readings)
     }
 }

@@ -60,7 +60,7 @@ fn a_hundred_thousand_posted_receives() {
 }
 
 #[test]
-fn open_mpi_library_on_stripped_open_mpi_says_debug_info_is_missing() {
+fn open_mpi_library_on_stripped_open_mpi_says_what_went_unanswered() {
     let dll = Path::new("/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/libompi_dbg_msgq.so");
     assert!(
         dll.exists(),
@@ -106,12 +106,16 @@ fn open_mpi_library_on_stripped_open_mpi_says_debug_info_is_missing() {
         "a clean failure, not a crash: {stderr}"
     );
     assert!(stderr.contains("no queues"), "{stderr}");
+    // Debian's libraries carry no DWARF, so the library's questions go to
+    // Debian 12's shipped profile, which records what mpidd's decoders
+    // ask, not all Open MPI 4.1's own library does.
     assert!(
-        stderr.contains("opal_list_item_t"),
-        "names the missing type: {stderr}"
+        stderr.contains("opal_free_list_t") && stderr.contains("no such member"),
+        "names what went unanswered: {stderr}"
     );
     assert!(
-        stderr.contains("no .debug_info, which look stripped"),
+        stderr.contains("questions about types are answered from the profile of Open MPI 4.1.4")
+            && stderr.contains("a question it does not record goes unanswered"),
         "says why: {stderr}"
     );
 }

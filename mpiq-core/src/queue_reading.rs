@@ -258,7 +258,17 @@ fn library_layouts<'a>(
     match decoder_layouts(&found, dwarf, target.objects, profiles) {
         Ok((layouts, LayoutOrigin::Profile(identity))) => {
             match mpihandles::check_layouts(target.memory, target.symbols, &layouts, limits) {
-                Ok(()) => (layouts, LayoutOrigin::Profile(identity)),
+                Ok(()) => {
+                    // Said before the library runs: when it fails, what
+                    // it asked may be what the profile does not record.
+                    options.resolver.warn(format!(
+                        "the message-queue library's questions about types are answered from \
+                         the profile of {} {} ({}), which records what was asked when it was \
+                         written; a question it does not record goes unanswered",
+                        identity.implementation, identity.version, identity.build
+                    ));
+                    (layouts, LayoutOrigin::Profile(identity))
+                }
                 Err(why) => {
                     options.resolver.warn(format!(
                         "the {} {} layout profile made for this build does not read this \
