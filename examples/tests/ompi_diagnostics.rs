@@ -2,9 +2,10 @@
 //! real 4-rank jobs of tests/openmpi/queues.c: Debian's stock Open MPI,
 //! stripped, with no debug info anywhere, and the reference build.
 //!
-//! - A failure names the MPI library and counts the objects it searched
-//!   instead of listing the seventy a rank maps in one line; `--verbose`
-//!   lists them all, one a line.
+//! - Open MPI's own message-queue library, whose questions about types
+//!   go to the profile mpidd ships for Debian's build, fails in lines that
+//!   name no more than a few objects, saying where the answers came from
+//!   and what went unanswered.
 //! - `queues` and `handle` find an Open MPI process's world rank
 //!   themselves: from the world communicator when its layout is known,
 //!   else from what `mpirun` put in the rank's environment.
@@ -38,70 +39,13 @@ fn objects_named(line: &str) -> usize {
         .count()
 }
 
-/// The number N of "searched N objects" (or "in N objects") in `text`.
-fn searched_count(text: &str) -> usize {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    words
-        .windows(2)
-        .find_map(|w| {
-            (w[1].trim_end_matches([':', ',']) == "objects")
-                .then(|| w[0].parse().ok())
-                .flatten()
-        })
-        .unwrap_or_else(|| panic!("no object count in: {text}"))
-}
-
-/// A failure on a stripped Open MPI reads short: no line names more than a
-/// few objects, the MPI library is named, and the count says where the
-/// rest are (`--verbose`).
-fn assert_short(what: &str, err: &str) {
-    for line in err.lines() {
-        assert!(
-            objects_named(line) <= MAX_NAMED,
-            "{what}: a line names {} objects: {line}",
-            objects_named(line)
-        );
-    }
-    assert!(
-        err.contains("libmpi.so.40"),
-        "{what}: the library is named: {err}"
-    );
-}
-
-/// `--verbose`'s list: the lines after "the N objects searched:".
-fn verbose_list(err: &str) -> Vec<String> {
-    let mut lines = err.lines().skip_while(|l| !l.contains("objects searched:"));
-    let head = lines
-        .next()
-        .unwrap_or_else(|| panic!("no list of objects: {err}"));
-    let n = searched_count(head);
-    let list: Vec<String> = lines
-        .take_while(|l| l.starts_with("  "))
-        .map(|l| l.trim().to_string())
-        .collect();
-    assert_eq!(list.len(), n, "the list has the count it announces: {err}");
-    list
-}
-
-/// The objects a live process maps, as /proc/PID/maps names them.
-fn mapped_objects(pid: i32) -> Vec<String> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-    let mut out: Vec<String> = maps
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .filter(|p| p.starts_with('/') && p.contains(".so"))
-        .map(String::from)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// `mpidd queues --dll` (Debian's own libompi_dbg_msgq.so) on a stripped
-/// rank, `target` being `--pid P` or `--core C`: it fails, short, and the
-/// rank was found without `--rank`. `--verbose` lists every object of
-/// `mapped`.
-fn check_dll_failure(target: &[&str], dll: &str, mapped: &[String]) {
+/// rank, `target` being `--pid P` or `--core C`: the library's questions
+/// about types are answered from the profile mpidd ships for Debian's
+/// build, which records what mpidd's decoders ask, not all the library
+/// does; so it fails, saying so, in lines that name no more than a few
+/// objects, and the rank was found without `--rank`.
+fn check_dll_failure(target: &[&str], dll: &str) {
     let mut args = vec!["queues"];
     args.extend_from_slice(target);
     args.extend_from_slice(&["--dll", dll]);
@@ -109,32 +53,27 @@ fn check_dll_failure(target: &[&str], dll: &str, mapped: &[String]) {
     let err = stderr(&out);
     assert!(
         !out.status.success(),
-        "the stripped library has no types: {err}"
+        "the stripped library's profile does not answer all: {err}"
     );
-    assert_short("queues --dll", &err);
-    assert!(
-        !err.contains("world rank"),
-        "the world rank was found without --rank: {err}"
-    );
-    let n = searched_count(&err);
-    assert!(n > 30, "a rank maps dozens of objects, not {n}: {err}");
-    assert!(
-        err.contains(&format!("--verbose lists all {n} objects")),
-        "{err}"
-    );
-    args.push("--verbose");
-    let verbose = stderr(&run(&args));
-    let list = verbose_list(&verbose);
-    assert_eq!(list.len(), n, "{verbose}");
-    for object in mapped {
+    for line in err.lines() {
         assert!(
-            list.contains(object),
-            "{object} is among the objects --verbose lists: {list:#?}"
+            objects_named(line) <= MAX_NAMED,
+            "a line names {} objects: {line}",
+            objects_named(line)
         );
     }
     assert!(
-        list.iter().any(|o| o.contains("mca_pml_ob1.so")),
-        "{list:#?}"
+        err.contains("questions about types are answered from the profile of Open MPI 4.1.4")
+            && err.contains("a question it does not record goes unanswered"),
+        "says where the answers came from: {err}"
+    );
+    assert!(
+        err.contains("no such member in the table"),
+        "names what went unanswered: {err}"
+    );
+    assert!(
+        !err.contains("world rank"),
+        "the world rank was found without --rank: {err}"
     );
 }
 
@@ -157,7 +96,7 @@ fn check_handle(target: &[&str], comm_world: u64, rank: i64) {
 }
 
 #[test]
-fn stock_open_mpi_failures_are_short_and_verbose_lists_every_object() {
+fn stock_open_mpi_failures_are_short_and_say_what_they_rest_on() {
     let job =
         OmpiJob::start_without_debug_info(OmpiBuild::Debian, "ompi-diagnostics-stock", "queues");
     let dll = OmpiBuild::Debian.msgq_dll();
@@ -165,8 +104,7 @@ fn stock_open_mpi_failures_are_short_and_verbose_lists_every_object() {
     for rank in [0, 2] {
         let pid = job.pid(rank);
         let p = pid.to_string();
-        let mapped = mapped_objects(pid);
-        check_dll_failure(&["--pid", &p], dll, &mapped);
+        check_dll_failure(&["--pid", &p], dll);
         wait_stopped(pid);
         check_handle(&["--pid", &p], job.comm_world(rank), rank);
         wait_stopped(pid);
@@ -181,7 +119,7 @@ fn stock_open_mpi_failures_are_short_and_verbose_lists_every_object() {
 
         let core = gcore(&job.dir, pid);
         let c = core.to_str().unwrap();
-        check_dll_failure(&["--core", c], dll, &mapped);
+        check_dll_failure(&["--core", c], dll);
         check_handle(&["--core", c], job.comm_world(rank), rank);
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
