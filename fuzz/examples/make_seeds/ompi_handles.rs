@@ -158,8 +158,7 @@ pub fn ompi_handles_real(out: &Path, prefix: &Path) -> Result<()> {
             ("mca_io_ompio", "lib/openmpi/mca_io_ompio.so"),
         ],
     );
-    let (table, _) =
-        mpidd_read::LayoutTable::record(&oracle, &|l| mpihandles::ompi_ask_layouts(l));
+    let (table, _) = mpidd_read::LayoutTable::record(&oracle, &|l| mpihandles::ompi_ask_layouts(l));
     // 4.1 has no 5.0-only types (`opal_cstring_t`, `c_index`): judged by
     // the decoders' own rule of what they cannot do without.
     let unanswered = mpihandles::ompi_missing_layouts(&table);
