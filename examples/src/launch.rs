@@ -2,7 +2,10 @@
 //!
 //! Output is one line per event: text, or with `--json` one JSON object per
 //! line (`"event": "spawned" | "aborting" | "exited" | ...`); a spawned
-//! event carries the whole MPIR state with its `proctable`.
+//! event carries the whole MPIR state with its `proctable`. A launcher
+//! without MPIR gives a `pmix_table` event instead: its PMIx tables
+//! (`released` names the jobs `--gate` let go) and `held_in_init`, whether
+//! the ranks still wait in `PMIx_Init` for a release.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
