@@ -259,17 +259,10 @@ where
     memory
         .read_exact(sym.addr, &mut bytes, "pmix_globals.myid")
         .map_err(|e| format!("libpmix's id: {e}"))?;
-    let word = |off: u64| {
-        let b: [u8; 4] = bytes[off as usize..off as usize + 4]
-            .try_into()
-            .expect("4 bytes");
-        if memory.abi().byte_order == mpidd_types::ByteOrder::Big {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        }
-    };
-    let init = word(PMIX_INIT_CNTR) as i32;
+    // The counter and the rank through the reader's own ABI-aware reads.
+    let init = memory
+        .read_i32(at(PMIX_INIT_CNTR), "pmix_globals.init_cntr")
+        .map_err(|e| format!("libpmix's id: {e}"))?;
     if init <= 0 {
         // Before PMIx_Init or after its PMIx_Finalize: no id yet, or none
         // any more.
@@ -285,7 +278,9 @@ where
     };
     let ns = namespace(&name[..end])
         .map_err(|why| format!("libpmix's id at {}: its namespace {why}", at(PMIX_NSPACE)))?;
-    let rank = word(PMIX_RANK);
+    let rank = memory
+        .read_u32(at(PMIX_RANK), "pmix_globals.myid.rank")
+        .map_err(|e| format!("libpmix's id: {e}"))?;
     if u64::from(rank) > MAX_RANK {
         return Err(format!(
             "libpmix's id at {}: its rank {rank} is no process's (a PMIx wildcard, or not an id)",
