@@ -376,6 +376,9 @@ fn srun_table(pid: i32) -> Result<Vec<LaunchedRank>, FanoutError> {
     })
 }
 
+/// How long srun's stderr is still read once its stdout has ended.
+const STDERR_AFTER_STDOUT: Duration = Duration::from_secs(2);
+
 enum Event {
     Piece(Piece),
     StdoutEnd,
@@ -493,6 +496,12 @@ fn receive(
     nodes: Option<&[String]>,
     progress: &mut dyn FnMut(FanoutEvent),
 ) -> bool {
+    // srun writes its word on a failed task ("task 1: Killed") to stderr
+    // just before it exits; the two pipes close together but are read by
+    // two threads, so stdout's end can arrive first. Collection ends when
+    // both are closed, or shortly after stdout's end if stderr stays open.
+    let mut until = until;
+    let mut stdout_ended = false;
     loop {
         let all_done = nodes.is_some_and(|nodes| {
             nodes
@@ -504,7 +513,7 @@ fn receive(
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return false;
+            return stdout_ended;
         }
         match rx.recv_timeout(left) {
             Ok(Event::Piece(Piece::Record { task, bytes })) => match AgentRecord::parse(&bytes) {
@@ -519,8 +528,12 @@ fn receive(
             }
             Ok(Event::Piece(Piece::Unlabelled(text))) => progress(FanoutEvent::SrunOutput(text)),
             Ok(Event::Stderr(line)) => progress(FanoutEvent::SrunError(line)),
-            Ok(Event::StdoutEnd) | Err(mpsc::RecvTimeoutError::Disconnected) => return true,
-            Err(mpsc::RecvTimeoutError::Timeout) => return false,
+            Ok(Event::StdoutEnd) => {
+                stdout_ended = true;
+                until = until.min(Instant::now() + STDERR_AFTER_STDOUT);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return true,
+            Err(mpsc::RecvTimeoutError::Timeout) => return stdout_ended,
         }
     }
 }
@@ -720,5 +733,57 @@ fn apply_table(readings: &mut [RankReading], table: &[LaunchedRank]) {
         if let Some(entry) = entry {
             reading.world_rank.get_or_insert(entry.world_rank);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// srun's last stderr line may be read after its stdout's end; it
+    /// must still reach the caller, and collection still counts as ended.
+    #[test]
+    fn srun_stderr_read_after_stdout_end_is_passed_on() {
+        let (tx, rx) = mpsc::channel();
+        tx.send(Event::StdoutEnd).unwrap();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            tx.send(Event::Stderr("srun: error: n2: task 1: Killed".into()))
+                .unwrap();
+        });
+        let mut merged = MergedStreams::new();
+        let mut said = Vec::new();
+        let ended = receive(
+            &rx,
+            Instant::now() + Duration::from_secs(30),
+            &mut merged,
+            None,
+            &mut |event| {
+                if let FanoutEvent::SrunError(line) = event {
+                    said.push(line);
+                }
+            },
+        );
+        late.join().unwrap();
+        assert!(ended);
+        assert_eq!(said, ["srun: error: n2: task 1: Killed"]);
+    }
+
+    /// A stderr that stays open does not hold collection past the bound.
+    #[test]
+    fn stdout_end_bounds_the_wait_for_stderr() {
+        let (tx, rx) = mpsc::channel();
+        tx.send(Event::StdoutEnd).unwrap();
+        let start = Instant::now();
+        let ended = receive(
+            &rx,
+            start + Duration::from_secs(60),
+            &mut MergedStreams::new(),
+            None,
+            &mut |_| {},
+        );
+        assert!(ended);
+        assert!(start.elapsed() < Duration::from_secs(30));
+        drop(tx);
     }
 }
