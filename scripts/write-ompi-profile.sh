@@ -34,7 +34,9 @@ package="$(dpkg-query -W -f='${Version}' libopenmpi3)"
 # (mca_pml_ob1_*, mca_bml_*, mca_btl_*) for ob1's queue decoder, the UCX
 # component (mca_pml_ucx_module_t) for the UCX PML's (UCX's own types are
 # in UCX's profile, not here), and OMPIO (mca_common_ompio_data_t) for the
-# handle decoders' files.
+# handle decoders' files. The questions Open MPI's own message-queue
+# library asks (ompi-msgq) are recorded too, so that mpidd can answer them
+# for it on this stripped build.
 if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
 "${mpidd[@]}" profile write \
   --object "$ref/lib/libmpi.so.40" \
@@ -45,6 +47,7 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --decoder ompi-ob1 \
   --decoder ompi-ucx \
   --decoder ompi-handles \
+  --decoder ompi-msgq \
   --implementation "Open MPI" \
   --impl-version 4.1.4 \
   --build "Debian 12 openmpi $package (amd64), layouts from scripts/build-ref-ompi.sh" \

@@ -21,10 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
-use common::ob1_checks::{check_rank as check_queues, msgq_dll_difference};
+use common::ob1_checks::check_dll_comparison;
 use common::ompi5_reading::{check_handle_job, check_queue_job};
 use common::ompi_job::OmpiJob;
-use common::queue_checks::ops;
 
 /// The Debian 13 root (`$MPIDD_DEBIAN13_ROOT`, default
 /// `~/.cache/mpidd/debian13`), with Open MPI 5.0.7 installed.
@@ -177,53 +176,7 @@ fn ob1_queues_of_debian13_open_mpi_5_through_its_own_libompi_dbg_msgq() {
             "{}",
             v["dll"]["source"]
         );
-        check_queues(rank, &v["native"], &job.posted(rank));
-        let diffs = v["differences"].as_array().unwrap();
-        for d in diffs {
-            assert!(
-                msgq_dll_difference(d).is_some(),
-                "rank {rank} ({what}): an unexplained difference: {d:#}"
-            );
-        }
-        // Where the program left unexpected messages, the library shows
-        // none; ours shows them (checked by check_queues).
-        for line in job
-            .posted(rank)
-            .lines()
-            .filter(|l| l.starts_with("unexpected"))
-        {
-            let comm = line.split_whitespace().nth(1).unwrap();
-            assert!(
-                diffs.iter().any(|d| {
-                    d["communicator"].as_str().unwrap().starts_with(comm)
-                        && d["queue"] == "unexpected_messages"
-                        && d["field"] == "state"
-                }),
-                "rank {rank} ({what}): {line}: {diffs:#?}"
-            );
-        }
-        // The library read the queues it can show: every posted receive
-        // and pending send is in its reading (and then equal, field for
-        // field, but for the documented differences).
-        let pending = |q: &serde_json::Value| -> usize {
-            q["communicators"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| ops(c, "pending_receives").len() + ops(c, "pending_sends").len())
-                .sum()
-        };
-        assert_eq!(
-            pending(&v["dll"]),
-            pending(&v["native"]),
-            "rank {rank} ({what}): {v:#}"
-        );
-        assert!(pending(&v["dll"]) > 0, "rank {rank} ({what}): {v:#}");
-        assert_eq!(
-            v["dll"]["communicators"].as_array().map(Vec::len),
-            v["native"]["communicators"].as_array().map(Vec::len),
-            "rank {rank} ({what}): the same communicators"
-        );
+        check_dll_comparison(rank, &v, &job.posted(rank), what);
     };
     for rank in 0..4 {
         check(rank, &["--pid", &job.pid(rank).to_string()], "live");

@@ -3,7 +3,8 @@
 //! stripped, with no debug info anywhere, and the reference build.
 //!
 //! - Open MPI's own message-queue library, whose questions about types
-//!   go to the profile mpidd ships for Debian's build, fails in lines that
+//!   go to the profile mpidd ships for Debian's build, reads the stripped
+//!   ranks; MPICH's, given the same ranks by mistake, fails in lines that
 //!   name no more than a few objects, saying where the answers came from
 //!   and what went unanswered.
 //! - `queues` and `handle` find an Open MPI process's world rank
@@ -16,7 +17,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use common::mpich_job::{gcore, mpidd, wait_stopped};
+use common::mpich_job::{gcore, mpidd, ref_mpich, wait_stopped};
 use common::ompi_job::{OmpiBuild, OmpiJob};
 use mpidd_read::{CoreTarget, Limits, LiveTarget, TargetParts};
 use mpiq_core::{world_rank, RankSource};
@@ -39,22 +40,48 @@ fn objects_named(line: &str) -> usize {
         .count()
 }
 
-/// `mpidd queues --dll` (Debian's own libompi_dbg_msgq.so) on a stripped
-/// rank, `target` being `--pid P` or `--core C`: the library's questions
-/// about types are answered from the profile mpidd ships for Debian's
-/// build, which records what mpidd's decoders ask, not all the library
-/// does; so it fails, saying so, in lines that name no more than a few
-/// objects, and the rank was found without `--rank`.
-fn check_dll_failure(target: &[&str], dll: &str) {
+/// `mpidd queues --dll` with Debian's own libompi_dbg_msgq.so on a
+/// stripped rank, `target` being `--pid P` or `--core C`: the library's
+/// questions about types are answered from the profile mpidd ships for
+/// Debian's build, which records them, so the library reads the rank's
+/// communicators, and finds its world rank without `--rank`.
+fn check_own_dll(target: &[&str], dll: &str, rank: i64) {
+    let mut args = vec!["queues"];
+    args.extend_from_slice(target);
+    args.extend_from_slice(&["--dll", dll, "--json"]);
+    let out = run(&args);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{target:?}: {err}");
+    assert!(
+        err.contains("questions about types are answered from the profile of Open MPI 4.1.4"),
+        "says where the answers came from: {err}"
+    );
+    assert!(!err.contains("world rank"), "found without --rank: {err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["global_rank"], rank, "{v:#}");
+    let names: Vec<&str> = v["communicators"]
+        .as_array()
+        .expect("communicators")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"MPI_COMM_WORLD") && names.contains(&"MPI_COMM_SELF"),
+        "{names:?}"
+    );
+}
+
+/// `mpidd queues --dll` with the wrong vendor's library (MPICH's
+/// libtvmpich.so) on the same stripped Open MPI rank: it cannot find
+/// MPICH's types and fails, in lines that name no more than a few objects,
+/// saying where its answers came from and which types went unanswered.
+fn check_wrong_dll(target: &[&str], dll: &str) {
     let mut args = vec!["queues"];
     args.extend_from_slice(target);
     args.extend_from_slice(&["--dll", dll]);
     let out = run(&args);
     let err = stderr(&out);
-    assert!(
-        !out.status.success(),
-        "the stripped library's profile does not answer all: {err}"
-    );
+    assert_eq!(out.status.code(), Some(1), "a clean failure: {err}");
     for line in err.lines() {
         assert!(
             objects_named(line) <= MAX_NAMED,
@@ -68,12 +95,8 @@ fn check_dll_failure(target: &[&str], dll: &str) {
         "says where the answers came from: {err}"
     );
     assert!(
-        err.contains("no such member in the table"),
+        err.contains("no queues") && err.contains("`MPIR_Comm`: no such type in the table"),
         "names what went unanswered: {err}"
-    );
-    assert!(
-        !err.contains("world rank"),
-        "the world rank was found without --rank: {err}"
     );
 }
 
@@ -96,15 +119,19 @@ fn check_handle(target: &[&str], comm_world: u64, rank: i64) {
 }
 
 #[test]
-fn stock_open_mpi_failures_are_short_and_say_what_they_rest_on() {
+fn stock_open_mpi_read_by_its_own_library_and_failures_say_what_they_rest_on() {
     let job =
         OmpiJob::start_without_debug_info(OmpiBuild::Debian, "ompi-diagnostics-stock", "queues");
     let dll = OmpiBuild::Debian.msgq_dll();
     let dll = dll.to_str().unwrap();
+    let mpich_dll = ref_mpich().join("lib/libtvmpich.so");
+    let mpich_dll = mpich_dll.to_str().unwrap();
     for rank in [0, 2] {
         let pid = job.pid(rank);
         let p = pid.to_string();
-        check_dll_failure(&["--pid", &p], dll);
+        check_own_dll(&["--pid", &p], dll, rank);
+        wait_stopped(pid);
+        check_wrong_dll(&["--pid", &p], mpich_dll);
         wait_stopped(pid);
         check_handle(&["--pid", &p], job.comm_world(rank), rank);
         wait_stopped(pid);
@@ -119,7 +146,8 @@ fn stock_open_mpi_failures_are_short_and_say_what_they_rest_on() {
 
         let core = gcore(&job.dir, pid);
         let c = core.to_str().unwrap();
-        check_dll_failure(&["--core", c], dll);
+        check_own_dll(&["--core", c], dll, rank);
+        check_wrong_dll(&["--core", c], mpich_dll);
         check_handle(&["--core", c], job.comm_world(rank), rank);
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");

@@ -5,7 +5,8 @@
 //! exactly that. Then the same job through Open MPI's own
 //! libompi_dbg_msgq.so (`--compare-dll`), with every difference accounted
 //! for. Then Debian's own stripped Open MPI, with no debug info anywhere,
-//! read through the layout profile mpidd ships; and the reference job read
+//! read through the layout profile mpidd ships, natively and through
+//! Debian's libompi_dbg_msgq.so; and the reference job read
 //! through that profile, which must equal its reading from DWARF.
 
 mod common;
@@ -13,7 +14,9 @@ mod common;
 use serde_json::Value;
 
 use common::mpich_job::{gcore, mpidd, wait_stopped};
-use common::ob1_checks::{check_rank, msgq_dll_difference as why};
+use std::path::Path;
+
+use common::ob1_checks::{check_dll_comparison, check_rank};
 use common::ompi_job::{
     msgq_dll, ref_ompi, shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob,
 };
@@ -52,14 +55,14 @@ fn ob1_queues_live_and_from_gcore_cores() {
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }
 
-/// `mpidd queues --compare-dll libompi_dbg_msgq.so --json` on one target:
-/// the native reading, the vendor library's, and their differences.
-fn compare(args: &[&str]) -> Value {
+/// `mpidd queues --compare-dll DLL --json` on one target: the native
+/// reading, the vendor library's, and their differences.
+fn compare(dll: &Path, args: &[&str]) -> Value {
     let out = mpidd()
         .arg("queues")
         .args(args)
         .arg("--compare-dll")
-        .arg(msgq_dll(&ref_ompi()))
+        .arg(dll)
         .arg("--json")
         .output()
         .unwrap();
@@ -74,38 +77,11 @@ fn compare(args: &[&str]) -> Value {
 #[test]
 fn compared_with_libompi_dbg_msgq() {
     let job = OmpiJob::start("ompi-queues-compare", "queues");
+    let dll = msgq_dll(&ref_ompi());
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
-        let v = compare(&["--pid", &pid]);
-        // Our side of the comparison is the reading checked above.
-        check_rank(rank, &v["native"], &job.posted(rank));
-        let diffs = v["differences"].as_array().unwrap();
-        for d in diffs {
-            assert!(
-                why(d).is_some(),
-                "rank {rank}: an unexplained difference: {d:#}"
-            );
-        }
-        let shown = |comm: &str, queue: &str, field: &str| {
-            diffs.iter().any(|d| {
-                d["communicator"].as_str().unwrap().starts_with(comm)
-                    && d["queue"] == queue
-                    && d["field"] == field
-            })
-        };
-        // Where the program left unexpected messages, the library shows
-        // none; ours shows them (checked by check_rank).
-        for line in job
-            .posted(rank)
-            .lines()
-            .filter(|l| l.starts_with("unexpected"))
-        {
-            let comm = line.split_whitespace().nth(1).unwrap();
-            assert!(
-                shown(comm, "unexpected_messages", "state"),
-                "rank {rank}: {line}: {diffs:#?}"
-            );
-        }
+        let v = compare(&dll, &["--pid", &pid]);
+        check_dll_comparison(rank, &v, &job.posted(rank), "live");
         wait_stopped(job.pid(rank));
     }
     assert_eq!(job.finish(), 0);
@@ -114,10 +90,12 @@ fn compared_with_libompi_dbg_msgq() {
 /// Debian's stripped libmpi.so.40 exports its globals but keeps no types:
 /// the layouts come from the profile mpidd ships for exactly this build,
 /// and every rank's queues are what the program (built -O2 without -g)
-/// posted, live and from cores.
+/// posted, live and from cores. Debian's own libompi_dbg_msgq.so, whose
+/// type questions mpidd answers from that profile, reads them too.
 #[test]
 fn ob1_queues_of_stock_debian_open_mpi_through_the_shipped_profile() {
     let job = OmpiJob::start_on(OmpiBuild::Debian, "ompi-queues-stock", "queues");
+    let dll = OmpiBuild::Debian.msgq_dll();
     let profile_note = |err: &str| {
         assert!(
             err.contains("profile of Open MPI 4.1.4") && err.contains("libmpi.so.40"),
@@ -130,12 +108,20 @@ fn ob1_queues_of_stock_debian_open_mpi_through_the_shipped_profile() {
         profile_note(&err);
         check_rank(rank, &q, &job.posted(rank));
         wait_stopped(job.pid(rank));
+        // Debian's own libompi_dbg_msgq.so, its type questions answered
+        // from the same profile, reads the same queues.
+        let v = compare(&dll, &["--pid", &pid]);
+        check_dll_comparison(rank, &v, &job.posted(rank), "live");
+        wait_stopped(job.pid(rank));
     }
     for rank in 0..4 {
         let core = gcore(&job.dir, job.pid(rank));
-        let (q, err) = native_with_note(&["--core", core.to_str().unwrap()]);
+        let core = core.to_str().unwrap();
+        let (q, err) = native_with_note(&["--core", core]);
         profile_note(&err);
         check_rank(rank, &q, &job.posted(rank));
+        let v = compare(&dll, &["--core", core]);
+        check_dll_comparison(rank, &v, &job.posted(rank), "core");
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }

@@ -179,3 +179,50 @@ pub fn msgq_dll_difference(d: &Value) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// `v`, the JSON of `mpidd queues --compare-dll` (Open MPI's own
+/// libompi_dbg_msgq.so) on `rank`, read `what` way ("live", "core"): our
+/// reading holds what the program `posted`; every difference is a
+/// documented one (`msgq_dll_difference`), among them the unexpected
+/// messages the library cannot show; and the library read the same
+/// communicators and every pending send and receive.
+pub fn check_dll_comparison(rank: i64, v: &Value, posted: &str, what: &str) {
+    check_rank(rank, &v["native"], posted);
+    let diffs = v["differences"].as_array().unwrap();
+    for d in diffs {
+        assert!(
+            msgq_dll_difference(d).is_some(),
+            "rank {rank} ({what}): an unexplained difference: {d:#}"
+        );
+    }
+    for line in posted.lines().filter(|l| l.starts_with("unexpected")) {
+        let comm = line.split_whitespace().nth(1).unwrap();
+        assert!(
+            diffs.iter().any(|d| {
+                d["communicator"].as_str().unwrap().starts_with(comm)
+                    && d["queue"] == "unexpected_messages"
+                    && d["field"] == "state"
+            }),
+            "rank {rank} ({what}): {line}: {diffs:#?}"
+        );
+    }
+    let pending = |q: &Value| -> usize {
+        q["communicators"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| ops(c, "pending_receives").len() + ops(c, "pending_sends").len())
+            .sum()
+    };
+    assert_eq!(
+        pending(&v["dll"]),
+        pending(&v["native"]),
+        "rank {rank} ({what}): {v:#}"
+    );
+    assert!(pending(&v["dll"]) > 0, "rank {rank} ({what}): {v:#}");
+    assert_eq!(
+        v["dll"]["communicators"].as_array().map(Vec::len),
+        v["native"]["communicators"].as_array().map(Vec::len),
+        "rank {rank} ({what}): the same communicators"
+    );
+}

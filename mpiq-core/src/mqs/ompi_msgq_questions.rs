@@ -140,11 +140,26 @@ pub(crate) fn ompi_msgq_ask_layouts(layouts: &dyn Layouts) {
     }
 }
 
+/// Members only Open MPI 5.0's library asks about: 4.1's communicator has
+/// neither, and 4.1's library does not ask (its `ompi_common_dll.c`).
+const ASKED_BY_5_0_ONLY: &[(&str, &str)] = &[
+    ("ompi_communicator_t", "c_contextidb"),
+    ("ompi_communicator_t", "c_index"),
+];
+
 /// The questions `layouts` cannot answer: the library refuses an image
 /// whose type it cannot find, and reads at offset −1 for a member it
-/// cannot.
+/// cannot. A member only 5.0's library asks is not counted missing, so
+/// that a 4.1 build's layouts, which lack it, answer 4.1's library whole;
+/// 5.0's library only warns when it goes unanswered.
 pub(crate) fn ompi_msgq_missing_layouts(layouts: &dyn Layouts) -> Vec<LayoutError> {
-    LayoutTable::record(layouts, &ompi_msgq_ask_layouts).1
+    let mut missing = LayoutTable::record(layouts, &ompi_msgq_ask_layouts).1;
+    missing.retain(|e| {
+        !ASKED_BY_5_0_ONLY
+            .iter()
+            .any(|(t, m)| e.type_name == *t && e.member.as_deref() == Some(m))
+    });
+    missing
 }
 
 #[cfg(test)]
@@ -173,5 +188,14 @@ mod tests {
             ompi_msgq_missing_layouts(&answers_but(&[("opal_free_list_t", "fl_num_allocated")]));
         assert_eq!(missing.len(), 1, "{missing:?}");
         assert_eq!(missing[0].member.as_deref(), Some("fl_num_allocated"));
+    }
+
+    #[test]
+    fn a_4_1_communicator_without_the_5_0_members_is_whole() {
+        let table = answers_but(&[
+            ("ompi_communicator_t", "c_contextidb"),
+            ("ompi_communicator_t", "c_index"),
+        ]);
+        assert_eq!(ompi_msgq_missing_layouts(&table), Vec::new());
     }
 }
