@@ -496,10 +496,11 @@ fn receive(
     nodes: Option<&[String]>,
     progress: &mut dyn FnMut(FanoutEvent),
 ) -> bool {
-    // srun writes its word on a failed task ("task 1: Killed") to stderr
-    // just before it exits; the two pipes close together but are read by
-    // two threads, so stdout's end can arrive first. Collection ends when
-    // both are closed, or shortly after stdout's end if stderr stays open.
+    // srun writes its word on a failed task (an "n2: task 1: Killed"
+    // line) to stderr just before it exits; the two pipes close together
+    // but are read by two threads, so stdout's end can arrive first.
+    // Collection ends when both are closed, or shortly after stdout's end
+    // if stderr stays open.
     let mut until = until;
     let mut stdout_ended = false;
     loop {
