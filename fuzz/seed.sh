@@ -49,7 +49,7 @@ for f in "${ompi_objects[@]}"; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames,derived_layouts}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -69,6 +69,10 @@ echo "== synthetic seeds"
 "$gen" synthetic "$out"
 "$gen" mpich-real "$out" "$mpich/lib/libmpi.so"
 "$gen" ompi-real "$out" "$ompi"
+# derived_layouts reads what handles reads first (a process, then a layout
+# of MPICH's handle objects) and ignores the rest, so the handle seeds,
+# synthetic and laid out at the reference MPICH's offsets, are its seeds.
+cp "$out"/handles/* "$out/derived_layouts/"
 
 echo "== objects with debug info"
 src="$root/mpidd-read/tests/c"
