@@ -74,8 +74,9 @@ fn check_own_dll(target: &[&str], dll: &str, rank: i64) {
 /// `mpidd queues --dll` with the wrong vendor's library (MPICH's
 /// libtvmpich.so) on the same stripped Open MPI rank: it cannot find
 /// MPICH's types and fails, in lines that name no more than a few objects,
-/// saying where its answers came from and which types went unanswered.
-fn check_wrong_dll(target: &[&str], dll: &str) {
+/// saying where its answers came from and which types went unanswered;
+/// `--verbose` lists every object searched, `mapped` among them.
+fn check_wrong_dll(target: &[&str], dll: &str, mapped: &[String]) {
     let mut args = vec!["queues"];
     args.extend_from_slice(target);
     args.extend_from_slice(&["--dll", dll]);
@@ -98,6 +99,60 @@ fn check_wrong_dll(target: &[&str], dll: &str) {
         err.contains("no queues") && err.contains("`MPIR_Comm`: no such type in the table"),
         "names what went unanswered: {err}"
     );
+    // `--verbose` lists every object searched, one a line, as many as it
+    // announces: the rank's MPI components among them, and, live, every
+    // object the rank maps.
+    args.push("--verbose");
+    let verbose = stderr(&run(&args));
+    let list = verbose_list(&verbose);
+    assert!(
+        list.len() > 30,
+        "a rank maps dozens of objects, not {}: {verbose}",
+        list.len()
+    );
+    assert!(
+        list.iter().any(|o| o.contains("mca_pml_ob1.so")),
+        "{list:#?}"
+    );
+    for object in mapped {
+        assert!(
+            list.contains(object),
+            "{object} is among the objects --verbose lists: {list:#?}"
+        );
+    }
+}
+
+/// `--verbose`'s list: the lines after "the N objects searched:", which
+/// must be N.
+fn verbose_list(err: &str) -> Vec<String> {
+    let mut lines = err.lines().skip_while(|l| !l.contains("objects searched:"));
+    let head = lines
+        .next()
+        .unwrap_or_else(|| panic!("no list of objects: {err}"));
+    let n: usize = head
+        .split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no count in: {head}"));
+    let list: Vec<String> = lines
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.trim().to_string())
+        .collect();
+    assert_eq!(list.len(), n, "the list has the count it announces: {err}");
+    list
+}
+
+/// The objects a live process maps, as /proc/PID/maps names them.
+fn mapped_objects(pid: i32) -> Vec<String> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let mut out: Vec<String> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.starts_with('/') && p.contains(".so"))
+        .map(String::from)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// `mpidd handle` on rank `rank`'s `MPI_COMM_WORLD`: the communicator's
@@ -131,7 +186,7 @@ fn stock_open_mpi_read_by_its_own_library_and_failures_say_what_they_rest_on() {
         let p = pid.to_string();
         check_own_dll(&["--pid", &p], dll, rank);
         wait_stopped(pid);
-        check_wrong_dll(&["--pid", &p], mpich_dll);
+        check_wrong_dll(&["--pid", &p], mpich_dll, &mapped_objects(pid));
         wait_stopped(pid);
         check_handle(&["--pid", &p], job.comm_world(rank), rank);
         wait_stopped(pid);
@@ -147,7 +202,7 @@ fn stock_open_mpi_read_by_its_own_library_and_failures_say_what_they_rest_on() {
         let core = gcore(&job.dir, pid);
         let c = core.to_str().unwrap();
         check_own_dll(&["--core", c], dll, rank);
-        check_wrong_dll(&["--core", c], mpich_dll);
+        check_wrong_dll(&["--core", c], mpich_dll, &[]);
         check_handle(&["--core", c], job.comm_world(rank), rank);
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
