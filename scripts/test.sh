@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A run needs about 15 GB of disk: 5 GB of target directory, 3 GB of
+# cached builds and environments (~/.cache/mpidd), up to 1 GB of cores at
+# once, the fuzz targets' 2 GB. A full disk fails tests in ways that look
+# like bugs (truncated cores), so each long step says what is left.
+disk() {
+  local target="${CARGO_TARGET_DIR:-target}" size=none
+  [ -d "$target" ] && size="$(du -sh "$target" | cut -f1)"
+  echo "   disk: $(df -Ph . | awk 'NR == 2 { print $4 }') free; target directory: $size"
+}
+
 packages=(
   # C compilers of the ABIs the layout tests prove against.
   gcc
@@ -79,6 +89,9 @@ packages=(
   # debootstrap into the cache (scripts/python-envs.sh debian13).
   debootstrap
 )
+
+echo "== disk"
+disk
 
 missing=()
 for p in "${packages[@]}"; do
@@ -280,6 +293,7 @@ if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
 fi
 bash scripts/test-wheel.sh
 echo "== cargo test"
+disk
 cargo test --workspace --locked
 # The crates as a dependency: each front page's example and the consumer
 # crate outside the workspace, run on cores of the reference MPICH.
@@ -294,6 +308,7 @@ bash scripts/check-examples.sh
 # hour a fresh machine has, and fuzz seconds are the cheap thing to shorten
 # (longer runs: bash scripts/fuzz.sh 600, or MPIDD_FUZZ_SECONDS here).
 echo "== cargo fuzz"
+disk
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --manifest-path fuzz/Cargo.toml --all-targets --locked -- -D warnings
