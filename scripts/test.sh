@@ -4,10 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# A run needs about 15 GB of disk: 5 GB of target directory, 3 GB of
-# cached builds and environments (~/.cache/mpidd), up to 1 GB of cores at
-# once, the fuzz targets' 2 GB. A full disk fails tests in ways that look
-# like bugs (truncated cores), so each long step says what is left.
+# A run needs about 10 GB of disk (measured): 4.6 GB of target directory,
+# 2.7 GB of cached builds and environments (~/.cache/mpidd), 1.7 GB for
+# the fuzz targets, and the test jobs' cores, up to 1 GB at once. A full
+# disk fails tests in ways that look like bugs (truncated cores), so the
+# long steps say what is left.
 disk() {
   local target="${CARGO_TARGET_DIR:-target}" size=none
   [ -d "$target" ] && size="$(du -sh "$target" | cut -f1)"

@@ -90,5 +90,19 @@ pub fn gcore(dir: &Path, pid: i32) -> PathBuf {
         "gcore failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    dir.join(format!("core.{pid}"))
+    let core = dir.join(format!("core.{pid}"));
+    // gcore reports success even when the disk filled under it: a core cut
+    // short would otherwise fail the test later as a reader's bug.
+    let mut magic = [0u8; 4];
+    let whole = std::fs::File::open(&core)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF";
+    assert!(
+        whole,
+        "gcore of {pid} left no ELF core at {} (is the disk full?): {}",
+        core.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    core
 }
