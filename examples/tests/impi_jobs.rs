@@ -10,9 +10,8 @@
 //! Intel MPI with the release its pip metadata says, every world rank and
 //! pid as each rank printed them, each rank's MPI call and line, frames
 //! named as gdb names them in the same core (and marked where gdb has no
-//! name), and a
-//! verdict that says it rests on stacks alone. Each job is read live and
-//! from `gcore` cores.
+//! name), and a verdict that says it rests on stacks alone. Each job is
+//! read live and from `gcore` cores.
 
 mod common;
 
@@ -184,7 +183,7 @@ fn frames(report: &Value, rank: usize) -> Vec<(u64, Option<String>, bool)> {
         .collect()
 }
 
-/// gdb's `bt` of rank `rank`'s core (written by [`reports`]): (pc,
+/// gdb's `bt` of rank `rank`'s core (written by [`write_cores`]): (pc,
 /// function or `??`) per frame, frame 0 first. The core, not the live
 /// rank: Intel MPI's ranks poll, so two readings of a live rank a moment
 /// apart differ in their innermost frames, while a core is one state
