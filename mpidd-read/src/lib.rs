@@ -152,6 +152,7 @@ pub use python::{
 pub use stacks::stack_unwind::{core_stacks, Frame, StackLimits, StackUnwinder, ThreadStack};
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use stacks::stack_unwind::{live_stacks, StackError};
+pub use symbols::constant_data::{ConstantData, ConstantMatch, MAX_CONSTANT_DATA};
 pub use symbols::debug_files::{
     build_id, build_id_from_bytes, build_id_in_headers, build_key, build_key_from_bytes, BuildKey,
     DebugFile, DebugLookup, DebugSearch, MatchedBy, RejectReason, Rejection, DEFAULT_DEBUG_ROOT,

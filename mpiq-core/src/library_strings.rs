@@ -5,31 +5,87 @@
 //! whether or not those symbols are exported. Used to name the library in
 //! a refusal, never to decode it.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
 
-/// Most bytes of a library file read for its strings.
-const MAX_FILE: u64 = 512 << 20;
+use mpidd_read::{ConstantData, ConstantMatch};
+
 /// How far around the configure line the version and device are looked
 /// for.
 const WINDOW: usize = 1024;
+/// Files whose strings one process remembers; past this many the memory
+/// is cleared rather than grown.
+const MAX_REMEMBERED: usize = 256;
+
+/// What one library file states, read once.
+#[derive(Clone, Debug, Default)]
+struct Stated {
+    /// MPICH's version and device.
+    mpich: Option<(String, Option<String>)>,
+    /// Intel MPI's release.
+    intel: Option<String>,
+}
+
+/// The file's identity as far as a remembered answer goes: its size and
+/// modification time (a file replaced under its path is read again).
+type Stamp = (u64, Option<SystemTime>);
 
 /// The version and device of the MPICH build in `path`, from its strings.
 pub(crate) fn mpich_build_strings(path: &Path) -> Option<(String, Option<String>)> {
-    let len = std::fs::metadata(path).ok()?.len();
-    if len > MAX_FILE {
-        return None;
-    }
-    let bytes = std::fs::read(path).ok()?;
-    mpich_strings_in(&bytes)
+    stated(path).mpich
 }
 
-/// The same, over a file's bytes.
-pub(crate) fn mpich_strings_in(bytes: &[u8]) -> Option<(String, Option<String>)> {
-    find(bytes, b"MPICH Version:")?;
-    let at = find(bytes, b"--with-device=").or_else(|| find(bytes, b"--with-pm="))?;
-    let from = at.saturating_sub(WINDOW);
-    let to = (at + WINDOW).min(bytes.len());
-    let strings: Vec<&str> = bytes[from..to]
+/// The Intel MPI release of the library in `path`, from its strings: its
+/// banner's format (`Intel(R) MPI Library %s for Linux* OS`) is followed
+/// by the release it fills in (`2021.19.0`). Kept in `.rodata`, so a
+/// build stripped of its symbol table still says it.
+pub(crate) fn intel_mpi_release(path: &Path) -> Option<String> {
+    stated(path).intel
+}
+
+/// What the file at `path` states, from its constant data only, searched
+/// once per process for each file: every rank of a job maps the same
+/// library, and each read of one asks.
+fn stated(path: &Path) -> Stated {
+    static REMEMBERED: OnceLock<Mutex<HashMap<PathBuf, (Stamp, Stated)>>> = OnceLock::new();
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Stated::default();
+    };
+    let stamp = (meta.len(), meta.modified().ok());
+    let remembered = REMEMBERED.get_or_init(Default::default);
+    let lock = || remembered.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((at, found)) = lock().get(path) {
+        if *at == stamp {
+            return found.clone();
+        }
+    }
+    let found = match ConstantData::open(path) {
+        Ok(data) => Stated {
+            mpich: mpich_strings_in(&|needle| data.find(needle)),
+            intel: intel_release_in(&|needle| data.find(needle)),
+        },
+        Err(_) => Stated::default(),
+    };
+    let mut remembered = lock();
+    if remembered.len() >= MAX_REMEMBERED {
+        remembered.clear();
+    }
+    remembered.insert(path.to_path_buf(), (stamp, found.clone()));
+    found
+}
+
+/// Finds a needle in a file's constant data.
+type Find<'a> = dyn Fn(&[u8]) -> Option<ConstantMatch<'a>> + 'a;
+
+/// The version and device, from the strings around MPICH's configure line.
+fn mpich_strings_in(find: &Find<'_>) -> Option<(String, Option<String>)> {
+    find(b"MPICH Version:")?;
+    let found = find(b"--with-device=").or_else(|| find(b"--with-pm="))?;
+    let from = found.at.saturating_sub(WINDOW);
+    let to = (found.at + WINDOW).min(found.section.len());
+    let strings: Vec<&str> = found.section[from..to]
         .split(|&b| b == 0)
         .filter_map(|s| std::str::from_utf8(s).ok())
         .collect();
@@ -41,24 +97,12 @@ pub(crate) fn mpich_strings_in(bytes: &[u8]) -> Option<(String, Option<String>)>
     Some((version, device))
 }
 
-/// The Intel MPI release of the library in `path`, from its strings: its
-/// banner's format (`Intel(R) MPI Library %s for Linux* OS`) is followed
-/// by the release it fills in (`2021.19.0`). Kept in `.rodata`, so a
-/// build stripped of its symbol table still says it.
-pub(crate) fn intel_mpi_release(path: &Path) -> Option<String> {
-    let len = std::fs::metadata(path).ok()?.len();
-    if len > MAX_FILE {
-        return None;
-    }
-    intel_release_in(&std::fs::read(path).ok()?)
-}
-
-/// The same, over a file's bytes.
-pub(crate) fn intel_release_in(bytes: &[u8]) -> Option<String> {
+/// Intel MPI's release, from the strings after its banner.
+fn intel_release_in(find: &Find<'_>) -> Option<String> {
     const BANNER: &[u8] = b"Intel(R) MPI Library %s for Linux* OS";
-    let at = find(bytes, BANNER)?;
-    let to = (at + BANNER.len() + WINDOW).min(bytes.len());
-    bytes[at..to]
+    let found = find(BANNER)?;
+    let to = (found.at + BANNER.len() + WINDOW).min(found.section.len());
+    found.section[found.at..to]
         .split(|&b| b == 0)
         .skip(1)
         .take(4)
@@ -99,13 +143,27 @@ fn is_version(s: &str) -> bool {
         && parts.next().is_none()
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A finder over one section's bytes.
+    fn in_bytes<'a>(bytes: &'a [u8]) -> impl Fn(&[u8]) -> Option<ConstantMatch<'a>> + 'a {
+        move |needle| {
+            bytes
+                .windows(needle.len())
+                .position(|w| w == needle)
+                .map(|at| ConstantMatch { section: bytes, at })
+        }
+    }
+
+    fn mpich_strings(bytes: &[u8]) -> Option<(String, Option<String>)> {
+        mpich_strings_in(&in_bytes(bytes))
+    }
+
+    fn intel_release(bytes: &[u8]) -> Option<String> {
+        intel_release_in(&in_bytes(bytes))
+    }
 
     #[test]
     fn version_and_device_beside_the_configure_line() {
@@ -114,7 +172,7 @@ mod tests {
             b"\0ch4:ucx ofi\0--with-device=ch4:ucx,ofi --with-pm=hydra\0Mon Aug 4 2025\x004.3.2\0",
         );
         assert_eq!(
-            mpich_strings_in(&bytes),
+            mpich_strings(&bytes),
             Some(("4.3.2".to_string(), Some("ch4:ucx ofi".to_string())))
         );
     }
@@ -122,25 +180,19 @@ mod tests {
     #[test]
     fn without_mpichs_format_string_or_configure_line_nothing_is_claimed() {
         assert_eq!(
-            mpich_strings_in(b"\0ch4:ucx\0--with-device=ch4\x004.3.2\0"),
+            mpich_strings(b"\0ch4:ucx\0--with-device=ch4\x004.3.2\0"),
             None
         );
-        assert_eq!(
-            mpich_strings_in(b"\0MPICH Version: %s\0ch4\x004.3.2\0"),
-            None
-        );
+        assert_eq!(mpich_strings(b"\0MPICH Version: %s\0ch4\x004.3.2\0"), None);
     }
 
     #[test]
     fn intel_mpis_release_follows_its_banner() {
         let bytes = b"x\0Intel(R) MPI Library %s for Linux* OS\n\x002021.19.0\0I_MPI_INFO\0";
-        assert_eq!(intel_release_in(bytes).as_deref(), Some("2021.19.0"));
-        assert_eq!(
-            intel_release_in(b"\0MPICH Version: %s\x002021.19.0\0"),
-            None
-        );
+        assert_eq!(intel_release(bytes).as_deref(), Some("2021.19.0"));
+        assert_eq!(intel_release(b"\0MPICH Version: %s\x002021.19.0\0"), None);
         let no_release = b"Intel(R) MPI Library %s for Linux* OS\n\0library kind: %s\0";
-        assert_eq!(intel_release_in(no_release), None);
+        assert_eq!(intel_release(no_release), None);
         for s in ["2021.6", "2021.19.0"] {
             assert!(is_release(s), "{s}");
         }

@@ -296,8 +296,14 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The profiles shipped inside this crate.
+/// The profiles shipped inside this crate (parsed once per process; each
+/// call returns a copy).
 pub fn shipped_profiles() -> Vec<LayoutProfile> {
+    shipped_profile_list().to_vec()
+}
+
+/// The shipped profiles parsed from their text.
+fn parse_shipped() -> Vec<LayoutProfile> {
     SHIPPED
         .iter()
         .filter_map(|(name, text)| match LayoutProfile::from_json(text) {
@@ -319,21 +325,33 @@ pub fn shipped_profiles() -> Vec<LayoutProfile> {
 /// ([`ElfSymbols`](crate::ElfSymbols)), so every decoder finds them as if the
 /// library exported them.
 pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
-    let id = hex(build_id);
-    let mut out = Vec::new();
-    for p in shipped_profile_list() {
-        for (name, symbol) in &p.symbols {
-            let of_this_build = p
-                .identity
-                .objects
-                .iter()
-                .any(|o| o.name == symbol.object && o.build_ids.contains(&id));
-            if of_this_build {
-                out.push((name.clone(), symbol.clone()));
+    // Asked for every object of every target opened: indexed once by
+    // build-id, rather than every profile's symbols walked each time.
+    static BY_BUILD: std::sync::OnceLock<BTreeMap<String, Vec<(String, ProfileSymbol)>>> =
+        std::sync::OnceLock::new();
+    let index = BY_BUILD.get_or_init(|| {
+        let mut index: BTreeMap<String, Vec<(String, ProfileSymbol)>> = BTreeMap::new();
+        for p in shipped_profile_list() {
+            for (name, symbol) in &p.symbols {
+                let builds = p
+                    .identity
+                    .objects
+                    .iter()
+                    .filter(|o| o.name == symbol.object)
+                    .flat_map(|o| &o.build_ids)
+                    .map(|id| id.to_ascii_lowercase())
+                    .collect::<std::collections::BTreeSet<_>>();
+                for id in builds {
+                    index
+                        .entry(id)
+                        .or_default()
+                        .push((name.clone(), symbol.clone()));
+                }
             }
         }
-    }
-    out
+        index
+    });
+    index.get(&hex(build_id)).cloned().unwrap_or_default()
 }
 
 /// The hidden symbols the shipped profiles know, handed to the symbol
@@ -371,7 +389,7 @@ impl Default for ElfSymbols {
 /// The shipped profiles, parsed once per process.
 pub(crate) fn shipped_profile_list() -> &'static [LayoutProfile] {
     static PROFILES: std::sync::OnceLock<Vec<LayoutProfile>> = std::sync::OnceLock::new();
-    PROFILES.get_or_init(shipped_profiles)
+    PROFILES.get_or_init(parse_shipped)
 }
 
 const SHIPPED: &[(&str, &str)] = &[

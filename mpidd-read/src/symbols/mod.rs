@@ -9,7 +9,8 @@
 //! run),
 //! [`link_map`] (the loader's list of objects), [`symbolize`] (an address
 //! to a function and line), [`searched_objects`] (saying which objects
-//! were looked in), [`symbol_error`], and [`extra_symbols`] (the narrow
+//! were looked in), [`symbol_error`], [`constant_data`] (an object's
+//! `.rodata`, for the strings a build states about itself), and [`extra_symbols`] (the narrow
 //! interface through which another source, such as a shipped layout
 //! profile, adds symbols that an object's own tables lack). This module
 //! itself holds [`Symbol`], [`SymbolSource`] and [`SymbolTable`].
@@ -18,6 +19,7 @@
 //! `targets` or the decoders: whatever knows more symbols hands them in
 //! through [`extra_symbols::ExtraSymbols`].
 
+pub(crate) mod constant_data;
 pub(crate) mod debug_files;
 pub(crate) mod elf_symbols;
 pub(crate) mod extra_symbols;

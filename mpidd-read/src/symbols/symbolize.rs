@@ -11,14 +11,47 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use gimli::{EndianArcSlice, RunTimeEndian};
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+use gimli::RunTimeEndian;
+use memmap2::Mmap;
+use object::{
+    CompressionFormat, Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind,
+};
 
 use crate::backend::core_file::map_file;
 
-/// How addr2line reads DWARF here: shared, owned bytes, so the context can
-/// move between threads and outlive the mapping it was copied from.
-type Reader = EndianArcSlice<RunTimeEndian>;
+/// How addr2line reads DWARF here: shared bytes, so the context can move
+/// between threads and outlive the function that loaded it.
+type Reader = gimli::EndianReader<RunTimeEndian, SectionBytes>;
+
+/// A DWARF section's bytes: where the file holds them as they are, a range
+/// of its mapping (copying a debug build's 20 MB of DWARF cost more than
+/// reading what a stack needs of it); else the inflated copy.
+#[derive(Clone, Debug)]
+enum SectionBytes {
+    Mapped(Arc<Mmap>, Range<usize>),
+    Inflated(Arc<[u8]>),
+}
+
+impl std::ops::Deref for SectionBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionBytes::Mapped(map, range) => &map[range.clone()],
+            SectionBytes::Inflated(bytes) => bytes,
+        }
+    }
+}
+
+// SAFETY: both kinds keep their bytes behind an `Arc` (a mapping, or a
+// buffer), which a clone shares and nothing moves or frees while a clone
+// lives; `deref` returns the same address for every clone, as gimli's
+// readers require.
+#[allow(unsafe_code)]
+unsafe impl gimli::StableDeref for SectionBytes {}
+// SAFETY: as above: a clone derefs to the very same bytes.
+#[allow(unsafe_code)]
+unsafe impl gimli::CloneStableDeref for SectionBytes {}
 
 /// One function symbol, at its link-time address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -386,27 +419,54 @@ fn collect_functions<'data>(
     }
 }
 
-/// An addr2line context over the DWARF of the file at `path`, with its
-/// sections copied (inflated if compressed) into shared buffers.
+/// An addr2line context over the DWARF of the file at `path`: its sections
+/// read in place from the file's mapping, or inflated when compressed.
 fn load_context(path: &Path) -> Option<addr2line::Context<Reader>> {
-    let map = map_file(path).ok()?;
-    let file = object::File::parse(&*map).ok()?;
+    let map = Arc::new(map_file(path).ok()?);
+    let file = object::File::parse(&**map).ok()?;
     let endian = if file.is_little_endian() {
         RunTimeEndian::Little
     } else {
         RunTimeEndian::Big
     };
+    let empty = || SectionBytes::Inflated(Arc::from(&[][..]));
     let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-        let bytes: Arc<[u8]> = match file.section_by_name(id.name()) {
-            Some(section) => match section.uncompressed_data() {
-                Ok(data) => Arc::from(&*data),
-                // A section that cannot be inflated reads as absent: the
-                // lookups that need it find nothing rather than fail all.
-                Err(_) => Arc::from(&[][..]),
+        // Names and lines never read the location lists or macros, and
+        // inflating a compressed debug file's (libc's) cost a fifth of a
+        // whole job's reading.
+        let unread = matches!(
+            id,
+            gimli::SectionId::DebugLoc
+                | gimli::SectionId::DebugLocLists
+                | gimli::SectionId::DebugMacinfo
+                | gimli::SectionId::DebugMacro
+        );
+        let bytes = match file.section_by_name(id.name()) {
+            Some(_) if unread => empty(),
+            Some(section) => match section.compressed_file_range() {
+                Ok(range) if range.format == CompressionFormat::None => {
+                    let start = usize::try_from(range.offset).ok();
+                    let end = start
+                        .and_then(|s| s.checked_add(usize::try_from(range.compressed_size).ok()?));
+                    match (start, end) {
+                        (Some(start), Some(end)) if end <= map.len() => {
+                            SectionBytes::Mapped(map.clone(), start..end)
+                        }
+                        // A range outside the file reads as absent.
+                        _ => empty(),
+                    }
+                }
+                _ => match section.uncompressed_data() {
+                    Ok(data) => SectionBytes::Inflated(Arc::from(&*data)),
+                    // A section that cannot be inflated reads as absent:
+                    // the lookups that need it find nothing rather than
+                    // fail all.
+                    Err(_) => empty(),
+                },
             },
-            None => Arc::from(&[][..]),
+            None => empty(),
         };
-        Ok(EndianArcSlice::new(bytes, endian))
+        Ok(gimli::EndianReader::new(bytes, endian))
     };
     let dwarf = gimli::Dwarf::load(load).ok()?;
     addr2line::Context::from_dwarf(dwarf).ok()
