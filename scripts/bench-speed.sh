@@ -9,7 +9,9 @@
 #   2. live ranks stopped first: `mpidd job --pid` on 2, 16 and 64 ranks
 #      with the split of a rank's reading, beside gdb attaching to each
 #      (scripts/bench-live-split.sh);
-#   3. `mpidd job` on 1 to 10,000 synthetic rank cores: wall, CPU, system
+#   3. `mpidd job` on the 4 rank cores of a reference-MPICH job, beside
+#      gdb's stacks of the same cores (scripts/bench-job-cores.sh);
+#   4. `mpidd job` on 1 to 10,000 synthetic rank cores: wall, CPU, system
 #      calls and peak RSS, beside gdb projected (scripts/bench-many-cores.sh).
 #
 #   bash scripts/bench-speed.sh
@@ -40,5 +42,6 @@ part() {
 echo "Measured on $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m)."
 part "The first read of a build: the reference MPICH" bash scripts/bench-cold-read.sh 10
 part "The first read of a build: Debian's stripped MPICH and Open MPI" bash scripts/bench-stock-cold.sh 100000
+part "The job on 4 rank cores, beside gdb" bash scripts/bench-job-cores.sh 10
 part "Live ranks stopped first" bash scripts/bench-live-split.sh 2 16 64
 part "Many rank cores" bash scripts/bench-many-cores.sh 10 1 100 1000 10000

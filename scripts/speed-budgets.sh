@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Instruction budgets of the commands a user waits for. Wall time on a
+# shared 2-core machine is noise; the instructions a command executes
+# (counted by callgrind, since hardware counters are not available on
+# these machines) are stable to a few percent, so each headline command of
+# BENCHMARKS.md is counted here, in the release build a user runs, and the
+# suite fails when one exceeds its budget.
+#
+# Each budget is about 1.5 times the figure it was set from, written beside
+# it: noise never fails a run, and a change that doubles a command always
+# does (the script proves that on itself before it checks: a command run
+# twice under one count must exceed the budget of one run). A change that
+# exceeds a budget is fixed, not the budget raised without a reason.
+#
+#   bash scripts/speed-budgets.sh             count and check every budget
+#   bash scripts/speed-budgets.sh --measure   count and print, check nothing
+#
+# Needs what scripts/test.sh installs (the reference MPICH, Debian's MPICH
+# and Open MPI, gdb) and valgrind (installed here when missing, as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+measure_only=0
+[ "${1:-}" = --measure ] && measure_only=1
+
+# name                 budget (instructions)   set from: instructions measured, date, commit
+budgets='
+ref-small-cold         420000000               281.3 M, 2026-11-28, 327736b
+ref-small-warm         80000000                53.8 M, 2026-11-28, 327736b
+ref-small-handle-warm  870000000               581.7 M, 2026-11-28, 327736b
+ref-job-4-warm         560000000               373.9 M, 2026-11-28, 327736b
+ref-scale-warm         1360000000              906.7 M, 2026-11-28, 327736b
+mpich-small-cold       92000000                61.0 M, 2026-11-28, 327736b
+mpich-small-warm       92000000                61.0 M, 2026-11-28, 327736b
+ompi-small-cold        104000000               69.5 M, 2026-11-28, 327736b
+ompi-small-warm        104000000               69.5 M, 2026-11-28, 327736b
+'
+
+# shellcheck source=lib/debian-source.sh
+. scripts/lib/debian-source.sh
+ensure_packages valgrind gdb
+for tool in mpicc.mpich mpiexec.mpich mpicc.openmpi mpirun.openmpi gcore valgrind; do
+  command -v "$tool" >/dev/null ||
+    { echo "error: $tool is missing: bash scripts/test.sh installs it" >&2; exit 1; }
+done
+ref="${MPIDD_REF_MPICH:-$(bash scripts/build-ref-mpich.sh | tail -n 1)}"
+target="${CARGO_TARGET_DIR:-$root/target}"
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+started=$SECONDS
+cargo build --release --quiet --locked -p mpidd
+mpidd="$target/release/mpidd"
+echo "   release build: $((SECONDS - started)) s"
+
+# shellcheck source=lib/bench-queues-core.sh
+. scripts/lib/bench-queues-core.sh
+
+# Cores of rank 0 of tests/mpich/queues.c (and of every rank, for `job`):
+# the reference MPICH small and at 100,000 posted receives, Debian's
+# stripped MPICH and Open MPI small. Each job's program stays at the path
+# its cores record, in a folder of its own.
+started=$SECONDS
+base=$work
+export MPIDD_CACHE_DIR="$base/cache"
+mkdir "$base/ref-small"
+"$ref/bin/mpicc" -g -O0 -o "$base/ref-small/queues" tests/mpich/queues.c
+"$ref/bin/mpiexec.hydra" -n 4 "$base/ref-small/queues" scale 10 >"$base/ref-small/out" 2>&1 &
+for _ in $(seq 1200); do [ "$(grep -c READY "$base/ref-small/out" || true)" -ge 4 ] && break; sleep 0.1; done
+pids="$(awk '/READY/{print $3}' "$base/ref-small/out")"
+[ "$(wc -w <<<"$pids")" -eq 4 ] || { cat "$base/ref-small/out" >&2; echo "error: the 4-rank job did not start" >&2; exit 1; }
+mkdir "$base/job"
+for pid in $pids; do
+  for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid/status" && break; sleep 0.1; done
+  gcore -o "$base/job/core" "$pid" >/dev/null 2>&1
+done
+cp "$base/job/core.$(awk '/READY 0 /{print $3}' "$base/ref-small/out")" "$base/ref-small.core"
+kill -CONT $pids
+wait 2>/dev/null || true
+pids=
+# one_core NAME MPICC LAUNCHER N [CFLAGS...]: $base/NAME.core of rank 0.
+one_core() {
+  local name=$1
+  shift
+  work="$base/$name"
+  mkdir "$work"
+  queues_scale_core "$@"
+  mv "$core" "$base/$name.core"
+  work=$base
+}
+one_core ref-scale "$ref/bin/mpicc" "$ref/bin/mpiexec.hydra" 100000 -g -O0
+one_core mpich-small mpicc.mpich mpiexec.mpich 10 -O0
+queues_src=tests/openmpi/queues.c
+one_core ompi-small mpicc.openmpi \
+  "mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader" 10 -O0
+for c in ref-small ref-scale mpich-small ompi-small; do
+  [ -s "$base/$c.core" ] || { echo "error: no core $c" >&2; exit 1; }
+done
+echo "   cores: $((SECONDS - started)) s"
+
+# Instructions of one run of a command, every process it starts counted.
+count() {
+  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.%p" "$@" \
+    >"$work/count.out" 2>"$work/count.err" ||
+    { cat "$work/count.err" >&2; echo "error: the counted command failed: $*" >&2; exit 1; }
+  rm -f "$work"/cg.*
+  grep -o 'Collected : [0-9]*' "$work/count.err" | awk '{ n += $3 } END { print n + 0 }'
+}
+
+# The command each budget counts, and whether the layout cache is emptied
+# first (cold) or filled by a run before (warm).
+declare -A command cache
+for c in ref-small ref-scale mpich-small ompi-small; do
+  command[$c-cold]="$mpidd queues --core $work/$c.core --json"
+  command[$c-warm]="$mpidd queues --core $work/$c.core --json"
+  cache[$c-cold]=cold
+  cache[$c-warm]=warm
+done
+command[ref-small-handle-warm]="$mpidd handle --core $work/ref-small.core --kind comm --value 0x44000000"
+cache[ref-small-handle-warm]=warm
+command[ref-job-4-warm]="$mpidd job --core-dir $work/job --json"
+cache[ref-job-4-warm]=warm
+
+run_counted() {
+  local name=$1
+  if [ "${cache[$name]}" = cold ]; then
+    rm -rf "$MPIDD_CACHE_DIR"
+  else
+    # shellcheck disable=SC2086
+    ${command[$name]} >/dev/null 2>&1
+  fi
+  # shellcheck disable=SC2086
+  count ${command[$name]}
+}
+
+# over BUDGET COUNT: whether COUNT exceeds BUDGET.
+over() { [ "$2" -gt "$1" ]; }
+
+budget_of() { awk -v n="$1" '$1 == n { print $2 }' <<<"$budgets"; }
+
+# The check must be able to fail: the warm small read run twice under one
+# count (what a change that doubles it would cost) exceeds its budget.
+if [ "$measure_only" = 0 ]; then
+  name=ref-small-warm
+  # shellcheck disable=SC2086
+  ${command[$name]} >/dev/null 2>&1
+  twice=$(count bash -c "${command[$name]} >/dev/null && ${command[$name]} >/dev/null")
+  if ! over "$(budget_of $name)" "$twice"; then
+    echo "error: the budget check cannot fail: $name run twice ($twice instructions) is within its budget $(budget_of $name)" >&2
+    exit 1
+  fi
+  echo "   self-check: $name run twice counts $twice instructions, over its budget $(budget_of $name), as it must"
+fi
+
+failed=0
+printf '%-22s %14s %14s  %s\n' budget instructions limit result
+while read -r name limit _; do
+  [ -n "$name" ] || continue
+  [ -n "${command[$name]:-}" ] || { echo "error: no command for the budget $name" >&2; exit 1; }
+  n=$(run_counted "$name")
+  result=ok
+  if [ "$measure_only" = 1 ]; then
+    result=measured
+  elif over "$limit" "$n"; then
+    result="OVER BUDGET by $(awk -v n="$n" -v l="$limit" 'BEGIN { printf "%.0f%%", 100 * (n - l) / l }')"
+    failed=1
+  fi
+  printf '%-22s %14s %14s  %s\n' "$name" "$n" "$limit" "$result"
+  printf '%-22s %s\n' "" "command: ${command[$name]#"$target"/release/} (${cache[$name]} layout cache)"
+done <<<"$budgets"
+if [ "$failed" = 1 ]; then
+  echo "error: a command exceeded its instruction budget (above): find what made it slower and fix it" >&2
+  exit 1
+fi
