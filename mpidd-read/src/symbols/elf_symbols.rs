@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use memmap2::Mmap;
 use mpidd_types::TargetAddr;
 use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
@@ -17,6 +18,7 @@ use crate::backend::core_file::{map_file, MappedFile};
 use crate::backend::file_identity::FileStamp;
 use crate::symbols::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
 use crate::symbols::extra_symbols::ExtraSymbols;
+use crate::symbols::name_table::NameTable;
 use crate::symbols::object_files::{kept, ObjectFile, ObjectFiles};
 use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
@@ -83,7 +85,7 @@ pub(crate) struct ObjectTable {
     first_load_vaddr: u64,
     /// Its build-id, if it has one (objects only, not debug files).
     build_id: Option<Box<[u8]>>,
-    symbols: SymbolMap,
+    symbols: NameTable,
 }
 
 /// What the search for an object's debug file gave, with the debug file's
@@ -165,7 +167,7 @@ fn object_table(object: &ObjectFile) -> Result<Arc<ObjectTable>, String> {
         return Ok(table);
     }
     let file = object::File::parse(&**object.map).map_err(|e| e.to_string())?;
-    let table = Arc::new(table_of(&file, TableKind::Object));
+    let table = Arc::new(table_of(&object.map, &file, TableKind::Object));
     keep_table(identity, &table);
     Ok(table)
 }
@@ -192,24 +194,36 @@ fn keep_table(identity: FileIdentity, table: &Arc<ObjectTable>) {
 }
 
 fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> {
-    let data = map_file(path).map_err(|cause| SymbolError::Io {
+    let data = Arc::new(map_file(path).map_err(|cause| SymbolError::Io {
         path: path.display().to_string(),
         cause,
-    })?;
-    let file = object::File::parse(&*data).map_err(|e| SymbolError::Parse {
+    })?);
+    let file = object::File::parse(&**data).map_err(|e| SymbolError::Parse {
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
-    Ok(table_of(&file, kind))
+    Ok(table_of(&data, &file, kind))
 }
 
-fn table_of(file: &object::File<'_>, kind: TableKind) -> ObjectTable {
+/// The table of `file`, parsed from `map`.
+fn table_of(map: &Arc<Mmap>, file: &object::File<'_>, kind: TableKind) -> ObjectTable {
+    // Room for every entry of the tables read, so that the table is not
+    // grown (and every name hashed again) as it fills.
+    let entry = if file.is_64() { 24 } else { 16 };
+    let entries = |name: &str| file.section_by_name(name).map_or(0, |s| s.size() / entry);
     let (symbols, build_id) = match kind {
         TableKind::Object => (
-            collect_symbols(file.symbols().chain(file.dynamic_symbols())),
+            collect_symbols(
+                map,
+                entries(".symtab") + entries(".dynsym"),
+                file.symbols().chain(file.dynamic_symbols()),
+            ),
             file.build_id().ok().flatten().map(Box::from),
         ),
-        TableKind::DebugFile => (collect_symbols(file.symbols()), None),
+        TableKind::DebugFile => (
+            collect_symbols(map, entries(".symtab"), file.symbols()),
+            None,
+        ),
     };
     ObjectTable {
         first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),
@@ -246,9 +260,14 @@ impl std::fmt::Debug for ElfSymbols {
 /// The defined data, code and TLS symbols among `symbols`, by name, at
 /// their link-time addresses.
 fn collect_symbols<'data>(
+    map: &Arc<Mmap>,
+    room: u64,
     symbols: impl Iterator<Item = object::Symbol<'data, 'data>>,
-) -> SymbolMap {
-    let mut out = SymbolMap::default();
+) -> NameTable {
+    // The room asked is bounded by the file: a hostile section size
+    // reserves no more than one entry per 16 bytes of it.
+    let room = usize::try_from(room).unwrap_or(0).min(map.len() / 16);
+    let mut out = NameTable::new(map.clone(), room);
     for sym in symbols {
         if sym.is_undefined()
             || !matches!(
@@ -258,18 +277,16 @@ fn collect_symbols<'data>(
         {
             continue;
         }
-        let Ok(sym_name) = sym.name() else { continue };
+        // Names are compared as bytes: a lookup's name is text, so a
+        // name that is not UTF-8 is never found, as before it was checked.
+        let Ok(sym_name) = sym.name_bytes() else {
+            continue;
+        };
         if sym_name.is_empty() {
             continue;
         }
         // A global definition beats a local one of the same name.
-        let entry = out.entry(Box::from(sym_name));
-        let value = (sym.address(), sym.size());
-        if sym.is_global() {
-            entry.insert_entry(value);
-        } else {
-            entry.or_insert(value);
-        }
+        out.insert(sym_name, (sym.address(), sym.size()), sym.is_global());
     }
     out
 }
@@ -431,7 +448,7 @@ impl ElfSymbols {
             let mut extra = SymbolMap::default();
             if let Some(id) = &table.build_id {
                 for s in self.extra.for_build(id) {
-                    if !table.symbols.contains_key(s.name.as_str()) {
+                    if !table.symbols.contains(&s.name) {
                         extra
                             .entry(s.name.into_boxed_str())
                             .or_insert((s.address, s.size));
@@ -584,9 +601,9 @@ impl SymbolSource for ElfSymbols {
     fn lookup(&self, name: &str) -> Option<Symbol> {
         self.objects.iter().find_map(|o| {
             let own = o.table.symbols.get(name);
-            own.or_else(|| o.extra.get(name))
+            own.or_else(|| o.extra.get(name).copied())
                 .or_else(|| o.debug.as_ref()?.symbols.get(name))
-                .map(|&(addr, size)| Symbol {
+                .map(|(addr, size)| Symbol {
                     name: name.to_string(),
                     addr: TargetAddr(addr.wrapping_add(o.info.bias)),
                     size,
