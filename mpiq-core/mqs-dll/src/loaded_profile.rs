@@ -106,6 +106,10 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
         version,
         &profiles,
         &companions,
+        // No release family here yet: the architecture a family is
+        // matched on is read from the library's file, which a debugger's
+        // process does not hand this library.
+        None,
     )
     .map_err(|e| {
         format!(
