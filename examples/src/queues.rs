@@ -135,10 +135,12 @@ impl TargetReader for QueueReader<'_> {
                 "mpidd: the layouts of {} come from the family {} of the profile of {} {} ({}), \
                  chosen because the library states version {} and no profile names its build; \
                  checked on the process",
+                // The profile's object is of another build: named by its
+                // stem, as the family matched it.
                 f.identity
                     .objects
                     .first()
-                    .map(|o| o.name.as_str())
+                    .map(|o| mpidd_read::so_stem(&o.name))
                     .unwrap_or("the MPI library"),
                 f.family.name(),
                 f.identity.implementation,
