@@ -51,7 +51,11 @@ fn start(venv: &Path, name: &str, program: &str, shared_memory: &str) -> OmpiJob
     let job = OmpiJob::launch(mpirun, &exe, dir);
     let library = venv.join("lib/libmpi.so.40");
     let key = mpidd_read::build_key(&library).unwrap().unwrap();
-    assert!(key.is_digest(), "{} now has a build-id: {key}", library.display());
+    assert!(
+        key.is_digest(),
+        "{} now has a build-id: {key}",
+        library.display()
+    );
     let want = std::fs::canonicalize(&library).unwrap();
     for &(_, pid) in &job.ranks {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
@@ -84,7 +88,10 @@ fn family_note(err: &str, family: &str, profile: &str, stated: &str) {
         &format!("states version {stated}"),
         "checked on the process",
     ] {
-        assert!(err.contains(part), "{part:?} missing from what mpidd said: {err}");
+        assert!(
+            err.contains(part),
+            "{part:?} missing from what mpidd said: {err}"
+        );
     }
 }
 
@@ -140,7 +147,10 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
         o.build_ids.clear();
         o.code_digests.clear();
     }
-    let family = wrong.family.as_mut().expect("the 4.1.4 profile declares a family");
+    let family = wrong
+        .family
+        .as_mut()
+        .expect("the 4.1.4 profile declares a family");
     family.from_version = "5.0.0".into();
     family.below_version = "5.1".into();
     let path: PathBuf = job.dir.join("wrong-family.json");
@@ -152,8 +162,15 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "a 4.1 family must not read a 5.0 process: {err}");
-    assert!(out.stdout.is_empty(), "nothing is read: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "a 4.1 family must not read a 5.0 process: {err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing is read: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let line = err
         .lines()
         .find(|l| l.contains("family Open MPI 5.0.0 up to 5.1"))
@@ -164,7 +181,10 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
         "was not used, because it does not read this process",
         "ompi_mpi_comm_world",
     ] {
-        assert!(line.contains(part), "{part:?} missing from the refusal: {line}");
+        assert!(
+            line.contains(part),
+            "{part:?} missing from the refusal: {line}"
+        );
     }
     common::mpich_job::wait_stopped(job.pid(0));
 }

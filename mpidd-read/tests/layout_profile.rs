@@ -383,7 +383,8 @@ fn a_family_answers_for_a_build_no_profile_names_and_the_exact_build_wins() {
     // A round trip keeps the family; a profile without one still parses.
     assert_eq!(LayoutProfile::from_json(&family.to_json()).unwrap(), family);
     let empty = LayoutTable::default();
-    let need = |l: &dyn Layouts| LayoutTable::record(l, &|l| drop(l.size_of("ompi_communicator_t"))).1;
+    let need =
+        |l: &dyn Layouts| LayoutTable::record(l, &|l| drop(l.size_of("ompi_communicator_t"))).1;
     let choose = |library: &str, key: u8, version: &str, implementation: &str, arch: &str| {
         choose_layouts(
             &empty,

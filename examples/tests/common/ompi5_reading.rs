@@ -49,7 +49,12 @@ fn core_args(job: &OmpiJob, rank: i64, search_path: bool) -> Vec<String> {
 /// `libmpiq_mqs.so` when `through_ours`, which must read the same) and
 /// from cores, through the profile of `version`; then the job completes.
 pub fn check_queue_job(job: OmpiJob, version: &str, search_path: bool, through_ours: bool) {
-    check_queue_job_noted(job, &|err| profile_note(err, version), search_path, through_ours);
+    check_queue_job_noted(
+        job,
+        &|err| profile_note(err, version),
+        search_path,
+        through_ours,
+    );
 }
 
 /// [`check_queue_job`], with `note` checking what mpidd said on standard

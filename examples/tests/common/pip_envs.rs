@@ -24,7 +24,9 @@ pub fn ompi5_venv() -> PathBuf {
 /// from `var`, else its default directory `default` under the cache.
 fn ompi_wheel_venv(var: &str, default: &str, target: &str) -> PathBuf {
     let venv = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mpidd").join(default)
+        PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+            .join(".cache/mpidd")
+            .join(default)
     });
     assert!(
         venv.join("bin/mpicc").exists() && venv.join("bin/mpirun").exists(),

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::layouts::layered_layouts::LayeredLayouts;
-use crate::layouts::layout_family::{LayoutFamily, StatedBuild};
 use crate::layouts::layout_error::LayoutError;
+use crate::layouts::layout_family::{LayoutFamily, StatedBuild};
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
 use crate::symbols::extra_symbols::{ExtraSymbol, ExtraSymbols};
