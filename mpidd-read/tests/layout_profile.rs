@@ -366,14 +366,14 @@ fn a_family_answers_for_a_build_no_profile_names_and_the_exact_build_wins() {
         },
         table,
     );
-    family.family = Some(LayoutFamily {
+    family.family = Some(Box::new(LayoutFamily {
         implementation: "Open MPI".into(),
         from_version: "5.0.7".into(),
         below_version: "5.1".into(),
         pml: "ob1".into(),
         arch: "x86_64".into(),
         ..LayoutFamily::default()
-    });
+    }));
     // The same profile again, made for the exact build: it must win.
     let mut exact = family.clone();
     exact.family = None;

@@ -618,6 +618,7 @@ mod tests {
             identity: ProfileIdentity::default(),
             layouts,
             symbols: Default::default(),
+            family: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! the registers the tracer holds and resolved through `mpihandles` over
 //! the tracer's own memory reader, objects and types.
 
-use mpidd_read::{LayoutOrigin, Layouts, Limits, TargetParts};
+use mpidd_read::{Layouts, Limits, TargetParts};
 use mpihandles::{
     open_resolver, Availability, Details, HandleKind, HandleView, OpenResolverError,
     OpenedResolver, ProfileLayouts,

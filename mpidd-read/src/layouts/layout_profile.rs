@@ -117,7 +117,7 @@ pub struct LayoutProfile {
     /// profile names is offered the profile of its family
     /// ([`choose_layouts`]), to be checked on the process before use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub family: Option<LayoutFamily>,
+    pub family: Option<Box<LayoutFamily>>,
 }
 
 /// A profile that cannot be read or written.
@@ -495,7 +495,7 @@ pub enum LayoutOrigin {
     /// A profile whose release family contains the version the library
     /// states, though it names no build of it: a candidate that must pass
     /// the check on the process before use.
-    Family(FamilyOrigin),
+    Family(Box<FamilyOrigin>),
     /// An entry of the layout cache, by its file: layouts an earlier run
     /// resolved from the same build's DWARF.
     Cache(PathBuf),
@@ -570,6 +570,7 @@ impl LayoutOrigin {
 /// (types of a plugin, say) is chosen only if that object's build-id is
 /// one it was made for: a component from another build may lay its types
 /// out differently.
+#[allow(clippy::too_many_arguments)]
 pub fn choose_layouts<'a>(
     dwarf: &'a dyn Layouts,
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
@@ -604,11 +605,11 @@ pub fn choose_layouts<'a>(
         if let Some((p, family)) = family_of {
             return Ok((
                 &p.layouts,
-                LayoutOrigin::Family(FamilyOrigin {
+                LayoutOrigin::Family(Box::new(FamilyOrigin {
                     identity: p.identity.clone(),
-                    family: family.clone(),
+                    family: LayoutFamily::clone(family),
                     stated_version: build.version.to_string(),
-                }),
+                })),
             ));
         }
     }
