@@ -11,8 +11,10 @@
 //! them live (natively and through `libmpiq_mqs.so`, which chooses the
 //! family the same way) and from gcore cores, and `mpidd handle` every
 //! handle kind,
-//! and every queue entry and view must be what the programs wrote down. A family that does not fit (4.1's offered to a 5.0
-//! process) is refused by the check, in one line, and nothing is read.
+//! and every queue entry and view must be what the programs wrote down. A
+//! family that does not fit (4.1's offered to a 5.0 process, 5.0's to a
+//! 4.1 process, a request size the process does not have) is refused by
+//! the check, in one line, and nothing is read.
 
 mod common;
 
@@ -102,7 +104,8 @@ fn family_note(err: &str, family: &str, profile: &str, stated: &str) {
 fn ob1_queues_of_pips_open_mpi_5_0_9_through_the_5_0_family_live_and_from_cores() {
     let venv = ompi509_venv();
     let job = start(&venv, "ompi-family-509", "queues", "sm");
-    refuse_the_4_1_family(&job);
+    // 4.1's layouts claiming the 5.0 line.
+    refuse_the_other_line(&job, "4.1.4", "5.0.0", "5.1", "5.0.9");
     refuse_a_family_whose_request_size_is_not_the_process_s(&job);
     check_queue_job_noted(
         job,
@@ -123,6 +126,8 @@ fn ob1_queues_of_pips_open_mpi_5_0_9_through_the_5_0_family_live_and_from_cores(
 fn ob1_queues_of_pips_open_mpi_4_1_8_through_the_4_1_family_live_and_from_cores() {
     let venv = ompi418_venv();
     let job = start(&venv, "ompi-family-418", "queues", "vader");
+    // 5.0's layouts claiming the 4.1 line.
+    refuse_the_other_line(&job, "5.0.11", "4.1.0", "4.2", "4.1.8");
     check_queue_job_noted(
         job,
         &|err| {
@@ -158,15 +163,16 @@ fn every_handle_kind_of_pips_open_mpi_4_1_8_through_the_4_1_family_live_and_from
     );
 }
 
-/// Debian 12's 4.1.4 profile made to claim the 5.0 line as its family
-/// (and no build): offered to a 5.0.9 rank, it is refused by the check in
-/// one line naming the family, the profile and what did not match, and
-/// nothing is read.
-fn refuse_the_4_1_family(job: &OmpiJob) {
+/// The shipped profile of Open MPI `profile` made to claim the other
+/// line, `from` up to `below`, as its family (and no build): offered to
+/// rank 0 of `job`, whose library states `stated`, it is refused by the
+/// check in one line naming the family, the profile and what did not
+/// match, and nothing is read.
+fn refuse_the_other_line(job: &OmpiJob, profile: &str, from: &str, below: &str, stated: &str) {
     let mut wrong = mpidd_read::shipped_profiles()
         .into_iter()
-        .find(|p| p.identity.version == "4.1.4")
-        .expect("the 4.1.4 profile is shipped");
+        .find(|p| p.identity.version == profile)
+        .expect("the profile is shipped");
     for o in &mut wrong.identity.objects {
         o.build_ids.clear();
         o.code_digests.clear();
@@ -174,9 +180,9 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
     let family = wrong
         .family
         .as_mut()
-        .expect("the 4.1.4 profile declares a family");
-    family.from_version = "5.0.0".into();
-    family.below_version = "5.1".into();
+        .expect("the profile declares a family");
+    family.from_version = from.into();
+    family.below_version = below.into();
     let path: PathBuf = job.dir.join("wrong-family.json");
     std::fs::write(&path, wrong.to_json()).unwrap();
     let pid = job.pid(0).to_string();
@@ -188,7 +194,7 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
-        "a 4.1 family must not read a 5.0 process: {err}"
+        "Open MPI {profile}'s layouts must not read a {stated} process: {err}"
     );
     assert!(
         out.stdout.is_empty(),
@@ -197,16 +203,16 @@ fn refuse_the_4_1_family(job: &OmpiJob) {
     );
     let line = err
         .lines()
-        .find(|l| l.contains("family Open MPI 5.0.0 up to 5.1"))
+        .find(|l| l.contains(&format!("family Open MPI {from} up to {below}")))
         .unwrap_or_else(|| panic!("no line names the family: {err}"));
     for part in [
-        "profile of Open MPI 4.1.4",
-        "states version 5.0.9",
-        "was not used, because it does not read this process",
-        "ompi_mpi_comm_world",
+        format!("profile of Open MPI {profile}"),
+        format!("states version {stated}"),
+        "was not used, because it does not read this process".to_string(),
+        "ompi_mpi_comm_world".to_string(),
     ] {
         assert!(
-            line.contains(part),
+            line.contains(&part),
             "{part:?} missing from the refusal: {line}"
         );
     }
