@@ -38,6 +38,10 @@ package="$(dpkg-query -W -f='${Version}' libopenmpi3)"
 # library asks (ompi-msgq) are recorded too, so that mpidd can answer them
 # for it on this stripped build.
 if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
+# The profile's release family is a person's claim, not DWARF's answer: kept
+# from the file this run replaces (scripts/lib/keep-family.py).
+previous="$(mktemp)"
+if [ -f "$out" ]; then cp "$out" "$previous"; else rm -f "$previous"; fi
 "${mpidd[@]}" profile write \
   --object "$ref/lib/libmpi.so.40" \
   --object "$ref/lib/libopen-pal.so.40" \
@@ -57,4 +61,6 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --for-build "$components/mca_pml_ucx.so" \
   --for-build "$components/mca_io_ompio.so" \
   --output "$out"
+python3 "$(dirname "$0")/lib/keep-family.py" "$previous" "$out"
+rm -f "$previous"
 echo "$out"

@@ -132,6 +132,10 @@ flock -u 9
 
 start=$SECONDS
 if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
+# The profile's release family is a person's claim, not DWARF's answer: kept
+# from the file this run replaces (scripts/lib/keep-family.py).
+previous="$(mktemp)"
+if [ -f "$out" ]; then cp "$out" "$previous"; else rm -f "$previous"; fi
 "${mpidd[@]}" profile write \
   --object "$work/libmpi.so.40" \
   --object "$work/libopen-pal.so.80" \
@@ -144,5 +148,7 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --for-build "${for_builds[0]}" \
   --for-build "${for_builds[1]}" \
   --output "$out"
+python3 "$(dirname "$0")/lib/keep-family.py" "$previous" "$out"
+rm -f "$previous"
 echo "write-ompi5-profile: write the profile: $((SECONDS - start)) s" >&2
 echo "$out"

@@ -203,15 +203,22 @@ fn read<T: OpenTarget>(
         }
         other => other?,
     };
-    if let Some(ProfileLayouts {
-        library,
-        origin: LayoutOrigin::Profile(id),
-    }) = &opened.profile
-    {
-        eprintln!(
+    match &opened.profile {
+        Some(ProfileLayouts {
+            library,
+            origin: LayoutOrigin::Profile(id),
+        }) => eprintln!(
             "mpidd: the layouts of {library} come from the profile of {} {} ({})",
             id.implementation, id.version, id.build
-        );
+        ),
+        Some(ProfileLayouts {
+            library,
+            origin: origin @ LayoutOrigin::Family(_),
+        }) => eprintln!(
+            "mpidd: the layouts of {library} come from {}; checked on the process",
+            origin.source_text()
+        ),
+        _ => {}
     }
     let resolver = opened.resolver();
     let layouts = opened.layouts;

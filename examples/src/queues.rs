@@ -131,6 +131,23 @@ impl TargetReader for QueueReader<'_> {
             eprintln!("mpidd: warning: {note}; pass --rank to give it");
         }
         match &report.layout_origin {
+            Some(LayoutOrigin::Family(f)) => eprintln!(
+                "mpidd: the layouts of {} come from the family {} of the profile of {} {} ({}), \
+                 chosen because the library states version {} and no profile names its build; \
+                 checked on the process",
+                // The profile's object is of another build: named by its
+                // stem, as the family matched it.
+                f.identity
+                    .objects
+                    .first()
+                    .map(|o| mpidd_read::so_stem(&o.name))
+                    .unwrap_or("the MPI library"),
+                f.family.name(),
+                f.identity.implementation,
+                f.identity.version,
+                f.identity.build,
+                f.stated_version
+            ),
             Some(LayoutOrigin::Profile(id)) => eprintln!(
                 "mpidd: the layouts of {} come from the profile of {} {} ({})",
                 id.objects

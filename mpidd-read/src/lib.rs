@@ -133,10 +133,11 @@ pub use layouts::layout_cache::{
     CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES,
 };
 pub use layouts::layout_error::LayoutError;
+pub use layouts::layout_family::{LayoutFamily, StatedBuild};
 pub use layouts::layout_profile::{
     choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
-    so_stem, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject,
-    ProfileSymbol, PROFILE_FORMAT,
+    so_stem, FamilyOrigin, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity,
+    ProfileObject, ProfileSymbol, PROFILE_FORMAT,
 };
 pub use layouts::loaded_layouts::LoadedLayouts;
 pub use layouts::profile_drift::profile_drift;

@@ -122,6 +122,7 @@ fn ucx_profile_answers_under_the_mpi_librarys_dwarf_and_profile() {
         &mpi_questions,
         "libmpich.so.12",
         None,
+        None,
         &loaded,
         &profiles,
     )
@@ -147,6 +148,7 @@ fn ucx_profile_answers_under_the_mpi_librarys_dwarf_and_profile() {
         &mpi_questions,
         "libmpich.so.12",
         None,
+        None,
         &loaded,
         &profiles,
     )
@@ -163,6 +165,7 @@ fn ucx_profile_answers_under_the_mpi_librarys_dwarf_and_profile() {
         &dwarf,
         &mpi_questions,
         "libmpich.so.12",
+        None,
         None,
         &loaded,
         &profiles,

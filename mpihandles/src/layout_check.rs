@@ -32,6 +32,18 @@ use crate::target::{at, Ctx};
 const MPICH_WORLD_HANDLE: i64 = 0x4400_0000;
 const MPICH_SELF_HANDLE: i64 = 0x4400_0001;
 
+/// The first word of every object of a debug build of Open MPI
+/// (`--enable-debug`): `opal_object_t.obj_magic_id`, which moves every
+/// member after it.
+const OMPI_DEBUG_MAGIC: u64 = 0xdeaf_beed_deaf_beed;
+
+/// ob1's request free lists (libmpi's), with the class of their items
+/// when ob1 is the PML: every request the queue decoder reads is one.
+const OB1_REQUEST_LISTS: [(&str, &str); 2] = [
+    ("mca_pml_base_send_requests", "mca_pml_ob1_send_request_t"),
+    ("mca_pml_base_recv_requests", "mca_pml_ob1_recv_request_t"),
+];
+
 /// Why a process's layouts were refused: the object that read wrong, its
 /// address, and what it read as.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,6 +68,9 @@ pub fn check_layouts(
         let self_comm = symbols.lookup("ompi_mpi_comm_self").ok_or_else(|| {
             LayoutsRefused("ompi_mpi_comm_world is there but not ompi_mpi_comm_self".into())
         })?;
+        // First, as a debug build's objects are all shifted by it: a
+        // name read through other layouts would say less.
+        check_ompi_debug_magic(&ctx, "ompi_mpi_comm_world", world.addr)?;
         check_ompi_comm(
             &ctx,
             "ompi_mpi_comm_world",
@@ -63,13 +78,28 @@ pub fn check_layouts(
             "MPI_COMM_WORLD",
             None,
         )?;
-        return check_ompi_comm(
+        check_ompi_comm(
             &ctx,
             "ompi_mpi_comm_self",
             self_comm.addr,
             "MPI_COMM_SELF",
             Some(0),
-        );
+        )?;
+        // Each object names its class, and the class its size: the
+        // communicators the decoders read, and the requests of ob1's free
+        // lists, every request the queue decoder reads coming from them.
+        check_ompi_object_class(
+            &ctx,
+            "ompi_mpi_comm_world",
+            world.addr,
+            "ompi_communicator_t",
+        )?;
+        for (list, class) in OB1_REQUEST_LISTS {
+            if let Some(fl) = symbols.lookup(list) {
+                check_ompi_free_list_class(&ctx, list, fl.addr, class)?;
+            }
+        }
+        return Ok(());
     }
     if let Some(builtin) = symbols.lookup("MPIR_Comm_builtin") {
         let size = ctx
@@ -148,6 +178,138 @@ fn check_ompi_comm(
                 "{symbol} at {comm} has rank {got} through these layouts, not {want_rank}"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Refuses layouts without `obj_magic_id` for a process whose object at
+/// `obj` starts with the debug build's magic: a family or profile of
+/// builds without `--enable-debug` never reads a debug build.
+fn check_ompi_debug_magic(
+    ctx: &Ctx<'_>,
+    symbol: &str,
+    obj: TargetAddr,
+) -> Result<(), LayoutsRefused> {
+    // Layouts of a debug build describe the magic, and are not refused
+    // for it.
+    if ctx.m("opal_object_t", "obj_magic_id").is_ok() {
+        return Ok(());
+    }
+    let raw = ctx
+        .bytes(obj, 8, "opal_object_t.obj_magic_id")
+        .map_err(|e| LayoutsRefused(format!("{symbol}: {e}")))?;
+    let word = match ctx.order() {
+        mpidd_types::ByteOrder::Little => u64::from_le_bytes(raw_word(&raw)),
+        mpidd_types::ByteOrder::Big => u64::from_be_bytes(raw_word(&raw)),
+    };
+    if word == OMPI_DEBUG_MAGIC {
+        return Err(LayoutsRefused(format!(
+            "{symbol} at {obj} starts with obj_magic_id {OMPI_DEBUG_MAGIC:#x}: a debug build of \
+             Open MPI (--enable-debug), whose every object these layouts of a build without it \
+             read 8 bytes off"
+        )));
+    }
+    Ok(())
+}
+
+fn raw_word(raw: &[u8]) -> [u8; 8] {
+    let mut w = [0u8; 8];
+    let n = raw.len().min(8);
+    w[..n].copy_from_slice(&raw[..n]);
+    w
+}
+
+/// Where `opal_class_t` keeps `cls_sizeof`: the layouts' answer, else its
+/// last word, where Open MPI 4.1's and 5.0's `opal_class_t` have it (the
+/// shipped profiles record the class's size but not that member).
+fn cls_sizeof(ctx: &Ctx<'_>) -> Option<(u64, u64)> {
+    if let Ok(m) = ctx.m("opal_class_t", "cls_sizeof") {
+        return Some((m.offset, m.size));
+    }
+    let size = ctx.size_of("opal_class_t").ok()?;
+    let word = ctx.word();
+    (size >= word).then(|| (size - word, word))
+}
+
+/// The object at `obj` (`what`) must name `want` as its class, and the
+/// class give the layouts' size of it.
+fn check_ompi_object_class(
+    ctx: &Ctx<'_>,
+    what: &str,
+    obj: TargetAddr,
+    want: &str,
+) -> Result<(), LayoutsRefused> {
+    let Ok(class_m) = ctx.m("opal_object_t", "obj_class") else {
+        return Ok(());
+    };
+    let class = ctx
+        .pointer(at(obj, class_m.offset), "opal_object_t.obj_class")
+        .map_err(|e| LayoutsRefused(format!("{what}: {e}")))?;
+    check_ompi_class(ctx, &format!("{what} at {obj}"), class, want, true)
+}
+
+/// The items of the free list at `fl` (`list`) must be of class `want`,
+/// of the layouts' size, when the list holds that class at all: another
+/// PML's requests, or a list not set up yet (no class), are not ob1's,
+/// which its decoder then does not read.
+fn check_ompi_free_list_class(
+    ctx: &Ctx<'_>,
+    list: &str,
+    fl: TargetAddr,
+    want: &str,
+) -> Result<(), LayoutsRefused> {
+    let Ok(class_m) = ctx.m("opal_free_list_t", "fl_frag_class") else {
+        return Ok(());
+    };
+    let class = ctx
+        .pointer(at(fl, class_m.offset), "opal_free_list_t.fl_frag_class")
+        .map_err(|e| LayoutsRefused(format!("{list}: {e}")))?;
+    if class.is_null() {
+        return Ok(());
+    }
+    check_ompi_class(ctx, &format!("the items of {list}"), class, want, false)
+}
+
+/// The `opal_class_t` at `class` must be named `want` (unless `exact` is
+/// false and it is another class) and its `cls_sizeof` must equal the
+/// layouts' size of `want`.
+fn check_ompi_class(
+    ctx: &Ctx<'_>,
+    what: &str,
+    class: TargetAddr,
+    want: &str,
+    exact: bool,
+) -> Result<(), LayoutsRefused> {
+    let (Ok(name_m), Some((sizeof_at, sizeof_len)), Ok(want_size)) = (
+        ctx.m("opal_class_t", "cls_name"),
+        cls_sizeof(ctx),
+        ctx.size_of(want),
+    ) else {
+        return Ok(());
+    };
+    let refused = |e: &dyn std::fmt::Display| {
+        LayoutsRefused(format!("{what}: its class at {class} cannot be read: {e}"))
+    };
+    let name_at = ctx
+        .pointer(at(class, name_m.offset), "opal_class_t.cls_name")
+        .map_err(|e| refused(&e))?;
+    let name = ctx.string(name_at).map_err(|e| refused(&e))?;
+    if name != want {
+        if !exact {
+            return Ok(());
+        }
+        return Err(LayoutsRefused(format!(
+            "{what} is of class {name:?} (opal_class_t at {class}), not {want:?}"
+        )));
+    }
+    let size = ctx
+        .int(at(class, sizeof_at), sizeof_len, "opal_class_t.cls_sizeof")
+        .map_err(|e| refused(&e))?;
+    if u64::try_from(size).ok() != Some(want_size) {
+        return Err(LayoutsRefused(format!(
+            "{what}: class {want} gives its objects {size} bytes (cls_sizeof), these layouts \
+             {want_size}"
+        )));
     }
     Ok(())
 }
@@ -232,6 +394,72 @@ mod tests {
             let refused = check_layouts(&memory, &symbols, &shifted, &Limits::default())
                 .expect_err("a shifted name cannot read MPI_COMM_WORLD");
             assert!(refused.0.contains("ompi_mpi_comm_world"), "{refused}");
+        }
+    }
+
+    /// The synthetic process of `abi` with its world and self
+    /// communicators, and its layouts; `world` is handed the world's address.
+    fn process(
+        abi: TargetAbi,
+        world: impl FnOnce(&mut SyntheticOmpi, TargetAddr),
+    ) -> (
+        mpidd_read::SyntheticMemory,
+        mpidd_read::SymbolTable,
+        LayoutTable,
+    ) {
+        let word = abi.address_bytes() as u64;
+        let mut s = SyntheticOmpi::new(abi, SyntheticOmpi::layouts(word));
+        let w = s.world();
+        let self_comm = s.comm(&CommSpec {
+            name: "MPI_COMM_SELF".to_string(),
+            rank: 0,
+            members: vec![1],
+            ..CommSpec::default()
+        });
+        world(&mut s, w);
+        let (memory, mut symbols, layouts) = s.finish();
+        symbols.insert(SYNTHETIC_OBJECT, "ompi_mpi_comm_self", self_comm, 0);
+        (memory, symbols, layouts)
+    }
+
+    #[test]
+    fn a_debug_builds_magic_is_refused_by_layouts_without_it() {
+        let (memory, symbols, layouts) = process(TargetAbi::X86_64, |s, w| {
+            s.int_at(w, 8, OMPI_DEBUG_MAGIC);
+        });
+        let refused = check_layouts(&memory, &symbols, &layouts, &Limits::default())
+            .expect_err("a debug build's object read through layouts without the magic");
+        assert!(
+            refused.0.contains("obj_magic_id") && refused.0.contains("--enable-debug"),
+            "{refused}"
+        );
+        // Layouts that describe the magic are not refused for it.
+        let mut debug = layouts.clone();
+        debug.add_member("opal_object_t", "obj_magic_id", 0, 8);
+        let checked = check_layouts(&memory, &symbols, &debug, &Limits::default());
+        assert!(
+            !checked.is_err_and(|e| e.0.contains("obj_magic_id")),
+            "debug layouts are not refused for the magic"
+        );
+    }
+
+    #[test]
+    fn a_communicator_whose_class_gives_another_size_is_refused() {
+        for abi in [TargetAbi::X86_64, TargetAbi::POWERPC] {
+            let (memory, symbols, layouts) = process(abi, |_, _| {});
+            // Another family's communicator: the name where it was, the
+            // type 32 bytes longer (as 5.0's is than 4.1's).
+            let mut longer = layouts.clone();
+            let size = layouts.size_of("ompi_communicator_t").unwrap();
+            longer.add_type("ompi_communicator_t", size + 32);
+            let refused = check_layouts(&memory, &symbols, &longer, &Limits::default())
+                .expect_err("the class gives the size the process was built with");
+            assert!(
+                refused.0.contains("cls_sizeof")
+                    && refused.0.contains(&format!("{size} bytes"))
+                    && refused.0.contains(&format!("{}", size + 32)),
+                "{abi:?}: {refused}"
+            );
         }
     }
 }

@@ -74,7 +74,8 @@ pub struct OpenedResolver<'a> {
 pub struct ProfileLayouts {
     /// The MPI library's name, as its symbols name it.
     pub library: String,
-    /// The profile (a [`LayoutOrigin::Profile`]).
+    /// The profile (a [`LayoutOrigin::Profile`], or a
+    /// [`LayoutOrigin::Family`] when chosen by its release family).
     pub origin: LayoutOrigin,
 }
 
@@ -117,7 +118,7 @@ pub fn open_resolver<'a>(
             dwarf,
             profiles,
             &limits,
-            (OMPI_SYMBOL, OMPI_VERSION_SYMBOL),
+            (OMPI_SYMBOL, OMPI_VERSION_SYMBOL, "Open MPI"),
             &ompi_missing_layouts,
         )?;
         return Ok(OpenedResolver {
@@ -136,7 +137,7 @@ pub fn open_resolver<'a>(
             dwarf,
             profiles,
             &limits,
-            (MPICH_SYMBOL, MPICH_VERSION_SYMBOL),
+            (MPICH_SYMBOL, MPICH_VERSION_SYMBOL, "MPICH"),
             &mpich_missing_layouts,
         )?
     } else {
@@ -161,7 +162,7 @@ fn library_layouts<'a>(
     dwarf: &'a dyn Layouts,
     profiles: &'a [LayoutProfile],
     limits: &Limits,
-    (symbol, version_symbol): (&str, &str),
+    (symbol, version_symbol, implementation): (&str, &str, &str),
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
 ) -> Result<(&'a dyn Layouts, Option<ProfileLayouts>), OpenResolverError> {
     let library = symbols.lookup(symbol).map(|s| s.object).unwrap_or_default();
@@ -175,24 +176,24 @@ fn library_layouts<'a>(
         dwarf,
         missing,
         &library,
+        Some(implementation),
         version.as_deref(),
         objects,
         profiles,
     )?;
-    let profile =
-        matches!(origin, LayoutOrigin::Profile(_)).then_some(ProfileLayouts { library, origin });
-    // A profile is chosen by the build's key alone; the objects every MPI
-    // process knows must read as what they are through it before it is
-    // used.
-    if let Some(ProfileLayouts {
-        origin: LayoutOrigin::Profile(identity),
-        ..
-    }) = &profile
-    {
+    let profile = origin
+        .profile()
+        .is_some()
+        .then_some(ProfileLayouts { library, origin });
+    // A profile is chosen by the build's key alone, or by the release
+    // family the library states it is of; either way the objects every
+    // MPI process knows must read as what they are through it before it
+    // is used.
+    if let Some(ProfileLayouts { origin, .. }) = &profile {
         if let Err(why) = crate::layout_check::check_layouts(memory, symbols, layouts.first(), limits) {
             return Err(OpenResolverError::ProfileRefused(format!(
-                "the {} {} layout profile made for this build was not used, because it does                  not read this process: {why}",
-                identity.implementation, identity.version
+                "{} was not used, because it does not read this process: {why}",
+                origin.source_text()
             )));
         }
     }

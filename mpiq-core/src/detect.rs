@@ -422,8 +422,10 @@ fn ompi_decoder(
 /// The layouts to decode `found` with: the library's own DWARF (`dwarf`)
 /// when it answers every question the decoder asks, else the first of
 /// `profiles` made for the library's build-id (read from its file, found
-/// through `objects`), else a [`NoLayouts`] that says what is missing and
-/// the ways out. Under them, the profiles of the libraries loaded beside
+/// through `objects`), else the first whose release family holds the
+/// version the library states ([`LayoutOrigin::Family`], which the caller
+/// checks on the process like any profile), else a [`NoLayouts`] that
+/// says what is missing and the ways out. Under them, the profiles of the libraries loaded beside
 /// it (UCX's) answer what they do not ([`LayeredLayouts`]).
 pub fn decoder_layouts<'a>(
     found: &Identified,
@@ -435,6 +437,7 @@ pub fn decoder_layouts<'a>(
         dwarf,
         &|l| found.kind.missing_layouts(l),
         &found.library,
+        Some(found.kind.implementation()),
         (!found.version.is_empty()).then_some(found.version.as_str()),
         objects,
         profiles,

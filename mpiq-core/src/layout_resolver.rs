@@ -211,6 +211,13 @@ impl LayoutResolver {
         let mut failed_entry = None;
         if let Some(build) = &build {
             let known = self.known(build);
+            // Layouts kept from a profile are checked on each process
+            // again, as they were on the first: a family's above all,
+            // which no build key vouches for.
+            let known = known.filter(|k| {
+                k.origin.profile().is_none()
+                    || mpihandles::check_layouts(memory, symbols, &k.layouts, limits).is_ok()
+            });
             if let Some(known) = known {
                 if let Ok(queues) = read(&known.layouts) {
                     return Ok(done(queues, known.origin.clone(), true));
@@ -271,12 +278,13 @@ impl LayoutResolver {
         // A profile is chosen by the build's key alone; before it reads
         // anything, the objects every MPI process knows must read as what
         // they are through it.
-        if let LayoutOrigin::Profile(identity) = told(origin.clone()) {
+        let told_origin = told(origin.clone());
+        if told_origin.profile().is_some() {
             if let Err(why) = mpihandles::check_layouts(memory, symbols, layouts, limits) {
                 return Err(DecodeError::Unsupported {
                     reason: format!(
-                        "the {} {} layout profile made for this build was not used,                          because it does not read this process: {why}",
-                        identity.implementation, identity.version
+                        "{} was not used, because it does not read this process: {why}",
+                        told_origin.source_text()
                     ),
                     library: None,
                     way_out: None,
@@ -610,6 +618,7 @@ mod tests {
             identity: ProfileIdentity::default(),
             layouts,
             symbols: Default::default(),
+            family: None,
         }
     }
 

@@ -256,25 +256,24 @@ fn library_layouts<'a>(
     };
     let profiles = options.resolver.profiles();
     match decoder_layouts(&found, dwarf, target.objects, profiles) {
-        Ok((layouts, LayoutOrigin::Profile(identity))) => {
+        Ok((layouts, origin)) if origin.profile().is_some() => {
             match mpihandles::check_layouts(target.memory, target.symbols, &layouts, limits) {
                 Ok(()) => {
                     // Said before the library runs: when it fails, what
                     // it asked may be what the profile does not record.
                     options.resolver.warn(format!(
                         "the message-queue library's questions about types are answered from \
-                         the profile of {} {} ({}), which records what was asked when it was \
-                         written; a question it does not record goes unanswered",
-                        identity.implementation, identity.version, identity.build
+                         {}, which records what was asked when it was written; a question it \
+                         does not record goes unanswered",
+                        origin.source_text()
                     ));
-                    (layouts, LayoutOrigin::Profile(identity))
+                    (layouts, origin)
                 }
                 Err(why) => {
                     options.resolver.warn(format!(
-                        "the {} {} layout profile made for this build does not read this \
-                         process ({why}); the message-queue library's questions about types \
-                         go to the DWARF alone",
-                        identity.implementation, identity.version
+                        "{} does not read this process ({why}); the message-queue library's \
+                         questions about types go to the DWARF alone",
+                        origin.source_text()
                     ));
                     (LayeredLayouts::alone(dwarf), LayoutOrigin::Dwarf)
                 }

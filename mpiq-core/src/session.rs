@@ -141,6 +141,14 @@ impl fmt::Display for Provenance {
         match &self.layouts {
             LayoutOrigin::Dwarf => write!(f, ", layouts from its DWARF")?,
             LayoutOrigin::Profile(id) => write!(f, ", layouts from {}", profile_name(id))?,
+            LayoutOrigin::Family(family) => write!(
+                f,
+                ", layouts from the family {} of {}, chosen by the version it states, {}, \
+                 and checked on the process",
+                family.family.name(),
+                profile_name(&family.identity),
+                family.stated_version
+            )?,
             LayoutOrigin::Cache(path) => {
                 write!(f, ", layouts from the layout cache ({})", path.display())?
             }

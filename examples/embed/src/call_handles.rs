@@ -3,7 +3,7 @@
 //! the registers the tracer holds and resolved through `mpihandles` over
 //! the tracer's own memory reader, objects and types.
 
-use mpidd_read::{LayoutOrigin, Layouts, Limits, TargetParts};
+use mpidd_read::{Layouts, Limits, TargetParts};
 use mpihandles::{
     open_resolver, Availability, Details, HandleKind, HandleView, OpenResolverError,
     OpenedResolver, ProfileLayouts,
@@ -133,13 +133,10 @@ fn open_with_kept_layouts<'a>(
         limits,
     )?;
     let chosen = match &opened.profile {
-        Some(ProfileLayouts {
-            origin: LayoutOrigin::Profile(id),
-            ..
-        }) => reader
+        Some(ProfileLayouts { origin, .. }) if origin.profile().is_some() => reader
             .profiles()
             .iter()
-            .position(|p| p.identity == *id)
+            .position(|p| Some(&p.identity) == origin.profile())
             .map(HandleLayouts::Profile),
         _ => Some(HandleLayouts::Dwarf),
     };

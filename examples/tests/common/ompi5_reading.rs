@@ -49,10 +49,26 @@ fn core_args(job: &OmpiJob, rank: i64, search_path: bool) -> Vec<String> {
 /// `libmpiq_mqs.so` when `through_ours`, which must read the same) and
 /// from cores, through the profile of `version`; then the job completes.
 pub fn check_queue_job(job: OmpiJob, version: &str, search_path: bool, through_ours: bool) {
+    check_queue_job_noted(
+        job,
+        &|err| profile_note(err, version),
+        search_path,
+        through_ours,
+    );
+}
+
+/// [`check_queue_job`], with `note` checking what mpidd said on standard
+/// error of where the layouts came from.
+pub fn check_queue_job_noted(
+    job: OmpiJob,
+    note: &dyn Fn(&str),
+    search_path: bool,
+    through_ours: bool,
+) {
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
         let (q, err) = queues_noted(&["--pid", &pid]);
-        profile_note(&err, version);
+        note(&err);
         check_queues(rank, &q, &job.posted(rank));
         if through_ours {
             // Our message-queue library, as a debugger loads it: it finds
@@ -77,7 +93,7 @@ pub fn check_queue_job(job: OmpiJob, version: &str, search_path: bool, through_o
         let args = core_args(&job, rank, search_path);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (q, err) = queues_noted(&args);
-        profile_note(&err, version);
+        note(&err);
         check_queues(rank, &q, &job.posted(rank));
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");

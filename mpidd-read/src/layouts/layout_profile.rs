@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::layouts::layered_layouts::LayeredLayouts;
 use crate::layouts::layout_error::LayoutError;
+use crate::layouts::layout_family::{LayoutFamily, StatedBuild};
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
 use crate::symbols::extra_symbols::{ExtraSymbol, ExtraSymbols};
@@ -111,6 +112,12 @@ pub struct LayoutProfile {
     /// Symbols the stripped objects do not export, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub symbols: BTreeMap<String, ProfileSymbol>,
+    /// The release family the layouts hold for beyond the builds the
+    /// objects name, with the facts that back the claim; a library no
+    /// profile names is offered the profile of its family
+    /// ([`choose_layouts`]), to be checked on the process before use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<Box<LayoutFamily>>,
 }
 
 /// A profile that cannot be read or written.
@@ -160,6 +167,7 @@ impl LayoutProfile {
             identity,
             layouts,
             symbols: BTreeMap::new(),
+            family: None,
         })
     }
 
@@ -172,6 +180,7 @@ impl LayoutProfile {
             identity,
             layouts,
             symbols: BTreeMap::new(),
+            family: None,
         }
     }
 
@@ -498,8 +507,13 @@ impl fmt::Display for NoLayouts {
 pub enum LayoutOrigin {
     /// The target's own DWARF.
     Dwarf,
-    /// A profile, by its identity.
+    /// A profile made for the library's build (its build-id or code
+    /// digest), by its identity.
     Profile(ProfileIdentity),
+    /// A profile whose release family contains the version the library
+    /// states, though it names no build of it: a candidate that must pass
+    /// the check on the process before use.
+    Family(Box<FamilyOrigin>),
     /// An entry of the layout cache, by its file: layouts an earlier run
     /// resolved from the same build's DWARF.
     Cache(PathBuf),
@@ -508,17 +522,73 @@ pub enum LayoutOrigin {
     Caller,
 }
 
+/// A profile chosen by its release family: the profile, the family and
+/// the fact that placed the library in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FamilyOrigin {
+    /// The profile's identity.
+    pub identity: ProfileIdentity,
+    /// The family it declares.
+    pub family: LayoutFamily,
+    /// The version the library states (Open MPI's `opal_version_string`).
+    pub stated_version: String,
+}
+
+impl LayoutOrigin {
+    /// The identity of the profile the layouts came from, whether it was
+    /// chosen by the build's key or by its family: what must pass the
+    /// check on the process before use.
+    pub fn profile(&self) -> Option<&ProfileIdentity> {
+        match self {
+            LayoutOrigin::Profile(id) => Some(id),
+            LayoutOrigin::Family(f) => Some(&f.identity),
+            _ => None,
+        }
+    }
+
+    /// Where the layouts came from, as a refusal or a note names it: `the
+    /// Open MPI 4.1.4 layout profile made for this build`, or `the family
+    /// Open MPI 5.0.7 up to 5.1 (...) of the profile of Open MPI 5.0.11
+    /// (...), offered because the library states version 5.0.9`.
+    pub fn source_text(&self) -> String {
+        match self {
+            LayoutOrigin::Dwarf => "the target's DWARF".to_string(),
+            LayoutOrigin::Profile(id) => format!(
+                "the {} {} layout profile made for this build",
+                id.implementation, id.version
+            ),
+            LayoutOrigin::Family(f) => format!(
+                "the family {} of the profile of {} {} ({}), offered because the library \
+                 states version {}",
+                f.family.name(),
+                f.identity.implementation,
+                f.identity.version,
+                f.identity.build,
+                f.stated_version
+            ),
+            LayoutOrigin::Cache(path) => format!("the layout cache entry {}", path.display()),
+            LayoutOrigin::Caller => "the caller's types".to_string(),
+        }
+    }
+}
+
 /// Picks the layouts for decoding `library` (its loaded path and build-id):
 /// `dwarf` when `missing` finds nothing the decoder needs missing from it
 /// (questions it can do without may stay unanswered), else the first of
-/// `profiles` that describes the library, else a [`NoLayouts`] saying what
-/// is missing and the ways out.
+/// `profiles` that describes the library's build, else the first whose
+/// [`family`](LayoutProfile::family) contains what the library states
+/// (`stated`: its implementation, version and architecture) and that
+/// describes an object of its name, else a [`NoLayouts`] saying what is
+/// missing and the ways out. A profile chosen by its family comes as a
+/// [`LayoutOrigin::Family`], which the caller must check on the process
+/// before use, as it checks every profile.
 ///
 /// `companions` are the other objects loaded beside the library, by file
 /// name with their build-ids. A profile that also describes one of them
 /// (types of a plugin, say) is chosen only if that object's build-id is
 /// one it was made for: a component from another build may lay its types
 /// out differently.
+#[allow(clippy::too_many_arguments)]
 pub fn choose_layouts<'a>(
     dwarf: &'a dyn Layouts,
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
@@ -527,6 +597,7 @@ pub fn choose_layouts<'a>(
     version: Option<&str>,
     profiles: &'a [LayoutProfile],
     companions: &[(String, Option<Vec<u8>>)],
+    stated: Option<StatedBuild<'_>>,
 ) -> Result<(&'a dyn Layouts, LayoutOrigin), NoLayouts> {
     let unanswered = missing(dwarf);
     if unanswered.is_empty() {
@@ -539,6 +610,25 @@ pub fn choose_layouts<'a>(
                 None => return Ok((&p.layouts, LayoutOrigin::Profile(p.identity.clone()))),
                 Some(why) => near_miss = near_miss.or(Some(why)),
             }
+        }
+    }
+    // The exact build won above; a family is the fallback. Its companion
+    // objects are of other builds by construction, so their build keys
+    // do not decide: the check on the process does.
+    if let Some(build) = stated {
+        let family_of = profiles.iter().find_map(|p| {
+            let family = p.family.as_ref()?;
+            (family.contains(&build) && p.mentions(library)).then_some((p, family))
+        });
+        if let Some((p, family)) = family_of {
+            return Ok((
+                &p.layouts,
+                LayoutOrigin::Family(Box::new(FamilyOrigin {
+                    identity: p.identity.clone(),
+                    family: LayoutFamily::clone(family),
+                    stated_version: build.version.to_string(),
+                })),
+            ));
         }
     }
     Err(NoLayouts {
@@ -562,20 +652,43 @@ pub fn choose_layouts<'a>(
 /// beside it ([`companion_profiles`](crate::companion_profiles): UCX's),
 /// which answer what the library's own source does not, whichever that
 /// source is.
+///
+/// `implementation` (`Open MPI`), with `version`, is what the library
+/// states of itself; with the architecture read from its file, it lets a
+/// profile's release family answer for a build no profile names.
 pub fn choose_loaded_layouts<'a>(
     dwarf: &'a dyn Layouts,
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
     library: &str,
+    implementation: Option<&str>,
     version: Option<&str>,
     objects: &dyn crate::symbols::loaded_objects::LoadedObjects,
     profiles: &'a [LayoutProfile],
 ) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
     let listed = objects.loaded_objects();
-    let key = listed.iter().find(|o| o.name == library).and_then(|o| {
-        crate::symbols::debug_files::build_key(&o.path)
-            .ok()
-            .flatten()
-    });
+    let path = listed
+        .iter()
+        .find(|o| o.name == library)
+        .map(|o| o.path.clone());
+    let key = path
+        .as_ref()
+        .and_then(|p| crate::symbols::debug_files::build_key(p).ok().flatten());
+    // The architecture is read from the file only when a family could be
+    // asked: most libraries are answered by their DWARF or build key.
+    let arch = match (implementation, version, &path) {
+        (Some(_), Some(_), Some(p)) if profiles.iter().any(|p| p.family.is_some()) => {
+            object_arch(p).ok()
+        }
+        _ => None,
+    };
+    let stated = match (implementation, version, arch.as_deref()) {
+        (Some(implementation), Some(version), Some(arch)) => Some(StatedBuild {
+            implementation,
+            version,
+            arch,
+        }),
+        _ => None,
+    };
     let companions: Vec<(String, Option<Vec<u8>>)> = listed
         .iter()
         .filter(|o| o.name != library)
@@ -598,6 +711,7 @@ pub fn choose_loaded_layouts<'a>(
         version,
         profiles,
         &companions,
+        stated,
     )
     .map_err(|mut e| {
         e.key_is_digest = key.as_ref().is_some_and(|k| k.is_digest());

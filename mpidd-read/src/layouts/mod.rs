@@ -23,6 +23,7 @@
 pub(crate) mod layered_layouts;
 pub(crate) mod layout_cache;
 pub(crate) mod layout_error;
+pub(crate) mod layout_family;
 pub(crate) mod layout_profile;
 pub(crate) mod loaded_layouts;
 pub(crate) mod profile_drift;

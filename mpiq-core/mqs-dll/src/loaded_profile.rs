@@ -17,8 +17,8 @@ use std::collections::HashMap;
 
 use mpidd_read::link_map::{loaded_build_ids, r_debug_address};
 use mpidd_read::{
-    choose_layouts, companion_profiles_of, shipped_profiles, so_stem, LayoutProfile, LayoutTable,
-    Layouts, Limits, Symbol, SymbolSource, TargetMemory,
+    choose_layouts, companion_profiles_of, object_arch, shipped_profiles, so_stem, LayoutOrigin,
+    LayoutProfile, LayoutTable, Layouts, Limits, StatedBuild, Symbol, SymbolSource, TargetMemory,
 };
 use mpidd_types::TargetAddr;
 use mpiq_core::DecoderKind;
@@ -69,6 +69,8 @@ pub(crate) struct LoadedProfile {
     pub(crate) profile: LayoutProfile,
     /// The profile's symbols of the library, at their run-time addresses.
     pub(crate) symbols: HashMap<String, Symbol>,
+    /// How it was chosen: by the build, or by its release family.
+    pub(crate) origin: LayoutOrigin,
 }
 
 /// The profile that describes the MPI of this process, chosen as the
@@ -98,7 +100,23 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     } = loaded_objects(memory, symbols, stems, &profiles, limits)?;
     let build_id = build_id?;
     let version = (!version.is_empty()).then_some(version);
-    choose_layouts(
+    // A release family is matched on the library's architecture, read
+    // from its file when the debugger's machine has it at the path the
+    // process loaded, as its code digest is.
+    let arch = library
+        .name
+        .starts_with('/')
+        .then(|| object_arch(std::path::Path::new(&library.name)).ok())
+        .flatten();
+    let stated = match (version, arch.as_deref()) {
+        (Some(version), Some(arch)) => Some(StatedBuild {
+            implementation: kind.implementation(),
+            version,
+            arch,
+        }),
+        _ => None,
+    };
+    let (_, origin) = choose_layouts(
         &LayoutTable::default(),
         &missing,
         &library.name,
@@ -106,6 +124,7 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
         version,
         &profiles,
         &companions,
+        stated,
     )
     .map_err(|e| {
         format!(
@@ -113,13 +132,18 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
              {PROFILES_VAR} before the debugger loads this library."
         )
     })?;
-    // choose_layouts took the first profile that fits; the same again,
-    // owned, for the process to keep.
+    // choose_layouts took the first profile that fits (by the build, else
+    // by its family); the same again, owned, for the process to keep.
     let id = build_id.unwrap_or_default();
-    let chosen = profiles
-        .iter()
-        .position(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none())
-        .ok_or_else(|| "no profile fits, though one was chosen".to_string())?;
+    let chosen = match &origin {
+        LayoutOrigin::Family(f) => profiles
+            .iter()
+            .position(|p| p.family.is_some() && p.identity == f.identity),
+        _ => profiles
+            .iter()
+            .position(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none()),
+    }
+    .ok_or_else(|| "no profile fits, though one was chosen".to_string())?;
     let mut profile = profiles[chosen].clone();
     // The profiles of the libraries under the MPI library (UCX's), each
     // made for the very build loaded: their types join the process's one
@@ -150,7 +174,11 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
             (name.clone(), symbol)
         })
         .collect();
-    Ok(LoadedProfile { profile, symbols })
+    Ok(LoadedProfile {
+        profile,
+        symbols,
+        origin,
+    })
 }
 
 /// The MPI library and the objects loaded beside it, from the dynamic

@@ -109,9 +109,9 @@ pub unsafe extern "C" fn mqs_setup_process(
         };
         let (decoder, profile, profile_symbols) = match loaded {
             Ok(loaded) => {
-                let (profile, profile_symbols) = match loaded {
-                    Some(l) => (Some(l.profile), l.symbols),
-                    None => (None, Default::default()),
+                let (profile, profile_symbols, origin) = match loaded {
+                    Some(l) => (Some(l.profile), l.symbols, Some(l.origin)),
+                    None => (None, Default::default(), None),
                 };
                 let symbols = loaded_profile::WithProfileSymbols {
                     debugger: &source,
@@ -122,20 +122,23 @@ pub unsafe extern "C" fn mqs_setup_process(
                     symbols: &symbols,
                     layouts: &layouts(&profile, &declared, &companions),
                 };
-                // A profile is chosen by the build's key alone; the
-                // objects every MPI process knows must read as what they
-                // are through it before it is used.
-                let refused = profile.as_ref().and_then(|p| {
-                    mpihandles::check_layouts(&memory, &symbols, &p.layouts, &limits)
-                        .err()
-                        .map(|why| {
-                            format!(
-                                "the {} {} layout profile made for this build was not used, \
-                                 because it does not read this process: {why}",
-                                p.identity.implementation, p.identity.version
-                            )
-                        })
-                });
+                // A profile is chosen by the build's key alone, or by the
+                // release family the library states; the objects every
+                // MPI process knows must read as what they are through it
+                // before it is used.
+                let refused = profile
+                    .as_ref()
+                    .zip(origin.as_ref())
+                    .and_then(|(p, origin)| {
+                        mpihandles::check_layouts(&memory, &symbols, &p.layouts, &limits)
+                            .err()
+                            .map(|why| {
+                                format!(
+                                    "{} was not used, because it does not read this process: {why}",
+                                    origin.source_text()
+                                )
+                            })
+                    });
                 let decoder = match refused {
                     Some(why) => Err(why),
                     None => build_decoder(&target, &limits).map_err(|e| e.to_string()),

@@ -270,6 +270,11 @@ impl SyntheticOmpi {
             });
             assert!(pending.len() < before, "the synthetic layout has a loop");
         }
+        // Each class gives its objects' size last, as Open MPI's do; the
+        // decoders do not ask it, but the check on the process reads it.
+        let class = sizes.get("opal_class_t").copied().unwrap_or(16);
+        t.add_member("opal_class_t", "cls_sizeof", class, word);
+        t.add_type("opal_class_t", class + 8);
         for (name, list) in ENUMS {
             let values: Vec<(&str, i128)> = list.iter().zip(0..).map(|(n, v)| (*n, v)).collect();
             t.add_enum(name, &values);

@@ -227,6 +227,9 @@ impl SyntheticOmpi {
         let n = self.cstring(name);
         self.put(c, "opal_class_t", "cls_name", n.0);
         self.put(c, "opal_class_t", "cls_parent", parent);
+        // A class is named after its type, whose size it gives.
+        let size = self.layouts.size_of(name).unwrap_or(0);
+        self.put(c, "opal_class_t", "cls_sizeof", size);
         self.classes.insert(name.to_string(), c);
         c
     }
