@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use mpidd_read::{
     build_id_hex as hex, companion_profiles_of, CacheLookup, LayeredLayouts, LayoutCache,
     LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, LoadedObjects, ObjectInfo,
-    ProfileIdentity, ProfileObject, SymbolSource, TargetParts, TypeOracle,
+    ProfileIdentity, ProfileObject, StatedBuild, SymbolSource, TargetParts, TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -242,11 +242,15 @@ impl LayoutResolver {
                 // in no other object's DWARF: when a profile describes its
                 // very build, the profile answers them without every other
                 // object being scanned for them in vain first.
+                // The same holds for the profile of its release family
+                // (still checked on the process below, as the chooser
+                // offers it only as a candidate).
                 let profiled = match &build {
                     Some(build) if !oracle.has_dwarf(&found.library) => self
                         .profiles
                         .iter()
                         .find(|p| p.describes(&build.id))
+                        .or_else(|| self.family_profile(&found, build))
                         .map(|p| &p.layouts),
                     _ => None,
                 };
@@ -320,6 +324,24 @@ impl LayoutResolver {
             _ => self.keep(&build, asked, origin.clone()),
         }
         Ok(done(queues, origin, false))
+    }
+
+    /// The profile whose release family holds the version `found` states,
+    /// for its library's architecture: what the chooser falls back to
+    /// when no profile names the build.
+    fn family_profile(&self, found: &Identified, build: &LibraryBuild) -> Option<&LayoutProfile> {
+        if found.version.is_empty() || !self.profiles.iter().any(|p| p.family.is_some()) {
+            return None;
+        }
+        let arch = mpidd_read::object_arch(&build.path).ok()?;
+        let stated = StatedBuild {
+            implementation: found.kind.implementation(),
+            version: &found.version,
+            arch: &arch,
+        };
+        self.profiles.iter().find(|p| {
+            p.family.as_ref().is_some_and(|f| f.contains(&stated)) && p.mentions(&found.library)
+        })
     }
 
     /// The build of the object named `library`, its build-id read once
