@@ -28,19 +28,7 @@ mpidd="$target/release/mpidd"
 . scripts/lib/bench-queues-core.sh
 export MPIDD_CACHE_DIR="$work/cache"
 
-"$ref/bin/mpicc" -g -O0 -o "$work/queues" tests/mpich/queues.c
-"$ref/bin/mpiexec.hydra" -n 4 "$work/queues" scale 10 >"$work/out" 2>&1 &
-for _ in $(seq 1200); do [ "$(grep -c READY "$work/out" || true)" -ge 4 ] && break; sleep 0.1; done
-pids="$(awk '/READY/{print $3}' "$work/out")"
-[ "$(wc -w <<<"$pids")" -eq 4 ] || { cat "$work/out" >&2; echo "error: the job did not start" >&2; exit 1; }
-mkdir "$work/cores"
-for pid in $pids; do
-  for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid/status" && break; sleep 0.1; done
-  gcore -o "$work/cores/core" "$pid" >/dev/null 2>&1
-done
-kill -CONT $pids
-wait 2>/dev/null || true
-pids=
+all_rank_cores "$ref/bin/mpicc" "$ref/bin/mpiexec.hydra" "$work"
 
 gdb_all="for c in $work/cores/core.*; do gdb -batch -ex 'thread apply all bt' $work/queues \$c >/dev/null 2>&1; done"
 echo "4 rank cores of tests/mpich/queues.c ($(du -sh "$work/cores" | cut -f1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"

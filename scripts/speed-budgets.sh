@@ -67,21 +67,9 @@ echo "   release build: $((SECONDS - started)) s"
 started=$SECONDS
 base=$work
 export MPIDD_CACHE_DIR="$base/cache"
-mkdir "$base/ref-small"
-"$ref/bin/mpicc" -g -O0 -o "$base/ref-small/queues" tests/mpich/queues.c
-"$ref/bin/mpiexec.hydra" -n 4 "$base/ref-small/queues" scale 10 >"$base/ref-small/out" 2>&1 &
-for _ in $(seq 1200); do [ "$(grep -c READY "$base/ref-small/out" || true)" -ge 4 ] && break; sleep 0.1; done
-pids="$(awk '/READY/{print $3}' "$base/ref-small/out")"
-[ "$(wc -w <<<"$pids")" -eq 4 ] || { cat "$base/ref-small/out" >&2; echo "error: the 4-rank job did not start" >&2; exit 1; }
-mkdir "$base/job"
-for pid in $pids; do
-  for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid/status" && break; sleep 0.1; done
-  gcore -o "$base/job/core" "$pid" >/dev/null 2>&1
-done
-cp "$base/job/core.$(awk '/READY 0 /{print $3}' "$base/ref-small/out")" "$base/ref-small.core"
-kill -CONT $pids
-wait 2>/dev/null || true
-pids=
+all_rank_cores "$ref/bin/mpicc" "$ref/bin/mpiexec.hydra" "$base/ref-small"
+mv "$base/ref-small/cores" "$base/job"
+cp "$base/job/${rank0_core##*/}" "$base/ref-small.core"
 # one_core NAME MPICC LAUNCHER N [CFLAGS...]: $base/NAME.core of rank 0.
 one_core() {
   local name=$1

@@ -11,6 +11,10 @@
 #     split into words: a launcher with its options), gcores
 #     rank 0 once it has stopped, and ends the job. Sets `core`, `core_mb`
 #     and `mapped` (the files rank 0 had mapped, for cold runs).
+#   all_rank_cores MPICC MPIEXEC DIR
+#     the same job of tests/mpich/queues.c (scale 10, built -g -O0 at
+#     DIR/queues), with a gcore core of every rank in DIR/cores; sets
+#     `rank0_core`.
 #   timed COMMAND...     "seconds KB cpu-seconds" of one run, or "failed"
 #   cold_of N COMMAND... the fastest of N runs, each after the page cache of
 #                        `cold_files` (an array the caller sets) is dropped
@@ -45,6 +49,26 @@ queues_scale_core() {
   core_mb=$(du -m "$core" | cut -f1)
   # The job ends (rank 0 cancels its receives), so that nothing but other
   # processes keeps its files mapped.
+  kill -CONT $pids
+  wait 2>/dev/null || true
+  pids=
+}
+
+all_rank_cores() {
+  local cc=$1 mpiexec=$2 dir=$3 pid
+  mkdir -p "$dir/cores"
+  "$cc" -g -O0 -o "$dir/queues" tests/mpich/queues.c
+  # shellcheck disable=SC2086
+  $mpiexec -n 4 "$dir/queues" scale 10 >"$dir/out" 2>&1 &
+  for _ in $(seq 1200); do [ "$(grep -c READY "$dir/out" || true)" -ge 4 ] && break; sleep 0.1; done
+  pids="$(awk '/READY/{print $3}' "$dir/out")"
+  [ "$(wc -w <<<"$pids")" -eq 4 ] || { cat "$dir/out" >&2; echo "error: the 4-rank job did not start" >&2; exit 1; }
+  for pid in $pids; do
+    for _ in $(seq 100); do grep -q 'State:.*T' "/proc/$pid/status" && break; sleep 0.1; done
+    gcore -o "$dir/cores/core" "$pid" >/dev/null 2>&1
+  done
+  rank0_core="$dir/cores/core.$(awk '/READY 0 /{print $3}' "$dir/out")"
+  # shellcheck disable=SC2086
   kill -CONT $pids
   wait 2>/dev/null || true
   pids=

@@ -10,7 +10,7 @@
 //! a core's notes or a stopped process give, [`file_identity`] says
 //! which host file a path names (the only use of `std::os` for files), and
 //! [`file_maps`] finds and maps each file once for all the targets of a
-//! run.
+//! run, and [`section_bytes`] holds one section of a mapped file.
 //!
 //! It is the ground floor of the crate: it must not depend on symbols,
 //! DWARF, layouts or any decoder. What pairs a backend with those is in
@@ -29,5 +29,6 @@ pub(crate) mod int_decode;
 pub(crate) mod live_process;
 pub(crate) mod memory;
 pub(crate) mod read_budget;
+pub(crate) mod section_bytes;
 pub(crate) mod short_reads;
 pub(crate) mod thread_registers;

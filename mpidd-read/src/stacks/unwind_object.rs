@@ -2,7 +2,7 @@
 //! its unwind sections (mapped, or inflated once) and its symbols, keyed
 //! by build-id or file; and an object as one process places it.
 
-use std::ops::{Deref, Range};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
@@ -13,34 +13,8 @@ use object::{Object, ObjectSection, ObjectSegment};
 
 use crate::backend::core_file::map_file;
 use crate::backend::file_identity::FileKey;
+pub(crate) use crate::backend::section_bytes::SectionBytes;
 use crate::symbols::symbolize::ObjectSymbols;
-
-/// Bytes of one section: a range of a mapped file, or an inflated copy.
-/// Cloning shares them.
-#[derive(Clone)]
-pub(crate) enum SectionBytes {
-    Mapped(Arc<Mmap>, Range<usize>),
-    Owned(Arc<[u8]>),
-}
-
-/// framehop's section table wants a default for the sections it has not
-/// been given; an empty one is never read.
-impl Default for SectionBytes {
-    fn default() -> Self {
-        SectionBytes::Owned(Arc::from(&[][..]))
-    }
-}
-
-impl Deref for SectionBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            SectionBytes::Mapped(map, range) => &map[range.clone()],
-            SectionBytes::Owned(bytes) => bytes,
-        }
-    }
-}
 
 /// A section's link-time address range and its bytes.
 #[derive(Clone)]
@@ -79,15 +53,7 @@ impl CachedObject {
         let section = |file: &object::File<'_>, map: &Arc<Mmap>, name: &str| {
             let s = file.section_by_name(name)?;
             let svma = s.address()..s.address().saturating_add(s.size());
-            let bytes = match s.compressed_file_range().ok()? {
-                r if r.format == object::CompressionFormat::None => {
-                    let start = usize::try_from(r.offset).ok()?;
-                    let end = start.checked_add(usize::try_from(r.compressed_size).ok()?)?;
-                    map.get(start..end)?;
-                    SectionBytes::Mapped(map.clone(), start..end)
-                }
-                _ => SectionBytes::Owned(Arc::from(&*s.uncompressed_data().ok()?)),
-            };
+            let bytes = SectionBytes::of(map, &s)?;
             Some(Section { svma, bytes })
         };
         let mut debug_frame = section(&file, &map, ".debug_frame");

@@ -12,46 +12,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::RunTimeEndian;
-use memmap2::Mmap;
-use object::{
-    CompressionFormat, Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind,
-};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
 use crate::backend::core_file::map_file;
+use crate::backend::section_bytes::SectionBytes;
 
 /// How addr2line reads DWARF here: shared bytes, so the context can move
 /// between threads and outlive the function that loaded it.
 type Reader = gimli::EndianReader<RunTimeEndian, SectionBytes>;
-
-/// A DWARF section's bytes: where the file holds them as they are, a range
-/// of its mapping (copying a debug build's 20 MB of DWARF cost more than
-/// reading what a stack needs of it); else the inflated copy.
-#[derive(Clone, Debug)]
-enum SectionBytes {
-    Mapped(Arc<Mmap>, Range<usize>),
-    Inflated(Arc<[u8]>),
-}
-
-impl std::ops::Deref for SectionBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            SectionBytes::Mapped(map, range) => &map[range.clone()],
-            SectionBytes::Inflated(bytes) => bytes,
-        }
-    }
-}
-
-// SAFETY: both kinds keep their bytes behind an `Arc` (a mapping, or a
-// buffer), which a clone shares and nothing moves or frees while a clone
-// lives; `deref` returns the same address for every clone, as gimli's
-// readers require.
-#[allow(unsafe_code)]
-unsafe impl gimli::StableDeref for SectionBytes {}
-// SAFETY: as above: a clone derefs to the very same bytes.
-#[allow(unsafe_code)]
-unsafe impl gimli::CloneStableDeref for SectionBytes {}
 
 /// One function symbol, at its link-time address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -429,11 +397,12 @@ fn load_context(path: &Path) -> Option<addr2line::Context<Reader>> {
     } else {
         RunTimeEndian::Big
     };
-    let empty = || SectionBytes::Inflated(Arc::from(&[][..]));
     let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
         // Names and lines never read the location lists or macros, and
         // inflating a compressed debug file's (libc's) cost a fifth of a
-        // whole job's reading.
+        // whole job's reading. A section that is absent, lies outside the
+        // file or cannot be inflated reads as empty: the lookups that need
+        // it find nothing rather than fail all.
         let unread = matches!(
             id,
             gimli::SectionId::DebugLoc
@@ -442,29 +411,8 @@ fn load_context(path: &Path) -> Option<addr2line::Context<Reader>> {
                 | gimli::SectionId::DebugMacro
         );
         let bytes = match file.section_by_name(id.name()) {
-            Some(_) if unread => empty(),
-            Some(section) => match section.compressed_file_range() {
-                Ok(range) if range.format == CompressionFormat::None => {
-                    let start = usize::try_from(range.offset).ok();
-                    let end = start
-                        .and_then(|s| s.checked_add(usize::try_from(range.compressed_size).ok()?));
-                    match (start, end) {
-                        (Some(start), Some(end)) if end <= map.len() => {
-                            SectionBytes::Mapped(map.clone(), start..end)
-                        }
-                        // A range outside the file reads as absent.
-                        _ => empty(),
-                    }
-                }
-                _ => match section.uncompressed_data() {
-                    Ok(data) => SectionBytes::Inflated(Arc::from(&*data)),
-                    // A section that cannot be inflated reads as absent:
-                    // the lookups that need it find nothing rather than
-                    // fail all.
-                    Err(_) => empty(),
-                },
-            },
-            None => empty(),
+            Some(section) if !unread => SectionBytes::of(&map, &section).unwrap_or_default(),
+            _ => SectionBytes::default(),
         };
         Ok(gimli::EndianReader::new(bytes, endian))
     };
