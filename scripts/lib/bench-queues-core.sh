@@ -37,7 +37,7 @@ queues_scale_core() {
   "$cc" "$@" -o "$work/queues" "${queues_src:-tests/mpich/queues.c}"
   # shellcheck disable=SC2086
   $mpiexec -n 4 "$work/queues" scale "$n" >"$work/out" 2>&1 &
-  for _ in $(seq 1200); do [ "$(grep -c READY "$work/out" || true)" -ge 4 ] && break; sleep 0.1; done
+  for _ in $(seq 1200); do [ "$(cat "$work/out" 2>/dev/null | grep -c READY)" -ge 4 ] && break; sleep 0.1; done
   pids="$(awk '/READY/{print $3}' "$work/out")"
   local pid0
   pid0="$(awk '/READY 0 /{print $3}' "$work/out")"
@@ -60,7 +60,7 @@ all_rank_cores() {
   "$cc" -g -O0 -o "$dir/queues" tests/mpich/queues.c
   # shellcheck disable=SC2086
   $mpiexec -n 4 "$dir/queues" scale 10 >"$dir/out" 2>&1 &
-  for _ in $(seq 1200); do [ "$(grep -c READY "$dir/out" || true)" -ge 4 ] && break; sleep 0.1; done
+  for _ in $(seq 1200); do [ "$(cat "$dir/out" 2>/dev/null | grep -c READY)" -ge 4 ] && break; sleep 0.1; done
   pids="$(awk '/READY/{print $3}' "$dir/out")"
   [ "$(wc -w <<<"$pids")" -eq 4 ] || { cat "$dir/out" >&2; echo "error: the 4-rank job did not start" >&2; exit 1; }
   for pid in $pids; do
