@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use mpidd_read::{LayeredLayouts, LayoutTable, Limits, TargetParts};
+use mpidd_read::{LayeredLayouts, LayoutOrigin, LayoutTable, Limits, TargetParts};
 use mpiq_core::mqs_abi::{MqsProcess, MQS_OK};
 use mpiq_core::{build_decoder, identify, DecoderKind};
 
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn mqs_setup_process(
             }),
             _ => LayoutTable::default(),
         };
-        let (decoder, profile, profile_symbols) = match loaded {
+        let (decoder, profile, profile_symbols, origin) = match loaded {
             Ok(loaded) => {
                 let (profile, profile_symbols, origin) = match loaded {
                     Some(l) => (Some(l.profile), l.symbols, Some(l.origin)),
@@ -143,15 +143,22 @@ pub unsafe extern "C" fn mqs_setup_process(
                     Some(why) => Err(why),
                     None => build_decoder(&target, &limits).map_err(|e| e.to_string()),
                 };
-                (decoder, profile, profile_symbols)
+                (decoder, profile, profile_symbols, origin)
             }
-            Err(why) => (Err(why), None, Default::default()),
+            Err(why) => (Err(why), None, Default::default(), None),
         };
-        if let Some(p) = &profile {
-            debug_print(&format!(
+        match (&profile, &origin) {
+            // Chosen by the library's release family, not its build: the
+            // family and the version it states are named.
+            (Some(_), Some(origin @ LayoutOrigin::Family(_))) => debug_print(&format!(
+                "mpiq_mqs: the layouts come from {}",
+                origin.source_text()
+            )),
+            (Some(p), _) => debug_print(&format!(
                 "mpiq_mqs: the layouts come from the profile of {} {} ({})",
                 p.identity.implementation, p.identity.version, p.identity.build
-            ));
+            )),
+            _ => {}
         }
         let Some(put) = basic().and_then(|b| b.put_process_info) else {
             return ERR_NO_MEMORY;
