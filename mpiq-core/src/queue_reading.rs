@@ -259,13 +259,22 @@ fn library_layouts<'a>(
         Ok((layouts, origin)) if origin.profile().is_some() => {
             match mpihandles::check_layouts(target.memory, target.symbols, &layouts, limits) {
                 Ok(()) => {
+                    // An exact build's profile is named with where it came
+                    // from; a family's by the family and the version that
+                    // chose it.
+                    let source = match &origin {
+                        LayoutOrigin::Profile(identity) => format!(
+                            "the profile of {} {} ({})",
+                            identity.implementation, identity.version, identity.build
+                        ),
+                        other => other.source_text(),
+                    };
                     // Said before the library runs: when it fails, what
                     // it asked may be what the profile does not record.
                     options.resolver.warn(format!(
                         "the message-queue library's questions about types are answered from \
-                         {}, which records what was asked when it was written; a question it \
-                         does not record goes unanswered",
-                        origin.source_text()
+                         {source}, which records what was asked when it was written; a question \
+                         it does not record goes unanswered"
                     ));
                     (layouts, origin)
                 }
