@@ -30,7 +30,15 @@ export MPIDD_CACHE_DIR="$work/cache"
 
 all_rank_cores "$ref/bin/mpicc" "$ref/bin/mpiexec.hydra" "$work"
 
-gdb_all="for c in $work/cores/core.*; do gdb -batch -ex 'thread apply all bt' $work/queues \$c >/dev/null 2>&1; done"
+# gdb over each core in turn, as a script of its own: hyperfine runs its
+# command through a shell, which would expand a loop variable written
+# inline before the loop ran.
+cat >"$work/gdb_all.sh" <<EOF
+for c in $work/cores/core.*; do
+  gdb -batch -ex 'thread apply all bt' $work/queues "\$c" >/dev/null 2>&1 || exit 1
+done
+EOF
+gdb_all="bash $work/gdb_all.sh"
 echo "4 rank cores of tests/mpich/queues.c ($(du -sh "$work/cores" | cut -f1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 hyperfine --style basic --runs "$runs" --warmup 1 --export-markdown "$work/cold.md" \
@@ -38,7 +46,7 @@ hyperfine --style basic --runs "$runs" --warmup 1 --export-markdown "$work/cold.
   -n "mpidd job, cold (empty layout cache)" "$mpidd job --core-dir $work/cores --json" >/dev/null
 hyperfine --style basic --runs "$runs" --warmup 1 --export-markdown "$work/warm.md" --export-json "$work/warm.json" \
   -n "mpidd job, warm (layout cache filled)" "$mpidd job --core-dir $work/cores --json" \
-  -n "gdb thread apply all bt, each core in turn" "bash -c \"$gdb_all\"" >/dev/null
+  -n "gdb thread apply all bt, each core in turn" "$gdb_all" >/dev/null
 cat "$work/cold.md"
 tail -n +3 "$work/warm.md"
 echo
