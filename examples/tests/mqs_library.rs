@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
-use common::ompi_job::{ref_ompi, shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob};
+use common::ompi_job::{shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob};
 use common::queue_checks::{
     check_against_libtvmpich, check_rank_ch4, check_rank_ours, native, queues, Ch4Reader,
 };
