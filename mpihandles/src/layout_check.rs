@@ -195,13 +195,10 @@ fn check_ompi_debug_magic(
     if ctx.m("opal_object_t", "obj_magic_id").is_ok() {
         return Ok(());
     }
-    let raw = ctx
-        .bytes(obj, 8, "opal_object_t.obj_magic_id")
-        .map_err(|e| LayoutsRefused(format!("{symbol}: {e}")))?;
-    let word = match ctx.order() {
-        mpidd_types::ByteOrder::Little => u64::from_le_bytes(raw_word(&raw)),
-        mpidd_types::ByteOrder::Big => u64::from_be_bytes(raw_word(&raw)),
-    };
+    // The magic is a uint64_t on every ABI, in the target's byte order.
+    let word = ctx
+        .int(obj, 8, "opal_object_t.obj_magic_id")
+        .map_err(|e| LayoutsRefused(format!("{symbol}: {e}")))? as u64;
     if word == OMPI_DEBUG_MAGIC {
         return Err(LayoutsRefused(format!(
             "{symbol} at {obj} starts with obj_magic_id {OMPI_DEBUG_MAGIC:#x}: a debug build of \
@@ -210,13 +207,6 @@ fn check_ompi_debug_magic(
         )));
     }
     Ok(())
-}
-
-fn raw_word(raw: &[u8]) -> [u8; 8] {
-    let mut w = [0u8; 8];
-    let n = raw.len().min(8);
-    w[..n].copy_from_slice(&raw[..n]);
-    w
 }
 
 /// Where `opal_class_t` keeps `cls_sizeof`: the layouts' answer, else its
