@@ -1,6 +1,8 @@
 //! `mpidd cache`: the persistent layout cache (`mpidd_read::LayoutCache`),
 //! where the layouts the decoders resolved from a library's DWARF are kept
-//! per build-id, so that later runs on the same build read no DWARF.
+//! per build-id, so that later runs on the same build read no DWARF; and
+//! the symbol tables of large objects (`symbols/`), so that they read no
+//! symbol table either.
 
 use mpidd_read::LayoutCache;
 
@@ -33,6 +35,16 @@ pub fn layout_cache(no_cache: bool) -> Option<LayoutCache> {
         None
     } else {
         LayoutCache::user()
+    }
+}
+
+/// Keeps the symbol tables of large objects (a debug build's MPI library,
+/// libc's debug file) in the cache's `symbols` folder, for every command:
+/// a later run on the same files probes them in place of reading the
+/// files' tables again. Unless `--no-cache`.
+pub fn keep_symbol_indexes(no_cache: bool) {
+    if let Some(cache) = layout_cache(no_cache) {
+        mpidd_read::keep_symbol_indexes_in(Some(cache.symbol_index_dir()));
     }
 }
 

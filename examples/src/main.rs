@@ -49,7 +49,8 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Neither use nor fill the layout cache (`mpidd cache`): resolve the
-    /// decoders' layouts from the MPI library's DWARF or a profile again.
+    /// decoders' layouts from the MPI library's DWARF or a profile again,
+    /// and read large objects' symbol tables from the files again.
     #[arg(long, global = true)]
     no_cache: bool,
 }
@@ -243,6 +244,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let no_cache = cli.no_cache;
+    cache::keep_symbol_indexes(no_cache);
     let result = match cli.command {
         Command::Demo { json } => demo::run(json).map_err(|e| error_chain(&e)),
         Command::Launch {

@@ -119,6 +119,14 @@ fn the_second_read_takes_the_layouts_from_the_cache_and_reads_the_same() {
         std::fs::read_dir(&cache).map(|d| d.count())
     );
 
+    // The symbol tables of the large objects (the debug build's libmpi,
+    // libc's debug file) are kept beside the layouts.
+    assert!(
+        !symbol_indexes(&cache).is_empty(),
+        "no symbol index in {}",
+        cache.join("symbols").display()
+    );
+
     let (warm, warm_err) = ok(&queues(&cache, &[]));
     assert!(warm_err.contains(FROM_CACHE), "{warm_err}");
     assert_eq!(cold, uncached);
@@ -142,6 +150,49 @@ fn the_second_read_takes_the_layouts_from_the_cache_and_reads_the_same() {
     let (cleared, _) = ok(&cleared);
     assert!(cleared.contains("removed 1 entry"), "{cleared}");
     assert!(!entry.exists());
+    assert!(
+        !cache.join("symbols").exists(),
+        "cache clear left the symbol indexes"
+    );
+}
+
+/// The symbol indexes in the cache `cache`.
+fn symbol_indexes(cache: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(cache.join("symbols"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.retain(|p| p.extension().is_some_and(|x| x == "names"));
+    found.sort();
+    found
+}
+
+/// Symbol indexes that were made for other files (each one's bytes moved
+/// to the next one's name), cut short or emptied are never used: the
+/// reads give what a read without any cache gives.
+#[test]
+fn a_symbol_index_of_another_file_or_cut_short_is_never_used() {
+    let cache = fresh_cache("symbol-indexes");
+    let (uncached, _) = ok(&queues(&cache, &["--no-cache"]));
+    ok(&queues(&cache, &[]));
+    let indexes = symbol_indexes(&cache);
+    assert!(indexes.len() >= 2, "fewer than two indexes: {indexes:?}");
+    let contents: Vec<Vec<u8>> = indexes.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    for (i, path) in indexes.iter().enumerate() {
+        std::fs::write(path, &contents[(i + 1) % contents.len()]).unwrap();
+    }
+    let (moved, _) = ok(&queues(&cache, &[]));
+    assert_eq!(moved, uncached);
+
+    for (path, bytes) in symbol_indexes(&cache).iter().zip(&contents) {
+        std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+    }
+    let (cut, _) = ok(&queues(&cache, &[]));
+    assert_eq!(cut, uncached);
+    for path in symbol_indexes(&cache) {
+        std::fs::write(path, b"").unwrap();
+    }
+    let (empty, _) = ok(&queues(&cache, &[]));
+    assert_eq!(empty, uncached);
 }
 
 /// An entry made for another build is not used even under this build's
@@ -230,14 +281,25 @@ fn runs_writing_the_cache_at_once_leave_a_valid_entry() {
         assert_eq!(stdout, first);
         assert!(!stderr.contains("warning"), "{stderr}");
     }
-    let names: Vec<String> = std::fs::read_dir(&cache)
+    let mut names: Vec<String> = std::fs::read_dir(&cache)
         .expect("the cache")
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
+    names.sort();
     assert_eq!(
         names,
-        [format!("{}.json", libmpi_build_id())],
-        "one entry and no leftover temporary file"
+        [format!("{}.json", libmpi_build_id()), "symbols".to_string()],
+        "one entry, the symbol indexes, and no leftover temporary file"
+    );
+    let indexes = std::fs::read_dir(cache.join("symbols"))
+        .expect("the symbol indexes")
+        .map(|e| e.unwrap().path())
+        .collect::<Vec<_>>();
+    assert!(
+        indexes
+            .iter()
+            .all(|p| p.extension().is_some_and(|x| x == "names")),
+        "a leftover temporary index: {indexes:?}"
     );
     let (warm, err) = ok(&queues(&cache, &[]));
     assert!(err.contains(FROM_CACHE), "{err}");

@@ -162,6 +162,7 @@ pub use symbols::elf_symbols::{
     elf_placement, forget_shared_symbol_tables, ElfPlacement, ElfSymbols, ObjectInfo,
 };
 pub use symbols::loaded_objects::LoadedObjects;
+pub use symbols::name_index::keep_symbol_indexes_in;
 pub use symbols::object_files::ObjectFiles;
 pub use symbols::searched_objects::{
     is_mpi_library, searched_summary, summarize_objects, LIST_IN_FULL,

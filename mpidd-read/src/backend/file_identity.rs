@@ -16,6 +16,21 @@ type Key = (u64, u64);
 #[cfg(not(unix))]
 type Key = std::path::PathBuf;
 
+impl FileKey {
+    /// The identity as bytes, for keys written to disk.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        #[cfg(unix)]
+        {
+            let (dev, ino) = self.0;
+            [dev.to_le_bytes(), ino.to_le_bytes()].concat()
+        }
+        #[cfg(not(unix))]
+        {
+            self.0.as_os_str().as_encoded_bytes().to_vec()
+        }
+    }
+}
+
 /// The identity of the file at `path`, whose metadata is `meta`; `None`
 /// when it cannot be told.
 pub(crate) fn file_key(path: &Path, meta: &Metadata) -> Option<FileKey> {

@@ -144,6 +144,15 @@ impl LayoutCache {
         &self.dir
     }
 
+    /// Where the symbol tables of large object files are kept between
+    /// runs, when the caller asks for it
+    /// ([`keep_symbol_indexes_in`](crate::keep_symbol_indexes_in)): the
+    /// `symbols` folder of the cache, emptied by [`clear`](Self::clear)
+    /// with the rest.
+    pub fn symbol_index_dir(&self) -> PathBuf {
+        self.dir.join("symbols")
+    }
+
     /// The file of the entry for `build_id`.
     pub fn entry_path(&self, build_id: &[u8]) -> PathBuf {
         self.dir.join(format!("{}.json", hex(build_id)))
@@ -255,6 +264,17 @@ impl LayoutCache {
         }
         for leftover in self.files(|name| name.starts_with(".entry-"))? {
             let _ = std::fs::remove_file(leftover);
+        }
+        let symbols = self.symbol_index_dir();
+        match std::fs::remove_dir_all(&symbols) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(CacheError {
+                    path: symbols,
+                    action: "remove",
+                    source: e,
+                })
+            }
+            _ => {}
         }
         Ok(entries.len())
     }

@@ -18,6 +18,7 @@ use crate::backend::core_file::{map_file, MappedFile};
 use crate::backend::file_identity::FileStamp;
 use crate::symbols::debug_files::{DebugFile, DebugLookup, DebugSearch, RejectReason, Rejection};
 use crate::symbols::extra_symbols::ExtraSymbols;
+use crate::symbols::name_index::index_key;
 use crate::symbols::name_table::NameTable;
 use crate::symbols::object_files::{kept, ObjectFile, ObjectFiles};
 use crate::symbols::symbol_error::SymbolError;
@@ -149,7 +150,7 @@ fn shared_table(path: &Path, kind: TableKind) -> Result<Arc<ObjectTable>, Symbol
     }
     // Read outside the lock: two threads may read one file at once, and
     // the second table replaces the first, equal, one.
-    let table = Arc::new(read_table(path, kind)?);
+    let table = Arc::new(read_table(path, kind, identity.as_ref())?);
     if let Some(identity) = identity {
         keep_table(identity, &table);
     }
@@ -167,7 +168,12 @@ fn object_table(object: &ObjectFile) -> Result<Arc<ObjectTable>, String> {
         return Ok(table);
     }
     let file = object::File::parse(&**object.map).map_err(|e| e.to_string())?;
-    let table = Arc::new(table_of(&object.map, &file, TableKind::Object));
+    let table = Arc::new(table_of(
+        &object.map,
+        &file,
+        TableKind::Object,
+        Some(&identity),
+    ));
     keep_table(identity, &table);
     Ok(table)
 }
@@ -193,7 +199,11 @@ fn keep_table(identity: FileIdentity, table: &Arc<ObjectTable>) {
     }
 }
 
-fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> {
+fn read_table(
+    path: &Path,
+    kind: TableKind,
+    identity: Option<&FileIdentity>,
+) -> Result<ObjectTable, SymbolError> {
     let data = Arc::new(map_file(path).map_err(|cause| SymbolError::Io {
         path: path.display().to_string(),
         cause,
@@ -202,28 +212,48 @@ fn read_table(path: &Path, kind: TableKind) -> Result<ObjectTable, SymbolError> 
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
-    Ok(table_of(&data, &file, kind))
+    Ok(table_of(&data, &file, kind, identity))
 }
 
-/// The table of `file`, parsed from `map`.
-fn table_of(map: &Arc<Mmap>, file: &object::File<'_>, kind: TableKind) -> ObjectTable {
-    // Room for every entry of the tables read, so that the table is not
-    // grown (and every name hashed again) as it fills.
-    let entry = if file.is_64() { 24 } else { 16 };
-    let entries = |name: &str| file.section_by_name(name).map_or(0, |s| s.size() / entry);
-    let (symbols, build_id) = match kind {
-        TableKind::Object => (
-            collect_symbols(
+/// The table of `file`, parsed from `map`, or the one an earlier run kept
+/// for the file `identity` names ([`name_index`](super::name_index)).
+fn table_of(
+    map: &Arc<Mmap>,
+    file: &object::File<'_>,
+    kind: TableKind,
+    identity: Option<&FileIdentity>,
+) -> ObjectTable {
+    let key = identity.and_then(|i| {
+        let tag = match i.kind {
+            TableKind::Object => 1,
+            TableKind::DebugFile => 2,
+        };
+        index_key(&i.stamp, tag)
+    });
+    let stored = key
+        .as_deref()
+        .and_then(|key| NameTable::stored(map.clone(), key));
+    let symbols = stored.unwrap_or_else(|| {
+        // Room for every entry of the tables read, so that the table is
+        // not grown (and every name hashed again) as it fills.
+        let entry = if file.is_64() { 24 } else { 16 };
+        let entries = |name: &str| file.section_by_name(name).map_or(0, |s| s.size() / entry);
+        let built = match kind {
+            TableKind::Object => collect_symbols(
                 map,
                 entries(".symtab") + entries(".dynsym"),
                 file.symbols().chain(file.dynamic_symbols()),
             ),
-            file.build_id().ok().flatten().map(Box::from),
-        ),
-        TableKind::DebugFile => (
-            collect_symbols(map, entries(".symtab"), file.symbols()),
-            None,
-        ),
+            TableKind::DebugFile => collect_symbols(map, entries(".symtab"), file.symbols()),
+        };
+        if let Some(key) = &key {
+            built.keep(key);
+        }
+        built
+    });
+    let build_id = match kind {
+        TableKind::Object => file.build_id().ok().flatten().map(Box::from),
+        TableKind::DebugFile => None,
     };
     ObjectTable {
         first_load_vaddr: file.segments().map(|s| s.address()).min().unwrap_or(0),

@@ -7,7 +7,8 @@
 //! [`loaded_objects`] (the list of loaded objects, from whoever knows it),
 //! [`object_files`] (each object file read once for all the targets of a
 //! run), [`name_table`] (an object's symbols by name, the names left in
-//! its mapping),
+//! its mapping), [`name_index`] (those tables kept on disk between runs,
+//! where the caller asks),
 //! [`link_map`] (the loader's list of objects), [`symbolize`] (an address
 //! to a function and line), [`searched_objects`] (saying which objects
 //! were looked in), [`symbol_error`], [`constant_data`] (an object's
@@ -26,6 +27,7 @@ pub(crate) mod elf_symbols;
 pub(crate) mod extra_symbols;
 pub mod link_map;
 pub(crate) mod loaded_objects;
+pub(crate) mod name_index;
 pub(crate) mod name_table;
 pub(crate) mod object_files;
 pub(crate) mod searched_objects;

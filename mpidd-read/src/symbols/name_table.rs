@@ -12,6 +12,8 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 use memmap2::Mmap;
 
+use crate::symbols::name_index::{self, name_hasher, StoredNames, MIN_INDEXED_SYMBOLS};
+
 /// One symbol: where its name is in the file, its link-time address and
 /// size.
 #[derive(Clone, Copy)]
@@ -23,8 +25,16 @@ struct Entry {
 /// The defined symbols of one file, by name.
 pub(crate) struct NameTable {
     file: Arc<Mmap>,
-    entries: HashTable<Entry>,
+    names: Names,
     hasher: foldhash::fast::FixedState,
+}
+
+/// Where the names are looked up.
+enum Names {
+    /// A table built from the file's symbols in this run.
+    Built(HashTable<Entry>),
+    /// A table an earlier run built and kept ([`name_index`](super::name_index)).
+    Stored(StoredNames),
 }
 
 impl NameTable {
@@ -32,9 +42,39 @@ impl NameTable {
     pub(crate) fn new(file: Arc<Mmap>, capacity: usize) -> Self {
         NameTable {
             file,
-            entries: HashTable::with_capacity(capacity),
-            hasher: foldhash::fast::FixedState::default(),
+            names: Names::Built(HashTable::with_capacity(capacity)),
+            hasher: name_hasher(),
         }
+    }
+
+    /// The table an earlier run kept for `key` over `file`, if there is
+    /// one made for exactly that key.
+    pub(crate) fn stored(file: Arc<Mmap>, key: &[u8]) -> Option<Self> {
+        let stored = StoredNames::load(key, file.len())?;
+        Some(NameTable {
+            file,
+            names: Names::Stored(stored),
+            hasher: name_hasher(),
+        })
+    }
+
+    /// Keeps this table for `key`, for later runs, when it is large enough
+    /// to be worth it and indexes are kept at all.
+    pub(crate) fn keep(&self, key: &[u8]) {
+        let Names::Built(entries) = &self.names else {
+            return;
+        };
+        if entries.len() < MIN_INDEXED_SYMBOLS {
+            return;
+        }
+        let file = &self.file;
+        name_index::store(
+            key,
+            entries.len(),
+            entries
+                .iter()
+                .map(|e| (e.name, &file[e.name.0..e.name.1], e.value)),
+        );
     }
 
     /// Adds the symbol named by `name`, a slice of the file's own bytes
@@ -45,14 +85,17 @@ impl NameTable {
         let Some(range) = self.place_of(name) else {
             return;
         };
+        let Names::Built(entries) = &mut self.names else {
+            return;
+        };
         let (file, hasher) = (&self.file, &self.hasher);
         let hash = hasher.hash_one(name);
         let bytes = |e: &Entry| &file[e.name.0..e.name.1];
-        match self.entries.find_mut(hash, |e| bytes(e) == name) {
+        match entries.find_mut(hash, |e| bytes(e) == name) {
             Some(kept) if global => kept.value = value,
             Some(_) => {}
             None => {
-                self.entries.insert_unique(
+                entries.insert_unique(
                     hash,
                     Entry {
                         name: (range.start, range.end),
@@ -68,9 +111,12 @@ impl NameTable {
     pub(crate) fn get(&self, name: &str) -> Option<(u64, u64)> {
         let name = name.as_bytes();
         let hash = self.hasher.hash_one(name);
-        self.entries
-            .find(hash, |e| &self.file[e.name.0..e.name.1] == name)
-            .map(|e| e.value)
+        match &self.names {
+            Names::Built(entries) => entries
+                .find(hash, |e| &self.file[e.name.0..e.name.1] == name)
+                .map(|e| e.value),
+            Names::Stored(stored) => stored.get(&self.file, name, hash),
+        }
     }
 
     /// Whether a symbol is called `name`.
@@ -80,7 +126,10 @@ impl NameTable {
 
     /// How many symbols it holds.
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        match &self.names {
+            Names::Built(entries) => entries.len(),
+            Names::Stored(stored) => stored.len(),
+        }
     }
 
     /// Where `name` lies in the file, if it is a slice of it.
