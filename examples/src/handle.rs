@@ -146,6 +146,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         ..Limits::default()
     };
     let profiles = crate::profile::load_all(&args.profiles)?;
+    let profiles = profiles.all();
     let source = args.target.source(&Limits::default());
     let value = read_target(
         source,
@@ -154,7 +155,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         HandleReader {
             args: &args,
             limits,
-            profiles: &profiles,
+            profiles,
         },
     )?;
     match print(&value, args.json) {

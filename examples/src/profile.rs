@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use mpidd_read::{
     ask_whole_type, build_id, build_id_hex, build_key, object_arch, parse_profile_symbols,
     profile_drift, shipped_profiles, so_stem, BuildKey, LayoutProfile, Layouts, ProfileError,
-    ProfileIdentity, ProfileObject, ProfileSymbol, TypeOracle, WholeTypeLimits,
+    ProfileIdentity, ProfileObject, ProfileSet, ProfileSymbol, TypeOracle, WholeTypeLimits,
 };
 use mpiq_core::{ProfileDecoder as Decoder, ProfileDecoderError};
 
@@ -107,15 +107,15 @@ pub enum ProfileCliError {
     SymbolLine(PathBuf, usize, String),
 }
 
-/// The shipped profiles and those in `paths`.
-pub fn load_all(paths: &[PathBuf]) -> Result<Vec<LayoutProfile>, ProfileError> {
-    let mut all = paths
+/// The profiles in `paths`, then the shipped ones.
+pub fn load_all(paths: &[PathBuf]) -> Result<ProfileSet, ProfileError> {
+    let given = paths
         .iter()
         .map(|p| LayoutProfile::load(p))
         .collect::<Result<Vec<_>, _>>()?;
-    // The user's first: a profile given on the command line wins.
-    all.extend(shipped_profiles());
-    Ok(all)
+    // The user's first: a profile given on the command line wins. The
+    // shipped ones are parsed only when a process needs them.
+    Ok(ProfileSet::shipped_after(given))
 }
 
 /// Runs `mpidd profile ...`.

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use mpidd_read::{LayoutCache, LayoutOrigin, LayoutProfile, Limits, TargetReader};
+use mpidd_read::{LayoutCache, LayoutOrigin, Limits, ProfileSet, TargetReader};
 use mpiq_core::compare::compare;
 use mpiq_core::{
     read_process_queues, DecodeError, MqsError, MqsLibrary, QueueReadError, QueueReadOptions,
@@ -29,7 +29,7 @@ pub struct Options {
     pub reader: Reader,
     /// Layout profiles for libraries without debug info (the shipped ones
     /// and the user's).
-    pub profiles: Vec<LayoutProfile>,
+    pub profiles: ProfileSet,
     /// Ignore the library's debug info and take its layouts from a
     /// matching profile.
     pub prefer_profile: bool,

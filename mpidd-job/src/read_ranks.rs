@@ -11,9 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    core_stacks, shipped_profiles, CoreTarget, CoreTargetOptions, LayoutCache, LayoutProfile,
-    Limits, LoadedObjects, ObjectFiles, PythonLimits, StackLimits, StackUnwinder, Target,
-    ThreadStack,
+    core_stacks, CoreTarget, CoreTargetOptions, LayoutCache, Limits, LoadedObjects, ObjectFiles,
+    ProfileSet, PythonLimits, StackLimits, StackUnwinder, Target, ThreadStack,
 };
 #[cfg(all(feature = "live", target_os = "linux"))]
 use mpidd_read::{live_stacks, AttachGuard, LiveTarget, SharedLiveSymbols};
@@ -108,9 +107,10 @@ pub struct ReadOptions {
     /// that carry none (synthetic ranks) or whose layouts the caller has.
     pub layouts: Option<Arc<dyn Layouts + Send + Sync>>,
     /// Layout profiles for MPI libraries without debug info, each chosen
-    /// only for a library whose build-id (or code digest) it lists. By default the profiles
-    /// mpidd ships.
-    pub profiles: Vec<LayoutProfile>,
+    /// only for a library whose build-id (or code digest) it lists, or
+    /// whose release family it declares. By default the profiles mpidd
+    /// ships, parsed only when a rank needs them.
+    pub profiles: ProfileSet,
     /// Where layouts resolved from DWARF are kept for later runs, and
     /// found before any DWARF is read (see [`LayoutCache`]). None by
     /// default: a library writes no files unless asked.
@@ -136,7 +136,7 @@ impl Default for ReadOptions {
             stop: true,
             parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
             layouts: None,
-            profiles: shipped_profiles(),
+            profiles: ProfileSet::shipped(),
             cache: None,
             timings: false,
             python: true,
@@ -478,7 +478,7 @@ impl JobReader {
                 t.symbols(),
                 objects,
                 layouts.as_ref(),
-                &self.options.profiles,
+                self.options.profiles.all(),
                 limits,
             )
             .map(|(queues, _)| (queues, None)),

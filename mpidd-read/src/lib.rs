@@ -141,6 +141,7 @@ pub use layouts::layout_profile::{
 };
 pub use layouts::loaded_layouts::LoadedLayouts;
 pub use layouts::profile_drift::profile_drift;
+pub use layouts::profile_set::ProfileSet;
 pub use layouts::profile_symbols::{parse_profile_symbols, SymbolLineError};
 pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};

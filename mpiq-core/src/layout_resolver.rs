@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use mpidd_read::{
     build_id_hex as hex, companion_profiles_of, CacheLookup, LayeredLayouts, LayoutCache,
     LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, LoadedObjects, ObjectInfo,
-    ProfileIdentity, ProfileObject, StatedBuild, SymbolSource, TargetParts, TypeOracle,
+    ProfileIdentity, ProfileObject, ProfileSet, StatedBuild, SymbolSource, TargetParts, TypeOracle,
 };
 
 use crate::decoder::DecodeError;
@@ -49,7 +49,7 @@ use mpidd_read::TargetMemory;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct LayoutResolver {
-    profiles: Vec<LayoutProfile>,
+    profiles: ProfileSet,
     cache: Option<LayoutCache>,
     resolved: Mutex<HashMap<LibraryBuild, Arc<Resolved>>>,
     /// Build-ids of the files asked about, with the size and modification
@@ -101,10 +101,12 @@ struct LibraryBuild {
 impl LayoutResolver {
     /// A resolver that falls back on `profiles` for libraries without
     /// DWARF (see [`decoder_layouts`]), and keeps what it resolves in
-    /// memory only.
-    pub fn new(profiles: Vec<LayoutProfile>) -> Self {
+    /// memory only. A `Vec` of profiles is those alone;
+    /// [`ProfileSet::shipped_after`] adds the shipped ones, parsed only
+    /// when a process needs them.
+    pub fn new(profiles: impl Into<ProfileSet>) -> Self {
         LayoutResolver {
-            profiles,
+            profiles: profiles.into(),
             cache: None,
             resolved: Mutex::new(HashMap::new()),
             build_ids: Mutex::new(HashMap::new()),
@@ -119,8 +121,14 @@ impl LayoutResolver {
         self
     }
 
-    /// The profiles it falls back on.
+    /// The profiles it falls back on (the shipped ones among them are
+    /// parsed by the first call).
     pub fn profiles(&self) -> &[LayoutProfile] {
+        self.profiles.all()
+    }
+
+    /// The set of profiles it falls back on, parsed or not.
+    pub fn profile_set(&self) -> &ProfileSet {
         &self.profiles
     }
 
@@ -247,7 +255,7 @@ impl LayoutResolver {
                 // offers it only as a candidate).
                 let profiled = match &build {
                     Some(build) if !oracle.has_dwarf(&found.library) => self
-                        .profiles
+                        .profiles()
                         .iter()
                         .find(|p| p.describes(&build.id))
                         .or_else(|| self.family_profile(&found, build))
@@ -258,14 +266,14 @@ impl LayoutResolver {
                     oracle,
                     beside: &beside,
                     profiled,
-                    profiles: &self.profiles,
+                    profiles: self.profiles(),
                 };
                 (&library_dwarf, Some(oracle))
             }
             TypeSource::Dwarf(None) => (&empty, None),
             TypeSource::Caller(layouts) => (layouts, None),
         };
-        let (chosen, origin) = decoder_layouts(&found, source, objects, &self.profiles)?;
+        let (chosen, origin) = decoder_layouts(&found, source, objects, self.profiles())?;
         // What the chooser calls the target's own DWARF is, for types
         // handed in, the caller's: whatever those say they are (mpidd's
         // own targets fold a shipped profile under their DWARF and say
@@ -330,7 +338,7 @@ impl LayoutResolver {
     /// for its library's architecture: what the chooser falls back to
     /// when no profile names the build.
     fn family_profile(&self, found: &Identified, build: &LibraryBuild) -> Option<&LayoutProfile> {
-        if found.version.is_empty() || !self.profiles.iter().any(|p| p.family.is_some()) {
+        if found.version.is_empty() || !self.profiles().iter().any(|p| p.family.is_some()) {
             return None;
         }
         let arch = mpidd_read::object_arch(&build.path).ok()?;
@@ -339,7 +347,7 @@ impl LayoutResolver {
             version: &found.version,
             arch: &arch,
         };
-        self.profiles.iter().find(|p| {
+        self.profiles().iter().find(|p| {
             p.family.as_ref().is_some_and(|f| f.contains(&stated)) && p.mentions(&found.library)
         })
     }
@@ -399,13 +407,22 @@ impl LayoutResolver {
         let loaded: Vec<(String, Option<Vec<u8>>)> = objects
             .loaded_objects()
             .into_iter()
-            .filter(|o| self.profiles.iter().any(|p| p.mentions(&o.name)))
+            .filter(|o| self.profiles.might_mention(&o.name))
             .map(|o| {
                 let id = self.file_build_id(o).and_then(|(id, ..)| id);
                 (o.name.clone(), id)
             })
             .collect();
-        companion_profiles_of(&loaded, library, &self.profiles)
+        // A companion is a profile made for a loaded build: when no
+        // profile names any, none is, and no profile is parsed.
+        let named = loaded.iter().any(|(_, id)| {
+            id.as_deref()
+                .is_some_and(|id| self.profiles.might_describe(id))
+        });
+        if !named {
+            return Vec::new();
+        }
+        companion_profiles_of(&loaded, library, self.profiles())
     }
 
     fn known(&self, build: &LibraryBuild) -> Option<Arc<Resolved>> {

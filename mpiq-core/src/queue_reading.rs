@@ -9,7 +9,7 @@
 #[cfg(feature = "mqs")]
 use mpidd_read::{LayeredLayouts, LayoutTable, Layouts};
 use mpidd_read::{
-    LayoutCache, LayoutOrigin, LayoutProfile, Limits, LoadedObjects, SymbolSource, TargetMemory,
+    LayoutCache, LayoutOrigin, Limits, LoadedObjects, ProfileSet, SymbolSource, TargetMemory,
     TypeOracle,
 };
 
@@ -62,7 +62,7 @@ impl QueueReadOptions<'_> {
     /// unless `prefer_profile`, since a profile preferred to the DWARF is
     /// preferred to layouts once taken from DWARF too.
     pub fn resolver(
-        profiles: Vec<LayoutProfile>,
+        profiles: impl Into<ProfileSet>,
         cache: Option<LayoutCache>,
         prefer_profile: bool,
     ) -> LayoutResolver {

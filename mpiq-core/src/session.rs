@@ -15,7 +15,7 @@
 use std::fmt;
 
 use mpidd_read::{
-    LayoutCache, LayoutOrigin, LayoutProfile, Limits, LoadedObjects, ProfileIdentity, Target,
+    LayoutCache, LayoutOrigin, Limits, LoadedObjects, ProfileIdentity, ProfileSet, Target,
     TypeOracle,
 };
 
@@ -61,7 +61,7 @@ impl Default for Session {
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
-            .field("profiles", &self.resolver.profiles().len())
+            .field("profiles", &self.resolver.profile_set().len())
             .field(
                 "cache",
                 &self.resolver.cache().map(|c| c.dir().to_path_buf()),
@@ -175,12 +175,13 @@ impl Session {
     /// A session with the profiles mpidd ships for stripped builds, no
     /// layout cache on disk, and the default [`Limits`].
     pub fn new() -> Session {
-        Session::with_profiles(mpidd_read::shipped_profiles())
+        Session::with_profiles(ProfileSet::shipped())
     }
 
     /// A session that falls back on `profiles` for libraries without
-    /// DWARF.
-    pub fn with_profiles(profiles: Vec<LayoutProfile>) -> Session {
+    /// DWARF: a `Vec` of profiles alone, or a [`ProfileSet`] with the
+    /// shipped ones.
+    pub fn with_profiles(profiles: impl Into<ProfileSet>) -> Session {
         Session {
             resolver: LayoutResolver::new(profiles),
             limits: Limits::default(),

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::layouts::layered_layouts::LayeredLayouts;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_family::{LayoutFamily, StatedBuild};
+use crate::layouts::profile_set::ProfileSet;
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
 use crate::symbols::extra_symbols::{ExtraSymbol, ExtraSymbols};
@@ -63,15 +64,29 @@ pub struct ProfileObject {
     pub code_digests: Vec<String>,
 }
 
+impl ProfileIdentity {
+    /// Whether one of its objects is the one loaded as `name` (matched by
+    /// [`so_stem`]).
+    pub fn mentions(&self, name: &str) -> bool {
+        self.objects
+            .iter()
+            .any(|o| so_stem(&o.name) == so_stem(name))
+    }
+}
+
 impl ProfileObject {
     /// Whether this object's profile was made for the build whose key
     /// (a build-id, or a code digest) is `key`.
     pub fn made_for(&self, key: &[u8]) -> bool {
-        let key = hex(key);
+        self.made_for_hex(&hex(key))
+    }
+
+    /// [`made_for`](Self::made_for), with the key already in hex.
+    pub(crate) fn made_for_hex(&self, key: &str) -> bool {
         self.build_ids
             .iter()
             .chain(&self.code_digests)
-            .any(|b| b.eq_ignore_ascii_case(&key))
+            .any(|b| b.eq_ignore_ascii_case(key))
     }
 }
 
@@ -250,10 +265,7 @@ impl LayoutProfile {
     /// Whether this profile describes an object called `name` (a name or
     /// a path; compared up to `.so`), whatever its build.
     pub fn mentions(&self, name: &str) -> bool {
-        self.identity
-            .objects
-            .iter()
-            .any(|o| so_stem(&o.name) == so_stem(name))
+        self.identity.mentions(name)
     }
 
     /// Whether this profile was made for an object whose build key (its
@@ -302,13 +314,18 @@ pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
 
 /// Lower-case hex of a build-id, as profiles and `file(1)` write it.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::symbols::debug_files::hex(bytes)
 }
 
 /// The profiles shipped inside this crate (parsed once per process; each
 /// call returns a copy).
 pub fn shipped_profiles() -> Vec<LayoutProfile> {
     shipped_profile_list().to_vec()
+}
+
+/// The text of each shipped profile, in order.
+pub(crate) fn shipped_texts() -> impl Iterator<Item = &'static str> {
+    SHIPPED.iter().map(|(_, text)| *text)
 }
 
 /// The shipped profiles parsed from their text.
@@ -334,6 +351,10 @@ fn parse_shipped() -> Vec<LayoutProfile> {
 /// ([`ElfSymbols`](crate::ElfSymbols)), so every decoder finds them as if the
 /// library exported them.
 pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
+    // Asked for every object opened: a build no profile names parses none.
+    if !ProfileSet::shipped().might_describe(build_id) {
+        return Vec::new();
+    }
     // Asked for every object of every target opened: indexed once by
     // build-id, rather than every profile's symbols walked each time.
     static BY_BUILD: std::sync::OnceLock<BTreeMap<String, Vec<(String, ProfileSymbol)>>> =

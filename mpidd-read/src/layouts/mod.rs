@@ -17,6 +17,8 @@
 //! [`layered_layouts`] (a library's layouts over those of the libraries
 //! loaded beside it, such as UCX), [`profile_symbols`] (the text form of a profile's hidden symbols),
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
+//! [`profile_set`] (the caller's profiles and the shipped ones, whose
+//! layouts are parsed only when a process needs them),
 //! [`layout_error`] and [`whole_type`]. It stands on `dwarf` and `symbols`,
 //! and must not depend on the targets, stacks or decoders above it.
 
@@ -27,6 +29,7 @@ pub(crate) mod layout_family;
 pub(crate) mod layout_profile;
 pub(crate) mod loaded_layouts;
 pub(crate) mod profile_drift;
+pub(crate) mod profile_set;
 pub(crate) mod profile_symbols;
 pub(crate) mod whole_type;
 

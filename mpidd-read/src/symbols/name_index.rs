@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 
 use crate::backend::core_file::map_file;
 use crate::backend::file_identity::FileStamp;
+use crate::symbols::debug_files::hex;
 
 /// The first bytes of every index: the format's name and version.
 const MAGIC: &[u8; 8] = b"MPIDDSY1";
@@ -92,8 +93,7 @@ pub(crate) fn index_key(stamp: &FileStamp, kind: u8) -> Option<Vec<u8>> {
 
 fn index_path(dir: &Path, key: &[u8]) -> PathBuf {
     let digest = Sha256::digest(key);
-    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("{name}.names"))
+    dir.join(format!("{}.names", hex(&digest[..16])))
 }
 
 /// A table read from its index: the slots, probed in place.

@@ -10,7 +10,7 @@ use crate::backend::core_file::{CoreError, CoreFile, FileSearch, MappedFile};
 use crate::backend::memory::TargetMemory;
 use crate::error::ReadError;
 use crate::limits::Limits;
-use crate::symbols::debug_files::DebugSearch;
+use crate::symbols::debug_files::{hex, DebugSearch};
 use crate::symbols::elf_symbols::{ElfPlacement, ElfSymbols};
 use crate::symbols::link_map;
 use crate::symbols::object_files::{ObjectFile, ObjectFiles};
@@ -463,10 +463,6 @@ impl CoreTarget {
             in_file: hex(in_file),
         })
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl TargetMemory for CoreTarget {

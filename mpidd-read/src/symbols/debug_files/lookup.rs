@@ -87,9 +87,16 @@ pub enum RejectReason {
     },
 }
 
-/// `bytes` in lowercase hex, as build-id paths spell them.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// `bytes` in lowercase hex, as build-id paths spell them (and profiles,
+/// cache entries and index files name builds).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 impl fmt::Display for RejectReason {

@@ -38,7 +38,8 @@ use crate::backend::file_identity::{file_key, os_file_name, FileKey};
 use build_id::BUILD_ID_LEN;
 pub use build_id::{build_id, build_id_from_bytes, build_id_in_headers};
 pub use build_key::{build_key, build_key_from_bytes, BuildKey};
-use lookup::{hex, MAX_PATH_LEN};
+pub(crate) use lookup::hex;
+use lookup::MAX_PATH_LEN;
 pub use lookup::{DebugFile, DebugLookup, MatchedBy, RejectReason, Rejection};
 
 /// Where distributions install debug files.
