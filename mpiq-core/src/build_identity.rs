@@ -133,7 +133,7 @@ pub struct ProfileFit {
 
 /// How a profile fits a build.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "fit", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Fit {
     /// It was made for this very build (its build-id or code digest).
