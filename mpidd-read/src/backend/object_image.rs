@@ -107,11 +107,7 @@ impl ObjectImage {
                 len,
             });
         }
-        Ok(ObjectImage {
-            map,
-            abi,
-            segments,
-        })
+        Ok(ObjectImage { map, abi, segments })
     }
 }
 

@@ -16,9 +16,8 @@ pub(crate) fn ompi_version(
         .iter()
         .find_map(|name| {
             let sym = symbols.lookup(name)?;
-            let text =
-                TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len.min(64))
-                    .ok()?;
+            let text = TargetMemory::read_c_string(memory, sym.addr, limits.max_string_len.min(64))
+                .ok()?;
             Some(String::from_utf8_lossy(&text).into_owned())
         })
         .filter(|v| !v.is_empty())
