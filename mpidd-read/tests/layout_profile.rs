@@ -239,6 +239,7 @@ fn a_profile_from_the_debug_build_gives_the_release_builds_layouts() {
         "version 1",
         &"ab".repeat(20),
         "none of the 1 known layout profiles",
+        "(`mpidd identify` says what was found of it and why each profile does not fit)",
         "debug info",
         "-g",
         "mpidd profile write",

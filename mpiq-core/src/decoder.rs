@@ -135,6 +135,12 @@ impl DecodeError {
 pub(crate) const DECODED: &str = "The native decoders read MPICH with the ch3 device, MPICH 4.0.x \
      with the ch4 device (checked on 4.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1)";
 
+/// Where a refusal of a build sends a person to see what was found of it:
+/// the build, the facts, the profiles that fit or not and the check on the
+/// process (`mpiq_core::BuildIdentity`).
+pub(crate) const IDENTIFY: &str =
+    "`mpidd identify` says what was found of this build and why nothing reads it";
+
 /// An MPI library a refusal is about, as found in the target: enough for
 /// a person to tell which build was refused, and to find or make what
 /// reads it (a debug build, a layout profile: both are chosen by

@@ -12,7 +12,7 @@ use mpidd_read::{
 };
 use mpidd_types::TargetAddr;
 
-use crate::decoder::{DecodeError, FoundLibrary, QueueDecoder, DECODED};
+use crate::decoder::{DecodeError, FoundLibrary, QueueDecoder, DECODED, IDENTIFY};
 use crate::model::ProcessQueues;
 use crate::mpich::{MpichCh3, MpichCh4};
 use crate::ompi::communicators::{selected_pml, CommLayout};
@@ -259,7 +259,7 @@ pub fn identify(
                 way_out: Some(format!(
                     "{DECODED}. MPICH from 4.1 on, configured with --enable-debuginfo, keeps \
                      debugger queues of its own that its message-queue library reads: pass \
-                     the libtvmpich.so of this same build with `mpidd queues --dll`"
+                     the libtvmpich.so of this same build with `mpidd queues --dll`. {IDENTIFY}"
                 )),
             });
         }
@@ -275,7 +275,8 @@ pub fn identify(
         library: found(),
         way_out: Some(format!(
             "{DECODED}. The message-queue library (libtvmpich.so) of this same build, if it \
-             was configured with --enable-debuginfo, may read it: `mpidd queues --dll`"
+             was configured with --enable-debuginfo, may read it: `mpidd queues --dll`. \
+             {IDENTIFY}"
         )),
     })
 }
@@ -334,13 +335,14 @@ fn no_mpi_found(symbols: &dyn SymbolSource) -> DecodeError {
                 Some(_) => format!(
                     "{DECODED}. No shipped profile places this build's hidden globals. Its \
                      message-queue library (libtvmpich.so of the same build, when it was \
-                     configured with --enable-debuginfo) may read it: `mpidd queues --dll`"
+                     configured with --enable-debuginfo) may read it: `mpidd queues --dll`. \
+                     {IDENTIFY}"
                 ),
                 None => format!(
                     "{DECODED}; a library stripped of its dynamic symbols, or another \
                      implementation, is not told apart. Its vendor's message-queue library \
                      (the mqs interface, e.g. MPICH's libtvmpich.so of the same build) may \
-                     read it: `mpidd queues --dll`"
+                     read it: `mpidd queues --dll`. {IDENTIFY}"
                 ),
             }),
         },
@@ -575,7 +577,7 @@ mod tests {
              MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
              --enable-debuginfo, keeps debugger queues of its own that its message-queue \
              library reads: pass the libtvmpich.so of this same build with `mpidd queues \
-             --dll`"
+             --dll`. `mpidd identify` says what was found of this build and why nothing reads it"
         );
         // MPICH 4.0 with CH4 is decoded.
         let (m, s) = mpich("4.0.2", "ch4:ucx");
@@ -595,6 +597,7 @@ mod tests {
             "build-id 0123456789abcdef1032547698badcfe00112233",
             "MPICH 4.0.x with the ch4 device",
             "--dll",
+            "`mpidd identify` says what was found of this build",
         ] {
             assert!(text.contains(needle), "{needle:?} missing from: {text}");
         }
@@ -631,7 +634,7 @@ mod tests {
             "neither MPICH's MPII_Version_string nor Open MPI's ompi_mpi_communicators is \
              there, though an MPI library is loaded",
             "(the library: /opt/intel/mpi/lib/release/libmpi.so.12, no build-id found)",
-            "`mpidd queues --dll`",
+            "`mpidd queues --dll`. `mpidd identify`",
         ] {
             assert!(text.contains(needle), "{needle:?} missing from: {text}");
         }

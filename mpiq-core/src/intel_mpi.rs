@@ -8,7 +8,7 @@
 use mpidd_read::{Limits, SymbolSource, TargetMemory};
 use mpihandles::HandleKind;
 
-use crate::decoder::{DecodeError, FoundLibrary, DECODED};
+use crate::decoder::{DecodeError, FoundLibrary, DECODED, IDENTIFY};
 
 /// Intel MPI's release string (`2021.19.0`), a `char[32]` global.
 const VERSION_SYMBOL: &str = "I_MPI_Library_version";
@@ -159,7 +159,7 @@ impl IntelMpi {
             }),
             way_out: Some(format!(
                 "{DECODED}. Intel MPI ships no message-queue library for `mpidd queues --dll`; \
-                 `mpidd job` still tells where each rank waits from its stacks"
+                 `mpidd job` still tells where each rank waits from its stacks. {IDENTIFY}"
             )),
         }
     }

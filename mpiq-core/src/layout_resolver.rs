@@ -299,7 +299,7 @@ impl LayoutResolver {
                         told_origin.source_text()
                     ),
                     library: None,
-                    way_out: None,
+                    way_out: Some(crate::decoder::IDENTIFY.to_string()),
                 });
             }
         }

@@ -48,6 +48,7 @@
 
 #![deny(unsafe_code)]
 
+mod build_identity;
 pub mod compare;
 mod decoder;
 mod detect;
@@ -73,6 +74,10 @@ mod world_rank;
 // libraries moved into `mqs/`; it stays at its old path.
 pub use mqs::abi as mqs_abi;
 
+pub use build_identity::{
+    BuildIdentity, CheckOutcome, DecoderChoice, DwarfFacts, Fit, IdentifyError, LayoutChoice,
+    LayoutSource, ProcessFacts, ProfileFit, ReaderOutcome, StatedFacts,
+};
 pub use decoder::{DecodeError, FoundLibrary, QueueDecoder};
 pub use detect::{
     build_decoder, decoder_layouts, detect, identify, read_native_queues, DecoderKind, Identified,

@@ -10,7 +10,9 @@
 //! a core's notes or a stopped process give, [`file_identity`] says
 //! which host file a path names (the only use of `std::os` for files), and
 //! [`file_maps`] finds and maps each file once for all the targets of a
-//! run, and [`section_bytes`] holds one section of a mapped file.
+//! run, [`section_bytes`] holds one section of a mapped file, and
+//! [`object_image`] reads an object file on disk as the memory of a process
+//! that loaded it at its link-time addresses.
 //!
 //! It is the ground floor of the crate: it must not depend on symbols,
 //! DWARF, layouts or any decoder. What pairs a backend with those is in
@@ -28,6 +30,7 @@ pub(crate) mod int_decode;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub(crate) mod live_process;
 pub(crate) mod memory;
+pub(crate) mod object_image;
 pub(crate) mod read_budget;
 pub(crate) mod section_bytes;
 pub(crate) mod short_reads;

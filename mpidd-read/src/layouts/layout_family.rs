@@ -63,17 +63,72 @@ impl LayoutFamily {
     /// plain numbers and dots (a release candidate, a git snapshot) is
     /// in no family: which structs it has is not known.
     pub fn contains(&self, build: &StatedBuild<'_>) -> bool {
-        let (Some(v), Some(from), Some(below)) = (
-            version_numbers(build.version),
+        self.mismatch(build).is_none()
+    }
+
+    /// Why the library that states `build` is not of this family (the
+    /// first fact that keeps it out, for a person: `states version
+    /// 5.0.6, below 5.0.7`), or `None` when it is
+    /// ([`contains`](Self::contains)).
+    ///
+    /// ```
+    /// use mpidd_read::{LayoutFamily, StatedBuild};
+    ///
+    /// let family = LayoutFamily {
+    ///     implementation: "Open MPI".into(),
+    ///     from_version: "5.0.7".into(),
+    ///     below_version: "5.1".into(),
+    ///     arch: "x86_64".into(),
+    ///     ..LayoutFamily::default()
+    /// };
+    /// let stated = |version| StatedBuild { implementation: "Open MPI", version, arch: "x86_64" };
+    /// assert_eq!(family.mismatch(&stated("5.0.9")), None);
+    /// assert_eq!(
+    ///     family.mismatch(&stated("5.0.6")).as_deref(),
+    ///     Some("it states version 5.0.6, below the family's first, 5.0.7")
+    /// );
+    /// ```
+    pub fn mismatch(&self, build: &StatedBuild<'_>) -> Option<String> {
+        if self.implementation != build.implementation {
+            return Some(format!(
+                "it is {}, the family is {}",
+                build.implementation, self.implementation
+            ));
+        }
+        if self.arch != build.arch {
+            return Some(format!(
+                "it is built for {}, the family for {}",
+                build.arch, self.arch
+            ));
+        }
+        let Some(v) = version_numbers(build.version) else {
+            return Some(format!(
+                "it states version {:?}, which is not plain release numbers",
+                build.version
+            ));
+        };
+        let (Some(from), Some(below)) = (
             version_numbers(&self.from_version),
             version_numbers(&self.below_version),
         ) else {
-            return false;
+            return Some(format!(
+                "the family's bounds {:?} and {:?} are not plain release numbers",
+                self.from_version, self.below_version
+            ));
         };
-        self.implementation == build.implementation
-            && self.arch == build.arch
-            && compare_versions(&v, &from) != Ordering::Less
-            && compare_versions(&v, &below) == Ordering::Less
+        if compare_versions(&v, &from) == Ordering::Less {
+            return Some(format!(
+                "it states version {}, below the family's first, {}",
+                build.version, self.from_version
+            ));
+        }
+        if compare_versions(&v, &below) != Ordering::Less {
+            return Some(format!(
+                "it states version {}, not below the family's bound, {}",
+                build.version, self.below_version
+            ));
+        }
+        None
     }
 
     /// The family as a person reads it: `Open MPI 5.0.7 up to 5.1 (ob1,

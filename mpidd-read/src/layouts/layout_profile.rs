@@ -493,8 +493,9 @@ impl fmt::Display for NoLayouts {
         }
         write!(
             f,
-            ", and none of the {} known layout profiles is for this build. \
-             Ways out: install the library's debug info (its -dbgsym package, \
+            ", and none of the {} known layout profiles is for this build \
+             (`mpidd identify` says what was found of it and why each profile does \
+             not fit). Ways out: install the library's debug info (its -dbgsym package, \
              or point --debug-dir at it); rebuild the library with -g; or build \
              the same source",
             self.profiles_tried
