@@ -308,6 +308,10 @@ bash scripts/test-wheel.sh
 echo "== cargo test"
 disk
 cargo test --workspace --locked
+# docs/supported-builds.md is written from what the wheels' tests saw
+# (examples/tests/ompi_families.rs): it must be what this run saw.
+echo "== docs/supported-builds.md"
+bash scripts/supported-builds.sh --check
 # The instructions of the commands a user waits for, in the release build,
 # against their budgets (about 1.5 times the figure each was set from): a
 # change that doubles one fails here. Measured: the release build of mpidd
