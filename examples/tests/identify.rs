@@ -20,7 +20,7 @@ use std::process::Command;
 
 use common::mpich_job::{gcore, mpidd, ref_mpich, stock_mpich, wait_stopped, Job};
 use common::ompi_job::OmpiJob;
-use common::pip_envs::ompi509_venv;
+use common::pip_envs::ompi_wheel_venv;
 use serde_json::Value;
 
 /// A tool's standard output; fails saying which package gives it.
@@ -251,7 +251,7 @@ fn debian_open_mpi_library_is_the_build_its_profile_was_made_for() {
 
 #[test]
 fn pips_open_mpi_5_0_9_library_falls_in_the_5_0_family() {
-    let venv = ompi509_venv();
+    let venv = ompi_wheel_venv("5.0.9");
     let library = venv.join("lib/libmpi.so.40");
     let scratch = common::scratch::fresh_dir("identify-ompi509-library");
     // The wheel's version, from its metadata.
@@ -426,7 +426,7 @@ fn a_debian_mpich_process_live_and_from_a_gcore_core() {
 /// one line that says what did not match.
 #[test]
 fn a_pip_open_mpi_5_0_9_process_through_its_family_and_a_family_whose_layouts_do_not_fit() {
-    let venv = ompi509_venv();
+    let venv = ompi_wheel_venv("5.0.9");
     let job = OmpiJob::start_wheel(&venv, "identify-ompi509", "queues", "sm");
     let pid = job.pid(0).to_string();
     let id = identify(&["--pid", &pid]);

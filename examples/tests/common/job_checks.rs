@@ -264,15 +264,29 @@ pub fn check_job(program: &str, expected: &Expected) -> (HungJob, Value, Value) 
 pub fn check_job_on(mpi: HangMpi, program: &str, expected: &Expected) -> (HungJob, Value, Value) {
     let name = format!("job-{}{program}", mpi_prefix(mpi));
     let job = HungJob::start_on(mpi, &name, program);
+    let live = check_live(&job, expected);
+    let cores = check_cores(&job, expected);
+    (job, live, cores)
+}
+
+/// `mpidd job --pid LAUNCHER --json` on a running hung job: the report
+/// is `expected`, and the ranks run on afterwards.
+pub fn check_live(job: &HungJob, expected: &Expected) -> Value {
     let launcher = job.mpiexec_pid().to_string();
     let live = job_json(&["--pid", &launcher]);
-    check(&live, expected, &job, "live");
+    check(&live, expected, job, "live");
     job.assert_running("after mpidd job --pid --json");
+    live
+}
 
+/// `mpidd job --core-dir` on gcore cores of every rank of a hung job: the
+/// report is `expected`, each rank read from its own core, with the text
+/// and DOT forms.
+pub fn check_cores(job: &HungJob, expected: &Expected) -> Value {
     let dir = job.gcore_all("cores");
     job.assert_running("after gcore");
     let cores = job_json(&["--core-dir", dir.to_str().unwrap()]);
-    check(&cores, expected, &job, "from cores");
+    check(&cores, expected, job, "from cores");
     for (i, rank) in cores["ranks"].as_array().unwrap().iter().enumerate() {
         let target = rank["target"].as_str().unwrap_or("");
         assert!(
@@ -281,7 +295,7 @@ pub fn check_job_on(mpi: HangMpi, program: &str, expected: &Expected) -> (HungJo
         );
     }
     check_text_and_dot(&dir, &cores);
-    (job, live, cores)
+    cores
 }
 
 /// A job directory's prefix per MPI, so that jobs of one program on

@@ -16,3 +16,4 @@ pub mod procs;
 pub mod queue_checks;
 pub mod scratch;
 pub mod slurm_cluster;
+pub mod supported_builds;

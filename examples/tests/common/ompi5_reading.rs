@@ -65,6 +65,16 @@ pub fn check_queue_job_noted(
     search_path: bool,
     through_ours: bool,
 ) {
+    check_queues_live(&job, note, through_ours);
+    check_queues_from_cores(&job, note, search_path);
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+/// Every rank's queues of a queues.c job read live, natively and (when
+/// `through_ours`) through `libmpiq_mqs.so`, which must read the same;
+/// `note` checks what mpidd said of where the layouts came from. The
+/// ranks are left stopped.
+pub fn check_queues_live(job: &OmpiJob, note: &dyn Fn(&str), through_ours: bool) {
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
         let (q, err) = queues_noted(&["--pid", &pid]);
@@ -89,21 +99,42 @@ pub fn check_queue_job_noted(
         }
         wait_stopped(job.pid(rank));
     }
+}
+
+/// Every rank's queues of a queues.c job read from a gcore core of it.
+pub fn check_queues_from_cores(job: &OmpiJob, note: &dyn Fn(&str), search_path: bool) {
     for rank in 0..4 {
-        let args = core_args(&job, rank, search_path);
+        let args = core_args(job, rank, search_path);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (q, err) = queues_noted(&args);
         note(&err);
         check_queues(rank, &q, &job.posted(rank));
     }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
 }
 
 /// Every handle kind of a handles.c job, live and from cores, through
 /// the profile of `version`; then the job completes.
 pub fn check_handle_job(job: OmpiJob, version: &str, search_path: bool) {
-    let written: Vec<Written<u64>> = (0..4).map(|r| Written::read(&job.dir, r)).collect();
-    let full = |rank: i64| rank == 0 || rank == 3;
+    check_handles_live(&job, version);
+    check_handles_from_cores(&job, version, search_path);
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+/// What each rank of a handles.c job wrote down, by rank.
+fn written(job: &OmpiJob) -> Vec<Written<u64>> {
+    (0..4).map(|r| Written::read(&job.dir, r)).collect()
+}
+
+/// Ranks 0 and 3 are checked in full: the handles whose properties do
+/// not depend on the rank, once at each end.
+fn full(rank: i64) -> bool {
+    rank == 0 || rank == 3
+}
+
+/// Every handle kind of a handles.c job read live, on an Open MPI that
+/// names itself `version`; the ranks are left stopped.
+pub fn check_handles_live(job: &OmpiJob, version: &str) {
+    let written = written(job);
     for rank in 0..4 {
         let s = Source {
             args: vec!["--pid".to_string(), job.pid(rank).to_string()],
@@ -111,11 +142,16 @@ pub fn check_handle_job(job: OmpiJob, version: &str, search_path: bool) {
         check_handles(version, rank, &s, &written[rank as usize], full(rank));
         wait_stopped(job.pid(rank));
     }
+}
+
+/// Every handle kind of a handles.c job read from a gcore core of each
+/// rank.
+pub fn check_handles_from_cores(job: &OmpiJob, version: &str, search_path: bool) {
+    let written = written(job);
     for rank in 0..4 {
         let s = Source {
-            args: core_args(&job, rank, search_path),
+            args: core_args(job, rank, search_path),
         };
         check_handles(version, rank, &s, &written[rank as usize], full(rank));
     }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
 }

