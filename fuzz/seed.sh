@@ -49,7 +49,7 @@ for f in "${ompi_objects[@]}"; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames,derived_layouts}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames,derived_layouts,layout_check}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -73,6 +73,14 @@ echo "== synthetic seeds"
 # of MPICH's handle objects) and ignores the rest, so the handle seeds,
 # synthetic and laid out at the reference MPICH's offsets, are its seeds.
 cp "$out"/handles/* "$out/derived_layouts/"
+# layout_check reads one byte that picks Open MPI (even) or MPICH (odd),
+# then what ompi_handles or handles reads: their seeds behind that byte.
+for f in "$out"/ompi_handles/*; do
+  { printf '\x00'; cat "$f"; } >"$out/layout_check/ompi-${f##*/}"
+done
+for f in "$out"/handles/*; do
+  { printf '\x01'; cat "$f"; } >"$out/layout_check/mpich-${f##*/}"
+done
 
 echo "== objects with debug info"
 src="$root/mpidd-read/tests/c"
