@@ -66,14 +66,17 @@ static INDEX_DIR: RwLock<Option<PathBuf>> = RwLock::new(None);
 /// Keeps the symbol tables of large object files (512 symbols or more:
 /// a debug build's MPI library, libc's debug file) as indexes in `dir`,
 /// and looks names up in them on later runs instead of reading the
-/// files' tables again; `None` (the default) keeps none. At most 256
-/// indexes are kept; the directory is emptied past that. `mpidd` keeps
-/// them in the layout cache's `symbols` folder.
+/// files' tables again; and the code digests of objects without a
+/// build-id ([`BuildKey::CodeDigest`](crate::BuildKey)), which hash all
+/// their code. `None` (the default) keeps none. At most 256 files are
+/// kept; the directory is emptied past that. `mpidd` keeps them in the
+/// layout cache's `symbols` folder.
 pub fn keep_symbol_indexes_in(dir: Option<PathBuf>) {
     *INDEX_DIR.write().unwrap_or_else(|e| e.into_inner()) = dir;
 }
 
-fn index_dir() -> Option<PathBuf> {
+/// Where indexes are kept, when they are.
+pub(crate) fn index_dir() -> Option<PathBuf> {
     INDEX_DIR.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
@@ -91,9 +94,11 @@ pub(crate) fn index_key(stamp: &FileStamp, kind: u8) -> Option<Vec<u8>> {
     Some(key)
 }
 
-fn index_path(dir: &Path, key: &[u8]) -> PathBuf {
+/// The file in `dir` of what is kept for `key`, with the extension
+/// `kind` (`names`: a symbol index).
+pub(crate) fn index_path(dir: &Path, key: &[u8], kind: &str) -> PathBuf {
     let digest = Sha256::digest(key);
-    dir.join(format!("{}.names", hex(&digest[..16])))
+    dir.join(format!("{}.{kind}", hex(&digest[..16])))
 }
 
 /// A table read from its index: the slots, probed in place.
@@ -124,7 +129,7 @@ impl StoredNames {
     /// key and whose slots fit a file of `file_len` bytes.
     pub(crate) fn load(key: &[u8], file_len: usize) -> Option<StoredNames> {
         let dir = index_dir()?;
-        let index = map_file(&index_path(&dir, key)).ok()?;
+        let index = map_file(&index_path(&dir, key, "names")).ok()?;
         if index.len() < HEADER || &index[..8] != MAGIC {
             return None;
         }
@@ -229,14 +234,25 @@ pub(crate) fn store<'a>(
         entries += 1;
     }
     bytes[32..40].copy_from_slice(&entries.to_le_bytes());
-    let _ = write_index(&dir, &index_path(&dir, key), &bytes);
+    write_kept(&dir, &index_path(&dir, key, "names"), &bytes);
 }
 
-fn write_index(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` as `path` in `dir`, whole (a temporary file, then a
+/// rename), after emptying `dir` of what it keeps when it holds too much.
+/// A failure is not an error: the next run computes it again.
+pub(crate) fn write_kept(dir: &Path, path: &Path, bytes: &[u8]) {
+    let _ = try_write_kept(dir, path, bytes);
+}
+
+fn try_write_kept(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let kept = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "names"))
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "names" || x == "digest")
+        })
         .map(|e| e.path())
         .collect::<Vec<_>>();
     if kept.len() >= MAX_INDEXES {
@@ -301,7 +317,7 @@ mod tests {
         assert!(NameTable::stored(file.clone(), b"key two").is_none());
 
         // An index cut short, or written with another hash, is not used.
-        let path = index_path(&dir.path().join("symbols"), b"key one");
+        let path = index_path(&dir.path().join("symbols"), b"key one", "names");
         let whole = std::fs::read(&path).unwrap();
         std::fs::write(&path, &whole[..whole.len() - 1]).unwrap();
         assert!(NameTable::stored(file.clone(), b"key one").is_none());
@@ -321,6 +337,18 @@ mod tests {
         std::fs::write(&path, &outside).unwrap();
         let bent = NameTable::stored(file.clone(), b"key one").expect("the header fits");
         assert_eq!(bent.get("sym5"), None);
+
+        // A code digest is kept for its file as it is, and for no other.
+        use crate::symbols::debug_files::kept_digest::{keep_digest, kept_digest};
+        let object = dir.path().join("libnobuildid.so");
+        std::fs::write(&object, b"code").unwrap();
+        assert_eq!(kept_digest(&object), None);
+        keep_digest(&object, &[7; 32]);
+        assert_eq!(kept_digest(&object), Some(vec![7; 32]));
+        std::fs::write(&object, b"other code").unwrap();
+        assert_eq!(kept_digest(&object), None, "a digest of the file before");
+        keep_digest(&object, &[9; 31]);
+        assert_eq!(kept_digest(&object), None, "a digest of the wrong length");
 
         // A small table is not worth an index.
         let (small_file, small) = names_file(&dir.path().join("small").tap_mkdir(), 10);

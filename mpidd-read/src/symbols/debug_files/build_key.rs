@@ -100,13 +100,29 @@ pub fn build_key(path: &Path) -> Result<Option<BuildKey>, SymbolError> {
         path: shown(),
         cause,
     })?;
-    let key = build_key_from_bytes(&data).map_err(|e| match e {
-        SymbolError::Malformed { reason } => SymbolError::Parse {
-            path: shown(),
-            reason,
-        },
-        other => other,
-    })?;
+    // A build-id is read from the headers at once; a digest of the code,
+    // which hashes all of it, is taken from an earlier run when one kept
+    // it for this very file.
+    let kept = match build_id_from_bytes(&data) {
+        Ok(None) => super::kept_digest::kept_digest(path).map(BuildKey::CodeDigest),
+        _ => None,
+    };
+    let key = match kept {
+        Some(key) => Some(key),
+        None => {
+            let key = build_key_from_bytes(&data).map_err(|e| match e {
+                SymbolError::Malformed { reason } => SymbolError::Parse {
+                    path: shown(),
+                    reason,
+                },
+                other => other,
+            })?;
+            if let Some(BuildKey::CodeDigest(digest)) = &key {
+                super::kept_digest::keep_digest(path, digest);
+            }
+            key
+        }
+    };
     let mut remembered = remembered.lock().unwrap_or_else(|e| e.into_inner());
     if remembered.len() >= MAX_REMEMBERED {
         remembered.clear();

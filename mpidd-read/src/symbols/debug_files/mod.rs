@@ -25,6 +25,7 @@
 
 mod build_id;
 mod build_key;
+pub(crate) mod kept_digest;
 mod lookup;
 
 use std::ffi::OsStr;
