@@ -52,7 +52,7 @@ mpich-small-warm       35000000                23.4 M, 2026-11-29, 2ef13d1
 ompi-small-cold        64000000                42.5 M, 2026-11-29, 2ef13d1
 ompi-small-warm        33000000                21.8 M, 2026-11-29, 2ef13d1
 ompi509-small-cold     362000000               240.9 M, 2026-11-29, 2ef13d1
-ompi509-small-warm     19500000                12.9 M (its code digest kept), 2026-11-29, uncommitted
+ompi509-small-warm     19500000                12.9 M (its code digest kept), 2026-11-29, ded0175
 '
 
 # shellcheck source=lib/debian-source.sh
