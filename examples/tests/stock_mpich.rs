@@ -10,6 +10,8 @@
 
 mod common;
 
+use mpidd_read::Layouts;
+
 use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
 use common::queue_checks::{
     check_rank_stock, check_self_pending, check_self_pending_handles, native,
@@ -76,5 +78,50 @@ fn debian_mpich_self_messages_live_and_from_a_gcore_core() {
     let core = gcore(&job.dir, job.pid(0));
     check_self_pending(&native(&["--core", core.to_str().unwrap()]), &job.ready[0]);
     check_self_pending_handles(&["--core", core.to_str().unwrap()], &job.ready[0]);
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+/// The shipped profile with `MPIR_Request` 8 bytes longer, as the profile
+/// of a configuration with one more request member would be, given on the
+/// command line: made for this very build (its build-id), it is still
+/// refused by the check on the process, whose request allocator records
+/// the size the library was compiled with, in one line; nothing is read.
+#[test]
+fn a_profile_whose_request_size_the_allocator_contradicts_is_refused() {
+    let job = Job::start_with(
+        &stock_mpich(),
+        "stock-mpich-bent-request",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    let mut bent = mpidd_read::shipped_profiles()
+        .into_iter()
+        .find(|p| p.identity.implementation == "MPICH" && p.identity.version == "4.0.2")
+        .expect("the Debian 12 MPICH profile is shipped");
+    let size = bent.layouts.size_of("MPIR_Request").unwrap();
+    bent.layouts.add_type("MPIR_Request", size + 8);
+    let path = job.dir.join("bent.json");
+    std::fs::write(&path, bent.to_json()).unwrap();
+    let core = gcore(&job.dir, job.pid(0));
+    let out = common::mpich_job::mpidd()
+        .args(["queues", "--json", "--profile"])
+        .arg(&path)
+        .arg("--core")
+        .arg(&core)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a contradicted profile was used: {err}"
+    );
+    let want = format!(
+        "makes MPIR_Request objects of {size} bytes, where these layouts say {}",
+        size + 8
+    );
+    assert!(err.contains("MPIR_Request_mem at 0x"), "{err}");
+    assert!(err.contains(&want), "{want:?} missing from: {err}");
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }

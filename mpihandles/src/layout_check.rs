@@ -26,7 +26,9 @@
 use mpidd_read::{Layouts, Limits, SymbolSource, TargetMemory};
 use mpidd_types::TargetAddr;
 
+use crate::mpich::pools;
 use crate::target::{at, Ctx};
+use crate::HandleKind;
 
 /// MPICH's communicator handles: `MPI_COMM_WORLD`, `MPI_COMM_SELF`.
 const MPICH_WORLD_HANDLE: i64 = 0x4400_0000;
@@ -106,13 +108,14 @@ pub fn check_layouts(
             .size_of("MPIR_Comm")
             .map_err(|e| LayoutsRefused(format!("MPIR_Comm: {e}")))?;
         check_mpich_comm(&ctx, builtin.addr, 0, MPICH_WORLD_HANDLE, "MPI_COMM_WORLD")?;
-        return check_mpich_comm(
+        check_mpich_comm(
             &ctx,
             at(builtin.addr, size),
             1,
             MPICH_SELF_HANDLE,
             "MPI_COMM_SELF",
-        );
+        )?;
+        return check_mpich_pool_sizes(&ctx);
     }
     // Nothing known to check the layouts on: they are not refused for it.
     Ok(())
@@ -300,6 +303,42 @@ fn check_ompi_class(
             "{what}: class {want} gives its objects {size} bytes (cls_sizeof), these layouts \
              {want_size}"
         )));
+    }
+    Ok(())
+}
+
+/// Each object allocator MPICH keeps (`MPIR_Comm_mem`, `MPIR_Request_mem`,
+/// ...) records the size of its objects, as the library was compiled:
+/// the layouts must give its type that size. A configure choice that adds
+/// or drops a member (debugger support, a device's request fields) moves
+/// the size with it, which the predefined communicators alone may not
+/// show. An allocator the process or the layouts do not describe is not
+/// checked; one MPI_Init has not set up yet records no size.
+fn check_mpich_pool_sizes(ctx: &Ctx<'_>) -> Result<(), LayoutsRefused> {
+    let Ok(size_m) = ctx.m("MPIR_Object_alloc_t", "size") else {
+        return Ok(());
+    };
+    for kind in HandleKind::ALL {
+        let Some(spec) = pools::spec(kind) else {
+            continue;
+        };
+        let (Some(mem), Ok(want)) = (ctx.symbols.lookup(spec.mem), ctx.size_of(spec.object_type))
+        else {
+            continue;
+        };
+        let got = ctx
+            .int(
+                at(mem.addr, size_m.offset),
+                size_m.size,
+                "MPIR_Object_alloc_t.size",
+            )
+            .map_err(|e| LayoutsRefused(format!("{}: {e}", spec.mem)))?;
+        if got != 0 && u64::try_from(got).ok() != Some(want) {
+            return Err(LayoutsRefused(format!(
+                "{} at {} makes {} objects of {got} bytes, where these layouts say {want}",
+                spec.mem, mem.addr, spec.object_type
+            )));
+        }
     }
     Ok(())
 }

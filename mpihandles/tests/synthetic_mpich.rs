@@ -732,3 +732,53 @@ fn a_target_without_mpich_is_refused() {
     };
     assert!(e.to_string().contains("MPIR_Comm_builtin"), "{e}");
 }
+
+/// The check a profile or a family passes before use: the builtin
+/// communicators read as themselves, and every allocator's object size is
+/// the size the layouts give its type. A family whose request is 8 bytes
+/// shorter than the library's (a configure choice that adds a member) is
+/// refused in one line naming the allocator and both sizes.
+#[test]
+fn the_check_refuses_layouts_whose_object_sizes_the_allocators_contradict() {
+    let mut f = Fake::new();
+    f.layouts
+        .add_type("MPIR_Comm", 64)
+        .add_member("MPIR_Comm", "handle", 0, 4)
+        .add_member("MPIR_Comm", "name", 16, 32);
+    // MPIR_Comm_builtin (at 0xf000): world, then self.
+    f.u32(0xf000, 0x4400_0000);
+    f.text(0xf010, b"MPI_COMM_WORLD\0");
+    f.u32(0xf040, 0x4400_0001);
+    f.text(0xf050, b"MPI_COMM_SELF\0");
+    f.group_pool();
+    // Requests of 64 bytes, as the layouts say.
+    f.symbol("MPIR_Request_mem", 0x500, 40);
+    f.allocator(0x500, 0, 0, 0, 0, 0, 4, 64);
+    let mut mem = SyntheticMemory::new(TargetAbi::POWERPC);
+    mem.map(TargetAddr(BASE), f.bytes.clone());
+    let limits = Limits::default();
+    mpihandles::check_layouts(&mem, &f.symbols, &f.layouts, &limits)
+        .expect("the layouts the process was built with");
+
+    // The library's requests are 72 bytes: these layouts are of another
+    // configuration.
+    f.u32(0x500 + 28, 72);
+    let mut mem = SyntheticMemory::new(TargetAbi::POWERPC);
+    mem.map(TargetAddr(BASE), f.bytes.clone());
+    let refused = mpihandles::check_layouts(&mem, &f.symbols, &f.layouts, &limits)
+        .expect_err("a request size the allocator contradicts");
+    assert_eq!(
+        refused.0,
+        format!(
+            "MPIR_Request_mem at {} makes MPIR_Request objects of 72 bytes, where these layouts \
+             say 64",
+            TargetAddr(BASE + 0x500)
+        )
+    );
+
+    // An allocator MPI_Init has not set up (size 0) is not checked.
+    f.u32(0x500 + 28, 0);
+    let mut mem = SyntheticMemory::new(TargetAbi::POWERPC);
+    mem.map(TargetAddr(BASE), f.bytes.clone());
+    mpihandles::check_layouts(&mem, &f.symbols, &f.layouts, &limits).expect("no size recorded yet");
+}

@@ -29,7 +29,7 @@ mod ch4_map;
 mod ch4_ucx;
 mod derived_layouts;
 pub mod handle_bits;
-mod pools;
+pub(crate) mod pools;
 mod predefined;
 
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
