@@ -17,7 +17,7 @@ use common::hung_job::HungJob;
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{gcore, mpidd, ref_mpich, Job};
 use common::ob1_checks::check_rank;
-use common::ompi_job::{ref_ompi, OmpiJob, DEBIAN_MPIRUN};
+use common::ompi_job::{ranks_run_on, ref_ompi, OmpiJob, DEBIAN_MPIRUN};
 use common::site_build::{build_id, site_copy};
 use common::supported_builds::Outcome;
 use serde_json::Value;
@@ -151,14 +151,7 @@ fn ompi_site_build_ring_is_a_cycle_live_and_from_cores() {
         .args(["-n", "4"])
         .arg(&exe);
     let job = HungJob::run(launch, dir, source, "hang_ring");
-    let want = std::fs::canonicalize(site.join("lib/libmpi.so.40")).unwrap();
-    for &(_, pid) in &job.ranks {
-        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-        assert!(
-            maps.contains(want.to_str().unwrap()),
-            "rank {pid} is not on the site build"
-        );
-    }
+    ranks_run_on(&job.ranks, &site.join("lib/libmpi.so.40"));
     let expected = Expected::ring();
     check_ring_receives(&check_live(&job, &expected));
     live.works();

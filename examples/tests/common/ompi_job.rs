@@ -178,15 +178,7 @@ impl OmpiJob {
             OmpiBuild::Reference => ref_ompi().join("lib/libmpi.so.40"),
             OmpiBuild::Debian => Path::new(DEBIAN_LIBDIR).join("libmpi.so.40"),
         };
-        let want = std::fs::canonicalize(&want).unwrap();
-        for &(_, pid) in &job.ranks {
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-            assert!(
-                maps.contains(want.to_str().unwrap()),
-                "rank {pid} does not run on {}",
-                want.display()
-            );
-        }
+        ranks_run_on(&job.ranks, &want);
         job
     }
 
@@ -207,15 +199,7 @@ impl OmpiJob {
             .arg("-x")
             .arg(format!("OPAL_PREFIX={}", site.display()));
         let job = Self::launch(mpirun, &exe, dir);
-        let want = std::fs::canonicalize(site.join("lib/libmpi.so.40")).unwrap();
-        for &(_, pid) in &job.ranks {
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-            assert!(
-                maps.contains(want.to_str().unwrap()),
-                "rank {pid} does not run on {}",
-                want.display()
-            );
-        }
+        ranks_run_on(&job.ranks, &site.join("lib/libmpi.so.40"));
         job
     }
 
@@ -410,7 +394,13 @@ pub fn runs_on_the_wheel(venv: &Path, ranks: &[(i64, i32)]) {
         "{} now has a build-id: {key}",
         library.display()
     );
-    let want = std::fs::canonicalize(&library).unwrap();
+    ranks_run_on(ranks, &library);
+}
+
+/// Each rank of `ranks` maps `library` (through whatever links lead to
+/// it).
+pub fn ranks_run_on(ranks: &[(i64, i32)], library: &Path) {
+    let want = std::fs::canonicalize(library).unwrap();
     for &(_, pid) in ranks {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
         assert!(
