@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use mpidd_read::{Layouts, Limits, TargetParts};
-use mpidd_types::TargetAbi;
+use mpidd_types::{AddressWidth, ByteOrder, TargetAbi};
 use mpihandles::{
     open_resolver, Availability, Details, HandleKind, OpenResolverError, OpenedResolver,
     ProfileLayouts,
@@ -71,15 +71,35 @@ fn lock<'a, T>(m: &'a Mutex<T>) -> PyResult<std::sync::MutexGuard<'a, T>> {
 
 #[pymethods]
 impl Rank {
-    /// A rank read through `read_memory(address, size)` and `objects()`.
-    /// Only 64-bit little-endian (x86_64, aarch64) targets are read for
-    /// now.
+    /// A rank read through `read_memory(address, size)` and `objects()`,
+    /// whose words are `address_bytes` (4 or 8) long, in little- or
+    /// big-endian order.
     #[new]
-    fn new(read_memory: Py<PyAny>, objects: Py<PyAny>) -> Rank {
-        Rank {
+    #[pyo3(signature = (read_memory, objects, address_bytes = 8, little_endian = true))]
+    fn new(
+        read_memory: Py<PyAny>,
+        objects: Py<PyAny>,
+        address_bytes: u32,
+        little_endian: bool,
+    ) -> PyResult<Rank> {
+        let width = match address_bytes {
+            4 => AddressWidth::W32,
+            8 => AddressWidth::W64,
+            n => {
+                return Err(MpiddError::new_err(format!(
+                    "address_bytes must be 4 or 8, not {n}"
+                )))
+            }
+        };
+        let order = if little_endian {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        Ok(Rank {
             read_memory,
             objects,
-            abi: TargetAbi::X86_64,
+            abi: TargetAbi::new(order, width),
             session: Session::new(),
             profiles: mpidd_read::shipped_profiles(),
             cache: Mutex::new(PageCache::default()),
@@ -87,7 +107,7 @@ impl Rank {
                 objects: None,
                 handle_layouts: None,
             }),
-        }
+        })
     }
 
     /// Forgets the pages read: call it at each stop, and whenever the
