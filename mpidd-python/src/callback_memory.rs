@@ -21,8 +21,8 @@ pub struct CallbackMemory<'a, 'py> {
     read: &'a Bound<'py, PyAny>,
     cache: RefCell<&'a mut PageCache>,
     abi: TargetAbi,
-    /// The first exception the reader raised, kept to be told to the
-    /// caller when the reading fails.
+    /// The reader's first failure (an exception, or an answer that is not
+    /// bytes), kept to be told to the caller when the reading fails.
     failure: Cell<Option<String>>,
 }
 
@@ -38,7 +38,7 @@ impl<'a, 'py> CallbackMemory<'a, 'py> {
         }
     }
 
-    /// The first exception the caller's reader raised during this call.
+    /// The caller's reader's first failure during this call.
     pub fn failure(&self) -> Option<String> {
         self.failure.take()
     }
@@ -47,12 +47,17 @@ impl<'a, 'py> CallbackMemory<'a, 'py> {
     /// `address` (fewer, or `None`, when the rest cannot be read); an
     /// exception is a failure of the debugger, not of the memory.
     fn fetch(&self, address: u64, size: usize) -> Fetched {
-        let answer = self.read.call1((address, size)).map_err(|e| {
-            let text = python_error_text(self.read.py(), &e);
+        self.fetch_once(address, size).inspect_err(|text| {
             let first = self.failure.take().unwrap_or_else(|| text.clone());
             self.failure.set(Some(first));
-            text
-        })?;
+        })
+    }
+
+    fn fetch_once(&self, address: u64, size: usize) -> Fetched {
+        let answer = self
+            .read
+            .call1((address, size))
+            .map_err(|e| python_error_text(self.read.py(), &e))?;
         if answer.is_none() {
             return Ok(Vec::new());
         }

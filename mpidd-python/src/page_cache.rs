@@ -142,7 +142,9 @@ impl PageCache {
         let whole = (bytes.len() as u64 / PAGE).min(count);
         for i in 0..whole {
             let start = (i * PAGE) as usize;
-            let kept = bytes[start..start + PAGE as usize].to_vec().into_boxed_slice();
+            let kept = bytes[start..start + PAGE as usize]
+                .to_vec()
+                .into_boxed_slice();
             self.pages.insert(page + i * PAGE, Some(kept));
         }
         if whole == 0 {

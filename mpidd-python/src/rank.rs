@@ -263,7 +263,12 @@ impl Rank {
     fn list_objects(&self, py: Python<'_>) -> PyResult<Vec<ListedObject>> {
         let answer = self.objects.bind(py).call0()?;
         let mut listed = Vec::new();
-        for item in answer.try_iter()? {
+        let items = answer.try_iter().map_err(|e| {
+            MpiddError::new_err(format!(
+                "objects() must give a list of (name, path, bias) tuples: {e}"
+            ))
+        })?;
+        for item in items {
             let (name, path, bias): (String, String, i128) = item?.extract().map_err(|e| {
                 MpiddError::new_err(format!(
                     "objects() must give (name, path, bias) tuples: {e}"
@@ -292,13 +297,14 @@ fn no_objects() -> PyErr {
     MpiddError::new_err("the rank's objects were not read")
 }
 
-/// The error of a failed reading: the crates' reason, and what the
-/// caller's reader raised when it raised (a debugger failing, not memory
-/// missing), and the objects that could not be read.
+/// The error of a failed reading: the crates' reason, how the caller's
+/// reader failed when it did (a debugger failing, not memory missing: the
+/// crates may have taken it for memory that is not there), and the
+/// objects that could not be read.
 fn failed(reason: &str, memory: &CallbackMemory<'_, '_>, objects: &ProcessObjects) -> PyErr {
     let mut text = reason.to_string();
     if let Some(raised) = memory.failure() {
-        text.push_str(&format!(" (the memory reader raised {raised})"));
+        text.push_str(&format!(" (the memory reader failed: {raised})"));
     }
     if !objects.unreadable.is_empty() {
         text.push_str(&format!(
