@@ -269,10 +269,11 @@ fn reference_mpich_in_gdb_reads_as_mpidd_and_prints_handles() {
             "{printed:#?}"
         );
         if rank == 0 {
-            // queues.c: rank 0's first receive, WORLD, source 1, tag 11.
-            assert_eq!(
-                printed[2],
-                "$3 = MPI_Request 0xac000002 receive, peer 1, tag 11, on MPI_COMM_WORLD, pending",
+            // queues.c: rank 0's first receive, WORLD, source 1, tag 11
+            // (its handle's index is the request pool's choice).
+            assert!(
+                printed[2].starts_with("$3 = MPI_Request 0xac")
+                    && printed[2].ends_with(" receive, peer 1, tag 11, on MPI_COMM_WORLD, pending"),
                 "{printed:#?}"
             );
         }

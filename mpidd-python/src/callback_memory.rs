@@ -66,21 +66,22 @@ impl<'a, 'py> CallbackMemory<'a, 'py> {
         } else if let Ok(b) = answer.cast::<PyByteArray>() {
             b.to_vec()
         } else {
-            // gdb's read_memory gives a memoryview: anything the buffer
-            // protocol or bytes() takes.
-            let converted = self
-                .read
-                .py()
-                .get_type::<PyBytes>()
-                .call1((&answer,))
+            // gdb's read_memory gives a memoryview: anything with the
+            // buffer protocol is taken (not bytes(n), which would make n
+            // zeros of a number).
+            let py = self.read.py();
+            let view = py
+                .import("builtins")
+                .and_then(|b| b.getattr("memoryview"))
+                .and_then(|memoryview| memoryview.call1((&answer,)))
+                .and_then(|view| view.call_method0("tobytes"))
                 .map_err(|e| {
                     format!(
                         "the memory reader returned neither bytes nor a buffer: {}",
-                        python_error_text(self.read.py(), &e)
+                        python_error_text(py, &e)
                     )
                 })?;
-            converted
-                .cast::<PyBytes>()
+            view.cast::<PyBytes>()
                 .map_err(|e| e.to_string())?
                 .as_bytes()
                 .to_vec()
