@@ -1,5 +1,5 @@
 //! `mpidd._native`: the mpidd crates as a Python module, for debuggers
-//! that embed Python (gdb). A [`Rank`](rank::Rank) reads an MPI process
+//! that embed Python (gdb). A `Rank` reads an MPI process
 //! through the caller's own memory reader and list of loaded objects, as
 //! `examples/embed` hands the crates its own: message queues with what
 //! they rest on, and the view of any MPI handle. The pure-Python package
@@ -7,7 +7,7 @@
 //! pretty-printers.
 //!
 //! Nothing unwinds into the interpreter: every entry point runs under
-//! [`errors::guarded`], and every failure is `mpidd.MpiddError` with the
+//! `errors::guarded`, and every failure is `mpidd.MpiddError` with the
 //! crates' reason.
 
 mod callback_memory;
