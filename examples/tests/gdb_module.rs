@@ -318,6 +318,20 @@ fn debian_mpich_in_gdb_reads_as_mpidd_through_its_profile() {
     ] {
         assert!(view.lines().any(|l| l == line), "no {line:?} in:\n{view}");
     }
+    // MPICH's Fortran INTEGER handle of MPI_COMM_WORLD is its C int, given
+    // with -fortran or a trailing /f.
+    for command in [
+        "mpi handle -fortran -kind comm 1140850688",
+        "mpi handle -kind comm 1140850688 /f",
+    ] {
+        let run = gdb(&target, &["echo @@BEGIN\\n", command, "echo @@END\\n"]);
+        let view = between_markers(&run);
+        assert!(
+            view.lines().any(|l| l == "predefined name: MPI_COMM_WORLD"),
+            "{command}:\n{view}\n{}",
+            run.stderr
+        );
+    }
     bad_input_is_one_line(&target);
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }
