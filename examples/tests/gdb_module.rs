@@ -362,3 +362,56 @@ fn misbehaving_callbacks_are_one_error_each() {
     );
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
 }
+
+/// With nothing to read, and on a process with no MPI library, each
+/// command is one line saying so, and gdb goes on.
+#[test]
+fn no_target_and_no_mpi_are_one_line_each() {
+    let run = gdb(
+        &[],
+        &[
+            "mpi queues",
+            "echo after-nothing\\n",
+            "mpi handle -kind comm 1",
+            "echo after-nothing-handle\\n",
+        ],
+    );
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("mpidd:"))
+        .collect();
+    assert_eq!(errors.len(), 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        errors.iter().all(|e| e.contains("no process or core file")),
+        "{errors:#?}"
+    );
+    assert!(
+        run.stdout.contains("after-nothing-handle"),
+        "{}",
+        run.stdout
+    );
+
+    // A process of a program with no MPI, stopped by gdb at its exit.
+    let run = gdb(
+        &["/bin/true"],
+        &[
+            "break exit",
+            "run",
+            "mpi queues",
+            "echo after-no-mpi\\n",
+            "kill",
+        ],
+    );
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("mpidd:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        errors[0].contains("no MPI library is loaded"),
+        "{errors:#?}"
+    );
+    assert!(run.stdout.contains("after-no-mpi"), "{}", run.stdout);
+}
