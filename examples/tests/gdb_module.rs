@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
+use common::mpich_job::{gcore, mpidd, stock_mpich, wait_stopped, Job};
 use common::queue_checks::{check_rank_native, check_rank_stock, native};
 use serde_json::Value;
 
@@ -124,7 +124,7 @@ fn gdb_queues(target: &[&str]) -> Value {
 /// The core of each rank, and the same queues through gdb and through
 /// `mpidd queues --core`, checked against the program's expectations by
 /// `check`; rank 0 and 2 also live, gdb attached to the stopped rank.
-fn gdb_reads_as_mpidd(job: &Job, check: fn(i64, &Value)) {
+fn gdb_reads_as_mpidd(job: &Job, check: fn(i64, &Value), provenance: &str) {
     let exe = job.dir.join("queues");
     let exe = exe.to_str().unwrap();
     for rank in 0..4 {
@@ -137,6 +137,9 @@ fn gdb_reads_as_mpidd(job: &Job, check: fn(i64, &Value)) {
             "rank {rank}: gdb's mpi queues -json differs from mpidd queues --core --json"
         );
         check(rank, &ours);
+        if rank == 0 {
+            same_text_as_mpidd(&[exe, core], core, provenance);
+        }
         if rank % 2 == 0 {
             let pid = job.pid(rank).to_string();
             let live = gdb_queues(&["-p", &pid]);
@@ -148,6 +151,28 @@ fn gdb_reads_as_mpidd(job: &Job, check: fn(i64, &Value)) {
             wait_stopped(job.pid(rank));
         }
     }
+}
+
+/// `mpi queues` in text: a line of provenance holding `provenance`, then
+/// the very text `mpidd queues --core CORE` prints.
+fn same_text_as_mpidd(target: &[&str], core: &str, provenance: &str) {
+    let run = gdb(target, &["echo @@BEGIN\\n", "mpi queues", "echo @@END\\n"]);
+    let text = between_markers(&run);
+    let (first, queues) = text.split_once('\n').expect("a provenance line");
+    assert!(
+        first.starts_with("decoder mpich-") && first.contains(provenance),
+        "{first}"
+    );
+    let out = mpidd()
+        .args(["queues", "--core", core])
+        .output()
+        .expect("run mpidd");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(queues, String::from_utf8_lossy(&out.stdout));
 }
 
 /// gdb's one line of error for each bad command, and the next command run.
@@ -234,7 +259,7 @@ fn pages_kept_within_a_stop(target: &[&str]) {
 #[test]
 fn reference_mpich_in_gdb_reads_as_mpidd_and_prints_handles() {
     let job = Job::start("gdb-module-ref", &[]);
-    gdb_reads_as_mpidd(&job, check_rank_native);
+    gdb_reads_as_mpidd(&job, check_rank_native, "layouts from its DWARF");
 
     // The handle variables of main, as `print` shows them.
     let exe = job.dir.join("queues");
@@ -295,7 +320,11 @@ fn debian_mpich_in_gdb_reads_as_mpidd_through_its_profile() {
         &[],
         &[] as &[(&str, &str)],
     );
-    gdb_reads_as_mpidd(&job, check_rank_stock);
+    gdb_reads_as_mpidd(
+        &job,
+        check_rank_stock,
+        "layouts from the profile of MPICH 4.0.2 (Debian 12",
+    );
 
     // No debug info in the program: the handle is given with its kind.
     let exe = job.dir.join("queues");
