@@ -303,6 +303,22 @@ fn reference_mpich_in_gdb_reads_as_mpidd_and_prints_handles() {
             );
         }
         if rank == 1 {
+            for (name, size) in [("MPI_COMM_WORLD", 4), ("MPI_COMM_SELF", 1)] {
+                let command = format!("mpi handle {name}");
+                let run = gdb(&target, &["echo @@BEGIN\\n", &command, "echo @@END\\n"]);
+                let view = between_markers(&run);
+                for line in [
+                    format!("predefined name: {name}"),
+                    format!("  size: {size}"),
+                    format!("  world rank: {rank}"),
+                ] {
+                    assert!(
+                        view.lines().any(|l| l == line),
+                        "{command}: no {line:?} in:\n{view}\n{}",
+                        run.stderr
+                    );
+                }
+            }
             bad_input_is_one_line(&target);
             pages_kept_within_a_stop(&target);
         }
@@ -330,22 +346,26 @@ fn debian_mpich_in_gdb_reads_as_mpidd_through_its_profile() {
     let exe = job.dir.join("queues");
     let core = gcore(&job.dir, job.pid(3));
     let target = [exe.to_str().unwrap(), core.to_str().unwrap()];
-    let run = gdb(
-        &target,
-        &[
-            "echo @@BEGIN\\n",
-            "mpi handle -kind comm 0x44000000",
-            "echo @@END\\n",
-        ],
-    );
-    let view = between_markers(&run);
-    for line in [
-        "predefined name: MPI_COMM_WORLD",
-        "  size: 4",
-        "  rank: 3",
-        "  local world ranks: [0, 1, 2, 3]",
+    // By its value and kind, and by its name (mpi.h's macro, which gdb
+    // does not have).
+    for command in [
+        "mpi handle -kind comm 0x44000000",
+        "mpi handle MPI_COMM_WORLD",
     ] {
-        assert!(view.lines().any(|l| l == line), "no {line:?} in:\n{view}");
+        let run = gdb(&target, &["echo @@BEGIN\\n", command, "echo @@END\\n"]);
+        let view = between_markers(&run);
+        for line in [
+            "predefined name: MPI_COMM_WORLD",
+            "  size: 4",
+            "  rank: 3",
+            "  local world ranks: [0, 1, 2, 3]",
+        ] {
+            assert!(
+                view.lines().any(|l| l == line),
+                "{command}: no {line:?} in:\n{view}\n{}",
+                run.stderr
+            );
+        }
     }
     // MPICH's Fortran INTEGER handle of MPI_COMM_WORLD is its C int, given
     // with -fortran or a trailing /f.

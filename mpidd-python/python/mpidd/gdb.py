@@ -8,7 +8,8 @@ It registers, for the selected inferior (a live process or a core):
   means (a communicator, group, request, datatype, op, ...). The kind comes
   from EXPR's type when it is an MPI handle type (``MPI_Comm``...), else
   from ``-kind``; a trailing ``/f`` is ``-fortran`` (EXPR is the Fortran
-  INTEGER handle);
+  INTEGER handle). ``MPI_COMM_WORLD`` and the other predefined
+  communicators are known by name even where gdb has no macros;
 - pretty-printers for the handle types, chosen by the typedef's own name
   (``MPI_Comm`` is an int in MPICH and a pointer in Open MPI), so that
   ``print comm`` shows ``mpidd_dup size 4, rank 0``.
@@ -214,18 +215,22 @@ INTEGER handle."""
     def invoke(self, argument, from_tty):
         kind, fortran, as_json, expression = _handle_arguments(argument)
         try:
-            value = gdb.parse_and_eval(expression)
-        except gdb.error as e:
-            raise _fail(e) from None
-        kind = kind or _kind_of(value.type)
-        if kind is None:
-            raise gdb.GdbError(
-                "mpidd: %s is of type %s, not an MPI handle type: give its kind with -kind (%s)"
-                % (expression, value.type, ", ".join(KINDS))
-            )
-        try:
-            number = int(value)
-            shown = _current().rank.handle(kind, number, fortran)
+            try:
+                value = gdb.parse_and_eval(expression)
+            except gdb.error as e:
+                # A predefined handle's name is a macro of mpi.h, which
+                # gdb knows only from a program built with -g3.
+                shown = None if fortran else _predefined(expression, kind)
+                if shown is None:
+                    raise _fail(e) from None
+            else:
+                kind = kind or _kind_of(value.type)
+                if kind is None:
+                    raise gdb.GdbError(
+                        "mpidd: %s is of type %s, not an MPI handle type: give its kind with -kind (%s)"
+                        % (expression, value.type, ", ".join(KINDS))
+                    )
+                shown = _current().rank.handle(kind, int(value), fortran)
         except MpiddError as e:
             raise _fail(e) from None
         except gdb.GdbError:
@@ -236,6 +241,42 @@ INTEGER handle."""
             gdb.write(json.dumps(shown["view"], indent=2) + "\n")
         else:
             gdb.write(shown["text"])
+
+
+# The builtin communicators of MPICH's mpi.h (its ABI: programs carry
+# these values compiled in): MPI_COMM_WORLD, MPI_COMM_SELF and the
+# internal ones after them. Which is which is the view's to say.
+_MPICH_BUILTIN_COMMS = [0x44000000 + i for i in range(4)]
+
+_PREDEFINED_NAME = re.compile(r"^MPI_[A-Z0-9_]+$")
+
+
+def _predefined(name, kind):
+    """The view of the predefined handle `name` (MPI_COMM_WORLD), found
+    among the candidates its implementation has for it and believed only
+    when the view names itself so; None when it is not found."""
+    if not _PREDEFINED_NAME.match(name):
+        return None
+    kind = kind or ("comm" if name.startswith("MPI_COMM_") else None)
+    if kind is None:
+        return None
+    rank = _current().rank
+    candidates = []
+    # Open MPI: the predefined object is the global ompi_mpi_<name>.
+    try:
+        candidates.append(int(gdb.parse_and_eval("&ompi_mpi_" + name[4:].lower())))
+    except gdb.error:
+        pass
+    if kind == "comm":
+        candidates.extend(_MPICH_BUILTIN_COMMS)
+    for value in candidates:
+        try:
+            shown = rank.handle(kind, value)
+        except MpiddError:
+            continue
+        if shown["view"].get("predefined_name") == name:
+            return shown
+    return None
 
 
 def _handle_arguments(argument):
