@@ -4,7 +4,9 @@
 //! gets, and `python import mpidd.gdb` loads it as a user's ~/.gdbinit
 //! does. On 4-rank jobs of tests/mpich/queues.c, on the reference MPICH
 //! (DWARF) and on Debian's stripped MPICH (the shipped profile), read from
-//! each rank's gcore core and live (gdb attached to the stopped rank):
+//! each rank's gcore core and live (gdb attached to the stopped rank), and
+//! of tests/openmpi/queues.c on Debian's stripped Open MPI (pointer
+//! handles, the shipped profile), from cores:
 //!
 //! - `mpi queues -json` must give the very queues `mpidd queues --core
 //!   CORE --json` gives for the same core, and what the program's header
@@ -24,6 +26,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::mpich_job::{gcore, mpidd, stock_mpich, wait_stopped, Job};
+use common::ob1_checks;
+use common::ompi_job::{OmpiBuild, OmpiJob};
 use common::queue_checks::{check_rank_native, check_rank_stock, native};
 use serde_json::Value;
 
@@ -463,4 +467,60 @@ fn no_target_and_no_mpi_are_one_line_each() {
         "{errors:#?}"
     );
     assert!(run.stdout.contains("after-no-mpi"), "{}", run.stdout);
+}
+
+/// Debian's stripped Open MPI 4.1 (handles are pointers; layouts from the
+/// shipped profile), a 4-rank job of tests/openmpi/queues.c: gdb's
+/// queues equal `mpidd queues --core` and what each rank wrote down it
+/// posted; `MPI_COMM_WORLD` by name is the pointer the rank printed.
+#[test]
+fn debian_open_mpi_in_gdb_reads_as_mpidd() {
+    let job = OmpiJob::start_on(OmpiBuild::Debian, "gdb-module-ompi", "queues");
+    let exe = job.dir.join("queues");
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        let core = core.to_str().unwrap();
+        let target = [exe.to_str().unwrap(), core];
+        let ours = gdb_queues(&target);
+        assert_eq!(
+            ours,
+            native(&["--core", core]),
+            "rank {rank}: gdb's mpi queues -json differs from mpidd queues --core --json"
+        );
+        ob1_checks::check_rank(rank, &ours, &job.posted(rank));
+        // Open MPI's MPI_Comm is a pointer typedef: printed by its name too.
+        let run = gdb(
+            &target,
+            &[
+                "frame function main",
+                "echo @@BEGIN\\n",
+                "print dup",
+                "echo @@END\\n",
+            ],
+        );
+        assert_eq!(
+            between_markers(&run).trim_end(),
+            format!("$1 = mpidd_dup size 4, rank {rank}"),
+            "{}",
+            run.stderr
+        );
+        let run = gdb(
+            &target,
+            &[
+                "echo @@BEGIN\\n",
+                "mpi handle -json MPI_COMM_WORLD",
+                "echo @@END\\n",
+            ],
+        );
+        let view: Value = serde_json::from_str(between_markers(&run))
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+        assert_eq!(view["predefined_name"], "MPI_COMM_WORLD", "{view:#}");
+        assert_eq!(view["details"]["rank"]["value"], rank, "{view:#}");
+        assert_eq!(
+            view["c_handle"]["value"]["pointer"],
+            job.comm_world(rank),
+            "{view:#}"
+        );
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
 }
