@@ -153,8 +153,33 @@ fn gdb_reads_as_mpidd(job: &Job, check: fn(i64, &Value), provenance: &str) {
             );
             // gdb let it go as it found it: stopped by itself.
             wait_stopped(job.pid(rank));
+            if rank == 0 {
+                pages_forgotten_at_a_stop(&pid);
+                wait_stopped(job.pid(rank));
+            }
         }
     }
+}
+
+/// A stop of the inferior forgets the pages kept: after one instruction
+/// of the stopped thread alone (the others held), the cache is empty.
+fn pages_forgotten_at_a_stop(pid: &str) {
+    let stats = "python import mpidd.gdb as g; s = g._current().rank.cache_stats(); \\
+                 print('@@STATS', s['fetches'], s['hits'])";
+    let run = gdb(
+        &["-p", pid],
+        &[
+            "mpi queues",
+            stats,
+            "set scheduler-locking on",
+            "stepi",
+            stats,
+        ],
+    );
+    let counts = cache_stats(&run);
+    assert_eq!(counts.len(), 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(counts[0].0 > 0, "{counts:?}");
+    assert_eq!(counts[1], (0, 0), "the pages outlived the stop: {counts:?}");
 }
 
 /// `mpi queues` in text: a line of provenance holding `provenance`, then
