@@ -332,6 +332,21 @@ fn reference_mpich_in_gdb_reads_as_mpidd_and_prints_handles() {
             );
         }
         if rank == 1 {
+            // A variable's whole view, its kind from its type; and the
+            // predefined communicators by name.
+            let run = gdb(
+                &target,
+                &[
+                    "frame function main",
+                    "echo @@BEGIN\\n",
+                    "mpi handle split",
+                    "echo @@END\\n",
+                ],
+            );
+            let view = between_markers(&run);
+            for line in ["kind: comm", "  name: mpidd_split_odd", "  world rank: 1"] {
+                assert!(view.lines().any(|l| l == line), "no {line:?} in:\n{view}");
+            }
             for (name, size) in [("MPI_COMM_WORLD", 4), ("MPI_COMM_SELF", 1)] {
                 let command = format!("mpi handle {name}");
                 let run = gdb(&target, &["echo @@BEGIN\\n", &command, "echo @@END\\n"]);
