@@ -16,40 +16,22 @@
 # aarch64-unknown-linux-gnu`); without it the script says so and builds
 # x86_64 alone. zig links the aarch64 binary too: no cross gcc is used.
 #
-# maturin and zig come from the Python package index, pinned below, into a
-# private virtual environment outside the repository, made once and made
-# again only when a pin changes.
+# maturin and zig come from the Python package index, pinned in
+# scripts/lib/maturin-venv.sh, into a private virtual environment outside
+# the repository, made once and made again only when a pin changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MATURIN_VERSION=1.16.0
-ZIGLANG_VERSION=0.17.1
+# shellcheck source=lib/maturin-venv.sh
+. scripts/lib/maturin-venv.sh
 
 die() {
   echo "build-wheel: error: $*" >&2
   exit 1
 }
 
-command -v python3 >/dev/null ||
-  die "python3 is missing: apt-get install python3 python3-venv"
 command -v cargo >/dev/null || die "cargo is missing: install a Rust toolchain (rustup)"
-
-venv="${MPIDD_MATURIN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/maturin-venv}"
-pins="maturin==$MATURIN_VERSION ziglang==$ZIGLANG_VERSION"
-if [ "$(cat "$venv/.mpidd-pins" 2>/dev/null)" != "$pins" ]; then
-  echo "== build-wheel: installing $pins into $venv" >&2
-  rm -rf "$venv"
-  mkdir -p "$(dirname "$venv")"
-  python3 -m venv "$venv" ||
-    die "python3 -m venv failed: apt-get install python3-venv (Debian's python3 needs it)"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "maturin==$MATURIN_VERSION" "ziglang==$ZIGLANG_VERSION" ||
-    die "could not install $pins into $venv"
-  # Written last: a half-made environment is made again next time.
-  echo "$pins" >"$venv/.mpidd-pins"
-fi
-# maturin finds zig as `python -m ziglang` of the first python on PATH.
-export PATH="$venv/bin:$PATH"
+maturin_venv
 
 out="${CARGO_TARGET_DIR:-$PWD/target}/wheels"
 mkdir -p "$out"

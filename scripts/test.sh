@@ -305,6 +305,12 @@ if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
   rustup target add aarch64-unknown-linux-gnu
 fi
 bash scripts/test-wheel.sh
+# cargo test includes the Python module inside the real gdb
+# (examples/tests/gdb_module.rs): it builds the module's abi3 wheel with
+# the same pinned maturin (scripts/build-python-module.sh; a release build
+# of the module's crates, about 3 minutes cold on 2 cores, seconds warm),
+# installs it into a directory for gdb's own CPython, and reads 4-rank
+# jobs of the reference and Debian's MPICH (about 25 s warm).
 echo "== cargo test"
 disk
 cargo test --workspace --locked

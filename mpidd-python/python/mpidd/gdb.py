@@ -1,0 +1,359 @@
+"""mpidd inside gdb: ``python import mpidd.gdb`` (one line of ~/.gdbinit).
+
+It registers, for the selected inferior (a live process or a core):
+
+- ``mpi queues [-json]``: the rank's communicators and pending operations,
+  as ``mpidd queues`` shows them, and what the reading rests on;
+- ``mpi handle [-kind KIND] [-fortran] [-json] EXPR``: what an MPI handle
+  means (a communicator, group, request, datatype, op, ...). The kind comes
+  from EXPR's type when it is an MPI handle type (``MPI_Comm``...), else
+  from ``-kind``; a trailing ``/f`` is ``-fortran`` (EXPR is the Fortran
+  INTEGER handle). ``MPI_COMM_WORLD`` and the other predefined
+  communicators are known by name even where gdb has no macros;
+- pretty-printers for the handle types, chosen by the typedef's own name
+  (``MPI_Comm`` is an int in MPICH and a pointer in Open MPI), so that
+  ``print comm`` shows ``mpidd_dup size 4, rank 0``.
+
+Everything is read through gdb itself: its memory reads
+(``Inferior.read_memory``) and its list of loaded objects (``info files``).
+Pages read are kept until the inferior runs, stops or changes. gdb is not
+thread-safe: every call into it happens on gdb's own thread, within a
+command or a printer. A failure is one line (gdb.GdbError), never a
+traceback.
+"""
+
+import json
+import re
+
+import gdb
+
+from mpidd._native import MpiddError, Rank, section_bias
+
+# The C handle types and the kind names the crates take, by typedef name.
+HANDLE_TYPES = {
+    "MPI_Comm": "comm",
+    "MPI_Group": "group",
+    "MPI_Datatype": "datatype",
+    "MPI_Errhandler": "errhandler",
+    "MPI_Op": "op",
+    "MPI_Info": "info",
+    "MPI_Request": "request",
+    "MPI_Win": "win",
+    "MPI_File": "file",
+}
+
+KINDS = sorted(set(HANDLE_TYPES.values()))
+
+# One `info files` line of a section: "0xSTART - 0xEND is NAME [in FILE]".
+_SECTION_LINE = re.compile(
+    r"^\s*(0x[0-9a-fA-F]+) - (0x[0-9a-fA-F]+) is (\S+)(?: in (.+))?$"
+)
+
+
+def _loaded_objects():
+    """The loaded objects as (name, path, bias), the executable first: each
+    file's bias from where gdb placed its .text section."""
+    text = gdb.execute("info files", to_string=True)
+    progspace = gdb.current_progspace()
+    executable = progspace.filename if progspace is not None else None
+    placed = []
+    seen = set()
+    for line in text.splitlines():
+        m = _SECTION_LINE.match(line)
+        if m is None or m.group(3) != ".text":
+            continue
+        path = m.group(4) or executable
+        # gdb's vDSO ("system-supplied DSO at 0x...") has no file.
+        if not path or not path.startswith("/") or path in seen:
+            continue
+        seen.add(path)
+        try:
+            bias = section_bias(path, ".text", int(m.group(1), 16))
+        except MpiddError:
+            # A file gone or changed since it was loaded: the crates are
+            # told of it by its absence (a reading names what is missing).
+            continue
+        placed.append((path, path, bias))
+    return placed
+
+
+class _Inferior:
+    """What is kept for one inferior: its Rank and its objects, until it
+    runs, stops, or loads or drops objects."""
+
+    def __init__(self, inferior):
+        self.inferior = inferior
+        self.objects = None
+        # The target's word size and byte order, as gdb has them.
+        address_bytes = gdb.lookup_type("void").pointer().sizeof
+        little = "little endian" in gdb.execute("show endian", to_string=True)
+        self.rank = Rank(self._read, self._objects, address_bytes, little)
+
+    def _read(self, address, size):
+        try:
+            return self.inferior.read_memory(address, size)
+        except gdb.MemoryError:
+            return None
+
+    def _objects(self):
+        if self.objects is None:
+            self.objects = _loaded_objects()
+        return self.objects
+
+    def forget(self, objects=False):
+        self.rank.clear_cache()
+        if objects:
+            self.objects = None
+
+
+_inferiors = {}
+
+
+def _current():
+    """The selected inferior's state, made on first use; one that has no
+    process or core has nothing to read."""
+    inferior = gdb.selected_inferior()
+    if inferior.pid == 0 and not _has_core():
+        raise gdb.GdbError("mpidd: no process or core file to read (run, attach or open a core first)")
+    key = (inferior.num, inferior.pid, gdb.current_progspace().filename)
+    state = _inferiors.get(key)
+    if state is None:
+        state = _Inferior(inferior)
+        _inferiors.clear()
+        _inferiors[key] = state
+    return state
+
+
+def _has_core():
+    try:
+        return "core dump file" in gdb.execute("info target", to_string=True).lower()
+    except gdb.error:
+        return False
+
+
+def _forget(_event=None, objects=False):
+    for state in _inferiors.values():
+        state.forget(objects)
+
+
+def _forget_objects(_event=None):
+    _forget(objects=True)
+
+
+gdb.events.stop.connect(_forget)
+gdb.events.cont.connect(_forget)
+gdb.events.memory_changed.connect(_forget)
+gdb.events.inferior_call.connect(_forget)
+gdb.events.exited.connect(_forget_objects)
+gdb.events.new_objfile.connect(_forget_objects)
+gdb.events.clear_objfiles.connect(_forget_objects)
+
+
+def _fail(e):
+    """A failure as the one line gdb prints."""
+    return gdb.GdbError("mpidd: " + str(e))
+
+
+class MpiPrefix(gdb.Command):
+    """MPI queues and handles of this process, read by mpidd.
+
+mpi queues [-json]            this rank's communicators and pending operations
+mpi handle [-kind KIND] [-fortran] [-json] EXPR
+                              what an MPI handle means"""
+
+    def __init__(self):
+        super().__init__("mpi", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
+
+
+class MpiQueues(gdb.Command):
+    """This rank's communicators and pending operations (receives, sends,
+unexpected messages), as `mpidd queues` shows them.
+
+Usage: mpi queues [-json]
+With -json, the queues as `mpidd queues --json` prints them."""
+
+    def __init__(self):
+        super().__init__("mpi queues", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, argument, from_tty):
+        words = gdb.string_to_argv(argument)
+        as_json = False
+        for w in words:
+            if w in ("-json", "--json"):
+                as_json = True
+            else:
+                raise gdb.GdbError("mpidd: usage: mpi queues [-json]")
+        try:
+            reading = _current().rank.queues()
+        except MpiddError as e:
+            raise _fail(e) from None
+        except gdb.GdbError:
+            raise
+        except Exception as e:  # no traceback in gdb, whatever failed
+            raise _fail("%s: %s" % (type(e).__name__, e)) from None
+        if as_json:
+            gdb.write(json.dumps(reading["queues"], indent=2) + "\n")
+        else:
+            gdb.write(reading["provenance"] + "\n")
+            gdb.write(reading["text"])
+            if not reading["text"].endswith("\n"):
+                gdb.write("\n")
+
+
+class MpiHandle(gdb.Command):
+    """What an MPI handle means: communicator, group, request, datatype, op,
+errhandler, info, win or file, as `mpidd handle` shows it.
+
+Usage: mpi handle [-kind KIND] [-fortran] [-json] EXPR
+The kind comes from EXPR's type when it is an MPI handle type (MPI_Comm...),
+else from -kind. With -fortran (or a trailing /f), EXPR is the Fortran
+INTEGER handle."""
+
+    def __init__(self):
+        super().__init__("mpi handle", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, argument, from_tty):
+        kind, fortran, as_json, expression = _handle_arguments(argument)
+        try:
+            try:
+                value = gdb.parse_and_eval(expression)
+            except gdb.error as e:
+                # A predefined handle's name is a macro of mpi.h, which
+                # gdb knows only from a program built with -g3.
+                shown = None if fortran else _predefined(expression, kind)
+                if shown is None:
+                    raise _fail(e) from None
+            else:
+                kind = kind or _kind_of(value.type)
+                if kind is None:
+                    raise gdb.GdbError(
+                        "mpidd: %s is of type %s, not an MPI handle type: give its kind with -kind (%s)"
+                        % (expression, value.type, ", ".join(KINDS))
+                    )
+                shown = _current().rank.handle(kind, int(value), fortran)
+        except MpiddError as e:
+            raise _fail(e) from None
+        except gdb.GdbError:
+            raise
+        except Exception as e:
+            raise _fail("%s: %s" % (type(e).__name__, e)) from None
+        if as_json:
+            gdb.write(json.dumps(shown["view"], indent=2) + "\n")
+        else:
+            gdb.write(shown["text"])
+
+
+# The builtin communicators of MPICH's mpi.h (its ABI: programs carry
+# these values compiled in): MPI_COMM_WORLD, MPI_COMM_SELF and the
+# internal ones after them. Which is which is the view's to say.
+_MPICH_BUILTIN_COMMS = [0x44000000 + i for i in range(4)]
+
+_PREDEFINED_NAME = re.compile(r"^MPI_[A-Z0-9_]+$")
+
+
+def _predefined(name, kind):
+    """The view of the predefined handle `name` (MPI_COMM_WORLD), found
+    among the candidates its implementation has for it and believed only
+    when the view names itself so; None when it is not found."""
+    if not _PREDEFINED_NAME.match(name):
+        return None
+    kind = kind or ("comm" if name.startswith("MPI_COMM_") else None)
+    if kind is None:
+        return None
+    rank = _current().rank
+    candidates = []
+    # Open MPI: the predefined object is the global ompi_mpi_<name>.
+    try:
+        candidates.append(int(gdb.parse_and_eval("&ompi_mpi_" + name[4:].lower())))
+    except gdb.error:
+        pass
+    if kind == "comm":
+        candidates.extend(_MPICH_BUILTIN_COMMS)
+    for value in candidates:
+        try:
+            shown = rank.handle(kind, value)
+        except MpiddError:
+            continue
+        if shown["view"].get("predefined_name") == name:
+            return shown
+    return None
+
+
+def _handle_arguments(argument):
+    """-kind KIND, -fortran, -json, then the expression (the rest of the
+    line, as gdb's own commands take one); a trailing /f is -fortran."""
+    kind, fortran, as_json = None, False, False
+    rest = argument.strip()
+    if rest.endswith("/f"):
+        fortran = True
+        rest = rest[:-2].rstrip()
+    while rest.startswith("-"):
+        word, _, tail = rest.partition(" ")
+        if word == "--":
+            rest = tail.strip()
+            break
+        if word in ("-fortran", "--fortran"):
+            fortran = True
+        elif word in ("-json", "--json"):
+            as_json = True
+        elif word in ("-kind", "--kind"):
+            kind, _, tail = tail.strip().partition(" ")
+            if kind not in KINDS:
+                raise gdb.GdbError("mpidd: unknown kind %r: one of %s" % (kind, ", ".join(KINDS)))
+        else:
+            # A negative number is an expression, not an option.
+            break
+        rest = tail.strip()
+    if not rest:
+        raise gdb.GdbError("mpidd: usage: mpi handle [-kind KIND] [-fortran] [-json] EXPR")
+    return kind, fortran, as_json, rest
+
+
+def _kind_of(gdb_type):
+    """The handle kind of a value's type, by the typedef's own name (before
+    any typedef is stripped: MPICH's MPI_Comm is an int)."""
+    t = gdb_type.unqualified()
+    return HANDLE_TYPES.get(t.name) if t.name else None
+
+
+class HandlePrinter:
+    """An MPI handle printed as what it means, in one line."""
+
+    def __init__(self, kind, value):
+        self.kind = kind
+        self.value = value
+
+    def to_string(self):
+        try:
+            number = int(self.value)
+        except (gdb.error, ValueError, TypeError) as e:
+            return "<mpidd: %s>" % e
+        try:
+            return _current().rank.handle(self.kind, number)["summary"]
+        except gdb.GdbError as e:
+            return "%s <%s>" % (_raw(number), e)
+        except MpiddError as e:
+            return "%s <mpidd: %s>" % (_raw(number), e)
+        except Exception as e:  # a printer must never stop a print
+            return "%s <mpidd: %s: %s>" % (_raw(number), type(e).__name__, e)
+
+
+def _raw(number):
+    return hex(number & 0xFFFFFFFF) if -(1 << 31) <= number < (1 << 31) else hex(number)
+
+
+def _lookup_printer(value):
+    kind = _kind_of(value.type)
+    if kind is None:
+        return None
+    return HandlePrinter(kind, value)
+
+
+_lookup_printer.name = "mpidd"
+_lookup_printer.enabled = True
+
+MpiPrefix()
+MpiQueues()
+MpiHandle()
+if _lookup_printer not in gdb.pretty_printers:
+    gdb.pretty_printers.append(_lookup_printer)
