@@ -41,6 +41,12 @@
 #                             mpi.h (the same ABI) and run with
 #                             I_MPI_FABRICS=shm.
 #                             MPIDD_PY_IMPI_VENV (default CACHE/py311-impi)
+#   python-envs.sh debian11   a Debian 11 root (debootstrap, minbase) with
+#                             gcc and Debian's Open MPI 4.1.0 and MPICH
+#                             3.4.1 (ch3) packages as shipped, no Python;
+#                             commands run in it through
+#                             scripts/lib/in-debian-root.sh ROOT.
+#                             MPIDD_DEBIAN11_ROOT (default CACHE/debian11)
 #   python-envs.sh debian13   a Debian 13 root (debootstrap, minbase) with
 #                             CPython 3.13, gcc, Debian's Open MPI 5 and
 #                             MPICH 4.2 packages as shipped, and a virtual
@@ -51,7 +57,8 @@
 #
 # CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
 # 10 s (mpich), 2.5 min of CPU for ompi (mpi4py compiles; 6 min on a busy
-# machine), 1.5 to 2 min (debian13); warm, well under a second each.
+# machine), 1.5 to 2 min (debian13), 1.5 min (debian11); warm, well under
+# a second each.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib/debian-source.sh
