@@ -58,6 +58,11 @@ done
 mount -t proc proc "$root/proc"
 mount -t sysfs -o ro sysfs "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
+# The root runs on this machine, under its name: MPI looks that name up
+# (MPICH's CH3 TCP channel resolves it at MPI_Init), and a root of its own
+# (bullseye's debootstrap writes no /etc/hosts) may not know it.
+[ -e "$root/etc/hosts" ] || : >"$root/etc/hosts"
+mount --bind /etc/hosts "$root/etc/hosts"
 for dir in "${binds[@]}"; do
   mkdir -p "$root/$dir"
   mount --bind "$dir" "$root/$dir"
