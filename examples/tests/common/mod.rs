@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 pub mod debian_root;
-pub mod family_reading;
 pub mod handle_checks;
 pub mod hung_job;
 pub mod job_checks;
