@@ -61,8 +61,10 @@ mount --rbind /dev "$root/dev"
 # The root runs on this machine, under its name: MPI looks that name up
 # (MPICH's CH3 TCP channel resolves it at MPI_Init), and a root of its own
 # (bullseye's debootstrap writes no /etc/hosts) may not know it.
-[ -e "$root/etc/hosts" ] || : >"$root/etc/hosts"
-mount --bind /etc/hosts "$root/etc/hosts"
+if [ -e /etc/hosts ]; then
+  [ -e "$root/etc/hosts" ] || : >"$root/etc/hosts"
+  mount --bind /etc/hosts "$root/etc/hosts"
+fi
 for dir in "${binds[@]}"; do
   mkdir -p "$root/$dir"
   mount --bind "$dir" "$root/$dir"
