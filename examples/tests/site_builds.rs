@@ -25,7 +25,7 @@ use serde_json::Value;
 /// The builds as docs/supported-builds.md names them, with where their
 /// layouts come from.
 const OMPI_SITE: &str = "site build of Open MPI 4.1.4 (x86_64)";
-const OMPI_FAMILY: &str = "the family Open MPI 4.1.0 up to 4.2 of the Open MPI 4.1.4 profile";
+const OMPI_FAMILY: &str = "the family Open MPI 4.1.3 up to 4.2 of the Open MPI 4.1.4 profile";
 const MPICH_SITE: &str = "site build of MPICH 4.0.2, ch3:nemesis (x86_64)";
 const MPICH_NONE: &str = "none: no DWARF, no profile, no family";
 
@@ -56,7 +56,7 @@ fn run(args: &[&str]) -> (String, String, bool) {
 fn assert_family(err: &str) {
     for part in [
         "the layouts of libmpi come from the family",
-        "Open MPI 4.1.0 up to 4.2",
+        "Open MPI 4.1.3 up to 4.2",
         "profile of Open MPI 4.1.4",
         "states version 4.1.4",
         "checked on the process",

@@ -459,7 +459,7 @@ fn shipped_families_are_written_as_the_writer_writes_them() {
         [
             "Open MPI 5.0.7 up to 5.1 (ob1, not a debug build, --disable-debug, --without-cuda, \
              FT MPI support (5.0's default), x86_64)",
-            "Open MPI 4.1.0 up to 4.2 (ob1, not a debug build, --disable-debug, without CUDA, \
+            "Open MPI 4.1.3 up to 4.2 (ob1, not a debug build, --disable-debug, without CUDA, \
              x86_64)",
         ]
     );

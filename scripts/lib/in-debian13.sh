@@ -1,63 +1,15 @@
 #!/usr/bin/env bash
-# Runs CMD... as root inside the Debian 13 root that scripts/python-envs.sh
-# makes (default ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13, or
-# MPIDD_DEBIAN13_ROOT), and execs it, so that the caller's child is CMD
-# itself (a launcher started this way keeps its pid).
+# Runs CMD... as root inside the Debian 13 root (MPIDD_DEBIAN13_ROOT,
+# default ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13) through
+# in-debian-root.sh, which says how; execs, so CMD keeps this pid.
 #
 #   in-debian13.sh [--bind DIR]... CMD [ARG]...
-#
-# --bind DIR makes the host's DIR visible at the same path inside the root
-# (a test job's scratch directory, with its program), so that a path means
-# the same on both sides.
-#
-# The root needs /proc (Python, ps, MPI's own lookups), /sys (hwloc's CPU
-# topology, UCX's network devices), /dev with /dev/shm (MPI's shared memory)
-# and /dev/pts. They are mounted in a mount namespace of CMD's own
-# (unshare --mount, private propagation), never in the host's: they vanish
-# with the last process of CMD, so nothing is left mounted under the cache,
-# a later `rm -rf` of it cannot reach the host's /dev, and two commands run
-# at once do not share or race on mounts. There is no pid namespace: a
-# process inside has the same pid as seen from the host, so gdb and mpidd
-# on the host reach it by the pid it prints, and open its files through
-# /proc/PID/root.
 set -euo pipefail
 
 root="${MPIDD_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13}"
-
-if [ "${MPIDD_IN_DEBIAN13_NS:-}" != "$root" ]; then
-  [ -x "$root/usr/bin/python3.13" ] || {
-    echo "error: no Debian 13 root at $root: run bash scripts/python-envs.sh debian13 (scripts/test.sh does)" >&2
-    exit 1
-  }
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "error: $0 mounts and chroots: it must run as root" >&2
-    exit 1
-  fi
-  # Again, inside a new mount namespace (unshare execs: same pid).
-  MPIDD_IN_DEBIAN13_NS="$root" exec unshare --mount --propagation private -- "$0" "$@"
-fi
-unset MPIDD_IN_DEBIAN13_NS
-
-binds=()
-while [ "${1:-}" = --bind ]; do
-  binds+=("$2")
-  shift 2
-done
-[ $# -gt 0 ] || {
-  echo "usage: $0 [--bind DIR]... CMD [ARG]..." >&2
-  exit 2
+# Its callers run Python 3.13 in it: a root without it is not this one.
+[ -x "$root/usr/bin/python3.13" ] || {
+  echo "error: no Debian 13 root at $root: run bash scripts/python-envs.sh debian13 (scripts/test.sh does)" >&2
+  exit 1
 }
-
-mount -t proc proc "$root/proc"
-mount -t sysfs -o ro sysfs "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
-mount --rbind /dev "$root/dev"
-for dir in "${binds[@]}"; do
-  mkdir -p "$root/$dir"
-  mount --bind "$dir" "$root/$dir"
-done
-
-# The root's own PATH, and none of the host's Python settings (pyenv's,
-# a virtual environment's, pip's wheel directory).
-unset PYTHONPATH PYTHONHOME VIRTUAL_ENV PIP_FIND_LINKS PYENV_VERSION
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-exec chroot "$root" "$@"
+exec "$(dirname "$0")/in-debian-root.sh" "$root" "$@"

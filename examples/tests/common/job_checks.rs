@@ -235,16 +235,17 @@ pub fn check(report: &Value, expected: &Expected, job: &HungJob, what: &str) {
 /// The text form starts with the verdict; the DOT form is the wait-for
 /// graph, with edges when the report has some. (Read from the cores, which
 /// is quicker than reading the busy-polling ranks live again.)
-pub fn check_text_and_dot(cores: &Path, report: &Value) {
+/// `more`: further arguments, as [`check_cores_with`] takes.
+pub fn check_text_and_dot(cores: &Path, report: &Value, more: &[&str]) {
     let verdict = report["verdict"][0].as_str().unwrap();
     let dir = cores.to_str().unwrap();
-    let text = run_job(&["--core-dir", dir]);
+    let text = run_job(&[&["--core-dir", dir], more].concat());
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     assert!(
         first.contains(verdict),
         "the text output starts with the verdict {verdict:?}:\n{text}"
     );
-    let dot = run_job(&["--core-dir", dir, "--dot"]);
+    let dot = run_job(&[&["--core-dir", dir, "--dot"], more].concat());
     assert!(
         dot.trim_start().starts_with("digraph") && dot.trim_end().ends_with('}'),
         "a DOT graph:\n{dot}"
@@ -283,9 +284,17 @@ pub fn check_live(job: &HungJob, expected: &Expected) -> Value {
 /// report is `expected`, each rank read from its own core, with the text
 /// and DOT forms.
 pub fn check_cores(job: &HungJob, expected: &Expected) -> Value {
+    check_cores_with(job, expected, &[])
+}
+
+/// [`check_cores`] with more arguments to `mpidd job` (`--search-path`
+/// for a program the ranks ran in a root of their own).
+pub fn check_cores_with(job: &HungJob, expected: &Expected, more: &[&str]) -> Value {
     let dir = job.gcore_all("cores");
     job.assert_running("after gcore");
-    let cores = job_json(&["--core-dir", dir.to_str().unwrap()]);
+    let mut args = vec!["--core-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(more);
+    let cores = job_json(&args);
     check(&cores, expected, job, "from cores");
     for (i, rank) in cores["ranks"].as_array().unwrap().iter().enumerate() {
         let target = rank["target"].as_str().unwrap_or("");
@@ -294,7 +303,7 @@ pub fn check_cores(job: &HungJob, expected: &Expected) -> Value {
             "rank {i} was read from its own core: {target}"
         );
     }
-    check_text_and_dot(&dir, &cores);
+    check_text_and_dot(&dir, &cores, more);
     cores
 }
 

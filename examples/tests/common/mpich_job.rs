@@ -226,13 +226,22 @@ impl Job {
             "mpicc failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut mpiexec = Command::new(&tools.mpiexec)
+        let mut mpiexec = Command::new(&tools.mpiexec);
+        mpiexec
             .args(["-n", &n.to_string()])
             .args(launch)
             .arg(&exe)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v.as_ref())));
+        Self::launch(mpiexec, n, dir)
+    }
+
+    /// Runs `mpiexec` (a whole launch line of `n` ranks, by any launcher:
+    /// one run inside another root too) in `dir` and waits for the `n`
+    /// ranks to print READY and stop themselves.
+    pub fn launch(mut mpiexec: Command, n: usize, dir: PathBuf) -> Job {
+        let mut mpiexec = mpiexec
             .current_dir(&dir)
-            .envs(env.iter().map(|(k, v)| (k, v.as_ref())))
             .stdout(Stdio::piped())
             .spawn()
             .expect("start mpiexec");
