@@ -353,3 +353,63 @@ fn mpidd_job_fills_and_uses_the_cache() {
         "{rank}"
     );
 }
+
+/// What DWARF said of the frames a job's stacks named is kept beside the
+/// symbol indexes for the very DWARF file (libc's debug file, the debug
+/// build's libmpi), and a later run names the same frames from it: the
+/// stacks are those a run without any cache gives. Kept files made for
+/// other files (each one's bytes moved to the next one's name) are not
+/// used.
+#[test]
+fn stacks_named_from_kept_frames_are_those_the_dwarf_gives() {
+    let cache = fresh_cache("kept-frames");
+    let job = |extra: &[&str]| {
+        let out = mpidd()
+            .env("MPIDD_CACHE_DIR", &cache)
+            .args(["job", "--json"])
+            .args(core_args())
+            .args(extra)
+            .output()
+            .expect("run mpidd job");
+        let (stdout, _) = ok(&out);
+        let report: serde_json::Value = serde_json::from_str(&stdout).expect("job JSON");
+        report["ranks"][0]["threads"].clone()
+    };
+    let uncached = job(&["--no-cache"]);
+    // The frames DWARF names: with a source line, in the program and in
+    // libc (from its compressed debug file).
+    let frames: Vec<&serde_json::Value> = uncached
+        .as_array()
+        .expect("threads")
+        .iter()
+        .flat_map(|t| t["frames"].as_array().into_iter().flatten())
+        .collect();
+    for object in ["queues", "libc.so"] {
+        assert!(
+            frames
+                .iter()
+                .any(|f| f["object"].as_str().is_some_and(|o| o.contains(object))
+                    && f["line"].is_u64()),
+            "no frame of {object} with a line: {uncached}"
+        );
+    }
+    assert_eq!(job(&[]), uncached, "the cold run");
+    let kept: Vec<PathBuf> = std::fs::read_dir(cache.join("symbols"))
+        .expect("the symbols folder")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "frames"))
+        .collect();
+    assert!(!kept.is_empty(), "no frames kept in {}", cache.display());
+    assert_eq!(job(&[]), uncached, "the warm run, from the kept frames");
+
+    let mut all: Vec<PathBuf> = std::fs::read_dir(cache.join("symbols"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    all.sort();
+    let contents: Vec<Vec<u8>> = all.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    for (i, path) in all.iter().enumerate() {
+        std::fs::write(path, &contents[(i + 1) % contents.len()]).unwrap();
+    }
+    assert_eq!(job(&[]), uncached, "kept files moved to other files' names");
+}

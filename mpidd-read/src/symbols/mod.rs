@@ -25,6 +25,7 @@ pub(crate) mod constant_data;
 pub(crate) mod debug_files;
 pub(crate) mod elf_symbols;
 pub(crate) mod extra_symbols;
+pub(crate) mod kept_frames;
 pub mod link_map;
 pub(crate) mod loaded_objects;
 pub(crate) mod name_index;

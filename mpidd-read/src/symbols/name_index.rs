@@ -66,9 +66,10 @@ static INDEX_DIR: RwLock<Option<PathBuf>> = RwLock::new(None);
 /// Keeps the symbol tables of large object files (512 symbols or more:
 /// a debug build's MPI library, libc's debug file) as indexes in `dir`,
 /// and looks names up in them on later runs instead of reading the
-/// files' tables again; and the code digests of objects without a
-/// build-id ([`BuildKey::CodeDigest`](crate::BuildKey)), which hash all
-/// their code. `None` (the default) keeps none. At most 256 files are
+/// files' tables again; the code digests of objects without a build-id
+/// ([`BuildKey::CodeDigest`](crate::BuildKey)), which hash all their
+/// code; and what DWARF said of the frames a run named (a job's stacks),
+/// for each DWARF file. `None` (the default) keeps none. At most 256 files are
 /// kept; the directory is emptied past that. `mpidd` keeps them in the
 /// layout cache's `symbols` folder.
 pub fn keep_symbol_indexes_in(dir: Option<PathBuf>) {
@@ -251,7 +252,7 @@ fn try_write_kept(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> 
         .filter(|e| {
             e.path()
                 .extension()
-                .is_some_and(|x| x == "names" || x == "digest")
+                .is_some_and(|x| x == "names" || x == "digest" || x == "frames")
         })
         .map(|e| e.path())
         .collect::<Vec<_>>();

@@ -16,6 +16,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, Sy
 
 use crate::backend::core_file::map_file;
 use crate::backend::section_bytes::SectionBytes;
+use crate::symbols::kept_frames::KeptFrames;
 
 /// How addr2line reads DWARF here: shared bytes, so the context can move
 /// between threads and outlive the function that loaded it.
@@ -50,7 +51,7 @@ pub(crate) struct FunctionMatch<'a> {
 
 /// What DWARF says about one address: the outermost function of the
 /// inlining chain there, and where in its source that address is.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SourceFrame {
     /// The function's name (its linkage name where DWARF has one).
     pub(crate) function: Option<String>,
@@ -84,6 +85,18 @@ pub(crate) struct ObjectSymbols {
     /// when the DWARF cannot be read. The context caches what it parsed in
     /// cells that are not `Sync`, hence the mutex.
     dwarf: OnceLock<Option<Mutex<addr2line::Context<Reader>>>>,
+    /// What an earlier run's DWARF said of the addresses it named, and
+    /// what this run's adds, kept for the next run (written when the
+    /// table is dropped).
+    kept: OnceLock<Mutex<KeptFrames>>,
+}
+
+impl Drop for ObjectSymbols {
+    fn drop(&mut self) {
+        if let Some(kept) = self.kept.get_mut() {
+            kept.get_mut().unwrap_or_else(|p| p.into_inner()).write();
+        }
+    }
 }
 
 impl std::fmt::Debug for ObjectSymbols {
@@ -195,6 +208,7 @@ impl ObjectSymbols {
             stubs: Vec::new(),
             dwarf_path,
             dwarf: OnceLock::new(),
+            kept: OnceLock::new(),
         }
     }
 
@@ -251,6 +265,20 @@ impl ObjectSymbols {
     /// What DWARF says about link-time address `svma`, if the object has
     /// DWARF that covers it.
     pub(crate) fn source_frame(&self, svma: u64) -> Option<SourceFrame> {
+        let path = self.dwarf_path.as_deref()?;
+        let kept = self.kept.get_or_init(|| Mutex::new(KeptFrames::of(path)));
+        if let Some(frame) = kept.lock().unwrap_or_else(|p| p.into_inner()).get(svma) {
+            return frame;
+        }
+        let frame = self.dwarf_frame(svma);
+        kept.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(svma, frame.clone());
+        frame
+    }
+
+    /// What the DWARF itself says of `svma`.
+    fn dwarf_frame(&self, svma: u64) -> Option<SourceFrame> {
         let context = self
             .dwarf
             .get_or_init(|| {
