@@ -45,7 +45,7 @@ ref-small-cold         395000000               263.5 M, 2026-11-29, 2ef13d1
 ref-small-warm         9500000                 6.37 M, 2026-11-29, 2ef13d1
 ref-small-handle-warm  850000000               487.3 M (315 to 653 M on other cores), 2026-11-29, 2ef13d1
 ref-small-identify     360000000               239.6 M, 2026-11-29, 2ef13d1
-ref-job-4-warm         460000000               305.2 M, 2026-11-29, 2ef13d1
+ref-job-4-warm         100000000               66.4 M (frames named from the kept ones), 2026-11-29, 98484b8
 ref-scale-warm         1290000000              859.1 M, 2026-11-29, 2ef13d1
 mpich-small-cold       65000000                43.3 M, 2026-11-29, 2ef13d1
 mpich-small-warm       35000000                23.4 M, 2026-11-29, 2ef13d1
