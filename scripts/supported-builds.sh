@@ -43,6 +43,35 @@ result_line() {
   [ -f "$results/$name.tsv" ] && cat "$results/$name.tsv"
 }
 
+# other_builds TEST BUILD...: the table of the builds TEST reads (queues and
+# job, live and from cores), a row each; fails when a build has no result.
+other_builds() {
+  local test="$1" build line read c failed=0
+  shift
+  printf '| Build | Layouts from | queues live | queues from cores | job live | job from cores |\n'
+  printf '|---|---|---|---|---|---|\n'
+  for build in "$@"; do
+    read=""
+    local cells=()
+    for c in "queues live" "queues core" "job live" "job core"; do
+      if line="$(result_line "$build" ${c})"; then
+        read="$(cut -f 2 <<<"$line")"
+        cells+=("$(cut -f 5 <<<"$line")")
+      else
+        cells+=("—")
+      fi
+    done
+    [ -n "$read" ] || {
+      echo "error: no result on $build in $results: run cargo test -p mpidd --test $test" >&2
+      failed=1
+    }
+    printf '| %s | %s |' "$build" "$read"
+    for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
+    printf '\n'
+  done
+  return "$failed"
+}
+
 table() {
   cat <<'EOF'
 # Supported builds
@@ -113,27 +142,8 @@ family here holds is refused, and the refusal names what is missing
 (— : not run on that build).
 
 EOF
-  printf '| Build | Layouts from | queues live | queues from cores | job live | job from cores |\n'
-  printf '|---|---|---|---|---|---|\n'
-  for build in "site build of Open MPI 4.1.4 (x86_64)" "site build of MPICH 4.0.2, ch3:nemesis (x86_64)"; do
-    read=""
-    cells=()
-    for c in "queues live" "queues core" "job live" "job core"; do
-      if line="$(result_line "$build" ${c})"; then
-        read="$(cut -f 2 <<<"$line")"
-        cells+=("$(cut -f 5 <<<"$line")")
-      else
-        cells+=("—")
-      fi
-    done
-    [ -n "$read" ] || {
-      echo "error: no result on $build in $results: run cargo test -p mpidd --test site_builds" >&2
-      missing=1
-    }
-    printf '| %s | %s |' "$build" "$read"
-    for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
-    printf '\n'
-  done
+  other_builds site_builds "site build of Open MPI 4.1.4 (x86_64)" \
+    "site build of MPICH 4.0.2, ch3:nemesis (x86_64)" || missing=1
   cat <<'EOF'
 
 ## Debian 11
@@ -148,27 +158,8 @@ the hung ring then names no cycle: its verdict rests on the ranks' stacks
 alone, and says so (— : not run on that build).
 
 EOF
-  printf '| Build | Layouts from | queues live | queues from cores | job live | job from cores |\n'
-  printf '|---|---|---|---|---|---|\n'
-  for build in "Debian 11 openmpi 4.1.0-10 (amd64)" "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)"; do
-    read=""
-    cells=()
-    for c in "queues live" "queues core" "job live" "job core"; do
-      if line="$(result_line "$build" ${c})"; then
-        read="$(cut -f 2 <<<"$line")"
-        cells+=("$(cut -f 5 <<<"$line")")
-      else
-        cells+=("—")
-      fi
-    done
-    [ -n "$read" ] || {
-      echo "error: no result on $build in $results: run cargo test -p mpidd --test debian11" >&2
-      missing=1
-    }
-    printf '| %s | %s |' "$build" "$read"
-    for cell in "${cells[@]}"; do printf ' %s |' "$cell"; done
-    printf '\n'
-  done
+  other_builds debian11 "Debian 11 openmpi 4.1.0-10 (amd64)" \
+    "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)" || missing=1
   return "$missing"
 }
 
