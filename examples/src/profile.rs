@@ -8,7 +8,8 @@ use clap::{Args, Subcommand};
 use mpidd_read::{
     ask_whole_type, build_id, build_id_hex, build_key, object_arch, parse_profile_symbols,
     profile_drift, shipped_profiles, so_stem, BuildKey, LayoutProfile, Layouts, ProfileError,
-    ProfileIdentity, ProfileObject, ProfileSet, ProfileSymbol, TypeOracle, WholeTypeLimits,
+    ProfileIdentity, ProfileObject, ProfileSet, ProfileSymbol, StatedBuild, TypeOracle,
+    WholeTypeLimits,
 };
 use mpiq_core::{ProfileDecoder as Decoder, ProfileDecoderError};
 
@@ -28,8 +29,22 @@ pub enum ProfileCommand {
         #[arg(long = "object", value_name = "PATH", required = true)]
         objects: Vec<PathBuf>,
     },
-    /// List the profiles mpidd ships.
+    /// List the profiles mpidd ships, with the release families each
+    /// declares.
     List,
+    /// Print, as JSON, the layouts of the shipped release family that
+    /// holds a build stating IMPLEMENTATION, VERSION and ARCH (what a
+    /// library of that build would be offered, before the check on its
+    /// process): to compare with what a compiler says of that release's
+    /// headers (scripts/lib/layouts-in-c.py).
+    FamilyLayouts {
+        /// The implementation, as a library states it (`Open MPI`).
+        implementation: String,
+        /// The version it states (`4.1.0`).
+        version: String,
+        /// The architecture, as `mpidd identify` prints it (`x86_64`).
+        arch: String,
+    },
 }
 
 /// `mpidd profile write`
@@ -98,6 +113,9 @@ pub enum ProfileCliError {
     /// The profile differs from the DWARF.
     #[error("{0} differs from the DWARF of the objects given in {1} type(s): {2}")]
     Drift(PathBuf, usize, String),
+    /// No shipped release family holds the build named.
+    #[error("no release family mpidd ships holds {0}")]
+    NoFamily(String),
     /// Writing failed.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
@@ -139,7 +157,31 @@ pub fn run(command: ProfileCommand) -> Result<(), ProfileCliError> {
                     p.identity.build,
                     objects.join(", ")
                 );
+                for (family, _) in p.families() {
+                    println!("  family {}", family.name());
+                }
             }
+            Ok(())
+        }
+        ProfileCommand::FamilyLayouts {
+            implementation,
+            version,
+            arch,
+        } => {
+            let stated = StatedBuild {
+                implementation: &implementation,
+                version: &version,
+                arch: &arch,
+            };
+            let profiles = shipped_profiles();
+            let (_, layouts) = profiles
+                .iter()
+                .find_map(|p| p.family_holding(&stated))
+                .ok_or_else(|| {
+                    ProfileCliError::NoFamily(format!("{implementation} {version} on {arch}"))
+                })?;
+            let text = serde_json::to_string_pretty(layouts).expect("layouts are plain data");
+            println!("{text}");
             Ok(())
         }
     }

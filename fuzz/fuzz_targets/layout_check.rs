@@ -33,7 +33,7 @@ fn families() -> &'static [LayoutFamily] {
         ProfileSet::shipped()
             .all()
             .iter()
-            .filter_map(|p| p.family.as_deref().cloned())
+            .flat_map(|p| p.families().map(|(f, _)| f.clone()).collect::<Vec<_>>())
             .collect()
     })
 }

@@ -134,7 +134,7 @@ pub use layouts::layout_cache::{
     CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES,
 };
 pub use layouts::layout_error::LayoutError;
-pub use layouts::layout_family::{LayoutFamily, StatedBuild};
+pub use layouts::layout_family::{FamilyVariant, LayoutFamily, StatedBuild};
 pub use layouts::layout_profile::{
     choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
     so_stem, FamilyOrigin, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity,

@@ -549,27 +549,44 @@ fn fit(
         ),
         None => "the library has neither a build-id nor code to be known by".to_string(),
     };
-    match (&profile.family, stated) {
-        (None, _) => Fit::No {
+    let names: Vec<String> = profile.families().map(|(f, _)| f.name()).collect();
+    match stated {
+        _ if names.is_empty() => Fit::No {
             why: format!("{not_this}, and it declares no release family"),
         },
-        (Some(family), None) => Fit::No {
+        None => Fit::No {
             why: format!(
                 "{not_this}, and the library does not state its implementation, version and \
-                 architecture, which would place it in the family {}",
-                family.name()
+                 architecture, which would place it in a family of {}",
+                names.join(", ")
             ),
         },
-        (Some(family), Some(stated)) => match family.mismatch(stated) {
-            None => Fit::Family {
+        Some(stated) => match profile.family_holding(stated) {
+            Some((family, _)) => Fit::Family {
                 family: family.name(),
             },
-            Some(why) => Fit::No {
-                why: format!(
-                    "{not_this}, and its family {} does not hold it: {why}",
-                    family.name()
-                ),
-            },
+            None => {
+                let mut whys = profile
+                    .families()
+                    .filter_map(|(f, _)| Some((f.name(), f.mismatch(stated)?)));
+                let why = match (whys.next(), names.len()) {
+                    (Some((name, why)), 1) => {
+                        format!("{not_this}, and its family {name} does not hold it: {why}")
+                    }
+                    (first, _) => {
+                        let all: Vec<String> = first
+                            .into_iter()
+                            .chain(whys)
+                            .map(|(name, why)| format!("{name}: {why}"))
+                            .collect();
+                        format!(
+                            "{not_this}, and none of its families holds it ({})",
+                            all.join("; ")
+                        )
+                    }
+                };
+                Fit::No { why }
+            }
         },
     }
 }

@@ -258,8 +258,8 @@ impl LayoutResolver {
                         .profiles()
                         .iter()
                         .find(|p| p.describes(&build.id))
-                        .or_else(|| self.family_profile(&found, build))
-                        .map(|p| &p.layouts),
+                        .map(|p| &p.layouts)
+                        .or_else(|| self.family_layouts(&found, build)),
                     _ => None,
                 };
                 library_dwarf = LibraryDwarf {
@@ -334,11 +334,12 @@ impl LayoutResolver {
         Ok(done(queues, origin, false))
     }
 
-    /// The profile whose release family holds the version `found` states,
-    /// for its library's architecture: what the chooser falls back to
-    /// when no profile names the build.
-    fn family_profile(&self, found: &Identified, build: &LibraryBuild) -> Option<&LayoutProfile> {
-        if found.version.is_empty() || !self.profiles().iter().any(|p| p.family.is_some()) {
+    /// The layouts of the release family that holds the version `found`
+    /// states, for its library's architecture (a profile's own family or
+    /// one of its variants): what the chooser falls back to when no
+    /// profile names the build.
+    fn family_layouts(&self, found: &Identified, build: &LibraryBuild) -> Option<&LayoutTable> {
+        if found.version.is_empty() || !self.profiles().iter().any(LayoutProfile::declares_family) {
             return None;
         }
         let arch = mpidd_read::object_arch(&build.path).ok()?;
@@ -347,9 +348,11 @@ impl LayoutResolver {
             version: &found.version,
             arch: &arch,
         };
-        self.profiles().iter().find(|p| {
-            p.family.as_ref().is_some_and(|f| f.contains(&stated)) && p.mentions(&found.library)
-        })
+        self.profiles()
+            .iter()
+            .filter(|p| p.mentions(&found.library))
+            .find_map(|p| p.family_holding(&stated))
+            .map(|(_, layouts)| layouts)
     }
 
     /// The build of the object named `library`, its build-id read once
@@ -658,6 +661,7 @@ mod tests {
             layouts,
             symbols: Default::default(),
             family: None,
+            family_variants: Vec::new(),
         }
     }
 

@@ -12,6 +12,8 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
+use crate::layouts::LayoutTable;
+
 /// The release family a profile's layouts hold for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayoutFamily {
@@ -154,6 +156,88 @@ impl LayoutFamily {
     }
 }
 
+/// A release family a profile's layouts hold for once a few of its types
+/// are laid out otherwise: the releases just before the profile's own
+/// family, say, where a struct lacked a member added later. The other
+/// types are the profile's, and the facts that back the claim say why
+/// they are the same.
+///
+/// ```
+/// use mpidd_read::{FamilyVariant, LayoutFamily, LayoutTable, Layouts};
+///
+/// let mut profile = LayoutTable::default();
+/// profile
+///     .add_type("ompi_group_t", 72)
+///     .add_type("mca_common_ompio_data_t", 456)
+///     .add_member("mca_common_ompio_data_t", "ompio_fh.f_atomicity", 124, 4)
+///     .add_type("mca_pml_ucx_module_t", 1504);
+/// let mut changed = LayoutTable::default();
+/// changed
+///     .add_type("mca_common_ompio_data_t", 448)
+///     .add_member("mca_common_ompio_data_t", "ompio_fh.f_atomicity", 116, 4);
+/// let older = LayoutFamily { from_version: "4.1.0".into(), below_version: "4.1.3".into(), ..LayoutFamily::default() };
+/// let variant = FamilyVariant::new(older, changed, vec!["mca_pml_ucx_module_t".into()], &profile);
+/// let l = variant.layouts();
+/// assert_eq!(l.member("mca_common_ompio_data_t", "ompio_fh.f_atomicity").unwrap().offset, 116);
+/// assert_eq!(l.size_of("ompi_group_t").unwrap(), 72);
+/// assert!(l.size_of("mca_pml_ucx_module_t").is_err());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyVariant {
+    /// The family, with the facts that back the claim and the binaries it
+    /// was checked on.
+    pub family: LayoutFamily,
+    /// The types this family lays out otherwise than the profile, each
+    /// whole (size, members, enumerators).
+    #[serde(default)]
+    pub changed: LayoutTable,
+    /// The profile's types whose layout in this family is not known (not
+    /// measured): asked through the family, they are unanswered, and what
+    /// needs them is refused rather than read with another family's
+    /// layout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+    /// The profile's layouts with `changed` in their place and `unknown`
+    /// taken out: made when the profile is read.
+    #[serde(skip)]
+    layouts: LayoutTable,
+}
+
+impl FamilyVariant {
+    /// The variant `family` of a profile whose layouts are `profile`:
+    /// `changed` types in place of the profile's, `unknown` ones left out.
+    pub fn new(
+        family: LayoutFamily,
+        changed: LayoutTable,
+        unknown: Vec<String>,
+        profile: &LayoutTable,
+    ) -> Self {
+        let mut variant = FamilyVariant {
+            family,
+            changed,
+            unknown,
+            layouts: LayoutTable::default(),
+        };
+        variant.lay_out(profile);
+        variant
+    }
+
+    /// The layouts the family reads with.
+    pub fn layouts(&self) -> &LayoutTable {
+        &self.layouts
+    }
+
+    /// Makes [`layouts`](Self::layouts) from the profile's.
+    pub(crate) fn lay_out(&mut self, profile: &LayoutTable) {
+        let mut layouts = self.changed.clone();
+        layouts.fill_from(profile);
+        for name in &self.unknown {
+            layouts.remove_type(name);
+        }
+        self.layouts = layouts;
+    }
+}
+
 /// A version's numbers (`5.0.9` is `[5, 0, 9]`), or `None` when it is
 /// anything but numbers separated by dots.
 fn version_numbers(version: &str) -> Option<Vec<u64>> {
@@ -240,5 +324,107 @@ mod tests {
             f.name(),
             "Open MPI 4.1.0 up to 4.2 (ob1, not a debug build, x86_64)"
         );
+    }
+
+    /// The Open MPI 4.1.4 profile mpidd ships.
+    fn shipped_4_1_4() -> crate::LayoutProfile {
+        crate::shipped_profiles()
+            .into_iter()
+            .find(|p| p.identity.implementation == "Open MPI" && p.identity.version == "4.1.4")
+            .expect("the 4.1.4 profile is shipped")
+    }
+
+    #[test]
+    fn the_4_1_4_profile_holds_4_1_0_and_4_1_1_through_its_variant_and_not_4_1_2() {
+        use crate::Layouts;
+        let p = shipped_4_1_4();
+        for v in ["4.1.0", "4.1.1"] {
+            let (f, l) = p.family_holding(&stated(v)).expect(v);
+            assert_eq!(
+                (f.from_version.as_str(), f.below_version.as_str()),
+                ("4.1.0", "4.1.2")
+            );
+            assert_eq!(l.size_of("mca_common_ompio_data_t").unwrap(), 448);
+            assert_eq!(
+                l.member_offset("mca_common_ompio_data_t", "ompio_fh.f_atomicity")
+                    .unwrap(),
+                116
+            );
+            assert_eq!(l.size_of("ompi_op_t").unwrap(), 1344);
+            // What the family does not know is unanswered, not 4.1.4's.
+            assert!(l.size_of("mca_pml_ucx_module_t").is_err());
+            // The rest is the profile's.
+            for (ty, member) in [
+                ("ompi_communicator_t", "c_contextid"),
+                ("mca_pml_ob1_recv_request_t", "req_recv.req_base.req_tag"),
+                ("ompi_op_t", "o_name"),
+            ] {
+                assert_eq!(
+                    l.member(ty, member).unwrap(),
+                    p.layouts.member(ty, member).unwrap(),
+                    "{ty}.{member}"
+                );
+            }
+        }
+        assert!(p.family_holding(&stated("4.1.2")).is_none());
+        let (f, l) = p.family_holding(&stated("4.1.3")).unwrap();
+        assert_eq!(f.from_version, "4.1.3");
+        assert_eq!(l.size_of("mca_common_ompio_data_t").unwrap(), 456);
+        assert_eq!(p.families().count(), 2);
+    }
+
+    #[test]
+    fn a_variant_is_laid_out_again_when_its_profile_is_read() {
+        let p = shipped_4_1_4();
+        let again = crate::LayoutProfile::from_json(&p.to_json()).unwrap();
+        assert_eq!(again, p);
+        assert_eq!(
+            again.family_variants[0].layouts(),
+            p.family_variants[0].layouts()
+        );
+        assert!(!again.family_variants[0].layouts().is_empty());
+    }
+
+    #[test]
+    fn the_chooser_offers_the_variant_for_a_version_only_it_holds() {
+        use crate::{choose_layouts, LayoutOrigin, LayoutTable, Layouts};
+        let profiles = vec![shipped_4_1_4()];
+        let none = LayoutTable::default();
+        let missing = |l: &dyn Layouts| {
+            l.size_of("mca_common_ompio_data_t")
+                .err()
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        let (layouts, origin) = choose_layouts(
+            &none,
+            &missing,
+            "libmpi.so.40",
+            Some(&[0xab; 20]),
+            Some("4.1.0"),
+            &profiles,
+            &[],
+            Some(stated("4.1.0")),
+        )
+        .unwrap();
+        assert_eq!(layouts.size_of("mca_common_ompio_data_t").unwrap(), 448);
+        match origin {
+            LayoutOrigin::Family(f) => {
+                assert_eq!(f.family.from_version, "4.1.0");
+                assert_eq!(f.stated_version, "4.1.0");
+            }
+            other => panic!("chosen as {other:?}"),
+        }
+        let refused = choose_layouts(
+            &none,
+            &missing,
+            "libmpi.so.40",
+            Some(&[0xab; 20]),
+            Some("4.1.2"),
+            &profiles,
+            &[],
+            Some(stated("4.1.2")),
+        );
+        assert!(refused.is_err());
     }
 }

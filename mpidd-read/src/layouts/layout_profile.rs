@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::layouts::layered_layouts::LayeredLayouts;
 use crate::layouts::layout_error::LayoutError;
-use crate::layouts::layout_family::{LayoutFamily, StatedBuild};
+use crate::layouts::layout_family::{FamilyVariant, LayoutFamily, StatedBuild};
 use crate::layouts::profile_set::ProfileSet;
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
@@ -133,6 +133,12 @@ pub struct LayoutProfile {
     /// ([`choose_layouts`]), to be checked on the process before use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<Box<LayoutFamily>>,
+    /// Further release families the layouts hold for once a few types are
+    /// laid out otherwise (the releases before [`family`](Self::family)
+    /// whose OMPIO file lacked a member, say), each with its own facts;
+    /// tried after `family`, and checked on the process the same way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub family_variants: Vec<FamilyVariant>,
 }
 
 /// A profile that cannot be read or written.
@@ -183,6 +189,7 @@ impl LayoutProfile {
             layouts,
             symbols: BTreeMap::new(),
             family: None,
+            family_variants: Vec::new(),
         })
     }
 
@@ -196,6 +203,7 @@ impl LayoutProfile {
             layouts,
             symbols: BTreeMap::new(),
             family: None,
+            family_variants: Vec::new(),
         }
     }
 
@@ -209,13 +217,16 @@ impl LayoutProfile {
             source_name: source_name.to_string(),
             reason,
         };
-        let profile: LayoutProfile =
+        let mut profile: LayoutProfile =
             serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
         if profile.format != PROFILE_FORMAT {
             return Err(malformed(format!(
                 "format `{}`, expected `{PROFILE_FORMAT}`",
                 profile.format
             )));
+        }
+        for variant in &mut profile.family_variants {
+            variant.lay_out(&profile.layouts);
         }
         Ok(profile)
     }
@@ -260,6 +271,30 @@ impl LayoutProfile {
                 )
             })
         })
+    }
+
+    /// Whether the profile declares a release family, its own or a
+    /// variant's.
+    pub fn declares_family(&self) -> bool {
+        self.family.is_some() || !self.family_variants.is_empty()
+    }
+
+    /// The families the profile declares, each with the layouts it reads
+    /// with: its own [`family`](Self::family) with the profile's layouts,
+    /// then each of [`family_variants`](Self::family_variants).
+    pub fn families(&self) -> impl Iterator<Item = (&LayoutFamily, &LayoutTable)> {
+        let own = self.family.as_deref().map(|f| (f, &self.layouts));
+        own.into_iter().chain(
+            self.family_variants
+                .iter()
+                .map(|v| (&v.family, v.layouts())),
+        )
+    }
+
+    /// The first family of the profile ([`families`](Self::families))
+    /// that holds what a library states, with its layouts.
+    pub fn family_holding(&self, build: &StatedBuild<'_>) -> Option<(&LayoutFamily, &LayoutTable)> {
+        self.families().find(|(f, _)| f.contains(build))
     }
 
     /// Whether this profile describes an object called `name` (a name or
@@ -639,12 +674,12 @@ pub fn choose_layouts<'a>(
     // do not decide: the check on the process does.
     if let Some(build) = stated {
         let family_of = profiles.iter().find_map(|p| {
-            let family = p.family.as_ref()?;
-            (family.contains(&build) && p.mentions(library)).then_some((p, family))
+            let (family, layouts) = p.family_holding(&build)?;
+            p.mentions(library).then_some((p, family, layouts))
         });
-        if let Some((p, family)) = family_of {
+        if let Some((p, family, layouts)) = family_of {
             return Ok((
-                &p.layouts,
+                layouts,
                 LayoutOrigin::Family(Box::new(FamilyOrigin {
                     identity: p.identity.clone(),
                     family: LayoutFamily::clone(family),
@@ -698,7 +733,7 @@ pub fn choose_loaded_layouts<'a>(
     // The architecture is read from the file only when a family could be
     // asked: most libraries are answered by their DWARF or build key.
     let arch = match (implementation, version, &path) {
-        (Some(_), Some(_), Some(p)) if profiles.iter().any(|p| p.family.is_some()) => {
+        (Some(_), Some(_), Some(p)) if profiles.iter().any(LayoutProfile::declares_family) => {
             object_arch(p).ok()
         }
         _ => None,

@@ -337,6 +337,14 @@ impl LayoutTable {
         self
     }
 
+    /// Takes the type `type_name` out, whole, with the enumerations its
+    /// members name (`TYPE.member`), whose names begin with its own.
+    pub(crate) fn remove_type(&mut self, type_name: &str) {
+        self.types.remove(type_name);
+        let prefix = format!("{type_name}.");
+        self.types.retain(|name, _| !name.starts_with(&prefix));
+    }
+
     /// Adds (or resizes) a type.
     pub fn add_type(&mut self, type_name: &str, size: u64) -> &mut Self {
         self.entry(type_name).size = Some(size);

@@ -138,13 +138,23 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
     let chosen = match &origin {
         LayoutOrigin::Family(f) => profiles
             .iter()
-            .position(|p| p.family.is_some() && p.identity == f.identity),
+            .position(|p| p.declares_family() && p.identity == f.identity),
         _ => profiles
             .iter()
             .position(|p| p.describes(&id) && p.companion_mismatch(&companions).is_none()),
     }
     .ok_or_else(|| "no profile fits, though one was chosen".to_string())?;
     let mut profile = profiles[chosen].clone();
+    // A family may be one of the profile's variants, whose layouts are
+    // not the profile's own.
+    if let (LayoutOrigin::Family(f), Some(stated)) = (&origin, stated) {
+        if let Some((_, layouts)) = profiles[chosen]
+            .families()
+            .find(|(family, _)| **family == f.family && family.contains(&stated))
+        {
+            profile.layouts = layouts.clone();
+        }
+    }
     // The profiles of the libraries under the MPI library (UCX's), each
     // made for the very build loaded: their types join the process's one
     // table, where the MPI library's own answers stay first.
