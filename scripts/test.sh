@@ -38,6 +38,10 @@ packages=(
   openmpi-bin
   libopenmpi-dev
   gdb
+  # lldb and its Python package, which the module mpidd.lldb runs inside
+  # (examples/tests/lldb_module.rs).
+  lldb
+  python3-lldb-14
   # libc's separate debug file: the stack tests (mpidd-read/tests/stacks.rs)
   # compare libc frames named from its DWARF with gdb's.
   libc6-dbg

@@ -21,38 +21,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use common::mpich_job::{gcore, mpidd, stock_mpich, wait_stopped, Job};
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
+use common::python_module::{self, module_site};
 use common::queue_checks::{check_rank_native, check_rank_stock, native};
 use serde_json::Value;
-
-/// The directory the module's wheel was installed into, built once for
-/// this test binary.
-fn module_site() -> &'static Path {
-    static SITE: OnceLock<PathBuf> = OnceLock::new();
-    SITE.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let out = Command::new("bash")
-            .arg("scripts/build-python-module.sh")
-            .current_dir(&root)
-            .output()
-            .expect("run bash");
-        assert!(
-            out.status.success(),
-            "scripts/build-python-module.sh failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        let site = PathBuf::from(stdout.lines().last().expect("the install directory"));
-        assert!(site.join("mpidd/gdb.py").exists(), "{}", site.display());
-        site
-    })
-}
 
 /// What one gdb run printed.
 struct GdbRun {
@@ -98,16 +75,7 @@ fn gdb(target: &[&str], commands: &[&str]) -> GdbRun {
 
 /// The text gdb printed between `echo @@BEGIN` and `echo @@END`.
 fn between_markers(run: &GdbRun) -> &str {
-    let start = run.stdout.find("@@BEGIN\n").unwrap_or_else(|| {
-        panic!(
-            "no @@BEGIN in gdb's output:\n{}\n{}",
-            run.stdout, run.stderr
-        )
-    }) + "@@BEGIN\n".len();
-    let end = run.stdout[start..]
-        .find("@@END")
-        .unwrap_or_else(|| panic!("no @@END in gdb's output:\n{}\n{}", run.stdout, run.stderr));
-    &run.stdout[start..start + end]
+    python_module::between_markers(&run.stdout, &run.stderr)
 }
 
 /// `mpi queues -json` in gdb on `target`, parsed.

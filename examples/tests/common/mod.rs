@@ -14,6 +14,7 @@ pub mod ompi_handle_checks;
 pub mod ompi_job;
 pub mod pip_envs;
 pub mod procs;
+pub mod python_module;
 pub mod queue_checks;
 pub mod scratch;
 pub mod site_build;

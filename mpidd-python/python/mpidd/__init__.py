@@ -5,7 +5,8 @@ sees it, from inside the debugger.
 (a memory reader and the list of loaded objects); ``mpidd.gdb`` puts it
 into gdb (``python import mpidd.gdb`` in ~/.gdbinit): the commands
 ``mpi queues`` and ``mpi handle``, and pretty-printers for the MPI handle
-types.
+types; ``mpidd.lldb`` does the same in lldb (``command script import
+mpidd.lldb`` in ~/.lldbinit), with summaries for the handle types.
 """
 
 from mpidd._native import MpiddError, Rank, section_bias, __version__

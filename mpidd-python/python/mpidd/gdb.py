@@ -27,22 +27,16 @@ import re
 
 import gdb
 
+from mpidd._handles import (
+    HANDLE_TYPES,
+    KINDS,
+    UsageError,
+    find_predefined,
+    handle_arguments,
+    predefined_kind,
+    raw,
+)
 from mpidd._native import MpiddError, Rank, section_bias
-
-# The C handle types and the kind names the crates take, by typedef name.
-HANDLE_TYPES = {
-    "MPI_Comm": "comm",
-    "MPI_Group": "group",
-    "MPI_Datatype": "datatype",
-    "MPI_Errhandler": "errhandler",
-    "MPI_Op": "op",
-    "MPI_Info": "info",
-    "MPI_Request": "request",
-    "MPI_Win": "win",
-    "MPI_File": "file",
-}
-
-KINDS = sorted(set(HANDLE_TYPES.values()))
 
 # One `info files` line of a section: "0xSTART - 0xEND is NAME [in FILE]".
 _SECTION_LINE = re.compile(
@@ -243,70 +237,25 @@ INTEGER handle."""
             gdb.write(shown["text"])
 
 
-# The builtin communicators of MPICH's mpi.h (its ABI: programs carry
-# these values compiled in): MPI_COMM_WORLD, MPI_COMM_SELF and the
-# internal ones after them. Which is which is the view's to say.
-_MPICH_BUILTIN_COMMS = [0x44000000 + i for i in range(4)]
-
-_PREDEFINED_NAME = re.compile(r"^MPI_[A-Z0-9_]+$")
-
-
 def _predefined(name, kind):
-    """The view of the predefined handle `name` (MPI_COMM_WORLD), found
-    among the candidates its implementation has for it and believed only
-    when the view names itself so; None when it is not found."""
-    if not _PREDEFINED_NAME.match(name):
-        return None
-    kind = kind or ("comm" if name.startswith("MPI_COMM_") else None)
+    """The view of the predefined handle `name` (MPI_COMM_WORLD), or None
+    when it is not found (mpidd._handles.find_predefined)."""
+    kind = predefined_kind(name, kind)
     if kind is None:
         return None
-    rank = _current().rank
-    candidates = []
-    # Open MPI: the predefined object is the global ompi_mpi_<name>.
     try:
-        candidates.append(int(gdb.parse_and_eval("&ompi_mpi_" + name[4:].lower())))
+        address = int(gdb.parse_and_eval("&ompi_mpi_" + name[4:].lower()))
     except gdb.error:
-        pass
-    if kind == "comm":
-        candidates.extend(_MPICH_BUILTIN_COMMS)
-    for value in candidates:
-        try:
-            shown = rank.handle(kind, value)
-        except MpiddError:
-            continue
-        if shown["view"].get("predefined_name") == name:
-            return shown
-    return None
+        address = None
+    return find_predefined(_current().rank, name, kind, address)
 
 
 def _handle_arguments(argument):
-    """-kind KIND, -fortran, -json, then the expression (the rest of the
-    line, as gdb's own commands take one); a trailing /f is -fortran."""
-    kind, fortran, as_json = None, False, False
-    rest = argument.strip()
-    if rest.endswith("/f"):
-        fortran = True
-        rest = rest[:-2].rstrip()
-    while rest.startswith("-"):
-        word, _, tail = rest.partition(" ")
-        if word == "--":
-            rest = tail.strip()
-            break
-        if word in ("-fortran", "--fortran"):
-            fortran = True
-        elif word in ("-json", "--json"):
-            as_json = True
-        elif word in ("-kind", "--kind"):
-            kind, _, tail = tail.strip().partition(" ")
-            if kind not in KINDS:
-                raise gdb.GdbError("mpidd: unknown kind %r: one of %s" % (kind, ", ".join(KINDS)))
-        else:
-            # A negative number is an expression, not an option.
-            break
-        rest = tail.strip()
-    if not rest:
-        raise gdb.GdbError("mpidd: usage: mpi handle [-kind KIND] [-fortran] [-json] EXPR")
-    return kind, fortran, as_json, rest
+    """mpidd._handles.handle_arguments, its usage errors as gdb's."""
+    try:
+        return handle_arguments(argument)
+    except UsageError as e:
+        raise gdb.GdbError("mpidd: %s" % e) from None
 
 
 def _kind_of(gdb_type):
@@ -331,15 +280,11 @@ class HandlePrinter:
         try:
             return _current().rank.handle(self.kind, number)["summary"]
         except gdb.GdbError as e:
-            return "%s <%s>" % (_raw(number), e)
+            return "%s <%s>" % (raw(number), e)
         except MpiddError as e:
-            return "%s <mpidd: %s>" % (_raw(number), e)
+            return "%s <mpidd: %s>" % (raw(number), e)
         except Exception as e:  # a printer must never stop a print
-            return "%s <mpidd: %s: %s>" % (_raw(number), type(e).__name__, e)
-
-
-def _raw(number):
-    return hex(number & 0xFFFFFFFF) if -(1 << 31) <= number < (1 << 31) else hex(number)
+            return "%s <mpidd: %s: %s>" % (raw(number), type(e).__name__, e)
 
 
 def _lookup_printer(value):

@@ -1,0 +1,98 @@
+"""What the debugger modules (mpidd.gdb, mpidd.lldb) share: the MPI handle
+types by their typedef names, the `mpi handle` arguments, the predefined
+handles of MPICH's ABI, and how a raw handle is shown. Nothing here calls
+a debugger."""
+
+import re
+
+# The C handle types and the kind names the crates take, by typedef name.
+HANDLE_TYPES = {
+    "MPI_Comm": "comm",
+    "MPI_Group": "group",
+    "MPI_Datatype": "datatype",
+    "MPI_Errhandler": "errhandler",
+    "MPI_Op": "op",
+    "MPI_Info": "info",
+    "MPI_Request": "request",
+    "MPI_Win": "win",
+    "MPI_File": "file",
+}
+
+KINDS = sorted(set(HANDLE_TYPES.values()))
+
+HANDLE_USAGE = "mpi handle [-kind KIND] [-fortran] [-json] EXPR"
+
+# The builtin communicators of MPICH's mpi.h (its ABI: programs carry
+# these values compiled in): MPI_COMM_WORLD, MPI_COMM_SELF and the
+# internal ones after them. Which is which is the view's to say.
+MPICH_BUILTIN_COMMS = [0x44000000 + i for i in range(4)]
+
+PREDEFINED_NAME = re.compile(r"^MPI_[A-Z0-9_]+$")
+
+
+class UsageError(ValueError):
+    """A command's words are off; the text says how they go."""
+
+
+def handle_arguments(argument):
+    """-kind KIND, -fortran, -json, then the expression (the rest of the
+    line, as the debuggers' own commands take one); a trailing /f is
+    -fortran. Returns (kind or None, fortran, as_json, expression)."""
+    kind, fortran, as_json = None, False, False
+    rest = argument.strip()
+    if rest.endswith("/f"):
+        fortran = True
+        rest = rest[:-2].rstrip()
+    while rest.startswith("-"):
+        word, _, tail = rest.partition(" ")
+        if word == "--":
+            rest = tail.strip()
+            break
+        if word in ("-fortran", "--fortran"):
+            fortran = True
+        elif word in ("-json", "--json"):
+            as_json = True
+        elif word in ("-kind", "--kind"):
+            kind, _, tail = tail.strip().partition(" ")
+            if kind not in KINDS:
+                raise UsageError("unknown kind %r: one of %s" % (kind, ", ".join(KINDS)))
+        else:
+            # A negative number is an expression, not an option.
+            break
+        rest = tail.strip()
+    if not rest:
+        raise UsageError("usage: " + HANDLE_USAGE)
+    return kind, fortran, as_json, rest
+
+
+def predefined_kind(name, kind):
+    """The kind of the predefined handle `name` (MPI_COMM_WORLD), or None
+    when `name` is not one whose kind is known."""
+    if not PREDEFINED_NAME.match(name):
+        return None
+    return kind or ("comm" if name.startswith("MPI_COMM_") else None)
+
+
+def find_predefined(rank, name, kind, open_mpi_address):
+    """The view of the predefined handle `name` of `kind`, among the
+    candidates its implementation has for it (Open MPI's global
+    ompi_mpi_<name>, at `open_mpi_address` when the debugger found it;
+    MPICH's builtin values), believed only when the view names itself so;
+    None when it is not found."""
+    candidates = [] if open_mpi_address is None else [open_mpi_address]
+    if kind == "comm":
+        candidates.extend(MPICH_BUILTIN_COMMS)
+    for value in candidates:
+        try:
+            shown = rank.handle(kind, value)
+        except Exception:  # not this candidate: the next may be
+            continue
+        if shown["view"].get("predefined_name") == name:
+            return shown
+    return None
+
+
+def raw(number):
+    """A handle's raw value as a person reads it: 32-bit handles (MPICH's)
+    as 8 hex digits, pointers (Open MPI's) whole."""
+    return hex(number & 0xFFFFFFFF) if -(1 << 31) <= number < (1 << 31) else hex(number)
