@@ -24,6 +24,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::hung_job::{HangMpi, HungJob};
+use common::job_checks::one_at_a_time;
 use common::mpich_job::{gcore, mpidd, stock_mpich, wait_stopped, Job};
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
@@ -531,4 +533,59 @@ fn debian_open_mpi_in_gdb_reads_as_mpidd() {
         );
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+/// `mpi where` on each rank of a hung ring, from its core and (rank 1)
+/// live, gdb attached to the busy-polling rank: the rank is in
+/// `MPI_Recv`, called from main at the ring's receive line, and waits for
+/// its left neighbour, tag 0, on `MPI_COMM_WORLD` (tests/mpich/hang_ring.c
+/// says so in its header).
+fn where_in_a_hung_ring(mpi: HangMpi, name: &str) {
+    let _serial = one_at_a_time();
+    let job = HungJob::start_on(mpi, name, "hang_ring");
+    let line = job.source_line("HANG_LINE");
+    let cores = job.gcore_all("cores");
+    let exe = job.dir.join("hang_ring");
+    for rank in 0..4i64 {
+        let left = (rank + 3) % 4;
+        let core = cores.join(format!("core.{}", job.pid(rank)));
+        let target = [exe.to_str().unwrap(), core.to_str().unwrap()];
+        let run = gdb(&target, &["echo @@BEGIN\\n", "mpi where", "echo @@END\\n"]);
+        check_where(between_markers(&run), left, line, &run.stderr);
+        if rank == 1 {
+            let pid = job.pid(rank).to_string();
+            let run = gdb(
+                &["-p", &pid],
+                &["echo @@BEGIN\\n", "mpi where", "echo @@END\\n"],
+            );
+            check_where(between_markers(&run), left, line, &run.stderr);
+        }
+    }
+    job.assert_running("after gdb detached");
+}
+
+/// What `mpi where` says of a ring rank blocked receiving from `left`.
+fn check_where(text: &str, left: i64, line: usize, stderr: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}\n{stderr}");
+    assert!(
+        lines[0].starts_with("in MPI_Recv (point_to_point), called from main at ")
+            && lines[0].ends_with(&format!("hang_ring.c:{line}")),
+        "{text}\n{stderr}"
+    );
+    assert_eq!(
+        lines[1],
+        format!("waits for rank {left}: receive, tag 0, on MPI_COMM_WORLD"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mpi_where_names_the_peer_of_a_hung_ring_on_the_reference_mpich() {
+    where_in_a_hung_ring(HangMpi::ReferenceMpich, "gdb-where-ref");
+}
+
+#[test]
+fn mpi_where_names_the_peer_of_a_hung_ring_on_debian_open_mpi() {
+    where_in_a_hung_ring(HangMpi::DebianOpenMpi, "gdb-where-ompi");
 }

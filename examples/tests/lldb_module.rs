@@ -21,6 +21,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::hung_job::{HangMpi, HungJob};
+use common::job_checks::one_at_a_time;
 use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
@@ -335,4 +337,48 @@ fn debian_open_mpi_in_lldb_reads_as_mpidd() {
         );
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+/// `mpi where` in lldb on each rank's core of a hung ring of Debian's Open
+/// MPI, and live on rank 2: in `MPI_Recv`, called from main at the ring's
+/// receive line, waiting for its left neighbour, tag 0, on
+/// `MPI_COMM_WORLD` (tests/mpich/hang_ring.c's header).
+#[test]
+fn mpi_where_names_the_peer_of_a_hung_ring() {
+    let _serial = one_at_a_time();
+    let job = HungJob::start_on(HangMpi::DebianOpenMpi, "lldb-where-ompi", "hang_ring");
+    let line = job.source_line("HANG_LINE");
+    let cores = job.gcore_all("cores");
+    let exe = job.dir.join("hang_ring");
+    for rank in 0..4i64 {
+        let left = (rank + 3) % 4;
+        let core = cores.join(format!("core.{}", job.pid(rank)));
+        let mut targets = vec![vec![
+            "-c".to_string(),
+            core.display().to_string(),
+            exe.display().to_string(),
+        ]];
+        if rank == 2 {
+            targets.push(vec!["-p".to_string(), job.pid(rank).to_string()]);
+        }
+        for target in targets {
+            let target: Vec<&str> = target.iter().map(String::as_str).collect();
+            let run = lldb(&target, &[BEGIN, "mpi where", END]);
+            let text = marked(&run);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 2, "{text}\n{}", run.stderr);
+            assert!(
+                lines[0].starts_with("in MPI_Recv (point_to_point), called from main at ")
+                    && lines[0].ends_with(&format!("hang_ring.c:{line}")),
+                "{text}\n{}",
+                run.stderr
+            );
+            assert_eq!(
+                lines[1],
+                format!("waits for rank {left}: receive, tag 0, on MPI_COMM_WORLD"),
+                "{text}"
+            );
+        }
+    }
+    job.assert_running("after lldb detached");
 }

@@ -3,7 +3,8 @@
 
 use std::sync::Mutex;
 
-use mpidd_read::{Layouts, Limits, TargetParts};
+use mpidd_job::{CallerRank, JobReader, ReadOptions};
+use mpidd_read::{Layouts, Limits, StackArch, TargetParts, ThreadRegisters};
 use mpidd_types::{AddressWidth, ByteOrder, TargetAbi};
 use mpihandles::{
     open_resolver, Availability, Details, HandleKind, OpenResolverError, OpenedResolver,
@@ -52,6 +53,9 @@ pub struct Rank {
     objects: Py<PyAny>,
     abi: TargetAbi,
     session: Session,
+    /// Reads the rank as `mpidd job` reads one (`call`), keeping what it
+    /// resolved per build.
+    job_reader: JobReader,
     profiles: Vec<mpidd_read::LayoutProfile>,
     cache: Mutex<PageCache>,
     kept: Mutex<Kept>,
@@ -101,6 +105,7 @@ impl Rank {
             objects,
             abi: TargetAbi::new(order, width),
             session: Session::new(),
+            job_reader: JobReader::new(ReadOptions::default()),
             profiles: mpidd_read::shipped_profiles(),
             cache: Mutex::new(PageCache::default()),
             kept: Mutex::new(Kept {
@@ -225,6 +230,79 @@ impl Rank {
             d.set_item("view", to_python(py, &view)?)?;
             d.set_item("text", view.to_string())?;
             d.set_item("summary", summary(&view))?;
+            Ok(d)
+        })
+    }
+
+    /// What the rank is doing, from the stacks of the threads the caller
+    /// gives (`(tid, pc, sp, fp)` each, the selected or first thread
+    /// first; `(tid, pc, sp, fp, lr)` on aarch64) and its queues: a dict
+    /// with `rank` (this rank as `mpidd job --json` reports it: its MPI
+    /// call, the call's class, its own code's location, its pending
+    /// operations, what the reading rests on), `waits` (the edges of the
+    /// wait-for graph from it: the peers it waits for, and why) and
+    /// `verdict` (the job's verdict over this rank alone). `arch` is the
+    /// CPU, `x86_64` or `aarch64`.
+    #[pyo3(signature = (threads, arch = "x86_64"))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        threads: Vec<(i32, u64, u64, u64, Option<u64>)>,
+        arch: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let arch = match arch {
+                "x86_64" => StackArch::X86_64,
+                "aarch64" => StackArch::Aarch64,
+                other => {
+                    return Err(MpiddError::new_err(format!(
+                        "no unwinder for {other:?}: x86_64 or aarch64"
+                    )))
+                }
+            };
+            let registers: Vec<ThreadRegisters> = threads
+                .into_iter()
+                .map(|(tid, pc, sp, fp, lr)| ThreadRegisters {
+                    tid,
+                    arch,
+                    pc,
+                    sp,
+                    fp,
+                    lr,
+                    general: Vec::new(),
+                })
+                .collect();
+            let mut kept = lock(&self.kept)?;
+            self.refresh_objects(py, &mut kept)?;
+            let objects = kept.objects.as_ref().ok_or_else(no_objects)?;
+            let mut cache = lock(&self.cache)?;
+            let read = self.read_memory.bind(py);
+            let memory = CallbackMemory::new(read, &mut cache, self.abi);
+            let target = TargetParts {
+                memory: &memory,
+                symbols: &objects.symbols,
+                layouts: &objects.layouts,
+            };
+            let mut rank =
+                CallerRank::new("this rank", &target, &objects.symbols).with_threads(&registers);
+            if let Some(executable) = objects.listed.first() {
+                rank = rank.with_executable(executable.path.clone());
+            }
+            let reading = self.job_reader.read_caller_rank(&rank);
+            let report = mpidd_job::analyze(&[reading]);
+            let this = report
+                .ranks
+                .first()
+                .ok_or_else(|| MpiddError::new_err("the job reader gave no report of the rank"))?;
+            let waits: Vec<&mpidd_job::Edge> = report
+                .edges
+                .iter()
+                .filter(|e| e.from == this.world_rank)
+                .collect();
+            let d = PyDict::new(py);
+            d.set_item("rank", to_python(py, this)?)?;
+            d.set_item("waits", to_python(py, &waits)?)?;
+            d.set_item("verdict", report.verdict.clone())?;
             Ok(d)
         })
     }

@@ -96,3 +96,33 @@ def raw(number):
     """A handle's raw value as a person reads it: 32-bit handles (MPICH's)
     as 8 hex digits, pointers (Open MPI's) whole."""
     return hex(number & 0xFFFFFFFF) if -(1 << 31) <= number < (1 << 31) else hex(number)
+
+
+def where_text(reading):
+    """`mpi where`'s text from Rank.call's reading: the MPI call and where
+    the rank's own code made it, each peer it waits for and why, then its
+    other pending operations."""
+    rank = reading["rank"]
+    lines = []
+    call = rank.get("mpi_call")
+    if call:
+        line = "in %s (%s)" % (call, rank.get("call_class") or "unknown class")
+    else:
+        line = "in no MPI call (%s)" % rank.get("state", "unknown")
+    if rank.get("location"):
+        line += ", called from %s" % rank["location"]
+    lines.append(line)
+    for edge in reading["waits"]:
+        tag = "any tag" if edge.get("tag") is None else "tag %d" % edge["tag"]
+        source = " (any source)" if edge.get("any_source") else ""
+        lines.append(
+            "waits for rank %d: %s, %s, on %s%s"
+            % (edge["to"], edge["kind"], tag, edge["communicator"], source)
+        )
+    if not reading["waits"]:
+        queues = rank.get("basis", {}).get("queues", {})
+        if queues.get("status") == "not_read":
+            lines.append("waits for: not known, its queues were not read: %s" % queues.get("why", ""))
+        else:
+            lines.append("waits for no rank")
+    return "\n".join(lines)

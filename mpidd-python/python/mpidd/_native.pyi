@@ -38,6 +38,15 @@ class Rank:
         """{"view": the model as `mpidd handle --json` prints it, "text": as
         `mpidd handle` prints it, "summary": one line}. kind is comm, group,
         datatype, errhandler, op, info, request, win or file."""
+    def call(
+        self,
+        threads: Iterable[Tuple[int, int, int, int, Optional[int]]],
+        arch: str = "x86_64",
+    ) -> Dict[str, Any]:
+        """What the rank is doing, from its threads (tid, pc, sp, fp, lr),
+        the selected one first (lr on aarch64, else None), and its queues:
+        {"rank": the rank as `mpidd job --json` reports it, "waits": the
+        wait-for edges from it, "verdict": the verdict over it alone}."""
     def objects_read(self) -> Dict[str, Any]:
         """{"objects": [(name, path, bias)], "unreadable": [reason]}."""
 

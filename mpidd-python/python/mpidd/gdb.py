@@ -10,6 +10,9 @@ It registers, for the selected inferior (a live process or a core):
   from ``-kind``; a trailing ``/f`` is ``-fortran`` (EXPR is the Fortran
   INTEGER handle). ``MPI_COMM_WORLD`` and the other predefined
   communicators are known by name even where gdb has no macros;
+- ``mpi where [-json]``: the rank's MPI call, where its own code made it,
+  and the ranks it waits for (peer, operation, tag, communicator), from
+  its threads' stacks (unwound from gdb's registers) and its queues;
 - pretty-printers for the handle types, chosen by the typedef's own name
   (``MPI_Comm`` is an int in MPICH and a pointer in Open MPI), so that
   ``print comm`` shows ``mpidd_dup size 4, rank 0``.
@@ -35,6 +38,7 @@ from mpidd._handles import (
     handle_arguments,
     predefined_kind,
     raw,
+    where_text,
 )
 from mpidd._native import MpiddError, Rank, section_bias
 
@@ -153,7 +157,8 @@ class MpiPrefix(gdb.Command):
 
 mpi queues [-json]            this rank's communicators and pending operations
 mpi handle [-kind KIND] [-fortran] [-json] EXPR
-                              what an MPI handle means"""
+                              what an MPI handle means
+mpi where [-json]             this rank's MPI call and what it waits for"""
 
     def __init__(self):
         super().__init__("mpi", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
@@ -192,6 +197,66 @@ With -json, the queues as `mpidd queues --json` prints them."""
             gdb.write(reading["text"])
             if not reading["text"].endswith("\n"):
                 gdb.write("\n")
+
+
+def _threads():
+    """The threads of the selected inferior as (tid, pc, sp, fp[, lr]),
+    the selected one first, and the CPU; the selection is restored."""
+    inferior = gdb.selected_inferior()
+    arch = inferior.architecture().name()
+    if "x86-64" in arch:
+        cpu, registers = "x86_64", ("rsp", "rbp")
+    elif "aarch64" in arch:
+        cpu, registers = "aarch64", ("sp", "x29")
+    else:
+        raise gdb.GdbError("mpidd: no unwinder for %s: x86_64 or aarch64" % arch)
+    selected = gdb.selected_thread()
+    frame = gdb.selected_frame() if selected is not None else None
+    ordered = sorted(inferior.threads(), key=lambda t: (t != selected, t.num))
+    threads = []
+    try:
+        for thread in ordered:
+            thread.switch()
+            newest = gdb.newest_frame()
+            sp, fp = (int(newest.read_register(r)) for r in registers)
+            lr = int(newest.read_register("x30")) if cpu == "aarch64" else None
+            tid = thread.ptid[1] or thread.ptid[0]
+            threads.append((tid, newest.pc(), sp, fp, lr))
+    finally:
+        if selected is not None:
+            selected.switch()
+            if frame is not None and frame.is_valid():
+                frame.select()
+    return threads, cpu
+
+
+class MpiWhere(gdb.Command):
+    """What this rank is doing: its MPI call, where its own code made it,
+and the ranks it waits for (peer, operation, tag, communicator), from its
+stacks and queues as `mpidd job` reads a rank.
+
+Usage: mpi where [-json]"""
+
+    def __init__(self):
+        super().__init__("mpi where", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, argument, from_tty):
+        words = gdb.string_to_argv(argument)
+        if any(w not in ("-json", "--json") for w in words):
+            raise gdb.GdbError("mpidd: usage: mpi where [-json]")
+        try:
+            threads, cpu = _threads()
+            reading = _current().rank.call(threads, cpu)
+        except MpiddError as e:
+            raise _fail(e) from None
+        except gdb.GdbError:
+            raise
+        except Exception as e:
+            raise _fail("%s: %s" % (type(e).__name__, e)) from None
+        if words:
+            gdb.write(json.dumps({"rank": reading["rank"], "waits": reading["waits"]}, indent=2) + "\n")
+        else:
+            gdb.write(where_text(reading) + "\n")
 
 
 class MpiHandle(gdb.Command):
@@ -300,5 +365,6 @@ _lookup_printer.enabled = True
 MpiPrefix()
 MpiQueues()
 MpiHandle()
+MpiWhere()
 if _lookup_printer not in gdb.pretty_printers:
     gdb.pretty_printers.append(_lookup_printer)

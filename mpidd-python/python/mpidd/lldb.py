@@ -10,6 +10,8 @@ It adds, for the selected process (live, or a core):
   from EXPR's type when it is an MPI handle type (``MPI_Comm``...), else
   from ``-kind``; a trailing ``/f`` is ``-fortran``. ``MPI_COMM_WORLD`` and
   the other predefined communicators are known by name;
+- ``mpi where [-json]``: the rank's MPI call, where its own code made it,
+  and the ranks it waits for, from its threads' stacks and its queues;
 - summaries for the handle types, by the typedef's own name (``MPI_Comm``
   is an int in MPICH and a pointer in Open MPI), so that ``frame variable
   comm`` shows ``mpidd_dup size 4, rank 0``.
@@ -36,6 +38,7 @@ from mpidd._handles import (
     handle_arguments,
     predefined_kind,
     raw,
+    where_text,
 )
 from mpidd._native import MpiddError, Rank, section_bias
 
@@ -202,17 +205,60 @@ def _handle(exe_ctx, argument):
     return text[:-1] if text.endswith("\n") else text
 
 
+def _threads(process):
+    """The threads of `process` as (tid, pc, sp, fp[, lr]), the selected
+    one first, and the CPU."""
+    triple = process.GetTarget().GetTriple() or ""
+    if triple.startswith("x86_64"):
+        cpu = "x86_64"
+    elif triple.startswith("aarch64") or triple.startswith("arm64"):
+        cpu = "aarch64"
+    else:
+        raise MpiddError("no unwinder for %s: x86_64 or aarch64" % (triple or "this target"))
+    selected = process.GetSelectedThread().GetThreadID()
+    threads = []
+    for thread in sorted(process, key=lambda t: (t.GetThreadID() != selected, t.GetIndexID())):
+        frame = thread.GetFrameAtIndex(0)
+        if not frame.IsValid():
+            continue
+        lr = None
+        if cpu == "aarch64":
+            lr = frame.FindRegister("lr").GetValueAsUnsigned()
+        threads.append((thread.GetThreadID(), frame.GetPC(), frame.GetSP(), frame.GetFP(), lr))
+    return threads, cpu
+
+
+def _where(exe_ctx, words):
+    if any(w not in ("-json", "--json") for w in words):
+        raise UsageError("usage: mpi where [-json]")
+    process = exe_ctx.GetProcess()
+    state = _state(process)
+    threads, cpu = _threads(process)
+    reading = state.rank.call(threads, cpu)
+    if words:
+        return json.dumps({"rank": reading["rank"], "waits": reading["waits"]}, indent=2)
+    return where_text(reading)
+
+
+USAGE = (
+    "usage: mpi queues [-json] | mpi handle [-kind KIND] [-fortran] [-json] EXPR "
+    "| mpi where [-json]"
+)
+
+
 def mpi_command(debugger, command, exe_ctx, result, internal_dict):
-    """``mpi queues [-json]`` and ``mpi handle [-kind KIND] [-fortran]
-    [-json] EXPR``."""
+    """``mpi queues [-json]``, ``mpi handle [-kind KIND] [-fortran]
+    [-json] EXPR`` and ``mpi where [-json]``."""
     word, _, rest = command.strip().partition(" ")
     try:
         if word == "queues":
             output = _queues(exe_ctx, rest.split())
         elif word == "handle":
             output = _handle(exe_ctx, rest)
+        elif word == "where":
+            output = _where(exe_ctx, rest.split())
         else:
-            raise UsageError("usage: mpi queues [-json] | mpi handle [-kind KIND] [-fortran] [-json] EXPR")
+            raise UsageError(USAGE)
     except (MpiddError, UsageError) as e:
         result.SetError("mpidd: %s" % e)
         return
@@ -242,8 +288,8 @@ def handle_summary(value, internal_dict):
 
 def __lldb_init_module(debugger, internal_dict):
     debugger.HandleCommand(
-        'command script add -h "MPI queues and handles of this process, read by mpidd: '
-        'mpi queues [-json]; mpi handle [-kind KIND] [-fortran] [-json] EXPR" '
+        'command script add -h "MPI queues, handles and calls of this process, read by mpidd: '
+        'mpi queues [-json]; mpi handle [-kind KIND] [-fortran] [-json] EXPR; mpi where [-json]" '
         "-f mpidd.lldb.mpi_command mpi"
     )
     debugger.HandleCommand(
