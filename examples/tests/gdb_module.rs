@@ -25,7 +25,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::hung_job::{HangMpi, HungJob};
-use common::job_checks::one_at_a_time;
+use common::job_checks::{check, one_at_a_time, Expected};
 use common::mpich_job::{gcore, mpidd, stock_mpich, wait_stopped, Job};
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
@@ -535,12 +535,13 @@ fn debian_open_mpi_in_gdb_reads_as_mpidd() {
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }
 
-/// `mpi where` on each rank of a hung ring, from its core and (rank 1)
+/// `mpi where` on each rank of a hung ring, and `mpi job` on rank 0 and 1,
+/// from its core and (rank 1)
 /// live, gdb attached to the busy-polling rank: the rank is in
 /// `MPI_Recv`, called from main at the ring's receive line, and waits for
 /// its left neighbour, tag 0, on `MPI_COMM_WORLD` (tests/mpich/hang_ring.c
 /// says so in its header).
-fn where_in_a_hung_ring(mpi: HangMpi, name: &str) {
+fn where_and_job_in_a_hung_ring(mpi: HangMpi, name: &str) {
     let _serial = one_at_a_time();
     let job = HungJob::start_on(mpi, name, "hang_ring");
     let line = job.source_line("HANG_LINE");
@@ -552,13 +553,38 @@ fn where_in_a_hung_ring(mpi: HangMpi, name: &str) {
         let target = [exe.to_str().unwrap(), core.to_str().unwrap()];
         let run = gdb(&target, &["echo @@BEGIN\\n", "mpi where", "echo @@END\\n"]);
         check_where(between_markers(&run), left, line, &run.stderr);
+        if rank == 0 {
+            // The whole job: this rank through gdb, the other cores beside
+            // its own by mpidd.
+            let run = gdb(
+                &target,
+                &["echo @@BEGIN\\n", "mpi job -json", "echo @@END\\n"],
+            );
+            let report: Value = serde_json::from_str(between_markers(&run))
+                .unwrap_or_else(|e| panic!("mpi job -json: {e}\n{}\n{}", run.stdout, run.stderr));
+            check(&report, &Expected::ring(), &job, "gdb's mpi job on a core");
+        }
         if rank == 1 {
             let pid = job.pid(rank).to_string();
             let run = gdb(
                 &["-p", &pid],
-                &["echo @@BEGIN\\n", "mpi where", "echo @@END\\n"],
+                &[
+                    "echo @@BEGIN\\n",
+                    "mpi where",
+                    "echo @@END\\n",
+                    "echo @@BEGIN\\n",
+                    "mpi job -json",
+                    "echo @@END\\n",
+                ],
             );
             check_where(between_markers(&run), left, line, &run.stderr);
+            let second = &run.stdout[run.stdout.find("@@END").unwrap() + 5..];
+            let report: Value =
+                serde_json::from_str(python_module::between_markers(second, &run.stderr))
+                    .unwrap_or_else(|e| {
+                        panic!("mpi job -json: {e}\n{}\n{}", run.stdout, run.stderr)
+                    });
+            check(&report, &Expected::ring(), &job, "gdb's mpi job live");
         }
     }
     job.assert_running("after gdb detached");
@@ -581,11 +607,11 @@ fn check_where(text: &str, left: i64, line: usize, stderr: &str) {
 }
 
 #[test]
-fn mpi_where_names_the_peer_of_a_hung_ring_on_the_reference_mpich() {
-    where_in_a_hung_ring(HangMpi::ReferenceMpich, "gdb-where-ref");
+fn mpi_where_and_mpi_job_on_a_hung_ring_of_the_reference_mpich() {
+    where_and_job_in_a_hung_ring(HangMpi::ReferenceMpich, "gdb-where-ref");
 }
 
 #[test]
-fn mpi_where_names_the_peer_of_a_hung_ring_on_debian_open_mpi() {
-    where_in_a_hung_ring(HangMpi::DebianOpenMpi, "gdb-where-ompi");
+fn mpi_where_and_mpi_job_on_a_hung_ring_of_debian_open_mpi() {
+    where_and_job_in_a_hung_ring(HangMpi::DebianOpenMpi, "gdb-where-ompi");
 }

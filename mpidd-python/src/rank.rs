@@ -235,60 +235,23 @@ impl Rank {
     }
 
     /// What the rank is doing, from the stacks of the threads the caller
-    /// gives (`(tid, pc, sp, fp)` each, the selected or first thread
-    /// first; `(tid, pc, sp, fp, lr)` on aarch64) and its queues: a dict
-    /// with `rank` (this rank as `mpidd job --json` reports it: its MPI
-    /// call, the call's class, its own code's location, its pending
-    /// operations, what the reading rests on), `waits` (the edges of the
-    /// wait-for graph from it: the peers it waits for, and why) and
-    /// `verdict` (the job's verdict over this rank alone). `arch` is the
-    /// CPU, `x86_64` or `aarch64`.
+    /// gives (`(tid, pc, sp, fp, lr)` each, the selected or first thread
+    /// first; `lr` on aarch64, else `None`) and its queues: a dict with
+    /// `rank` (this rank as `mpidd job --json` reports it: its MPI call,
+    /// the call's class, its own code's location, its pending operations,
+    /// what the reading rests on), `waits` (the edges of the wait-for
+    /// graph from it: the peers it waits for, and why) and `verdict` (the
+    /// job's verdict over this rank alone). `arch` is the CPU, `x86_64` or
+    /// `aarch64`.
     #[pyo3(signature = (threads, arch = "x86_64"))]
     fn call<'py>(
         &self,
         py: Python<'py>,
-        threads: Vec<(i32, u64, u64, u64, Option<u64>)>,
+        threads: Vec<ThreadTuple>,
         arch: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let arch = match arch {
-                "x86_64" => StackArch::X86_64,
-                "aarch64" => StackArch::Aarch64,
-                other => {
-                    return Err(MpiddError::new_err(format!(
-                        "no unwinder for {other:?}: x86_64 or aarch64"
-                    )))
-                }
-            };
-            let registers: Vec<ThreadRegisters> = threads
-                .into_iter()
-                .map(|(tid, pc, sp, fp, lr)| ThreadRegisters {
-                    tid,
-                    arch,
-                    pc,
-                    sp,
-                    fp,
-                    lr,
-                    general: Vec::new(),
-                })
-                .collect();
-            let mut kept = lock(&self.kept)?;
-            self.refresh_objects(py, &mut kept)?;
-            let objects = kept.objects.as_ref().ok_or_else(no_objects)?;
-            let mut cache = lock(&self.cache)?;
-            let read = self.read_memory.bind(py);
-            let memory = CallbackMemory::new(read, &mut cache, self.abi);
-            let target = TargetParts {
-                memory: &memory,
-                symbols: &objects.symbols,
-                layouts: &objects.layouts,
-            };
-            let mut rank =
-                CallerRank::new("this rank", &target, &objects.symbols).with_threads(&registers);
-            if let Some(executable) = objects.listed.first() {
-                rank = rank.with_executable(executable.path.clone());
-            }
-            let reading = self.job_reader.read_caller_rank(&rank);
+            let reading = self.read_this_rank(py, threads, arch, None)?;
             let report = mpidd_job::analyze(&[reading]);
             let this = report
                 .ranks
@@ -303,6 +266,58 @@ impl Rank {
             d.set_item("rank", to_python(py, this)?)?;
             d.set_item("waits", to_python(py, &waits)?)?;
             d.set_item("verdict", report.verdict.clone())?;
+            Ok(d)
+        })
+    }
+
+    /// The verdict of the whole job: this rank read through the caller
+    /// (as [`call`](Rank::call) reads it), the others by mpidd itself,
+    /// either from the cores in `cores` (a directory of `core*` files, as
+    /// `mpidd job --core-dir` takes; `this_core`, the core the caller has
+    /// open, is left out) or live, as `mpidd job --pid LAUNCHER` finds
+    /// them behind `launcher` (the launcher, or any parent of the ranks:
+    /// its MPIR table, its PMIx server, else its descendants that load an
+    /// MPI library; `this_pid`, the process the caller holds, is left
+    /// out, and the others are stopped only while they are read; a core
+    /// among `cores` of the process `this_pid` is left out too). A dict
+    /// with `report` (as `mpidd job --json` prints it), `verdict` and
+    /// `cycles`.
+    #[pyo3(signature = (threads, arch = "x86_64", cores = None, this_core = None, launcher = None, this_pid = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn job<'py>(
+        &self,
+        py: Python<'py>,
+        threads: Vec<ThreadTuple>,
+        arch: &str,
+        cores: Option<std::path::PathBuf>,
+        this_core: Option<std::path::PathBuf>,
+        launcher: Option<i32>,
+        this_pid: Option<i32>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let others = other_ranks(
+                cores,
+                this_core.as_deref(),
+                launcher,
+                this_pid,
+                &self.job_reader,
+            )?;
+            let this = self.read_this_rank(py, threads, arch, this_pid)?;
+            // The others are read with the GIL released: they call nothing
+            // of the caller's, and a live one is stopped meanwhile.
+            let mut readings = py.detach(|| self.job_reader.read_all(&others, &|_, _| {}));
+            // A core of the caller's own rank among the others (a debugger
+            // that cannot say which core it has open) is read through the
+            // caller alone.
+            if let Some(pid) = this_pid {
+                readings.retain(|r| r.pid != Some(pid));
+            }
+            readings.push(this);
+            let report = mpidd_job::analyze(&readings);
+            let d = PyDict::new(py);
+            d.set_item("report", to_python(py, &report)?)?;
+            d.set_item("verdict", report.verdict.clone())?;
+            d.set_item("cycles", report.cycles.clone())?;
             Ok(d)
         })
     }
@@ -326,7 +341,65 @@ impl Rank {
     }
 }
 
+/// A thread as the caller gives it: `(tid, pc, sp, fp, lr)`.
+type ThreadTuple = (i32, u64, u64, u64, Option<u64>);
+
 impl Rank {
+    /// This rank read as `mpidd job` reads one, through the caller's
+    /// memory and objects, its stacks unwound from `threads`.
+    fn read_this_rank(
+        &self,
+        py: Python<'_>,
+        threads: Vec<ThreadTuple>,
+        arch: &str,
+        pid: Option<i32>,
+    ) -> PyResult<mpidd_job::RankReading> {
+        let arch = match arch {
+            "x86_64" => StackArch::X86_64,
+            "aarch64" => StackArch::Aarch64,
+            other => {
+                return Err(MpiddError::new_err(format!(
+                    "no unwinder for {other:?}: x86_64 or aarch64"
+                )))
+            }
+        };
+        let registers: Vec<ThreadRegisters> = threads
+            .into_iter()
+            .map(|(tid, pc, sp, fp, lr)| ThreadRegisters {
+                tid,
+                arch,
+                pc,
+                sp,
+                fp,
+                lr,
+                general: Vec::new(),
+            })
+            .collect();
+        let mut kept = lock(&self.kept)?;
+        self.refresh_objects(py, &mut kept)?;
+        let objects = kept.objects.as_ref().ok_or_else(no_objects)?;
+        let mut cache = lock(&self.cache)?;
+        let read = self.read_memory.bind(py);
+        let memory = CallbackMemory::new(read, &mut cache, self.abi);
+        let target = TargetParts {
+            memory: &memory,
+            symbols: &objects.symbols,
+            layouts: &objects.layouts,
+        };
+        let label = match pid {
+            Some(pid) => format!("pid {pid} (the debugger's)"),
+            None => "the debugger's rank".to_string(),
+        };
+        let mut rank = CallerRank::new(label, &target, &objects.symbols).with_threads(&registers);
+        if let Some(pid) = pid {
+            rank = rank.with_pid(pid);
+        }
+        if let Some(executable) = objects.listed.first() {
+            rank = rank.with_executable(executable.path.clone());
+        }
+        Ok(self.job_reader.read_caller_rank(&rank))
+    }
+
     /// Takes the objects as the caller lists them now; their symbols are
     /// read again only when the list changed.
     fn refresh_objects(&self, py: Python<'_>, kept: &mut Kept) -> PyResult<()> {
@@ -451,5 +524,53 @@ fn fill_world_rank(
             Ok(found) => Availability::Value(found.rank),
             Err(e) => Availability::not_available(format!("{reason}; {e}")),
         };
+    }
+}
+
+/// The ranks other than the caller's: the cores in `cores` but
+/// `this_core`, or the live ranks behind `launcher` but `this_pid`.
+fn other_ranks(
+    cores: Option<std::path::PathBuf>,
+    this_core: Option<&std::path::Path>,
+    launcher: Option<i32>,
+    this_pid: Option<i32>,
+    reader: &JobReader,
+) -> PyResult<Vec<mpidd_job::RankTarget>> {
+    let same_file = |a: &std::path::Path, b: &std::path::Path| match (
+        std::fs::canonicalize(a),
+        std::fs::canonicalize(b),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    match (cores, launcher) {
+        (Some(dir), None) => {
+            let found = mpidd_job::discover::cores_in(&dir, &Default::default())
+                .map_err(|e| MpiddError::new_err(e.to_string()))?;
+            Ok(found
+                .into_iter()
+                .filter(|t| match (t, this_core) {
+                    (mpidd_job::RankTarget::Core { path, .. }, Some(this)) => {
+                        !same_file(path, this)
+                    }
+                    _ => true,
+                })
+                .collect())
+        }
+        (None, Some(pid)) => {
+            let (_, found) = mpidd_job::discover::ranks_of_pid(
+                pid,
+                &reader.options().limits,
+                &Default::default(),
+            )
+            .map_err(|e| MpiddError::new_err(e.to_string()))?;
+            Ok(found
+                .into_iter()
+                .filter(|t| !matches!(t, mpidd_job::RankTarget::Live { pid, .. } if Some(*pid) == this_pid))
+                .collect())
+        }
+        _ => Err(MpiddError::new_err(
+            "give the other ranks: a directory of their cores, or their launcher's pid",
+        )),
     }
 }

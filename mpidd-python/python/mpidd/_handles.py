@@ -126,3 +126,48 @@ def where_text(reading):
         else:
             lines.append("waits for no rank")
     return "\n".join(lines)
+
+
+JOB_USAGE = "mpi job [-json] [-cores DIR | -launcher PID]"
+
+
+def job_arguments(words):
+    """-json, then -cores DIR or -launcher PID. Returns (as_json, cores or
+    None, launcher pid or None)."""
+    as_json, cores, launcher = False, None, None
+    words = list(words)
+    while words:
+        word = words.pop(0)
+        if word in ("-json", "--json"):
+            as_json = True
+        elif word in ("-cores", "--cores") and words:
+            cores = words.pop(0)
+        elif word in ("-launcher", "--launcher") and words:
+            try:
+                launcher = int(words.pop(0))
+            except ValueError:
+                raise UsageError("usage: " + JOB_USAGE) from None
+        else:
+            raise UsageError("usage: " + JOB_USAGE)
+    if cores is not None and launcher is not None:
+        raise UsageError("usage: " + JOB_USAGE)
+    return as_json, cores, launcher
+
+
+def parent_pid(pid):
+    """The parent of process `pid` (its launcher, or the launcher's agent
+    on this node, behind which mpidd finds the other ranks), or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # The command name may hold spaces and parentheses: the fields after
+    # it follow the last ')'.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def job_text(reading):
+    """`mpi job`'s text: the verdict, one line each."""
+    return "\n".join(reading["verdict"])

@@ -13,6 +13,9 @@ It registers, for the selected inferior (a live process or a core):
 - ``mpi where [-json]``: the rank's MPI call, where its own code made it,
   and the ranks it waits for (peer, operation, tag, communicator), from
   its threads' stacks (unwound from gdb's registers) and its queues;
+- ``mpi job [-json] [-cores DIR | -launcher PID]``: the verdict of the
+  whole job, this rank read through gdb and the others by mpidd (the
+  other cores beside gdb's, or the ranks behind the launcher);
 - pretty-printers for the handle types, chosen by the typedef's own name
   (``MPI_Comm`` is an int in MPICH and a pointer in Open MPI), so that
   ``print comm`` shows ``mpidd_dup size 4, rank 0``.
@@ -26,6 +29,7 @@ traceback.
 """
 
 import json
+import os
 import re
 
 import gdb
@@ -36,6 +40,9 @@ from mpidd._handles import (
     UsageError,
     find_predefined,
     handle_arguments,
+    job_arguments,
+    job_text,
+    parent_pid,
     predefined_kind,
     raw,
     where_text,
@@ -158,7 +165,9 @@ class MpiPrefix(gdb.Command):
 mpi queues [-json]            this rank's communicators and pending operations
 mpi handle [-kind KIND] [-fortran] [-json] EXPR
                               what an MPI handle means
-mpi where [-json]             this rank's MPI call and what it waits for"""
+mpi where [-json]             this rank's MPI call and what it waits for
+mpi job [-json] [-cores DIR | -launcher PID]
+                              the verdict of the whole job"""
 
     def __init__(self):
         super().__init__("mpi", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
@@ -257,6 +266,58 @@ Usage: mpi where [-json]"""
             gdb.write(json.dumps({"rank": reading["rank"], "waits": reading["waits"]}, indent=2) + "\n")
         else:
             gdb.write(where_text(reading) + "\n")
+
+
+def _core_file():
+    """The core file gdb has open, or None."""
+    try:
+        text = gdb.execute("info target", to_string=True)
+    except gdb.error:
+        return None
+    m = re.search(r"core dump file:\s*`([^']+)'", text)
+    return m.group(1) if m else None
+
+
+class MpiJob(gdb.Command):
+    """The verdict of the whole job: this rank read through gdb, the others
+by mpidd, as `mpidd job` reads them: from the other cores (those in the
+directory of the core gdb has open, or -cores DIR), or live behind the
+launcher (this process's parent, or -launcher PID), each stopped only
+while it is read.
+
+Usage: mpi job [-json] [-cores DIR | -launcher PID]"""
+
+    def __init__(self):
+        super().__init__("mpi job", gdb.COMMAND_DATA, gdb.COMPLETE_FILENAME)
+
+    def invoke(self, argument, from_tty):
+        try:
+            as_json, cores, launcher = job_arguments(gdb.string_to_argv(argument))
+        except UsageError as e:
+            raise gdb.GdbError("mpidd: %s" % e) from None
+        try:
+            state = _current()
+            core = _core_file()
+            pid = None if core else state.inferior.pid
+            if cores is None and launcher is None:
+                if core:
+                    cores = os.path.dirname(os.path.abspath(core))
+                else:
+                    launcher = parent_pid(pid)
+            threads, cpu = _threads()
+            reading = state.rank.job(
+                threads, cpu, cores=cores, this_core=core, launcher=launcher, this_pid=pid
+            )
+        except MpiddError as e:
+            raise _fail(e) from None
+        except gdb.GdbError:
+            raise
+        except Exception as e:
+            raise _fail("%s: %s" % (type(e).__name__, e)) from None
+        if as_json:
+            gdb.write(json.dumps(reading["report"], indent=2) + "\n")
+        else:
+            gdb.write(job_text(reading) + "\n")
 
 
 class MpiHandle(gdb.Command):
@@ -366,5 +427,6 @@ MpiPrefix()
 MpiQueues()
 MpiHandle()
 MpiWhere()
+MpiJob()
 if _lookup_printer not in gdb.pretty_printers:
     gdb.pretty_printers.append(_lookup_printer)

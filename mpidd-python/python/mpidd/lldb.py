@@ -12,6 +12,10 @@ It adds, for the selected process (live, or a core):
   the other predefined communicators are known by name;
 - ``mpi where [-json]``: the rank's MPI call, where its own code made it,
   and the ranks it waits for, from its threads' stacks and its queues;
+- ``mpi job [-json] [-cores DIR | -launcher PID]``: the verdict of the
+  whole job, this rank read through lldb and the others by mpidd (the
+  cores in DIR, or the ranks behind the launcher, by default this
+  process's parent);
 - summaries for the handle types, by the typedef's own name (``MPI_Comm``
   is an int in MPICH and a pointer in Open MPI), so that ``frame variable
   comm`` shows ``mpidd_dup size 4, rank 0``.
@@ -27,6 +31,7 @@ run it with ``PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages``.
 """
 
 import json
+import os
 
 import lldb
 
@@ -36,6 +41,9 @@ from mpidd._handles import (
     UsageError,
     find_predefined,
     handle_arguments,
+    job_arguments,
+    job_text,
+    parent_pid,
     predefined_kind,
     raw,
     where_text,
@@ -240,9 +248,42 @@ def _where(exe_ctx, words):
     return where_text(reading)
 
 
+def _core_file(process):
+    """The core file lldb has open, or None (lldb 15 and later say;
+    before, -cores DIR names the others)."""
+    get = getattr(process, "GetCoreFile", None)
+    if get is None:
+        return None
+    path = get().fullpath
+    return path or None
+
+
+def _job(exe_ctx, words):
+    as_json, cores, launcher = job_arguments(words)
+    process = exe_ctx.GetProcess()
+    state = _state(process)
+    core = _core_file(process)
+    live = process.GetPluginName() != "elf-core"
+    # A core's pid is its process's: its own core among the others is
+    # then left out by it.
+    pid = process.GetProcessID() or None
+    if cores is None and launcher is None:
+        if core:
+            cores = os.path.dirname(os.path.abspath(core))
+        elif live:
+            launcher = parent_pid(pid)
+        else:
+            raise UsageError("this lldb does not say which core it has open: give -cores DIR")
+    threads, cpu = _threads(process)
+    reading = state.rank.job(threads, cpu, cores=cores, this_core=core, launcher=launcher, this_pid=pid)
+    if as_json:
+        return json.dumps(reading["report"], indent=2)
+    return job_text(reading)
+
+
 USAGE = (
     "usage: mpi queues [-json] | mpi handle [-kind KIND] [-fortran] [-json] EXPR "
-    "| mpi where [-json]"
+    "| mpi where [-json] | mpi job [-json] [-cores DIR | -launcher PID]"
 )
 
 
@@ -257,6 +298,8 @@ def mpi_command(debugger, command, exe_ctx, result, internal_dict):
             output = _handle(exe_ctx, rest)
         elif word == "where":
             output = _where(exe_ctx, rest.split())
+        elif word == "job":
+            output = _job(exe_ctx, rest.split())
         else:
             raise UsageError(USAGE)
     except (MpiddError, UsageError) as e:
@@ -289,7 +332,8 @@ def handle_summary(value, internal_dict):
 def __lldb_init_module(debugger, internal_dict):
     debugger.HandleCommand(
         'command script add -h "MPI queues, handles and calls of this process, read by mpidd: '
-        'mpi queues [-json]; mpi handle [-kind KIND] [-fortran] [-json] EXPR; mpi where [-json]" '
+        'mpi queues [-json]; mpi handle [-kind KIND] [-fortran] [-json] EXPR; mpi where [-json]; '
+        'mpi job [-json] [-cores DIR | -launcher PID]" '
         "-f mpidd.lldb.mpi_command mpi"
     )
     debugger.HandleCommand(
