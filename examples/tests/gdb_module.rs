@@ -243,7 +243,16 @@ fn cache_stats(run: &GdbRun) -> Vec<(u64, u64)> {
 fn pages_kept_within_a_stop(target: &[&str]) {
     let stats = "python import mpidd.gdb as g; s = g._current().rank.cache_stats(); \
                  print('@@STATS', s['fetches'], s['hits'])";
-    let run = gdb(target, &["mpi queues", stats, "mpi queues", stats]);
+    // The model as Python values is the JSON `mpi queues -json` prints.
+    let model = "python import json, mpidd.gdb as g; r = g._current().rank.queues(); \
+                 print('@@MODEL', r['queues'] == json.loads(r['json']) and len(r['queues']) > 0)";
+    let run = gdb(target, &["mpi queues", stats, "mpi queues", stats, model]);
+    assert!(
+        run.stdout.contains("@@MODEL True"),
+        "the model differs from its JSON:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
     let counts = cache_stats(&run);
     assert_eq!(counts.len(), 2, "{}\n{}", run.stdout, run.stderr);
     let ((fetched, hits), (fetched_again, hits_again)) = (counts[0], counts[1]);

@@ -135,12 +135,16 @@ impl Rank {
         Ok(d)
     }
 
-    /// The message queues: a dict with `queues` (the crates' model, as
-    /// `mpidd queues --json` prints it), `provenance` (the decoder, its
-    /// library, where the layouts came from, as one line), and `text`
-    /// (as `mpidd queues` prints it). Raises `MpiddError` with the crates'
-    /// reason when the queues cannot be read.
-    fn queues<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The message queues: a dict with `queues` (the crates' model as
+    /// Python values, the keys of `mpidd queues --json`; left out when
+    /// `model` is false, which saves converting thousands of operations
+    /// a caller only prints), `json` (that model as `mpidd queues --json`
+    /// prints it), `provenance` (the decoder, its library, where the
+    /// layouts came from, as one line), and `text` (as `mpidd queues`
+    /// prints it). Raises `MpiddError` with the crates' reason when the
+    /// queues cannot be read.
+    #[pyo3(signature = (model = true))]
+    fn queues<'py>(&self, py: Python<'py>, model: bool) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
             let mut kept = lock(&self.kept)?;
             self.refresh_objects(py, &mut kept)?;
@@ -158,7 +162,12 @@ impl Rank {
                 .read_queues(&target, &objects.symbols)
                 .map_err(|e| failed(&error_chain(&e), &memory, objects))?;
             let d = PyDict::new(py);
-            d.set_item("queues", to_python(py, &reading.queues)?)?;
+            let json = serde_json::to_string_pretty(&reading.queues)
+                .map_err(|e| MpiddError::new_err(format!("cannot convert the result: {e}")))?;
+            if model {
+                d.set_item("queues", to_python(py, &reading.queues)?)?;
+            }
+            d.set_item("json", json)?;
             d.set_item("provenance", reading.provenance.to_string())?;
             d.set_item("text", reading.queues.to_string())?;
             Ok(d)

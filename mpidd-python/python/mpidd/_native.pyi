@@ -31,8 +31,9 @@ class Rank:
         """Forgets the pages read (at each stop, after any write)."""
     def cache_stats(self) -> Dict[str, int]:
         """hits, fetches, pages and unreadable pages since the last clear."""
-    def queues(self) -> Dict[str, Any]:
-        """{"queues": the model as `mpidd queues --json` prints it,
+    def queues(self, model: bool = True) -> Dict[str, Any]:
+        """{"queues": the model as Python values (left out when model is
+        False), "json": the model as `mpidd queues --json` prints it,
         "provenance": one line, "text": as `mpidd queues` prints it}."""
     def handle(self, kind: str, value: int, fortran: bool = False) -> Dict[str, Any]:
         """{"view": the model as `mpidd handle --json` prints it, "text": as

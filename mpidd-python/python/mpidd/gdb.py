@@ -192,7 +192,8 @@ With -json, the queues as `mpidd queues --json` prints them."""
             else:
                 raise gdb.GdbError("mpidd: usage: mpi queues [-json]")
         try:
-            reading = _current().rank.queues()
+            # The model is printed, never walked: its JSON comes made.
+            reading = _current().rank.queues(model=False)
         except MpiddError as e:
             raise _fail(e) from None
         except gdb.GdbError:
@@ -200,7 +201,7 @@ With -json, the queues as `mpidd queues --json` prints them."""
         except Exception as e:  # no traceback in gdb, whatever failed
             raise _fail("%s: %s" % (type(e).__name__, e)) from None
         if as_json:
-            gdb.write(json.dumps(reading["queues"], indent=2) + "\n")
+            gdb.write(reading["json"] + "\n")
         else:
             gdb.write(reading["provenance"] + "\n")
             gdb.write(reading["text"])

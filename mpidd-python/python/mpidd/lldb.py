@@ -178,9 +178,10 @@ def _queues(exe_ctx, words):
             as_json = True
         else:
             raise UsageError("usage: mpi queues [-json]")
-    reading = _state(exe_ctx.GetProcess()).rank.queues()
+    # The model is printed, never walked: its JSON comes made.
+    reading = _state(exe_ctx.GetProcess()).rank.queues(model=False)
     if as_json:
-        return json.dumps(reading["queues"], indent=2)
+        return reading["json"]
     text = reading["text"]
     return reading["provenance"] + "\n" + (text[:-1] if text.endswith("\n") else text)
 
