@@ -32,6 +32,12 @@ measure_only=0
 # over the cores measured), though each core counts the same every time:
 # its budget is set over the highest.
 #
+# The module-* budgets count the Python module (mpidd.Rank) reading the
+# small reference core as a debugger does at its stops
+# (scripts/lib/module-queues-core.py, in the system's python3, gdb's):
+# the first stop, and 1,000 later ones, whose pages are all read again, so
+# that a later stop twice as dear exceeds the budget.
+#
 # Warm reads probe the symbol indexes the cold read kept in the cache's
 # `symbols` folder, and parse no shipped profile unless one names a loaded
 # build (the stripped builds' profiles and the wheel's family still are).
@@ -53,6 +59,8 @@ ompi-small-cold        64000000                42.5 M, 2026-11-29, 2ef13d1
 ompi-small-warm        33000000                21.8 M, 2026-11-29, 2ef13d1
 ompi509-small-cold     362000000               240.9 M, 2026-11-29, 2ef13d1
 ompi509-small-warm     19500000                12.9 M (its code digest kept), 2026-11-29, ded0175
+module-first-stop      930000000               565.6 M (of which some 33 M start CPython and import the module), 2026-11-29, 6030cfa
+module-later-stops     3400000000              2213 M (the first stop, then 1,000 later ones at 1.65 M each), 2026-11-29, 6030cfa
 '
 
 # shellcheck source=lib/debian-source.sh
@@ -139,6 +147,13 @@ cache[ref-job-4-warm]=warm
 # the layout source and the check (it reads the library's DWARF itself).
 command[ref-small-identify]="$mpidd identify --core $work/ref-small.core"
 cache[ref-small-identify]=warm
+# The Python module at a debugger's stops (it keeps no layout cache).
+module_site="$(bash scripts/build-python-module.sh 2>/dev/null | tail -n 1)"
+[ -f "$module_site/mpidd/gdb.py" ] || { echo "error: scripts/build-python-module.sh made no module" >&2; exit 1; }
+command[module-first-stop]="/usr/bin/python3 $root/scripts/lib/module-queues-core.py $module_site $work/ref-small.core 0"
+cache[module-first-stop]=warm
+command[module-later-stops]="/usr/bin/python3 $root/scripts/lib/module-queues-core.py $module_site $work/ref-small.core 1000"
+cache[module-later-stops]=warm
 
 run_counted() {
   local name=$1
@@ -185,7 +200,7 @@ while read -r name limit _; do
     failed=1
   fi
   printf '%-22s %14s %14s  %s\n' "$name" "$n" "$limit" "$result"
-  printf '%-22s %s\n' "" "command: mpidd ${command[$name]#"$mpidd" } (${cache[$name]} layout cache)"
+  printf '%-22s %s\n' "" "command: ${command[$name]/#"$mpidd"/mpidd} (${cache[$name]} layout cache)"
 done <<<"$budgets"
 if [ "$failed" = 1 ]; then
   echo "error: a command exceeded its instruction budget (above): find what made it slower and fix it" >&2
