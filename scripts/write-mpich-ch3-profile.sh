@@ -35,8 +35,10 @@ lib="$ref/lib/libmpi.so.12.2.2"
 }
 
 # Every type the CH3 queue decoder and the MPICH handle decoders read,
-# whole (the handle decoders ask as they meet each object).
+# whole (the handle decoders ask as they meet each object); CH3's virtual
+# connection table gives a communicator's world ranks.
 types=(
+  MPIDI_VCRT MPIDI_VC
   MPIR_Comm MPIR_Group MPII_Group_pmap_t MPIR_Request
   MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
   MPIR_Info MPIR_Op MPIR_Topology MPIR_Win MPIR_Object_alloc_t MPII_Keyval

@@ -230,6 +230,38 @@ fn every_handle_kind_live_and_from_gcore_cores() {
     every_handle_kind(job, Device::Ch3);
 }
 
+/// The same program and expectations on a site's build of the reference
+/// CH3 source (`common::site_build`: no DWARF, a build-id no profile
+/// names), whose layouts come from the 4.0 ch3:nemesis family of the
+/// shipped MPICH profile, checked on each process.
+#[test]
+fn every_handle_kind_on_a_site_build_of_ch3_through_the_family() {
+    use common::site_build::{site_mpich, MPICH_FAMILY, MPICH_SITE};
+    use common::supported_builds::Outcome;
+    let live = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "handle", "live");
+    let cores = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "handle", "core");
+    let site = site_mpich();
+    let job = Job::start_on(
+        &common::mpich_job::ref_mpich(),
+        "mpich-handles-site",
+        "handles",
+        &[],
+        &["{dir}"],
+        &[("LD_LIBRARY_PATH", site.join("lib"))],
+    );
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", job.pid(0))).unwrap();
+    let lib = std::fs::canonicalize(site.join("lib/libmpi.so.12")).unwrap();
+    assert!(
+        maps.contains(lib.to_str().unwrap()),
+        "rank 0 is not on the site build"
+    );
+    // Each rank is read live and then from its core; both pass or the
+    // test fails.
+    every_handle_kind(job, Device::Ch3);
+    live.works();
+    cores.works();
+}
+
 /// The same program and expectations on the reference MPICH with the CH4
 /// device (`scripts/build-ref-mpich.sh ch4`), where requests keep their
 /// peer and tag elsewhere (see [`Device::Ch4Ucx`]).

@@ -23,7 +23,7 @@ use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_nodebugger, wait_stop
 use common::ob1_checks::check_rank;
 use common::ompi_job::{ranks_run_on, ref_ompi, OmpiJob, DEBIAN_MPIRUN};
 use common::queue_checks::check_rank_native;
-use common::site_build::{build_id, site_copy};
+use common::site_build::{build_id, site_copy, site_mpich, MPICH_FAMILY, MPICH_SITE};
 use common::supported_builds::Outcome;
 use serde_json::Value;
 
@@ -31,9 +31,6 @@ use serde_json::Value;
 /// layouts come from.
 const OMPI_SITE: &str = "site build of Open MPI 4.1.4 (x86_64)";
 const OMPI_FAMILY: &str = "the family Open MPI 4.1.3 up to 4.2 of the Open MPI 4.1.4 profile";
-const MPICH_SITE: &str = "site build of MPICH 4.0.2, ch3:nemesis (x86_64)";
-const MPICH_FAMILY: &str =
-    "the family MPICH 4.0 up to 4.0.3 (ch3:nemesis, --enable-debuginfo) of the MPICH 4.0.2 ch3:nemesis profile";
 const MPICH_SITE_NODEBUGGER: &str =
     "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)";
 
@@ -41,12 +38,6 @@ const MPICH_SITE_NODEBUGGER: &str =
 fn site_ompi() -> &'static Path {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     SITE.get_or_init(|| site_copy(&ref_ompi(), "site-ompi-4.1.4"))
-}
-
-/// The site copy of the reference MPICH (CH3), made once for the binary.
-fn site_mpich() -> &'static Path {
-    static SITE: OnceLock<PathBuf> = OnceLock::new();
-    SITE.get_or_init(|| site_copy(&ref_mpich(), "site-mpich-4.0.2"))
 }
 
 /// `mpidd ARGS`: its standard output, standard error and success.
