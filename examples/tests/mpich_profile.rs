@@ -153,3 +153,29 @@ fn a_profile_that_drifted_from_the_dwarf_is_caught() {
     assert!(err.contains("MPIR_Comm"), "names the type: {err}");
     assert!(err.contains("differs from the DWARF"), "{err}");
 }
+
+/// The shipped profile of the 4.0 ch3:nemesis family equals what the
+/// reference CH3 build's DWARF says today (scripts/write-mpich-ch3-profile.sh
+/// wrote it from that build), and declares the family its tests read.
+#[test]
+fn the_shipped_ch3_family_profile_equals_the_reference_build() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mpidd-read/profiles/mpich-4.0.2-ch3-nemesis-x86_64.json");
+    let (ok, out, err) = run(mpidd()
+        .args(["profile", "check"])
+        .arg(&shipped)
+        .arg("--object")
+        .arg(ref_mpich().join("lib/libmpi.so.12")));
+    assert!(ok, "the shipped CH3 profile drifted: {out}{err}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&shipped).unwrap()).unwrap();
+    let family = &json["family"];
+    assert_eq!(family["implementation"], "MPICH");
+    assert_eq!(family["from_version"], "4.0");
+    assert_eq!(family["below_version"], "4.0.3");
+    assert_eq!(family["pml"], "ch3:nemesis");
+    assert!(family["configure"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("--enable-debuginfo")));
+}

@@ -281,8 +281,9 @@ fn mpich_site_build_ring_is_a_cycle_live_and_from_cores() {
 /// and the handles alike.
 #[test]
 fn mpich_site_build_without_debugger_support_is_refused_by_the_check() {
-    let queues = Outcome::begin(MPICH_SITE_NODEBUGGER, MPICH_FAMILY, "queues", "core");
-    let handles = Outcome::begin(MPICH_SITE_NODEBUGGER, MPICH_FAMILY, "handle", "core");
+    let offered = format!("offered {MPICH_FAMILY}");
+    let queues = Outcome::begin(MPICH_SITE_NODEBUGGER, &offered, "queues", "core");
+    let handles = Outcome::begin(MPICH_SITE_NODEBUGGER, &offered, "handle", "core");
     let reference = ref_mpich_nodebugger();
     let site = site_copy(&reference, "site-mpich-4.0.2-nodebugger");
     let job = mpich_job_on(&site, &reference, "site-mpich-nodebugger");
