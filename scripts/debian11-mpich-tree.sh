@@ -10,10 +10,10 @@
 #
 # The source comes through a temporary apt configuration made from the
 # root's own apt sources (retyped deb-src), so the machine's apt is left
-# alone. Debian's rules run autogen.sh first; the tarball's own configure is
-# used here instead (the root has no autotools), which gives the same
-# configuration header for the same options. The build tools the root
-# lacks (make) are installed into it.
+# alone. As Debian's rules do, autogen.sh runs first (Debian's source has
+# no generated configure for the embedded modules: yaksa, json-c). The
+# build tools the root lacks (make, the autotools, patch, python3 for yaksa's
+# generator) are installed into it.
 set -euo pipefail
 
 version=3.4.1-5~deb11u1
@@ -62,7 +62,11 @@ dpkg-source -x "$work"/mpich_*.dsc "$tree" >/dev/null
 rm -rf "$work"
 
 bash "$here/lib/in-debian-root.sh" "$root" sh -c \
-  'command -v make >/dev/null || apt-get install -y -q --no-install-recommends make >/dev/null'
+  'apt-get install -y -q --no-install-recommends make autoconf automake libtool patch python3 >/dev/null'
+bash "$here/lib/in-debian-root.sh" "$root" sh -c "cd '$build_dir' && ./autogen.sh >autogen.log 2>&1" || {
+  tail -n 30 "$tree/autogen.log" >&2
+  exit 1
+}
 # debian/rules' flags (dpkg-buildflags on bullseye, as the stock file's
 # MPII_Version_CC and MPII_Version_configure state them).
 flags="-g -O2 -ffile-prefix-map=$build_dir=. -fstack-protector-strong -Wformat -Werror=format-security"
