@@ -215,8 +215,7 @@ impl Layout {
         let (_, [group_size, group_pmap]) =
             members(t, &note, "MPIR_Group", ["size", "lrank_to_lpid"], false);
         let (pmap_size, [pmap_lpid]) = members(t, &note, "MPII_Group_pmap_t", ["lpid"], true);
-        let (_, [req_cc, req_next, req_dev]) =
-            members(t, &note, "MPIR_Request", ["cc", "next", "dev"], false);
+        let (_, [req_cc, req_dev]) = members(t, &note, "MPIR_Request", ["cc", "dev"], false);
         let (_, [dreq_match, user_buf, user_count, datatype, recv_data_sz, tmpbuf, state]) =
             members(
                 t,
@@ -253,6 +252,16 @@ impl Layout {
             } else {
                 (0, [0; 5])
             };
+        // The receive queues chain through `MPIR_Request.next` from 4.0 on;
+        // before (upstream d4d6f2e108, "ch3: Use MPIR_Request list
+        // pointers"), through the device's own `dev.next`.
+        let req_next = match t.member_offset("MPIR_Request", "next") {
+            Ok(offset) => offset,
+            Err(e) => match t.member_offset("MPIDI_Request", "next") {
+                Ok(offset) => sum("MPIR_Request", "dev.next", &[req_dev, offset]),
+                Err(_) => note(Err(e)),
+            },
+        };
         let parts = sum(
             "MPIR_Request",
             "dev.match.parts",
