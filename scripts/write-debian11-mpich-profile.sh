@@ -68,12 +68,27 @@ objects=(
   src/util/lib_libmpich_la-mpir_handlemem.lo
 )
 bash scripts/lib/in-debian-root.sh "$root" sh -c "cd '$build_dir' && nice -n 10 make -s ${objects[*]} >/dev/null"
+# ROMIO's file (MPI_File handles) and its table of Fortran file handles.
+romio_objects=(adio/common/ad_open.lo adio/common/ad_init.lo mpi-io/glue/mpich/mpio_file.lo)
+bash scripts/lib/in-debian-root.sh "$root" sh -c \
+  "cd '$build_dir/src/mpi/romio' && nice -n 10 make -s ${romio_objects[*]} >/dev/null"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pic=()
+# mpi.h declares enum MPIR_Win_flavor (a window's create_flavor), which no
+# object of 3.4.1 uses, so no object's DWARF holds it: a probe of the
+# configured tree's own mpi.h gives it.
+probe_dir="$build_dir/mpidd-probe"
+mkdir -p "$root$probe_dir"
+printf '#include "mpi.h"\nMPIR_Win_flavor_t mpidd_win_flavor;\n' >"$root$probe_dir/win_flavor.c"
+bash scripts/lib/in-debian-root.sh "$root" sh -c \
+  "cd '$build_dir' && gcc -g -O2 -fPIC -I src/include -I src/mpi/romio/include -c mpidd-probe/win_flavor.c -o mpidd-probe/win_flavor.o"
+pic=("$root$probe_dir/win_flavor.o")
 for o in "${objects[@]}"; do
   pic+=("$tree/$(dirname "$o")/.libs/$(basename "$o" .lo).o")
+done
+for o in "${romio_objects[@]}"; do
+  pic+=("$tree/src/mpi/romio/$(dirname "$o")/.libs/$(basename "$o" .lo).o")
 done
 # Named as the stock file is loaded, so the profile's object is that name.
 standin="$work/$(basename "$stock")"
@@ -99,6 +114,7 @@ optional=(
   MPIR_Op_builtin MPIR_Op_direct MPIR_Op_mem
   MPIR_Win_direct MPIR_Win_mem
   MPII_Keyval_direct MPII_Keyval_mem MPIR_Topology_keyval
+  ADIOI_Ftable ADIOI_Ftable_ptr
 )
 found="$work/found.txt"
 /usr/bin/python3 scripts/lib/stock-symbols.py "$stock" "$tree/src" "${required[@]}" "${optional[@]}" >"$found"
@@ -119,8 +135,8 @@ types=(
   MPIR_Comm MPIR_Group MPII_Group_pmap_t MPIR_Request MPIDI_VCRT MPIDI_VC
   MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
   MPIR_Info MPIR_Op MPIR_Topology MPIR_Win MPIR_Object_alloc_t MPII_Keyval
-  MPIR_Grequest_fns MPI_Status MPIR_Process_t MPIR_Handle_common
-  MPII_Object_kind "enum MPIR_Combiner_enum"
+  MPIR_Grequest_fns MPI_Status MPIR_Process_t ADIOI_FileD MPIR_Handle_common
+  MPII_Object_kind "enum MPIR_Combiner_enum" MPIR_Win_flavor
 )
 type_args=()
 for t in "${types[@]}"; do type_args+=(--type "$t"); done
