@@ -154,17 +154,19 @@ EOF
 
 ## Debian 11
 
-Debian 11's own packages as bullseye ships them, stripped, with build-ids
-no profile names (`examples/tests/debian11.rs`, `debian11_mpich.rs`), run inside a Debian 11
+Debian 11's own packages as bullseye ships them, stripped
+(`examples/tests/debian11.rs`, `debian11_mpich.rs`), run inside a Debian 11
 root (`scripts/python-envs.sh debian11`) and read from the host. Open
 MPI 4.1.0 is below the 4.1 family (4.1.3 added a member to OMPIO's file
-that moves what a file view reads), and MPICH 3.4.1 (ch3) has no family:
-both are refused, and the refusal names what is missing. `mpidd job` on
-the hung ring then names no cycle: its verdict rests on the ranks' stacks
-alone, and says so (— : not run on that build).
+that moves what a file view reads): it is refused, and the refusal names
+what is missing; `mpidd job` on the hung ring then names no cycle, its
+verdict resting on the ranks' stacks alone, and says so. MPICH 3.4.1
+(ch3:nemesis, no debugger support) is read through the profile mpidd
+ships for its build (`scripts/write-debian11-mpich-profile.sh`); it
+records no pending sends (— : not run on that build).
 
 EOF
-  other_builds "debian11 --test debian11_mpich" "Debian 11 openmpi 4.1.0-10 (amd64)" \
+  other_builds "debian11 --test debian11_mpich --test mpich_handles" "Debian 11 openmpi 4.1.0-10 (amd64)" \
     "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)" || missing=1
   return "$missing"
 }

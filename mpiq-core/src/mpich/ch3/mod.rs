@@ -11,6 +11,13 @@
 //! - `MPIR_Sendq_head`, a list of `MPIR_Sendq` records for the nonblocking
 //!   sends the application has not completed.
 //!
+//! A build without debugger support (no `--enable-debuginfo`, as Debian
+//! 11's) has none of these: the communicators are then read from their
+//! pool (`MPIR_Comm_builtin`, `_direct`, `_mem`) and the receive queues
+//! from ch3u_recvq.c's file-local heads (`recvq_posted_head`,
+//! `recvq_unexpected_head`), which a symbol table or a profile's symbols
+//! place; its pending sends are recorded nowhere.
+//!
 //! Every offset comes from the library's own types through a
 //! [`Layouts`]; a missing one stops the decoder before it reads
 //! anything. Scalar widths are MPICH's declarations: `int` is 4 bytes,
