@@ -13,7 +13,8 @@
 # alone. As Debian's rules do, autogen.sh runs first (Debian's source has
 # no generated configure for the embedded modules: yaksa, json-c). The
 # build tools the root lacks (make, the autotools, patch, python3 for yaksa's
-# generator) are installed into it.
+# generator, and libfabric-dev, which debian/rules' --with-libfabric names)
+# are installed into it.
 set -euo pipefail
 
 version=3.4.1-5~deb11u1
@@ -62,7 +63,7 @@ dpkg-source -x "$work"/mpich_*.dsc "$tree" >/dev/null
 rm -rf "$work"
 
 bash "$here/lib/in-debian-root.sh" "$root" sh -c \
-  'apt-get install -y -q --no-install-recommends make autoconf automake libtool patch python3 >/dev/null'
+  'apt-get install -y -q --no-install-recommends make autoconf automake libtool patch python3 libfabric-dev >/dev/null'
 bash "$here/lib/in-debian-root.sh" "$root" sh -c "cd '$build_dir' && ./autogen.sh >autogen.log 2>&1" || {
   tail -n 30 "$tree/autogen.log" >&2
   exit 1
