@@ -4,11 +4,18 @@
 # outside the repo. A finished install is reused: only a new machine pays for
 # the build. Prints the install prefix on its last line.
 #
-#   build-ref-mpich.sh [ch3|ch4]      (default ch3)
+#   build-ref-mpich.sh [ch3|ch3-nodebugger|ch4]      (default ch3)
 #
 #   ch3: --with-device=ch3:nemesis, the device MPICH's own message-queue
 #        library reads.
 #        MPIDD_REF_MPICH      install prefix (default ~/.cache/mpidd/mpich-4.0.2)
+#   ch3-nodebugger: the same without --enable-debuginfo, the other choice of
+#        the one configure option that moves a member of the 4.0 ch3:nemesis
+#        family's layouts (MPIR_Request.u.persist.real_request); what the
+#        check on the process must refuse that family's profile for
+#        (examples/tests/site_builds.rs). Shared libraries only.
+#        MPIDD_REF_MPICH_NODEBUGGER  install prefix
+#                             (default ~/.cache/mpidd/mpich-4.0.2-ch3-nodebugger)
 #   ch4: --with-device=ch4:ucx on Debian's UCX, Debian's own amd64 choice,
 #        with the other layout-changing options of Debian's rules, and the
 #        dataloop datatype engine (see below).
@@ -27,7 +34,13 @@ case "$device" in
     # Names what the build below puts in the install; an install made by an
     # older recipe (an empty stamp: ROMIO without debug info) is rebuilt.
     recipe="mpich-$version ch3:nemesis, debug info in ROMIO too (CFLAGS=-g)"
-    device_flags=(--with-device=ch3:nemesis)
+    device_flags=(--enable-debuginfo --with-device=ch3:nemesis)
+    device_packages=()
+    ;;
+  ch3-nodebugger)
+    prefix="${MPIDD_REF_MPICH_NODEBUGGER:-$HOME/.cache/mpidd/mpich-$version-ch3-nodebugger}"
+    recipe="mpich-$version ch3:nemesis without --enable-debuginfo, debug info in ROMIO too (CFLAGS=-g)"
+    device_flags=(--with-device=ch3:nemesis --disable-static)
     device_packages=()
     ;;
   ch4)
@@ -47,12 +60,12 @@ case "$device" in
     # for a libmpi.a no test reads (only CH3's is, by fuzz/seed.sh). That
     # changes no layout, so an install of the same recipe with the static
     # archives in it is kept.
-    device_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr --with-datatype-engine=dataloop --disable-static)
+    device_flags=(--enable-debuginfo --with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr --with-datatype-engine=dataloop --disable-static)
     # libucx-dev: the UCX netmod's headers; libhwloc-dev: the system hwloc.
     device_packages=(libucx-dev libhwloc-dev)
     ;;
   *)
-    echo "usage: $0 [ch3|ch4]" >&2
+    echo "usage: $0 [ch3|ch3-nodebugger|ch4]" >&2
     exit 2
     ;;
 esac
@@ -86,7 +99,7 @@ cd "$srcdir"
 # ADIOI_FileD (behind MPI_File) to the handle decoders. User CFLAGS do not
 # reach the mpicc wrapper.
 CFLAGS=-g ./configure --prefix="$prefix" \
-  --enable-debuginfo "${device_flags[@]}" --disable-fortran --disable-cxx \
+  "${device_flags[@]}" --disable-fortran --disable-cxx \
   --enable-g=dbg --enable-fast=O1 --with-pm=hydra \
   --disable-doc >"$work/configure.log" 2>&1 || {
   tail -n 40 "$work/configure.log" >&2
@@ -104,7 +117,10 @@ new="$stage$prefix"
 cp src/mpi/debugger/mpi_interface.h "$new/include/"
 end=$(date +%s)
 
-for f in lib/libmpi.so lib/libtvmpich.so bin/mpicc bin/mpiexec.hydra include/mpi_interface.h; do
+installed=(lib/libmpi.so bin/mpicc bin/mpiexec.hydra include/mpi_interface.h)
+# The vendor message-queue library is built only with debugger support.
+[ "$device" = ch3-nodebugger ] || installed+=(lib/libtvmpich.so)
+for f in "${installed[@]}"; do
   [ -e "$new/$f" ] || { echo "error: the build did not install $prefix/$f" >&2; exit 1; }
 done
 echo "configure $((configured - start)) s, make+install $((end - configured)) s" >"$new/.mpidd-build-time"

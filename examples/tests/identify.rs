@@ -305,10 +305,11 @@ fn pips_open_mpi_5_0_9_library_falls_in_the_5_0_family() {
     common::scratch::remove_unless_failed(&scratch);
 }
 
-/// The reference MPICH (4.0.2, ch3:nemesis) stripped of its DWARF: no
-/// profile is made for its build-id and no profile declares a family of
-/// MPICH, so no layouts are found, and identify says which facts are
-/// missing.
+/// The reference MPICH (4.0.2, ch3:nemesis) stripped of its DWARF, under
+/// Debian's name `libmpich`: no profile is made for its build-id, and the
+/// 4.0 ch3:nemesis family (whose profile describes `libmpi`, the name the
+/// reference build installs) is not offered to an object of another name,
+/// so no layouts are found, and identify says which facts are missing.
 #[test]
 fn a_stripped_mpich_that_no_profile_or_family_covers_is_reported_as_such() {
     let prefix = ref_mpich();

@@ -230,6 +230,95 @@ fn every_handle_kind_live_and_from_gcore_cores() {
     every_handle_kind(job, Device::Ch3);
 }
 
+/// The same program and expectations on a site's build of the reference
+/// CH3 source (`common::site_build`: no DWARF, a build-id no profile
+/// names), whose layouts come from the 4.0 ch3:nemesis family of the
+/// shipped MPICH profile, checked on each process.
+#[test]
+fn every_handle_kind_on_a_site_build_of_ch3_through_the_family() {
+    use common::site_build::{site_mpich, MPICH_FAMILY, MPICH_SITE};
+    use common::supported_builds::Outcome;
+    let live = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "handle", "live");
+    let cores = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "handle", "core");
+    let site = site_mpich();
+    let job = Job::start_on(
+        &common::mpich_job::ref_mpich(),
+        "mpich-handles-site",
+        "handles",
+        &[],
+        &["{dir}"],
+        &[("LD_LIBRARY_PATH", site.join("lib"))],
+    );
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", job.pid(0))).unwrap();
+    let lib = std::fs::canonicalize(site.join("lib/libmpi.so.12")).unwrap();
+    assert!(
+        maps.contains(lib.to_str().unwrap()),
+        "rank 0 is not on the site build"
+    );
+    // Each rank is read live and then from its core; both pass or the
+    // test fails.
+    every_handle_kind(job, Device::Ch3);
+    live.works();
+    cores.works();
+}
+
+/// The same program and expectations on Debian 11's own MPICH 3.4.1
+/// (ch3:nemesis, stripped, no debugger support), built and run in the
+/// Debian 11 root (`$MPIDD_DEBIAN11_ROOT`) and read from the host: the
+/// layouts and the hidden pools' addresses come from the profile mpidd
+/// ships for that build, checked on each process.
+#[test]
+fn every_handle_kind_on_debian11_mpich_live_and_from_gcore_cores() {
+    use common::debian_root::{assert_ranks_map, host_path, in_root, root};
+    use common::supported_builds::Outcome;
+    const BUILD: &str = "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)";
+    const FROM: &str = "the MPICH 3.4.1 profile of its build (mpich-3.4.1-debian11-amd64)";
+    let live = Outcome::begin(BUILD, FROM, "handle", "live");
+    let cores = Outcome::begin(BUILD, FROM, "handle", "core");
+    let root = root(
+        "MPIDD_DEBIAN11_ROOT",
+        "debian11",
+        &["usr/bin/mpicc.mpich", "usr/bin/mpiexec.mpich"],
+    );
+    let dir = common::scratch::fresh_dir("mpich-handles-debian11");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mpich/handles.c");
+    std::fs::copy(&source, dir.join("handles.c")).unwrap();
+    let exe = dir.join("handles");
+    let out = in_root(&root, &[&dir])
+        .args(["mpicc.mpich", "-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(dir.join("handles.c"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mpicc.mpich in the Debian 11 root failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut mpiexec = in_root(&root, &[&dir]);
+    mpiexec
+        .args(["mpiexec.mpich", "-n", "4"])
+        .arg(&exe)
+        .arg(&dir);
+    let job = Job::launch(mpiexec, 4, dir);
+    assert_ranks_map(
+        &job.ranks,
+        &host_path(&root, "/usr/lib/x86_64-linux-gnu/libmpich.so.12"),
+    );
+    // A core names the program where the ranks saw it, in the job's
+    // directory bound into the root.
+    let search = vec!["--search-path".to_string(), job.dir.display().to_string()];
+    check_every_rank(
+        &job.dir,
+        |r| job.pid(r),
+        &search,
+        |rank, s, w, full| check_rank(rank, s, w, full, Device::Ch3),
+    );
+    live.works();
+    cores.works();
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
 /// The same program and expectations on the reference MPICH with the CH4
 /// device (`scripts/build-ref-mpich.sh ch4`), where requests keep their
 /// peer and tag elsewhere (see [`Device::Ch4Ucx`]).

@@ -6,9 +6,10 @@
 //! write` writes a profile from the debug build for the copy's build-id;
 //! the native CH3 decoder must then read every rank of tests/mpich/queues.c
 //! through the profile, live and from a gcore core, exactly as the program
-//! posted them. Without the profile it must refuse with the paragraph that
-//! names the library and the ways out; a profile that drifted from the
-//! DWARF must be caught by `mpidd profile check`.
+//! posted them, the profile made for its build winning over the release
+//! family of the shipped MPICH 4.0.2 ch3:nemesis profile, which reads it
+//! without one; a profile that drifted from the DWARF must be caught by
+//! `mpidd profile check`.
 
 mod common;
 
@@ -74,25 +75,39 @@ fn a_profile_reads_an_mpich_without_debug_info_live_and_from_a_core() {
         "the job runs on the stripped copy"
     );
 
-    // No DWARF, no profile: refused, with the ways out.
+    // No DWARF, no profile of its build: the 4.0 ch3:nemesis release
+    // family of the shipped MPICH profile answers, checked on the process,
+    // and says so (a build outside every family is refused with the ways
+    // out: examples/tests/debian11.rs).
     let pid0 = job.pid(0).to_string();
-    let (ok, _, err) = run(mpidd().args(["queues", "--pid", &pid0, "--json"]));
-    assert!(!ok, "a stripped MPICH cannot be decoded without a profile");
+    let (ok, _, err) = run(mpidd().args(["queues", "--pid", &pid0, "--json", "--verbose"]));
+    assert!(ok, "the family reads the stripped copy: {err}");
     for needle in [
-        stripped.to_str().unwrap(),
-        "version 4.0.2",
-        "build-id",
-        "has no debug info for",
-        "MPIR_Comm",
-        "mpidd profile write",
-        "--profile",
-        "`mpidd identify`",
+        "the layouts of libmpi come from the family MPICH 4.0 up to 4.0.3 (ch3:nemesis",
+        "states version 4.0.2",
+        "checked on the process",
     ] {
         assert!(err.contains(needle), "{needle:?} missing from: {err}");
     }
     wait_stopped(job.pid(0));
 
+    // A profile made for the very build wins over the family.
     let profile_arg = profile.to_str().unwrap();
+    let (ok, _, err) = run(mpidd().args([
+        "queues",
+        "--pid",
+        &pid0,
+        "--profile",
+        profile_arg,
+        "--json",
+        "--verbose",
+    ]));
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("come from the profile of MPICH 4.0.2 (reference ch3:nemesis)"),
+        "the build's own profile is not the one used: {err}"
+    );
+    wait_stopped(job.pid(0));
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
         let q = queues_with(&["--pid", &pid, "--profile", profile_arg], false);
@@ -137,4 +152,30 @@ fn a_profile_that_drifted_from_the_dwarf_is_caught() {
     assert!(!ok, "a changed offset must fail the check: {out}");
     assert!(err.contains("MPIR_Comm"), "names the type: {err}");
     assert!(err.contains("differs from the DWARF"), "{err}");
+}
+
+/// The shipped profile of the 4.0 ch3:nemesis family equals what the
+/// reference CH3 build's DWARF says today (scripts/write-mpich-ch3-profile.sh
+/// wrote it from that build), and declares the family its tests read.
+#[test]
+fn the_shipped_ch3_family_profile_equals_the_reference_build() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mpidd-read/profiles/mpich-4.0.2-ch3-nemesis-x86_64.json");
+    let (ok, out, err) = run(mpidd()
+        .args(["profile", "check"])
+        .arg(&shipped)
+        .arg("--object")
+        .arg(ref_mpich().join("lib/libmpi.so.12")));
+    assert!(ok, "the shipped CH3 profile drifted: {out}{err}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&shipped).unwrap()).unwrap();
+    let family = &json["family"];
+    assert_eq!(family["implementation"], "MPICH");
+    assert_eq!(family["from_version"], "4.0");
+    assert_eq!(family["below_version"], "4.0.3");
+    assert_eq!(family["pml"], "ch3:nemesis");
+    assert!(family["configure"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("--enable-debuginfo")));
 }

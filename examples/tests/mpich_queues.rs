@@ -7,8 +7,39 @@ mod common;
 
 use common::mpich_job::{gcore, wait_stopped, Job};
 use common::queue_checks::{
-    check_comparison, check_rank, check_rank_native, comm, native, ops, queues,
+    check_comparison, check_rank, check_rank_native, check_rank_without_sends, comm, native, ops,
+    queues,
 };
+
+/// The same program on the same CH3 source built without
+/// `--enable-debuginfo` (`scripts/build-ref-mpich.sh ch3-nodebugger`,
+/// with its DWARF): no `MPIR_All_communicators`, no
+/// `MPID_Recvq_*_head_ptr`, no send queue. The native decoder takes the
+/// communicators from their pool and the receive queues from ch3u_recvq.c's
+/// head variables in `.symtab`, live and from cores; it records no sends,
+/// and says so.
+#[test]
+fn a_build_without_debugger_support_live_and_from_gcore_cores() {
+    let prefix = common::mpich_job::ref_mpich_nodebugger();
+    let job = Job::start_on(
+        &prefix,
+        "mpich-queues-nodebugger",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        check_rank_without_sends(rank, &native(&["--pid", &pid]));
+        wait_stopped(job.pid(rank));
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        check_rank_without_sends(rank, &native(&["--core", core.to_str().unwrap()]));
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
 
 #[test]
 fn libtvmpich_live_and_from_gcore_cores() {

@@ -4,8 +4,11 @@
 //! release family, after the check on the process: the queues of
 //! tests/openmpi/queues.c as its ranks wrote them down, live and from
 //! cores, and the hung ring of tests/mpich/hang_ring.c named as a cycle.
-//! MPICH 4.0.2's (CH3) has no family here: it is refused, and the refusal
-//! names what is missing and `mpidd identify`, whose report says the same.
+//! MPICH 4.0.2's (ch3:nemesis) is read through the 4.0 ch3:nemesis family
+//! of the MPICH profile the same way (tests/mpich/queues.c and the ring);
+//! the same source configured without `--enable-debuginfo`, which moves a
+//! member of those layouts, is offered the family and refused by the check
+//! on the process, which says why.
 
 mod common;
 
@@ -13,12 +16,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use common::hung_job::build;
 use common::hung_job::HungJob;
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
-use common::mpich_job::{gcore, mpidd, ref_mpich, Job};
+use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_nodebugger, wait_stopped, Job};
 use common::ob1_checks::check_rank;
 use common::ompi_job::{ranks_run_on, ref_ompi, OmpiJob, DEBIAN_MPIRUN};
-use common::site_build::{build_id, site_copy};
+use common::queue_checks::check_rank_native;
+use common::site_build::{build_id, site_copy, site_mpich, MPICH_FAMILY, MPICH_SITE};
 use common::supported_builds::Outcome;
 use serde_json::Value;
 
@@ -26,19 +31,13 @@ use serde_json::Value;
 /// layouts come from.
 const OMPI_SITE: &str = "site build of Open MPI 4.1.4 (x86_64)";
 const OMPI_FAMILY: &str = "the family Open MPI 4.1.3 up to 4.2 of the Open MPI 4.1.4 profile";
-const MPICH_SITE: &str = "site build of MPICH 4.0.2, ch3:nemesis (x86_64)";
-const MPICH_NONE: &str = "none: no DWARF, no profile, no family";
+const MPICH_SITE_NODEBUGGER: &str =
+    "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)";
 
 /// The site copy of the reference Open MPI, made once for the binary.
 fn site_ompi() -> &'static Path {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     SITE.get_or_init(|| site_copy(&ref_ompi(), "site-ompi-4.1.4"))
-}
-
-/// The site copy of the reference MPICH (CH3), made once for the binary.
-fn site_mpich() -> &'static Path {
-    static SITE: OnceLock<PathBuf> = OnceLock::new();
-    SITE.get_or_init(|| site_copy(&ref_mpich(), "site-mpich-4.0.2"))
 }
 
 /// `mpidd ARGS`: its standard output, standard error and success.
@@ -159,40 +158,173 @@ fn ompi_site_build_ring_is_a_cycle_live_and_from_cores() {
     cores.works();
 }
 
-#[test]
-fn mpich_site_build_is_refused_naming_what_is_missing() {
-    let cores = Outcome::begin(MPICH_SITE, MPICH_NONE, "queues", "core");
-    let site = site_mpich();
+/// What mpidd says when the layouts of the site's libmpi come from the
+/// 4.0 ch3:nemesis family of the MPICH profile, checked on the process.
+fn assert_mpich_family(err: &str) {
+    for part in [
+        "the layouts of libmpi come from the family",
+        "MPICH 4.0 up to 4.0.3 (ch3:nemesis",
+        "profile of MPICH 4.0.2",
+        "states version 4.0.2",
+        "checked on the process",
+    ] {
+        assert!(
+            err.contains(part),
+            "{part:?} missing from what mpidd said: {err}"
+        );
+    }
+}
+
+/// A job of tests/mpich/PROGRAM.c, built by the reference mpicc, whose
+/// ranks run on the site copy `site` of a reference build
+/// (`LD_LIBRARY_PATH`), checked in rank 0's mappings.
+fn mpich_job_on(site: &Path, reference: &Path, name: &str) -> Job {
     let env = [("LD_LIBRARY_PATH", site.join("lib"))];
-    let job = Job::start_on(&ref_mpich(), "site-mpich-queues", "queues", &[], &[], &env);
+    let job = Job::start_on(reference, name, "queues", &[], &[], &env);
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", job.pid(0))).unwrap();
     let lib = std::fs::canonicalize(site.join("lib/libmpi.so.12")).unwrap();
     assert!(
         maps.contains(lib.to_str().unwrap()),
-        "rank 0 is not on the site build"
+        "rank 0 is not on the site build {}",
+        lib.display()
     );
-    let ours = build_id(&lib).expect("a build-id");
-    let core = gcore(&job.dir, job.pid(0));
-    let (_, err, ok) = run(&["queues", "--core", core.to_str().unwrap(), "--json"]);
-    assert!(!ok, "a build with no DWARF, profile or family was read");
-    for part in [
-        "has no debug info for",
-        &format!("build-id {ours}"),
-        "none of the",
-        "mpidd identify",
-    ] {
-        assert!(
-            err.contains(part),
-            "{part:?} missing from the refusal: {err}"
-        );
+    job
+}
+
+#[test]
+fn mpich_site_build_queues_through_the_family_live_and_from_cores() {
+    let live = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "queues", "live");
+    let cores = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "queues", "core");
+    let site = site_mpich();
+    let ours = build_id(&site.join("lib/libmpi.so.12")).expect("a build-id");
+    let reference = build_id(&ref_mpich().join("lib/libmpi.so.12")).expect("a build-id");
+    assert_ne!(ours, reference);
+    let job = mpich_job_on(site, &ref_mpich(), "site-mpich-queues");
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        let (out, err, ok) = run(&["queues", "--pid", &pid, "--json", "--verbose"]);
+        assert!(ok, "mpidd queues --pid {pid} failed: {err}");
+        assert_mpich_family(&err);
+        let q: Value = serde_json::from_str(&out).expect("queues JSON");
+        check_rank_native(rank, &q);
+        wait_stopped(job.pid(rank));
     }
+    live.works();
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        let (out, err, ok) = run(&[
+            "queues",
+            "--core",
+            core.to_str().unwrap(),
+            "--json",
+            "--verbose",
+        ]);
+        assert!(ok, "mpidd queues --core of rank {rank} failed: {err}");
+        assert_mpich_family(&err);
+        let q: Value = serde_json::from_str(&out).expect("queues JSON");
+        check_rank_native(rank, &q);
+    }
+    cores.works();
+    let core = gcore(&job.dir, job.pid(0));
     let (out, err, ok) = run(&["identify", "--core", core.to_str().unwrap()]);
     assert!(ok, "mpidd identify failed: {err}");
     assert!(
         out.contains("states    MPICH 4.0.2, device ch3:nemesis"),
         "{out}"
     );
-    assert!(out.contains("layouts   none"), "{out}");
-    cores.refused("no debug info, and no profile or release family for its build");
+    assert!(
+        out.contains(&ours),
+        "identify does not name the build {ours}: {out}"
+    );
+    assert!(out.contains("check     passed"), "{out}");
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+#[test]
+fn mpich_site_build_ring_is_a_cycle_live_and_from_cores() {
+    let _serial = one_at_a_time();
+    let live = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "job", "live");
+    let cores = Outcome::begin(MPICH_SITE, MPICH_FAMILY, "job", "core");
+    let site = site_mpich();
+    let reference = ref_mpich();
+    let (dir, exe, source) = build(&reference.join("bin/mpicc"), "site-mpich-ring", "hang_ring");
+    // The blocked ranks busy-poll: at the lowest priority they leave the
+    // CPUs to mpidd (nice execs, so the pid is mpiexec's). Hydra passes
+    // the environment on to the ranks.
+    let mut launch = Command::new("nice");
+    launch
+        .args(["-n", "19"])
+        .arg(reference.join("bin/mpiexec.hydra"))
+        .args(["-n", "4"])
+        .arg(&exe)
+        .env("LD_LIBRARY_PATH", site.join("lib"));
+    let job = HungJob::run(launch, dir, source, "hang_ring");
+    let lib = std::fs::canonicalize(site.join("lib/libmpi.so.12")).unwrap();
+    for &(rank, pid) in &job.ranks {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+        assert!(
+            maps.contains(lib.to_str().unwrap()),
+            "rank {rank} is not on the site build"
+        );
+    }
+    let expected = Expected::ring();
+    check_ring_receives(&check_live(&job, &expected));
+    live.works();
+    check_ring_receives(&check_cores(&job, &expected));
+    cores.works();
+}
+
+/// The same CH3 source built without `--enable-debuginfo`, stripped and
+/// with its own build-id: it states 4.0.2 and is offered the family, whose
+/// layouts put `MPIR_Request.u.persist.real_request` where this build does
+/// not; the check on the process refuses them, naming why, for the queues
+/// and the handles alike.
+#[test]
+fn mpich_site_build_without_debugger_support_is_refused_by_the_check() {
+    let offered = format!("offered {MPICH_FAMILY}");
+    let queues = Outcome::begin(MPICH_SITE_NODEBUGGER, &offered, "queues", "core");
+    let handles = Outcome::begin(MPICH_SITE_NODEBUGGER, &offered, "handle", "core");
+    let reference = ref_mpich_nodebugger();
+    let site = site_copy(&reference, "site-mpich-4.0.2-nodebugger");
+    let job = mpich_job_on(&site, &reference, "site-mpich-nodebugger");
+    let core = gcore(&job.dir, job.pid(0));
+    let core = core.to_str().unwrap();
+    let refusal = |err: &str| {
+        for part in [
+            "MPICH 4.0 up to 4.0.3 (ch3:nemesis",
+            "does not read this process",
+            "debugger support",
+            "MPIR_Sendq_head: it was built without",
+        ] {
+            assert!(
+                err.contains(part),
+                "{part:?} missing from the refusal: {err}"
+            );
+        }
+    };
+    let (_, err, ok) = run(&["queues", "--core", core, "--json"]);
+    assert!(
+        !ok,
+        "the family's layouts were believed on a build without debugger support"
+    );
+    refusal(&err);
+    queues.refused("the family's check on the process: built without --enable-debuginfo");
+    // MPI_COMM_WORLD's handle, which needs no program's output.
+    let (_, err, ok) = run(&[
+        "handle",
+        "--core",
+        core,
+        "--kind",
+        "comm",
+        "--value",
+        "0x44000000",
+        "--json",
+    ]);
+    assert!(!ok, "a handle was read through layouts the check refuses");
+    refusal(&err);
+    handles.refused("the family's check on the process: built without --enable-debuginfo");
+    let (out, err, ok) = run(&["identify", "--core", core]);
+    assert!(ok, "mpidd identify failed: {err}");
+    assert!(out.contains("built without"), "{out}");
     drop(job);
 }

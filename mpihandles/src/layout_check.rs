@@ -70,9 +70,11 @@ pub struct LayoutsRefused(pub String);
 /// Open MPI's `ompi_mpi_comm_world` and `ompi_mpi_comm_self` must be named
 /// `MPI_COMM_WORLD` and `MPI_COMM_SELF`, with a rank of 0 in the latter;
 /// MPICH's `MPIR_Comm_builtin[0]` and `[1]` must hold the handles of the
-/// two and their names. A process before `MPI_Init` has no names yet and
-/// is refused too, which the reason says. A check whose symbol or member
-/// is not there is skipped.
+/// two and their names, the layouts' debugger-support members must go
+/// with the library's debugger globals (`--enable-debuginfo`), and the
+/// object allocators must make objects of the layouts' sizes. A process
+/// before `MPI_Init` has no names yet and is refused too, which the reason
+/// says. A check whose symbol or member is not there is skipped.
 pub fn check_layouts(
     memory: &dyn TargetMemory,
     symbols: &dyn SymbolSource,
@@ -135,6 +137,7 @@ pub fn check_layouts(
             MPICH_SELF_HANDLE,
             "MPI_COMM_SELF",
         )?;
+        check_mpich_debugger_support(&ctx)?;
         return check_mpich_pool_sizes(&ctx);
     }
     // Nothing known to check the layouts on: they are not refused for it.
@@ -327,6 +330,40 @@ fn check_ompi_class(
         )));
     }
     Ok(())
+}
+
+/// MPICH's configure choice `--enable-debuginfo` (`HAVE_DEBUGGER_SUPPORT`)
+/// moves members of `MPIR_Request` and no object's size need show it: up
+/// to 4.0.2, `u.persist.dbg_next` comes before `u.persist.real_request`
+/// (the union's size stays); from 4.0.3, `send`, `recv` and `unexp` come
+/// before `next`. The same choice defines the debugger's send queue
+/// `MPIR_Sendq_head` (src/mpi/debugger/dbginit.c), which such a build
+/// exports. So layouts that hold either kind of member must come with a
+/// library that exports it, and layouts that hold neither with one that
+/// does not. Layouts that do not describe `u.persist.real_request` are
+/// not checked.
+fn check_mpich_debugger_support(ctx: &Ctx<'_>) -> Result<(), LayoutsRefused> {
+    if ctx.m("MPIR_Request", "u.persist.real_request").is_err() {
+        return Ok(());
+    }
+    let layouts_have = ctx.m("MPIR_Request", "u.persist.dbg_next").is_ok()
+        || ctx.m("MPIR_Request", "send").is_ok();
+    let process_has = ctx.symbols.lookup("MPIR_Sendq_head").is_some();
+    match (layouts_have, process_has) {
+        (true, false) => Err(LayoutsRefused(
+            "these layouts are of a build with debugger support (--enable-debuginfo: \
+             MPIR_Request holds the send queue's members), and the library has no \
+             MPIR_Sendq_head: it was built without"
+                .into(),
+        )),
+        (false, true) => Err(LayoutsRefused(
+            "these layouts are of a build without debugger support (no --enable-debuginfo: \
+             MPIR_Request holds no send queue's members), and the library has \
+             MPIR_Sendq_head: it was built with"
+                .into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Each object allocator MPICH keeps (`MPIR_Comm_mem`, `MPIR_Request_mem`,

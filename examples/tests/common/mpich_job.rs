@@ -31,6 +31,26 @@ pub fn ref_mpich() -> PathBuf {
     prefix
 }
 
+/// The reference CH3 MPICH built without `--enable-debuginfo`
+/// (`scripts/build-ref-mpich.sh ch3-nodebugger`): the other choice of the
+/// one configure option that moves members of the 4.0 ch3:nemesis
+/// family's layouts.
+pub fn ref_mpich_nodebugger() -> PathBuf {
+    let prefix = std::env::var_os("MPIDD_REF_MPICH_NODEBUGGER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/mpidd/mpich-4.0.2-ch3-nodebugger")
+        });
+    assert!(
+        prefix.join(".mpidd-complete").exists() && prefix.join("lib/libmpi.so").exists(),
+        "the reference MPICH without debugger support is not built at {}: run \
+         `bash scripts/build-ref-mpich.sh ch3-nodebugger` (scripts/test.sh does)",
+        prefix.display()
+    );
+    prefix
+}
+
 /// The reference MPICH with the CH4 device (ch4:ucx), built beside the
 /// CH3 one by `scripts/build-ref-mpich.sh ch4`.
 pub fn ref_mpich_ch4() -> PathBuf {

@@ -9,6 +9,23 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
+
+/// The site build of the reference MPICH (ch3:nemesis), as
+/// docs/supported-builds.md names it.
+pub const MPICH_SITE: &str = "site build of MPICH 4.0.2, ch3:nemesis (x86_64)";
+
+/// Where its layouts come from: the release family of the shipped
+/// MPICH 4.0.2 ch3:nemesis profile.
+pub const MPICH_FAMILY: &str =
+    "the family MPICH 4.0 up to 4.0.3 (ch3:nemesis, --enable-debuginfo) of the MPICH 4.0.2 ch3:nemesis profile";
+
+/// The site copy of the reference MPICH (CH3), made once for the test
+/// binary.
+pub fn site_mpich() -> &'static Path {
+    static SITE: OnceLock<PathBuf> = OnceLock::new();
+    SITE.get_or_init(|| site_copy(&super::mpich_job::ref_mpich(), "site-mpich-4.0.2"))
+}
 
 /// The copy of the install at `prefix` (its `lib`, `share` and `etc`, the
 /// directories that exist) in a fresh directory `name`, stripped and

@@ -475,6 +475,14 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
     ),
     (
+        "mpich-3.4.1-debian11-amd64",
+        include_str!("../../profiles/mpich-3.4.1-debian11-amd64.json"),
+    ),
+    (
+        "mpich-4.0.2-ch3-nemesis-x86_64",
+        include_str!("../../profiles/mpich-4.0.2-ch3-nemesis-x86_64.json"),
+    ),
+    (
         "ucx-1.13.1-debian12-amd64",
         include_str!("../../profiles/ucx-1.13.1-debian12-amd64.json"),
     ),

@@ -108,9 +108,10 @@ impl Reader<'_, '_> {
             Err(_) => 0,
         };
         let header = ctx.size_of(CONTENTS)?;
-        // `ints` reads integers of 1 to 8 bytes: a wider member (corrupt
-        // debug info) must not push the offsets past 2^64 either.
-        let aint = ctx.m(CONTENTS, "nr_aints")?.size.clamp(1, 8);
+        // An `MPI_Aint` is as wide as an address on every MPICH target;
+        // the count's own width is not it (an `int` before 4.0, an
+        // `MPI_Aint` from 4.0). `ints` reads integers of 1 to 8 bytes.
+        let aint = ctx.word().clamp(1, 8);
         let int_size = 4;
         let handle_size = 4;
         let kind = ctx

@@ -1,4 +1,5 @@
-//! CH3's communicators: `MPIR_All_communicators` walked, and each
+//! CH3's communicators: `MPIR_All_communicators` walked, else the
+//! communicator pool (a build without debugger support), and each
 //! communicator's world ranks, from its group or from CH3's virtual
 //! connection table.
 
@@ -10,59 +11,107 @@ use crate::decoder::DecodeError;
 use crate::list_walk::at;
 use crate::mpich::common::{walk_communicators, CommInfo, GroupLayout, COMM_NAME_LEN};
 use crate::target_read::{checked_count, read_bytes, read_int, Record};
-use mpidd_read::TargetMemory;
+use mpidd_read::{Target, TargetMemory};
+use mpihandles::{HandleError, HandleKind, LiveObject};
 
 impl MpichCh3 {
+    /// Every communicator: `MPIR_All_communicators` walked where MPICH
+    /// keeps it, else (a build without debugger support) the communicator
+    /// pool read through `mpihandles`, as CH4's decoder does.
     pub(super) fn read_communicators(
         &self,
+        target: &dyn Target,
         mem: &dyn TargetMemory,
         limits: &Limits,
     ) -> Result<Vec<CommInfo>, DecodeError> {
         let l = &self.layout;
-        let word = mem.abi().address_bytes();
         let mut comms = Vec::new();
-        walk_communicators(
-            mem,
-            at(self.globals.all_communicators, l.list_head),
-            (l.comm_next, l.comm_size),
-            limits,
-            |r| {
-                let addr = r.base;
-                let kind = r.int(l.comm_kind, 4)?;
-                let remote_size = r.int(l.comm_remote_size, 4)?;
-                let size = if kind == 0 {
-                    r.int(l.comm_local_size, 4)?
-                } else {
-                    remote_size
+        match (self.globals.all_communicators, l.comm_list) {
+            (Some(list), Some((_, head))) => {
+                walk_communicators(
+                    mem,
+                    at(list, head),
+                    (l.comm_next, l.comm_size),
+                    limits,
+                    |r| {
+                        comms.push(self.communicator(mem, r, limits)?);
+                        Ok(())
+                    },
+                )?;
+            }
+            _ => {
+                let pool = |found: Result<Vec<LiveObject>, HandleError>, what: &str| {
+                    found.map_err(|e| {
+                        DecodeError::unsupported(format!("the communicator pool ({what}): {e}"))
+                    })
                 };
-                let group = TargetAddr(r.uint(l.comm_local_group, word)?);
-                let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
-                let name = r.chars(l.comm_name, COMM_NAME_LEN)?;
-                let (world, world_error) =
-                    match self.world_ranks(mem, kind == 0, group, vcrt, size, limits) {
-                        Ok(world) => (Some(world), None),
-                        Err(e) => (
-                            None,
-                            Some(format!(
-                                "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
-                            )),
-                        ),
+                let (symbols, types, comm) = (target.symbols(), target.layouts(), HandleKind::Comm);
+                let builtin = pool(
+                    mpihandles::builtin_mpich_objects(mem, symbols, types, *limits, comm),
+                    "predefined",
+                )?;
+                let allocated = pool(
+                    mpihandles::live_mpich_objects(mem, symbols, types, *limits, comm),
+                    "allocated",
+                )?;
+                let order = mem.abi().byte_order;
+                for object in builtin.iter().chain(&allocated) {
+                    let r = Record {
+                        base: object.addr,
+                        start: 0,
+                        bytes: &object.bytes,
+                        order,
+                        what: "MPIR_Comm",
                     };
-                comms.push(CommInfo {
-                    addr,
-                    name,
-                    context_id: r.uint(l.comm_context_id, 2)? as i64,
-                    recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
-                    rank: r.int(l.comm_rank, 4)?,
-                    size,
-                    world,
-                    world_error,
-                });
-                Ok(())
-            },
-        )?;
+                    comms.push(self.communicator(mem, &r, limits)?);
+                }
+            }
+        }
         comms.sort_by_key(|c| (c.recvcontext_id, c.addr.0));
         Ok(comms)
+    }
+
+    /// One communicator, `r` its whole `MPIR_Comm`, with its world ranks
+    /// when they can be read.
+    fn communicator(
+        &self,
+        mem: &dyn TargetMemory,
+        r: &Record<'_>,
+        limits: &Limits,
+    ) -> Result<CommInfo, DecodeError> {
+        let l = &self.layout;
+        let word = mem.abi().address_bytes();
+        let addr = r.base;
+        let kind = r.int(l.comm_kind, 4)?;
+        let remote_size = r.int(l.comm_remote_size, 4)?;
+        let size = if kind == 0 {
+            r.int(l.comm_local_size, 4)?
+        } else {
+            remote_size
+        };
+        let group = TargetAddr(r.uint(l.comm_local_group, word)?);
+        let vcrt = TargetAddr(r.uint(l.comm_vcrt, word)?);
+        let name = r.chars(l.comm_name, COMM_NAME_LEN)?;
+        let (world, world_error) = match self.world_ranks(mem, kind == 0, group, vcrt, size, limits)
+        {
+            Ok(world) => (Some(world), None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "communicator `{name}` (MPIR_Comm at {addr}): no world ranks: {e}"
+                )),
+            ),
+        };
+        Ok(CommInfo {
+            addr,
+            name,
+            context_id: r.uint(l.comm_context_id, 2)? as i64,
+            recvcontext_id: r.uint(l.comm_recvcontext_id, 2)? as i64,
+            rank: r.int(l.comm_rank, 4)?,
+            size,
+            world,
+            world_error,
+        })
     }
 
     /// The `MPI_COMM_WORLD` rank of each of the `size` peers of a

@@ -76,8 +76,10 @@ impl RequestState {
 /// Offsets of everything the decoder reads.
 #[derive(Clone, Debug)]
 pub(super) struct Layout {
-    pub(super) list_seq: u64,
-    pub(super) list_head: u64,
+    /// `MPIR_Comm_list`'s `sequence_number` and `head`: `None` for a build
+    /// without debugger support (no `--enable-debuginfo`), which has no
+    /// such type and keeps its communicators only in their pool.
+    pub(super) comm_list: Option<(u64, u64)>,
     pub(super) comm_size: u64,
     pub(super) comm_name: u64,
     pub(super) comm_next: u64,
@@ -114,6 +116,9 @@ pub(super) struct Layout {
     pub(super) req_unexpected: Span,
     /// The fields of the request behind a pending send.
     pub(super) req_send: Span,
+    /// Whether the build has `MPIR_Sendq` (debugger support): the fields
+    /// below are then its members.
+    pub(super) has_sendq: bool,
     pub(super) sendq_sreq: u64,
     pub(super) sendq_tag: u64,
     pub(super) sendq_rank: u64,
@@ -164,13 +169,24 @@ impl Layout {
                     0
                 })
         };
-        let (_, [list_seq, list_head]) = members(
-            t,
-            &note,
-            "MPIR_Comm_list",
-            ["sequence_number", "head"],
-            false,
-        );
+        // The debugger's own types exist only in a build with debugger
+        // support; a build whose `MPIR_Comm` is described without them has
+        // none. Where `MPIR_Comm` is not described either (no debug info),
+        // they are missing like the rest.
+        let comm_known = t.size_of("MPIR_Comm").is_ok();
+        let debugger_type =
+            |ty: &str, member: &str| !comm_known || t.member_offset(ty, member).is_ok();
+        let comm_list = debugger_type("MPIR_Comm_list", "head").then(|| {
+            let (_, [seq, head]) = members(
+                t,
+                &note,
+                "MPIR_Comm_list",
+                ["sequence_number", "head"],
+                false,
+            );
+            (seq, head)
+        });
+        let has_sendq = debugger_type("MPIR_Sendq", "sreq");
         let (
             comm_size,
             [comm_name, comm_next, comm_rank, comm_remote_size, comm_local_size, comm_kind, comm_context_id, comm_recvcontext_id, comm_local_group, comm_dev],
@@ -199,8 +215,7 @@ impl Layout {
         let (_, [group_size, group_pmap]) =
             members(t, &note, "MPIR_Group", ["size", "lrank_to_lpid"], false);
         let (pmap_size, [pmap_lpid]) = members(t, &note, "MPII_Group_pmap_t", ["lpid"], true);
-        let (_, [req_cc, req_next, req_dev]) =
-            members(t, &note, "MPIR_Request", ["cc", "next", "dev"], false);
+        let (_, [req_cc, req_dev]) = members(t, &note, "MPIR_Request", ["cc", "dev"], false);
         let (_, [dreq_match, user_buf, user_count, datatype, recv_data_sz, tmpbuf, state]) =
             members(
                 t,
@@ -225,13 +240,28 @@ impl Layout {
             ["tag", "rank", "context_id"],
             false,
         );
-        let (sendq_size, [sendq_sreq, sendq_tag, sendq_rank, sendq_context, sendq_next]) = members(
-            t,
-            &note,
-            "MPIR_Sendq",
-            ["sreq", "tag", "rank", "context_id", "next"],
-            true,
-        );
+        let (sendq_size, [sendq_sreq, sendq_tag, sendq_rank, sendq_context, sendq_next]) =
+            if has_sendq {
+                members(
+                    t,
+                    &note,
+                    "MPIR_Sendq",
+                    ["sreq", "tag", "rank", "context_id", "next"],
+                    true,
+                )
+            } else {
+                (0, [0; 5])
+            };
+        // The receive queues chain through `MPIR_Request.next` from 4.0 on;
+        // before (upstream d4d6f2e108, "ch3: Use MPIR_Request list
+        // pointers"), through the device's own `dev.next`.
+        let req_next = match t.member_offset("MPIR_Request", "next") {
+            Ok(offset) => offset,
+            Err(e) => match t.member_offset("MPIDI_Request", "next") {
+                Ok(offset) => sum("MPIR_Request", "dev.next", &[req_dev, offset]),
+                Err(_) => note(Err(e)),
+            },
+        };
         let parts = sum(
             "MPIR_Request",
             "dev.match.parts",
@@ -248,8 +278,7 @@ impl Layout {
             sum("MPIR_Request", &format!("dev.{member}"), &[req_dev, offset])
         };
         let mut l = Layout {
-            list_seq,
-            list_head,
+            comm_list,
             comm_size,
             comm_name,
             comm_next,
@@ -282,6 +311,7 @@ impl Layout {
             req_posted: Span::default(),
             req_unexpected: Span::default(),
             req_send: Span::default(),
+            has_sendq,
             sendq_sreq,
             sendq_tag,
             sendq_rank,

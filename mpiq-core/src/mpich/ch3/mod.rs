@@ -11,6 +11,13 @@
 //! - `MPIR_Sendq_head`, a list of `MPIR_Sendq` records for the nonblocking
 //!   sends the application has not completed.
 //!
+//! A build without debugger support (no `--enable-debuginfo`, as Debian
+//! 11's) has none of these: the communicators are then read from their
+//! pool (`MPIR_Comm_builtin`, `_direct`, `_mem`) and the receive queues
+//! from ch3u_recvq.c's file-local heads (`recvq_posted_head`,
+//! `recvq_unexpected_head`), which a symbol table or a profile's symbols
+//! place; its pending sends are recorded nowhere.
+//!
 //! Every offset comes from the library's own types through a
 //! [`Layouts`]; a missing one stops the decoder before it reads
 //! anything. Scalar widths are MPICH's declarations: `int` is 4 bytes,
@@ -56,14 +63,49 @@ const REQUIRED_SYMBOLS: [&str; 3] = [
     "MPID_Recvq_unexpected_head_ptr",
 ];
 
+/// Where a receive queue's head is: the debugger's pointer to the head
+/// variable (`MPID_Recvq_posted_head_ptr`), or, in a build without
+/// debugger support, the file-local head variable itself
+/// (`recvq_posted_head` in ch3u_recvq.c), which only a symbol table or a
+/// profile's symbols place.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum QueueHead {
+    /// The address of a pointer to the head variable.
+    Pointer(TargetAddr),
+    /// The address of the head variable.
+    Variable(TargetAddr),
+}
+
 /// Addresses of MPICH's debugger globals in this process.
 #[derive(Clone, Copy, Debug)]
 struct Globals {
-    all_communicators: TargetAddr,
-    posted_head_ptr: TargetAddr,
-    unexpected_head_ptr: TargetAddr,
+    /// `MPIR_All_communicators`; `None` in a build without debugger
+    /// support, whose communicators are read from their pool.
+    all_communicators: Option<TargetAddr>,
+    posted_head: QueueHead,
+    unexpected_head: QueueHead,
     sendq_head: Option<TargetAddr>,
     datatype_direct: Option<TargetAddr>,
+}
+
+/// The head of one receive queue: the debugger's pointer `pointer`, else
+/// the head variable `variable` (a build without debugger support), else
+/// the error that names the pointer.
+fn queue_head(
+    target: &dyn Target,
+    pointer: &'static str,
+    variable: &str,
+) -> Result<QueueHead, DecodeError> {
+    const LOCAL: &str =
+        "MPICH keeps it as a local symbol: the library's .symtab (or its debug file) is needed";
+    let symbols = target.symbols();
+    if let Some(s) = symbols.lookup(pointer) {
+        return Ok(QueueHead::Pointer(s.addr));
+    }
+    if let Some(s) = symbols.lookup(variable) {
+        return Ok(QueueHead::Variable(s.addr));
+    }
+    required_symbol(target, pointer, LOCAL).map(QueueHead::Pointer)
 }
 
 /// The MPICH CH3 decoder. An instance belongs to one process: it caches
@@ -88,16 +130,26 @@ impl MpichCh3 {
     /// device were read from it. Fails, naming what is missing, when a
     /// symbol or type the decoder needs is not there.
     pub fn new(target: &dyn Target, version: &str, device: &str) -> Result<Self, DecodeError> {
-        const LOCAL: &str =
-            "MPICH keeps it as a local symbol: the library's .symtab (or its debug file) is needed";
-        let globals = Globals {
-            all_communicators: required_symbol(
+        let symbols = target.symbols();
+        // Without debugger support there is no list of communicators; the
+        // communicator pool has them all, when its symbols are known.
+        let all_communicators = match symbols.lookup("MPIR_All_communicators") {
+            Some(s) => Some(s.addr),
+            None if symbols.lookup("MPIR_Comm_builtin").is_some() => None,
+            None => Some(required_symbol(
                 target,
                 "MPIR_All_communicators",
                 "MPICH built without debugger support (--enable-debuginfo)",
+            )?),
+        };
+        let globals = Globals {
+            all_communicators,
+            posted_head: queue_head(target, "MPID_Recvq_posted_head_ptr", "recvq_posted_head")?,
+            unexpected_head: queue_head(
+                target,
+                "MPID_Recvq_unexpected_head_ptr",
+                "recvq_unexpected_head",
             )?,
-            posted_head_ptr: required_symbol(target, "MPID_Recvq_posted_head_ptr", LOCAL)?,
-            unexpected_head_ptr: required_symbol(target, "MPID_Recvq_unexpected_head_ptr", LOCAL)?,
             sendq_head: target.symbols().lookup("MPIR_Sendq_head").map(|s| s.addr),
             datatype_direct: target
                 .symbols()
@@ -143,13 +195,18 @@ impl MpichCh3 {
 
     /// The communicator list's sequence number, which changes whenever a
     /// communicator is made or freed.
-    fn sequence(&self, mem: &dyn TargetMemory) -> Result<i64, DecodeError> {
-        Ok(read_int(
+    /// `None` without the list (a build without debugger support).
+    fn sequence(&self, mem: &dyn TargetMemory) -> Result<Option<i64>, DecodeError> {
+        let (Some(list), Some((seq, _))) = (self.globals.all_communicators, self.layout.comm_list)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(read_int(
             mem,
-            at(self.globals.all_communicators, self.layout.list_seq),
+            at(list, seq),
             4,
             "MPIR_All_communicators.sequence_number",
-        )?)
+        )?))
     }
 }
 
@@ -165,17 +222,17 @@ impl QueueDecoder for MpichCh3 {
     ) -> Result<ProcessQueues, DecodeError> {
         let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
-        let sequence = || self.sequence(mem).map(Some);
+        let sequence = || self.sequence(mem);
         let (comms, queues) = read_consistently(sequence, |seq| {
             let comms = self
                 .cache
-                .get_or_read(seq, || self.read_communicators(mem, limits))?;
+                .get_or_read(seq, || self.read_communicators(target, mem, limits))?;
             let mut types = TypeSizes::default();
             let lists = || vec![Vec::new(); comms.len()];
             let (mut posted, mut unexpected) = (lists(), lists());
             self.receive_queue(
                 mem,
-                self.globals.posted_head_ptr,
+                self.globals.posted_head,
                 false,
                 &comms,
                 limits,
@@ -184,14 +241,14 @@ impl QueueDecoder for MpichCh3 {
             )?;
             self.receive_queue(
                 mem,
-                self.globals.unexpected_head_ptr,
+                self.globals.unexpected_head,
                 true,
                 &comms,
                 limits,
                 &mut types,
                 &mut unexpected,
             )?;
-            let sends = match self.globals.sendq_head {
+            let sends = match self.globals.sendq_head.filter(|_| self.layout.has_sendq) {
                 Some(head) => {
                     let mut sends = lists();
                     self.send_queue(mem, head, &comms, limits, &mut types, &mut sends)?;
@@ -202,7 +259,7 @@ impl QueueDecoder for MpichCh3 {
             Ok((comms, (posted, unexpected, sends)))
         })?;
         let mut notes = Vec::new();
-        if self.globals.sendq_head.is_none() {
+        if self.globals.sendq_head.is_none() || !self.layout.has_sendq {
             notes.push(
                 "MPIR_Sendq_head is missing: this MPICH does not record pending sends".to_string(),
             );

@@ -5,7 +5,7 @@ use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
 
 use super::layout::RequestState;
-use super::MpichCh3;
+use super::{MpichCh3, QueueHead};
 use crate::decoder::DecodeError;
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::PendingOperation;
@@ -21,7 +21,7 @@ impl MpichCh3 {
     pub(super) fn receive_queue(
         &self,
         mem: &dyn TargetMemory,
-        head_ptr: TargetAddr,
+        head: QueueHead,
         unexpected: bool,
         comms: &[CommInfo],
         limits: &Limits,
@@ -34,7 +34,10 @@ impl MpichCh3 {
         } else {
             ("posted receive queue (MPIR_Request)", l.req_posted)
         };
-        let head_var = read_pointer(mem, head_ptr, "receive queue head pointer")?;
+        let head_var = match head {
+            QueueHead::Pointer(ptr) => read_pointer(mem, ptr, "receive queue head pointer")?,
+            QueueHead::Variable(var) => var,
+        };
         let first = read_pointer(mem, head_var, "receive queue head")?;
         let word = mem.abi().address_bytes();
         let mut comm_of = CommFinder::default();
