@@ -23,6 +23,8 @@ pub(crate) const MPOOL_DATA: &str = "ucs_mpool_data_t";
 pub(crate) const MPOOL_CHUNK: &str = "ucs_mpool_chunk_t";
 pub(crate) const MPOOL_ELEM: &str = "ucs_mpool_elem_t";
 pub(crate) const EP_EXT_GEN: &str = "ucp_ep_ext_gen_t";
+/// `ucp_ep_ext_gen_t` as UCX 1.14 and later name it (`src/ucp/core/ucp_ep.h`).
+pub(crate) const EP_EXT: &str = "ucp_ep_ext_t";
 pub(crate) const HLIST_HEAD: &str = "ucs_hlist_head_t";
 pub(crate) const HLIST_LINK: &str = "ucs_hlist_link_t";
 
@@ -41,7 +43,10 @@ const REQUEST_MEMBERS: &[&str] = &[
 ];
 
 /// Every question the worker reader and the request reader ask, for
-/// [`LayoutNeed::ask_all`] (a profile records the answers).
+/// [`LayoutNeed::ask_all`] (a profile records the answers), as UCX 1.13
+/// names its members. Where a later UCX moved one, the readers ask its
+/// later place only when the first is not there ([`RequestLayout::of`],
+/// [`EndpointLayout::of`]), so each build's profile records its own.
 pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(REQUEST, REQUEST_MEMBERS),
     LayoutNeed::members(WORKER, &["tm", "req_mp"]),
@@ -69,7 +74,7 @@ pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(RNDV_RTS_HDR, &["sreq", "size"]),
     LayoutNeed::members(REQUEST_HDR, &["ep_id", "req_id"]),
     LayoutNeed::members(MPOOL, &["data"]),
-    LayoutNeed::members(MPOOL_DATA, &["elem_size", "alignment", "chunks"]),
+    LayoutNeed::members(MPOOL_DATA, &["elem_size", "alignment", "chunks", "name"]),
     LayoutNeed::members(MPOOL_CHUNK, &["next", "elems", "num_elems"]),
     LayoutNeed::members(MPOOL_ELEM, &[]),
     LayoutNeed::members(WORKER, &["all_eps"]),
@@ -117,8 +122,11 @@ impl RequestLayout {
             size: size(l, REQUEST)?,
             flags: m("flags")?,
             recv_queue: m("recv.queue")?,
-            recv_buffer: m("recv.buffer")?,
-            recv_length: m("recv.length")?,
+            // UCX 1.13 keeps the receive's buffer and length in the
+            // request; 1.14 and later in its datatype iterator, where a
+            // generic datatype's buffer shares the contiguous one's place.
+            recv_buffer: m("recv.buffer").or_else(|_| m("recv.dt_iter.type.contig.buffer"))?,
+            recv_length: m("recv.length").or_else(|_| m("recv.dt_iter.length"))?,
             recv_tag: m("recv.tag.tag")?,
             recv_mask: m("recv.tag.tag_mask")?,
             recv_sn: m("recv.tag.sn")?,
@@ -236,6 +244,9 @@ pub(crate) struct PoolLayout {
     pub(crate) elem_size: Member,
     pub(crate) alignment: Member,
     pub(crate) chunks: Member,
+    /// `ucs_mpool_data_t.name`: the pool's name, which the worker's
+    /// request pool has as `ucp_requests` (`ucp_worker_init_mpools`).
+    pub(crate) name: Member,
     pub(crate) chunk_size: u64,
     pub(crate) chunk_next: Member,
     pub(crate) chunk_elems: Member,
@@ -254,6 +265,7 @@ impl PoolLayout {
             elem_size: l.member(MPOOL_DATA, "elem_size")?,
             alignment: l.member(MPOOL_DATA, "alignment")?,
             chunks: l.member(MPOOL_DATA, "chunks")?,
+            name: l.member(MPOOL_DATA, "name")?,
             chunk_size: size(l, MPOOL_CHUNK)?,
             chunk_next: l.member(MPOOL_CHUNK, "next")?,
             chunk_elems: l.member(MPOOL_CHUNK, "elems")?,
@@ -283,10 +295,17 @@ pub(crate) struct EndpointLayout {
 
 impl EndpointLayout {
     pub(crate) fn of(l: &dyn Layouts) -> Result<EndpointLayout, LayoutError> {
+        // UCX 1.13's name, else the later one: the members the reader
+        // reads are the same two.
+        let ext = if l.member(EP_EXT_GEN, "ep_list").is_ok() {
+            EP_EXT_GEN
+        } else {
+            EP_EXT
+        };
         Ok(EndpointLayout {
             all_eps: l.member(WORKER, "all_eps")?,
-            ep_list: l.member(EP_EXT_GEN, "ep_list")?,
-            proto_reqs: l.member(EP_EXT_GEN, "proto_reqs")?,
+            ep_list: l.member(ext, "ep_list")?,
+            proto_reqs: l.member(ext, "proto_reqs")?,
             hlist_ptr: l.member(HLIST_HEAD, "ptr")?,
             hlist_list: l.member(HLIST_LINK, "list")?,
             link_next: l.member(LIST_LINK, "next")?,
