@@ -5,7 +5,14 @@
 # (autogen and configure: a few minutes); the layout profiles of UCX
 # release families are compiled from it (scripts/write-ucx-family-profile.sh).
 #
-#   ucx-release-tree.sh TAG          (v1.18.1, v1.20.1, ...)
+#   ucx-release-tree.sh TAG [FLAVOUR]   (v1.18.1, v1.20.1, ...)
+#
+#   FLAVOUR  debian (the default): debian/rules' options, assertions on
+#            (UCX's default), as Debian's libucx0 is built
+#            release: contrib/configure-release's options (assertions and
+#            parameter checks off) with --enable-mt, as the UCX pip's
+#            wheels bundle is built (its libucp has no assertion's text,
+#            and the check on the process reads its worker so)
 #
 #   MPIDD_UCX_GIT          a git directory holding upstream openucx/ucx's
 #                          tags (a clone or a bare mirror); required
@@ -33,10 +40,24 @@ commit="$(git --git-dir="$git_dir" rev-parse --verify "$tag^{commit}")" || {
   exit 1
 }
 top="${MPIDD_UCX_RELEASE_TREES:-$HOME/.cache/mpidd/ucx-release}"
-tree="$top/ucx-${tag#v}"
-# debian/rules' configure options, as scripts/debian-ucx-tree.sh gives them
-# for Debian 12 (dh_auto_configure adds the paths).
-options="--enable-mt --with-verbs --disable-backtrace-detail --disable-logging --enable-devel-headers --enable-examples --enable-cma"
+flavour="${2:-debian}"
+case "$flavour" in
+debian)
+  tree="$top/ucx-${tag#v}"
+  # debian/rules' configure options, as scripts/debian-ucx-tree.sh gives
+  # them for Debian 12 (dh_auto_configure adds the paths).
+  options="--enable-mt --with-verbs --disable-backtrace-detail --disable-logging --enable-devel-headers --enable-examples --enable-cma"
+  ;;
+release)
+  tree="$top/ucx-${tag#v}-release"
+  # contrib/configure-release's options, with threads.
+  options="--disable-logging --disable-debug --disable-assertions --disable-params-check --enable-mt"
+  ;;
+*)
+  echo "error: no flavour $flavour: debian or release" >&2
+  exit 1
+  ;;
+esac
 recipe="$tag $commit $options"
 
 step() {

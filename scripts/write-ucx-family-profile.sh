@@ -7,11 +7,15 @@
 # answer).
 #
 #   write-ucx-family-profile.sh 1.18   Debian 13's libucx0 (1.18.1+ds-2+b1,
-#       amd64), named by its build-id, and the family UCX 1.18.x, which
-#       pip's wheels' bundled UCX 1.18.1 (no build-id) is placed in by the
-#       version its libucp states
-#   write-ucx-family-profile.sh 1.20   the family UCX 1.20.x alone (pip's
-#       Open MPI 5.0.10 and 5.0.11 and MPICH 5.0.2 wheels)
+#       amd64), named by its build-id, and the family UCX 1.18.x built as
+#       Debian builds it (assertions on)
+#   write-ucx-family-profile.sh 1.18-release   the family UCX 1.18.x built
+#       as UCX's contrib/configure-release builds it (assertions off): the
+#       UCX 1.18.1 pip's Open MPI 4.1.7, 4.1.8, 5.0.8, 5.0.9 and MPICH
+#       4.3.2 wheels bundle without a build-id, placed in it by the
+#       version their libucp states
+#   write-ucx-family-profile.sh 1.20-release   the family UCX 1.20.x, the
+#       same way (pip's Open MPI 5.0.10 and 5.0.11 and MPICH 5.0.2 wheels)
 #
 #   MPIDD                  the mpidd binary to run (default: cargo run -p mpidd)
 #   MPIDD_UCX_GIT          upstream openucx/ucx (scripts/ucx-release-tree.sh)
@@ -34,6 +38,7 @@ line="${1:?usage: write-ucx-family-profile.sh 1.18|1.20 [OUTPUT]}"
 cd "$(dirname "$0")/.."
 root="${MPIDD_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/debian13}"
 for_builds=()
+flavour=debian
 case "$line" in
 1.18)
   tag=v1.18.1
@@ -45,22 +50,23 @@ case "$line" in
   package="$(chroot "$root" dpkg-query -W -f='${Version}' libucx0)"
   for_builds=(--for-build "$stock")
   out="${out:-$(pwd)/mpidd-read/profiles/ucx-1.18.1-debian13-amd64.json}"
-  described="Debian 13 libucx0 $package (amd64), by its build-id, and the family UCX 1.18.x"
+  described="Debian 13 libucx0 $package (amd64), by its build-id, and the family UCX 1.18.x as Debian builds it"
   ;;
-1.20)
-  tag=v1.20.1
-  out="${out:-$(pwd)/mpidd-read/profiles/ucx-1.20.1-x86_64.json}"
-  described="the family UCX 1.20.x (pip's wheels bundle it without a build-id)"
+1.18-release | 1.20-release)
+  flavour=release
+  tag="v${line%-release}.1"
+  out="${out:-$(pwd)/mpidd-read/profiles/ucx-${tag#v}-release-x86_64.json}"
+  described="the family UCX ${line%-release}.x as contrib/configure-release builds it (pip's wheels bundle it without a build-id)"
   ;;
 *)
-  echo "error: no UCX family $line: 1.18 or 1.20" >&2
+  echo "error: no UCX family $line: 1.18, 1.18-release or 1.20-release" >&2
   exit 1
   ;;
 esac
 
 tag="${MPIDD_UCX_TAG:-$tag}"
 start=$SECONDS
-tree="$(bash scripts/ucx-release-tree.sh "$tag" | tail -n 1)"
+tree="$(bash scripts/ucx-release-tree.sh "$tag" "$flavour" | tail -n 1)"
 read -r _ commit options <"$tree/.mpidd-configured"
 echo "write-ucx-family-profile: configured tree: $((SECONDS - start)) s" >&2
 
@@ -112,7 +118,7 @@ if [ -f "$out" ]; then cp "$out" "$previous"; else rm -f "$previous"; fi
   "${type_args[@]}" \
   --implementation UCX \
   --impl-version "${tag#v}" \
-  --build "$described; layouts from upstream openucx/ucx $tag ($commit) configured with Debian's options ($options) (scripts/write-ucx-family-profile.sh $line)" \
+  --build "$described; layouts from upstream openucx/ucx $tag ($commit) configured with $flavour options ($options) (scripts/write-ucx-family-profile.sh $line)" \
   "${for_builds[@]}" \
   --output "$out"
 python3 scripts/lib/keep-family.py "$previous" "$out"

@@ -79,6 +79,9 @@ pub(crate) struct Resolution {
     pub(crate) identified: Identified,
     pub(crate) origin: LayoutOrigin,
     pub(crate) beneath: Vec<ProfileIdentity>,
+    /// The same, each with how it was chosen: made for the build loaded
+    /// beside, or of its release family.
+    pub(crate) beneath_origins: Vec<LayoutOrigin>,
     /// Whether the layouts were those resolved for the build earlier.
     pub(crate) reused: bool,
 }
@@ -196,13 +199,17 @@ impl LayoutResolver {
         // own: their profiles answer under whatever answers for the MPI
         // library, and are never kept with its answers.
         let companions = self.companions(objects, &found.library);
-        let beneath: Vec<ProfileIdentity> = companions.iter().map(|p| p.identity.clone()).collect();
-        let beside: Vec<&LayoutTable> = companions.iter().map(|p| &p.layouts).collect();
+        let beneath: Vec<ProfileIdentity> =
+            companions.iter().map(|(p, _)| p.identity.clone()).collect();
+        let beneath_origins: Vec<LayoutOrigin> =
+            companions.iter().map(|(_, o)| o.clone()).collect();
+        let beside: Vec<&LayoutTable> = companions.iter().map(|(p, _)| &p.layouts).collect();
         let done = |queues: ProcessQueues, origin: LayoutOrigin, reused: bool| Resolution {
             queues,
             identified: found.clone(),
             origin,
             beneath: beneath.clone(),
+            beneath_origins: beneath_origins.clone(),
             reused,
         };
         let read = |layouts: &dyn Layouts| -> Result<ProcessQueues, DecodeError> {
@@ -404,7 +411,11 @@ impl LayoutResolver {
     /// The profiles of the libraries loaded beside `library` (UCX's), as
     /// [`companion_profiles`] chooses them, with build-ids read once per
     /// file.
-    fn companions(&self, objects: &dyn LoadedObjects, library: &str) -> Vec<&LayoutProfile> {
+    fn companions(
+        &self,
+        objects: &dyn LoadedObjects,
+        library: &str,
+    ) -> Vec<(&LayoutProfile, LayoutOrigin)> {
         let found: Vec<(String, PathBuf, Option<Vec<u8>>)> = objects
             .loaded_objects()
             .into_iter()
@@ -438,8 +449,11 @@ impl LayoutResolver {
         if !named && !unnamed {
             return Vec::new();
         }
-        let mut chosen = if named {
+        let mut chosen: Vec<(&LayoutProfile, LayoutOrigin)> = if named {
             companion_profiles_of(&loaded, library, self.profiles())
+                .into_iter()
+                .map(|p| (p, LayoutOrigin::Profile(p.identity.clone())))
+                .collect()
         } else {
             Vec::new()
         };
@@ -448,7 +462,7 @@ impl LayoutResolver {
         chosen.extend(
             family_companion_profiles(&found, library, self.profiles())
                 .into_iter()
-                .map(|(p, _)| p),
+                .map(|(p, family)| (p, LayoutOrigin::Family(Box::new(family)))),
         );
         chosen
     }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_family::StatedBuild;
 use crate::layouts::layout_profile::{object_arch, so_stem, FamilyOrigin, LayoutProfile};
-use crate::layouts::ucx_version::ucx_stated_version;
+use crate::layouts::ucx_version::{ucx_assertions, ucx_stated_version};
 use crate::layouts::{LayoutTable, Layouts, Member};
 use crate::symbols::loaded_objects::LoadedObjects;
 
@@ -215,7 +215,9 @@ pub fn companion_profiles<'a>(
 ///
 /// Only a UCX library states a version this way today (its
 /// `ucp_get_version_string`, [`ucx_stated_version`]), so only profiles
-/// whose family is `UCX` are offered. Such a profile is a candidate, as
+/// whose family is `UCX` are offered; a family that declares whether its
+/// builds have assertions takes only a library that has them or not
+/// alike ([`ucx_assertions`]), since they move the worker's members. Such a profile is a candidate, as
 /// every family's is: the UCX readers check it on the worker before they
 /// read anything through it (its request pool must read as UCX names it).
 pub fn family_companion_profiles<'a>(
@@ -258,9 +260,19 @@ pub fn family_companion_profiles<'a>(
             version: &version,
             arch: &arch,
         };
+        // Read only when a family declares it.
+        let mut assertions = None;
         let found = candidates().find_map(|p| {
             let family = p.family.as_deref()?;
-            family.contains(&stated).then(|| {
+            let same_assertions = match family.assertions {
+                None => true,
+                Some(want) => {
+                    let has =
+                        *assertions.get_or_insert_with(|| ucx_assertions(path).ok().flatten());
+                    has == Some(want)
+                }
+            };
+            (family.contains(&stated) && same_assertions).then(|| {
                 (
                     p,
                     FamilyOrigin {

@@ -42,6 +42,15 @@ pub struct LayoutFamily {
     /// The real binaries the family was checked on, each a sentence.
     #[serde(default)]
     pub checked_on: Vec<String>,
+    /// For UCX: whether the family's builds have assertions compiled in
+    /// (`UCS_ENABLE_ASSERT`, on unless `--disable-assertions`), which adds
+    /// members to the structs read (`ucs_async_context_t.owner`, so every
+    /// member of `ucp_worker_t` after it moves). A library's own state is
+    /// read from its file ([`ucx_assertions`](crate::ucx_assertions));
+    /// `None` (the default, and every other implementation's) decides
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertions: Option<bool>,
 }
 
 /// What a library states about its build, which a family is matched on.
@@ -142,6 +151,11 @@ impl LayoutFamily {
                 "not a debug build".to_string()
             },
         ];
+        match self.assertions {
+            Some(true) => about.push("assertions on".to_string()),
+            Some(false) => about.push("assertions off".to_string()),
+            None => {}
+        }
         about.extend(self.configure.iter().cloned());
         about.push(self.arch.clone());
         format!(

@@ -448,8 +448,12 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/ucx-1.18.1-debian13-amd64.json"),
     ),
     (
-        "ucx-1.20.1-x86_64",
-        include_str!("../../profiles/ucx-1.20.1-x86_64.json"),
+        "ucx-1.18.1-release-x86_64",
+        include_str!("../../profiles/ucx-1.18.1-release-x86_64.json"),
+    ),
+    (
+        "ucx-1.20.1-release-x86_64",
+        include_str!("../../profiles/ucx-1.20.1-release-x86_64.json"),
     ),
 ];
 

@@ -48,6 +48,37 @@ pub fn ucx_stated_version(path: &Path) -> Result<Option<String>, ProfileError> {
     Ok(stated_version_of(&file))
 }
 
+/// The text of an assertion's expression that UCX's request code carries
+/// only when assertions are compiled in (`ucs_assert` in
+/// `ucp_request_put` and its kin, `src/ucp/core/ucp_request.inl`, from
+/// 1.13 to 1.20): `ucs_assert` stringifies its expression into the
+/// message it would print, and a build without assertions has no such
+/// text.
+const ASSERTION_TEXT: &[u8] = b"!((req)->flags & UCP_REQUEST_FLAG_COMPLETED)";
+
+/// Whether the UCX library at `path` (a `libucp.so.0`) was built with
+/// assertions (`UCS_ENABLE_ASSERT`), which moves members of the structs
+/// UCX's readers read: the text of one of its request code's assertions
+/// is in its read-only data exactly then. `Ok(None)` when the file has
+/// no read-only data to tell by.
+pub fn ucx_assertions(path: &Path) -> Result<Option<bool>, ProfileError> {
+    let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
+        source_name: path.display().to_string(),
+        reason: format!("not an object file: {e}"),
+    })?;
+    let Some(rodata) = file.section_by_name(".rodata") else {
+        return Ok(None);
+    };
+    Ok(rodata
+        .data()
+        .ok()
+        .map(|d| memchr::memmem::find(d, ASSERTION_TEXT).is_some()))
+}
+
 /// [`ucx_stated_version`] of a parsed file.
 fn stated_version_of(file: &object::File<'_>) -> Option<String> {
     if file.architecture() != object::Architecture::X86_64 {

@@ -23,6 +23,7 @@ pub(crate) const MPOOL_DATA: &str = "ucs_mpool_data_t";
 pub(crate) const MPOOL_CHUNK: &str = "ucs_mpool_chunk_t";
 pub(crate) const MPOOL_ELEM: &str = "ucs_mpool_elem_t";
 pub(crate) const EP_EXT_GEN: &str = "ucp_ep_ext_gen_t";
+pub(crate) const PROTO_CONFIG: &str = "ucp_proto_config_t";
 /// `ucp_ep_ext_gen_t` as UCX 1.14 and later name it (`src/ucp/core/ucp_ep.h`).
 pub(crate) const EP_EXT: &str = "ucp_ep_ext_t";
 pub(crate) const HLIST_HEAD: &str = "ucs_hlist_head_t";
@@ -82,6 +83,18 @@ pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(HLIST_HEAD, &["ptr"]),
     LayoutNeed::members(HLIST_LINK, &["list"]),
     LayoutNeed::members(REQUEST, &["send.list"]),
+    LayoutNeed::members(REQUEST, PROTO_SEND_MEMBERS),
+    LayoutNeed::members(PROTO_CONFIG, &["select_param.op_id_flags"]),
+];
+
+/// Where a send of the new protocols keeps what the old ones keep in
+/// `send.buffer` and `send.length` (`ucp_proto_request_send_op`), and its
+/// protocol's configuration, whose selection parameters name the
+/// operation.
+const PROTO_SEND_MEMBERS: &[&str] = &[
+    "send.proto_config",
+    "send.state.dt_iter.length",
+    "send.state.dt_iter.type.contig.buffer",
 ];
 
 /// `sizeof` a type; never 0, which would make arrays of it endless and
@@ -113,6 +126,33 @@ pub(crate) struct RequestLayout {
     pub(crate) send_buffer: Member,
     pub(crate) send_length: Member,
     pub(crate) send_tag: Member,
+    /// The new protocols' places, when the layouts have them.
+    pub(crate) proto: Option<ProtoSendLayout>,
+}
+
+/// A send of the new protocols (`UCP_REQUEST_FLAG_PROTO_SEND`): its
+/// buffer and length in its datatype iterator, and its operation in its
+/// protocol's configuration.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProtoSendLayout {
+    /// `ucp_request_t.send.proto_config` (a `ucp_proto_config_t *`).
+    pub(crate) proto_config: Member,
+    pub(crate) length: Member,
+    pub(crate) buffer: Member,
+    /// `ucp_proto_config_t.select_param.op_id_flags`.
+    pub(crate) op_id_flags: Member,
+}
+
+impl ProtoSendLayout {
+    fn of(l: &dyn Layouts) -> Result<ProtoSendLayout, LayoutError> {
+        let m = |path| l.member(REQUEST, path);
+        Ok(ProtoSendLayout {
+            proto_config: m("send.proto_config")?,
+            length: m("send.state.dt_iter.length")?,
+            buffer: m("send.state.dt_iter.type.contig.buffer")?,
+            op_id_flags: l.member(PROTO_CONFIG, "select_param.op_id_flags")?,
+        })
+    }
 }
 
 impl RequestLayout {
@@ -134,6 +174,7 @@ impl RequestLayout {
             send_buffer: m("send.buffer")?,
             send_length: m("send.length")?,
             send_tag: m("send.msg_proto.tag")?,
+            proto: ProtoSendLayout::of(l).ok(),
         })
     }
 }

@@ -18,8 +18,9 @@ use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use super::error::UcxError;
-use super::flags::{REQUEST_COMPLETED, REQUEST_RECV_TAG, REQUEST_SEND_TAG, REQUEST_SYNC};
+use super::flags::{REQUEST_COMPLETED, REQUEST_RECV_TAG};
 use super::layout::{PoolLayout, RequestLayout, MPOOL, MPOOL_CHUNK, MPOOL_DATA};
+use super::request::tag_send;
 use super::worker::{UcxProtocol, UcxReceiveRequest, UcxSendRequest};
 use crate::target::{at, unsigned, Ctx, Rec};
 
@@ -248,15 +249,15 @@ impl Element<'_> {
             return Ok(());
         }
         let user = at(request, rl.size);
-        if flags & REQUEST_SEND_TAG != 0 {
+        if let Some(send) = tag_send(ctx, rl, &r, flags)? {
             sends.push(UcxSendRequest {
                 request,
                 user,
                 tag: r.uint(rl.send_tag)?,
-                buffer: r.uint(rl.send_buffer)?,
-                length: r.uint(rl.send_length)?,
+                buffer: send.buffer,
+                length: send.length,
                 endpoint: r.uint(rl.send_ep)?,
-                synchronous: flags & REQUEST_SYNC != 0,
+                synchronous: send.synchronous,
                 protocol: UcxProtocol::Unknown(flags),
             });
         } else if flags & REQUEST_RECV_TAG != 0 {
