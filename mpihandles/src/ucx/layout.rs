@@ -84,7 +84,6 @@ pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(HLIST_LINK, &["list"]),
     LayoutNeed::members(REQUEST, &["send.list"]),
     LayoutNeed::members(REQUEST, PROTO_SEND_MEMBERS),
-    LayoutNeed::members(PROTO_CONFIG, &["select_param.op_id_flags"]),
 ];
 
 /// Where a send of the new protocols keeps what the old ones keep in
@@ -139,7 +138,7 @@ pub(crate) struct ProtoSendLayout {
     pub(crate) proto_config: Member,
     pub(crate) length: Member,
     pub(crate) buffer: Member,
-    /// `ucp_proto_config_t.select_param.op_id_flags`.
+    /// `ucp_proto_config_t.select_param.op_id_flags` (`op_id` in 1.13).
     pub(crate) op_id_flags: Member,
 }
 
@@ -150,7 +149,11 @@ impl ProtoSendLayout {
             proto_config: m("send.proto_config")?,
             length: m("send.state.dt_iter.length")?,
             buffer: m("send.state.dt_iter.type.contig.buffer")?,
-            op_id_flags: l.member(PROTO_CONFIG, "select_param.op_id_flags")?,
+            // UCX 1.13's `op_id`, else 1.15 and later's `op_id_flags`,
+            // whose low bits are the operation (`OP_ID_MASK`).
+            op_id_flags: l
+                .member(PROTO_CONFIG, "select_param.op_id")
+                .or_else(|_| l.member(PROTO_CONFIG, "select_param.op_id_flags"))?,
         })
     }
 }

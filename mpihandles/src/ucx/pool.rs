@@ -166,7 +166,9 @@ pub(crate) fn check_request_pool(
             }
         )));
     }
-    stride(&d, pl, rl).map_err(|e| misfit(e.to_string()))?;
+    // Named as UCX names it, the pool is read where the layouts say: an
+    // element size that cannot be UCX's is then corruption, not a misfit.
+    stride(&d, pl, rl)?;
     Ok(())
 }
 
