@@ -245,6 +245,28 @@ mod tests {
     }
 
     #[test]
+    fn a_ucx_family_names_its_assertions_and_keeps_them_across_json() {
+        let f = LayoutFamily {
+            implementation: "UCX".into(),
+            from_version: "1.18.1".into(),
+            below_version: "1.19".into(),
+            pml: "ucp tag matching".into(),
+            arch: "x86_64".into(),
+            assertions: Some(false),
+            ..LayoutFamily::default()
+        };
+        assert_eq!(
+            f.name(),
+            "UCX 1.18.1 up to 1.19 (ucp tag matching, not a debug build, assertions off, x86_64)"
+        );
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(serde_json::from_str::<LayoutFamily>(&json).unwrap(), f);
+        // Open MPI's families say nothing of it, and write nothing.
+        let json = serde_json::to_string(&family()).unwrap();
+        assert!(!json.contains("assertions"), "{json}");
+    }
+
+    #[test]
     fn an_old_profile_without_a_family_still_parses() {
         let json = r#"{"implementation":"Open MPI","from_version":"4.1.0","below_version":"4.2",
             "pml":"ob1","debug":false,"arch":"x86_64"}"#;
