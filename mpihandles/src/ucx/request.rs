@@ -94,10 +94,26 @@ pub(crate) fn send(
     user: TargetAddr,
 ) -> Result<UcxSend, UcxError> {
     let (l, r) = request(mem, layouts, user)?;
+    let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
+    let flags = r.uint(l.flags)? as u32;
+    // A send of UCX's new protocols keeps its buffer and length elsewhere
+    // than `send.buffer` and `send.length`, which it leaves as they were.
+    let (buffer, length) = match tag_send(&ctx, &l, &r, flags)? {
+        Some(s) => (s.buffer, s.length),
+        None if flags & REQUEST_PROTO_SEND != 0 => {
+            return Err(UcxError::Layouts(LayoutError::new(
+                REQUEST,
+                Some("send.proto_config"),
+                "a send of UCX's new protocols (UCP_REQUEST_FLAG_PROTO_SEND) that these \
+                 layouts do not read as a tagged send",
+            )))
+        }
+        None => (r.uint(l.send_buffer)?, r.uint(l.send_length)?),
+    };
     Ok(UcxSend {
         tag: r.uint(l.send_tag)?,
-        buffer: r.uint(l.send_buffer)?,
-        length: r.uint(l.send_length)?,
+        buffer,
+        length,
         endpoint: r.uint(l.send_ep)?,
     })
 }
