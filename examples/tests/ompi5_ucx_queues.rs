@@ -2,8 +2,9 @@
 //! on, read through the layout profiles mpidd ships: Debian 13's own Open
 //! MPI 5.0.7 over its libucx0 1.18.1 (both stripped, named by their
 //! build-ids), run inside the Debian 13 root and read from the host, and
-//! pip's Open MPI 5 wheels over the UCX each bundles without a build-id
-//! (1.18.1 in 5.0.8 and 5.0.9, 1.20.0 in 5.0.10, 1.20.1 in 5.0.11), whose
+//! pip's Open MPI wheels over the UCX each bundles without a build-id
+//! (1.18.1 in 4.1.7, 4.1.8, 5.0.8 and 5.0.9, 1.20.0 in 5.0.10, 1.20.1 in
+//! 5.0.11; the 4.1 wheels' Open MPI through the 4.1 family), whose
 //! profiles are chosen by the release family the library states and its
 //! configuration (assertions off), and checked on each worker before
 //! anything is read through them.
@@ -251,7 +252,11 @@ fn each_libucp_gets_the_profile_of_its_build_or_family() {
             assert!(by_build.is_empty(), "{what}: no profile names its build");
             assert_eq!(by_family.len(), 1, "{what}");
             let (p, origin) = &by_family[0];
-            assert!(p.identity.build.starts_with(l.profile), "{what}: {:?}", p.identity);
+            assert!(
+                p.identity.build.starts_with(l.profile),
+                "{what}: {:?}",
+                p.identity
+            );
             assert_eq!(origin.stated_version, l.version, "{what}");
             assert_eq!(origin.family.assertions, Some(false), "{what}");
         } else {
@@ -287,7 +292,11 @@ impl Build {
     /// The UCX release its libucp states.
     fn ucx(self) -> &'static str {
         match self {
-            Build::Debian13 | Build::Wheel("5.0.8") | Build::Wheel("5.0.9") => "1.18.1",
+            Build::Debian13
+            | Build::Wheel("4.1.7")
+            | Build::Wheel("4.1.8")
+            | Build::Wheel("5.0.8")
+            | Build::Wheel("5.0.9") => "1.18.1",
             Build::Wheel("5.0.10") => "1.20.0",
             Build::Wheel(_) => "1.20.1",
         }
@@ -301,6 +310,10 @@ impl Build {
             }
             Build::Wheel("5.0.11") => format!(
                 "profile of Open MPI 5.0.11 (its digest); family UCX {} (assertions off)",
+                self.family()
+            ),
+            Build::Wheel(v) if v.starts_with("4.1.") => format!(
+                "family Open MPI 4.1.3 up to 4.2; family UCX {} (assertions off)",
                 self.family()
             ),
             Build::Wheel(_) => format!(
@@ -386,7 +399,9 @@ impl Build {
                 let root = root();
                 let exe = build_in_root(&root, &dir, &source, &["hang_common.h"]);
                 launch
-                    .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/lib/in-debian13.sh"))
+                    .arg(
+                        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/lib/in-debian13.sh"),
+                    )
                     .env("MPIDD_DEBIAN13_ROOT", &root)
                     .arg("--bind")
                     .arg(&dir)
@@ -450,7 +465,10 @@ fn ranks_map_file(ranks: &[(i64, i32)], library: &Path) {
 
 /// Every rank of queues.c over `build`'s UCX PML, live and from cores.
 fn queues(build: Build) {
-    let (live, core) = (build.outcome("queues", "live"), build.outcome("queues", "core"));
+    let (live, core) = (
+        build.outcome("queues", "live"),
+        build.outcome("queues", "core"),
+    );
     let name = match build {
         Build::Debian13 => "ompi5-ucx-queues-debian13".to_string(),
         Build::Wheel(v) => format!("ompi5-ucx-queues-{v}"),
@@ -507,6 +525,26 @@ fn ucx_pml_queues_of_debian13_open_mpi_5_live_and_from_cores() {
 #[test]
 fn ucx_pml_ring_job_of_debian13_open_mpi_5() {
     ring_job(Build::Debian13);
+}
+
+#[test]
+fn ucx_pml_queues_of_the_4_1_7_wheel_through_ucx_1_18_s_family() {
+    queues(Build::Wheel("4.1.7"));
+}
+
+#[test]
+fn ucx_pml_ring_job_of_the_4_1_7_wheel() {
+    ring_job(Build::Wheel("4.1.7"));
+}
+
+#[test]
+fn ucx_pml_queues_of_the_4_1_8_wheel_through_ucx_1_18_s_family() {
+    queues(Build::Wheel("4.1.8"));
+}
+
+#[test]
+fn ucx_pml_ring_job_of_the_4_1_8_wheel() {
+    ring_job(Build::Wheel("4.1.8"));
 }
 
 #[test]
