@@ -586,3 +586,57 @@ fn ucx_pml_queues_of_the_5_0_11_wheel_through_ucx_1_20_s_family() {
 fn ucx_pml_ring_job_of_the_5_0_11_wheel() {
     ring_job(Build::Wheel("5.0.11"));
 }
+
+/// The layouts of UCX 1.18.1 as Debian builds it (assertions on), made to
+/// claim every 1.18.1 build as its family: offered to a wheel's UCX 1.18.1
+/// (assertions off, so every member of the worker after its async context
+/// is elsewhere), they are refused by the check on the worker, which says
+/// its request pool does not read as UCX's, and no operation is read
+/// through them.
+#[test]
+fn another_configurations_ucx_layouts_are_refused_by_the_worker_check() {
+    let job = Build::Wheel("5.0.8").start_queues("ompi5-ucx-wrong-configuration");
+    let mut wrong = mpidd_read::shipped_profiles()
+        .into_iter()
+        .find(|p| {
+            p.identity.implementation == "UCX" && p.identity.build.starts_with("Debian 13 libucx0")
+        })
+        .expect("the Debian 13 UCX profile is shipped");
+    for o in &mut wrong.identity.objects {
+        o.build_ids.clear();
+        o.code_digests.clear();
+    }
+    wrong
+        .family
+        .as_mut()
+        .expect("it declares a family")
+        .assertions = None;
+    let path = job.dir.join("wrong-ucx-configuration.json");
+    std::fs::write(&path, wrong.to_json()).unwrap();
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        let (q, err) = queues_noted(&["--pid", &pid, "--profile", path.to_str().unwrap()]);
+        assert!(
+            err.contains("beneath it, the layouts of libucp come from the family UCX 1.18.1 up to 1.19 (ucp tag matching, not a debug build, --enable-mt"),
+            "rank {rank}: the claiming profile is offered: {err}"
+        );
+        let diagnostics = q["diagnostics"].to_string();
+        assert!(
+            diagnostics.contains("the UCX layouts do not read the worker")
+                && diagnostics.contains("request pool"),
+            "rank {rank}: {diagnostics}"
+        );
+        for c in q["communicators"].as_array().unwrap() {
+            for queue in ["pending_receives", "pending_sends", "unexpected_messages"] {
+                assert_ne!(c[queue]["state"], "read", "rank {rank}: {c:#}");
+                assert_eq!(
+                    c[queue]["operations"].as_array().map_or(0, Vec::len),
+                    0,
+                    "rank {rank}: nothing read through them: {c:#}"
+                );
+            }
+        }
+        wait_stopped(job.pid(rank));
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
