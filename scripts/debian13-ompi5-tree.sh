@@ -106,6 +106,30 @@ installed="$(chroot "$root" dpkg-query -W -f='${Version}' libopenmpi40)"
   echo "error: the Debian 13 root has libopenmpi40 $installed, not $version, which this tree is for" >&2
   exit 1
 }
+# Debian builds the OFI MTL (--with-libfabric), which the root cannot
+# configure (no libfabric-dev): its configure.m4 asks an endpoint tag
+# (OMPI_REQUIRE_ENDPOINT_TAG([MTL])), which grows ompi_proc_t's
+# proc_endpoints to 4 slots and puts the UCX PML's in the last. The tags
+# are set in the configured tree as configure sets them with the MTL
+# (components in the order configure visits them: bml, mtl, osc, pml):
+# measured on Debian 13's own ranks run with --mca pml ucx, whose PML
+# endpoint is in slot 3 (examples/tests/ompi5_ucx_queues.rs).
+endpoint_tags() {
+  local h="$build/opal/include/opal_config.h"
+  grep -q '^#define OMPI_PROC_ENDPOINT_TAG_MTL 1$' "$h" && return 0
+  sed -i -E \
+    -e 's|^/\* #undef OMPI_PROC_ENDPOINT_TAG_MTL \*/$|#define OMPI_PROC_ENDPOINT_TAG_MTL 1|' \
+    -e 's|^#define OMPI_PROC_ENDPOINT_TAG_UCX 1$|#define OMPI_PROC_ENDPOINT_TAG_UCX 2|' \
+    -e 's|^#define OMPI_PROC_ENDPOINT_TAG_PML 2$|#define OMPI_PROC_ENDPOINT_TAG_PML 3|' \
+    -e 's|^#define OMPI_PROC_ENDPOINT_TAG_MAX 3$|#define OMPI_PROC_ENDPOINT_TAG_MAX 4|' "$h"
+  for tag in "MTL 1" "UCX 2" "PML 3" "MAX 4"; do
+    grep -q "^#define OMPI_PROC_ENDPOINT_TAG_$tag\$" "$h" || {
+      echo "error: $h does not set OMPI_PROC_ENDPOINT_TAG_$tag as Debian's configure does" >&2
+      return 1
+    }
+  done
+}
+
 if [ "$(cat "$build/.mpidd-configured" 2>/dev/null)" != "$recipe" ]; then
   rm -rf "$top"
   mkdir -p "$top"
@@ -114,4 +138,5 @@ if [ "$(cat "$build/.mpidd-configured" 2>/dev/null)" != "$recipe" ]; then
   step "configure in the Debian 13 root" configure_tree
   echo "$recipe" >"$build/.mpidd-configured"
 fi
+endpoint_tags
 echo "$build"

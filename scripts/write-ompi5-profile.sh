@@ -26,7 +26,7 @@
 # Debian's own source, configured with debian/rules' options inside the
 # Debian 13 root (scripts/debian13-ompi5-tree.sh, about 3 minutes once),
 # and linked into two stand-in libraries for their DWARF: libmpi.so.40
-# (Open MPI 5 builds its components, ob1 and OMPIO among them, into
+# (Open MPI 5 builds its components, ob1, the UCX PML and OMPIO among them, into
 # libmpi) and libopen-pal.so.80. A debug build cannot serve: its
 # --enable-debug changes opal_object_t. Each step's time is printed on
 # standard error.
@@ -96,6 +96,7 @@ ompi_objects=(
   ompi/mca/topo:base/topo_base_cart_create.lo ompi/mca/topo:base/topo_base_graph_create.lo
   ompi/mca/topo:base/topo_base_dist_graph_create.lo
   ompi/mca/io/ompio:io_ompio_file_open.lo
+  ompi/mca/pml/ucx:pml_ucx.lo
 )
 make_cmds=""
 for o in "${opal_objects[@]}" "${ompi_objects[@]}"; do
@@ -142,6 +143,7 @@ if [ -f "$out" ]; then cp "$out" "$previous"; else rm -f "$previous"; fi
   --decoder ompi-ob1 \
   --decoder ompi-handles \
   --decoder ompi-msgq \
+  --decoder ompi-ucx \
   --implementation "Open MPI" \
   --impl-version "$version" \
   --build "$describe" \

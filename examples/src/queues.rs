@@ -164,6 +164,36 @@ impl TargetReader for QueueReader<'_> {
             ),
             _ => {}
         }
+        for under in &report.beneath {
+            match under {
+                LayoutOrigin::Family(f) => eprintln!(
+                    "mpidd: beneath it, the layouts of {} come from the family {} of the profile \
+                     of {} {} ({}), chosen because the library states version {} and no \
+                     profile names its build; checked on the process",
+                    f.identity
+                        .objects
+                        .first()
+                        .map(|o| mpidd_read::so_stem(&o.name))
+                        .unwrap_or("the library beneath"),
+                    f.family.name(),
+                    f.identity.implementation,
+                    f.identity.version,
+                    f.identity.build,
+                    f.stated_version
+                ),
+                LayoutOrigin::Profile(id) => eprintln!(
+                    "mpidd: beneath it, the layouts of {} come from the profile of {} {} ({})",
+                    id.objects
+                        .first()
+                        .map(|o| o.name.as_str())
+                        .unwrap_or("the library beneath"),
+                    id.implementation,
+                    id.version,
+                    id.build
+                ),
+                _ => {}
+            }
+        }
         Ok(report.readings)
     }
 }

@@ -129,7 +129,10 @@ pub use dwarf::type_layout::{
 };
 pub use dwarf::type_oracle::TypeOracle;
 pub use error::ReadError;
-pub use layouts::layered_layouts::{companion_profiles, companion_profiles_of, LayeredLayouts};
+pub use layouts::layered_layouts::{
+    companion_profiles, companion_profiles_of, family_companion_profiles, LayeredLayouts,
+    UCX_IMPLEMENTATION, UCX_LIBRARY_STEM,
+};
 pub use layouts::layout_cache::{
     CacheEntry, CacheError, CacheLookup, LayoutCache, MAX_ENTRY_BYTES,
 };
@@ -144,6 +147,7 @@ pub use layouts::loaded_layouts::LoadedLayouts;
 pub use layouts::profile_drift::profile_drift;
 pub use layouts::profile_set::ProfileSet;
 pub use layouts::profile_symbols::{parse_profile_symbols, SymbolLineError};
+pub use layouts::ucx_version::{ucx_assertions, ucx_stated_version};
 pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};
 pub use limits::Limits;

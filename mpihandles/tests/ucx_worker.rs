@@ -181,6 +181,8 @@ const POOL_DATA: u64 = 0x30_0000;
 const CHUNK1: u64 = 0x40_0000;
 const CHUNK2: u64 = 0x50_0000;
 const DESCS: u64 = 0x60_0000;
+/// The request pool's name, as UCX names it (`ucp_worker_init_mpools`).
+const POOL_NAME: u64 = 0x68_0000;
 /// What the MPI library asked UCX to keep after each request.
 const USER_SIZE: u64 = 40;
 const ALIGN: u64 = 64;
@@ -258,7 +260,12 @@ fn lay_out_in(big: bool) -> Laid {
     im.set(tm, "ucp_tag_match_t", "expected.hash", HASH);
     im.set(tm, "ucp_tag_match_t", "expected.sn", 4);
 
-    // The pool.
+    // The pool, named as UCX names the worker's request pool.
+    im.region(POOL_NAME, 16);
+    for (i, b) in b"ucp_requests\0".iter().enumerate() {
+        im.write(POOL_NAME + i as u64, 1, u64::from(*b));
+    }
+    im.set(POOL_DATA, "ucs_mpool_data_t", "name", POOL_NAME);
     im.set(mp, "ucs_mpool_t", "data", POOL_DATA);
     im.set(
         POOL_DATA,
@@ -942,6 +949,52 @@ fn a_pool_of_zero_sized_or_misaligned_elements_is_corrupt() {
             }
             other => panic!("{path} {value}: {other}"),
         }
+    }
+}
+
+/// Layouts that read another pool than UCX's request pool (here, the
+/// worker's request pool moved by 16 bytes, as a build with other
+/// configure choices moves it, or its name another pool's) are refused
+/// before anything is read through them.
+#[test]
+fn layouts_that_do_not_read_the_request_pool_are_refused() {
+    let laid = lay_out();
+    let mut other_name = lay_out();
+    for (i, b) in b"ucp_rkeys\0".iter().enumerate() {
+        other_name
+            .image
+            .write(POOL_NAME + i as u64, 1, u64::from(*b));
+    }
+    let mut no_name = lay_out();
+    no_name.image.set(POOL_DATA, "ucs_mpool_data_t", "name", 0);
+    for (image, why) in [
+        (
+            &other_name.image,
+            "reads \"ucp_rkeys\", not \"ucp_requests\"",
+        ),
+        (&no_name.image, "reads nothing"),
+    ] {
+        match read(image, &Limits::default()).unwrap_err() {
+            UcxError::LayoutsDoNotFit { worker, reason } => {
+                assert_eq!(worker.0, WORKER);
+                assert!(reason.contains(why), "{reason}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    // The request pool 16 bytes further than the layouts say.
+    let mut moved = mpidd_read::LayoutTable::default();
+    moved.fill_from(
+        &mpidd_read::LayoutTable::record(oracle(), &mpihandles::ask_ucx_worker_layouts).0,
+    );
+    let req_mp = oracle().member("ucp_worker_t", "req_mp").unwrap();
+    moved.add_member("ucp_worker_t", "req_mp", req_mp.offset + 16, req_mp.size);
+    let mem = laid.image.memory();
+    match read_ucx_worker(&mem, &moved, TargetAddr(WORKER), &Limits::default()).unwrap_err() {
+        UcxError::LayoutsDoNotFit { reason, .. } => {
+            assert!(reason.contains("request pool"), "{reason}")
+        }
+        other => panic!("{other}"),
     }
 }
 

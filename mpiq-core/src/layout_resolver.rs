@@ -13,9 +13,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mpidd_read::{
-    build_id_hex as hex, companion_profiles_of, CacheLookup, LayeredLayouts, LayoutCache,
-    LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits, LoadedObjects, ObjectInfo,
-    ProfileIdentity, ProfileObject, ProfileSet, StatedBuild, SymbolSource, TargetParts, TypeOracle,
+    build_id_hex as hex, companion_profiles_of, family_companion_profiles, CacheLookup,
+    LayeredLayouts, LayoutCache, LayoutOrigin, LayoutProfile, LayoutTable, Layouts, Limits,
+    LoadedObjects, ObjectInfo, ProfileIdentity, ProfileObject, ProfileSet, StatedBuild,
+    SymbolSource, TargetParts, TypeOracle, UCX_LIBRARY_STEM,
 };
 
 use crate::decoder::DecodeError;
@@ -78,6 +79,9 @@ pub(crate) struct Resolution {
     pub(crate) identified: Identified,
     pub(crate) origin: LayoutOrigin,
     pub(crate) beneath: Vec<ProfileIdentity>,
+    /// The same, each with how it was chosen: made for the build loaded
+    /// beside, or of its release family.
+    pub(crate) beneath_origins: Vec<LayoutOrigin>,
     /// Whether the layouts were those resolved for the build earlier.
     pub(crate) reused: bool,
 }
@@ -195,13 +199,17 @@ impl LayoutResolver {
         // own: their profiles answer under whatever answers for the MPI
         // library, and are never kept with its answers.
         let companions = self.companions(objects, &found.library);
-        let beneath: Vec<ProfileIdentity> = companions.iter().map(|p| p.identity.clone()).collect();
-        let beside: Vec<&LayoutTable> = companions.iter().map(|p| &p.layouts).collect();
+        let beneath: Vec<ProfileIdentity> =
+            companions.iter().map(|(p, _)| p.identity.clone()).collect();
+        let beneath_origins: Vec<LayoutOrigin> =
+            companions.iter().map(|(_, o)| o.clone()).collect();
+        let beside: Vec<&LayoutTable> = companions.iter().map(|(p, _)| &p.layouts).collect();
         let done = |queues: ProcessQueues, origin: LayoutOrigin, reused: bool| Resolution {
             queues,
             identified: found.clone(),
             origin,
             beneath: beneath.clone(),
+            beneath_origins: beneath_origins.clone(),
             reused,
         };
         let read = |layouts: &dyn Layouts| -> Result<ProcessQueues, DecodeError> {
@@ -406,26 +414,60 @@ impl LayoutResolver {
     /// The profiles of the libraries loaded beside `library` (UCX's), as
     /// [`companion_profiles`] chooses them, with build-ids read once per
     /// file.
-    fn companions(&self, objects: &dyn LoadedObjects, library: &str) -> Vec<&LayoutProfile> {
-        let loaded: Vec<(String, Option<Vec<u8>>)> = objects
+    fn companions(
+        &self,
+        objects: &dyn LoadedObjects,
+        library: &str,
+    ) -> Vec<(&LayoutProfile, LayoutOrigin)> {
+        let found: Vec<(String, PathBuf, Option<Vec<u8>>)> = objects
             .loaded_objects()
             .into_iter()
             .filter(|o| self.profiles.might_mention(&o.name))
             .map(|o| {
                 let id = self.file_build_id(o).and_then(|(id, ..)| id);
-                (o.name.clone(), id)
+                (o.name.clone(), o.path.clone(), id)
             })
             .collect();
-        // A companion is a profile made for a loaded build: when no
-        // profile names any, none is, and no profile is parsed.
+        let loaded: Vec<(String, Option<Vec<u8>>)> = found
+            .iter()
+            .map(|(name, _, id)| (name.clone(), id.clone()))
+            .collect();
+        // A companion is a profile made for a loaded build, or one whose
+        // release family holds a loaded build no profile names: when no
+        // object other than the library is one a profile mentions, none
+        // is, and no profile is parsed.
         let named = loaded.iter().any(|(_, id)| {
             id.as_deref()
                 .is_some_and(|id| self.profiles.might_describe(id))
         });
-        if !named {
+        // Only UCX's library states a version a family is matched on, so
+        // only it makes the profiles parsed when no profile names it.
+        let unnamed = found.iter().any(|(name, _, id)| {
+            mpidd_read::so_stem(name) == UCX_LIBRARY_STEM
+                && mpidd_read::so_stem(library) != UCX_LIBRARY_STEM
+                && !id
+                    .as_deref()
+                    .is_some_and(|id| self.profiles.might_describe(id))
+        });
+        if !named && !unnamed {
             return Vec::new();
         }
-        companion_profiles_of(&loaded, library, self.profiles())
+        let mut chosen: Vec<(&LayoutProfile, LayoutOrigin)> = if named {
+            companion_profiles_of(&loaded, library, self.profiles())
+                .into_iter()
+                .map(|p| (p, LayoutOrigin::Profile(p.identity.clone())))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // A family's profile is a candidate: the UCX readers check it on
+        // the worker before reading through it.
+        chosen.extend(
+            family_companion_profiles(&found, library, self.profiles())
+                .into_iter()
+                .map(|(p, family)| (p, LayoutOrigin::Family(Box::new(family)))),
+        );
+        chosen
     }
 
     fn known(&self, build: &LibraryBuild) -> Option<Arc<Resolved>> {

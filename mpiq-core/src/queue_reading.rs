@@ -17,7 +17,7 @@ use mpidd_read::{
 use crate::detect::{decoder_layouts, identify};
 
 use crate::decoder::DecodeError;
-use crate::layout_resolver::LayoutResolver;
+use crate::layout_resolver::{LayoutResolver, TypeSource};
 use crate::model::ProcessQueues;
 #[cfg(feature = "mqs")]
 use crate::mqs::host::{MqsError, MqsLibrary};
@@ -116,6 +116,10 @@ pub struct QueueReport {
     /// Warnings about the reading, one line each (e.g. the world rank
     /// handed to a library was not found).
     pub notes: Vec<String>,
+    /// Where the layouts of the libraries beneath the MPI library (UCX's)
+    /// came from, when the native decoder ran: a profile made for the
+    /// build loaded beside, or the profile of its release family.
+    pub beneath: Vec<LayoutOrigin>,
 }
 
 /// Why the queues could not be read.
@@ -153,17 +157,19 @@ pub fn read_process_queues(
         types = types.with_absent_name_store(std::sync::Arc::new(cache.clone()));
     }
     let mut origin = None;
+    let mut beneath = Vec::new();
     let mut native = || -> Result<ProcessQueues, DecodeError> {
         let dwarf = (!options.prefer_profile).then_some(&types);
-        let (queues, from) = options.resolver.read_queues(
+        let r = options.resolver.resolve(
             target.memory,
             target.symbols,
             target.objects,
-            dwarf,
+            TypeSource::Dwarf(dwarf),
             &options.limits,
         )?;
-        origin = Some(from);
-        Ok(queues)
+        origin = Some(r.origin);
+        beneath = r.beneath_origins;
+        Ok(r.queues)
     };
     #[cfg_attr(not(feature = "mqs"), allow(unused_mut))]
     let mut notes = Vec::new();
@@ -234,6 +240,7 @@ pub fn read_process_queues(
         layout_origin: origin,
         library_types,
         notes,
+        beneath,
     })
 }
 

@@ -20,3 +20,4 @@ pub mod scratch;
 pub mod site_build;
 pub mod slurm_cluster;
 pub mod supported_builds;
+pub mod ucx_queue_checks;

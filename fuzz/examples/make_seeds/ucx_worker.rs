@@ -114,6 +114,10 @@ fn seed(s: Scenario) -> (Process, usize, usize, usize) {
     let all_eps = WORKER + m("ucp_worker_t", "all_eps").0;
     r.set(all_eps, "ucs_list_link_t", "next", all_eps);
     r.set(all_eps, "ucs_list_link_t", "prev", all_eps);
+    // Named as UCX names the worker's request pool, which the reader
+    // checks before anything else (`ucp_worker_init_mpools`).
+    let name = r.0[3].text("ucp_requests");
+    r.set(POOL, "ucs_mpool_data_t", "name", name);
     r.set(mp, "ucs_mpool_t", "data", POOL);
     r.set(
         POOL,

@@ -12,8 +12,12 @@
 //! caller which keeps the MPI library's answers per build (the layout
 //! cache) keeps only those, never another library's.
 
+use std::path::PathBuf;
+
 use crate::layouts::layout_error::LayoutError;
-use crate::layouts::layout_profile::{so_stem, LayoutProfile};
+use crate::layouts::layout_family::StatedBuild;
+use crate::layouts::layout_profile::{object_arch, so_stem, FamilyOrigin, LayoutProfile};
+use crate::layouts::ucx_version::{ucx_assertions, ucx_stated_version};
 use crate::layouts::{LayoutTable, Layouts, Member};
 use crate::symbols::loaded_objects::LoadedObjects;
 
@@ -178,15 +182,122 @@ fn made_for_loaded(profile: &LayoutProfile, loaded: &[(String, Option<Vec<u8>>)]
 
 /// The profiles of the libraries loaded beside `library` (a loaded
 /// object's name), in a process whose loaded objects are `objects`: see
-/// [`companion_profiles_of`].
+/// [`companion_profiles_of`]; then, for a library loaded beside that no
+/// profile names by its build, the profile whose release family holds the
+/// version it states ([`family_companion_profiles`]).
 pub fn companion_profiles<'a>(
     objects: &dyn LoadedObjects,
     library: &str,
     profiles: &'a [LayoutProfile],
 ) -> Vec<&'a LayoutProfile> {
     let loaded = loaded_build_ids(objects, profiles.iter());
-    companion_profiles_of(&loaded, library, profiles)
+    let mut chosen = companion_profiles_of(&loaded, library, profiles);
+    let listed = objects.loaded_objects();
+    let paths: Vec<(String, PathBuf, Option<Vec<u8>>)> = loaded
+        .into_iter()
+        .filter_map(|(name, id)| {
+            let path = listed.iter().find(|o| o.name == name)?.path.clone();
+            Some((name, path, id))
+        })
+        .collect();
+    chosen.extend(
+        family_companion_profiles(&paths, library, profiles)
+            .into_iter()
+            .map(|(p, _)| p),
+    );
+    chosen
 }
+
+/// The profiles of libraries loaded beside `library` that no profile
+/// names by build key, chosen by the release family that holds the
+/// version each states, with the fact that placed it there. `loaded` are
+/// the loaded objects by name, with their files and build keys.
+///
+/// Only a UCX library states a version this way today (its
+/// `ucp_get_version_string`, [`ucx_stated_version`]), so only profiles
+/// whose family is `UCX` are offered; a family that declares whether its
+/// builds have assertions takes only a library that has them or not
+/// alike ([`ucx_assertions`]), since they move the worker's members. Such a profile is a candidate, as
+/// every family's is: the UCX readers check it on the worker before they
+/// read anything through it (its request pool must read as UCX names it).
+pub fn family_companion_profiles<'a>(
+    loaded: &[(String, PathBuf, Option<Vec<u8>>)],
+    library: &str,
+    profiles: &'a [LayoutProfile],
+) -> Vec<(&'a LayoutProfile, FamilyOrigin)> {
+    let mut chosen: Vec<(&'a LayoutProfile, FamilyOrigin)> = Vec::new();
+    for (name, path, id) in loaded {
+        if so_stem(name) == so_stem(library) || so_stem(name) != UCX_LIBRARY_STEM {
+            continue;
+        }
+        // A build a profile names is that profile's, never a family's.
+        if id
+            .as_deref()
+            .is_some_and(|id| profiles.iter().any(|p| p.describes(id)))
+        {
+            continue;
+        }
+        let candidates = || {
+            profiles.iter().filter(|p| {
+                p.family
+                    .as_ref()
+                    .is_some_and(|f| f.implementation == UCX_IMPLEMENTATION)
+                    && p.identity
+                        .objects
+                        .first()
+                        .is_some_and(|own| so_stem(&own.name) == so_stem(name))
+                    && !p.mentions(library)
+            })
+        };
+        if candidates().next().is_none() {
+            continue;
+        }
+        let (Ok(Some(version)), Ok(arch)) = (ucx_stated_version(path), object_arch(path)) else {
+            continue;
+        };
+        let stated = StatedBuild {
+            implementation: UCX_IMPLEMENTATION,
+            version: &version,
+            arch: &arch,
+        };
+        // Read only when a family declares it.
+        let mut assertions = None;
+        let found = candidates().find_map(|p| {
+            let family = p.family.as_deref()?;
+            let same_assertions = match family.assertions {
+                None => true,
+                Some(want) => {
+                    let has =
+                        *assertions.get_or_insert_with(|| ucx_assertions(path).ok().flatten());
+                    has == Some(want)
+                }
+            };
+            (family.contains(&stated) && same_assertions).then(|| {
+                (
+                    p,
+                    FamilyOrigin {
+                        identity: p.identity.clone(),
+                        family: family.clone(),
+                        stated_version: version.clone(),
+                    },
+                )
+            })
+        });
+        if let Some((p, origin)) = found {
+            if !chosen.iter().any(|(q, _)| std::ptr::eq(*q, p)) {
+                chosen.push((p, origin));
+            }
+        }
+    }
+    chosen
+}
+
+/// The implementation UCX's profiles and families name.
+pub const UCX_IMPLEMENTATION: &str = "UCX";
+
+/// The [`so_stem`] of UCX's library (`libucp.so.0`), whose stated version
+/// a UCX family is matched on.
+pub const UCX_LIBRARY_STEM: &str = "libucp";
 
 /// The profiles of the libraries loaded beside `library`, given the
 /// `loaded` objects by name with their build-ids (a debugger's view of the

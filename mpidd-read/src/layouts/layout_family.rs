@@ -44,6 +44,15 @@ pub struct LayoutFamily {
     /// The real binaries the family was checked on, each a sentence.
     #[serde(default)]
     pub checked_on: Vec<String>,
+    /// For UCX: whether the family's builds have assertions compiled in
+    /// (`UCS_ENABLE_ASSERT`, on unless `--disable-assertions`), which adds
+    /// members to the structs read (`ucs_async_context_t.owner`, so every
+    /// member of `ucp_worker_t` after it moves). A library's own state is
+    /// read from its file ([`ucx_assertions`](crate::ucx_assertions));
+    /// `None` (the default, and every other implementation's) decides
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertions: Option<bool>,
 }
 
 /// What a library states about its build, which a family is matched on.
@@ -144,6 +153,11 @@ impl LayoutFamily {
                 "not a debug build".to_string()
             },
         ];
+        match self.assertions {
+            Some(true) => about.push("assertions on".to_string()),
+            Some(false) => about.push("assertions off".to_string()),
+            None => {}
+        }
         about.extend(self.configure.iter().cloned());
         about.push(self.arch.clone());
         format!(
@@ -312,6 +326,28 @@ mod tests {
         let mut s = stated("5.0.9");
         s.arch = "aarch64";
         assert!(!f.contains(&s));
+    }
+
+    #[test]
+    fn a_ucx_family_names_its_assertions_and_keeps_them_across_json() {
+        let f = LayoutFamily {
+            implementation: "UCX".into(),
+            from_version: "1.18.1".into(),
+            below_version: "1.19".into(),
+            pml: "ucp tag matching".into(),
+            arch: "x86_64".into(),
+            assertions: Some(false),
+            ..LayoutFamily::default()
+        };
+        assert_eq!(
+            f.name(),
+            "UCX 1.18.1 up to 1.19 (ucp tag matching, not a debug build, assertions off, x86_64)"
+        );
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(serde_json::from_str::<LayoutFamily>(&json).unwrap(), f);
+        // Open MPI's families say nothing of it, and write nothing.
+        let json = serde_json::to_string(&family()).unwrap();
+        assert!(!json.contains("assertions"), "{json}");
     }
 
     #[test]

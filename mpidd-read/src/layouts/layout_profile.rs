@@ -486,6 +486,18 @@ const SHIPPED: &[(&str, &str)] = &[
         "ucx-1.13.1-debian12-amd64",
         include_str!("../../profiles/ucx-1.13.1-debian12-amd64.json"),
     ),
+    (
+        "ucx-1.18.1-debian13-amd64",
+        include_str!("../../profiles/ucx-1.18.1-debian13-amd64.json"),
+    ),
+    (
+        "ucx-1.18.1-release-x86_64",
+        include_str!("../../profiles/ucx-1.18.1-release-x86_64.json"),
+    ),
+    (
+        "ucx-1.20.1-release-x86_64",
+        include_str!("../../profiles/ucx-1.20.1-release-x86_64.json"),
+    ),
 ];
 
 /// The library whose private types no source of layouts describes, with

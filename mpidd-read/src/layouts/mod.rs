@@ -19,7 +19,9 @@
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`profile_set`] (the caller's profiles and the shipped ones, whose
 //! layouts are parsed only when a process needs them),
-//! [`layout_error`] and [`whole_type`]. It stands on `dwarf` and `symbols`,
+//! [`ucx_version`] (the version a stripped libucp states, which a UCX
+//! profile's release family is matched on), [`layout_error`] and
+//! [`whole_type`]. It stands on `dwarf` and `symbols`,
 //! and must not depend on the targets, stacks or decoders above it.
 
 pub(crate) mod layered_layouts;
@@ -31,6 +33,7 @@ pub(crate) mod loaded_layouts;
 pub(crate) mod profile_drift;
 pub(crate) mod profile_set;
 pub(crate) mod profile_symbols;
+pub(crate) mod ucx_version;
 pub(crate) mod whole_type;
 
 use std::collections::BTreeMap;

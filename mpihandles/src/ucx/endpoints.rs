@@ -21,8 +21,9 @@ use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use super::error::UcxError;
-use super::flags::{REQUEST_COMPLETED, REQUEST_SEND_TAG, REQUEST_SYNC};
+use super::flags::REQUEST_COMPLETED;
 use super::layout::{EndpointLayout, RequestLayout, EP_EXT_GEN, LIST_LINK, REQUEST};
+use super::request::tag_send;
 use super::worker::{UcxProtocol, UcxSendRequest};
 use crate::target::{at, Ctx};
 
@@ -101,14 +102,19 @@ pub(crate) fn answered_sends(
             let request = TargetAddr(req_link.0.wrapping_sub(el.send_list.offset));
             let r = ctx.record_sized(request, rl.size, REQUEST)?;
             let flags = r.uint(rl.flags)? as u32;
-            if flags & REQUEST_SEND_TAG != 0 && flags & REQUEST_COMPLETED == 0 {
-                let synchronous = flags & REQUEST_SYNC != 0;
+            let send = if flags & REQUEST_COMPLETED == 0 {
+                tag_send(ctx, rl, &r, flags)?
+            } else {
+                None
+            };
+            if let Some(send) = send {
+                let synchronous = send.synchronous;
                 out.push(UcxSendRequest {
                     request,
                     user: at(request, rl.size),
                     tag: r.uint(rl.send_tag)?,
-                    buffer: r.uint(rl.send_buffer)?,
-                    length: r.uint(rl.send_length)?,
+                    buffer: send.buffer,
+                    length: send.length,
                     endpoint: r.uint(rl.send_ep)?,
                     synchronous,
                     // Eager-sync and rendezvous sends alike wait for an

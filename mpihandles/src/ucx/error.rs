@@ -28,6 +28,16 @@ pub enum UcxError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The layouts read a worker that is not what UCX makes (its request
+    /// pool not named as UCX names it): they are not this UCX build's, and
+    /// nothing is read through them.
+    #[error("the UCX layouts do not read the worker at {worker}: {reason}")]
+    LayoutsDoNotFit {
+        /// The worker (`ucp_worker_h`).
+        worker: TargetAddr,
+        /// What read wrong through them.
+        reason: String,
+    },
 }
 
 impl UcxError {
@@ -56,6 +66,10 @@ impl From<UcxError> for HandleError {
             } => HandleError::Inconsistent {
                 addr,
                 reason: format!("{record}: {reason}"),
+            },
+            UcxError::LayoutsDoNotFit { worker, reason } => HandleError::Inconsistent {
+                addr: worker,
+                reason: format!("the UCX layouts do not read this worker: {reason}"),
             },
         }
     }

@@ -10,6 +10,22 @@ pub(crate) const REQUEST_COMPLETED: u32 = 1 << 0;
 /// `UCP_REQUEST_FLAG_SYNC`: a synchronous send (`ucp_tag_send_sync_nbx`,
 /// MPI_Ssend), which completes only when the receiver matched it.
 pub(crate) const REQUEST_SYNC: u32 = 1 << 8;
+
+/// `UCP_REQUEST_FLAG_PROTO_SEND`: a send of the new protocols
+/// (`ucp_proto_request_send_init`, `src/ucp/proto/proto_common.inl`), the
+/// default from UCX 1.16 (`UCX_PROTO_ENABLE=y`): its flags say nothing
+/// more, and its operation is in its protocol's selection parameters.
+pub(crate) const REQUEST_PROTO_SEND: u32 = 1 << 2;
+
+/// `UCP_OP_ID_TAG_SEND` and `UCP_OP_ID_TAG_SEND_SYNC`
+/// (`ucp_operation_id_t`, `src/ucp/core/ucp_types.h`, 1.13 to 1.20).
+pub(crate) const OP_ID_TAG_SEND: u8 = 0;
+pub(crate) const OP_ID_TAG_SEND_SYNC: u8 = 1;
+
+/// The operation's bits of `ucp_proto_select_param_t.op_id_flags`, below
+/// `UCP_PROTO_SELECT_OP_FLAGS_BASE` (bit 4 from 1.15, bit 5 before; every
+/// operation id is below 16 in 1.13 to 1.20, so bit 4 is never an id's).
+pub(crate) const OP_ID_MASK: u8 = 0x0f;
 /// `UCP_REQUEST_FLAG_SEND_TAG`: a tagged send (`ucp_tag_send_nbx`).
 pub(crate) const REQUEST_SEND_TAG: u32 = 1 << 14;
 /// `UCP_REQUEST_FLAG_RECV_TAG`: a tagged receive (`ucp_tag_recv_nbx`).

@@ -23,6 +23,9 @@ pub(crate) const MPOOL_DATA: &str = "ucs_mpool_data_t";
 pub(crate) const MPOOL_CHUNK: &str = "ucs_mpool_chunk_t";
 pub(crate) const MPOOL_ELEM: &str = "ucs_mpool_elem_t";
 pub(crate) const EP_EXT_GEN: &str = "ucp_ep_ext_gen_t";
+pub(crate) const PROTO_CONFIG: &str = "ucp_proto_config_t";
+/// `ucp_ep_ext_gen_t` as UCX 1.14 and later name it (`src/ucp/core/ucp_ep.h`).
+pub(crate) const EP_EXT: &str = "ucp_ep_ext_t";
 pub(crate) const HLIST_HEAD: &str = "ucs_hlist_head_t";
 pub(crate) const HLIST_LINK: &str = "ucs_hlist_link_t";
 
@@ -41,7 +44,10 @@ const REQUEST_MEMBERS: &[&str] = &[
 ];
 
 /// Every question the worker reader and the request reader ask, for
-/// [`LayoutNeed::ask_all`] (a profile records the answers).
+/// [`LayoutNeed::ask_all`] (a profile records the answers), as UCX 1.13
+/// names its members. Where a later UCX moved one, the readers ask its
+/// later place only when the first is not there ([`RequestLayout::of`],
+/// [`EndpointLayout::of`]), so each build's profile records its own.
 pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(REQUEST, REQUEST_MEMBERS),
     LayoutNeed::members(WORKER, &["tm", "req_mp"]),
@@ -69,7 +75,7 @@ pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(RNDV_RTS_HDR, &["sreq", "size"]),
     LayoutNeed::members(REQUEST_HDR, &["ep_id", "req_id"]),
     LayoutNeed::members(MPOOL, &["data"]),
-    LayoutNeed::members(MPOOL_DATA, &["elem_size", "alignment", "chunks"]),
+    LayoutNeed::members(MPOOL_DATA, &["elem_size", "alignment", "chunks", "name"]),
     LayoutNeed::members(MPOOL_CHUNK, &["next", "elems", "num_elems"]),
     LayoutNeed::members(MPOOL_ELEM, &[]),
     LayoutNeed::members(WORKER, &["all_eps"]),
@@ -77,6 +83,17 @@ pub(crate) const UCX_NEEDS: &[LayoutNeed] = &[
     LayoutNeed::members(HLIST_HEAD, &["ptr"]),
     LayoutNeed::members(HLIST_LINK, &["list"]),
     LayoutNeed::members(REQUEST, &["send.list"]),
+    LayoutNeed::members(REQUEST, PROTO_SEND_MEMBERS),
+];
+
+/// Where a send of the new protocols keeps what the old ones keep in
+/// `send.buffer` and `send.length` (`ucp_proto_request_send_op`), and its
+/// protocol's configuration, whose selection parameters name the
+/// operation.
+const PROTO_SEND_MEMBERS: &[&str] = &[
+    "send.proto_config",
+    "send.state.dt_iter.length",
+    "send.state.dt_iter.type.contig.buffer",
 ];
 
 /// `sizeof` a type; never 0, which would make arrays of it endless and
@@ -108,6 +125,37 @@ pub(crate) struct RequestLayout {
     pub(crate) send_buffer: Member,
     pub(crate) send_length: Member,
     pub(crate) send_tag: Member,
+    /// The new protocols' places, when the layouts have them.
+    pub(crate) proto: Option<ProtoSendLayout>,
+}
+
+/// A send of the new protocols (`UCP_REQUEST_FLAG_PROTO_SEND`): its
+/// buffer and length in its datatype iterator, and its operation in its
+/// protocol's configuration.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProtoSendLayout {
+    /// `ucp_request_t.send.proto_config` (a `ucp_proto_config_t *`).
+    pub(crate) proto_config: Member,
+    pub(crate) length: Member,
+    pub(crate) buffer: Member,
+    /// `ucp_proto_config_t.select_param.op_id_flags` (`op_id` in 1.13).
+    pub(crate) op_id_flags: Member,
+}
+
+impl ProtoSendLayout {
+    fn of(l: &dyn Layouts) -> Result<ProtoSendLayout, LayoutError> {
+        let m = |path| l.member(REQUEST, path);
+        Ok(ProtoSendLayout {
+            proto_config: m("send.proto_config")?,
+            length: m("send.state.dt_iter.length")?,
+            buffer: m("send.state.dt_iter.type.contig.buffer")?,
+            // UCX 1.13's `op_id`, else 1.15 and later's `op_id_flags`,
+            // whose low bits are the operation (`OP_ID_MASK`).
+            op_id_flags: l
+                .member(PROTO_CONFIG, "select_param.op_id")
+                .or_else(|_| l.member(PROTO_CONFIG, "select_param.op_id_flags"))?,
+        })
+    }
 }
 
 impl RequestLayout {
@@ -117,8 +165,11 @@ impl RequestLayout {
             size: size(l, REQUEST)?,
             flags: m("flags")?,
             recv_queue: m("recv.queue")?,
-            recv_buffer: m("recv.buffer")?,
-            recv_length: m("recv.length")?,
+            // UCX 1.13 keeps the receive's buffer and length in the
+            // request; 1.14 and later in its datatype iterator, where a
+            // generic datatype's buffer shares the contiguous one's place.
+            recv_buffer: m("recv.buffer").or_else(|_| m("recv.dt_iter.type.contig.buffer"))?,
+            recv_length: m("recv.length").or_else(|_| m("recv.dt_iter.length"))?,
             recv_tag: m("recv.tag.tag")?,
             recv_mask: m("recv.tag.tag_mask")?,
             recv_sn: m("recv.tag.sn")?,
@@ -126,6 +177,7 @@ impl RequestLayout {
             send_buffer: m("send.buffer")?,
             send_length: m("send.length")?,
             send_tag: m("send.msg_proto.tag")?,
+            proto: ProtoSendLayout::of(l).ok(),
         })
     }
 }
@@ -236,6 +288,9 @@ pub(crate) struct PoolLayout {
     pub(crate) elem_size: Member,
     pub(crate) alignment: Member,
     pub(crate) chunks: Member,
+    /// `ucs_mpool_data_t.name`: the pool's name, which the worker's
+    /// request pool has as `ucp_requests` (`ucp_worker_init_mpools`).
+    pub(crate) name: Member,
     pub(crate) chunk_size: u64,
     pub(crate) chunk_next: Member,
     pub(crate) chunk_elems: Member,
@@ -254,6 +309,7 @@ impl PoolLayout {
             elem_size: l.member(MPOOL_DATA, "elem_size")?,
             alignment: l.member(MPOOL_DATA, "alignment")?,
             chunks: l.member(MPOOL_DATA, "chunks")?,
+            name: l.member(MPOOL_DATA, "name")?,
             chunk_size: size(l, MPOOL_CHUNK)?,
             chunk_next: l.member(MPOOL_CHUNK, "next")?,
             chunk_elems: l.member(MPOOL_CHUNK, "elems")?,
@@ -283,10 +339,17 @@ pub(crate) struct EndpointLayout {
 
 impl EndpointLayout {
     pub(crate) fn of(l: &dyn Layouts) -> Result<EndpointLayout, LayoutError> {
+        // UCX 1.13's name, else the later one: the members the reader
+        // reads are the same two.
+        let ext = if l.member(EP_EXT_GEN, "ep_list").is_ok() {
+            EP_EXT_GEN
+        } else {
+            EP_EXT
+        };
         Ok(EndpointLayout {
             all_eps: l.member(WORKER, "all_eps")?,
-            ep_list: l.member(EP_EXT_GEN, "ep_list")?,
-            proto_reqs: l.member(EP_EXT_GEN, "proto_reqs")?,
+            ep_list: l.member(ext, "ep_list")?,
+            proto_reqs: l.member(ext, "proto_reqs")?,
             hlist_ptr: l.member(HLIST_HEAD, "ptr")?,
             hlist_list: l.member(HLIST_LINK, "list")?,
             link_next: l.member(LIST_LINK, "next")?,

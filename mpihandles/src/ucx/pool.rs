@@ -18,8 +18,9 @@ use mpidd_read::ReadError;
 use mpidd_types::TargetAddr;
 
 use super::error::UcxError;
-use super::flags::{REQUEST_COMPLETED, REQUEST_RECV_TAG, REQUEST_SEND_TAG, REQUEST_SYNC};
+use super::flags::{REQUEST_COMPLETED, REQUEST_RECV_TAG};
 use super::layout::{PoolLayout, RequestLayout, MPOOL, MPOOL_CHUNK, MPOOL_DATA};
+use super::request::tag_send;
 use super::worker::{UcxProtocol, UcxReceiveRequest, UcxSendRequest};
 use crate::target::{at, unsigned, Ctx, Rec};
 
@@ -109,6 +110,68 @@ pub(crate) fn in_progress(
     Ok((sends, receives))
 }
 
+/// The name UCX gives the worker's request pool (`ucp_worker_init_mpools`,
+/// `src/ucp/core/ucp_worker.c`, from 1.13 to 1.20 alike).
+pub(crate) const REQUEST_POOL_NAME: &str = "ucp_requests";
+
+/// Whether the layouts read the worker at `worker` as UCX made it: its
+/// request pool's data named [`REQUEST_POOL_NAME`], with an element size
+/// that holds UCX's request. A wrong offset of the pool in the worker, of
+/// the data in the pool or of the name in the data reads another name, or
+/// none; a wrong `sizeof(ucp_request_t)` larger than the elements is
+/// caught by the size. Run before anything else is read through layouts
+/// that no build key vouches for (a release family's).
+pub(crate) fn check_request_pool(
+    ctx: &Ctx<'_>,
+    pl: &PoolLayout,
+    rl: &RequestLayout,
+    worker: TargetAddr,
+) -> Result<(), UcxError> {
+    let misfit = |reason: String| UcxError::LayoutsDoNotFit { worker, reason };
+    let mp = at(worker, pl.req_mp.offset);
+    let data = ctx
+        .record_sized(mp, pl.mp_size, MPOOL)
+        .and_then(|r| r.ptr(pl.mp_data))
+        .map_err(|e| {
+            misfit(format!(
+                "its request pool (ucp_worker_t.req_mp at {mp}) does not read: {e}"
+            ))
+        })?;
+    if data.is_null() {
+        return Err(misfit(format!(
+            "its request pool (ucp_worker_t.req_mp at {mp}) has no data"
+        )));
+    }
+    let d = ctx
+        .record_sized(data, pl.data_size, MPOOL_DATA)
+        .map_err(|e| {
+            misfit(format!(
+                "the request pool's data at {data} does not read: {e}"
+            ))
+        })?;
+    let name_at = d
+        .ptr(pl.name)
+        .map_err(|e| misfit(format!("the request pool's name does not read: {e}")))?;
+    let name = if name_at.is_null() {
+        None
+    } else {
+        ctx.string(name_at).ok()
+    };
+    if name.as_deref() != Some(REQUEST_POOL_NAME) {
+        return Err(misfit(format!(
+            "its request pool's name (ucs_mpool_data_t.name at {data}) reads {}, not {REQUEST_POOL_NAME:?}",
+            match &name {
+                Some(n) => format!("{n:?}"),
+                None => format!("nothing (pointer {name_at})"),
+            }
+        )));
+    }
+    // Named as UCX names it, the pool is read where the layouts say: an
+    // element size that cannot be UCX's is then corruption, not a misfit.
+    stride(&d, pl, rl)?;
+    Ok(())
+}
+
 /// The distance between two elements of a chunk:
 /// `ucs_align_up_pow2(elem_size, alignment)`, refused when the pool's data
 /// cannot be UCX's (a size of 0, an alignment not a power of two, an
@@ -188,15 +251,15 @@ impl Element<'_> {
             return Ok(());
         }
         let user = at(request, rl.size);
-        if flags & REQUEST_SEND_TAG != 0 {
+        if let Some(send) = tag_send(ctx, rl, &r, flags)? {
             sends.push(UcxSendRequest {
                 request,
                 user,
                 tag: r.uint(rl.send_tag)?,
-                buffer: r.uint(rl.send_buffer)?,
-                length: r.uint(rl.send_length)?,
+                buffer: send.buffer,
+                length: send.length,
                 endpoint: r.uint(rl.send_ep)?,
-                synchronous: flags & REQUEST_SYNC != 0,
+                synchronous: send.synchronous,
                 protocol: UcxProtocol::Unknown(flags),
             });
         } else if flags & REQUEST_RECV_TAG != 0 {

@@ -15,7 +15,11 @@ use mpidd_read::{LayoutError, Layouts, Limits, TargetMemory};
 use mpidd_types::TargetAddr;
 
 use super::error::UcxError;
-use super::layout::{RequestLayout, REQUEST};
+use super::flags::{
+    OP_ID_MASK, OP_ID_TAG_SEND, OP_ID_TAG_SEND_SYNC, REQUEST_PROTO_SEND, REQUEST_SEND_TAG,
+    REQUEST_SYNC,
+};
+use super::layout::{RequestLayout, PROTO_CONFIG, REQUEST};
 use crate::target::{Ctx, Rec};
 
 /// A receive as UCX's request holds it.
@@ -90,10 +94,78 @@ pub(crate) fn send(
     user: TargetAddr,
 ) -> Result<UcxSend, UcxError> {
     let (l, r) = request(mem, layouts, user)?;
+    let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
+    let flags = r.uint(l.flags)? as u32;
+    // A send of UCX's new protocols keeps its buffer and length elsewhere
+    // than `send.buffer` and `send.length`, which it leaves as they were.
+    let (buffer, length) = match tag_send(&ctx, &l, &r, flags)? {
+        Some(s) => (s.buffer, s.length),
+        None if flags & REQUEST_PROTO_SEND != 0 => {
+            return Err(UcxError::Layouts(LayoutError::new(
+                REQUEST,
+                Some("send.proto_config"),
+                "a send of UCX's new protocols (UCP_REQUEST_FLAG_PROTO_SEND) that these \
+                 layouts do not read as a tagged send",
+            )))
+        }
+        None => (r.uint(l.send_buffer)?, r.uint(l.send_length)?),
+    };
     Ok(UcxSend {
         tag: r.uint(l.send_tag)?,
-        buffer: r.uint(l.send_buffer)?,
-        length: r.uint(l.send_length)?,
+        buffer,
+        length,
         endpoint: r.uint(l.send_ep)?,
     })
+}
+
+/// What a tagged send's request holds beyond its tag and endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TagSend {
+    pub(crate) buffer: u64,
+    pub(crate) length: u64,
+    pub(crate) synchronous: bool,
+}
+
+/// The tagged send the request `r` (with `flags`) is, or `None` when it
+/// is not one: a send of the old protocols says so in its flags
+/// (`UCP_REQUEST_FLAG_SEND_TAG`, `ucp_tag_send_req_init`); one of the new
+/// protocols (`UCP_REQUEST_FLAG_PROTO_SEND`) in the operation its
+/// protocol was selected for (`UCP_OP_ID_TAG_SEND`, `_SYNC`), read through
+/// `send.proto_config`. Without the new protocols' layouts, such a send
+/// is not recognised.
+pub(crate) fn tag_send(
+    ctx: &Ctx<'_>,
+    rl: &RequestLayout,
+    r: &Rec,
+    flags: u32,
+) -> Result<Option<TagSend>, UcxError> {
+    if flags & REQUEST_SEND_TAG != 0 {
+        return Ok(Some(TagSend {
+            buffer: r.uint(rl.send_buffer)?,
+            length: r.uint(rl.send_length)?,
+            synchronous: flags & REQUEST_SYNC != 0,
+        }));
+    }
+    let Some(proto) = rl.proto.filter(|_| flags & REQUEST_PROTO_SEND != 0) else {
+        return Ok(None);
+    };
+    let config = r.ptr(proto.proto_config)?;
+    if config.is_null() {
+        return Ok(None);
+    }
+    let at = mpidd_types::TargetAddr(config.0.wrapping_add(proto.op_id_flags.offset));
+    let op = ctx
+        .bytes(at, 1, PROTO_CONFIG)?
+        .first()
+        .copied()
+        .unwrap_or(u8::MAX)
+        & OP_ID_MASK;
+    if op != OP_ID_TAG_SEND && op != OP_ID_TAG_SEND_SYNC {
+        return Ok(None);
+    }
+    Ok(Some(TagSend {
+        buffer: r.uint(proto.buffer)?,
+        length: r.uint(proto.length)?,
+        synchronous: op == OP_ID_TAG_SEND_SYNC,
+    }))
 }

@@ -200,6 +200,10 @@ pub fn ucx_worker_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> 
 /// the single request's), so that a layout profile records them all.
 pub fn ask_ucx_worker_layouts(layouts: &dyn Layouts) {
     LayoutNeed::ask_all(UCX_NEEDS, layouts);
+    // The later places of members UCX 1.14 and later moved, asked only
+    // when UCX 1.13's are not there.
+    let _ = RequestLayout::of(layouts);
+    let _ = EndpointLayout::of(layouts);
 }
 
 /// Reads what the UCP worker at `worker` (a `ucp_worker_h`) holds of tagged
@@ -232,6 +236,13 @@ pub fn read_ucx_worker(
         worker,
         ..UcxWorkerQueues::default()
     };
+    // Before anything is read through them, the layouts must read the
+    // worker's request pool as UCX names it: layouts chosen by a release
+    // family rather than the build are believed only then.
+    let pool = PoolLayout::of(layouts);
+    if let Ok(pl) = &pool {
+        pool::check_request_pool(&ctx, pl, &rl, worker)?;
+    }
     out.posted = tag_match::posted(&ctx, &tl, &rl, worker)?;
     let headers = match HeaderLayout::of(layouts) {
         Ok(h) => Some(h),
@@ -243,7 +254,7 @@ pub fn read_ucx_worker(
         }
     };
     out.unexpected = tag_match::unexpected(&ctx, &tl, headers.as_ref(), worker)?;
-    match PoolLayout::of(layouts) {
+    match pool {
         Ok(pl) => {
             let posted: std::collections::HashSet<TargetAddr> =
                 out.posted.iter().map(|p| p.request).collect();
