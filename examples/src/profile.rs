@@ -44,6 +44,10 @@ pub enum ProfileCommand {
         version: String,
         /// The architecture, as `mpidd identify` prints it (`x86_64`).
         arch: String,
+        /// The device the build states (MPICH's: `ch3:nemesis`), which an
+        /// MPICH family must be of.
+        #[arg(long)]
+        device: Option<String>,
     },
 }
 
@@ -167,11 +171,13 @@ pub fn run(command: ProfileCommand) -> Result<(), ProfileCliError> {
             implementation,
             version,
             arch,
+            device,
         } => {
             let stated = StatedBuild {
                 implementation: &implementation,
                 version: &version,
                 arch: &arch,
+                device: device.as_deref(),
             };
             let profiles = shipped_profiles();
             let (_, layouts) = profiles

@@ -252,6 +252,7 @@ fn the_4_1_0_family_is_what_debian11_headers_lay_out() {
         implementation: "Open MPI",
         version: "4.1.0",
         arch: "x86_64",
+        device: None,
     };
     let profiles = mpidd_read::shipped_profiles();
     let (family, layouts) = profiles

@@ -19,7 +19,9 @@ use std::sync::OnceLock;
 use common::hung_job::build;
 use common::hung_job::HungJob;
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
-use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_nodebugger, wait_stopped, Job};
+use common::mpich_job::{
+    gcore, mpidd, ref_mpich, ref_mpich_ch4, ref_mpich_nodebugger, wait_stopped, Job,
+};
 use common::ob1_checks::check_rank;
 use common::ompi_job::{ranks_run_on, ref_ompi, OmpiJob, DEBIAN_MPIRUN};
 use common::queue_checks::check_rank_native;
@@ -31,6 +33,8 @@ use serde_json::Value;
 /// layouts come from.
 const OMPI_SITE: &str = "site build of Open MPI 4.1.4 (x86_64)";
 const OMPI_FAMILY: &str = "the family Open MPI 4.1.3 up to 4.2 of the Open MPI 4.1.4 profile";
+const MPICH_SITE_CH4: &str = "site build of MPICH 4.0.2, ch4:ucx (x86_64)";
+const MPICH_CH4_NONE: &str = "none: no DWARF, no profile, no family of its device";
 const MPICH_SITE_NODEBUGGER: &str =
     "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)";
 
@@ -326,5 +330,47 @@ fn mpich_site_build_without_debugger_support_is_refused_by_the_check() {
     let (out, err, ok) = run(&["identify", "--core", core]);
     assert!(ok, "mpidd identify failed: {err}");
     assert!(out.contains("built without"), "{out}");
+    drop(job);
+}
+
+/// A site's build of MPICH 4.0.2 on the ch4:ucx device (the reference CH4
+/// build, its DWARF stripped, a build-id of its own): no family of its
+/// device is shipped, and the ch3:nemesis family of the same release does
+/// not hold it, by the device it states. It is refused, and the refusal
+/// and `mpidd identify` say so.
+#[test]
+fn mpich_ch4_site_build_is_refused_naming_its_device() {
+    let queues = Outcome::begin(MPICH_SITE_CH4, MPICH_CH4_NONE, "queues", "core");
+    let reference = ref_mpich_ch4();
+    let site = site_copy(&reference, "site-mpich-4.0.2-ch4");
+    let job = mpich_job_on(&site, &reference, "site-mpich-ch4");
+    let core = gcore(&job.dir, job.pid(0));
+    let core = core.to_str().unwrap();
+    let (out, err, ok) = run(&["queues", "--core", core, "--json"]);
+    assert!(
+        !ok,
+        "a ch4:ucx build was read through another device's layouts: {out}"
+    );
+    for part in ["(version 4.0.2)", "has no debug info", "mpidd identify"] {
+        assert!(
+            err.contains(part),
+            "{part:?} missing from the refusal: {err}"
+        );
+    }
+    assert!(
+        !err.contains("does not read this process"),
+        "no family should be offered to another device, so none is checked: {err}"
+    );
+    let (out, err, ok) = run(&["identify", "--core", core]);
+    assert!(ok, "mpidd identify failed: {err}");
+    for part in [
+        "ch4:ucx",
+        "it states device ch4:ucx, the family is of ch3:nemesis",
+        "layouts   none",
+    ] {
+        assert!(out.contains(part), "{part:?} missing from identify: {out}");
+    }
+    queues
+        .refused("no debug info, no profile for its build, and no family of its device (ch4:ucx)");
     drop(job);
 }

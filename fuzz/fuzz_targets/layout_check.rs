@@ -67,10 +67,12 @@ fuzz_target!(|data: &[u8]| {
     let version = String::from_utf8_lossy(c.take(64)).into_owned();
     for family in families() {
         for implementation in ["Open MPI", "MPICH", family.implementation.as_str()] {
+            let device = ["ch3:nemesis", "ch4:ucx", ""][usize::from(c.u8()) % 3];
             let stated = StatedBuild {
                 implementation,
                 version: &version,
                 arch,
+                device: (!device.is_empty()).then_some(device),
             };
             let why = family.mismatch(&stated);
             assert_eq!(family.contains(&stated), why.is_none());

@@ -123,6 +123,7 @@ fn ucx_profile_answers_under_the_mpi_librarys_dwarf_and_profile() {
         "libmpich.so.12",
         None,
         None,
+        None,
         &loaded,
         &profiles,
     )
@@ -149,6 +150,7 @@ fn ucx_profile_answers_under_the_mpi_librarys_dwarf_and_profile() {
         "libmpich.so.12",
         None,
         None,
+        None,
         &loaded,
         &profiles,
     )
@@ -165,6 +167,7 @@ fn ucx_profile_answers_under_the_mpi_librarys_dwarf_and_profile() {
         &dwarf,
         &mpi_questions,
         "libmpich.so.12",
+        None,
         None,
         None,
         &loaded,

@@ -399,6 +399,7 @@ fn a_family_answers_for_a_build_no_profile_names_and_the_exact_build_wins() {
                 implementation,
                 version,
                 arch,
+                device: None,
             }),
         )
         .map(|(_, origin)| origin)

@@ -166,18 +166,28 @@ fn library_layouts<'a>(
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
 ) -> Result<(&'a dyn Layouts, Option<ProfileLayouts>), OpenResolverError> {
     let library = symbols.lookup(symbol).map(|s| s.object).unwrap_or_default();
-    let version = symbols.lookup(version_symbol).and_then(|s| {
-        let raw = memory
-            .read_c_string(s.addr, VERSION_LEN.min(limits.max_string_len))
-            .ok()?;
-        Some(String::from_utf8_lossy(&raw).into_owned())
-    });
+    let stated_string = |name: &str| {
+        symbols.lookup(name).and_then(|s| {
+            let raw = memory
+                .read_c_string(s.addr, VERSION_LEN.min(limits.max_string_len))
+                .ok()?;
+            Some(String::from_utf8_lossy(&raw).into_owned())
+        })
+    };
+    let version = stated_string(version_symbol);
+    // MPICH's device decides which of its families may hold the build.
+    let device = if implementation == "MPICH" {
+        stated_string("MPII_Version_device").filter(|d| !d.is_empty())
+    } else {
+        None
+    };
     let (layouts, origin) = choose_loaded_layouts(
         dwarf,
         missing,
         &library,
         Some(implementation),
         version.as_deref(),
+        device.as_deref(),
         objects,
         profiles,
     )?;

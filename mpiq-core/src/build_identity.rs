@@ -373,6 +373,7 @@ fn gather(
             implementation,
             version,
             arch,
+            device: stated.device.as_deref(),
         }),
         _ => None,
     };

@@ -441,6 +441,7 @@ pub fn decoder_layouts<'a>(
         &found.library,
         Some(found.kind.implementation()),
         (!found.version.is_empty()).then_some(found.version.as_str()),
+        (!found.device.is_empty()).then_some(found.device.as_str()),
         objects,
         profiles,
     )

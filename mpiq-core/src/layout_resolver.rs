@@ -355,6 +355,7 @@ impl LayoutResolver {
             implementation: found.kind.implementation(),
             version: &found.version,
             arch: &arch,
+            device: (!found.device.is_empty()).then_some(found.device.as_str()),
         };
         self.profiles()
             .iter()

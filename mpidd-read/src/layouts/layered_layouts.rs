@@ -259,6 +259,7 @@ pub fn family_companion_profiles<'a>(
             implementation: UCX_IMPLEMENTATION,
             version: &version,
             arch: &arch,
+            device: None,
         };
         // Read only when a family declares it.
         let mut assertions = None;

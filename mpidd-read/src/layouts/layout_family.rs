@@ -64,6 +64,12 @@ pub struct StatedBuild<'a> {
     pub version: &'a str,
     /// The architecture of its file ([`object_arch`](crate::object_arch)).
     pub arch: &'a str,
+    /// The device it states, when it states one (MPICH's
+    /// `MPII_Version_device`: `ch3:nemesis`, `ch4:ucx`): an MPICH family
+    /// holds the builds of its own device only ([`LayoutFamily::pml`]),
+    /// whose structs differ from another device's. `None` decides
+    /// nothing.
+    pub device: Option<&'a str>,
 }
 
 impl LayoutFamily {
@@ -92,7 +98,7 @@ impl LayoutFamily {
     ///     arch: "x86_64".into(),
     ///     ..LayoutFamily::default()
     /// };
-    /// let stated = |version| StatedBuild { implementation: "Open MPI", version, arch: "x86_64" };
+    /// let stated = |version| StatedBuild { implementation: "Open MPI", version, arch: "x86_64", device: None };
     /// assert_eq!(family.mismatch(&stated("5.0.9")), None);
     /// assert_eq!(
     ///     family.mismatch(&stated("5.0.6")).as_deref(),
@@ -111,6 +117,17 @@ impl LayoutFamily {
                 "it is built for {}, the family for {}",
                 build.arch, self.arch
             ));
+        }
+        // MPICH's device decides its request and communicator; Open MPI's
+        // profiles answer every PML a process loads, so its `pml` does
+        // not.
+        if let Some(device) = build.device {
+            if self.implementation == "MPICH" && !self.pml.is_empty() && device != self.pml {
+                return Some(format!(
+                    "it states device {device}, the family is of {}",
+                    self.pml
+                ));
+            }
         }
         let Some(v) = version_numbers(build.version) else {
             return Some(format!(
@@ -301,6 +318,7 @@ mod tests {
             implementation: "Open MPI",
             version,
             arch: "x86_64",
+            device: None,
         }
     }
 

@@ -730,15 +730,18 @@ pub fn choose_layouts<'a>(
 /// which answer what the library's own source does not, whichever that
 /// source is.
 ///
-/// `implementation` (`Open MPI`), with `version`, is what the library
-/// states of itself; with the architecture read from its file, it lets a
-/// profile's release family answer for a build no profile names.
+/// `implementation` (`Open MPI`), with `version` and `device` (MPICH's),
+/// is what the library states of itself; with the architecture read from
+/// its file, it lets a profile's release family answer for a build no
+/// profile names.
+#[allow(clippy::too_many_arguments)]
 pub fn choose_loaded_layouts<'a>(
     dwarf: &'a dyn Layouts,
     missing: &dyn Fn(&dyn Layouts) -> Vec<LayoutError>,
     library: &str,
     implementation: Option<&str>,
     version: Option<&str>,
+    device: Option<&str>,
     objects: &dyn crate::symbols::loaded_objects::LoadedObjects,
     profiles: &'a [LayoutProfile],
 ) -> Result<(LayeredLayouts<'a>, LayoutOrigin), NoLayouts> {
@@ -763,6 +766,7 @@ pub fn choose_loaded_layouts<'a>(
             implementation,
             version,
             arch,
+            device,
         }),
         _ => None,
     };

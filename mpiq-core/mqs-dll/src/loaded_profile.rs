@@ -113,6 +113,9 @@ pub(crate) fn loaded_profile<M: TargetMemory + ?Sized>(
             implementation: kind.implementation(),
             version,
             arch,
+            // The debugger's image gives the version, not the device:
+            // the check on the process tells the devices apart.
+            device: None,
         }),
         _ => None,
     };
