@@ -152,7 +152,8 @@ the check on the process (— : not run on that build).
 EOF
   other_builds "site_builds --test mpich_handles" "site build of Open MPI 4.1.4 (x86_64)" \
     "site build of MPICH 4.0.2, ch3:nemesis (x86_64)" \
-    "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)" || missing=1
+    "site build of MPICH 4.0.2, ch3:nemesis, without --enable-debuginfo (x86_64)" \
+    "site build of MPICH 4.0.2, ch4:ucx (x86_64)" || missing=1
   cat <<'EOF'
 
 ## Debian 11

@@ -481,4 +481,37 @@ mod tests {
         );
         assert!(refused.is_err());
     }
+
+    #[test]
+    fn an_mpich_family_holds_its_own_device_only_and_open_mpi_s_any_pml() {
+        let ch3 = LayoutFamily {
+            implementation: "MPICH".into(),
+            from_version: "4.0".into(),
+            below_version: "4.0.3".into(),
+            pml: "ch3:nemesis".into(),
+            arch: "x86_64".into(),
+            ..LayoutFamily::default()
+        };
+        let mpich = |device| StatedBuild {
+            implementation: "MPICH",
+            version: "4.0.2",
+            arch: "x86_64",
+            device,
+        };
+        assert!(ch3.contains(&mpich(Some("ch3:nemesis"))));
+        assert!(
+            ch3.contains(&mpich(None)),
+            "no device stated decides nothing"
+        );
+        assert_eq!(
+            ch3.mismatch(&mpich(Some("ch4:ucx"))).as_deref(),
+            Some("it states device ch4:ucx, the family is of ch3:nemesis")
+        );
+        // Open MPI's profiles answer every PML its processes load.
+        let ompi = StatedBuild {
+            device: Some("ucx"),
+            ..stated("5.0.9")
+        };
+        assert!(family().contains(&ompi));
+    }
 }
