@@ -610,11 +610,42 @@ impl LibraryDwarf<'_> {
             // Only a library beneath (UCX, even a debug build of it with no
             // profile) can have DWARF for what the profile lacks: the
             // other profiles say which types are such a library's.
-            let beneath = self
+            // The implementation whose build the own profile is of (its
+            // own family's layouts or a variant's): a type another build
+            // of it has is not one of a library beneath, but one this
+            // build lacks (MPICH's debugger-support `MPIR_Sendq`).
+            let own_implementation = self
                 .profiles
                 .iter()
-                .any(|p| !std::ptr::eq(&p.layouts, own) && p.layouts.has_type(type_name));
-            if own.has_type(type_name) || !beneath {
+                .find(|p| {
+                    std::ptr::eq(&p.layouts, own)
+                        || p.family_variants
+                            .iter()
+                            .any(|v| std::ptr::eq(v.layouts(), own))
+                })
+                .map(|p| p.identity.implementation.as_str());
+            let describes = |p: &&LayoutProfile| {
+                Some(p.identity.implementation.as_str()) != own_implementation
+                    && p.layouts.has_type(type_name)
+            };
+            let beneath = self.profiles.iter().any(|p| describes(&p));
+            // A library beneath whose own profile is loaded beside (UCX's,
+            // by its build or family) is described by that profile alone:
+            // a type another release of it has (UCX 1.14's
+            // `ucp_ep_ext_t`) and this one's profile lacks is not in this
+            // build, and no DWARF (libc's, searched whole) can say more.
+            let beside_implementations: Vec<&str> = self
+                .profiles
+                .iter()
+                .filter(|q| self.beside.iter().any(|b| std::ptr::eq(&q.layouts, *b)))
+                .map(|q| q.identity.implementation.as_str())
+                .collect();
+            let described_beside = self
+                .profiles
+                .iter()
+                .filter(describes)
+                .any(|p| beside_implementations.contains(&p.identity.implementation.as_str()));
+            if own.has_type(type_name) || !beneath || described_beside {
                 return Err(mpidd_read::LayoutError::new(
                     type_name,
                     path,
