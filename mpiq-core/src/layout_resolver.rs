@@ -742,8 +742,9 @@ mod tests {
     /// The MPI library of a stripped build that a profile describes: its
     /// own types and the ones no profile knows are not asked of the other
     /// objects' DWARF (an object that cannot be opened, here, whose error
-    /// would show if it were asked); a type a profile of a library beneath
-    /// describes still is.
+    /// would show if it were asked), nor are the types another build of
+    /// the same MPI has; a type a profile of a library beneath describes
+    /// still is.
     #[test]
     fn a_stripped_librarys_types_are_not_asked_of_other_objects() {
         let mut oracle = TypeOracle::new();
@@ -756,7 +757,18 @@ mod tests {
         own.add_type("MPIR_Request", 400);
         let mut ucx = LayoutTable::default();
         ucx.add_type("ucp_request_t", 216);
-        let profiles = vec![profile(own), profile(ucx)];
+        let mut sendq = LayoutTable::default();
+        sendq
+            .add_type("MPIR_Request", 408)
+            .add_type("MPIR_Sendq", 48);
+        let of = |implementation: &str, layouts| {
+            let mut p = profile(layouts);
+            p.identity.implementation = implementation.to_string();
+            p
+        };
+        // Another MPICH build's profile (with debugger support) has
+        // MPIR_Sendq: this build lacks it, and no DWARF is asked.
+        let profiles = vec![of("MPICH", own), of("UCX", ucx), of("MPICH", sendq)];
         let dwarf = LibraryDwarf {
             oracle: &oracle,
             beside: &[],
