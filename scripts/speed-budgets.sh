@@ -65,11 +65,11 @@ ref-small-identify     360000000               239.6 M, 2026-11-29, 2ef13d1
 ref-job-4-warm         100000000               66.4 M (frames named from the kept ones), 2026-11-29, 98484b8
 ref-scale-warm         1290000000              859.1 M, 2026-11-29, 2ef13d1
 mpich-small-cold       65000000                43.3 M, 2026-11-29, 2ef13d1
-mpich-small-warm       63000000                41.8 M (shipped profiles 3.6 times larger, see above), 2026-11-29, this stop
+mpich-small-warm       63000000                41.8 M (shipped profiles 3.6 times larger, see above), 2026-11-29, 3914118
 ompi-small-cold        64000000                42.5 M, 2026-11-29, 2ef13d1
-ompi-small-warm        61000000                40.6 M (shipped profiles 3.6 times larger, see above), 2026-11-29, this stop
+ompi-small-warm        61000000                40.6 M (shipped profiles 3.6 times larger, see above), 2026-11-29, 3914118
 ompi509-small-cold     362000000               240.9 M, 2026-11-29, 2ef13d1
-ompi509-small-warm     47000000                31.3 M (its code digest kept; shipped profiles 3.6 times larger), 2026-11-29, this stop
+ompi509-small-warm     47000000                31.3 M (its code digest kept; shipped profiles 3.6 times larger), 2026-11-29, 3914118
 module-first-stop      930000000               565.6 M (of which some 33 M start CPython and import the module), 2026-11-29, 6030cfa
 module-later-stops     3400000000              2213 M (the first stop, then 1,000 later ones at 1.65 M each), 2026-11-29, 6030cfa
 '
