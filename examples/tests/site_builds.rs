@@ -23,6 +23,7 @@ use common::mpich_job::{
     gcore, mpidd, ref_mpich, ref_mpich_ch4, ref_mpich_nodebugger, wait_stopped, Job,
 };
 use common::ob1_checks::check_rank;
+use common::ompi5_reading::{check_handles_from_cores, check_handles_live};
 use common::ompi_job::{ranks_run_on, ref_ompi, OmpiJob, DEBIAN_MPIRUN};
 use common::queue_checks::check_rank_native;
 use common::site_build::{build_id, site_copy, site_mpich, MPICH_FAMILY, MPICH_SITE};
@@ -69,6 +70,21 @@ fn assert_family(err: &str) {
             "{part:?} missing from what mpidd said: {err}"
         );
     }
+}
+
+/// Every handle kind of tests/openmpi/handles.c on the site's Open MPI,
+/// through the 4.1 family, live and from cores (the version its handles
+/// name is the release's).
+#[test]
+fn ompi_site_build_handles_through_the_family_live_and_from_cores() {
+    let live = Outcome::begin(OMPI_SITE, OMPI_FAMILY, "handle", "live");
+    let cores = Outcome::begin(OMPI_SITE, OMPI_FAMILY, "handle", "core");
+    let job = OmpiJob::start_on_copy(site_ompi(), "site-ompi-handles", "handles");
+    check_handles_live(&job, "4.1.4");
+    live.works();
+    check_handles_from_cores(&job, "4.1.4", false);
+    cores.works();
+    assert_eq!(job.finish(), 0, "the job completes once continued");
 }
 
 #[test]
