@@ -329,8 +329,23 @@ pub fn so_stem(name: &str) -> &str {
 /// `-be` for a big-endian object. Read from the object, never the host.
 pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
     use object::Object;
-    // Mapped, not read: a debug build's libmpi is tens of megabytes, and
-    // only its headers are looked at.
+    with_object_file(path, |file| {
+        let arch = format!("{:?}", file.architecture()).to_lowercase();
+        if file.is_little_endian() {
+            arch
+        } else {
+            format!("{arch}-be")
+        }
+    })
+}
+
+/// `read` of the object file at `path`, mapped, not read: a debug build's
+/// libmpi is tens of megabytes, and only a few of its parts are looked at
+/// (its headers, a symbol, a section).
+pub(crate) fn with_object_file<T>(
+    path: &Path,
+    read: impl FnOnce(&object::File<'_>) -> T,
+) -> Result<T, ProfileError> {
     let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
         path: path.to_path_buf(),
         cause,
@@ -339,12 +354,7 @@ pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
         source_name: path.display().to_string(),
         reason: format!("not an object file: {e}"),
     })?;
-    let arch = format!("{:?}", file.architecture()).to_lowercase();
-    Ok(if file.is_little_endian() {
-        arch
-    } else {
-        format!("{arch}-be")
-    })
+    Ok(read(&file))
 }
 
 /// Lower-case hex of a build-id, as profiles and `file(1)` write it.

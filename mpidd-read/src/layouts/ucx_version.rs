@@ -16,7 +16,7 @@ use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::layouts::layout_profile::ProfileError;
+use crate::layouts::layout_profile::{with_object_file, ProfileError};
 
 /// The function whose returned constant is the version.
 const VERSION_FUNCTION: &str = "ucp_get_version_string";
@@ -37,15 +37,7 @@ const MAX_VERSION_LEN: usize = 32;
 /// # Ok::<(), mpidd_read::ProfileError>(())
 /// ```
 pub fn ucx_stated_version(path: &Path) -> Result<Option<String>, ProfileError> {
-    let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
-        path: path.to_path_buf(),
-        cause,
-    })?;
-    let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
-        source_name: path.display().to_string(),
-        reason: format!("not an object file: {e}"),
-    })?;
-    Ok(stated_version_of(&file))
+    with_object_file(path, stated_version_of)
 }
 
 /// The text of an assertion's expression that UCX's request code carries
@@ -62,21 +54,13 @@ const ASSERTION_TEXT: &[u8] = b"!((req)->flags & UCP_REQUEST_FLAG_COMPLETED)";
 /// is in its read-only data exactly then. `Ok(None)` when the file has
 /// no read-only data to tell by.
 pub fn ucx_assertions(path: &Path) -> Result<Option<bool>, ProfileError> {
-    let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
-        path: path.to_path_buf(),
-        cause,
-    })?;
-    let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
-        source_name: path.display().to_string(),
-        reason: format!("not an object file: {e}"),
-    })?;
-    let Some(rodata) = file.section_by_name(".rodata") else {
-        return Ok(None);
-    };
-    Ok(rodata
-        .data()
-        .ok()
-        .map(|d| memchr::memmem::find(d, ASSERTION_TEXT).is_some()))
+    with_object_file(path, |file| {
+        let rodata = file.section_by_name(".rodata")?;
+        rodata
+            .data()
+            .ok()
+            .map(|d| memchr::memmem::find(d, ASSERTION_TEXT).is_some())
+    })
 }
 
 /// [`ucx_stated_version`] of a parsed file.
