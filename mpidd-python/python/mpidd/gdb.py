@@ -28,6 +28,7 @@ command or a printer. A failure is one line (gdb.GdbError), never a
 traceback.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -159,6 +160,21 @@ def _fail(e):
     return gdb.GdbError("mpidd: " + str(e))
 
 
+@contextlib.contextmanager
+def _one_line():
+    """Within it, whatever fails is the one line gdb prints (the crates'
+    reason, or what else failed), never a Python traceback; gdb's own
+    errors pass as they are."""
+    try:
+        yield
+    except MpiddError as e:
+        raise _fail(e) from None
+    except gdb.GdbError:
+        raise
+    except Exception as e:  # no traceback in gdb, whatever failed
+        raise _fail("%s: %s" % (type(e).__name__, e)) from None
+
+
 class MpiPrefix(gdb.Command):
     """MPI queues and handles of this process, read by mpidd.
 
@@ -191,15 +207,9 @@ With -json, the queues as `mpidd queues --json` prints them."""
                 as_json = True
             else:
                 raise gdb.GdbError("mpidd: usage: mpi queues [-json]")
-        try:
+        with _one_line():
             # The model is printed, never walked: its JSON comes made.
             reading = _current().rank.queues(model=False)
-        except MpiddError as e:
-            raise _fail(e) from None
-        except gdb.GdbError:
-            raise
-        except Exception as e:  # no traceback in gdb, whatever failed
-            raise _fail("%s: %s" % (type(e).__name__, e)) from None
         if as_json:
             gdb.write(reading["json"] + "\n")
         else:
@@ -254,15 +264,9 @@ Usage: mpi where [-json]"""
         words = gdb.string_to_argv(argument)
         if any(w not in ("-json", "--json") for w in words):
             raise gdb.GdbError("mpidd: usage: mpi where [-json]")
-        try:
+        with _one_line():
             threads, cpu = _threads()
             reading = _current().rank.call(threads, cpu)
-        except MpiddError as e:
-            raise _fail(e) from None
-        except gdb.GdbError:
-            raise
-        except Exception as e:
-            raise _fail("%s: %s" % (type(e).__name__, e)) from None
         if words:
             gdb.write(json.dumps({"rank": reading["rank"], "waits": reading["waits"]}, indent=2) + "\n")
         else:
@@ -296,7 +300,7 @@ Usage: mpi job [-json] [-cores DIR | -launcher PID]"""
             as_json, cores, launcher = job_arguments(gdb.string_to_argv(argument))
         except UsageError as e:
             raise gdb.GdbError("mpidd: %s" % e) from None
-        try:
+        with _one_line():
             state = _current()
             core = _core_file()
             pid = None if core else state.inferior.pid
@@ -309,12 +313,6 @@ Usage: mpi job [-json] [-cores DIR | -launcher PID]"""
             reading = state.rank.job(
                 threads, cpu, cores=cores, this_core=core, launcher=launcher, this_pid=pid
             )
-        except MpiddError as e:
-            raise _fail(e) from None
-        except gdb.GdbError:
-            raise
-        except Exception as e:
-            raise _fail("%s: %s" % (type(e).__name__, e)) from None
         if as_json:
             gdb.write(json.dumps(reading["report"], indent=2) + "\n")
         else:
@@ -335,7 +333,7 @@ INTEGER handle."""
 
     def invoke(self, argument, from_tty):
         kind, fortran, as_json, expression = _handle_arguments(argument)
-        try:
+        with _one_line():
             try:
                 value = gdb.parse_and_eval(expression)
             except gdb.error as e:
@@ -352,12 +350,6 @@ INTEGER handle."""
                         % (expression, value.type, ", ".join(KINDS))
                     )
                 shown = _current().rank.handle(kind, int(value), fortran)
-        except MpiddError as e:
-            raise _fail(e) from None
-        except gdb.GdbError:
-            raise
-        except Exception as e:
-            raise _fail("%s: %s" % (type(e).__name__, e)) from None
         if as_json:
             gdb.write(json.dumps(shown["view"], indent=2) + "\n")
         else:
