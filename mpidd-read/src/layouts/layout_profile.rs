@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::layouts::layered_layouts::LayeredLayouts;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_family::{FamilyVariant, LayoutFamily, StatedBuild};
+pub use crate::layouts::object_file_facts::object_arch;
 use crate::layouts::profile_set::ProfileSet;
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
@@ -322,39 +323,6 @@ impl LayoutProfile {
 pub fn so_stem(name: &str) -> &str {
     let file = name.rsplit('/').next().unwrap_or(name);
     file.find(".so").map_or(file, |i| &file[..i])
-}
-
-/// The CPU an ELF object is built for, as profiles name it: `object`'s
-/// architecture in lower case (`x86_64`, `aarch64`, `powerpc64`), with
-/// `-be` for a big-endian object. Read from the object, never the host.
-pub fn object_arch(path: &Path) -> Result<String, ProfileError> {
-    use object::Object;
-    with_object_file(path, |file| {
-        let arch = format!("{:?}", file.architecture()).to_lowercase();
-        if file.is_little_endian() {
-            arch
-        } else {
-            format!("{arch}-be")
-        }
-    })
-}
-
-/// `read` of the object file at `path`, mapped, not read: a debug build's
-/// libmpi is tens of megabytes, and only a few of its parts are looked at
-/// (its headers, a symbol, a section).
-pub(crate) fn with_object_file<T>(
-    path: &Path,
-    read: impl FnOnce(&object::File<'_>) -> T,
-) -> Result<T, ProfileError> {
-    let data = crate::backend::core_file::map_file(path).map_err(|cause| ProfileError::Io {
-        path: path.to_path_buf(),
-        cause,
-    })?;
-    let file = object::File::parse(&*data).map_err(|e| ProfileError::Malformed {
-        source_name: path.display().to_string(),
-        reason: format!("not an object file: {e}"),
-    })?;
-    Ok(read(&file))
 }
 
 /// Lower-case hex of a build-id, as profiles and `file(1)` write it.

@@ -30,6 +30,7 @@ pub(crate) mod layout_error;
 pub(crate) mod layout_family;
 pub(crate) mod layout_profile;
 pub(crate) mod loaded_layouts;
+pub(crate) mod object_file_facts;
 pub(crate) mod profile_drift;
 pub(crate) mod profile_set;
 pub(crate) mod profile_symbols;

@@ -16,7 +16,8 @@ use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::layouts::layout_profile::{with_object_file, ProfileError};
+use crate::layouts::layout_profile::ProfileError;
+use crate::layouts::object_file_facts::with_object_file;
 
 /// The function whose returned constant is the version.
 const VERSION_FUNCTION: &str = "ucp_get_version_string";
