@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::{
-    LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError, SymbolSource,
-    TargetMemory, TargetParts, TargetReader, TypeOracle,
+    LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError, ProfileSet,
+    SymbolSource, TargetMemory, TargetParts, TargetReader, TypeOracle,
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
@@ -146,7 +146,6 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         ..Limits::default()
     };
     let profiles = crate::profile::load_all(&args.profiles)?;
-    let profiles = profiles.all();
     let source = args.target.source(&Limits::default());
     let value = read_target(
         source,
@@ -155,7 +154,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         HandleReader {
             args: &args,
             limits,
-            profiles,
+            profiles: &profiles,
         },
     )?;
     match print(&value, args.json) {
@@ -168,14 +167,16 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
 struct HandleReader<'a> {
     args: &'a HandleArgs,
     limits: Limits,
-    profiles: &'a [LayoutProfile],
+    profiles: &'a ProfileSet,
 }
 
 impl TargetReader for HandleReader<'_> {
     type Output = Shown;
     type Error = HandleCliError;
     fn read<T: OpenTarget>(self, t: &T) -> Result<Shown, HandleCliError> {
-        read(t, self.args, self.limits, self.profiles)
+        // The profiles of the objects this process loads, not every one.
+        let profiles = self.profiles.for_objects(t.elf_symbols());
+        read(t, self.args, self.limits, &profiles)
     }
 }
 
