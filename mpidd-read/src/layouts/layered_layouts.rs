@@ -143,20 +143,9 @@ pub(crate) fn shipped_profiles_for_loaded_builds(
     objects: &dyn LoadedObjects,
 ) -> Vec<&'static LayoutProfile> {
     let identities = crate::layouts::profile_set::shipped_identities();
-    let loaded: Vec<(String, Option<Vec<u8>>)> = objects
-        .loaded_objects()
-        .into_iter()
-        .filter(|o| identities.iter().any(|(_, i)| i.mentions(&o.name)))
-        .map(|o| {
-            (
-                o.name.clone(),
-                crate::symbols::debug_files::build_key(&o.path)
-                    .ok()
-                    .flatten()
-                    .map(|k| k.bytes().to_vec()),
-            )
-        })
-        .collect();
+    let loaded = loaded_keys(objects, |name| {
+        identities.iter().any(|(_, i)| i.mentions(name))
+    });
     let keys: Vec<String> = loaded
         .iter()
         .filter_map(|(_, id)| id.as_deref().map(crate::layouts::layout_profile::hex))
@@ -178,10 +167,22 @@ fn loaded_build_ids<'a>(
     objects: &dyn LoadedObjects,
     profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
 ) -> Vec<(String, Option<Vec<u8>>)> {
+    loaded_keys(objects, |name| {
+        profiles.clone().into_iter().any(|p| p.mentions(name))
+    })
+}
+
+/// Each object `objects` lists whose name `wanted` takes, with its build
+/// key (build-id, else code digest) when it has one: what profiles are
+/// chosen by. Only those objects are opened.
+pub(crate) fn loaded_keys(
+    objects: &dyn LoadedObjects,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(String, Option<Vec<u8>>)> {
     objects
         .loaded_objects()
         .into_iter()
-        .filter(|o| profiles.clone().into_iter().any(|p| p.mentions(&o.name)))
+        .filter(|o| wanted(&o.name))
         .map(|o| {
             (
                 o.name.clone(),

@@ -754,20 +754,9 @@ pub fn choose_loaded_layouts<'a>(
         }),
         _ => None,
     };
-    let companions: Vec<(String, Option<Vec<u8>>)> = listed
-        .iter()
-        .filter(|o| o.name != library)
-        .filter(|o| profiles.iter().any(|p| p.mentions(&o.name)))
-        .map(|o| {
-            (
-                o.name.clone(),
-                crate::symbols::debug_files::build_key(&o.path)
-                    .ok()
-                    .flatten()
-                    .map(|k| k.bytes().to_vec()),
-            )
-        })
-        .collect();
+    let companions = crate::layouts::layered_layouts::loaded_keys(objects, |name| {
+        name != library && profiles.iter().any(|p| p.mentions(name))
+    });
     let (chosen, origin) = choose_layouts(
         dwarf,
         missing,

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Deserialize;
 
+use crate::layouts::layered_layouts::loaded_keys;
 use crate::symbols::loaded_objects::LoadedObjects;
 
 use crate::layouts::layout_profile::{
@@ -193,18 +194,7 @@ impl ProfileSet {
     /// profile is made for. Only objects a profile mentions are opened
     /// for their build keys.
     pub fn for_objects(&self, objects: &dyn LoadedObjects) -> Arc<[LayoutProfile]> {
-        let loaded: Vec<(String, Option<Vec<u8>>)> = objects
-            .loaded_objects()
-            .into_iter()
-            .filter(|o| self.might_mention(&o.name))
-            .map(|o| {
-                let key = crate::symbols::debug_files::build_key(&o.path)
-                    .ok()
-                    .flatten()
-                    .map(|k| k.bytes().to_vec());
-                (o.name.clone(), key)
-            })
-            .collect();
+        let loaded = loaded_keys(objects, |name| self.might_mention(name));
         self.for_loaded("", "", &loaded)
     }
 
