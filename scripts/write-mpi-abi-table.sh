@@ -62,6 +62,8 @@ for (kind, name, a), (kind2, name2, m) in zip(abi, mpich):
     print(f'    (HandleKind::{kinds[kind]}, {int(a, 16):#x}, {m:#x}, "{name}"),')
 print('];')
 PY
+# As `cargo fmt` leaves the committed file.
+rustfmt --edition 2021 "$work/abi_table.rs"
 target=mpihandles/src/mpich/abi_table.rs
 if [ "$check" = --check ]; then
   if ! diff -u "$target" "$work/abi_table.rs"; then
