@@ -29,18 +29,14 @@ use std::process::Command;
 
 use common::dap::{variable, Dap};
 use common::debian_root::{in_root, root};
+use common::mpich_job::gcore;
 use common::ob1_checks;
 use common::ompi_job::OmpiJob;
 use common::python_module::module_site;
 use serde_json::{json, Value};
 
-/// The stop at `MPI_Recv`: initialize, attach (`attach` holds what the
-/// adapter needs), the breakpoint, continue, and the stack of the thread
-/// that hit it. Returns the frame id of `main`. `keep_sigstop` is the
-/// debugger's command, given in the Debug Console, that keeps the SIGSTOP
-/// the rank stopped itself with from being delivered again when it is
-/// continued (a rank a person attaches to is running, or hung, instead).
-fn stop_in_mpi_recv(dap: &mut Dap, attach: Value, keep_sigstop: &str) -> i64 {
+/// `initialize`, as VS Code sends it.
+fn initialize(dap: &mut Dap) {
     dap.request(
         "initialize",
         json!({
@@ -52,6 +48,16 @@ fn stop_in_mpi_recv(dap: &mut Dap, attach: Value, keep_sigstop: &str) -> i64 {
             "supportsVariableType": true,
         }),
     );
+}
+
+/// The stop at `MPI_Recv`: initialize, attach (`attach` holds what the
+/// adapter needs), the breakpoint, continue, and the stack of the thread
+/// that hit it. Returns the frame id of `main`. `keep_sigstop` is the
+/// debugger's command, given in the Debug Console, that keeps the SIGSTOP
+/// the rank stopped itself with from being delivered again when it is
+/// continued (a rank a person attaches to is running, or hung, instead).
+fn stop_in_mpi_recv(dap: &mut Dap, attach: Value, keep_sigstop: &str) -> i64 {
+    initialize(dap);
     // VS Code's order: the attach, the breakpoints (and here the signal's
     // handling) once the adapter is initialized, then configurationDone
     // (gdb attaches only then; lldb has attached, and continues the
@@ -87,13 +93,19 @@ fn stop_in_mpi_recv(dap: &mut Dap, attach: Value, keep_sigstop: &str) -> i64 {
         dap.request("continue", json!({ "threadId": thread }));
     };
     let thread = stopped["body"]["threadId"].clone();
+    main_frame(dap, thread, "MPI_Recv")
+}
+
+/// The id of the frame of `main` in the stack of `thread`, whose newest
+/// frame is in `newest` (a function's name, or a part of it).
+fn main_frame(dap: &mut Dap, thread: Value, newest: &str) -> i64 {
     let stack = dap.request("stackTrace", json!({ "threadId": thread, "levels": 20 }));
     let frames = stack["stackFrames"].as_array().expect("stackFrames");
     assert!(
         frames
             .first()
-            .is_some_and(|f| f["name"].as_str().unwrap().contains("MPI_Recv")),
-        "the stop is not in MPI_Recv: {frames:#?}\n{}",
+            .is_some_and(|f| f["name"].as_str().unwrap().contains(newest)),
+        "the stop is not in {newest}: {frames:#?}\n{}",
         dap.report()
     );
     let main = frames
@@ -330,7 +342,8 @@ const LLDB_PYTHON: &str = "/usr/lib/llvm-14/lib/python3.11/dist-packages";
 
 /// Debian 12's lldb-vscode-14 attached to rank 0 of a job of Debian 12's
 /// Open MPI 4.1 (stripped, read through its shipped profile), the module
-/// imported by the attach request's initCommands.
+/// imported by the attach request's initCommands; then the same on the
+/// rank's core (attach with `coreFile`).
 #[test]
 fn lldb_dap_shows_decoded_handles_and_mpi_queues() {
     let adapter = Path::new("/usr/bin/lldb-vscode-14");
@@ -340,24 +353,51 @@ fn lldb_dap_shows_decoded_handles_and_mpi_queues() {
     );
     let site = module_site();
     let job = OmpiJob::start_on(common::ompi_job::OmpiBuild::Debian, "dap-lldb", "queues");
-    let mut lldb = Command::new(adapter);
-    lldb.env("PYTHONPATH", LLDB_PYTHON);
-    let mut dap = Dap::start(lldb);
+    // The core of rank 0 as it stopped itself, for the second session.
+    let core = gcore(&job.dir, job.pid(0));
+    let lldb = || {
+        let mut lldb = Command::new(adapter);
+        lldb.env("PYTHONPATH", LLDB_PYTHON);
+        Dap::start(lldb)
+    };
+    // The user's ~/.lldbinit, as initCommands: the wheel's directory on
+    // lldb's sys.path (where pip would have put it), then the documented
+    // line.
+    let init = json!([
+        format!(
+            "script import sys; sys.path.insert(0, {:?})",
+            site.display().to_string()
+        ),
+        "command script import mpidd.lldb",
+    ]);
     let exe = job.dir.join("queues");
+    let mut dap = lldb();
     let frame = stop_in_mpi_recv(
         &mut dap,
-        json!({
-            "program": exe,
-            "pid": job.pid(0),
-            "initCommands": [
-                format!("script import sys; sys.path.insert(0, {:?})", site.display().to_string()),
-                "command script import mpidd.lldb",
-            ],
-        }),
+        json!({ "program": exe, "pid": job.pid(0), "initCommands": init }),
         "`process handle -p false -s false -n false SIGSTOP",
     );
     check_stop(&mut dap, frame, &job, Shown::ValueThenSummary, "`");
     dap.disconnect();
+    // The core, opened as launch.json's attach with coreFile does: the
+    // same variables and queues at its stop, in raise(SIGSTOP).
+    let mut dap = lldb();
+    initialize(&mut dap);
+    let attach = dap.send(
+        "attach",
+        json!({ "program": exe, "coreFile": core, "initCommands": init, "stopOnEntry": true }),
+    );
+    dap.wait_event("initialized", |_| true);
+    dap.request("configurationDone", json!({}));
+    let response = dap.response(attach, "attach");
+    assert_eq!(response["success"], true, "{response:#}\n{}", dap.report());
+    dap.wait_event("stopped", |_| true);
+    let frame = main_frame(&mut dap, json!(job.pid(0)), "");
+    check_stop(&mut dap, frame, &job, Shown::ValueThenSummary, "`");
+    // lldb-vscode 14 answers a disconnect from a core with bytes that are
+    // not UTF-8 (a freed string): VS Code's end of the session is the end
+    // of its input.
+    dap.close();
     assert_eq!(
         job.finish(),
         0,

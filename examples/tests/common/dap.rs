@@ -154,6 +154,12 @@ impl Dap {
         let seq = self.send("disconnect", json!({ "terminateDebuggee": false }));
         let response = self.response(seq, "disconnect");
         assert_eq!(response["success"], true, "{response:#}");
+        self.close();
+    }
+
+    /// Ends the session by closing the adapter's input, and waits for the
+    /// adapter to exit.
+    pub fn close(mut self) {
         self.stdin = None;
         let deadline = Instant::now() + PATIENCE;
         while Instant::now() < deadline {
@@ -163,7 +169,7 @@ impl Dap {
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = self.child.kill();
-        panic!("the adapter did not exit after disconnect");
+        panic!("the adapter did not exit at the end of its input");
     }
 
     /// The variables of a frame's scope of locals, as the adapter gives
