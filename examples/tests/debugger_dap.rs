@@ -15,7 +15,8 @@
 //! sets a function breakpoint on `MPI_Recv`, continues, and at the stop
 //! asks, as the Variables tree does, for the scopes and variables of the
 //! frame of `main`, `MPI_Recv`'s caller: its `MPI_Comm` variables' values
-//! are the decoded communicators (`mpidd_dup size 4, rank 0`), the
+//! are the decoded communicators (`mpidd_dup size 4, rank 0`; in lldb
+//! they expand to their members, `size` 4 and so on), the
 //! elements of its `MPI_Request` array the receives it posted, and a
 //! watch of `(MPI_Comm) &ompi_mpi_comm_world` is `MPI_COMM_WORLD size 4,
 //! rank 0`. The Debug Console's `mpi queues -json` (an `evaluate` in the
@@ -161,6 +162,23 @@ fn check_stop(dap: &mut Dap, frame: i64, job: &OmpiJob, shown: Shown, repl: &str
         ("split", "mpidd_split_even size 2, rank 0"),
     ] {
         shown.check(name, variable(&locals, name), summary);
+    }
+    // lldb's synthetic children: the communicator expands to its members.
+    if let Shown::ValueThenSummary = shown {
+        let dup = variable(&locals, "dup")["variablesReference"].clone();
+        assert_ne!(dup, 0, "dup does not expand: {locals:#?}");
+        let members = dap.request("variables", json!({ "variablesReference": dup }));
+        let members = members["variables"].as_array().expect("the members of dup");
+        for (name, value) in [
+            ("name", "\"mpidd_dup\""),
+            ("size", "4"),
+            ("rank", "0"),
+            ("state", "\"live\""),
+        ] {
+            // (lldb-vscode 14 puts a space before a char array's text.)
+            let shown = variable(members, name)["value"].as_str().unwrap_or("");
+            assert_eq!(shown.trim_start(), value, "{members:#?}");
+        }
     }
     // recvs[], expanded: each receive rank 0 wrote down it posted.
     let recvs = variable(&locals, "recvs")["variablesReference"].clone();
