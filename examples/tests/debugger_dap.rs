@@ -15,8 +15,8 @@
 //! sets a function breakpoint on `MPI_Recv`, continues, and at the stop
 //! asks, as the Variables tree does, for the scopes and variables of the
 //! frame of `main`, `MPI_Recv`'s caller: its `MPI_Comm` variables' values
-//! are the decoded communicators (`mpidd_dup size 4, rank 0`; in lldb
-//! they expand to their members, `size` 4 and so on), the
+//! are the decoded communicators (`mpidd_dup size 4, rank 0`, which
+//! expand to their members, `size` 4 and so on), the
 //! elements of its `MPI_Request` array the receives it posted, and a
 //! watch of `(MPI_Comm) &ompi_mpi_comm_world` is `MPI_COMM_WORLD size 4,
 //! rank 0`. The Debug Console's `mpi queues -json` (an `evaluate` in the
@@ -163,8 +163,9 @@ fn check_stop(dap: &mut Dap, frame: i64, job: &OmpiJob, shown: Shown, repl: &str
     ] {
         shown.check(name, variable(&locals, name), summary);
     }
-    // lldb's synthetic children: the communicator expands to its members.
-    if let Shown::ValueThenSummary = shown {
+    // The communicator expands to its members (lldb's synthetic children,
+    // the gdb printer's children in DAP mode).
+    {
         let dup = variable(&locals, "dup")["variablesReference"].clone();
         assert_ne!(dup, 0, "dup does not expand: {locals:#?}");
         let members = dap.request("variables", json!({ "variablesReference": dup }));
