@@ -152,6 +152,7 @@ impl Rank {
             let mut cache = lock(&self.cache)?;
             let read = self.read_memory.bind(py);
             let memory = CallbackMemory::new(read, &mut cache, self.abi);
+            objects.search_mpi_library_first(&memory);
             let target = TargetParts {
                 memory: &memory,
                 symbols: &objects.symbols,
@@ -213,6 +214,7 @@ impl Rank {
             let mut cache = lock(&self.cache)?;
             let read = self.read_memory.bind(py);
             let memory = CallbackMemory::new(read, &mut cache, self.abi);
+            objects.search_mpi_library_first(&memory);
             let opened = open_with_kept_layouts(&memory, objects, &self.profiles, chosen)
                 .map_err(|e| failed(&error_chain(&e), &memory, objects))?;
             let resolver = opened.resolver();
@@ -390,6 +392,7 @@ impl Rank {
         let mut cache = lock(&self.cache)?;
         let read = self.read_memory.bind(py);
         let memory = CallbackMemory::new(read, &mut cache, self.abi);
+        objects.search_mpi_library_first(&memory);
         let target = TargetParts {
             memory: &memory,
             symbols: &objects.symbols,
