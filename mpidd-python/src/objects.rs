@@ -3,7 +3,7 @@
 //! kept while the list stays the same.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 use mpidd_read::{ElfSymbols, Limits, LoadedLayouts, TargetMemory};
 use object::{Object, ObjectSection};
@@ -31,8 +31,9 @@ pub struct ProcessObjects {
     pub layouts: LoadedLayouts,
     /// The objects whose files could not be read, and why.
     pub unreadable: Vec<String>,
-    /// Whether the MPI library's DWARF is searched first already.
-    mpi_library_first: AtomicBool,
+    /// Whether the MPI library has DWARF (in itself or its debug file),
+    /// once it is identified; its DWARF is then searched first.
+    mpi_library_dwarf: OnceLock<bool>,
 }
 
 impl ProcessObjects {
@@ -54,26 +55,28 @@ impl ProcessObjects {
             symbols,
             layouts,
             unreadable,
-            mpi_library_first: AtomicBool::new(false),
+            mpi_library_dwarf: OnceLock::new(),
         }
     }
 
-    /// Has the types of the MPI library that `memory` holds (as
-    /// `mpiq_core::identify` names it) asked of its own DWARF before any
-    /// other object's, as mpidd's own reading does: the library's
-    /// definition is the one its memory was laid out by, and a search that
-    /// starts there never inflates or scans the DWARF of the objects
-    /// listed before it (libc's debug file, when installed, cost a first
-    /// stop 116 M instructions of zlib alone). Once per list; a process
-    /// whose MPI is not identified is asked again at the next call.
-    pub fn search_mpi_library_first(&self, memory: &dyn TargetMemory) {
-        if self.mpi_library_first.load(Ordering::Relaxed) {
-            return;
+    /// Identifies the MPI library that `memory` holds (as
+    /// `mpiq_core::identify` names it) and has its types asked of its own
+    /// DWARF before any other object's, as mpidd's own reading does: the
+    /// library's definition is the one its memory was laid out by, and a
+    /// search that starts there never inflates or scans the DWARF of the
+    /// objects listed before it (libc's debug file, when installed: 116 M
+    /// instructions of zlib alone at a first stop). Returns whether the
+    /// library has DWARF; `None` while no MPI is identified (asked again
+    /// at the next call). Once per list.
+    pub fn mpi_library_dwarf(&self, memory: &dyn TargetMemory) -> Option<bool> {
+        if let Some(&dwarf) = self.mpi_library_dwarf.get() {
+            return Some(dwarf);
         }
-        if let Ok(found) = mpiq_core::identify(memory, &self.symbols, &Limits::default()) {
-            self.layouts.dwarf().search_first(&found.library);
-            self.mpi_library_first.store(true, Ordering::Relaxed);
-        }
+        let found = mpiq_core::identify(memory, &self.symbols, &Limits::default()).ok()?;
+        let oracle = self.layouts.dwarf();
+        oracle.search_first(&found.library);
+        let dwarf = oracle.has_dwarf(&found.library);
+        Some(*self.mpi_library_dwarf.get_or_init(|| dwarf))
     }
 }
 
