@@ -52,7 +52,8 @@
 #                             MPICH 4.2 packages as shipped, and a virtual
 #                             environment at /opt/mpidd-venv inside it with
 #                             pip's MPICH and mpi4py; commands run in it
-#                             through scripts/lib/in-debian13.sh.
+#                             through scripts/lib/in-debian13.sh; and
+#                             Debian's gdb, for its DAP mode.
 #                             MPIDD_DEBIAN13_ROOT (default CACHE/debian13)
 #
 # CACHE is ${XDG_CACHE_HOME:-$HOME/.cache}/mpidd. Cold, on 2 cores: about
@@ -259,6 +260,22 @@ make_debian13() {
       "$here/lib/in-debian-root.sh" "$partial" "$venv/bin/python"
     echo "$recipe" >"$partial/.mpidd-complete"
     mv "$partial" "$root"
+  fi
+  # Debian 13's gdb (16, whose DAP mode `gdb -i=dap` VS Code talks to;
+  # examples/tests/gdb_dap.rs), installed into the root as made, so that a
+  # root made before it is not made again: a few seconds once, then
+  # nothing.
+  if [ ! -x "$root/usr/bin/gdb" ]; then
+    nice -n 5 "$here/lib/in-debian-root.sh" "$root" /bin/sh -c "
+      set -e
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get -q update
+      apt-get -q install -y --no-install-recommends gdb
+      apt-get clean" >>"$root.debootstrap.log" 2>&1 || {
+      tail -n 30 "$root.debootstrap.log" >&2
+      echo "error: apt-get install of gdb in the Debian 13 root failed; its log is $root.debootstrap.log" >&2
+      exit 1
+    }
   fi
   echo "$root"
 }

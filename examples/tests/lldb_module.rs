@@ -11,7 +11,9 @@
 //! - `mpi queues -json` must give the very queues `mpidd queues --core
 //!   CORE --json` gives for the same core, and what each rank posted;
 //! - `frame variable` of the program's `MPI_Comm` and `MPI_Request`
-//!   variables shows the decoded object in one line (the summaries);
+//!   variables shows the decoded object in one line (the summaries), and
+//!   its members as children (the synthetic children: `comm.size`, or
+//!   `comm->size` for Open MPI's pointers);
 //! - `mpi handle` decodes a variable and a predefined communicator by
 //!   name, and garbage gives one line of error, after which lldb runs the
 //!   next command.
@@ -243,6 +245,30 @@ fn reference_mpich_in_lldb_reads_as_mpidd_and_shows_handles() {
             );
         }
         if rank == 1 {
+            // The synthetic children: the members of the view, which an
+            // IDE expands, and the CLI reaches by name (it prints an int
+            // handle's summary alone).
+            let run = lldb(
+                &target,
+                &[
+                    MAIN_FRAME,
+                    BEGIN,
+                    "frame variable split.name split.rank split.size split.world_rank",
+                    "frame variable split.local_world_ranks split.state",
+                    END,
+                ],
+            );
+            assert_eq!(
+                marked(&run),
+                "(char[16]) name = \"mpidd_split_odd\"\n\
+                 (long long) rank = 0\n\
+                 (long long) size = 2\n\
+                 (long long) world_rank = 1\n\
+                 (char[7]) local_world_ranks = \"[1, 3]\"\n\
+                 (char[5]) state = \"live\"",
+                "{}",
+                run.stderr
+            );
             let run = lldb(&target, &[MAIN_FRAME, BEGIN, "mpi handle split", END]);
             let view = marked(&run);
             for line in ["kind: comm", "  name: mpidd_split_odd", "  world rank: 1"] {
@@ -327,11 +353,25 @@ fn debian_open_mpi_in_lldb_reads_as_mpidd() {
             "rank {rank}: lldb's mpi queues -json differs from mpidd queues --core --json"
         );
         ob1_checks::check_rank(rank, &ours, &job.posted(rank));
-        let run = lldb(&target, &[MAIN_FRAME, BEGIN, "frame variable dup", END]);
+        let run = lldb(
+            &target,
+            &[
+                MAIN_FRAME,
+                BEGIN,
+                "frame variable dup",
+                "frame variable dup->size dup->rank dup->name",
+                END,
+            ],
+        );
         let printed = marked(&run);
         assert_eq!(
             printed,
-            format!("(MPI_Comm) dup = mpidd_dup size 4, rank {rank}"),
+            format!(
+                "(MPI_Comm) dup = mpidd_dup size 4, rank {rank}\n\
+                 (long long) size = 4\n\
+                 (long long) rank = {rank}\n\
+                 (char[10]) name = \"mpidd_dup\""
+            ),
             "{}",
             run.stderr
         );

@@ -3,6 +3,7 @@
 //! test binary uses a part of them.
 #![allow(dead_code)]
 
+pub mod dap;
 pub mod debian_root;
 pub mod handle_checks;
 pub mod hung_job;

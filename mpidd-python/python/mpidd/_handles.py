@@ -171,3 +171,51 @@ def parent_pid(pid):
 def job_text(reading):
     """`mpi job`'s text: the verdict, one line each."""
     return "\n".join(reading["verdict"])
+
+
+def _member_value(text):
+    """A member's value as its type reads: an integer, a boolean, else the
+    text itself."""
+    if re.match(r"^-?[0-9]+$", text):
+        return int(text)
+    if text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+def view_members(text):
+    """The members of a handle view, from its text (``mpi handle``'s), as
+    (name, value) pairs for a debugger's children: what is particular to
+    its kind first (the ``details:`` lines: name, size, rank, ...), then
+    what every handle has (state, reference count, ...). A name is the
+    text's, words joined by ``_``; a value is an int, a bool or the text
+    (a list is its items, in brackets). The kind, said by the handle's
+    type, is left out."""
+    details, common = [], []
+    into = common
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        body = line.strip()
+        if indent == 0 and body == "details:":
+            into = details
+            continue
+        if indent == 0:
+            into = common
+        elif indent > 2 or body.startswith("- "):
+            # An item of the member above (a list, one item a line).
+            if into:
+                name, value = into[-1]
+                item = body[2:] if body.startswith("- ") else body
+                items = value[1:-1] + ", " if value not in ("", "[]") else ""
+                into[-1] = (name, "[" + items + item + "]")
+            continue
+        name, sep, value = body.partition(":")
+        if not sep:
+            continue
+        name = name.strip().replace(" ", "_")
+        if name == "kind":
+            continue
+        into.append((name, _member_value(value.strip())))
+    return details + common

@@ -18,7 +18,8 @@ It registers, for the selected inferior (a live process or a core):
   other cores beside gdb's, or the ranks behind the launcher);
 - pretty-printers for the handle types, chosen by the typedef's own name
   (``MPI_Comm`` is an int in MPICH and a pointer in Open MPI), so that
-  ``print comm`` shows ``mpidd_dup size 4, rank 0``.
+  ``print comm`` shows ``mpidd_dup size 4, rank 0``; in gdb's DAP mode
+  (VS Code) a handle also expands to the members of its view.
 
 Everything is read through gdb itself: its memory reads
 (``Inferior.read_memory``) and its list of loaded objects (``info files``).
@@ -32,6 +33,7 @@ import contextlib
 import json
 import os
 import re
+import sys
 
 import gdb
 
@@ -46,6 +48,7 @@ from mpidd._handles import (
     parent_pid,
     predefined_kind,
     raw,
+    view_members,
     where_text,
 )
 from mpidd._native import MpiddError, Rank, section_bias
@@ -406,10 +409,33 @@ class HandlePrinter:
             return "%s <mpidd: %s: %s>" % (raw(number), type(e).__name__, e)
 
 
+class ExpandingHandlePrinter(HandlePrinter):
+    """The same, with children: the members of the handle's view (name,
+    size, rank, ... of a communicator), for an IDE's variables tree."""
+
+    def children(self):
+        try:
+            shown = _current().rank.handle(self.kind, int(self.value))
+            members = view_members(shown["text"])
+        except Exception as e:  # a printer must never stop a print
+            members = [("mpidd_error", "%s" % e)]
+        for name, value in members:
+            yield name, value
+
+
+def _in_dap():
+    """Whether gdb runs as a DAP server (``gdb -i=dap``, for VS Code):
+    its variables tree expands a handle, while ``print`` keeps to one
+    line (``mpi handle`` shows the whole view)."""
+    return "gdb.dap.server" in sys.modules
+
+
 def _lookup_printer(value):
     kind = _kind_of(value.type)
     if kind is None:
         return None
+    if _in_dap():
+        return ExpandingHandlePrinter(kind, value)
     return HandlePrinter(kind, value)
 
 

@@ -18,7 +18,9 @@ It adds, for the selected process (live, or a core):
   process's parent);
 - summaries for the handle types, by the typedef's own name (``MPI_Comm``
   is an int in MPICH and a pointer in Open MPI), so that ``frame variable
-  comm`` shows ``mpidd_dup size 4, rank 0``.
+  comm`` shows ``mpidd_dup size 4, rank 0``, and synthetic children: the
+  members of its view (``name``, ``size``, ``rank``, ...), which an IDE's
+  variables tree expands (``frame variable -Y comm`` prints them).
 
 Everything is read through lldb itself: its memory reads
 (``SBProcess.ReadMemory``) and its modules. Pages read are kept until the
@@ -46,6 +48,7 @@ from mpidd._handles import (
     parent_pid,
     predefined_kind,
     raw,
+    view_members,
     where_text,
 )
 from mpidd._native import MpiddError, Rank, section_bias
@@ -330,6 +333,85 @@ def handle_summary(value, internal_dict):
         return "%s <mpidd: %s: %s>" % (raw(number), type(e).__name__, e)
 
 
+class HandleChildren:
+    """The synthetic children of an MPI handle value: the members of its
+    view (``mpi handle``'s: name, size, rank, ... of a communicator; peer,
+    tag, ... of a request), so that an IDE's variables tree expands it.
+    Integers and booleans are values of those types, the rest strings.
+    Read on first use at each stop; a handle that cannot be read has one
+    child, ``mpidd_error``, saying why."""
+
+    def __init__(self, valobj, internal_dict):
+        self.valobj = valobj
+        self.members = None
+
+    def update(self):
+        # A new stop, or a new value: read again when asked.
+        self.members = None
+        return False
+
+    def has_children(self):
+        return True
+
+    def _members(self):
+        if self.members is None:
+            self.members = self._read()
+        return self.members
+
+    def _read(self):
+        value = self.valobj.GetNonSyntheticValue()
+        kind = _kind_of(value)
+        if kind is None:
+            return []
+        try:
+            number = _value_number(value)
+            shown = _state(value.GetProcess()).rank.handle(kind, number)
+            return view_members(shown["text"])
+        except MpiddError as e:
+            return [("mpidd_error", str(e))]
+        except Exception as e:  # children must never stop a print
+            return [("mpidd_error", "%s: %s" % (type(e).__name__, e))]
+
+    def num_children(self, max_children=None):
+        return len(self._members())
+
+    def get_child_index(self, name):
+        for i, (member, _) in enumerate(self._members()):
+            if member == name:
+                return i
+        return -1
+
+    def get_child_at_index(self, index):
+        members = self._members()
+        if not 0 <= index < len(members):
+            return None
+        name, value = members[index]
+        return _child(self.valobj, name, value)
+
+
+def _child(valobj, name, value):
+    """An SBValue named `name` holding `value` (an int, a bool or a str),
+    made from data in the target's byte order: no expression runs, so it
+    works on cores."""
+    target = valobj.GetTarget()
+    order = target.GetByteOrder()
+    size = target.GetAddressByteSize()
+    if isinstance(value, bool):
+        raw_bytes = bytes([1 if value else 0])
+        kind = target.GetBasicType(lldb.eBasicTypeBool)
+    elif isinstance(value, int) and -(1 << 63) <= value < (1 << 63):
+        raw_bytes = value.to_bytes(8, "little" if order == lldb.eByteOrderLittle else "big", signed=True)
+        kind = target.GetBasicType(lldb.eBasicTypeLongLong)
+    else:
+        # A C string, its terminating NUL within the array.
+        raw_bytes = str(value).encode() + b"\0"
+        kind = target.GetBasicType(lldb.eBasicTypeChar).GetArrayType(len(raw_bytes))
+    data = lldb.SBData()
+    error = lldb.SBError()
+    data.SetData(error, raw_bytes, order, size)
+    return valobj.CreateValueFromData(name, data, kind)
+
+
 def __lldb_init_module(debugger, internal_dict):
     debugger.HandleCommand(
         'command script add -h "MPI queues, handles and calls of this process, read by mpidd: '
@@ -339,5 +421,8 @@ def __lldb_init_module(debugger, internal_dict):
     )
     debugger.HandleCommand(
         "type summary add -w mpidd -v -F mpidd.lldb.handle_summary " + " ".join(sorted(HANDLE_TYPES))
+    )
+    debugger.HandleCommand(
+        "type synthetic add -w mpidd -l mpidd.lldb.HandleChildren " + " ".join(sorted(HANDLE_TYPES))
     )
     debugger.HandleCommand("type category enable mpidd")
