@@ -262,7 +262,7 @@ make_debian13() {
     mv "$partial" "$root"
   fi
   # Debian 13's gdb (16, whose DAP mode `gdb -i=dap` VS Code talks to;
-  # examples/tests/gdb_dap.rs), installed into the root as made, so that a
+  # examples/tests/debugger_dap.rs), installed into the root as made, so that a
   # root made before it is not made again: a few seconds once, then
   # nothing.
   if [ ! -x "$root/usr/bin/gdb" ]; then
