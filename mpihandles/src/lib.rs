@@ -166,8 +166,8 @@ pub use mpich::{
 };
 pub use ofi::{
     ask_ofi_layouts, ofi_hardware_matching, ofi_layouts_missing, read_ofi_endpoint,
-    read_ofi_provider_name, OfiEndpointQueues, OfiError, OfiPostedReceive, OfiProtocol,
-    OfiProvider, OfiSend, OfiUnexpected,
+    read_ofi_info_provider, read_ofi_provider_name, OfiEndpointQueues, OfiError, OfiPostedReceive,
+    OfiProtocol, OfiProvider, OfiSend, OfiUnexpected,
 };
 pub use ucx::{
     ask_ucx_worker_layouts, read_ucx_worker, ucx_layouts_missing, ucx_worker_layouts_missing,

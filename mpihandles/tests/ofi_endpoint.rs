@@ -8,7 +8,10 @@
 
 use mpidd_read::{LayoutProfile, Layouts, Limits, ReadError, SyntheticMemory};
 use mpidd_types::{TargetAbi, TargetAddr};
-use mpihandles::{read_ofi_endpoint, OfiError, OfiProtocol, OfiProvider};
+use mpihandles::{
+    ofi_hardware_matching, read_ofi_endpoint, read_ofi_info_provider, OfiError, OfiProtocol,
+    OfiProvider,
+};
 
 fn profile() -> &'static LayoutProfile {
     static P: std::sync::OnceLock<LayoutProfile> = std::sync::OnceLock::new();
@@ -618,4 +621,33 @@ fn the_shipped_profile_answers_every_question_of_the_reader() {
     let (_, unanswered) =
         mpidd_read::LayoutTable::record(&profile().layouts, &mpihandles::ask_ofi_layouts);
     assert!(unanswered.is_empty(), "{unanswered:?}");
+}
+
+#[test]
+fn an_fi_info_names_a_hardware_provider_whose_statement_says_the_nic() {
+    let mut im = Image {
+        big: true,
+        ..Image::default()
+    };
+    const INFO: u64 = 0x20_0000;
+    const ATTR: u64 = 0x21_0000;
+    im.region(INFO, size("fi_info"));
+    im.region(ATTR, size("fi_fabric_attr"));
+    im.region(NAME, 64);
+    im.set(INFO, "fi_info", "fabric_attr", ATTR);
+    im.set(ATTR, "fi_fabric_attr", "prov_name", NAME);
+    im.bytes(NAME, b"cxi\0");
+    let mem = im.memory();
+    let read = |im: &SyntheticMemory| {
+        read_ofi_info_provider(im, &profile().layouts, TargetAddr(INFO), &Limits::default())
+    };
+    let name = read(&mem).unwrap();
+    assert_eq!(name, "cxi");
+    assert!(ofi_hardware_matching(&name).unwrap().contains("in the NIC"));
+    // A NULL name is corrupt, named by its record.
+    im.set(ATTR, "fi_fabric_attr", "prov_name", 0);
+    assert!(matches!(
+        read(&im.memory()),
+        Err(OfiError::Corrupt { record: "fi_fabric_attr", addr, .. }) if addr == TargetAddr(ATTR)
+    ));
 }

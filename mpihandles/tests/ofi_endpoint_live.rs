@@ -20,7 +20,10 @@ use std::process::{Child, Command, Stdio};
 
 use mpidd_read::{AttachGuard, LayoutProfile, Limits, LiveProcess};
 use mpidd_types::TargetAddr;
-use mpihandles::{read_ofi_endpoint, OfiEndpointQueues, OfiProtocol, OfiProvider};
+use mpihandles::{
+    read_ofi_endpoint, read_ofi_info_provider, read_ofi_provider_name, OfiEndpointQueues,
+    OfiProtocol, OfiProvider,
+};
 
 // From tests/ofi/endpoint_queues.c.
 const TAG_EXACT: u64 = 0x0000_0001_0000_0007;
@@ -160,6 +163,14 @@ fn run(provider: &str, named: &str) {
     let (live_a, live_b) = {
         let guard = AttachGuard::attach(pid).expect("attach (ptrace) to the libfabric program");
         let memory = LiveProcess::open(pid).unwrap();
+        // The provider as fi_getinfo named it, and as the endpoint's
+        // domain does.
+        let info = TargetAddr(printed.at("info", 0));
+        let named_info = read_ofi_info_provider(&memory, layouts, info, &limits);
+        let named_ep = read_ofi_provider_name(&memory, layouts, a, &limits);
+        assert_eq!(named_info.unwrap(), named);
+        let own = if provider == "shm" { "shm" } else { "ofi_rxm" };
+        assert_eq!(named_ep.unwrap(), own);
         let qa = read_ofi_endpoint(&memory, layouts, a, &limits);
         let qb = read_ofi_endpoint(&memory, layouts, b, &limits);
         guard.detach().expect("let the program go");

@@ -169,6 +169,7 @@ int main(void) {
   }
 
   printf("provider %s\n", info->fabric_attr->prov_name);
+  printf("info %p\n", (void *)info);
   printf("ep_a %p\n", (void *)a.ep);
   printf("ep_b %p\n", (void *)b.ep);
   printf("recv_exact %p %p\n", (void *)&ctx_exact, (void *)recv_exact);

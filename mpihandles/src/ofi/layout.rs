@@ -29,6 +29,8 @@ pub(crate) const RXM_RECV_ENTRY: &str = "rxm_recv_entry";
 pub(crate) const RXM_RX_BUF: &str = "rxm_rx_buf";
 pub(crate) const RXM_CONN: &str = "rxm_conn";
 pub(crate) const PEER_ADDR: &str = "util_peer_addr";
+pub(crate) const FI_INFO: &str = "fi_info";
+pub(crate) const FABRIC_ATTR: &str = "fi_fabric_attr";
 
 /// The receive entry `smr_rx_entry` and `fi_peer_rx_entry` share: the
 /// members of `fi_peer_rx_entry` (`peer_entry` in shm's entry).
@@ -112,6 +114,8 @@ pub(crate) const OFI_NEEDS: &[LayoutNeed] = &[
         ],
     ),
     LayoutNeed::members(RXM_CONN, &["peer"]),
+    LayoutNeed::members(FI_INFO, &["fabric_attr"]),
+    LayoutNeed::members(FABRIC_ATTR, &["prov_name"]),
     LayoutNeed::members(PEER_ADDR, &["fi_addr"]),
 ];
 

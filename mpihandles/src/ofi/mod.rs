@@ -11,7 +11,8 @@
 //!   `ofi_rxm` provider's receive queues, under which `tcp` and `verbs`
 //!   carry RDM traffic; [`dlist`]: the rings both keep them in.
 //! - [`hardware`]: the providers that match in the NIC or in a library of
-//!   their own (`cxi`, `psm2`, `psm3`), of which one line is said.
+//!   their own (`cxi`, `psm2`, `psm3`), of which one line is said; [`info`]:
+//!   the provider an `fi_info` names, which names those too.
 //! - [`layout`]: every size and offset these ask of the layout source;
 //!   [`flags`]: the constants no layout source holds; [`model`]: what
 //!   the reader gives.
@@ -26,6 +27,7 @@ mod endpoint;
 mod error;
 mod flags;
 mod hardware;
+mod info;
 mod layout;
 mod model;
 mod rxm;
@@ -36,6 +38,7 @@ pub use endpoint::{
 };
 pub use error::OfiError;
 pub use hardware::ofi_hardware_matching;
+pub use info::read_ofi_info_provider;
 pub use model::{
     OfiEndpointQueues, OfiPostedReceive, OfiProtocol, OfiProvider, OfiSend, OfiUnexpected,
 };
