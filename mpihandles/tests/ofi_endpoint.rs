@@ -303,7 +303,7 @@ fn check_shm(big: bool) {
             true,
             0x55,
             1 << 20,
-            0xd000,
+            Some(0xd000),
             0xc5,
             Some(PEER_FI_ADDR),
             OfiProtocol::Iov

@@ -8,18 +8,18 @@ use super::error::OfiError;
 use super::flags::FI_CLASS_EP;
 use super::hardware::ofi_hardware_matching;
 use super::layout::{
-    EndpointLayout, ListLayout, RxmLayout, ShmLayout, ShmSendLayout, OFI_NEEDS, PROVIDER,
-    UTIL_DOMAIN, UTIL_EP,
+    EndpointLayout, ListLayout, RxmLayout, RxmSendLayout, ShmLayout, ShmSendLayout, OFI_NEEDS,
+    PROVIDER, UTIL_DOMAIN, UTIL_EP,
 };
 use super::model::{OfiEndpointQueues, OfiProvider};
 use super::shm::span;
-use super::{rxm, shm};
+use super::{rxm, rxm_sends, shm};
 use crate::target::Ctx;
 
 /// Whether `layouts` describes what [`read_ofi_endpoint`] needs for an
 /// endpoint of every software provider it reads (shm and rxm, and the
 /// endpoint's record that names its provider), and if not, the first
-/// question it cannot answer. shm's sends' layouts are optional: without
+/// question it cannot answer. The sends' layouts are optional: without
 /// them the reading says what it could not read.
 pub fn ofi_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
     EndpointLayout::of(layouts)
@@ -34,6 +34,7 @@ pub fn ofi_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
 pub fn ask_ofi_layouts(layouts: &dyn Layouts) {
     LayoutNeed::ask_all(OFI_NEEDS, layouts);
     let _ = ShmSendLayout::of(layouts);
+    let _ = RxmSendLayout::of(layouts);
 }
 
 /// The name of the provider of the endpoint at `endpoint` (a
@@ -89,7 +90,7 @@ fn provider_name(
 
 /// Reads what the libfabric endpoint at `endpoint` (a `struct fid_ep *`,
 /// as `fi_endpoint` returned it) holds: its posted receives, its
-/// unexpected messages and, for shm, its sends in flight.
+/// unexpected messages and its sends in flight.
 ///
 /// The endpoint is the caller's to find (an MPI library's OFI globals, or
 /// a program's own variable): this reader knows no MPI library, and gives
@@ -136,17 +137,21 @@ pub fn read_ofi_endpoint(
         }
         "ofi_rxm" => {
             let q = rxm::read(&ctx, layouts, &ll, endpoint)?;
+            let mut notes = Vec::new();
+            let sends = match RxmSendLayout::of(layouts) {
+                Ok(sl) => rxm_sends::sends(&ctx, &sl, endpoint)?,
+                Err(e) => {
+                    notes.push(format!("rxm's sends in flight are not read: {e}"));
+                    Vec::new()
+                }
+            };
             Ok(OfiEndpointQueues {
                 endpoint,
                 provider: OfiProvider::Rxm,
                 posted: q.posted,
                 unexpected: q.unexpected,
-                sends: Vec::new(),
-                notes: vec![
-                    "rxm's sends in flight are not read: its transmit buffers are in a buffer \
-                     pool (rxm_ep.tx_pool) this reader does not walk"
-                        .to_string(),
-                ],
+                sends,
+                notes,
             })
         }
         other => Err(OfiError::NotRead {

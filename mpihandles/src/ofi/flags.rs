@@ -35,3 +35,15 @@ pub(crate) const RXM_CTRL_RNDV_REQ: u64 = 2;
 /// (`enum rxm_recv_queue_type`).
 pub(crate) const RXM_RECV_QUEUE_MSG: u64 = 1;
 pub(crate) const RXM_RECV_QUEUE_TAGGED: u64 = 2;
+
+/// `OFI_BUFPOOL_INDEXED` (`include/ofi_mem.h`): a pool whose free lists are
+/// its regions', which rxm's transmit pool is not.
+pub(crate) const OFI_BUFPOOL_INDEXED: u64 = 1 << 1;
+/// rxm's `enum rxm_proto_state` (`RXM_PROTO_STATES`): the states of a
+/// transmit buffer whose message waits for its peer.
+pub(crate) const RXM_TX: u64 = 0;
+pub(crate) const RXM_SAR_TX: u64 = 4;
+pub(crate) const RXM_RNDV_TX: u64 = 6;
+pub(crate) const RXM_RNDV_READ_DONE_WAIT: u64 = 7;
+pub(crate) const RXM_RNDV_WRITE_DATA_WAIT: u64 = 8;
+pub(crate) const RXM_RNDV_WRITE_DONE_WAIT: u64 = 9;

@@ -30,6 +30,10 @@ pub(crate) const RXM_RX_BUF: &str = "rxm_rx_buf";
 pub(crate) const RXM_CONN: &str = "rxm_conn";
 pub(crate) const PEER_ADDR: &str = "util_peer_addr";
 pub(crate) const FI_INFO: &str = "fi_info";
+pub(crate) const BUFPOOL: &str = "ofi_bufpool";
+pub(crate) const BUFPOOL_REGION: &str = "ofi_bufpool_region";
+pub(crate) const BUFPOOL_HDR: &str = "ofi_bufpool_hdr";
+pub(crate) const RXM_TX_BUF: &str = "rxm_tx_buf";
 pub(crate) const FABRIC_ATTR: &str = "fi_fabric_attr";
 
 /// The receive entry `smr_rx_entry` and `fi_peer_rx_entry` share: the
@@ -115,6 +119,32 @@ pub(crate) const OFI_NEEDS: &[LayoutNeed] = &[
     ),
     LayoutNeed::members(RXM_CONN, &["peer"]),
     LayoutNeed::members(FI_INFO, &["fabric_attr"]),
+    LayoutNeed::members(RXM_EP, &["tx_pool"]),
+    LayoutNeed::members(
+        BUFPOOL,
+        &[
+            "free_list.entries.head",
+            "entry_size",
+            "entry_cnt",
+            "region_table",
+            "region_cnt",
+            "attr.chunk_cnt",
+            "attr.flags",
+        ],
+    ),
+    LayoutNeed::members(BUFPOOL_REGION, &["mem_region"]),
+    LayoutNeed::members(BUFPOOL_HDR, &["entry.slist.next"]),
+    LayoutNeed::members(
+        RXM_TX_BUF,
+        &[
+            "hdr.state",
+            "app_context",
+            "pkt.ctrl_hdr.type",
+            "pkt.hdr.op",
+            "pkt.hdr.tag",
+            "pkt.hdr.size",
+        ],
+    ),
     LayoutNeed::members(FABRIC_ATTR, &["prov_name"]),
     LayoutNeed::members(PEER_ADDR, &["fi_addr"]),
 ];
@@ -357,6 +387,58 @@ impl RxmLayout {
             buf_size_hdr: b("pkt.hdr.size")?,
             conn_peer: l.member(RXM_CONN, "peer")?,
             peer_fi_addr: l.member(PEER_ADDR, "fi_addr")?,
+        })
+    }
+}
+
+/// rxm's sends in flight: the endpoint's buffer pool of transmit buffers
+/// (`ofi_bufpool`, not indexed: one free list of buffer headers), its
+/// regions, and each buffer's state and packet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RxmSendLayout {
+    pub(crate) ep_tx_pool: Member,
+    pub(crate) pool_free_head: Member,
+    pub(crate) pool_entry_size: Member,
+    pub(crate) pool_entry_cnt: Member,
+    pub(crate) pool_region_table: Member,
+    pub(crate) pool_region_cnt: Member,
+    pub(crate) pool_chunk_cnt: Member,
+    pub(crate) pool_flags: Member,
+    pub(crate) region_mem: Member,
+    pub(crate) hdr_size: u64,
+    pub(crate) hdr_next: Member,
+    pub(crate) tx_size: u64,
+    pub(crate) tx_state: Member,
+    pub(crate) tx_context: Member,
+    pub(crate) tx_ctrl_type: Member,
+    pub(crate) tx_op: Member,
+    pub(crate) tx_tag: Member,
+    pub(crate) tx_length: Member,
+}
+
+impl RxmSendLayout {
+    pub(crate) fn of(l: &dyn Layouts) -> Result<RxmSendLayout, LayoutError> {
+        let p = |path| l.member(BUFPOOL, path);
+        let t = |path| l.member(RXM_TX_BUF, path);
+        Ok(RxmSendLayout {
+            ep_tx_pool: l.member(RXM_EP, "tx_pool")?,
+            pool_free_head: p("free_list.entries.head")?,
+            pool_entry_size: p("entry_size")?,
+            pool_entry_cnt: p("entry_cnt")?,
+            pool_region_table: p("region_table")?,
+            pool_region_cnt: p("region_cnt")?,
+            pool_chunk_cnt: p("attr.chunk_cnt")?,
+            pool_flags: p("attr.flags")?,
+            region_mem: l.member(BUFPOOL_REGION, "mem_region")?,
+            hdr_size: size(l, BUFPOOL_HDR)?,
+            hdr_next: l.member(BUFPOOL_HDR, "entry.slist.next")?,
+            tx_size: size(l, RXM_TX_BUF)?,
+            tx_state: t("hdr.state")?,
+            tx_context: t("app_context")?,
+            tx_ctrl_type: t("pkt.ctrl_hdr.type")?,
+            tx_op: t("pkt.hdr.op")?,
+            tx_tag: t("pkt.hdr.tag")?,
+            tx_length: t("pkt.hdr.size")?,
         })
     }
 }

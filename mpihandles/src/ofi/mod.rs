@@ -9,7 +9,7 @@
 //! - [`shm`]: the `shm` provider's receive context (posted receives,
 //!   unexpected messages) and its sends in flight; [`rxm`]: the
 //!   `ofi_rxm` provider's receive queues, under which `tcp` and `verbs`
-//!   carry RDM traffic; [`dlist`]: the rings both keep them in.
+//!   carry RDM traffic, and [`rxm_sends`] its transmit buffers in flight; [`dlist`]: the rings both keep them in.
 //! - [`hardware`]: the providers that match in the NIC or in a library of
 //!   their own (`cxi`, `psm2`, `psm3`), of which one line is said; [`info`]:
 //!   the provider an `fi_info` names, which names those too.
@@ -31,6 +31,7 @@ mod info;
 mod layout;
 mod model;
 mod rxm;
+mod rxm_sends;
 mod shm;
 
 pub use endpoint::{

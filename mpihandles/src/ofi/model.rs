@@ -42,7 +42,9 @@ pub struct OfiEndpointQueues {
     /// untagged, each in arrival order.
     pub unexpected: Vec<OfiUnexpected>,
     /// Sends the provider keeps until the receiver takes their data (shm's
-    /// sends through CMA, mmap or segments), in the order of its table.
+    /// sends through CMA, mmap or segments; rxm's transmit buffers not
+    /// yet completed, rendezvous requests among them), in the order of its
+    /// table or pool.
     pub sends: Vec<OfiSend>,
     /// What could not be read, and why.
     pub notes: Vec<String>,
@@ -121,7 +123,7 @@ pub struct OfiUnexpected {
 /// A send that has not completed: the receiver has not taken its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct OfiSend {
-    /// The provider's send entry (`smr_tx_entry *`).
+    /// The provider's send entry (`smr_tx_entry *`, `rxm_tx_buf *`).
     pub entry: TargetAddr,
     /// Sent with `fi_tsend`.
     pub tagged: bool,
@@ -129,12 +131,15 @@ pub struct OfiSend {
     pub tag: u64,
     /// Its length in bytes.
     pub length: u64,
-    /// The first buffer.
-    pub buffer: u64,
+    /// The first buffer, where the provider keeps it (shm does; rxm's
+    /// transmit buffer holds a copy of an eager message, or the
+    /// registered region of a rendezvous one, not the caller's address).
+    pub buffer: Option<u64>,
     /// The context the caller passed.
     pub context: TargetAddr,
     /// Its destination (an `fi_addr_t` of the endpoint's address vector),
-    /// when the address vector maps the provider's peer to one.
+    /// when the address vector maps the provider's peer to one (shm); rxm's
+    /// transmit buffer does not say.
     pub destination: Option<u64>,
     /// How its data goes.
     pub protocol: OfiProtocol,

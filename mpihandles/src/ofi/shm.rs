@@ -357,7 +357,7 @@ fn sends(
             tagged,
             tag: if tagged { t.uint(h.tag)? } else { 0 },
             length: t.uint(h.size)?,
-            buffer,
+            buffer: Some(buffer),
             context: t.ptr(tl.tx_context)?,
             destination: match &map {
                 Some((peers, n)) => destination(ctx, tl, *peers, *n, peer)?,
