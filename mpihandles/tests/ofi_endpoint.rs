@@ -651,3 +651,100 @@ fn an_fi_info_names_a_hardware_provider_whose_statement_says_the_nic() {
         Err(OfiError::Corrupt { record: "fi_fabric_attr", addr, .. }) if addr == TargetAddr(ATTR)
     ));
 }
+
+const POOL: u64 = 0x30_0000;
+const REGION: u64 = 0x31_0000;
+const TABLE: u64 = 0x32_0000;
+const BUFS: u64 = 0x33_0000;
+const CHUNK: u64 = 3;
+
+/// The rxm endpoint with a transmit pool of one region of three buffers:
+/// buffer 0 a tagged rendezvous request waiting for the receiver
+/// (`RXM_RNDV_TX`), buffer 1 free, buffer 2 a credit message (no caller's
+/// message).
+fn lay_out_rxm_pool() -> (Image, u64) {
+    let mut im = lay_out_rxm(false);
+    let entry = (size("ofi_bufpool_hdr") + size("rxm_tx_buf")).next_multiple_of(64);
+    im.region(POOL, size("ofi_bufpool"));
+    im.region(REGION, size("ofi_bufpool_region"));
+    im.region(TABLE, 8);
+    im.region(BUFS, (CHUNK + 1) * entry);
+    im.set(EP, "rxm_ep", "tx_pool", POOL);
+    let p = "ofi_bufpool";
+    im.set(POOL, p, "entry_size", entry);
+    im.set(POOL, p, "entry_cnt", CHUNK);
+    im.set(POOL, p, "region_table", TABLE);
+    im.set(POOL, p, "region_cnt", 1);
+    im.set(POOL, p, "attr.chunk_cnt", CHUNK);
+    im.set(POOL, p, "attr.flags", 1 << 2);
+    im.write(TABLE, 8, REGION);
+    // As ofi_bufpool_grow: the buffers start one entry into the region.
+    let mem = BUFS + entry;
+    im.set(REGION, "ofi_bufpool_region", "mem_region", mem);
+    let buf = |i: u64| mem + i * entry;
+    let hdr = |i: u64| buf(i) - size("ofi_bufpool_hdr");
+    im.set(POOL, p, "free_list.entries.head", hdr(1));
+    im.set(hdr(1), "ofi_bufpool_hdr", "entry.slist.next", 0);
+    let t = "rxm_tx_buf";
+    im.set(buf(0), t, "hdr.state", 6);
+    im.set(buf(0), t, "app_context", 0xc7);
+    im.set(buf(0), t, "pkt.ctrl_hdr.type", 2);
+    im.set(buf(0), t, "pkt.hdr.op", 1);
+    im.set(buf(0), t, "pkt.hdr.tag", 0x99);
+    im.set(buf(0), t, "pkt.hdr.size", 1 << 21);
+    im.set(buf(2), t, "hdr.state", 5);
+    im.set(buf(2), t, "pkt.ctrl_hdr.type", 6);
+    (im, mem)
+}
+
+#[test]
+fn rxm_sends_in_flight_are_its_busy_transmit_buffers() {
+    let (im, mem) = lay_out_rxm_pool();
+    let q = read(&im).expect("read the rxm endpoint");
+    assert!(q.notes.is_empty(), "{:?}", q.notes);
+    let sends: Vec<_> = q
+        .sends
+        .iter()
+        .map(|s| {
+            (
+                s.entry.0,
+                s.tag,
+                s.length,
+                s.buffer,
+                s.context.0,
+                s.protocol,
+            )
+        })
+        .collect();
+    assert_eq!(
+        sends,
+        vec![(mem, 0x99, 1 << 21, None, 0xc7, OfiProtocol::Rendezvous)]
+    );
+}
+
+#[test]
+fn a_looping_or_stray_free_list_of_transmit_buffers_is_named() {
+    let (mut im, mem) = lay_out_rxm_pool();
+    let entry = (size("ofi_bufpool_hdr") + size("rxm_tx_buf")).next_multiple_of(64);
+    let hdr1 = mem + entry - size("ofi_bufpool_hdr");
+    im.set(hdr1, "ofi_bufpool_hdr", "entry.slist.next", hdr1);
+    match read(&im) {
+        Err(OfiError::Read(ReadError::Cycle { addr, .. })) => assert_eq!(addr, TargetAddr(hdr1)),
+        other => panic!("{other:?}"),
+    }
+    im.set(hdr1, "ofi_bufpool_hdr", "entry.slist.next", 0xbad0);
+    assert!(matches!(
+        read(&im),
+        Err(OfiError::Corrupt { record: "ofi_bufpool", addr, .. }) if addr == TargetAddr(POOL)
+    ));
+    // A pool whose counts disagree is corrupt before any buffer is read.
+    let (mut im, _) = lay_out_rxm_pool();
+    im.set(POOL, "ofi_bufpool", "entry_cnt", 4);
+    assert!(matches!(
+        read(&im),
+        Err(OfiError::Corrupt {
+            record: "ofi_bufpool",
+            ..
+        })
+    ));
+}
