@@ -52,9 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for s in &q.sends {
         let to = s.destination.map_or("?".to_string(), |d| d.to_string());
+        let at = s.buffer.map_or(String::new(), |b| format!(" at {b:#x}"));
         println!(
-            "  sending     tag {:#018x} to {to:>3}, {} bytes at {:#x} ({:?})",
-            s.tag, s.length, s.buffer, s.protocol
+            "  sending     tag {:#018x} to {to:>3}, {} bytes{at} ({:?})",
+            s.tag, s.length, s.protocol
         );
     }
     for note in &q.notes {

@@ -70,7 +70,7 @@ pub(crate) fn sends(
     };
     let regions = count(sl.pool_region_cnt, "ofi_bufpool.region_cnt")?;
     let chunk = count(sl.pool_chunk_cnt, "ofi_bufpool.attr.chunk_cnt")?;
-    let total = regions.checked_mul(chunk).unwrap_or(u64::MAX);
+    let total = regions.saturating_mul(chunk);
     let entries = count(sl.pool_entry_cnt, "ofi_bufpool.entry_cnt")?;
     if total != entries {
         return Err(OfiError::corrupt(
