@@ -53,6 +53,11 @@ packages=(
   # UCX's headers: tests/ucx/worker_queues.c, a real UCP worker that the
   # UCX reader reads live and from a core (mpihandles/tests/ucx_worker_live.rs).
   libucx-dev
+  # libfabric's headers (Debian 12's libfabric 1.17, whose stripped library
+  # the shipped profile is for): tests/ofi/endpoint_queues.c, real shm and
+  # tcp;ofi_rxm endpoints that the OFI reader reads live and from a core
+  # (mpihandles/tests/ofi_endpoint_live.rs).
+  libfabric-dev
   # Counts the syscalls of a live read (examples/tests/live_table.rs).
   strace
   # Counts the instructions of the headline commands against their

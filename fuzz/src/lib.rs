@@ -11,6 +11,7 @@
 //!   the shared format of [`bent`]), [`ob1`] (Open MPI's queues, the same
 //!   format) and [`ompi_handles`] (Open MPI's handle objects); [`ucx`],
 //!   the real layouts UCX's worker is read with (the shipped profile);
+//!   [`ofi`], those a libfabric endpoint is read with (the same);
 //! - [`scratch`]: scratch files for the readers that only take paths;
 //! - [`checks`]: what the targets assert of every answer.
 //!
@@ -28,6 +29,7 @@ pub mod handles;
 pub mod mpich;
 pub mod names;
 pub mod ob1;
+pub mod ofi;
 pub mod ompi_handles;
 pub mod process;
 pub mod python;

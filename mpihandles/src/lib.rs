@@ -46,6 +46,14 @@
 //!   still in progress, with UCX's own layouts (its DWARF, or the shipped
 //!   profile of Debian's libucp, whose questions [`ask_ucx_worker_layouts`]
 //!   asks).
+//! - [`read_ofi_endpoint`]: what a libfabric endpoint of a software
+//!   provider (`shm`, `ofi_rxm` under `tcp` and `verbs`) holds of tagged
+//!   traffic: receives posted and not matched, unexpected messages with
+//!   their source, length and protocol, and shm's sends in flight, with
+//!   libfabric's own layouts (its DWARF, or the shipped profile of
+//!   Debian's libfabric, whose questions [`ask_ofi_layouts`] asks); of a
+//!   hardware-matching provider, [`ofi_hardware_matching`] says what
+//!   cannot be seen.
 //!
 //! Every read is bounded by [`Limits`], and every
 //! failure is a typed [`HandleError`] naming the handle, the address or the
@@ -121,6 +129,7 @@ mod error;
 mod layout_check;
 pub mod model;
 mod mpich;
+mod ofi;
 mod ompi;
 mod target;
 mod ucx;
@@ -154,6 +163,11 @@ pub use mpich::{
     derive_mpich_layouts, live_mpich_objects, mpich_ucx_tag, mpich_ucx_workers, ucx_receive,
     ucx_send, ucx_world_ranks_by_endpoint, AbiHandle, DeriveError, DerivedLayouts, LiveObject,
     MpichUcxTag, UcxOperation, ABI_BUILTIN_LIMIT,
+};
+pub use ofi::{
+    ask_ofi_layouts, ofi_hardware_matching, ofi_layouts_missing, read_ofi_endpoint,
+    read_ofi_info_provider, read_ofi_provider_name, OfiEndpointQueues, OfiError, OfiPostedReceive,
+    OfiProtocol, OfiProvider, OfiSend, OfiUnexpected,
 };
 pub use ucx::{
     ask_ucx_worker_layouts, read_ucx_worker, ucx_layouts_missing, ucx_worker_layouts_missing,

@@ -22,6 +22,9 @@ pub enum ProfileDecoder {
     /// `mpihandles`' UCX readers: a UCP worker's tag matching and request
     /// pool, and the single request an MPI library points to.
     Ucx,
+    /// `mpihandles`' OFI reader: a libfabric endpoint's queues (shm's
+    /// receive context and sends in flight, rxm's receive queues).
+    Ofi,
     /// Open MPI's own message-queue library (`libompi_dbg_msgq.so`), whose
     /// type callbacks mpidd's host answers from the profile of a stripped
     /// build.
@@ -54,17 +57,19 @@ impl ProfileDecoder {
             .chain([
                 ProfileDecoder::OmpiHandles,
                 ProfileDecoder::Ucx,
+                ProfileDecoder::Ofi,
                 ProfileDecoder::OmpiMsgq,
             ])
     }
 
     /// Its name on the command line (`mpich-ch3`, ..., `ompi-handles`,
-    /// `ucx`, `ompi-msgq`).
+    /// `ucx`, `ofi`, `ompi-msgq`).
     pub fn name(self) -> &'static str {
         match self {
             ProfileDecoder::Queues(k) => k.name(),
             ProfileDecoder::OmpiHandles => "ompi-handles",
             ProfileDecoder::Ucx => "ucx",
+            ProfileDecoder::Ofi => "ofi",
             ProfileDecoder::OmpiMsgq => "ompi-msgq",
         }
     }
@@ -75,6 +80,7 @@ impl ProfileDecoder {
             ProfileDecoder::Queues(k) => k.ask_layouts(layouts),
             ProfileDecoder::OmpiHandles => mpihandles::ompi_ask_layouts(layouts),
             ProfileDecoder::Ucx => mpihandles::ask_ucx_worker_layouts(layouts),
+            ProfileDecoder::Ofi => mpihandles::ask_ofi_layouts(layouts),
             ProfileDecoder::OmpiMsgq => ompi_msgq_ask_layouts(layouts),
         }
     }
@@ -85,6 +91,9 @@ impl ProfileDecoder {
             ProfileDecoder::Queues(k) => k.missing_layouts(layouts),
             ProfileDecoder::OmpiHandles => mpihandles::ompi_missing_layouts(layouts),
             ProfileDecoder::Ucx => mpihandles::ucx_worker_layouts_missing(layouts)
+                .into_iter()
+                .collect(),
+            ProfileDecoder::Ofi => mpihandles::ofi_layouts_missing(layouts)
                 .into_iter()
                 .collect(),
             ProfileDecoder::OmpiMsgq => ompi_msgq_missing_layouts(layouts),

@@ -15,7 +15,8 @@
 //! One module per family of seeds: [`records`], [`mpir`], [`mpi2dd`],
 //! [`cores`] (the `core_file` target's), [`mpich_queues`], [`handles`]
 //! (MPICH's handle objects), [`ompi_handles`], [`ob1`], [`ucx_worker`]
-//! (a UCP worker at UCX's real offsets) and [`python_frames`] (CPython
+//! (a UCP worker at UCX's real offsets), [`ofi_endpoint`] (libfabric
+//! endpoints at libfabric's real offsets) and [`python_frames`] (CPython
 //! 3.11 processes); they write
 //! their synthetic processes with [`objects`] and share [`common`].
 //!
@@ -31,6 +32,7 @@ mod mpich_queues;
 mod mpir;
 mod ob1;
 mod objects;
+mod ofi_endpoint;
 mod ompi_handles;
 mod python_frames;
 mod records;
@@ -76,6 +78,7 @@ fn synthetic(out: &Path) -> Result<()> {
     ob1::ob1_synthetic(out)?;
     cores::cores(out)?;
     ucx_worker::ucx_worker(out)?;
+    ofi_endpoint::ofi_endpoint(out)?;
     python_frames::python_frames(out)?;
     Ok(())
 }

@@ -482,6 +482,10 @@ const SHIPPED: &[(&str, &str)] = &[
         "ucx-1.20.1-release-x86_64",
         include_str!("../../profiles/ucx-1.20.1-release-x86_64.json"),
     ),
+    (
+        "libfabric-1.17.0-debian12-amd64",
+        include_str!("../../profiles/libfabric-1.17.0-debian12-amd64.json"),
+    ),
 ];
 
 /// The library whose private types no source of layouts describes, with
