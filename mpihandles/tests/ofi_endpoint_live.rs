@@ -13,10 +13,13 @@
 //! Run over `shm` (its own receive context, its sends in flight) and over
 //! `tcp`, which libfabric 1.17 layers under `ofi_rxm` for RDM endpoints.
 
+mod common;
+
+use common::{build_c_program, hex, shipped_profile, Program};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use mpidd_read::{AttachGuard, LayoutProfile, Limits, LiveProcess};
 use mpidd_types::TargetAddr;
@@ -42,51 +45,22 @@ const OTHER: Option<u64> = Some(1);
 /// for.
 const DEBIAN_LIBFABRIC_BUILD_ID: &str = "fe18b194102d71a0e42d7917af959ffa5d36152c";
 
-/// The program, killed when the test ends however it ends.
-struct Program(Child);
-
-impl Drop for Program {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The program, built once for every test here.
 fn build() -> PathBuf {
     static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    EXE.get_or_init(build_once).clone()
-}
-
-fn build_once() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ofi-endpoint-queues");
-    let out = Command::new("gcc")
-        .args(["-g", "-O0", "-Wall", "-o"])
-        .arg(&exe)
-        .arg(repo.join("tests/ofi/endpoint_queues.c"))
-        .arg("-lfabric")
-        .output()
-        .expect("gcc is needed to build tests/ofi/endpoint_queues.c");
-    assert!(
-        out.status.success(),
-        "building tests/ofi/endpoint_queues.c failed; it needs libfabric's headers and \
-         library (apt-get install libfabric-dev):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    EXE.get_or_init(|| {
+        build_c_program(
+            "tests/ofi/endpoint_queues.c",
+            "ofi-endpoint-queues",
+            &["-lfabric"],
+            "libfabric-dev",
+        )
+    })
+    .clone()
 }
 
 fn ofi_profile() -> LayoutProfile {
-    mpidd_read::shipped_profiles()
-        .into_iter()
-        .find(|p| p.identity.implementation == "libfabric" && p.identity.version == "1.17.0")
-        .expect("mpidd ships the libfabric 1.17.0 profile")
-}
-
-fn hex(s: &str) -> u64 {
-    u64::from_str_radix(s.trim_start_matches("0x"), 16)
-        .unwrap_or_else(|e| panic!("not an address: {s}: {e}"))
+    shipped_profile("libfabric", "1.17.0")
 }
 
 /// What the program printed: each line's first word, and the rest.

@@ -8,9 +8,12 @@
 //! what the program made: the expected values come from its source and
 //! from the addresses it prints, not from the reader.
 
+mod common;
+
+use common::{build_c_program, hex, shipped_profile, Program};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use mpidd_read::{AttachGuard, LayoutProfile, Layouts, Limits, LiveProcess, TargetMemory};
 use mpidd_types::TargetAddr;
@@ -33,51 +36,22 @@ const MEDIUM: u64 = 32768;
 /// Below `BIG`, above the 64 and 8 bytes sent eagerly.
 const RNDV_THRESH: &str = "65536";
 
-/// The program, killed when the test ends however it ends.
-struct Program(Child);
-
-impl Drop for Program {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The program, built once for every test here.
 fn build() -> PathBuf {
     static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    EXE.get_or_init(build_once).clone()
-}
-
-fn build_once() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ucx-worker-queues");
-    let out = Command::new("gcc")
-        .args(["-g", "-O0", "-Wall", "-o"])
-        .arg(&exe)
-        .arg(repo.join("tests/ucx/worker_queues.c"))
-        .args(["-lucp", "-lucs"])
-        .output()
-        .expect("gcc is needed to build tests/ucx/worker_queues.c");
-    assert!(
-        out.status.success(),
-        "building tests/ucx/worker_queues.c failed; it needs UCX's headers and libraries \
-         (apt-get install libucx-dev):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    EXE.get_or_init(|| {
+        build_c_program(
+            "tests/ucx/worker_queues.c",
+            "ucx-worker-queues",
+            &["-lucp", "-lucs"],
+            "libucx-dev",
+        )
+    })
+    .clone()
 }
 
 fn ucx_profile() -> LayoutProfile {
-    mpidd_read::shipped_profiles()
-        .into_iter()
-        .find(|p| p.identity.implementation == "UCX" && p.identity.version == "1.13.1")
-        .expect("mpidd ships the UCX 1.13.1 profile")
-}
-
-fn hex(s: &str) -> u64 {
-    u64::from_str_radix(s.trim_start_matches("0x"), 16)
-        .unwrap_or_else(|e| panic!("not an address: {s}: {e}"))
+    shipped_profile("UCX", "1.13.1")
 }
 
 #[test]
