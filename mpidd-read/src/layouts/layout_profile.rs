@@ -412,6 +412,23 @@ impl ExtraSymbols for ShippedSymbols {
             })
             .collect()
     }
+
+    fn for_file(&self, data: &[u8]) -> Vec<ExtraSymbol> {
+        let Some((_, located)) =
+            crate::layouts::located_globals::located_in_file(data, shipped_profile_list())
+        else {
+            return Vec::new();
+        };
+        located
+            .found
+            .into_values()
+            .map(|g| ExtraSymbol {
+                name: g.name,
+                address: g.address,
+                size: g.size,
+            })
+            .collect()
+    }
 }
 
 impl ElfSymbols {
@@ -459,6 +476,10 @@ const SHIPPED: &[(&str, &str)] = &[
     (
         "mpich-4.0.2-ch3-nemesis-x86_64",
         include_str!("../../profiles/mpich-4.0.2-ch3-nemesis-x86_64.json"),
+    ),
+    (
+        "mpich-4.3-ch4-ucx-wheel-x86_64",
+        include_str!("../../profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json"),
     ),
     (
         "ucx-1.13.1-debian12-amd64",

@@ -88,7 +88,25 @@ pub(super) struct SendqLayout {
 
 impl Layout {
     pub(super) fn resolve(t: &dyn Layouts) -> Result<Layout, Vec<LayoutError>> {
+        const R: &str = "MPIR_Request";
+        // 4.0 keeps a receive's envelope in its MPIDIG part; from 4.1
+        // MPIDIG matches on the request's own status instead
+        // (`MPIDIG_match_request`).
         let mut missing = Vec::new();
+        let mut envelope = |ch4: &str, status: &str| -> Member {
+            t.member(R, ch4)
+                .or_else(|_| t.member(R, status))
+                .unwrap_or_else(|e| {
+                    missing.push(e);
+                    Member {
+                        offset: 0,
+                        size: 0,
+                        array_len: None,
+                    }
+                })
+        };
+        let am_source = envelope("dev.ch4.am.u.recv.source", "status.MPI_SOURCE");
+        let am_tag = envelope("dev.ch4.am.u.recv.tag", "status.MPI_TAG");
         let mut m = |ty: &str, path: &str| -> Member {
             t.member(ty, path).unwrap_or_else(|e| {
                 missing.push(e);
@@ -100,7 +118,6 @@ impl Layout {
             })
         };
         const C: &str = "MPIR_Comm";
-        const R: &str = "MPIR_Request";
         let list = t
             .member("MPIR_Comm_list", "sequence_number")
             .and_then(|seq| Ok((seq, t.member("MPIR_Comm_list", "head")?)))
@@ -141,8 +158,8 @@ impl Layout {
             am_buffer: m(R, "dev.ch4.am.buffer"),
             am_count: m(R, "dev.ch4.am.count"),
             am_datatype: m(R, "dev.ch4.am.datatype"),
-            am_source: m(R, "dev.ch4.am.u.recv.source"),
-            am_tag: m(R, "dev.ch4.am.u.recv.tag"),
+            am_source,
+            am_tag,
             am_context: m(R, "dev.ch4.am.u.recv.context_id"),
             ext_status: m("MPIDIG_req_ext_t", "status"),
             ucx_request: t.member(R, "dev.ch4.netmod.ucx.ucp_request").ok(),
