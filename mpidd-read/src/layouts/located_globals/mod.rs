@@ -80,10 +80,7 @@ pub fn stated_strings(
     let mut out = BTreeMap::new();
     for r in &recipes.strings {
         let at = locate_string(&view, r).ok()?;
-        out.insert(
-            r.symbol.clone(),
-            LocatedGlobals::string_in(&view, &at)?,
-        );
+        out.insert(r.symbol.clone(), LocatedGlobals::string_in(&view, &at)?);
     }
     Some(out)
 }
