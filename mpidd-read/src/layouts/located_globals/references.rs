@@ -92,6 +92,13 @@ pub(crate) fn locate_by_references(
             v.1 += 1;
         }
     }
+    if recipe.functions.is_empty() {
+        return Err(
+            "no exported function of the family's build references it, and nothing else \
+             predicts where it is"
+                .to_string(),
+        );
+    }
     if decoded == 0 {
         return Err(format!(
             "none of the {} exported functions that reference it in the family's build ({}) is \
