@@ -67,6 +67,7 @@ objects=(
   src/mpi/info/lib_libmpich_la-infoutil.lo
   src/mpi/init/lib_libmpich_la-globals.lo
   src/mpi/init/lib_libmpich_la-init_impl.lo
+  src/mpi/init/lib_libmpich_la-initinfo.lo
   src/mpi/init/lib_libmpich_la-mpir_init.lo
   src/mpi/request/lib_libmpich_la-mpir_request.lo
   src/mpi/request/lib_libmpich_la-request_impl.lo
@@ -113,8 +114,11 @@ gcc -shared -nostdlib -o "$standin" "${pic[@]}" -Wl,--unresolved-symbols=ignore-
 
 # The hidden globals the decoders start from; MPIR_Topology_keyval is
 # topoutil.c's file-local static, ADIOI_Ftable ROMIO's table of Fortran
-# file handles.
+# file handles. The version strings are hidden too from 4.1 on (what
+# names the build: version, device, configure line).
+strings=(MPII_Version_string MPII_Version_device MPII_Version_configure)
 globals=(
+  "${strings[@]}"
   MPIR_Process MPIDI_global MPIDI_UCX_global
   MPIR_Comm_builtin MPIR_Comm_direct MPIR_Comm_mem
   MPIR_Request_builtin MPIR_Request_direct MPIR_Request_mem
@@ -141,6 +145,26 @@ if ((${#missing[@]})); then
   exit 1
 fi
 cat "$found" >&2
+# A string's size is the stock file's (its configure line is not the
+# tree's): up to its NUL, read at the address found.
+/usr/bin/python3 - "$stock" "$work/symbols" "${strings[@]}" <<'PY'
+import sys
+from elftools.elf.elffile import ELFFile
+stock, path, names = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+elf = ELFFile(open(stock, "rb"))
+ro = elf.get_section_by_name(".rodata")
+base, data = ro["sh_addr"], ro.data()
+lines = []
+for line in open(path):
+    lib, name, addr, size = line.split()
+    if name in names:
+        at = int(addr, 16) - base
+        end = data.index(b"\0", at)
+        size = str(end - at + 1)
+        print(f"{name}: {data[at:end].decode()!r}", file=sys.stderr)
+    lines.append(f"{lib} {name} {addr} {size}\n")
+open(path, "w").writelines(lines)
+PY
 
 # Every type the CH4 queue decoder and the MPICH handle decoders read.
 types=(

@@ -470,6 +470,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
     ),
     (
+        "mpich-4.2.1-debian13-amd64",
+        include_str!("../../profiles/mpich-4.2.1-debian13-amd64.json"),
+    ),
+    (
         "mpich-3.4.1-debian11-amd64",
         include_str!("../../profiles/mpich-3.4.1-debian11-amd64.json"),
     ),
