@@ -10,8 +10,9 @@
 #
 #   MPIDD                the mpidd binary to run (default: cargo run -p mpidd)
 #   MPIDD_DEBIAN13_ROOT  the Debian 13 root (scripts/python-envs.sh debian13)
-#   MPIDD_MPICH_GIT, MPIDD_JSONC_GIT: as scripts/debian13-mpich-tree.sh
-#                        takes them
+#   MPIDD_MPICH_GIT, MPIDD_JSONC_GIT, MPIDD_YAKSA_GIT: as
+#                        scripts/debian13-mpich-tree.sh takes them
+#   MPIDD_UCX_GIT        as scripts/ucx-release-tree.sh takes it
 #
 # - Layouts: the objects that define the types the decoders read are
 #   compiled in the root's gcc, in upstream v4.2.1 configured with the
@@ -22,8 +23,13 @@
 #   same objects make to it; every reference must agree. That the
 #   functions are byte-identical is itself the evidence that the tree
 #   compiles as Debian's did.
-# - UCX's request and worker: Debian 13's libucp has a profile of its own
-#   (ucx-1.18.1-debian13-amd64.json), chosen by its build-id beside this one.
+# - UCX's request: Debian 13's libucp has a profile of its own
+#   (ucx-1.18.1-debian13-amd64.json), chosen by its build-id beside this
+#   one. The CH4 decoder asks what it reads past UCX's request (a send's
+#   endpoint, and CH4's address vector that names its rank) only where
+#   `ucp_request_t` is described: so it is, from upstream v1.18.1
+#   configured as Debian's (scripts/ucx-release-tree.sh v1.18.1, the tree
+#   that profile came from), and this profile is for that libucp build too.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -97,9 +103,12 @@ in_tree src/mpi/romio "nice -n 10 make -s ${romio_objects[*]} >/dev/null"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # mpi.h declares enum MPIR_Win_flavor (a window's create_flavor, a plain
-# int), which no object uses: a probe of the tree's own mpi.h gives it.
+# int) and, from 4.1 on, MPIR_Topo_type only for the values of
+# MPIR_Topology's `int kind`; no object uses them: a probe of the tree's
+# own mpi.h gives them.
 mkdir -p "$tree/mpidd-probe"
-printf '#include "mpi.h"\nMPIR_Win_flavor_t mpidd_win_flavor;\n' >"$tree/mpidd-probe/win_flavor.c"
+printf '#include "mpi.h"\nMPIR_Win_flavor_t mpidd_win_flavor;\nMPIR_Topo_type mpidd_topo_type;\n' \
+  >"$tree/mpidd-probe/win_flavor.c"
 in_tree . "gcc -g -O2 -fPIC -I src/include -I src/mpi/romio/include -c mpidd-probe/win_flavor.c -o mpidd-probe/win_flavor.o"
 pic=("$tree/mpidd-probe/win_flavor.o")
 for o in "${have[@]}"; do
@@ -111,6 +120,12 @@ done
 # Named as the stock file is loaded, so the profile's object is that name.
 standin="$work/$(basename "$stock")"
 gcc -shared -nostdlib -o "$standin" "${pic[@]}" -Wl,--unresolved-symbols=ignore-all
+ucx_tree="$(bash scripts/ucx-release-tree.sh v1.18.1 | tail -n 1)"
+(cd "$ucx_tree/src/ucp" && nice -n 10 make -s core/libucp_la-ucp_request.lo >/dev/null)
+stock_ucp="$(readlink -f "$root/usr/lib/x86_64-linux-gnu/libucp.so.0")"
+ucp_standin="$work/$(basename "$stock_ucp")"
+gcc -shared -nostdlib -o "$ucp_standin" "$ucx_tree/src/ucp/core/.libs/libucp_la-ucp_request.o" \
+  -Wl,--unresolved-symbols=ignore-all
 
 # The hidden globals the decoders start from; MPIR_Topology_keyval is
 # topoutil.c's file-local static, ADIOI_Ftable ROMIO's table of Fortran
@@ -174,13 +189,15 @@ types=(
   MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
   MPIR_Info MPIR_Op MPIR_Topology MPIR_Win MPIR_Object_alloc_t MPII_Keyval
   MPIR_Grequest_fns MPI_Status MPIR_Process_t ADIOI_FileD MPIR_Handle_common
-  MPII_Object_kind "enum MPIR_Combiner_enum" MPIR_Win_flavor
+  MPII_Object_kind "enum MPIR_Combiner_enum" MPIR_Win_flavor MPIR_Topo_type
+  ucp_request_t
 )
 type_args=()
 for t in "${types[@]}"; do type_args+=(--type "$t"); done
 if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
 "${mpidd[@]}" profile write \
   --object "$standin" \
+  --object "$ucp_standin" \
   --decoder mpich-ch4 \
   "${type_args[@]}" \
   --symbols "$work/symbols" \
@@ -188,5 +205,6 @@ if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked
   --impl-version 4.2.1 \
   --build "Debian 13 libmpich12 $package (amd64, ch4:ucx, no debugger support) on libucx0 $ucx_package; layouts from upstream pmodels/mpich v4.2.1 ($commit) configured with the stock file's configure line (scripts/write-debian13-mpich-profile.sh), symbols located in the stock file" \
   --for-build "$stock" \
+  --for-build "$stock_ucp" \
   --output "$repo/$out"
 echo "$out"
