@@ -189,7 +189,7 @@ types=(
   MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
   MPIR_Info MPIR_Op MPIR_Topology MPIR_Win MPIR_Object_alloc_t MPII_Keyval
   MPIR_Grequest_fns MPI_Status MPIR_Process_t ADIOI_FileD MPIR_Handle_common
-  MPII_Object_kind "enum MPIR_Combiner_enum" MPIR_Win_flavor MPIR_Topo_type
+  MPII_Object_kind "enum MPIR_Combiner_enum" MPIR_Win_flavor MPIR_Topo_type "struct info_entry"
   ucp_request_t
 )
 type_args=()
