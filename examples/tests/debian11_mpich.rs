@@ -23,7 +23,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::debian_root::{assert_ranks_map, host_path, in_root, root};
+use common::debian_root::{assert_ranks_map, build_mpich_in_root, host_path, in_root, root};
 use common::hung_job::HungJob;
 use common::job_checks::{
     check_cores_with, check_live, check_ring_receives, one_at_a_time, Expected,
@@ -49,33 +49,6 @@ fn debian11() -> PathBuf {
         "debian11",
         &["usr/bin/mpicc.mpich", "usr/bin/mpiexec.mpich"],
     )
-}
-
-/// tests/mpich/PROGRAM.c (with tests/mpich/hang_common.h beside it) built
-/// in the root with `mpicc.mpich` (`-g -O0`) into `dir`, which the root
-/// sees at the same path: the executable.
-fn build_in_root(root: &Path, dir: &Path, program: &str) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
-    let copy = dir.join(format!("{program}.c"));
-    std::fs::copy(&source, &copy).unwrap();
-    std::fs::copy(
-        source.with_file_name("hang_common.h"),
-        dir.join("hang_common.h"),
-    )
-    .unwrap();
-    let exe = dir.join(program);
-    let out = in_root(root, &[dir])
-        .args(["mpicc.mpich", "-g", "-O0", "-o"])
-        .arg(&exe)
-        .arg(&copy)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "mpicc.mpich in the Debian 11 root failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
 }
 
 /// `mpidd ARGS`: its standard output, standard error and success.
@@ -117,7 +90,7 @@ fn mpich_3_4_1_queues_through_its_profile_live_and_from_cores() {
     let lib = host_path(&root, LIBMPICH);
     let ours = build_id(&lib).expect("Debian's libmpich has a build-id");
     let dir = common::scratch::fresh_dir("debian11-mpich-queues");
-    let exe = build_in_root(&root, &dir, "queues");
+    let exe = build_mpich_in_root(&root, &dir, "queues");
     let mut mpiexec = in_root(&root, &[&dir]);
     mpiexec.args(["mpiexec.mpich", "-n", "4"]).arg(&exe);
     let job = Job::launch(mpiexec, 4, dir);
@@ -155,7 +128,7 @@ fn mpich_3_4_1_ring_is_a_cycle_live_and_from_cores() {
     let root = debian11();
     let lib = host_path(&root, LIBMPICH);
     let dir = common::scratch::fresh_dir("debian11-mpich-ring");
-    let exe = build_in_root(&root, &dir, "hang_ring");
+    let exe = build_mpich_in_root(&root, &dir, "hang_ring");
     let source = dir.join("hang_ring.c");
     // The blocked ranks busy-poll: at the lowest priority they leave the
     // CPUs to mpidd (nice and the root's entry exec, so the pid is

@@ -144,6 +144,13 @@ pub use layouts::layout_profile::{
     ProfileObject, ProfileSymbol, PROFILE_FORMAT,
 };
 pub use layouts::loaded_layouts::LoadedLayouts;
+pub use layouts::located_globals::recipe::{
+    FieldValue, FunctionReferences, HiddenGlobalRecipes, PointerField, RecordRecipe,
+    ReferenceRecipe, StringKind, StringRecipe,
+};
+pub use layouts::located_globals::{
+    locate_hidden_globals, located_in_file, stated_strings, LocatedGlobal, LocatedGlobals,
+};
 pub use layouts::profile_drift::profile_drift;
 pub use layouts::profile_set::{LoadedKeys, ProfileSet};
 pub use layouts::profile_symbols::{parse_profile_symbols, SymbolLineError};

@@ -176,6 +176,11 @@ pub struct Identified {
     pub library: String,
 }
 
+/// The MPICH release series whose CH4 builds the decoder was checked on
+/// (4.0.2's debug build and Debian 12's, Debian 13's 4.2.1, pip's 4.3.2
+/// and 5.0.2 wheels).
+const CH4_CHECKED_SERIES: &[&str] = &["4.0", "4.2", "4.3", "5.0"];
+
 /// Finds which decoder reads the target's MPI: Open MPI (by its exported
 /// `ompi_mpi_communicators`), with the UCX PML when mca_pml_ucx.so is
 /// loaded and mca_pml_ob1.so is not (building the decoder checks the
@@ -247,13 +252,19 @@ pub fn identify(
         )))
     };
     if device.starts_with("ch4") {
-        // Checked on 4.0.2 only: CH4's request and global layouts moved a
-        // lot between releases, and 4.1 keeps debugger lists of its own.
-        if !version.starts_with("4.0") {
+        // Checked on 4.0.2, Debian 13's 4.2.1 and pip's 4.3 and 5.0 wheels: CH4's request
+        // and global layouts moved a lot between releases, and 4.1 keeps
+        // debugger lists of its own.
+        let checked = CH4_CHECKED_SERIES.iter().any(|s| {
+            version
+                .strip_prefix(s)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        });
+        if !checked {
             return Err(DecodeError::Unsupported {
                 reason: format!(
                     "MPICH {version} with the {device:?} device: the CH4 decoder was checked \
-                     on MPICH 4.0 only"
+                     on MPICH 4.0, 4.2, 4.3 and 5.0 only"
                 ),
                 library: found(),
                 way_out: Some(format!(
@@ -571,11 +582,12 @@ mod tests {
         assert_eq!(
             text,
             "no native message-queue decoder for this target: MPICH 4.1.2 with the \
-             \"ch4:ofi\" device: the CH4 decoder was checked on MPICH 4.0 only (the library: \
+             \"ch4:ofi\" device: the CH4 decoder was checked on MPICH 4.0, 4.2, 4.3 and 5.0 only (the \
+             library: \
              /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 4.1.2, build-id \
              0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
-             the ch3 device, MPICH 4.0.x with the ch4 device (checked on 4.0.2), and Open \
-             MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             the ch3 device, MPICH 4.0.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device (checked on \
+             4.0.2, Debian 13's 4.2.1 and pip's 4.3.2 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
              --enable-debuginfo, keeps debugger queues of its own that its message-queue \
              library reads: pass the libtvmpich.so of this same build with `mpidd queues \
              --dll`. `mpidd identify` says what was found of this build and why nothing reads it"
@@ -596,7 +608,7 @@ mod tests {
             "MPICH 4.2.0 with the \"ch5:new\" device, which no decoder reads",
             "libmpi.so.12.3.0",
             "build-id 0123456789abcdef1032547698badcfe00112233",
-            "MPICH 4.0.x with the ch4 device",
+            "MPICH 4.0.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device",
             "--dll",
             "`mpidd identify` says what was found of this build",
         ] {

@@ -68,3 +68,31 @@ pub fn assert_ranks_map(ranks: &[(i64, i32)], lib: &Path) {
         );
     }
 }
+
+/// tests/mpich/PROGRAM.c (with tests/mpich/hang_common.h beside it) built
+/// in `root` by its `mpicc.mpich` (`-g -O0`) into `dir`, which the root
+/// sees at the same path: the executable.
+pub fn build_mpich_in_root(root: &Path, dir: &Path, program: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/mpich/{program}.c"));
+    let copy = dir.join(format!("{program}.c"));
+    std::fs::copy(&source, &copy).unwrap();
+    std::fs::copy(
+        source.with_file_name("hang_common.h"),
+        dir.join("hang_common.h"),
+    )
+    .unwrap();
+    let exe = dir.join(program);
+    let out = in_root(root, &[dir])
+        .args(["mpicc.mpich", "-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mpicc.mpich in {} failed: {}",
+        root.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}

@@ -8,6 +8,7 @@ pub mod debian_root;
 pub mod handle_checks;
 pub mod hung_job;
 pub mod job_checks;
+pub mod mpich_handle_checks;
 pub mod mpich_job;
 pub mod ob1_checks;
 pub mod ompi5_reading;

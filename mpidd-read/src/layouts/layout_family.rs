@@ -12,6 +12,7 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
+use crate::layouts::located_globals::recipe::HiddenGlobalRecipes;
 use crate::layouts::LayoutTable;
 
 /// The release family a profile's layouts hold for.
@@ -53,6 +54,13 @@ pub struct LayoutFamily {
     /// nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assertions: Option<bool>,
+    /// Where the family's stripped libraries keep the globals they hide,
+    /// as the family predicts it (its allocators' initialisers, the
+    /// offsets its exported functions reference): how a library of the
+    /// family that no profile names by build has them located in its
+    /// file ([`locate_hidden_globals`](crate::locate_hidden_globals)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_globals: Option<Box<HiddenGlobalRecipes>>,
 }
 
 /// What a library states about its build, which a family is matched on.

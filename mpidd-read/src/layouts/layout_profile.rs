@@ -413,6 +413,23 @@ impl ExtraSymbols for ShippedSymbols {
             })
             .collect()
     }
+
+    fn for_file(&self, data: &[u8]) -> Vec<ExtraSymbol> {
+        let Some((_, located)) =
+            crate::layouts::located_globals::located_in_file(data, shipped_profile_list())
+        else {
+            return Vec::new();
+        };
+        located
+            .found
+            .into_values()
+            .map(|g| ExtraSymbol {
+                name: g.name,
+                address: g.address,
+                size: g.size,
+            })
+            .collect()
+    }
 }
 
 impl ElfSymbols {
@@ -459,12 +476,20 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
     ),
     (
+        "mpich-4.2.1-debian13-amd64",
+        include_str!("../../profiles/mpich-4.2.1-debian13-amd64.json"),
+    ),
+    (
         "mpich-3.4.1-debian11-amd64",
         include_str!("../../profiles/mpich-3.4.1-debian11-amd64.json"),
     ),
     (
         "mpich-4.0.2-ch3-nemesis-x86_64",
         include_str!("../../profiles/mpich-4.0.2-ch3-nemesis-x86_64.json"),
+    ),
+    (
+        "mpich-4.3-ch4-ucx-wheel-x86_64",
+        include_str!("../../profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json"),
     ),
     (
         "ucx-1.13.1-debian12-amd64",

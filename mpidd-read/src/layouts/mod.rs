@@ -16,6 +16,8 @@
 //! build), [`loaded_layouts`] (choosing a source per loaded object),
 //! [`layered_layouts`] (a library's layouts over those of the libraries
 //! loaded beside it, such as UCX), [`profile_symbols`] (the text form of a profile's hidden symbols),
+//! [`located_globals`] (the hidden globals of a stripped library of a
+//! family, found in its file from what the family predicts),
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`profile_set`] (the caller's profiles and the shipped ones, whose
 //! layouts are parsed only when a process needs them),
@@ -30,6 +32,7 @@ pub(crate) mod layout_error;
 pub(crate) mod layout_family;
 pub(crate) mod layout_profile;
 pub(crate) mod loaded_layouts;
+pub(crate) mod located_globals;
 pub(crate) mod object_file_facts;
 pub(crate) mod profile_drift;
 pub(crate) mod profile_set;

@@ -476,8 +476,12 @@ impl ElfSymbols {
         let source = self.extra as *const dyn ExtraSymbols as *const () as usize;
         let extra = kept(&object.extra, source, || {
             let mut extra = SymbolMap::default();
-            if let Some(id) = &table.build_id {
-                for s in self.extra.for_build(id) {
+            let known = match &table.build_id {
+                Some(id) => self.extra.for_build(id),
+                None => self.extra.for_file(&object.map),
+            };
+            {
+                for s in known {
                     if !table.symbols.contains(&s.name) {
                         extra
                             .entry(s.name.into_boxed_str())

@@ -20,4 +20,12 @@ pub(crate) trait ExtraSymbols: Send + Sync {
     /// The symbols known for the object with `build_id`, at its link-time
     /// addresses; the object's own definitions of the same names win.
     fn for_build(&self, build_id: &[u8]) -> Vec<ExtraSymbol>;
+
+    /// The symbols found in the file `data` of an object with no
+    /// build-id, at their link-time addresses (the hidden globals a
+    /// release family predicts, located in the file); none by default.
+    fn for_file(&self, data: &[u8]) -> Vec<ExtraSymbol> {
+        let _ = data;
+        Vec::new()
+    }
 }

@@ -95,7 +95,12 @@ fn read_topology(ctx: &Ctx<'_>, addr: TargetAddr) -> Result<Topology, HandleErro
     const T: &str = "MPIR_Topology";
     let r = ctx.record(addr, T)?;
     let kind = r.int(ctx.m(T, "kind")?)?;
-    let kinds = ctx.layouts.member_enumerators(T, "kind")?;
+    // `MPIR_Topo_type kind` up to 4.0; from 4.1 a plain `int` that holds
+    // mpi.h's `MPIR_Topo_type` values (MPI_CART, ...).
+    let kinds = ctx
+        .layouts
+        .member_enumerators(T, "kind")
+        .or_else(|e| ctx.layouts.enumerators("MPIR_Topo_type").map_err(|_| e))?;
     let name = kinds
         .iter()
         .find(|(_, v)| *v == i128::from(kind))

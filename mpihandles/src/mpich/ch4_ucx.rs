@@ -99,7 +99,10 @@ impl WorkersLayout {
     fn of(t: &dyn Layouts) -> Result<WorkersLayout, LayoutError> {
         Ok(WorkersLayout {
             ctx: t.member("MPIDI_UCX_global_t", "ctx")?,
-            num_vnis: t.member("MPIDI_UCX_global_t", "num_vnis")?,
+            // `num_vcis` from 4.1 on.
+            num_vnis: t
+                .member("MPIDI_UCX_global_t", "num_vnis")
+                .or_else(|_| t.member("MPIDI_UCX_global_t", "num_vcis"))?,
             context_size: t.size_of("MPIDI_UCX_context_t")?,
             worker: t.member("MPIDI_UCX_context_t", "worker")?,
         })

@@ -1,6 +1,7 @@
-//! MPICH info objects (`MPIR_Info`): the handle's object heads a list
-//! chained through `next`, whose other nodes each hold one `key` and
-//! `value` (C strings).
+//! MPICH info objects (`MPIR_Info`): up to 4.0 the handle's object heads
+//! a list chained through `next`, whose other nodes each hold one `key`
+//! and `value` (C strings); from 4.1 it holds an array of `size`
+//! `struct info_entry` (`key`, `value`) at `entries`.
 
 use mpidd_types::TargetAddr;
 
@@ -22,7 +23,9 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<InfoDetails, Han
 /// stops at [`Limits::max_list_len`](mpidd_read::Limits::max_list_len)
 /// nodes, and a loop is an error.
 pub(crate) fn entries(ctx: &Ctx<'_>, head: TargetAddr) -> Result<Vec<InfoEntry>, HandleError> {
-    let next = ctx.m(I, "next")?;
+    let Ok(next) = ctx.m(I, "next") else {
+        return array_entries(ctx, head);
+    };
     let key = ctx.m(I, "key")?;
     let value = ctx.m(I, "value")?;
     let mut out = Vec::new();
@@ -60,4 +63,25 @@ pub(crate) fn entries_of_handle(ctx: &Ctx<'_>, raw: u32) -> Result<Vec<InfoEntry
         Err(HandleError::Null { .. }) => Ok(Vec::new()),
         Err(e) => Err(e),
     }
+}
+
+/// The pairs of the 4.1-on info object at `addr`: `size` entries of its
+/// `entries` array, at most [`Limits::max_table_entries`](mpidd_read::Limits).
+fn array_entries(ctx: &Ctx<'_>, addr: TargetAddr) -> Result<Vec<InfoEntry>, HandleError> {
+    const E: &str = "struct info_entry";
+    let r = ctx.record(addr, I)?;
+    let size = r.int(ctx.m(I, "size")?)?;
+    let n = ctx.count(size, addr, "MPIR_Info.size")?;
+    let array = r.ptr(ctx.m(I, "entries")?)?;
+    let (key, value) = (ctx.m(E, "key")?, ctx.m(E, "value")?);
+    let stride = ctx.size_of(E)?;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let e = ctx.record(crate::target::at(array, i * stride), E)?;
+        out.push(InfoEntry {
+            key: ctx.string(e.ptr(key)?)?,
+            value: ctx.string(e.ptr(value)?)?,
+        });
+    }
+    Ok(out)
 }

@@ -330,11 +330,15 @@ fn ch4_self_path(m: &Mpich<'_>, r: &Rec) -> Result<Option<SelfPath>, HandleError
         .enumerator(C, "comm_kind", kind)?
         .is_some_and(|n| n.ends_with("INTRACOMM"));
     let remote_size = c.int(ctx.m(C, "remote_size")?)?;
-    Ok(Some(if intra && remote_size == 1 {
-        SelfPath::SelfComm
+    Ok(if intra && remote_size == 1 {
+        Some(SelfPath::SelfComm)
+    } else if ctx.m(R, "dev.ch4.netmod.ucx.s.ucp_request").is_ok() {
+        // From 4.1 the UCX netmod keeps the communicator of the requests
+        // it takes (`MPIDI_UCX_recv`): the network module's path.
+        None
     } else {
-        SelfPath::Neither
-    }))
+        Some(SelfPath::Neither)
+    })
 }
 
 /// A point-to-point request's peer and tag, as [`envelope`] found them.
@@ -370,7 +374,11 @@ impl Envelope {
 /// envelope is unknown).
 fn ucx_request(m: &Mpich<'_>, r: &Rec) -> Result<Option<TargetAddr>, HandleError> {
     let ctx = &m.ctx;
-    let Ok(member) = ctx.m(R, "dev.ch4.netmod.ucx.ucp_request") else {
+    // `dev.ch4.netmod.ucx.s.ucp_request` from 4.1.
+    let Ok(member) = ctx
+        .m(R, "dev.ch4.netmod.ucx.ucp_request")
+        .or_else(|_| ctx.m(R, "dev.ch4.netmod.ucx.s.ucp_request"))
+    else {
         return Ok(None);
     };
     if ucx_layouts_missing(ctx.layouts).is_some() {

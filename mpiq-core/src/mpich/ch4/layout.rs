@@ -52,8 +52,15 @@ pub(super) struct Layout {
     pub(super) am_tag: Member,
     pub(super) am_context: Member,
     pub(super) ext_status: Member,
-    /// `dev.ch4.netmod.ucx.ucp_request`, when the netmod is UCX.
+    /// `dev.ch4.netmod.ucx.ucp_request` (4.0), `dev.ch4.netmod.ucx.s.ucp_request`
+    /// (4.1 on), when the netmod is UCX.
     pub(super) ucx_request: Option<Member>,
+    /// Whether the UCX netmod sets `MPIR_Request.comm` on the requests it
+    /// takes (4.1 on, `MPIDI_UCX_recv`), where 4.0's leaves it NULL.
+    pub(super) netmod_keeps_comm: bool,
+    /// `dev.ch4.am.u.send.dest`: a send's destination on the
+    /// shared-memory path (MPIDIG's).
+    pub(super) am_send_dest: Option<Member>,
     /// `dev.ch4.self`, CH4's self messages (`MPIDI_self_request_t`).
     pub(super) self_msg: SelfLayout,
     /// `MPIR_Request_kind_t`'s values for a receive and a send.
@@ -88,7 +95,25 @@ pub(super) struct SendqLayout {
 
 impl Layout {
     pub(super) fn resolve(t: &dyn Layouts) -> Result<Layout, Vec<LayoutError>> {
+        const R: &str = "MPIR_Request";
+        // 4.0 keeps a receive's envelope in its MPIDIG part; from 4.1
+        // MPIDIG matches on the request's own status instead
+        // (`MPIDIG_match_request`).
         let mut missing = Vec::new();
+        let mut envelope = |ch4: &str, status: &str| -> Member {
+            t.member(R, ch4)
+                .or_else(|_| t.member(R, status))
+                .unwrap_or_else(|e| {
+                    missing.push(e);
+                    Member {
+                        offset: 0,
+                        size: 0,
+                        array_len: None,
+                    }
+                })
+        };
+        let am_source = envelope("dev.ch4.am.u.recv.source", "status.MPI_SOURCE");
+        let am_tag = envelope("dev.ch4.am.u.recv.tag", "status.MPI_TAG");
         let mut m = |ty: &str, path: &str| -> Member {
             t.member(ty, path).unwrap_or_else(|e| {
                 missing.push(e);
@@ -100,7 +125,6 @@ impl Layout {
             })
         };
         const C: &str = "MPIR_Comm";
-        const R: &str = "MPIR_Request";
         let list = t
             .member("MPIR_Comm_list", "sequence_number")
             .and_then(|seq| Ok((seq, t.member("MPIR_Comm_list", "head")?)))
@@ -136,16 +160,24 @@ impl Layout {
             req_comm: m(R, "comm"),
             req_next: m(R, "next"),
             req_is_local: t.member(R, "dev.is_local").ok(),
-            req_partner: t.member(R, "dev.anysource_partner_request").ok(),
+            req_partner: t
+                .member(R, "dev.anysource_partner_request")
+                .or_else(|_| t.member(R, "dev.anysrc_partner"))
+                .ok(),
             am_req: m(R, "dev.ch4.am.req"),
             am_buffer: m(R, "dev.ch4.am.buffer"),
             am_count: m(R, "dev.ch4.am.count"),
             am_datatype: m(R, "dev.ch4.am.datatype"),
-            am_source: m(R, "dev.ch4.am.u.recv.source"),
-            am_tag: m(R, "dev.ch4.am.u.recv.tag"),
+            am_source,
+            am_tag,
             am_context: m(R, "dev.ch4.am.u.recv.context_id"),
             ext_status: m("MPIDIG_req_ext_t", "status"),
-            ucx_request: t.member(R, "dev.ch4.netmod.ucx.ucp_request").ok(),
+            ucx_request: t
+                .member(R, "dev.ch4.netmod.ucx.ucp_request")
+                .or_else(|_| t.member(R, "dev.ch4.netmod.ucx.s.ucp_request"))
+                .ok(),
+            netmod_keeps_comm: t.member(R, "dev.ch4.netmod.ucx.s.ucp_request").is_ok(),
+            am_send_dest: t.member(R, "dev.ch4.am.u.send.dest").ok(),
             self_msg: SelfLayout {
                 buf: m(R, "dev.ch4.self.buf"),
                 count: m(R, "dev.ch4.self.count"),

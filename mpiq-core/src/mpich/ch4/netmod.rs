@@ -209,6 +209,12 @@ impl MpichCh4 {
                 if seen.contains(&r.base.0) {
                     return Ok(false);
                 }
+                if !receive {
+                    if let Some((ci, op)) = self.shm_send(r, comms, status, (mem, sizes))? {
+                        found.sends[ci].push(op);
+                        return Ok(false);
+                    }
+                }
                 let Some(ucp) = self.netmod_request(r, seen)? else {
                     return Ok(false);
                 };
@@ -262,13 +268,59 @@ impl MpichCh4 {
                 };
                 let kind = i128::from(int(&r, l.req_kind).ok()?);
                 let netmod = kind == l.kind_recv || Some(kind) == l.kind_send;
-                if !netmod || uint(&r, l.req_comm).ok()? != 0 || seen.contains(&r.base.0) {
+                let comm_set = uint(&r, l.req_comm).ok()? != 0;
+                if !netmod || (comm_set && !l.netmod_keeps_comm) || seen.contains(&r.base.0) {
                     return None;
                 }
                 let ucp = self.netmod_request(&r, seen).ok()??;
                 (ucp.0 != 0).then(|| (TargetAddr(ucp.0.wrapping_sub(size)), size))
             })
             .collect()
+    }
+
+    /// A pending send of the shared-memory path (`dev.is_local`), from
+    /// its MPIDIG part (`MPIDIG_isend_impl`): destination, buffer, count
+    /// and datatype; MPICH keeps its tag only in the header it sent. Only
+    /// where the netmod keeps `comm` (4.1 on), whose communicator it is;
+    /// `None` for any other request.
+    fn shm_send(
+        &self,
+        r: &Record<'_>,
+        comms: &[CommInfo],
+        status: OperationStatus,
+        (mem, sizes): (&dyn TargetMemory, &mut TypeSizes),
+    ) -> Result<Option<(usize, PendingOperation)>, DecodeError> {
+        let l = &self.layout;
+        let (Some(local), Some(dest), true) = (l.req_is_local, l.am_send_dest, l.netmod_keeps_comm)
+        else {
+            return Ok(None);
+        };
+        if int(r, local)? == 0 {
+            return Ok(None);
+        }
+        let comm = TargetAddr(uint(r, l.req_comm)?);
+        let Some(ci) = comms.iter().position(|c| c.addr == comm) else {
+            return Ok(None);
+        };
+        let rank = int(r, dest)?;
+        let count = int(r, l.am_count)?;
+        let datatype = int(r, l.am_datatype)?;
+        let (length, more) = sizes.length(
+            mem,
+            count,
+            datatype,
+            l.datatype_size,
+            self.globals.datatype_direct,
+        );
+        let mut op =
+            PendingOperation::message(status, (rank, comms[ci].world_of(rank)), -1, length);
+        op.buffer = uint(r, l.am_buffer)?;
+        op.desired_count = Some(count);
+        op.extra_text.push(
+            "on the shared-memory path: MPICH keeps its tag only in the header it sent".into(),
+        );
+        op.extra_text.extend(more);
+        Ok(Some((ci, op)))
     }
 
     /// MPICH's pointer to UCX's request, for a pending request the netmod

@@ -35,7 +35,8 @@ use mpidd_read::TargetMemory;
 /// Where CH4 keeps a pending point-to-point request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Ch4Path {
-    /// Handed to the netmod (UCX): `comm` is NULL.
+    /// Handed to the netmod (UCX): `comm` is NULL (4.0), or set by a
+    /// netmod that keeps it (4.1 on) on a communicator of more than one rank.
     Netmod,
     /// CH4's self path: `comm`, at this address, is a self communicator.
     SelfQueue(TargetAddr),
@@ -83,6 +84,8 @@ impl MpichCh4 {
         )?;
         Ok(if remote_size == 1 && i128::from(kind) == l.intracomm {
             Ch4Path::SelfQueue(comm)
+        } else if l.netmod_keeps_comm {
+            Ch4Path::Netmod
         } else {
             Ch4Path::Unknown(comm)
         })

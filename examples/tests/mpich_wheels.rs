@@ -1,0 +1,363 @@
+//! pip's MPICH wheels, as users install them (`pip install mpich`):
+//! stripped, no build-id, MPICH's globals hidden, `ch4:ucx,ofi` (UCX the
+//! default netmod), their own UCX bundled. The programs are compiled by the
+//! wheel's `mpicc` without `-g` and run by its `mpiexec`; mpidd reads them
+//! through the MPICH release family of the wheel's version
+//! (mpidd-read/profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json, written by
+//! scripts/write-mpich-wheel-profile.sh from upstream's v4.3.2), with the
+//! hidden globals located in the wheel's own libmpi.so.12 from what the
+//! family predicts (`mpidd_read::locate_hidden_globals`), checked on each
+//! process. The expectations come from the programs' sources.
+//!
+//! The venv is `MPIDD_PY_MPICH_VENV` (`scripts/python-envs.sh mpich`,
+//! which scripts/test.sh runs).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use common::hung_job::{build, HungJob};
+use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
+use common::mpich_job::{gcore, mpidd, wait_stopped, Job, Toolchain};
+use common::queue_checks::{native, ops, queues_communicators};
+
+/// The venv pip's MPICH 4.3.2 wheel is installed in.
+fn venv_4_3() -> PathBuf {
+    let venv = std::env::var_os("MPIDD_PY_MPICH_VENV")
+        .map(PathBuf::from)
+        .expect(
+            "MPIDD_PY_MPICH_VENV is not set: make the venv with `scripts/python-envs.sh mpich` \
+         (scripts/test.sh does) and export its path",
+        );
+    let lib = venv.join("lib/libmpi.so.12");
+    assert!(
+        lib.exists(),
+        "{} is missing: `scripts/python-envs.sh mpich` installs pip's MPICH wheel there",
+        lib.display()
+    );
+    venv
+}
+
+/// The wheel's compiler wrapper and launcher: a user's build, no `-g`.
+fn wheel(venv: &Path) -> Toolchain {
+    Toolchain {
+        cc: venv.join("bin/mpicc"),
+        cflags: &["-O0"],
+        mpiexec: venv.join("bin/mpiexec"),
+    }
+}
+
+/// What mpidd says of where the layouts of the wheel's libmpi come from.
+const FAMILY_4_3: &str = "the family MPICH 4.3.2 up to 4.4 (ch4:ucx ofi";
+
+/// `mpidd ARGS`: standard output, standard error, success.
+fn run(args: &[&str]) -> (String, String, bool) {
+    let out = mpidd().args(args).output().expect("run mpidd");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    )
+}
+
+/// (source or -1, world source or -1, tag or -1 for any, bytes) of each
+/// operation of `queue`.
+fn envelopes(c: &Value, queue: &str) -> Vec<(i64, i64, i64, i64)> {
+    let mut out: Vec<_> = ops(c, queue)
+        .iter()
+        .map(|o| {
+            assert_eq!(o["status"], "pending", "{o:#}");
+            let tag = if o["tag_wild"] == true {
+                -1
+            } else {
+                o["desired_tag"].as_i64().unwrap()
+            };
+            (
+                o["desired_local_rank"].as_i64().unwrap(),
+                o["desired_global_rank"].as_i64().unwrap(),
+                tag,
+                o["desired_length"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// What tests/mpich/queues.c leaves pending on a wheel, where the four
+/// ranks of one node talk through MPICH's shared memory (posix shmmod),
+/// whose receives and unexpected messages are MPIDIG's queues: rank 0's
+/// three receives and rank 1's two small messages; rank 1's eager
+/// `MPI_Isend` has completed into shared memory; rank 2's 1 MiB
+/// rendezvous send is pending (MPICH keeps its tag only in the header it
+/// sent) and unexpected at rank 3.
+fn check_rank(rank: i64, q: &Value) {
+    assert!(
+        q["source"]
+            .as_str()
+            .unwrap()
+            .contains("MPICH 4.3.2 decoder (ch4:ucx ofi)"),
+        "{}",
+        q["source"]
+    );
+    let diagnostics: Vec<&str> = q["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(
+        diagnostics.iter().all(|d| !d.starts_with("a pending")),
+        "every operation placed: {diagnostics:#?}"
+    );
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.starts_with("MPIR_All_communicators is missing")),
+        "{diagnostics:#?}"
+    );
+    let [world, dup, split] = queues_communicators(rank, q);
+    let none: Vec<(i64, i64, i64, i64)> = Vec::new();
+    let mib = 1 << 20;
+    let expect = |c: &Value, queue: &str, want: Vec<(i64, i64, i64, i64)>| {
+        assert_eq!(
+            envelopes(c, queue),
+            want,
+            "rank {rank}, {queue} of {}",
+            c["name"]
+        );
+    };
+    match rank {
+        0 => {
+            expect(world, "pending_receives", vec![(1, 1, 11, 40)]);
+            expect(dup, "pending_receives", vec![(-1, -1, 22, 80)]);
+            expect(split, "pending_receives", vec![(1, 2, -1, 120)]);
+            expect(world, "unexpected_messages", vec![(1, 1, 99, 20)]);
+            expect(dup, "unexpected_messages", vec![(1, 1, 44, 12)]);
+            for c in [world, dup, split] {
+                expect(c, "pending_sends", none.clone());
+            }
+        }
+        2 => {
+            expect(world, "pending_sends", vec![(3, 3, -1, mib)]);
+            for c in [world, dup, split] {
+                expect(c, "pending_receives", none.clone());
+                expect(c, "unexpected_messages", none.clone());
+            }
+            expect(dup, "pending_sends", none.clone());
+            expect(split, "pending_sends", none.clone());
+        }
+        3 => {
+            expect(world, "unexpected_messages", vec![(2, 2, 33, mib)]);
+            for c in [world, dup, split] {
+                expect(c, "pending_receives", none.clone());
+                expect(c, "pending_sends", none.clone());
+            }
+            expect(dup, "unexpected_messages", none.clone());
+            expect(split, "unexpected_messages", none.clone());
+        }
+        _ => {
+            for c in [world, dup, split] {
+                for queue in ["pending_receives", "pending_sends", "unexpected_messages"] {
+                    expect(c, queue, none.clone());
+                }
+            }
+        }
+    }
+}
+
+/// `mpidd handle` of a predefined handle, whose meaning MPI fixes: the
+/// world communicator (rank, size, world ranks), `MPI_COMM_SELF`, and
+/// `MPI_INT`'s size.
+fn check_predefined_handles(rank: i64, source: &[&str]) {
+    let handle = |kind: &str, value: &str| -> Value {
+        let mut args = vec!["handle", "--json", "--kind", kind, "--value", value];
+        args.extend_from_slice(source);
+        let (out, err, ok) = run(&args);
+        assert!(ok, "mpidd {args:?} failed: {err}");
+        assert!(err.contains(FAMILY_4_3), "{err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+    // A field is its value, or `{"value": ...}` where it may be not
+    // available.
+    fn val(v: &Value) -> &Value {
+        v.get("value").unwrap_or(v)
+    }
+    let world = handle("comm", "0x44000000");
+    assert_eq!(
+        val(&world["predefined_name"]),
+        "MPI_COMM_WORLD",
+        "{world:#}"
+    );
+    let d = &world["details"];
+    assert_eq!(val(&d["name"]), "MPI_COMM_WORLD", "{d:#}");
+    assert_eq!(val(&d["rank"]), &json!(rank), "{d:#}");
+    assert_eq!(val(&d["size"]), &json!(4), "{d:#}");
+    assert_eq!(val(&d["local_world_ranks"]), &json!([0, 1, 2, 3]), "{d:#}");
+    let me = handle("comm", "0x44000001");
+    assert_eq!(val(&me["predefined_name"]), "MPI_COMM_SELF", "{me:#}");
+    assert_eq!(
+        val(&me["details"]["local_world_ranks"]),
+        &json!([rank]),
+        "{me:#}"
+    );
+    let int = handle("datatype", "0x4c000405");
+    assert_eq!(val(&int["predefined_name"]), "MPI_INT", "{int:#}");
+    assert_eq!(val(&int["details"]["size"]), &json!(4), "{int:#}");
+}
+
+/// The queues of tests/mpich/queues.c and the predefined handles of every
+/// rank, live (each rank stopped and let go) and from gcore cores.
+#[test]
+fn mpich_4_3_2_wheel_queues_and_handles_live_and_from_cores() {
+    let venv = venv_4_3();
+    let job = Job::start_with(
+        &wheel(&venv),
+        "wheel-mpich-4.3.2-queues",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        check_rank(rank, &native(&["--pid", &pid]));
+        check_predefined_handles(rank, &["--pid", &pid]);
+        wait_stopped(job.pid(rank));
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        let core = core.to_str().unwrap();
+        check_rank(rank, &native(&["--core", core]));
+        check_predefined_handles(rank, &["--core", core]);
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+/// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
+/// live (from the wheel's `mpiexec`) and from cores.
+#[test]
+fn mpich_4_3_2_wheel_ring_is_a_cycle_live_and_from_cores() {
+    let _serial = one_at_a_time();
+    let venv = venv_4_3();
+    let (dir, exe, source) = build(
+        &venv.join("bin/mpicc"),
+        "wheel-mpich-4.3.2-ring",
+        "hang_ring",
+    );
+    // The blocked ranks busy-poll: at the lowest priority they leave the
+    // CPUs to mpidd.
+    let mut launch = Command::new("nice");
+    launch
+        .args(["-n", "19"])
+        .arg(venv.join("bin/mpiexec"))
+        .args(["-n", "4"])
+        .arg(&exe);
+    let job = HungJob::run(launch, dir, source, "hang_ring");
+    let lib = std::fs::canonicalize(venv.join("lib/libmpi.so.12")).unwrap();
+    for &(rank, pid) in &job.ranks {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+        assert!(
+            maps.contains(lib.to_str().unwrap()),
+            "rank {rank} is not on the wheel's library"
+        );
+    }
+    let expected = Expected::ring();
+    check_ring_receives(&check_live(&job, &expected));
+    check_ring_receives(&check_cores(&job, &expected));
+}
+
+/// The wheel's hidden globals, located in its libmpi.so.12 from what the
+/// 4.3 family predicts: each at the one place its allocator record or the
+/// exported functions' references agree on, in the section the family
+/// puts it in; those no exported function of the family's build
+/// references are named with why.
+#[test]
+fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
+    let venv = venv_4_3();
+    let data = std::fs::read(venv.join("lib/libmpi.so.12")).unwrap();
+    let (family, found) = mpidd_read::located_in_file(&data, &mpidd_read::shipped_profiles())
+        .expect("a shipped family predicts the wheel's hidden globals");
+    assert!(family.starts_with("MPICH 4.3.2 up to 4.4"), "{family}");
+    for name in [
+        "MPII_Version_string",
+        "MPII_Version_device",
+        "MPIR_Process",
+        "MPIDI_global",
+        "MPIR_Comm_mem",
+        "MPIR_Comm_direct",
+        "MPIR_Comm_builtin",
+        "MPIR_Request_mem",
+        "MPIR_Request_direct",
+        "MPIR_Request_builtin",
+        "MPIR_Group_mem",
+        "MPIR_Group_direct",
+        "MPIR_Group_builtin",
+        "MPIR_Datatype_mem",
+        "MPIR_Datatype_direct",
+        "MPIR_Datatype_builtin",
+        "MPIR_Errhandler_mem",
+        "MPIR_Errhandler_direct",
+        "MPIR_Errhandler_builtin",
+        "MPIR_Info_mem",
+        "MPIR_Info_direct",
+        "MPIR_Info_builtin",
+        "MPIR_Op_mem",
+        "MPIR_Op_direct",
+        "MPIR_Op_builtin",
+        "MPIR_Win_mem",
+        "MPIR_Win_direct",
+        "MPII_Keyval_mem",
+        "MPII_Keyval_direct",
+    ] {
+        assert!(
+            found.found.contains_key(name),
+            "{name} not located: {:?}",
+            found.not_found.get(name)
+        );
+    }
+    // The globals no exported function of the family's build references,
+    // named with why: UCX's workers, ROMIO's file table, the topology
+    // keyval (a file-local static).
+    let missing: Vec<&str> = found.not_found.keys().map(String::as_str).collect();
+    assert_eq!(
+        missing,
+        [
+            "ADIOI_Ftable",
+            "ADIOI_Ftable_ptr",
+            "MPIDI_UCX_global",
+            "MPIR_Topology_keyval"
+        ],
+        "{:#?}",
+        found.not_found
+    );
+    for why in found.not_found.values() {
+        assert!(
+            why.starts_with("no exported function of the family's build references it"),
+            "{why}"
+        );
+    }
+    // No two globals overlap.
+    let mut spans: Vec<(u64, u64, &str)> = found
+        .found
+        .values()
+        .map(|g| (g.address, g.address + g.size.max(1), g.name.as_str()))
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        assert!(w[0].1 <= w[1].0, "{} overlaps {}", w[0].2, w[1].2);
+    }
+    // The strings the wheel states, read at the places located.
+    let profiles = mpidd_read::shipped_profiles();
+    let recipes = profiles
+        .iter()
+        .flat_map(|p| p.families())
+        .find_map(|(f, _)| f.hidden_globals.as_deref().filter(|_| f.name() == family))
+        .unwrap();
+    let stated = mpidd_read::stated_strings(&data, recipes).unwrap();
+    assert_eq!(stated["MPII_Version_string"], "4.3.2");
+    assert_eq!(stated["MPII_Version_device"], "ch4:ucx ofi");
+}

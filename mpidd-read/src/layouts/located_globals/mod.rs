@@ -1,0 +1,391 @@
+//! The hidden globals of a stripped library no profile names by build,
+//! found in its file as it is, from what its release family predicts
+//! ([`HiddenGlobalRecipes`], kept in the family's profile): pip's MPICH
+//! wheels are stripped, have no build-id and hide MPICH's globals, so
+//! neither a symbol table nor a profile's addresses for one build can say
+//! where `MPIR_Process` or the object allocators are.
+//!
+//! - **Strings** beside another string: MPICH's version and device beside
+//!   its configure line.
+//! - **Records** of initialised data: an object allocator's initialiser
+//!   (kind, object size, direct size) and the relative relocation of its
+//!   pointer to the direct array, which places the direct array too.
+//! - **References** of exported functions (`references`): every
+//!   RIP-relative address, less the offsets the family's build
+//!   references, votes for the global's start.
+//!
+//! Each global found says how; one not found says why
+//! ([`LocatedGlobals::not_found`]). Nothing here is believed on its own:
+//! the layouts' check on the process (`mpihandles::check_layouts`) reads
+//! the allocators and the predefined communicators through them first.
+//! Work is bounded by the file: the sections' sizes, a function's bytes
+//! (64 KiB), its references (4096).
+
+mod elf_view;
+pub(crate) mod recipe;
+mod references;
+
+use std::collections::BTreeMap;
+
+use elf_view::{ElfView, SectionView};
+use recipe::{HiddenGlobalRecipes, RecordRecipe, StringKind, StringRecipe};
+
+/// How far from the string it lies beside a string recipe looks.
+const STRING_WINDOW: usize = 1024;
+
+/// One global located in a file: where it is at link time, its size and
+/// how it was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocatedGlobal {
+    /// Its name (`MPIR_Comm_mem`).
+    pub name: String,
+    /// Its link-time address.
+    pub address: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// How it was found, for a person.
+    pub how: String,
+}
+
+/// What the locator found in one file, and what it did not, with why.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocatedGlobals {
+    /// The globals found, by name.
+    pub found: BTreeMap<String, LocatedGlobal>,
+    /// The globals not found, each with why.
+    pub not_found: BTreeMap<String, String>,
+}
+
+impl LocatedGlobals {
+    /// The string a located global holds, read from the file `data`: a
+    /// C string in its read-only data.
+    fn string_in(view: &ElfView<'_>, at: &LocatedGlobal) -> Option<String> {
+        let rodata = view.section(".rodata")?;
+        let from = usize::try_from(at.address.checked_sub(rodata.address)?).ok()?;
+        let bytes = rodata.bytes.get(from..)?;
+        let end = bytes.iter().take(STRING_WINDOW).position(|&b| b == 0)?;
+        String::from_utf8(bytes[..end].to_vec()).ok()
+    }
+}
+
+/// The strings the recipes locate (MPICH's version and device), read from
+/// the file: what a family is matched on before anything else is looked
+/// for. `None` when the file is no object the locator reads or lacks one
+/// of them.
+pub fn stated_strings(
+    data: &[u8],
+    recipes: &HiddenGlobalRecipes,
+) -> Option<BTreeMap<String, String>> {
+    let view = ElfView::parse(data).ok()?;
+    let mut out = BTreeMap::new();
+    for r in &recipes.strings {
+        let at = locate_string(&view, r).ok()?;
+        out.insert(r.symbol.clone(), LocatedGlobals::string_in(&view, &at)?);
+    }
+    Some(out)
+}
+
+/// Locates every global `recipes` describes in the object file `data`.
+/// Fails only when the file is no x86-64 ELF object; each global not
+/// found is named in [`LocatedGlobals::not_found`] with why.
+pub fn locate_hidden_globals(
+    data: &[u8],
+    recipes: &HiddenGlobalRecipes,
+) -> Result<LocatedGlobals, String> {
+    let view = ElfView::parse(data)?;
+    let mut out = LocatedGlobals::default();
+    for r in &recipes.strings {
+        match locate_string(&view, r) {
+            Ok(g) => {
+                out.found.insert(r.symbol.clone(), g);
+            }
+            Err(why) => {
+                out.not_found.insert(r.symbol.clone(), why);
+            }
+        }
+    }
+    for r in &recipes.records {
+        match locate_record(&view, r) {
+            Ok(globals) => {
+                for g in globals {
+                    agree(&mut out, g);
+                }
+            }
+            Err(why) => {
+                out.not_found.insert(r.symbol.clone(), why.clone());
+                for p in &r.pointers {
+                    out.not_found.entry(p.symbol.clone()).or_insert_with(|| {
+                        format!("its pointer is in {}, not found: {why}", r.symbol)
+                    });
+                }
+            }
+        }
+    }
+    // The GOT's slots, for functions that load a global's address there.
+    let got = view
+        .section(".got")
+        .map(|s| view.relative_relocations(&s))
+        .unwrap_or_default();
+    // In rounds: a global found narrows the others (a request pool's
+    // direct array is referenced beside its allocator); at most one round
+    // per recipe, each finding one more or ending.
+    let mut pending: Vec<&recipe::ReferenceRecipe> = recipes.references.iter().collect();
+    let mut why_not = BTreeMap::new();
+    while !pending.is_empty() {
+        let mut left = Vec::new();
+        for r in pending.iter().copied() {
+            let sections: Vec<SectionView<'_>> =
+                r.sections.iter().filter_map(|s| view.section(s)).collect();
+            let taken: Vec<(u64, u64)> = out
+                .found
+                .values()
+                .filter(|g| g.name != r.symbol)
+                .map(|g| (g.address, g.size))
+                .collect();
+            match references::locate_by_references(&view, r, &sections, &taken, &got) {
+                Ok((address, how)) => agree(
+                    &mut out,
+                    LocatedGlobal {
+                        name: r.symbol.clone(),
+                        address,
+                        size: r.size,
+                        how,
+                    },
+                ),
+                Err(why) => {
+                    why_not.insert(r.symbol.clone(), why);
+                    left.push(r);
+                }
+            }
+        }
+        if left.len() == pending.len() {
+            break;
+        }
+        pending = left;
+    }
+    for r in pending {
+        // Found another way already: that answer stands.
+        if !out.found.contains_key(&r.symbol) {
+            if let Some(why) = why_not.remove(&r.symbol) {
+                out.not_found.insert(r.symbol.clone(), why);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Adds `g`, unless another way placed the same global elsewhere: then
+/// neither answer is believed.
+fn agree(out: &mut LocatedGlobals, g: LocatedGlobal) {
+    if out.not_found.contains_key(&g.name) && !out.found.contains_key(&g.name) {
+        // A disagreement already ruled it out.
+        if out.not_found[&g.name].starts_with("two ways disagree") {
+            return;
+        }
+        out.not_found.remove(&g.name);
+    }
+    match out.found.get(&g.name) {
+        Some(prior) if prior.address != g.address => {
+            let why = format!(
+                "two ways disagree: {:#x} ({}) and {:#x} ({})",
+                prior.address, prior.how, g.address, g.how
+            );
+            out.found.remove(&g.name);
+            out.not_found.insert(g.name, why);
+        }
+        Some(_) => {
+            if let Some(prior) = out.found.get_mut(&g.name) {
+                prior.how = format!("{}; and {}", prior.how, g.how);
+            }
+        }
+        None => {
+            out.found.insert(g.name.clone(), g);
+        }
+    }
+}
+
+/// A string beside the recipe's `near` string, in `.rodata`.
+fn locate_string(view: &ElfView<'_>, r: &StringRecipe) -> Result<LocatedGlobal, String> {
+    let rodata = view
+        .section(".rodata")
+        .ok_or_else(|| "the file has no .rodata".to_string())?;
+    let near = memchr::memmem::find(rodata.bytes, r.near.as_bytes())
+        .ok_or_else(|| format!("{:?} is not in .rodata", r.near))?;
+    let from = near.saturating_sub(STRING_WINDOW);
+    let to = near.saturating_add(STRING_WINDOW).min(rodata.bytes.len());
+    let mut start = from;
+    for piece in rodata.bytes[from..to].split(|&b| b == 0) {
+        let at = start;
+        start += piece.len() + 1;
+        // A piece cut by the window's start is not a whole string.
+        if at == from && at > 0 && rodata.bytes[at - 1] != 0 {
+            continue;
+        }
+        let Ok(s) = std::str::from_utf8(piece) else {
+            continue;
+        };
+        let fits = match r.is {
+            StringKind::Version => is_version(s),
+            StringKind::Device => s.starts_with("ch3") || s.starts_with("ch4"),
+        };
+        if fits {
+            return Ok(LocatedGlobal {
+                name: r.symbol.clone(),
+                address: rodata.address + at as u64,
+                size: piece.len() as u64 + 1,
+                how: format!(
+                    "the {:?} string within {STRING_WINDOW} bytes of {:?}",
+                    r.is, r.near
+                )
+                .to_lowercase(),
+            });
+        }
+    }
+    Err(format!(
+        "no {:?} string within {STRING_WINDOW} bytes of {:?}",
+        r.is, r.near
+    ))
+}
+
+/// `4.3.2`, `5.0.0a1`: a release version.
+fn is_version(s: &str) -> bool {
+    let mut parts = s.split('.');
+    let numeric = |p: &str| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit());
+    let major = parts.next().unwrap_or("");
+    let Some(minor) = parts.next() else {
+        return false;
+    };
+    let minor = minor.trim_end_matches(|c: char| c.is_ascii_alphanumeric() && !c.is_ascii_digit());
+    numeric(major)
+        && !minor.is_empty()
+        && minor.chars().take_while(|c| c.is_ascii_digit()).count() > 0
+        && parts.all(|p| p.chars().next().is_some_and(|c| c.is_ascii_digit()) && p.len() <= 6)
+        && s.len() <= 16
+}
+
+/// The record the recipe describes, and the globals its pointers name.
+fn locate_record(view: &ElfView<'_>, r: &RecordRecipe) -> Result<Vec<LocatedGlobal>, String> {
+    let section = view
+        .section(&r.section)
+        .ok_or_else(|| format!("the file has no {}", r.section))?;
+    let relocations = view.relative_relocations(&section);
+    let align = r.align.max(1);
+    let bytes = section.bytes;
+    let field = |at: usize, offset: u64, size: u64| -> Option<u64> {
+        let from = at.checked_add(usize::try_from(offset).ok()?)?;
+        let b = bytes.get(from..from.checked_add(usize::try_from(size).ok()?)?)?;
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        Some(u64::from_le_bytes(w))
+    };
+    let mut hits = Vec::new();
+    let first = section.address.next_multiple_of(align) - section.address;
+    let size = usize::try_from(r.size).map_err(|_| "a record larger than memory".to_string())?;
+    let mut at = usize::try_from(first).unwrap_or(usize::MAX);
+    while at.checked_add(size).is_some_and(|end| end <= bytes.len()) {
+        let address = section.address + at as u64;
+        let equal = r
+            .equal
+            .iter()
+            .all(|f| f.size <= 8 && field(at, f.offset, f.size) == Some(f.value));
+        if equal {
+            let pointed: Option<Vec<LocatedGlobal>> = r
+                .pointers
+                .iter()
+                .map(|p| {
+                    let target = *relocations.get(&(address + p.offset))?;
+                    let s = view.section(&p.section)?;
+                    s.holds(target, p.size.max(1)).then(|| LocatedGlobal {
+                        name: p.symbol.clone(),
+                        address: target,
+                        size: p.size,
+                        how: format!("the direct pointer of {} at {address:#x}", r.symbol),
+                    })
+                })
+                .collect();
+            if let Some(pointed) = pointed {
+                hits.push((address, pointed));
+            }
+        }
+        at += usize::try_from(align).unwrap_or(usize::MAX);
+    }
+    match hits.len() {
+        1 => {
+            let (address, mut globals) = hits.remove(0);
+            globals.insert(
+                0,
+                LocatedGlobal {
+                    name: r.symbol.clone(),
+                    address,
+                    size: r.size,
+                    how: format!(
+                        "the only record of {} whose fields are the family's initialiser",
+                        r.section
+                    ),
+                },
+            );
+            Ok(globals)
+        }
+        0 => Err(format!(
+            "no record of {} has the family's initialiser ({})",
+            r.section,
+            r.equal
+                .iter()
+                .map(|f| format!("{} at +{}", f.value, f.offset))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        n => Err(format!(
+            "{n} records of {} have the family's initialiser ({})",
+            r.section,
+            hits.iter()
+                .map(|(a, _)| format!("{a:#x}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// The hidden globals of the object file `data`, located by the first of
+/// `profiles` whose release family predicts them and holds the version
+/// and device the file states ([`stated_strings`]), with that family's
+/// name. `None` when no family predicts this file's globals.
+pub fn located_in_file(
+    data: &[u8],
+    profiles: &[crate::LayoutProfile],
+) -> Option<(String, LocatedGlobals)> {
+    for profile in profiles {
+        for (family, _) in profile.families() {
+            let Some(recipes) = family.hidden_globals.as_deref() else {
+                continue;
+            };
+            let Some(stated) = stated_strings(data, recipes) else {
+                continue;
+            };
+            let of = |kind: StringKind| {
+                recipes
+                    .strings
+                    .iter()
+                    .find(|s| s.is == kind)
+                    .and_then(|s| stated.get(&s.symbol))
+                    .map(String::as_str)
+            };
+            let Some(version) = of(StringKind::Version) else {
+                continue;
+            };
+            let build = crate::StatedBuild {
+                implementation: &family.implementation,
+                version,
+                arch: "x86_64",
+                device: of(StringKind::Device),
+            };
+            if !family.contains(&build) {
+                continue;
+            }
+            if let Ok(found) = locate_hidden_globals(data, recipes) {
+                return Some((family.name(), found));
+            }
+        }
+    }
+    None
+}

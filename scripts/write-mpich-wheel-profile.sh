@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Writes the layout profile of an MPICH ch4:ucx release family as pip's
+# MPICH wheels build it (mpi4py/mpi-publish: ch4:ucx,ofi, stripped, no
+# build-id, hidden globals), from upstream pmodels/mpich's source at a
+# release tag configured as the wheels are (scripts/mpich-release-tree.sh):
+#
+# - Layouts: the objects that define the types and globals the CH4 queue
+#   decoder and the handle decoders read are compiled there with -g and
+#   linked into a stand-in libmpi.so.12, for its DWARF (`mpidd profile
+#   write`, every type whole).
+# - The family's hidden globals (`family.hidden_globals`): how a stripped
+#   library of the family keeps them, measured from the stand-in
+#   (scripts/lib/hidden-global-recipes.py): the allocators' initialisers,
+#   and the offsets into each global that exported functions reference.
+#   mpidd locates them in a wheel's own libmpi.so.12 from these facts
+#   (mpidd_read::locate_hidden_globals).
+# - The family (its versions, the commits compared) is a person's claim:
+#   a rewrite keeps it from the file it replaces (scripts/lib/keep-family.py);
+#   the first write takes it from FAMILY_JSON.
+#
+#   write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]
+#
+#   MPIDD             the mpidd binary to run (default: cargo run -p mpidd)
+#   MPIDD_MPICH_GIT, MPIDD_YAKSA_GIT, MPIDD_JSONC_GIT: as
+#                     scripts/mpich-release-tree.sh takes them
+#
+# Nothing of MPICH's source goes into the repo: only offsets, sizes,
+# values and function names.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+ref="${1:?usage: write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]}"
+out="${2:?usage: write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]}"
+family_json="${3:-}"
+tree="$(bash scripts/mpich-release-tree.sh "$ref" | tail -n 1)"
+read -r _ commit version _ <"$tree/.mpidd-configured"
+
+# shellcheck source=lib/debian-source.sh
+. scripts/lib/debian-source.sh
+ensure_packages python3-pyelftools binutils
+
+# The objects that define the types and globals the decoders read (the
+# handle pools and their users, CH4's globals, requests and UCX netmod),
+# and the bindings whose references place the hidden globals.
+objects=(
+  src/mpi/attr/lib_libmpi_la-attrutil.lo
+  src/mpi/attr/lib_libmpi_la-attr_impl.lo
+  src/mpi/coll/op/lib_libmpi_la-op_impl.lo
+  src/mpi/comm/lib_libmpi_la-comm_impl.lo
+  src/mpi/comm/lib_libmpi_la-commutil.lo
+  src/mpi/datatype/lib_libmpi_la-typeutil.lo
+  src/mpi/datatype/lib_libmpi_la-type_contents.lo
+  src/mpi/errhan/lib_libmpi_la-dynerrutil.lo
+  src/mpi/errhan/lib_libmpi_la-errutil.lo
+  src/mpi/errhan/lib_libmpi_la-errhan_impl.lo
+  src/mpi/group/lib_libmpi_la-grouputil.lo
+  src/mpi/info/lib_libmpi_la-infoutil.lo
+  src/mpi/init/lib_libmpi_la-globals.lo
+  src/mpi/init/lib_libmpi_la-initinfo.lo
+  src/mpi/init/lib_libmpi_la-mpir_init.lo
+  src/mpi/request/lib_libmpi_la-mpir_request.lo
+  src/mpi/request/lib_libmpi_la-request_impl.lo
+  src/mpi/rma/lib_libmpi_la-winutil.lo
+  src/mpi/topo/lib_libmpi_la-topo_impl.lo
+  src/mpi/topo/lib_libmpi_la-topoutil.lo
+  src/mpid/ch4/netmod/ucx/lib_libmpi_la-globals.lo
+  src/mpid/ch4/netmod/ucx/lib_libmpi_la-ucx_init.lo
+  src/mpid/ch4/src/lib_libmpi_la-ch4_comm.lo
+  src/mpid/ch4/src/lib_libmpi_la-ch4_globals.lo
+  src/mpid/ch4/src/lib_libmpi_la-ch4_init.lo
+  src/mpid/ch4/src/lib_libmpi_la-ch4_proc.lo
+  src/mpid/ch4/src/lib_libmpi_la-mpidig_recvq.lo
+  src/util/lib_libmpi_la-mpir_handlemem.lo
+)
+bindings=(
+  comm/comm_rank comm/comm_size comm/comm_split comm/comm_dup comm/comm_free comm/comm_get_name
+  comm/comm_set_name comm/comm_compare comm/comm_group
+  pt2pt/send pt2pt/recv pt2pt/isend pt2pt/irecv pt2pt/iprobe pt2pt/probe pt2pt/improbe pt2pt/mprobe
+  pt2pt/imrecv pt2pt/mrecv pt2pt/sendrecv pt2pt/ssend pt2pt/issend pt2pt/rsend pt2pt/send_init
+  pt2pt/recv_init rma/put rma/get rma/win_lock rma/win_unlock rma/win_flush rma/accumulate
+  request/start request/waitall request/testall
+  request/wait request/test request/request_free request/cancel
+  init/initialized init/finalized init/query_thread init/is_thread_main init/abort
+  info/info_create info/info_get info/info_set info/info_free
+  topo/cart_create topo/topo_test topo/cartdim_get
+  group/group_size group/group_rank group/group_free
+  datatype/type_size datatype/type_commit datatype/type_get_name datatype/type_contiguous
+  errhan/comm_get_errhandler errhan/comm_set_errhandler errhan/errhandler_free
+  op/op_create op/op_free
+  rma/win_get_name rma/win_free
+  attr/comm_get_attr attr/comm_create_keyval attr/comm_free_keyval
+  misc/get_library_version
+)
+for b in "${bindings[@]}"; do
+  objects+=("src/binding/c/$(dirname "$b")/lib_libmpi_la-$(basename "$b").lo")
+done
+romio_objects=(adio/common/ad_open.lo adio/common/ad_init.lo mpi-io/glue/mpich/mpio_file.lo
+  mpi-io/lib_libpromio_la-close.lo mpi-io/lib_libpromio_la-fsync.lo)
+have=()
+for o in "${objects[@]}"; do
+  if grep -q "$o" "$tree/Makefile"; then have+=("$o"); else echo "write-mpich-wheel-profile: $ref has no $o" >&2; fi
+done
+(cd "$tree" && nice -n 10 make -s -j2 "${have[@]}" >/dev/null)
+romio_have=()
+for o in "${romio_objects[@]}"; do
+  if grep -q "$(basename "$o")" "$tree/src/mpi/romio/Makefile"; then romio_have+=("$o"); fi
+done
+(cd "$tree/src/mpi/romio" && nice -n 10 make -s "${romio_have[@]}" >/dev/null)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pic=()
+for o in "${have[@]}"; do
+  pic+=("$tree/$(dirname "$o")/.libs/$(basename "$o" .lo).o")
+done
+for o in "${romio_have[@]}"; do
+  pic+=("$tree/src/mpi/romio/$(dirname "$o")/.libs/$(basename "$o" .lo).o")
+done
+# mpi.h declares enum MPIR_Win_flavor (a window's create_flavor, a plain
+# int), which no object uses: a probe of the tree's own mpi.h gives it.
+printf '#include "mpi.h"\nMPIR_Win_flavor_t mpidd_win_flavor;\n' >"$work/win_flavor.c"
+gcc -g -O2 -fPIC -I "$tree/src/include" -I "$tree/src/mpi/romio/include" -c "$work/win_flavor.c" -o "$work/win_flavor.o"
+pic+=("$work/win_flavor.o")
+standin="$work/libmpi.so.12"
+gcc -shared -nostdlib -o "$standin" "${pic[@]}" -Wl,--unresolved-symbols=ignore-all
+
+types=(
+  MPIR_Comm MPIR_Group MPII_Group_pmap_t MPIR_Request MPIDIG_req_ext_t
+  MPIDI_CH4_Global_t MPIDI_per_vci_t MPIDI_rank_map_t MPIDI_gpid_t MPIDI_av_table_t MPIDI_av_entry_t
+  MPIDI_UCX_global_t MPIDI_UCX_context_t
+  MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
+  MPIR_Info MPIR_Op MPIR_Topology MPIR_Win MPIR_Object_alloc_t MPII_Keyval
+  MPIR_Grequest_fns MPI_Status MPIR_Process_t ADIOI_FileD MPIR_Handle_common
+  MPII_Object_kind "enum MPIR_Combiner_enum" MPIR_Win_flavor
+)
+type_args=()
+for t in "${types[@]}"; do type_args+=(--type "$t"); done
+if [ -n "${MPIDD:-}" ]; then mpidd=("$MPIDD"); else mpidd=(cargo run -q --locked -p mpidd --); fi
+previous="$(mktemp)"
+if [ -f "$out" ]; then cp "$out" "$previous"; elif [ -n "$family_json" ]; then
+  python3 -c 'import json,sys; print(json.dumps({"family": json.load(open(sys.argv[1]))}))' "$family_json" >"$previous"
+else rm -f "$previous"; fi
+"${mpidd[@]}" profile write \
+  --object "$standin" \
+  "${type_args[@]}" \
+  --implementation MPICH \
+  --impl-version "$version" \
+  --build "ch4:ucx,ofi as pip's MPICH wheels configure it (mpi4py/mpi-publish), stripped, no build-id, hidden globals; layouts from upstream pmodels/mpich $ref ($commit) configured so, with -g (scripts/mpich-release-tree.sh, scripts/write-mpich-wheel-profile.sh)" \
+  --output "$repo/$out"
+python3 scripts/lib/keep-family.py "$previous" "$repo/$out"
+rm -f "$previous"
+globals=(
+  MPIR_Process MPIDI_global MPIDI_UCX_global
+  MPIR_Comm_builtin MPIR_Request_builtin MPIR_Request_direct MPIR_Request_mem
+  MPIR_Group_builtin MPIR_Datatype_builtin MPIR_Errhandler_builtin MPIR_Info_builtin MPIR_Op_builtin
+  MPIR_Topology_keyval ADIOI_Ftable ADIOI_Ftable_ptr
+)
+# Each global's alignment as the compiler gives it (a start the family's
+# build could not have is no candidate): a probe compiled with CH4's own
+# flags, whose arrays are as long as each global's alignment.
+flags="$(cd "$tree" && make -n -W src/mpid/ch4/src/ch4_globals.c src/mpid/ch4/src/lib_libmpi_la-ch4_globals.lo |
+  sed -n 's/.*--mode=compile gcc \(.*\) -c -o .*/\1/p' | head -n 1)"
+{
+  echo '#include "mpidimpl.h"'
+  echo '#include "ucx_types.h"'
+  for g in "${globals[@]}"; do
+    case "$g" in ADIOI_* | MPIR_Topology_keyval) continue ;; esac
+    echo "char mpidd_align_$g[__alignof__($g)];"
+  done
+} >"$work/align.c"
+# shellcheck disable=SC2086
+(cd "$tree" && gcc $flags -I./src/mpid/ch4/netmod/ucx -c "$work/align.c" -o "$work/align.o")
+nm -S "$work/align.o" | while read -r _ size _ name; do
+  case "$name" in mpidd_align_*) echo "${name#mpidd_align_} $((16#$size))" ;; esac
+done >"$work/align.txt"
+MPIDD_ALIGNMENTS="$work/align.txt" /usr/bin/python3 scripts/lib/hidden-global-recipes.py "$standin" "$repo/$out" libmpi.so.12 "${globals[@]}"
+echo "$out"
