@@ -152,8 +152,8 @@ pub fn locate_hidden_globals(
                         how,
                     },
                 ),
-                Err(why) => {
-                    why_not.insert(r.symbol.clone(), why);
+                Err(miss) => {
+                    why_not.insert(r.symbol.clone(), miss);
                     left.push(r);
                 }
             }
@@ -163,15 +163,124 @@ pub fn locate_hidden_globals(
         }
         pending = left;
     }
+    place_tied(&mut out, &pending, &why_not);
     for r in pending {
         // Found another way already: that answer stands.
         if !out.found.contains_key(&r.symbol) {
-            if let Some(why) = why_not.remove(&r.symbol) {
-                out.not_found.insert(r.symbol.clone(), why);
+            if let Some(miss) = why_not.remove(&r.symbol) {
+                out.not_found.insert(r.symbol.clone(), miss.why);
             }
         }
     }
     Ok(out)
+}
+
+/// The most globals placed together from their tied starts.
+const MAX_PLACED_TOGETHER: usize = 4;
+
+/// Globals whose references tie between a few starts (a request pool's
+/// allocator, direct and builtin arrays, which the same functions
+/// reference at their first byte), placed together: each on one of its
+/// tied starts so that none overlaps another or a global found. Believed
+/// only when exactly one such placement exists.
+fn place_tied(
+    out: &mut LocatedGlobals,
+    pending: &[&recipe::ReferenceRecipe],
+    misses: &BTreeMap<String, references::Miss>,
+) {
+    let mut all: Vec<(&recipe::ReferenceRecipe, &[u64])> = pending
+        .iter()
+        .filter(|r| !out.found.contains_key(&r.symbol))
+        .filter_map(|r| {
+            let m = misses.get(&r.symbol)?;
+            (!m.tied.is_empty()).then_some((*r, m.tied.as_slice()))
+        })
+        .collect();
+    // Globals tie together when their starts are shared: each such group
+    // is placed on its own.
+    while let Some(first) = all.pop() {
+        let mut group = vec![first];
+        let mut grew = true;
+        while grew {
+            grew = false;
+            let mut i = 0;
+            while i < all.len() {
+                if group
+                    .iter()
+                    .any(|(_, t)| t.iter().any(|s| all[i].1.contains(s)))
+                {
+                    group.push(all.swap_remove(i));
+                    grew = true;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        place_group(out, &group);
+    }
+}
+
+/// One group of [`place_tied`].
+fn place_group(out: &mut LocatedGlobals, tied: &[(&recipe::ReferenceRecipe, &[u64])]) {
+    if tied.len() < 2 || tied.len() > MAX_PLACED_TOGETHER {
+        return;
+    }
+    let taken: Vec<(u64, u64)> = out.found.values().map(|g| (g.address, g.size)).collect();
+    let overlaps = |a: (u64, u64), b: (u64, u64)| {
+        a.0 < b.0.saturating_add(b.1.max(1)) && b.0 < a.0.saturating_add(a.1.max(1))
+    };
+    let mut placements: Vec<Vec<u64>> = Vec::new();
+    let mut current: Vec<u64> = Vec::new();
+    fn search(
+        i: usize,
+        tied: &[(&recipe::ReferenceRecipe, &[u64])],
+        current: &mut Vec<u64>,
+        placements: &mut Vec<Vec<u64>>,
+        fits: &dyn Fn(&[u64], usize, u64) -> bool,
+    ) {
+        if placements.len() > 1 {
+            return;
+        }
+        if i == tied.len() {
+            placements.push(current.clone());
+            return;
+        }
+        for &start in tied[i].1 {
+            if fits(current, i, start) {
+                current.push(start);
+                search(i + 1, tied, current, placements, fits);
+                current.pop();
+            }
+        }
+    }
+    let fits = |placed: &[u64], i: usize, start: u64| {
+        let me = (start, tied[i].0.size);
+        !taken.iter().any(|&t| overlaps(me, t))
+            && placed
+                .iter()
+                .enumerate()
+                .all(|(j, &s)| !overlaps(me, (s, tied[j].0.size)))
+    };
+    search(0, tied, &mut current, &mut placements, &fits);
+    let [placement] = placements.as_slice() else {
+        return;
+    };
+    let names: Vec<&str> = tied.iter().map(|(r, _)| r.symbol.as_str()).collect();
+    for ((r, _), &address) in tied.iter().zip(placement) {
+        agree(
+            out,
+            LocatedGlobal {
+                name: r.symbol.clone(),
+                address,
+                size: r.size,
+                how: format!(
+                    "its references tie between a few starts, and the only placement of {} on \
+                     theirs where none overlaps another puts it here",
+                    names.join(", ")
+                ),
+            },
+        );
+    }
 }
 
 /// Adds `g`, unless another way placed the same global elsewhere: then
