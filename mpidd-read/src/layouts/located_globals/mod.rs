@@ -498,3 +498,109 @@ pub fn located_in_file(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recipe::ReferenceRecipe;
+
+    fn recipe(symbol: &str, size: u64) -> ReferenceRecipe {
+        ReferenceRecipe {
+            symbol: symbol.to_string(),
+            size,
+            align: 8,
+            sections: vec![".bss".to_string()],
+            functions: Vec::new(),
+        }
+    }
+
+    fn tie(tied: &[u64]) -> references::Miss {
+        references::Miss {
+            why: "tied".to_string(),
+            tied: tied.to_vec(),
+        }
+    }
+
+    #[test]
+    fn versions_are_told_from_other_strings() {
+        for v in ["4.3.2", "5.0.0", "5.0.0a1", "3.4", "4.3.0rc1"] {
+            assert!(is_version(v), "{v}");
+        }
+        for s in [
+            "ch4:ucx ofi",
+            "--with-device=ch4",
+            "4",
+            "",
+            "a.b",
+            "1.2.3.4.5.6.7.8.9.10",
+        ] {
+            assert!(!is_version(s), "{s}");
+        }
+    }
+
+    /// A request pool's three globals, which the same functions reference
+    /// at their first byte: the one placement where none overlaps another
+    /// places them; a second placement leaves them all unplaced.
+    #[test]
+    fn tied_globals_are_placed_only_where_one_placement_fits() {
+        let mem = recipe("mem", 0x2000);
+        let direct = recipe("direct", 0x1040);
+        let builtin = recipe("builtin", 0x2288);
+        let starts = [0xd05700, 0xd07700, 0xd08740];
+        let misses: BTreeMap<String, references::Miss> = ["mem", "direct", "builtin"]
+            .iter()
+            .map(|n| (n.to_string(), tie(&starts)))
+            .collect();
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        let at = |n: &str| out.found[n].address;
+        assert_eq!(
+            (at("mem"), at("direct"), at("builtin")),
+            (0xd05700, 0xd07700, 0xd08740)
+        );
+
+        // Two globals small enough to go either way: neither is placed.
+        let a = recipe("a", 0x10);
+        let b = recipe("b", 0x10);
+        let misses: BTreeMap<String, references::Miss> = ["a", "b"]
+            .iter()
+            .map(|n| (n.to_string(), tie(&[0x1000, 0x2000])))
+            .collect();
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&a, &b], &misses);
+        assert!(out.found.is_empty(), "{out:?}");
+    }
+
+    /// Two ways that place one global differently leave it unplaced,
+    /// saying both.
+    #[test]
+    fn disagreeing_ways_leave_a_global_unplaced() {
+        let mut out = LocatedGlobals::default();
+        let g = |address| LocatedGlobal {
+            name: "MPIR_Process".to_string(),
+            address,
+            size: 8,
+            how: format!("way {address:#x}"),
+        };
+        agree(&mut out, g(0x1000));
+        agree(&mut out, g(0x1000));
+        assert_eq!(out.found["MPIR_Process"].address, 0x1000);
+        agree(&mut out, g(0x2000));
+        assert!(out.found.is_empty());
+        assert!(out.not_found["MPIR_Process"].starts_with("two ways disagree"));
+        agree(&mut out, g(0x1000));
+        assert!(out.found.is_empty(), "a disagreement stands");
+    }
+
+    /// A file that is no x86-64 object is refused as a whole; one that is
+    /// names every global it lacks.
+    #[test]
+    fn a_file_that_is_no_object_is_refused() {
+        let recipes = HiddenGlobalRecipes {
+            object: "libmpi.so.12".to_string(),
+            ..HiddenGlobalRecipes::default()
+        };
+        assert!(locate_hidden_globals(b"not an ELF file", &recipes).is_err());
+        assert!(stated_strings(b"\x7fELF", &recipes).is_none());
+    }
+}
