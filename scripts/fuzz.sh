@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 secs=${1:-60}
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [SECONDS_PER_TARGET [TARGET...]]" >&2; exit 2; }
-all=(records core_file mpir mpi2dd gdb_remote_reply type_oracle mpich_queues mpich_ch4_queues ompi_ob1_queues handles ompi_handles ucx_worker python_frames derived_layouts layout_check)
+all=(records core_file mpir mpi2dd gdb_remote_reply type_oracle mpich_queues mpich_ch4_queues ompi_ob1_queues handles ompi_handles ucx_worker python_frames derived_layouts layout_check hidden_globals)
 targets=("${@:2}")
 ((${#targets[@]})) || targets=("${all[@]}")
 for t in "${targets[@]}"; do
