@@ -26,6 +26,7 @@ use common::hung_job::{build, HungJob};
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{gcore, mpidd, wait_stopped, Job, Toolchain};
 use common::queue_checks::{native, ops, queues_communicators};
+use common::supported_builds::Outcome;
 
 /// One of pip's MPICH wheels: its version, the variable naming its venv,
 /// the argument of scripts/python-envs.sh that makes the venv, and the
@@ -35,6 +36,10 @@ struct Wheel {
     venv_var: &'static str,
     envs_arg: &'static str,
     family: &'static str,
+    /// The build as docs/supported-builds.md names it.
+    build: &'static str,
+    /// Where its layouts and hidden globals come from, as the table says.
+    read_through: &'static str,
     /// Whether the family's references place `MPIR_Datatype_builtin` in
     /// this wheel (5.0's reserve their direct datatypes for predefined
     /// ones, and two exported functions do not tell them apart).
@@ -46,6 +51,8 @@ const WHEEL_4_3: Wheel = Wheel {
     venv_var: "MPIDD_PY_MPICH_VENV",
     envs_arg: "mpich",
     family: "MPICH 4.3.2 up to 4.4 (ch4:ucx ofi",
+    build: "pip mpich 4.3.2, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 4.3.2 up to 4.4 (mpich-4.3-ch4-ucx-wheel), its hidden globals located in the file",
     datatype_builtin: true,
 };
 
@@ -54,6 +61,8 @@ const WHEEL_5_0: Wheel = Wheel {
     venv_var: "MPIDD_PY_MPICH5_VENV",
     envs_arg: "mpich5",
     family: "MPICH 5.0.2 up to 5.1 (ch4:ucx ofi",
+    build: "pip mpich 5.0.2, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 5.0.2 up to 5.1 (mpich-5.0-ch4-ucx-wheel), its hidden globals located in the file",
     datatype_builtin: false,
 };
 
@@ -256,6 +265,10 @@ fn check_predefined_handles(wheel: &Wheel, rank: i64, source: &[&str]) {
 /// The queues of tests/mpich/queues.c and the predefined handles of every
 /// rank, live (each rank stopped and let go) and from gcore cores.
 fn queues_and_handles(wheel: &Wheel) {
+    let outcome =
+        |command, source| Outcome::begin(wheel.build, wheel.read_through, command, source);
+    let (queues_live, handle_live) = (outcome("queues", "live"), outcome("handle", "live"));
+    let (queues_core, handle_core) = (outcome("queues", "core"), outcome("handle", "core"));
     let venv = wheel.venv();
     let job = Job::start_with(
         &toolchain(&venv),
@@ -271,12 +284,16 @@ fn queues_and_handles(wheel: &Wheel) {
         check_predefined_handles(wheel, rank, &["--pid", &pid]);
         wait_stopped(job.pid(rank));
     }
+    queues_live.works();
+    handle_live.works();
     for rank in 0..4 {
         let core = gcore(&job.dir, job.pid(rank));
         let core = core.to_str().unwrap();
         check_rank(wheel, rank, &native(&["--core", core]));
         check_predefined_handles(wheel, rank, &["--core", core]);
     }
+    queues_core.works();
+    handle_core.works();
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }
 
@@ -294,6 +311,8 @@ fn mpich_5_0_2_wheel_queues_and_handles_live_and_from_cores() {
 /// live (from the wheel's `mpiexec`) and from cores.
 fn ring_is_a_cycle(wheel: &Wheel) {
     let _serial = one_at_a_time();
+    let live = Outcome::begin(wheel.build, wheel.read_through, "job", "live");
+    let cores = Outcome::begin(wheel.build, wheel.read_through, "job", "core");
     let venv = wheel.venv();
     let (dir, exe, source) = build(
         &venv.join("bin/mpicc"),
@@ -319,7 +338,9 @@ fn ring_is_a_cycle(wheel: &Wheel) {
     }
     let expected = Expected::ring();
     check_ring_receives(&check_live(&job, &expected));
+    live.works();
     check_ring_receives(&check_cores(&job, &expected));
+    cores.works();
 }
 
 #[test]
