@@ -32,16 +32,14 @@ measure_only=0
 # over the cores measured), though each core counts the same every time:
 # its budget is set over the highest.
 #
-# Three warm budgets were raised on 2026-11-29, with this reason: a warm
-# read of a build a shipped profile names parses every shipped profile
-# once (ProfileSet::all), and the profiles grew from 220 KB to 810 KB of
-# JSON (MPICH 4.0's ch3:nemesis family, Debian 11's MPICH, three UCX
-# families), 7 M to 26 M instructions (`mpidd profile list` counts it).
-# The fix is to parse only the profiles a process can use (by the
-# objects it loads); until then these budgets hold the rest to 1.5 times.
-# (The same merge also made them search libc's DWARF for MPICH's
-# debugger types another build's profile has: 130 M more, fixed in
-# LibraryDwarf, not budgeted.)
+# Three warm budgets were raised on 2026-11-29 (a warm read of a build a
+# shipped profile names parsed every shipped profile, 810 KB of JSON, 26 M
+# instructions) and set again the same day, once a process was given only
+# the profiles of what it loads (ProfileSet::for_loaded): 41.8 M to 20.4 M
+# (Debian's MPICH), 40.6 M to 15.3 M (Debian's Open MPI), 31.3 M to 18.3 M
+# (the Open MPI 5.0.9 wheel). (The same merge also made them search libc's
+# DWARF for MPICH's debugger types another build's profile has: 130 M
+# more, fixed in LibraryDwarf, not budgeted.)
 #
 # The module-* budgets count the Python module (mpidd.Rank) reading the
 # small reference core as a debugger does at its stops
@@ -65,11 +63,11 @@ ref-small-identify     360000000               239.6 M, 2026-11-29, 2ef13d1
 ref-job-4-warm         100000000               66.4 M (frames named from the kept ones), 2026-11-29, 98484b8
 ref-scale-warm         1290000000              859.1 M, 2026-11-29, 2ef13d1
 mpich-small-cold       65000000                43.3 M, 2026-11-29, 2ef13d1
-mpich-small-warm       63000000                41.8 M (shipped profiles 3.6 times larger, see above), 2026-11-29, 3914118
+mpich-small-warm       31000000                20.4 M (the profiles of what it loads), 2026-11-29, ProfileSet::for_loaded
 ompi-small-cold        64000000                42.5 M, 2026-11-29, 2ef13d1
-ompi-small-warm        61000000                40.6 M (shipped profiles 3.6 times larger, see above), 2026-11-29, 3914118
+ompi-small-warm        23000000                15.3 M (the profiles of what it loads), 2026-11-29, ProfileSet::for_loaded
 ompi509-small-cold     362000000               240.9 M, 2026-11-29, 2ef13d1
-ompi509-small-warm     47000000                31.3 M (its code digest kept; shipped profiles 3.6 times larger), 2026-11-29, 3914118
+ompi509-small-warm     28000000                18.3 M (its code digest kept; the profiles of what it loads), 2026-11-29, ProfileSet::for_loaded
 module-first-stop      930000000               565.6 M (of which some 33 M start CPython and import the module), 2026-11-29, 6030cfa
 module-later-stops     3400000000              2213 M (the first stop, then 1,000 later ones at 1.65 M each), 2026-11-29, 6030cfa
 '

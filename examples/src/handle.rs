@@ -4,13 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mpidd_read::{
-    LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError, SymbolSource,
-    TargetMemory, TargetParts, TargetReader, TypeOracle,
+    LayoutOrigin, LayoutProfile, Layouts, Limits, NoLayouts, ProfileError, ProfileSet,
+    SymbolSource, TargetMemory, TargetParts, TargetReader, TypeOracle,
 };
 use mpidd_types::TargetAddr;
 use mpihandles::{
-    derive_mpich_layouts, open_resolver, Availability, DeriveError, Details, HandleError,
-    HandleKind, HandleView, OpenResolverError, ProfileLayouts, StatusView,
+    derive_mpich_layouts, open_resolver, Availability, ChosenResolver, DeriveError, Details,
+    HandleError, HandleKind, HandleView, OpenResolverError, ProfileLayouts, StatusView,
 };
 use mpiq_core::world_rank;
 
@@ -47,6 +47,12 @@ pub struct HandleArgs {
     /// (`MPI_*_c2f`'s result).
     #[arg(long)]
     fortran: bool,
+    /// The value (or the variable) is a handle of the MPI-5 standard ABI
+    /// (a program built with MPICH's `mpicc_abi`): a predefined constant,
+    /// or the address of MPICH's object. Taken without it when the
+    /// process loaded MPICH's `libmpi_abi.so`.
+    #[arg(long, conflicts_with = "fortran")]
+    abi: bool,
     /// For a status: the datatype it was received with, to count elements.
     #[arg(long, value_parser = parse_number, allow_hyphen_values = true)]
     datatype: Option<i64>,
@@ -146,7 +152,6 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         ..Limits::default()
     };
     let profiles = crate::profile::load_all(&args.profiles)?;
-    let profiles = profiles.all();
     let source = args.target.source(&Limits::default());
     let value = read_target(
         source,
@@ -155,7 +160,7 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
         HandleReader {
             args: &args,
             limits,
-            profiles,
+            profiles: &profiles,
         },
     )?;
     match print(&value, args.json) {
@@ -168,14 +173,16 @@ pub fn run(args: HandleArgs) -> Result<(), HandleCliError> {
 struct HandleReader<'a> {
     args: &'a HandleArgs,
     limits: Limits,
-    profiles: &'a [LayoutProfile],
+    profiles: &'a ProfileSet,
 }
 
 impl TargetReader for HandleReader<'_> {
     type Output = Shown;
     type Error = HandleCliError;
     fn read<T: OpenTarget>(self, t: &T) -> Result<Shown, HandleCliError> {
-        read(t, self.args, self.limits, self.profiles)
+        // The profiles of the objects this process loads, not every one.
+        let profiles = self.profiles.for_objects(t.elf_symbols());
+        read(t, self.args, self.limits, &profiles)
     }
 }
 
@@ -234,9 +241,19 @@ fn read<T: OpenTarget>(
         };
         return Ok(Shown::Status(resolver.status(addr, args.datatype)?));
     }
+    // A program built against the standard ABI holds pointer-wide
+    // handles, which MPICH's ABI layer gives its own meaning.
+    let abi_mpich = match &opened.resolver {
+        ChosenResolver::Mpich(mpich) if args.abi || loads_abi_library(t.elf_symbols()) => {
+            Some(mpich.as_ref())
+        }
+        _ => None,
+    };
     let value = match (&args.var, args.value) {
         (Some(var), _) => {
-            let width = if (pointers || args.kind == HandleKind::File) && !args.fortran {
+            let width = if (pointers || abi_mpich.is_some() || args.kind == HandleKind::File)
+                && !args.fortran
+            {
                 t.abi().address_bytes() as u64
             } else {
                 4
@@ -250,6 +267,8 @@ fn read<T: OpenTarget>(
         let v = i32::try_from(value)
             .map_err(|_| HandleCliError::Usage(format!("{value} is not a Fortran INTEGER")))?;
         resolver.resolve_fortran(args.kind, v)?
+    } else if let Some(mpich) = abi_mpich {
+        mpich.resolve_abi(args.kind, value as u64)?
     } else {
         resolver.resolve(args.kind, value)?
     };
@@ -338,4 +357,13 @@ fn print(shown: &Shown, json: bool) -> Result<(), HandleCliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// Whether the process loaded MPICH's library of the MPI-5 standard ABI
+/// (`libmpi_abi.so`), whose programs' handles are the standard's.
+fn loads_abi_library(objects: &dyn mpidd_read::LoadedObjects) -> bool {
+    objects
+        .loaded_objects()
+        .iter()
+        .any(|o| mpidd_read::so_stem(&o.name) == "libmpi_abi")
 }

@@ -213,12 +213,60 @@ fn check_rank(rank: i64, source: &Source, w: &Written<i64>, full: bool, device: 
 /// Every rank of `job` (tests/mpich/handles.c, started with its directory
 /// as argument), live and then from its gcore core, checked against what
 /// the rank wrote down; the job must then complete.
+/// The handles of rank `rank` as a program built against the MPI-5
+/// standard ABI holds them (`--abi`): the predefined ones by the constants
+/// of pip's MPICH 5 `mpi_abi.h` (written here from the header, not from
+/// mpidd), the others by the address of MPICH's object, which MPICH's ABI
+/// layer hands out.
+fn check_abi_handles(source: &Source, w: &Written<i64>) {
+    let abi = |kind: &str, value: &str| source.json(&["--kind", kind, "--value", value, "--abi"]);
+    assert_eq!(abi("comm", "0x101"), source.view("comm", w.c("world")));
+    assert_eq!(
+        abi("datatype", "0x209"),
+        source.view("datatype", w.c("mpi_int"))
+    );
+    assert_eq!(abi("op", "0x21"), source.view("op", w.c("op_sum")));
+    for (kind, name) in [
+        ("comm", "split"),
+        ("group", "group"),
+        ("datatype", "vector"),
+    ] {
+        let v = source.view(kind, w.c(name));
+        let addr = val(&v["object_address"]).clone();
+        let addr = addr
+            .as_u64()
+            .or_else(|| {
+                addr.as_str()
+                    .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+            })
+            .unwrap_or_else(|| panic!("an object address: {v:#}"));
+        assert_eq!(
+            abi(kind, &format!("{addr:#x}")),
+            v,
+            "{kind} {name} by its object"
+        );
+        if kind == "group" {
+            // A group's object given as a communicator: its handle says so.
+            let e = source.error(&["--kind", "comm", "--value", &format!("{addr:#x}"), "--abi"]);
+            assert!(e.contains("holds MPICH handle"), "{e}");
+        }
+    }
+    // MPI_INT's constant is no communicator's.
+    let e = source.error(&["--kind", "comm", "--value", "0x209", "--abi"]);
+    assert!(e.contains("predefines no MPI_Comm"), "{e}");
+}
+
 fn every_handle_kind(job: Job, device: Device) {
     check_every_rank(
         &job.dir,
         |r| job.pid(r),
         &[],
-        |rank, s, w, full| check_rank(rank, s, w, full, device),
+        |rank, s, w, full| {
+            check_rank(rank, s, w, full, device);
+            if full {
+                check_abi_handles(s, w);
+            }
+        },
     );
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }

@@ -1,7 +1,7 @@
 //! [`Rank`]: one MPI process as a debugger sees it at its stops, read
 //! through the debugger's own memory reader and object list.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mpidd_job::{CallerRank, JobReader, ReadOptions};
 use mpidd_read::{Layouts, Limits, StackArch, TargetParts, ThreadRegisters};
@@ -27,7 +27,7 @@ use crate::to_python::to_python;
 enum HandleLayouts {
     /// The loaded objects' DWARF.
     Dwarf,
-    /// The shipped profile at this index of [`Rank`]'s `profiles`.
+    /// The profile at this index of [`Kept`]'s `profiles`.
     Profile(usize),
 }
 
@@ -35,6 +35,9 @@ enum HandleLayouts {
 /// the caller's list changes) and the handle resolver's choice of layouts.
 struct Kept {
     objects: Option<ProcessObjects>,
+    /// The profiles of the objects listed (those a profile names), chosen
+    /// by the first handle read since the list changed.
+    profiles: Option<Arc<[mpidd_read::LayoutProfile]>>,
     handle_layouts: Option<HandleLayouts>,
 }
 
@@ -56,7 +59,7 @@ pub struct Rank {
     /// Reads the rank as `mpidd job` reads one (`call`), keeping what it
     /// resolved per build.
     job_reader: JobReader,
-    profiles: Vec<mpidd_read::LayoutProfile>,
+    profiles: mpidd_read::ProfileSet,
     cache: Mutex<PageCache>,
     kept: Mutex<Kept>,
 }
@@ -106,10 +109,11 @@ impl Rank {
             abi: TargetAbi::new(order, width),
             session: Session::new(),
             job_reader: JobReader::new(ReadOptions::default()),
-            profiles: mpidd_read::shipped_profiles(),
+            profiles: mpidd_read::ProfileSet::shipped(),
             cache: Mutex::new(PageCache::default()),
             kept: Mutex::new(Kept {
                 objects: None,
+                profiles: None,
                 handle_layouts: None,
             }),
         })
@@ -207,13 +211,17 @@ impl Rank {
             self.refresh_objects(py, &mut kept)?;
             let Kept {
                 objects,
+                profiles,
                 handle_layouts: chosen,
             } = &mut *kept;
             let objects = objects.as_ref().ok_or_else(no_objects)?;
+            let profiles = profiles
+                .get_or_insert_with(|| self.profiles.for_objects(&objects.symbols))
+                .clone();
             let mut cache = lock(&self.cache)?;
             let read = self.read_memory.bind(py);
             let memory = CallbackMemory::new(read, &mut cache, self.abi);
-            let opened = open_with_kept_layouts(&memory, objects, &self.profiles, chosen)
+            let opened = open_with_kept_layouts(&memory, objects, &profiles, chosen)
                 .map_err(|e| failed(&error_chain(&e), &memory, objects))?;
             let resolver = opened.resolver();
             let view = if fortran {
@@ -415,6 +423,7 @@ impl Rank {
         let listed = self.list_objects(py)?;
         if kept.objects.as_ref().map(|o| &o.listed) != Some(&listed) {
             kept.objects = Some(ProcessObjects::new(listed));
+            kept.profiles = None;
             kept.handle_layouts = None;
         }
         Ok(())

@@ -152,7 +152,7 @@ pub use layouts::located_globals::{
     locate_hidden_globals, located_in_file, stated_strings, LocatedGlobal, LocatedGlobals,
 };
 pub use layouts::profile_drift::profile_drift;
-pub use layouts::profile_set::ProfileSet;
+pub use layouts::profile_set::{LoadedKeys, ProfileSet};
 pub use layouts::profile_symbols::{parse_profile_symbols, SymbolLineError};
 pub use layouts::ucx_version::{ucx_assertions, ucx_stated_version};
 pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};

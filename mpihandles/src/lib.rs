@@ -150,10 +150,10 @@ pub use model::{
 };
 pub use mpich::handle_bits as mpich_handle_bits;
 pub use mpich::{
-    ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
+    abi_predefined, ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
     derive_mpich_layouts, live_mpich_objects, mpich_ucx_tag, mpich_ucx_workers, ucx_receive,
-    ucx_send, ucx_world_ranks_by_endpoint, DeriveError, DerivedLayouts, LiveObject, MpichUcxTag,
-    UcxOperation,
+    ucx_send, ucx_world_ranks_by_endpoint, AbiHandle, DeriveError, DerivedLayouts, LiveObject,
+    MpichUcxTag, UcxOperation, ABI_BUILTIN_LIMIT,
 };
 pub use ucx::{
     ask_ucx_worker_layouts, read_ucx_worker, ucx_layouts_missing, ucx_worker_layouts_missing,

@@ -195,10 +195,31 @@ impl LayoutResolver {
             oracle.search_first(&found.library);
         }
         let build = self.build_of(objects, &found.library);
+        // The profiles of what this process loads, parsed now if no
+        // process before needed them; never all that ship.
+        let loaded_files = self.loaded_files(objects, &found.library);
+        let loaded = keys_of(&loaded_files);
+        // A library with DWARF of its own answers from it: no profile of
+        // its release family is parsed, only those of the builds beside.
+        let own_dwarf =
+            matches!(&types, TypeSource::Dwarf(Some(oracle)) if oracle.has_dwarf(&found.library));
+        let profiles = if own_dwarf {
+            let beside: Vec<(String, Option<Vec<u8>>)> = loaded
+                .iter()
+                .filter(|(name, _)| *name != found.library)
+                .cloned()
+                .collect();
+            self.profiles
+                .for_loaded(found.kind.implementation(), &found.library, &beside)
+        } else {
+            self.profiles
+                .for_loaded(found.kind.implementation(), &found.library, &loaded)
+        };
+        let profiles: &[LayoutProfile] = &profiles;
         // The libraries under the MPI library (UCX) have builds of their
         // own: their profiles answer under whatever answers for the MPI
         // library, and are never kept with its answers.
-        let companions = self.companions(objects, &found.library);
+        let companions = self.companions(&loaded_files, &loaded, &found.library, profiles);
         let beneath: Vec<ProfileIdentity> =
             companions.iter().map(|(p, _)| p.identity.clone()).collect();
         let beneath_origins: Vec<LayoutOrigin> =
@@ -262,26 +283,25 @@ impl LayoutResolver {
                 // (still checked on the process below, as the chooser
                 // offers it only as a candidate).
                 let profiled = match &build {
-                    Some(build) if !oracle.has_dwarf(&found.library) => self
-                        .profiles()
+                    Some(build) if !oracle.has_dwarf(&found.library) => profiles
                         .iter()
                         .find(|p| p.describes(&build.id))
                         .map(|p| &p.layouts)
-                        .or_else(|| self.family_layouts(&found, build)),
+                        .or_else(|| family_layouts(&found, build, profiles)),
                     _ => None,
                 };
                 library_dwarf = LibraryDwarf {
                     oracle,
                     beside: &beside,
                     profiled,
-                    profiles: self.profiles(),
+                    profiles,
                 };
                 (&library_dwarf, Some(oracle))
             }
             TypeSource::Dwarf(None) => (&empty, None),
             TypeSource::Caller(layouts) => (layouts, None),
         };
-        let (chosen, origin) = decoder_layouts(&found, source, objects, self.profiles())?;
+        let (chosen, origin) = decoder_layouts(&found, source, objects, profiles)?;
         // What the chooser calls the target's own DWARF is, for types
         // handed in, the caller's: whatever those say they are (mpidd's
         // own targets fold a shipped profile under their DWARF and say
@@ -342,28 +362,6 @@ impl LayoutResolver {
         Ok(done(queues, origin, false))
     }
 
-    /// The layouts of the release family that holds the version `found`
-    /// states, for its library's architecture (a profile's own family or
-    /// one of its variants): what the chooser falls back to when no
-    /// profile names the build.
-    fn family_layouts(&self, found: &Identified, build: &LibraryBuild) -> Option<&LayoutTable> {
-        if found.version.is_empty() || !self.profiles().iter().any(LayoutProfile::declares_family) {
-            return None;
-        }
-        let arch = mpidd_read::object_arch(&build.path).ok()?;
-        let stated = StatedBuild {
-            implementation: found.kind.implementation(),
-            version: &found.version,
-            arch: &arch,
-            device: (!found.device.is_empty()).then_some(found.device.as_str()),
-        };
-        self.profiles()
-            .iter()
-            .filter(|p| p.mentions(&found.library))
-            .find_map(|p| p.family_holding(&stated))
-            .map(|(_, layouts)| layouts)
-    }
-
     /// The build of the object named `library`, its build-id read once
     /// per file for the resolver's lifetime.
     fn build_of(&self, objects: &dyn LoadedObjects, library: &str) -> Option<LibraryBuild> {
@@ -412,38 +410,45 @@ impl LayoutResolver {
         Some(read)
     }
 
-    /// The profiles of the libraries loaded beside `library` (UCX's), as
-    /// [`companion_profiles`] chooses them, with build-ids read once per
-    /// file.
-    fn companions(
+    /// Each loaded object some profile mentions, and the MPI library
+    /// `library` whatever its name, with its build key, read once per
+    /// file: what profiles are chosen by.
+    fn loaded_files(
         &self,
         objects: &dyn LoadedObjects,
         library: &str,
-    ) -> Vec<(&LayoutProfile, LayoutOrigin)> {
-        let found: Vec<(String, PathBuf, Option<Vec<u8>>)> = objects
+    ) -> Vec<(String, PathBuf, Option<Vec<u8>>)> {
+        objects
             .loaded_objects()
             .into_iter()
-            .filter(|o| self.profiles.might_mention(&o.name))
+            .filter(|o| o.name == library || self.profiles.might_mention(&o.name))
             .map(|o| {
                 let id = self.file_build_id(o).and_then(|(id, ..)| id);
                 (o.name.clone(), o.path.clone(), id)
             })
-            .collect();
-        let loaded: Vec<(String, Option<Vec<u8>>)> = found
-            .iter()
-            .map(|(name, _, id)| (name.clone(), id.clone()))
-            .collect();
+            .collect()
+    }
+
+    /// The profiles among `profiles` of the libraries loaded beside
+    /// `library` (UCX's), as [`companion_profiles`] chooses them, of the
+    /// loaded objects (`files`, and their names and keys, `loaded`).
+    fn companions<'p>(
+        &self,
+        files: &[(String, PathBuf, Option<Vec<u8>>)],
+        loaded: &[(String, Option<Vec<u8>>)],
+        library: &str,
+        profiles: &'p [LayoutProfile],
+    ) -> Vec<(&'p LayoutProfile, LayoutOrigin)> {
         // A companion is a profile made for a loaded build, or one whose
         // release family holds a loaded build no profile names: when no
         // object other than the library is one a profile mentions, none
-        // is, and no profile is parsed.
+        // is.
         let named = loaded.iter().any(|(_, id)| {
             id.as_deref()
                 .is_some_and(|id| self.profiles.might_describe(id))
         });
-        // Only UCX's library states a version a family is matched on, so
-        // only it makes the profiles parsed when no profile names it.
-        let unnamed = found.iter().any(|(name, _, id)| {
+        // Only UCX's library states a version a family is matched on.
+        let unnamed = loaded.iter().any(|(name, id)| {
             mpidd_read::so_stem(name) == UCX_LIBRARY_STEM
                 && mpidd_read::so_stem(library) != UCX_LIBRARY_STEM
                 && !id
@@ -454,7 +459,7 @@ impl LayoutResolver {
             return Vec::new();
         }
         let mut chosen: Vec<(&LayoutProfile, LayoutOrigin)> = if named {
-            companion_profiles_of(&loaded, library, self.profiles())
+            companion_profiles_of(loaded, library, profiles)
                 .into_iter()
                 .map(|p| (p, LayoutOrigin::Profile(p.identity.clone())))
                 .collect()
@@ -464,7 +469,7 @@ impl LayoutResolver {
         // A family's profile is a candidate: the UCX readers check it on
         // the worker before reading through it.
         chosen.extend(
-            family_companion_profiles(&found, library, self.profiles())
+            family_companion_profiles(files, library, profiles)
                 .into_iter()
                 .map(|(p, family)| (p, LayoutOrigin::Family(Box::new(family)))),
         );
@@ -722,6 +727,40 @@ fn entry_objects(
         objects.push(object(&name, key.bytes()));
     }
     Some(objects)
+}
+
+/// The layouts of the release family that holds the version `found`
+/// states, for its library's architecture (a profile's own family or
+/// one of its variants): what the chooser falls back to when no
+/// profile names the build.
+fn family_layouts<'p>(
+    found: &Identified,
+    build: &LibraryBuild,
+    profiles: &'p [LayoutProfile],
+) -> Option<&'p LayoutTable> {
+    if found.version.is_empty() || !profiles.iter().any(LayoutProfile::declares_family) {
+        return None;
+    }
+    let arch = mpidd_read::object_arch(&build.path).ok()?;
+    let stated = StatedBuild {
+        implementation: found.kind.implementation(),
+        version: &found.version,
+        arch: &arch,
+        device: (!found.device.is_empty()).then_some(found.device.as_str()),
+    };
+    profiles
+        .iter()
+        .filter(|p| p.mentions(&found.library))
+        .find_map(|p| p.family_holding(&stated))
+        .map(|(_, layouts)| layouts)
+}
+
+/// The names and build keys of loaded `files`.
+fn keys_of(files: &[(String, PathBuf, Option<Vec<u8>>)]) -> Vec<(String, Option<Vec<u8>>)> {
+    files
+        .iter()
+        .map(|(name, _, id)| (name.clone(), id.clone()))
+        .collect()
 }
 
 #[cfg(test)]

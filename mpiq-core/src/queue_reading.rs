@@ -261,6 +261,8 @@ fn library_layouts<'a>(
     let Ok(found) = identify(target.memory, target.symbols, limits) else {
         return (LayeredLayouts::alone(dwarf), LayoutOrigin::Dwarf);
     };
+    // The layouts returned borrow the profiles: all of them, which the
+    // resolver keeps (a vendor library's reading is not the warm path).
     let profiles = options.resolver.profiles();
     match decoder_layouts(&found, dwarf, target.objects, profiles) {
         Ok((layouts, origin)) if origin.profile().is_some() => {

@@ -135,17 +135,40 @@ impl Layouts for LayeredLayouts<'_> {
     }
 }
 
-/// The profiles among `profiles` made for a build loaded in the process
-/// `objects` describes, by build-id, and fitting every other loaded object
-/// they describe. Only objects a profile names are opened for their
-/// build-ids.
-pub(crate) fn profiles_for_loaded_builds<'a>(
+/// The shipped profiles made for a build loaded in the process `objects`
+/// describes, by build-id, and fitting every other loaded object they
+/// describe. Only objects a shipped profile names are opened for their
+/// build-ids, and only the profiles made for one of them are parsed.
+pub(crate) fn shipped_profiles_for_loaded_builds(
     objects: &dyn LoadedObjects,
-    profiles: impl IntoIterator<Item = &'a LayoutProfile> + Clone,
-) -> Vec<&'a LayoutProfile> {
-    let loaded = loaded_build_ids(objects, profiles.clone());
-    profiles
+) -> Vec<&'static LayoutProfile> {
+    let identities = crate::layouts::profile_set::shipped_identities();
+    let loaded: Vec<(String, Option<Vec<u8>>)> = objects
+        .loaded_objects()
         .into_iter()
+        .filter(|o| identities.iter().any(|(_, i)| i.mentions(&o.name)))
+        .map(|o| {
+            (
+                o.name.clone(),
+                crate::symbols::debug_files::build_key(&o.path)
+                    .ok()
+                    .flatten()
+                    .map(|k| k.bytes().to_vec()),
+            )
+        })
+        .collect();
+    let keys: Vec<String> = loaded
+        .iter()
+        .filter_map(|(_, id)| id.as_deref().map(crate::layouts::layout_profile::hex))
+        .collect();
+    identities
+        .iter()
+        .filter(|(_, i)| {
+            i.objects
+                .iter()
+                .any(|o| keys.iter().any(|k| o.made_for_hex(k)))
+        })
+        .filter_map(|(index, _)| crate::layouts::layout_profile::shipped_profile(*index))
         .filter(|p| made_for_loaded(p, &loaded))
         .collect()
 }

@@ -20,7 +20,7 @@ use crate::layouts::layered_layouts::LayeredLayouts;
 use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_family::{FamilyVariant, LayoutFamily, StatedBuild};
 pub use crate::layouts::object_file_facts::object_arch;
-use crate::layouts::profile_set::ProfileSet;
+use crate::layouts::profile_set::shipped_identities;
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
 use crate::symbols::extra_symbols::{ExtraSymbol, ExtraSymbols};
@@ -341,11 +341,17 @@ pub(crate) fn shipped_texts() -> impl Iterator<Item = &'static str> {
     SHIPPED.iter().map(|(_, text)| *text)
 }
 
-/// The shipped profiles parsed from their text.
-fn parse_shipped() -> Vec<LayoutProfile> {
-    SHIPPED
-        .iter()
-        .filter_map(|(name, text)| match LayoutProfile::from_json(text) {
+/// The shipped profile at `index` (in [`shipped_texts`]' order), parsed
+/// the first time it is asked for (once per process): a process needs the
+/// few profiles that name what it loads, not all of them.
+pub(crate) fn shipped_profile(index: usize) -> Option<&'static LayoutProfile> {
+    static PARSED: std::sync::OnceLock<Vec<std::sync::OnceLock<Option<LayoutProfile>>>> =
+        std::sync::OnceLock::new();
+    let parsed =
+        PARSED.get_or_init(|| SHIPPED.iter().map(|_| std::sync::OnceLock::new()).collect());
+    let (name, text) = SHIPPED.get(index)?;
+    parsed[index]
+        .get_or_init(|| match LayoutProfile::from_json(text) {
             Ok(p) => Some(p),
             // A broken shipped profile is caught by the crate's tests; at
             // run time it is one profile fewer, not a failure.
@@ -354,7 +360,7 @@ fn parse_shipped() -> Vec<LayoutProfile> {
                 None
             }
         })
-        .collect()
+        .as_ref()
 }
 
 /// The symbols the shipped profiles give for the object whose build-id is
@@ -364,37 +370,32 @@ fn parse_shipped() -> Vec<LayoutProfile> {
 /// ([`ElfSymbols`](crate::ElfSymbols)), so every decoder finds them as if the
 /// library exported them.
 pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
-    // Asked for every object opened: a build no profile names parses none.
-    if !ProfileSet::shipped().might_describe(build_id) {
-        return Vec::new();
-    }
-    // Asked for every object of every target opened: indexed once by
-    // build-id, rather than every profile's symbols walked each time.
-    static BY_BUILD: std::sync::OnceLock<BTreeMap<String, Vec<(String, ProfileSymbol)>>> =
-        std::sync::OnceLock::new();
-    let index = BY_BUILD.get_or_init(|| {
-        let mut index: BTreeMap<String, Vec<(String, ProfileSymbol)>> = BTreeMap::new();
-        for p in shipped_profile_list() {
-            for (name, symbol) in &p.symbols {
-                let builds = p
-                    .identity
-                    .objects
-                    .iter()
-                    .filter(|o| o.name == symbol.object)
-                    .flat_map(|o| &o.build_ids)
-                    .map(|id| id.to_ascii_lowercase())
-                    .collect::<std::collections::BTreeSet<_>>();
-                for id in builds {
-                    index
-                        .entry(id)
-                        .or_default()
-                        .push((name.clone(), symbol.clone()));
-                }
-            }
+    // Asked for every object of every target opened: a build no profile
+    // names parses none, and one a profile names parses that one alone.
+    let key = hex(build_id);
+    let mut symbols = Vec::new();
+    for (index, identity) in shipped_identities() {
+        let made_for: Vec<&str> = identity
+            .objects
+            .iter()
+            .filter(|o| o.made_for_hex(&key))
+            .map(|o| o.name.as_str())
+            .collect();
+        if made_for.is_empty() {
+            continue;
         }
-        index
-    });
-    index.get(&hex(build_id)).cloned().unwrap_or_default()
+        let Some(profile) = shipped_profile(*index) else {
+            continue;
+        };
+        symbols.extend(
+            profile
+                .symbols
+                .iter()
+                .filter(|(_, s)| made_for.contains(&s.object.as_str()))
+                .map(|(name, s)| (name.clone(), s.clone())),
+        );
+    }
+    symbols
 }
 
 /// The hidden symbols the shipped profiles know, handed to the symbol
@@ -414,8 +415,20 @@ impl ExtraSymbols for ShippedSymbols {
     }
 
     fn for_file(&self, data: &[u8]) -> Vec<ExtraSymbol> {
-        let Some((_, located)) =
-            crate::layouts::located_globals::located_in_file(data, shipped_profile_list())
+        // Asked for every object with no build-id: only a file that states
+        // an MPICH configure line is looked at, and only the profiles whose
+        // family predicts hidden globals are parsed.
+        if memchr::memmem::find(data, b"--with-device=").is_none() {
+            return Vec::new();
+        }
+        let predicting: Vec<&LayoutProfile> = shipped_texts()
+            .enumerate()
+            .filter(|(_, text)| {
+                memchr::memmem::find(text.as_bytes(), b"\"hidden_globals\"").is_some()
+            })
+            .filter_map(|(index, _)| shipped_profile(index))
+            .collect();
+        let Some((_, located)) = crate::layouts::located_globals::located_in_file(data, predicting)
         else {
             return Vec::new();
         };
@@ -446,10 +459,15 @@ impl Default for ElfSymbols {
     }
 }
 
-/// The shipped profiles, parsed once per process.
+/// Every shipped profile, parsed once per process.
 pub(crate) fn shipped_profile_list() -> &'static [LayoutProfile] {
     static PROFILES: std::sync::OnceLock<Vec<LayoutProfile>> = std::sync::OnceLock::new();
-    PROFILES.get_or_init(parse_shipped)
+    PROFILES.get_or_init(|| {
+        (0..SHIPPED.len())
+            .filter_map(shipped_profile)
+            .cloned()
+            .collect()
+    })
 }
 
 const SHIPPED: &[(&str, &str)] = &[

@@ -8,9 +8,9 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::dwarf::type_oracle::TypeOracle;
-use crate::layouts::layered_layouts::profiles_for_loaded_builds;
+use crate::layouts::layered_layouts::shipped_profiles_for_loaded_builds;
 use crate::layouts::layout_error::LayoutError;
-use crate::layouts::layout_profile::{shipped_profile_list, LayoutOrigin, LayoutProfile};
+use crate::layouts::layout_profile::{LayoutOrigin, LayoutProfile};
 use crate::layouts::{Layouts, Member};
 use crate::symbols::elf_symbols::ElfSymbols;
 
@@ -56,7 +56,7 @@ impl LoadedLayouts {
     pub fn of_objects(
         objects: &dyn crate::symbols::loaded_objects::LoadedObjects,
     ) -> LoadedLayouts {
-        let profiles = profiles_for_loaded_builds(objects, shipped_profile_list().iter());
+        let profiles = shipped_profiles_for_loaded_builds(objects);
         LoadedLayouts {
             dwarf: TypeOracle::from_objects(objects),
             profiles,

@@ -10,12 +10,13 @@ use crate::handle_resolver::HandleResolver;
 use crate::model::{
     Availability, CHandle, Details, HandleEncoding, HandleKind, HandleView, ObjectState, StatusView,
 };
+use crate::mpich::abi::AbiHandle;
 use crate::mpich::handle_bits::{int_handle, Storage};
 use crate::mpich::pools::{locate, spec, Located, PoolSpec};
 use crate::mpich::predefined::{predefined_name, predefined_pair};
 use crate::mpich::resolver::Mpich;
 use crate::mpich::{comm, datatype, errhandler, file, group, info, op, request, status, win};
-use crate::target::Ctx;
+use crate::target::{at, Ctx};
 
 impl Mpich<'_> {
     /// A view of the handle of `kind` with C value `value` (for `MPI_File`,
@@ -194,6 +195,45 @@ impl Mpich<'_> {
                 hint: " (its builtin slot is empty: MPI_Init has not run?)",
             }),
         }
+    }
+}
+
+impl Mpich<'_> {
+    /// The view of the handle of `kind` whose C value is `value` in a
+    /// program built against the MPI-5 standard ABI (MPICH's
+    /// `libmpi_abi.so`): a predefined one by the standard's constant, any
+    /// other through the `handle` member of the object it points at,
+    /// which must be of `kind`.
+    pub fn resolve_abi(&self, kind: HandleKind, value: u64) -> Result<HandleView, HandleError> {
+        let raw = match AbiHandle::classify(kind, value)? {
+            AbiHandle::Predefined { mpich, .. } => mpich,
+            // ROMIO's files are pointers in both ABIs.
+            AbiHandle::Object(_) if kind == HandleKind::File => {
+                return self.resolve(kind, value as i64)
+            }
+            AbiHandle::Object(addr) => {
+                let spec = spec(kind).ok_or_else(|| {
+                    HandleError::Unsupported(format!("MPICH keeps no pool of {kind} objects"))
+                })?;
+                let member = self.ctx.m(spec.object_type, "handle")?;
+                let raw = self
+                    .ctx
+                    .mem
+                    .read_u32(at(addr, member.offset), spec.object_type)?;
+                // An object of another kind: its handle's bits say so.
+                return self
+                    .resolve(kind, i64::from(raw as i32))
+                    .map_err(|e| match e {
+                        HandleError::WrongKind { .. } => HandleError::BadValue {
+                            kind,
+                            value: value as i64,
+                            reason: format!("the object at {addr} holds MPICH handle {raw:#010x}: {e}"),
+                        },
+                        other => other,
+                    });
+            }
+        };
+        self.resolve(kind, i64::from(raw as i32))
     }
 }
 

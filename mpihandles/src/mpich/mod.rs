@@ -1,7 +1,8 @@
 //! MPICH: its object model, and the handle views built on it.
 //!
 //! The object model is how MPICH keeps its objects in memory: how an int
-//! handle packs storage, kind and index ([`handle_bits`]); where each
+//! handle packs storage, kind and index ([`handle_bits`]), and what a
+//! handle of the MPI-5 standard ABI is in those terms ([`abi`]); where each
 //! kind's objects live, in builtin arrays, direct arrays and the
 //! allocators' indirect blocks, and which are free ([`pools`]); the names
 //! of predefined handles whose objects carry none ([`predefined`]); CH4's
@@ -25,6 +26,8 @@
 //! reader, type maps, errors) and on [`crate::ucx`]. Only the crate root
 //! imports it: Open MPI's folder and UCX's must not.
 
+mod abi;
+mod abi_table;
 mod ch4_map;
 mod ch4_ucx;
 mod derived_layouts;
@@ -32,6 +35,7 @@ pub mod handle_bits;
 pub(crate) mod pools;
 mod predefined;
 
+pub use abi::{abi_predefined, AbiHandle, ABI_BUILTIN_LIMIT};
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use ch4_ucx::{
     ask_ucx_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_send,

@@ -459,9 +459,9 @@ fn locate_record(view: &ElfView<'_>, r: &RecordRecipe) -> Result<Vec<LocatedGlob
 /// `profiles` whose release family predicts them and holds the version
 /// and device the file states ([`stated_strings`]), with that family's
 /// name. `None` when no family predicts this file's globals.
-pub fn located_in_file(
+pub fn located_in_file<'p>(
     data: &[u8],
-    profiles: &[crate::LayoutProfile],
+    profiles: impl IntoIterator<Item = &'p crate::LayoutProfile>,
 ) -> Option<(String, LocatedGlobals)> {
     for profile in profiles {
         for (family, _) in profile.families() {
