@@ -49,7 +49,7 @@ for f in "${ompi_objects[@]}"; do
 done
 
 rm -rf "$out"
-mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames,derived_layouts,layout_check}
+mkdir -p "$out"/{records,core_file,mpir,mpi2dd,gdb_remote_reply,type_oracle,mpich_queues,mpich_ch4_queues,ompi_ob1_queues,handles,ompi_handles,ucx_worker,python_frames,derived_layouts,layout_check,hidden_globals}
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -73,6 +73,30 @@ echo "== synthetic seeds"
 # of MPICH's handle objects) and ignores the rest, so the handle seeds,
 # synthetic and laid out at the reference MPICH's offsets, are its seeds.
 cp "$out"/handles/* "$out/derived_layouts/"
+
+# hidden_globals reads an object file: a small stripped shared library made
+# as MPICH's are (hidden globals, an allocator record whose relocated
+# pointer names its direct array, exported functions that reference a
+# global, the version strings beside a configure line), and the same
+# library unstripped.
+echo "== hidden_globals seeds"
+cat >"$work/hidden.c" <<'C'
+typedef struct { void *avail; int initialized; void **indirect; int indirect_size;
+  int indirect_block_size; int num_allocated; int num_avail; int kind; int size;
+  void *direct; int direct_size; void *lock; char pad[64]; } alloc_t;
+typedef struct { int handle; int ref; char rest[1904]; } comm_t;
+__attribute__((visibility("hidden"))) comm_t MPIR_Comm_direct[8];
+__attribute__((visibility("hidden"))) alloc_t MPIR_Comm_mem = { 0, 0, 0, 0, 0, 0, 0, 1, sizeof(comm_t), MPIR_Comm_direct, 8, 0, {0} };
+__attribute__((visibility("hidden"))) struct { int state; int rank; int size; } MPIR_Process;
+const char MPII_Version_string[] __attribute__((visibility("hidden"))) = "4.3.2";
+const char MPII_Version_configure[] __attribute__((visibility("hidden"))) = "--with-device=ch4:ucx,ofi";
+const char MPII_Version_device[] __attribute__((visibility("hidden"))) = "ch4:ucx ofi";
+const char *MPI_Get_library_version(void) { return MPIR_Process.rank ? MPII_Version_string : MPII_Version_device; }
+int PMPI_Comm_rank(int c, int *r) { *r = MPIR_Process.rank + MPIR_Comm_direct[c & 7].ref; return MPIR_Comm_mem.size + MPII_Version_configure[0]; }
+int PMPI_Initialized(int *f) { *f = MPIR_Process.state; return 0; }
+C
+gcc -O2 -g -shared -fPIC -Wl,--build-id=none -o "$out/hidden_globals/unstripped.so" "$work/hidden.c"
+strip -o "$out/hidden_globals/stripped.so" "$out/hidden_globals/unstripped.so"
 # layout_check reads one byte that picks Open MPI (even) or MPICH (odd),
 # then what ompi_handles or handles reads: their seeds behind that byte.
 for f in "$out"/ompi_handles/*; do

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
 # examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs,
-# debian11_mpich.rs, debian13_mpich.rs and ompi5_ucx_queues.rs wrote (examples/tests/common/
-# supported_builds.rs): one table row per Open MPI wheel that
+# debian11_mpich.rs, debian13_mpich.rs, ompi5_ucx_queues.rs and mpich_wheels.rs
+# wrote (examples/tests/common/supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
 # what the tests saw; a check with no result fails this script, so the
 # tests must have run first:
 #
 #   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
-#     --test debian11 --test debian11_mpich --test debian13_mpich --test ompi5_ucx_queues
+#     --test debian11 --test debian11_mpich --test debian13_mpich --test ompi5_ucx_queues \
+#     --test mpich_wheels
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -188,6 +189,24 @@ message in UCX's worker; **handle**: every handle kind of
 
 EOF
   other_builds debian13_mpich "Debian 13 mpich 4.3.0+really4.2.1-1, ch4:ucx (amd64)" || missing=1
+  cat <<'EOF'
+
+## pip's MPICH wheels
+
+`pip install mpich` (`examples/tests/mpich_wheels.rs`): stripped, no
+build-id, MPICH's globals hidden, `ch4:ucx,ofi` with posix shared memory,
+UCX bundled. Each is read through the release family of its version,
+whose profile holds the layouts measured from upstream's source
+configured as the wheel, and what the family predicts of its hidden
+globals, which are located in the wheel's own `libmpi.so.12`
+(docs/stock-mpich.md). **queues**: tests/mpich/queues.c's operations;
+**handle**: the predefined communicators and `MPI_INT` (on 5.0.2 refused,
+naming `MPIR_Datatype_builtin`, which its references do not place);
+**job** as above.
+
+EOF
+  other_builds mpich_wheels "pip mpich 4.3.2, ch4:ucx (x86_64)" \
+    "pip mpich 5.0.2, ch4:ucx (x86_64)" || missing=1
   cat <<'EOF'
 
 ## Open MPI's UCX PML

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::handle_checks::check_every_rank;
+use common::handle_checks::{check_every_rank, val, Source, Written};
 use common::mpich_handle_checks::{check_rank, Device};
 use common::mpich_job::Job;
 

@@ -3,14 +3,17 @@
 //! default netmod), their own UCX bundled. The programs are compiled by the
 //! wheel's `mpicc` without `-g` and run by its `mpiexec`; mpidd reads them
 //! through the MPICH release family of the wheel's version
-//! (mpidd-read/profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json, written by
-//! scripts/write-mpich-wheel-profile.sh from upstream's v4.3.2), with the
+//! (mpidd-read/profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json and
+//! mpich-5.0-ch4-ucx-wheel-x86_64.json, written by
+//! scripts/write-mpich-wheel-profile.sh from upstream's v4.3.2 and 5.0.x
+//! branch), with the
 //! hidden globals located in the wheel's own libmpi.so.12 from what the
 //! family predicts (`mpidd_read::locate_hidden_globals`), checked on each
 //! process. The expectations come from the programs' sources.
 //!
-//! The venv is `MPIDD_PY_MPICH_VENV` (`scripts/python-envs.sh mpich`,
-//! which scripts/test.sh runs).
+//! The venvs are `MPIDD_PY_MPICH_VENV` and `MPIDD_PY_MPICH5_VENV`
+//! (`scripts/python-envs.sh mpich` and `mpich5`, which scripts/test.sh
+//! runs).
 
 mod common;
 
@@ -23,35 +26,78 @@ use common::hung_job::{build, HungJob};
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{gcore, mpidd, wait_stopped, Job, Toolchain};
 use common::queue_checks::{native, ops, queues_communicators};
+use common::supported_builds::Outcome;
 
-/// The venv pip's MPICH 4.3.2 wheel is installed in.
-fn venv_4_3() -> PathBuf {
-    let venv = std::env::var_os("MPIDD_PY_MPICH_VENV")
-        .map(PathBuf::from)
-        .expect(
-            "MPIDD_PY_MPICH_VENV is not set: make the venv with `scripts/python-envs.sh mpich` \
-         (scripts/test.sh does) and export its path",
+/// One of pip's MPICH wheels: its version, the variable naming its venv,
+/// the argument of scripts/python-envs.sh that makes the venv, and the
+/// family mpidd reads it through.
+struct Wheel {
+    version: &'static str,
+    venv_var: &'static str,
+    envs_arg: &'static str,
+    family: &'static str,
+    /// The build as docs/supported-builds.md names it.
+    build: &'static str,
+    /// Where its layouts and hidden globals come from, as the table says.
+    read_through: &'static str,
+    /// Whether the family's references place `MPIR_Datatype_builtin` in
+    /// this wheel (5.0's reserve their direct datatypes for predefined
+    /// ones, and two exported functions do not tell them apart).
+    datatype_builtin: bool,
+}
+
+const WHEEL_4_3: Wheel = Wheel {
+    version: "4.3.2",
+    venv_var: "MPIDD_PY_MPICH_VENV",
+    envs_arg: "mpich",
+    family: "MPICH 4.3.2 up to 4.4 (ch4:ucx ofi",
+    build: "pip mpich 4.3.2, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 4.3.2 up to 4.4 (mpich-4.3-ch4-ucx-wheel), its hidden globals located in the file",
+    datatype_builtin: true,
+};
+
+const WHEEL_5_0: Wheel = Wheel {
+    version: "5.0.2",
+    venv_var: "MPIDD_PY_MPICH5_VENV",
+    envs_arg: "mpich5",
+    family: "MPICH 5.0.2 up to 5.1 (ch4:ucx ofi",
+    build: "pip mpich 5.0.2, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 5.0.2 up to 5.1 (mpich-5.0-ch4-ucx-wheel), its hidden globals located in the file",
+    datatype_builtin: false,
+};
+
+impl Wheel {
+    /// The venv the wheel is installed in.
+    fn venv(&self) -> PathBuf {
+        let venv = std::env::var_os(self.venv_var)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} is not set: make the venv with `scripts/python-envs.sh {}` \
+                     (scripts/test.sh does) and export its path",
+                    self.venv_var, self.envs_arg
+                )
+            });
+        let lib = venv.join("lib/libmpi.so.12");
+        assert!(
+            lib.exists(),
+            "{} is missing: `scripts/python-envs.sh {}` installs pip's MPICH {} wheel there",
+            lib.display(),
+            self.envs_arg,
+            self.version
         );
-    let lib = venv.join("lib/libmpi.so.12");
-    assert!(
-        lib.exists(),
-        "{} is missing: `scripts/python-envs.sh mpich` installs pip's MPICH wheel there",
-        lib.display()
-    );
-    venv
+        venv
+    }
 }
 
 /// The wheel's compiler wrapper and launcher: a user's build, no `-g`.
-fn wheel(venv: &Path) -> Toolchain {
+fn toolchain(venv: &Path) -> Toolchain {
     Toolchain {
         cc: venv.join("bin/mpicc"),
         cflags: &["-O0"],
         mpiexec: venv.join("bin/mpiexec"),
     }
 }
-
-/// What mpidd says of where the layouts of the wheel's libmpi come from.
-const FAMILY_4_3: &str = "the family MPICH 4.3.2 up to 4.4 (ch4:ucx ofi";
 
 /// `mpidd ARGS`: standard output, standard error, success.
 fn run(args: &[&str]) -> (String, String, bool) {
@@ -94,12 +140,10 @@ fn envelopes(c: &Value, queue: &str) -> Vec<(i64, i64, i64, i64)> {
 /// `MPI_Isend` has completed into shared memory; rank 2's 1 MiB
 /// rendezvous send is pending (MPICH keeps its tag only in the header it
 /// sent) and unexpected at rank 3.
-fn check_rank(rank: i64, q: &Value) {
+fn check_rank(wheel: &Wheel, rank: i64, q: &Value) {
+    let decoder = format!("MPICH {} decoder (ch4:ucx ofi)", wheel.version);
     assert!(
-        q["source"]
-            .as_str()
-            .unwrap()
-            .contains("MPICH 4.3.2 decoder (ch4:ucx ofi)"),
+        q["source"].as_str().unwrap().contains(&decoder),
         "{}",
         q["source"]
     );
@@ -172,13 +216,13 @@ fn check_rank(rank: i64, q: &Value) {
 /// `mpidd handle` of a predefined handle, whose meaning MPI fixes: the
 /// world communicator (rank, size, world ranks), `MPI_COMM_SELF`, and
 /// `MPI_INT`'s size.
-fn check_predefined_handles(rank: i64, source: &[&str]) {
+fn check_predefined_handles(wheel: &Wheel, rank: i64, source: &[&str]) {
     let handle = |kind: &str, value: &str| -> Value {
         let mut args = vec!["handle", "--json", "--kind", kind, "--value", value];
         args.extend_from_slice(source);
         let (out, err, ok) = run(&args);
         assert!(ok, "mpidd {args:?} failed: {err}");
-        assert!(err.contains(FAMILY_4_3), "{err}");
+        assert!(err.contains(wheel.family), "{err}");
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
     };
     // A field is its value, or `{"value": ...}` where it may be not
@@ -204,19 +248,31 @@ fn check_predefined_handles(rank: i64, source: &[&str]) {
         &json!([rank]),
         "{me:#}"
     );
-    let int = handle("datatype", "0x4c000405");
-    assert_eq!(val(&int["predefined_name"]), "MPI_INT", "{int:#}");
-    assert_eq!(val(&int["details"]["size"]), &json!(4), "{int:#}");
+    if wheel.datatype_builtin {
+        let int = handle("datatype", "0x4c000405");
+        assert_eq!(val(&int["predefined_name"]), "MPI_INT", "{int:#}");
+        assert_eq!(val(&int["details"]["size"]), &json!(4), "{int:#}");
+    } else {
+        // Not located: refused, naming the global.
+        let mut args = vec!["handle", "--kind", "datatype", "--value", "0x4c000405"];
+        args.extend_from_slice(source);
+        let (_, err, ok) = run(&args);
+        assert!(!ok, "MPI_INT read without MPIR_Datatype_builtin: {err}");
+        assert!(err.contains("no symbol MPIR_Datatype_builtin"), "{err}");
+    }
 }
 
 /// The queues of tests/mpich/queues.c and the predefined handles of every
 /// rank, live (each rank stopped and let go) and from gcore cores.
-#[test]
-fn mpich_4_3_2_wheel_queues_and_handles_live_and_from_cores() {
-    let venv = venv_4_3();
+fn queues_and_handles(wheel: &Wheel) {
+    let outcome =
+        |command, source| Outcome::begin(wheel.build, wheel.read_through, command, source);
+    let (queues_live, handle_live) = (outcome("queues", "live"), outcome("handle", "live"));
+    let (queues_core, handle_core) = (outcome("queues", "core"), outcome("handle", "core"));
+    let venv = wheel.venv();
     let job = Job::start_with(
-        &wheel(&venv),
-        "wheel-mpich-4.3.2-queues",
+        &toolchain(&venv),
+        &format!("wheel-mpich-{}-queues", wheel.version),
         "queues",
         &[],
         &[],
@@ -224,28 +280,43 @@ fn mpich_4_3_2_wheel_queues_and_handles_live_and_from_cores() {
     );
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
-        check_rank(rank, &native(&["--pid", &pid]));
-        check_predefined_handles(rank, &["--pid", &pid]);
+        check_rank(wheel, rank, &native(&["--pid", &pid]));
+        check_predefined_handles(wheel, rank, &["--pid", &pid]);
         wait_stopped(job.pid(rank));
     }
+    queues_live.works();
+    handle_live.works();
     for rank in 0..4 {
         let core = gcore(&job.dir, job.pid(rank));
         let core = core.to_str().unwrap();
-        check_rank(rank, &native(&["--core", core]));
-        check_predefined_handles(rank, &["--core", core]);
+        check_rank(wheel, rank, &native(&["--core", core]));
+        check_predefined_handles(wheel, rank, &["--core", core]);
     }
+    queues_core.works();
+    handle_core.works();
     assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+#[test]
+fn mpich_4_3_2_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_4_3);
+}
+
+#[test]
+fn mpich_5_0_2_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_5_0);
 }
 
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
 /// live (from the wheel's `mpiexec`) and from cores.
-#[test]
-fn mpich_4_3_2_wheel_ring_is_a_cycle_live_and_from_cores() {
+fn ring_is_a_cycle(wheel: &Wheel) {
     let _serial = one_at_a_time();
-    let venv = venv_4_3();
+    let live = Outcome::begin(wheel.build, wheel.read_through, "job", "live");
+    let cores = Outcome::begin(wheel.build, wheel.read_through, "job", "core");
+    let venv = wheel.venv();
     let (dir, exe, source) = build(
         &venv.join("bin/mpicc"),
-        "wheel-mpich-4.3.2-ring",
+        &format!("wheel-mpich-{}-ring", wheel.version),
         "hang_ring",
     );
     // The blocked ranks busy-poll: at the lowest priority they leave the
@@ -267,22 +338,34 @@ fn mpich_4_3_2_wheel_ring_is_a_cycle_live_and_from_cores() {
     }
     let expected = Expected::ring();
     check_ring_receives(&check_live(&job, &expected));
+    live.works();
     check_ring_receives(&check_cores(&job, &expected));
+    cores.works();
 }
 
-/// The wheel's hidden globals, located in its libmpi.so.12 from what the
-/// 4.3 family predicts: each at the one place its allocator record or the
-/// exported functions' references agree on, in the section the family
-/// puts it in; those no exported function of the family's build
-/// references are named with why.
 #[test]
-fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
-    let venv = venv_4_3();
+fn mpich_4_3_2_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_4_3);
+}
+
+#[test]
+fn mpich_5_0_2_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_5_0);
+}
+
+/// The wheel's hidden globals, located in its libmpi.so.12 from what its
+/// family predicts: each at the one place its allocator record or the
+/// exported functions' references agree on, none overlapping another;
+/// those no exported function of the family's build references, and
+/// those the references do not tell apart, are named with why.
+fn hidden_globals_are_located(wheel: &Wheel) {
+    let venv = wheel.venv();
     let data = std::fs::read(venv.join("lib/libmpi.so.12")).unwrap();
-    let (family, found) = mpidd_read::located_in_file(&data, &mpidd_read::shipped_profiles())
+    let profiles = mpidd_read::shipped_profiles();
+    let (family, found) = mpidd_read::located_in_file(&data, &profiles)
         .expect("a shipped family predicts the wheel's hidden globals");
-    assert!(family.starts_with("MPICH 4.3.2 up to 4.4"), "{family}");
-    for name in [
+    assert!(family.starts_with(wheel.family), "{family}");
+    let mut located = vec![
         "MPII_Version_string",
         "MPII_Version_device",
         "MPIR_Process",
@@ -297,8 +380,6 @@ fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
         "MPIR_Group_direct",
         "MPIR_Group_builtin",
         "MPIR_Datatype_mem",
-        "MPIR_Datatype_direct",
-        "MPIR_Datatype_builtin",
         "MPIR_Errhandler_mem",
         "MPIR_Errhandler_direct",
         "MPIR_Errhandler_builtin",
@@ -312,34 +393,25 @@ fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
         "MPIR_Win_direct",
         "MPII_Keyval_mem",
         "MPII_Keyval_direct",
-    ] {
-        assert!(
-            found.found.contains_key(name),
-            "{name} not located: {:?}",
-            found.not_found.get(name)
-        );
+        "MPID_Attr_mem",
+        "MPID_Attr_direct",
+    ];
+    let mut missing = vec![
+        "ADIOI_Ftable",
+        "ADIOI_Ftable_ptr",
+        "MPIDI_UCX_global",
+        "MPIR_Topology_keyval",
+    ];
+    if wheel.datatype_builtin {
+        located.extend(["MPIR_Datatype_direct", "MPIR_Datatype_builtin"]);
+    } else {
+        missing.push("MPIR_Datatype_builtin");
+        missing.sort();
     }
-    // The globals no exported function of the family's build references,
-    // named with why: UCX's workers, ROMIO's file table, the topology
-    // keyval (a file-local static).
-    let missing: Vec<&str> = found.not_found.keys().map(String::as_str).collect();
-    assert_eq!(
-        missing,
-        [
-            "ADIOI_Ftable",
-            "ADIOI_Ftable_ptr",
-            "MPIDI_UCX_global",
-            "MPIR_Topology_keyval"
-        ],
-        "{:#?}",
-        found.not_found
-    );
-    for why in found.not_found.values() {
-        assert!(
-            why.starts_with("no exported function of the family's build references it"),
-            "{why}"
-        );
-    }
+    let mut names: Vec<&str> = found.found.keys().map(String::as_str).collect();
+    located.sort();
+    names.sort();
+    assert_eq!(names, located, "{:#?}", found.not_found);
     // No two globals overlap.
     let mut spans: Vec<(u64, u64, &str)> = found
         .found
@@ -350,14 +422,33 @@ fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
     for w in spans.windows(2) {
         assert!(w[0].1 <= w[1].0, "{} overlaps {}", w[0].2, w[1].2);
     }
+    let not_found: Vec<&str> = found.not_found.keys().map(String::as_str).collect();
+    assert_eq!(not_found, missing, "{:#?}", found.not_found);
+    for (name, why) in &found.not_found {
+        let expected = if name == "MPIR_Datatype_builtin" {
+            "the references agree as well on"
+        } else {
+            "no exported function of the family's build references it"
+        };
+        assert!(why.starts_with(expected), "{name}: {why}");
+    }
     // The strings the wheel states, read at the places located.
-    let profiles = mpidd_read::shipped_profiles();
     let recipes = profiles
         .iter()
         .flat_map(|p| p.families())
         .find_map(|(f, _)| f.hidden_globals.as_deref().filter(|_| f.name() == family))
         .unwrap();
     let stated = mpidd_read::stated_strings(&data, recipes).unwrap();
-    assert_eq!(stated["MPII_Version_string"], "4.3.2");
+    assert_eq!(stated["MPII_Version_string"], wheel.version);
     assert_eq!(stated["MPII_Version_device"], "ch4:ucx ofi");
+}
+
+#[test]
+fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_4_3);
+}
+
+#[test]
+fn mpich_5_0_2_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_5_0);
 }

@@ -77,19 +77,29 @@ for name in sorted(objects):
         continue
     direct_at = address + alloc["direct"]["offset"]
     target = relative.get(direct_at)
-    if target is None or target not in by_address:
+    # The allocator's own direct array, else whatever object is there.
+    pointee = name[: -len("_mem")] + "_direct"
+    equal = [
+        {"offset": alloc[m]["offset"], "size": alloc[m]["size"], "value": field(address, m)}
+        for m in ("kind", "size", "direct_size")
+    ]
+    if target is None and field(address, "direct") == 0:
+        # An allocator whose direct array its initialiser leaves NULL
+        # (5.0's datatypes keep theirs for the predefined ones).
+        equal.append({"offset": alloc["direct"]["offset"], "size": alloc["direct"]["size"], "value": 0})
+        records.append({"symbol": name, "size": size, "section": ".data", "align": 8, "equal": equal})
         continue
-    pointee = by_address[target]
+    if target is None or objects.get(pointee, (None,))[0] != target:
+        if target is None or target not in by_address:
+            continue
+        pointee = by_address[target]
     records.append(
         {
             "symbol": name,
             "size": size,
             "section": ".data",
             "align": 8,
-            "equal": [
-                {"offset": alloc[m]["offset"], "size": alloc[m]["size"], "value": field(address, m)}
-                for m in ("kind", "size", "direct_size")
-            ],
+            "equal": equal,
             "pointers": [
                 {
                     "offset": alloc["direct"]["offset"],

@@ -415,8 +415,20 @@ impl ExtraSymbols for ShippedSymbols {
     }
 
     fn for_file(&self, data: &[u8]) -> Vec<ExtraSymbol> {
-        let Some((_, located)) =
-            crate::layouts::located_globals::located_in_file(data, shipped_profile_list())
+        // Asked for every object with no build-id: only a file that states
+        // an MPICH configure line is looked at, and only the profiles whose
+        // family predicts hidden globals are parsed.
+        if memchr::memmem::find(data, b"--with-device=").is_none() {
+            return Vec::new();
+        }
+        let predicting: Vec<&LayoutProfile> = shipped_texts()
+            .enumerate()
+            .filter(|(_, text)| {
+                memchr::memmem::find(text.as_bytes(), b"\"hidden_globals\"").is_some()
+            })
+            .filter_map(|(index, _)| shipped_profile(index))
+            .collect();
+        let Some((_, located)) = crate::layouts::located_globals::located_in_file(data, predicting)
         else {
             return Vec::new();
         };
@@ -490,6 +502,10 @@ const SHIPPED: &[(&str, &str)] = &[
     (
         "mpich-4.3-ch4-ucx-wheel-x86_64",
         include_str!("../../profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json"),
+    ),
+    (
+        "mpich-5.0-ch4-ucx-wheel-x86_64",
+        include_str!("../../profiles/mpich-5.0-ch4-ucx-wheel-x86_64.json"),
     ),
     (
         "ucx-1.13.1-debian12-amd64",

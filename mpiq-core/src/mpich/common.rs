@@ -332,6 +332,34 @@ pub(crate) struct GroupLayout {
     pub(crate) pmap_size: u64,
     /// `MPII_Group_pmap_t.lpid` (an `uint64_t` in MPICH 4.0).
     pub(crate) pmap_lpid: u64,
+    /// From MPICH 5.0, `MPIR_Group.pmap` in place of the pmap records
+    /// (`pmap` and the two above then unused).
+    pub(crate) pmap5: Option<Pmap5Layout>,
+}
+
+/// `MPIR_Group.pmap` (`struct MPIR_Pmap`, MPICH 5.0 `mpir_group.h`): either
+/// a map of `MPIR_Lpid`s (`use_map`), or an offset and a stride; an lpid
+/// holds its world's index above bit 32 and the world rank below.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pmap5Layout {
+    /// `pmap.use_map` (a `bool`).
+    pub(crate) use_map: u64,
+    /// `pmap.u.map`, a pointer to `size` `MPIR_Lpid`s (8 bytes each).
+    pub(crate) map: u64,
+    /// `pmap.u.stride.offset`.
+    pub(crate) offset: u64,
+    /// `pmap.u.stride.stride`.
+    pub(crate) stride: u64,
+}
+
+/// The world rank of a 5.0 lpid of the job's own world (index 0); another
+/// world's (a spawned job's) is left whole.
+fn lpid_world_rank(lpid: i64) -> i64 {
+    if lpid >> 32 == 0 {
+        lpid & 0xffff_ffff
+    } else {
+        lpid
+    }
 }
 
 impl GroupLayout {
@@ -352,6 +380,35 @@ impl GroupLayout {
                 expected,
                 found,
             });
+        }
+        if let Some(p) = self.pmap5 {
+            let n = checked_count(found, "MPIR_Group.pmap", group, limits)?;
+            let use_map = read_int(mem, at(group, p.use_map), 1, "MPIR_Group.pmap.use_map")?;
+            if use_map == 0 {
+                let offset = read_int(mem, at(group, p.offset), 8, "MPIR_Group.pmap.u.stride")?;
+                let stride = read_int(mem, at(group, p.stride), 8, "MPIR_Group.pmap.u.stride")?;
+                return Ok((0..n as i64)
+                    .map(|i| lpid_world_rank(offset.wrapping_add(i.wrapping_mul(stride))))
+                    .collect());
+            }
+            let map = read_pointer(mem, at(group, p.map), "MPIR_Group.pmap.u.map")?;
+            let bytes = read_bytes(
+                mem,
+                map,
+                n.saturating_mul(8),
+                "MPIR_Group.pmap.u.map",
+                limits,
+            )?;
+            let r = Record {
+                base: map,
+                start: 0,
+                bytes: &bytes,
+                order: mem.abi().byte_order,
+                what: "MPIR_Lpid",
+            };
+            return (0..n)
+                .map(|i| Ok(lpid_world_rank(r.int(i * 8, 8)?)))
+                .collect();
         }
         let n = checked_count(found, "MPIR_Group.lrank_to_lpid", group, limits)?;
         let pmap = read_pointer(mem, at(group, self.pmap), "MPIR_Group.lrank_to_lpid")?;

@@ -36,8 +36,9 @@ impl SectionView<'_> {
 /// A stripped object file, parsed once for the locator.
 pub(crate) struct ElfView<'a> {
     file: object::File<'a>,
-    /// Exported functions by name: address and size.
-    functions: HashMap<String, (u64, u64)>,
+    /// Exported functions by name: address and size, read when first
+    /// asked (the version strings, which choose a family, need none).
+    functions: std::sync::OnceLock<HashMap<String, (u64, u64)>>,
 }
 
 impl<'a> ElfView<'a> {
@@ -50,12 +51,10 @@ impl<'a> ElfView<'a> {
                 file.architecture()
             ));
         }
-        let functions = file
-            .dynamic_symbols()
-            .filter(|s| s.kind() == object::SymbolKind::Text && s.is_definition())
-            .filter_map(|s| Some((s.name().ok()?.to_string(), (s.address(), s.size()))))
-            .collect();
-        Ok(ElfView { file, functions })
+        Ok(ElfView {
+            file,
+            functions: std::sync::OnceLock::new(),
+        })
     }
 
     /// The section called `name`, if the file has one.
@@ -74,7 +73,16 @@ impl<'a> ElfView<'a> {
 
     /// An exported function's address and size.
     pub(crate) fn function(&self, name: &str) -> Option<(u64, u64)> {
-        self.functions.get(name).copied()
+        self.functions
+            .get_or_init(|| {
+                self.file
+                    .dynamic_symbols()
+                    .filter(|s| s.kind() == object::SymbolKind::Text && s.is_definition())
+                    .filter_map(|s| Some((s.name().ok()?.to_string(), (s.address(), s.size()))))
+                    .collect()
+            })
+            .get(name)
+            .copied()
     }
 
     /// The instruction bytes of `[address, address + size)`, if a section

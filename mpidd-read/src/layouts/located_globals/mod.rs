@@ -152,8 +152,8 @@ pub fn locate_hidden_globals(
                         how,
                     },
                 ),
-                Err(why) => {
-                    why_not.insert(r.symbol.clone(), why);
+                Err(miss) => {
+                    why_not.insert(r.symbol.clone(), miss);
                     left.push(r);
                 }
             }
@@ -163,15 +163,124 @@ pub fn locate_hidden_globals(
         }
         pending = left;
     }
+    place_tied(&mut out, &pending, &why_not);
     for r in pending {
         // Found another way already: that answer stands.
         if !out.found.contains_key(&r.symbol) {
-            if let Some(why) = why_not.remove(&r.symbol) {
-                out.not_found.insert(r.symbol.clone(), why);
+            if let Some(miss) = why_not.remove(&r.symbol) {
+                out.not_found.insert(r.symbol.clone(), miss.why);
             }
         }
     }
     Ok(out)
+}
+
+/// The most globals placed together from their tied starts.
+const MAX_PLACED_TOGETHER: usize = 4;
+
+/// Globals whose references tie between a few starts (a request pool's
+/// allocator, direct and builtin arrays, which the same functions
+/// reference at their first byte), placed together: each on one of its
+/// tied starts so that none overlaps another or a global found. Believed
+/// only when exactly one such placement exists.
+fn place_tied(
+    out: &mut LocatedGlobals,
+    pending: &[&recipe::ReferenceRecipe],
+    misses: &BTreeMap<String, references::Miss>,
+) {
+    let mut all: Vec<(&recipe::ReferenceRecipe, &[u64])> = pending
+        .iter()
+        .filter(|r| !out.found.contains_key(&r.symbol))
+        .filter_map(|r| {
+            let m = misses.get(&r.symbol)?;
+            (!m.tied.is_empty()).then_some((*r, m.tied.as_slice()))
+        })
+        .collect();
+    // Globals tie together when their starts are shared: each such group
+    // is placed on its own.
+    while let Some(first) = all.pop() {
+        let mut group = vec![first];
+        let mut grew = true;
+        while grew {
+            grew = false;
+            let mut i = 0;
+            while i < all.len() {
+                if group
+                    .iter()
+                    .any(|(_, t)| t.iter().any(|s| all[i].1.contains(s)))
+                {
+                    group.push(all.swap_remove(i));
+                    grew = true;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        place_group(out, &group);
+    }
+}
+
+/// One group of [`place_tied`].
+fn place_group(out: &mut LocatedGlobals, tied: &[(&recipe::ReferenceRecipe, &[u64])]) {
+    if tied.len() < 2 || tied.len() > MAX_PLACED_TOGETHER {
+        return;
+    }
+    let taken: Vec<(u64, u64)> = out.found.values().map(|g| (g.address, g.size)).collect();
+    let overlaps = |a: (u64, u64), b: (u64, u64)| {
+        a.0 < b.0.saturating_add(b.1.max(1)) && b.0 < a.0.saturating_add(a.1.max(1))
+    };
+    let mut placements: Vec<Vec<u64>> = Vec::new();
+    let mut current: Vec<u64> = Vec::new();
+    fn search(
+        i: usize,
+        tied: &[(&recipe::ReferenceRecipe, &[u64])],
+        current: &mut Vec<u64>,
+        placements: &mut Vec<Vec<u64>>,
+        fits: &dyn Fn(&[u64], usize, u64) -> bool,
+    ) {
+        if placements.len() > 1 {
+            return;
+        }
+        if i == tied.len() {
+            placements.push(current.clone());
+            return;
+        }
+        for &start in tied[i].1 {
+            if fits(current, i, start) {
+                current.push(start);
+                search(i + 1, tied, current, placements, fits);
+                current.pop();
+            }
+        }
+    }
+    let fits = |placed: &[u64], i: usize, start: u64| {
+        let me = (start, tied[i].0.size);
+        !taken.iter().any(|&t| overlaps(me, t))
+            && placed
+                .iter()
+                .enumerate()
+                .all(|(j, &s)| !overlaps(me, (s, tied[j].0.size)))
+    };
+    search(0, tied, &mut current, &mut placements, &fits);
+    let [placement] = placements.as_slice() else {
+        return;
+    };
+    let names: Vec<&str> = tied.iter().map(|(r, _)| r.symbol.as_str()).collect();
+    for ((r, _), &address) in tied.iter().zip(placement) {
+        agree(
+            out,
+            LocatedGlobal {
+                name: r.symbol.clone(),
+                address,
+                size: r.size,
+                how: format!(
+                    "its references tie between a few starts, and the only placement of {} on \
+                     theirs where none overlaps another puts it here",
+                    names.join(", ")
+                ),
+            },
+        );
+    }
 }
 
 /// Adds `g`, unless another way placed the same global elsewhere: then
@@ -350,9 +459,9 @@ fn locate_record(view: &ElfView<'_>, r: &RecordRecipe) -> Result<Vec<LocatedGlob
 /// `profiles` whose release family predicts them and holds the version
 /// and device the file states ([`stated_strings`]), with that family's
 /// name. `None` when no family predicts this file's globals.
-pub fn located_in_file(
+pub fn located_in_file<'p>(
     data: &[u8],
-    profiles: &[crate::LayoutProfile],
+    profiles: impl IntoIterator<Item = &'p crate::LayoutProfile>,
 ) -> Option<(String, LocatedGlobals)> {
     for profile in profiles {
         for (family, _) in profile.families() {
@@ -388,4 +497,110 @@ pub fn located_in_file(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recipe::ReferenceRecipe;
+
+    fn recipe(symbol: &str, size: u64) -> ReferenceRecipe {
+        ReferenceRecipe {
+            symbol: symbol.to_string(),
+            size,
+            align: 8,
+            sections: vec![".bss".to_string()],
+            functions: Vec::new(),
+        }
+    }
+
+    fn tie(tied: &[u64]) -> references::Miss {
+        references::Miss {
+            why: "tied".to_string(),
+            tied: tied.to_vec(),
+        }
+    }
+
+    #[test]
+    fn versions_are_told_from_other_strings() {
+        for v in ["4.3.2", "5.0.0", "5.0.0a1", "3.4", "4.3.0rc1"] {
+            assert!(is_version(v), "{v}");
+        }
+        for s in [
+            "ch4:ucx ofi",
+            "--with-device=ch4",
+            "4",
+            "",
+            "a.b",
+            "1.2.3.4.5.6.7.8.9.10",
+        ] {
+            assert!(!is_version(s), "{s}");
+        }
+    }
+
+    /// A request pool's three globals, which the same functions reference
+    /// at their first byte: the one placement where none overlaps another
+    /// places them; a second placement leaves them all unplaced.
+    #[test]
+    fn tied_globals_are_placed_only_where_one_placement_fits() {
+        let mem = recipe("mem", 0x2000);
+        let direct = recipe("direct", 0x1040);
+        let builtin = recipe("builtin", 0x2288);
+        let starts = [0xd05700, 0xd07700, 0xd08740];
+        let misses: BTreeMap<String, references::Miss> = ["mem", "direct", "builtin"]
+            .iter()
+            .map(|n| (n.to_string(), tie(&starts)))
+            .collect();
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        let at = |n: &str| out.found[n].address;
+        assert_eq!(
+            (at("mem"), at("direct"), at("builtin")),
+            (0xd05700, 0xd07700, 0xd08740)
+        );
+
+        // Two globals small enough to go either way: neither is placed.
+        let a = recipe("a", 0x10);
+        let b = recipe("b", 0x10);
+        let misses: BTreeMap<String, references::Miss> = ["a", "b"]
+            .iter()
+            .map(|n| (n.to_string(), tie(&[0x1000, 0x2000])))
+            .collect();
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&a, &b], &misses);
+        assert!(out.found.is_empty(), "{out:?}");
+    }
+
+    /// Two ways that place one global differently leave it unplaced,
+    /// saying both.
+    #[test]
+    fn disagreeing_ways_leave_a_global_unplaced() {
+        let mut out = LocatedGlobals::default();
+        let g = |address| LocatedGlobal {
+            name: "MPIR_Process".to_string(),
+            address,
+            size: 8,
+            how: format!("way {address:#x}"),
+        };
+        agree(&mut out, g(0x1000));
+        agree(&mut out, g(0x1000));
+        assert_eq!(out.found["MPIR_Process"].address, 0x1000);
+        agree(&mut out, g(0x2000));
+        assert!(out.found.is_empty());
+        assert!(out.not_found["MPIR_Process"].starts_with("two ways disagree"));
+        agree(&mut out, g(0x1000));
+        assert!(out.found.is_empty(), "a disagreement stands");
+    }
+
+    /// A file that is no x86-64 object is refused as a whole; one that is
+    /// names every global it lacks.
+    #[test]
+    fn a_file_that_is_no_object_is_refused() {
+        let recipes = HiddenGlobalRecipes {
+            object: "libmpi.so.12".to_string(),
+            ..HiddenGlobalRecipes::default()
+        };
+        assert!(locate_hidden_globals(b"not an ELF file", &recipes).is_err());
+        assert!(stated_strings(b"\x7fELF", &recipes).is_none());
+    }
 }

@@ -19,6 +19,27 @@ const MAX_FUNCTION_BYTES: u64 = 1 << 16;
 /// The most references kept of one function.
 const MAX_TARGETS: usize = 1 << 12;
 
+/// The most starts kept of a tie.
+const MAX_TIED: usize = 8;
+
+/// Why a global was not found by its references; when the best starts
+/// tie, those starts, which a placement of several tied globals together
+/// may still tell apart.
+#[derive(Clone, Debug)]
+pub(crate) struct Miss {
+    pub(crate) why: String,
+    pub(crate) tied: Vec<u64>,
+}
+
+impl Miss {
+    fn because(why: String) -> Miss {
+        Miss {
+            why,
+            tied: Vec::new(),
+        }
+    }
+}
+
 /// The addresses the function at `[address, address + size)` references
 /// through RIP-relative operands; an operand in the GOT stands for the
 /// address its slot's relative relocation gives (`got`).
@@ -51,7 +72,7 @@ pub(crate) fn locate_by_references(
     sections: &[SectionView<'_>],
     taken: &[(u64, u64)],
     got: &HashMap<u64, u64>,
-) -> Result<(u64, String), String> {
+) -> Result<(u64, String), Miss> {
     let align = recipe.align.max(1);
     let fits = |base: u64| {
         base.is_multiple_of(align)
@@ -93,14 +114,14 @@ pub(crate) fn locate_by_references(
         }
     }
     if recipe.functions.is_empty() {
-        return Err(
+        return Err(Miss::because(
             "no exported function of the family's build references it, and nothing else \
              predicts where it is"
                 .to_string(),
-        );
+        ));
     }
     if decoded == 0 {
-        return Err(format!(
+        return Err(Miss::because(format!(
             "none of the {} exported functions that reference it in the family's build ({}) is \
              exported by this file",
             recipe.functions.len(),
@@ -110,31 +131,40 @@ pub(crate) fn locate_by_references(
                 .map(|f| f.function.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        )));
     }
     let mut ranked: Vec<(u64, (usize, usize))> = votes.into_iter().collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let Some(&(base, (hits, functions))) = ranked.first() else {
-        return Err(format!(
+        return Err(Miss::because(format!(
             "no address the {decoded} decoded functions reference fits it in {}",
             recipe.sections.join(" or ")
-        ));
+        )));
     };
     if let Some(&(other, votes)) = ranked.get(1) {
         if votes == (hits, functions) {
-            return Err(format!(
-                "the references agree as well on {base:#x} as on {other:#x} ({hits} offsets, \
-                 {functions} functions)"
-            ));
+            let tied = ranked
+                .iter()
+                .take_while(|(_, v)| *v == votes)
+                .take(MAX_TIED)
+                .map(|(b, _)| *b)
+                .collect();
+            return Err(Miss {
+                why: format!(
+                    "the references agree as well on {base:#x} as on {other:#x} ({hits} \
+                     offsets, {functions} functions)"
+                ),
+                tied,
+            });
         }
     }
     // One offset of one function could be any global's member.
     let needed = asked.min(2);
     if hits < needed || functions * 2 < decoded {
-        return Err(format!(
+        return Err(Miss::because(format!(
             "the best start, {base:#x}, has {hits} of {asked} offsets referenced by {functions} of \
              {decoded} functions: too few to believe"
-        ));
+        )));
     }
     Ok((
         base,

@@ -162,6 +162,7 @@ impl MpichCh3 {
             pmap: l.group_pmap,
             pmap_size: l.pmap_size,
             pmap_lpid: l.pmap_lpid,
+            pmap5: None,
         }
         .world_ranks(mem, group, expected, limits)
     }

@@ -7,7 +7,7 @@
 use mpidd_read::LayoutError;
 use mpihandles::{Layouts, Member};
 
-use crate::mpich::common::GroupLayout;
+use crate::mpich::common::{GroupLayout, Pmap5Layout};
 
 /// Offsets of everything the decoder reads.
 #[derive(Clone, Debug)]
@@ -114,6 +114,22 @@ impl Layout {
         };
         let am_source = envelope("dev.ch4.am.u.recv.source", "status.MPI_SOURCE");
         let am_tag = envelope("dev.ch4.am.u.recv.tag", "status.MPI_TAG");
+        // 5.0's groups: an lpid map or an offset and stride (`MPIR_Pmap`).
+        let g = |p: &str| t.member("MPIR_Group", p).map(|m| m.offset);
+        let pmap5 = match (
+            g("pmap.use_map"),
+            g("pmap.u.map"),
+            g("pmap.u.stride.offset"),
+            g("pmap.u.stride.stride"),
+        ) {
+            (Ok(use_map), Ok(map), Ok(offset), Ok(stride)) => Some(Pmap5Layout {
+                use_map,
+                map,
+                offset,
+                stride,
+            }),
+            _ => None,
+        };
         let mut m = |ty: &str, path: &str| -> Member {
             t.member(ty, path).unwrap_or_else(|e| {
                 missing.push(e);
@@ -144,9 +160,18 @@ impl Layout {
             comm_local_group: m(C, "local_group"),
             group: GroupLayout {
                 size: m("MPIR_Group", "size").offset,
-                pmap: m("MPIR_Group", "lrank_to_lpid").offset,
+                pmap: if pmap5.is_some() {
+                    0
+                } else {
+                    m("MPIR_Group", "lrank_to_lpid").offset
+                },
                 pmap_size: 0,
-                pmap_lpid: m("MPII_Group_pmap_t", "lpid").offset,
+                pmap_lpid: if pmap5.is_some() {
+                    0
+                } else {
+                    m("MPII_Group_pmap_t", "lpid").offset
+                },
+                pmap5,
             },
             n_vcis: m("MPIDI_CH4_Global_t", "n_vcis"),
             per_vci: m("MPIDI_CH4_Global_t", "per_vci"),
@@ -197,7 +222,9 @@ impl Layout {
             })
         };
         l.comm_size = size(C);
-        l.group.pmap_size = size("MPII_Group_pmap_t");
+        if l.group.pmap5.is_none() {
+            l.group.pmap_size = size("MPII_Group_pmap_t");
+        }
         l.per_vci_size = size("MPIDI_per_vci_t");
         l.req_size = size(R);
         match t.member_enumerators(C, "comm_kind") {
