@@ -364,6 +364,16 @@ bash scripts/check-examples.sh
 # (longer runs: bash scripts/fuzz.sh 600, or MPIDD_FUZZ_SECONDS here).
 echo "== cargo fuzz"
 disk
+# The fuzz targets' sanitized build needs about 3 GB of its own. On a
+# machine whose disk is nearly full (CI's once ran out linking them), the
+# workspace's debug build, which no later step reads, is removed first:
+# the next run rebuilds it.
+free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ "$free_kb" -lt $((8 * 1024 * 1024)) ] && [ -d "${CARGO_TARGET_DIR:-target}/debug" ]; then
+  echo "   under 8 GB free: removing ${CARGO_TARGET_DIR:-target}/debug before the fuzz build"
+  rm -rf "${CARGO_TARGET_DIR:-target}/debug"
+  disk
+fi
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --manifest-path fuzz/Cargo.toml --all-targets --locked -- -D warnings
