@@ -31,6 +31,16 @@
 #   python-envs.sh ompi-wheels
 #                             prints the Open MPI wheel versions pip has,
 #                             one a line: every one is tested.
+#   python-envs.sh mpich-wheel VERSION
+#                             the same CPython with pip's MPICH wheel of
+#                             VERSION (one of those `mpich-wheels` lists:
+#                             the patch releases read through a family of
+#                             their own, examples/tests/mpich_wheels.rs)
+#                             and no mpi4py; about 5 s cold.
+#                             MPIDD_PY_MPICH_<VERSION, dots as _>_VENV
+#                             (default CACHE/py311-mpich-VERSION)
+#   python-envs.sh mpich-wheels
+#                             prints those MPICH wheel versions, one a line.
 #   python-envs.sh mpich5     the same CPython with pip's MPICH 5 wheel and
 #                             mpi4py.
 #                             MPIDD_PY_MPICH5_VENV (default CACHE/py311-mpich5)
@@ -78,6 +88,9 @@ ompi5_version=5.0.11
 # this one: a new release is added in both).
 ompi_wheel_versions="4.1.7 4.1.8 5.0.8 5.0.9 5.0.10 5.0.11"
 mpich5_version=5.0.2
+# The MPICH wheels beside mpich_version and mpich5_version, each of a
+# release family of its own (examples/tests/mpich_wheels.rs lists the same).
+mpich_wheel_versions="4.3.1 5.0.1"
 impi_version=2021.19.0
 host_python=/usr/bin/python3.11
 
@@ -161,6 +174,28 @@ make_ompi_wheel() {
   # orted from PATH, even for a singleton: they are told where they are, as
   # their users must tell them.
   check_mpi4py "Open MPI v$version" "$venv/" env OPAL_PREFIX="$venv" PATH="$venv/bin:$PATH" "$venv/bin/python"
+  echo "$venv"
+}
+
+# A venv with pip's MPICH wheel of VERSION alone (the tests build C
+# programs with its mpicc), in MPIDD_PY_MPICH_<VERSION>_VENV, else
+# CACHE/py311-mpich-VERSION: make_mpich_wheel VERSION
+make_mpich_wheel() {
+  local version="${1:-}"
+  case " $mpich_wheel_versions " in
+    *" $version "*) ;;
+    *)
+      echo "error: '$version' is not one of the MPICH wheels tested: $mpich_wheel_versions" >&2
+      exit 2
+      ;;
+  esac
+  local var="MPIDD_PY_MPICH_${version//./_}_VENV"
+  local venv="${!var:-$cache/py311-mpich-$version}"
+  pip_venv "$venv" "CPython 3.11 (Debian 12), pip mpich==$version" "mpich==$version" >/dev/null
+  "$venv/bin/mpichversion" | grep -q "MPICH Version: *$version\$" || {
+    echo "error: $venv/bin/mpichversion does not say MPICH $version" >&2
+    exit 1
+  }
   echo "$venv"
 }
 
@@ -314,12 +349,14 @@ case "${1:-}" in
   ompi5) make_ompi5 ;;
   ompi-wheel) make_ompi_wheel "${2:-}" ;;
   ompi-wheels) printf '%s\n' $ompi_wheel_versions ;;
+  mpich-wheel) make_mpich_wheel "${2:-}" ;;
+  mpich-wheels) printf '%s\n' $mpich_wheel_versions ;;
   mpich5) make_mpich5 ;;
   impi) make_impi ;;
   debian11) make_debian11 ;;
   debian13) make_debian13 ;;
   *)
-    echo "usage: $0 mpich|ompi|ompi5|ompi-wheel VERSION|ompi-wheels|mpich5|impi|debian11|debian13" >&2
+    echo "usage: $0 mpich|ompi|ompi5|ompi-wheel VERSION|ompi-wheels|mpich-wheel VERSION|mpich-wheels|mpich5|impi|debian11|debian13" >&2
     exit 2
     ;;
 esac

@@ -211,6 +211,14 @@ for version in $(bash scripts/python-envs.sh ompi-wheels); do
   export "$var=$dir"
   echo "   $dir"
 done
+# The MPICH wheels of the patch releases with a family of their own
+# (examples/tests/mpich_wheels.rs), each in MPIDD_PY_MPICH_<VERSION>_VENV.
+for version in $(bash scripts/python-envs.sh mpich-wheels); do
+  var="MPIDD_PY_MPICH_${version//./_}_VENV"
+  dir="$(bash scripts/python-envs.sh mpich-wheel "$version" | tail -n 1)"
+  export "$var=$dir"
+  echo "   $dir"
+done
 echo "   ready in $((SECONDS - python_envs_start)) s"
 
 # Debian 13's Open MPI 5.0.7 source, configured inside the Debian 13 root

@@ -33,6 +33,7 @@ repo=$(pwd)
 ref="${1:?usage: write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]}"
 out="${2:?usage: write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]}"
 family_json="${3:-}"
+case "$out" in /*) ;; *) out="$repo/$out" ;; esac
 tree="$(bash scripts/mpich-release-tree.sh "$ref" | tail -n 1)"
 read -r _ commit version _ <"$tree/.mpidd-configured"
 
@@ -157,8 +158,8 @@ else rm -f "$previous"; fi
   --implementation MPICH \
   --impl-version "$version" \
   --build "ch4:ucx,ofi as pip's MPICH wheels configure it (mpi4py/mpi-publish), stripped, no build-id, hidden globals; layouts from upstream pmodels/mpich $ref ($commit) configured so, with -g (scripts/mpich-release-tree.sh, scripts/write-mpich-wheel-profile.sh)" \
-  --output "$repo/$out"
-python3 scripts/lib/keep-family.py "$previous" "$repo/$out"
+  --output "$out"
+python3 scripts/lib/keep-family.py "$previous" "$out"
 rm -f "$previous"
 globals=(
   MPIR_Process MPIDI_global MPIDI_UCX_global
@@ -184,5 +185,5 @@ flags="$(cd "$tree" && make -n -W src/mpid/ch4/src/ch4_globals.c src/mpid/ch4/sr
 nm -S "$work/align.o" | while read -r _ size _ name; do
   case "$name" in mpidd_align_*) echo "${name#mpidd_align_} $((16#$size))" ;; esac
 done >"$work/align.txt"
-MPIDD_ALIGNMENTS="$work/align.txt" /usr/bin/python3 scripts/lib/hidden-global-recipes.py "$standin" "$repo/$out" libmpi.so.12 "${globals[@]}"
+MPIDD_ALIGNMENTS="$work/align.txt" /usr/bin/python3 scripts/lib/hidden-global-recipes.py "$standin" "$out" libmpi.so.12 "${globals[@]}"
 echo "$out"

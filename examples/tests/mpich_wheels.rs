@@ -11,9 +11,14 @@
 //! family predicts (`mpidd_read::locate_hidden_globals`), checked on each
 //! process. The expectations come from the programs' sources.
 //!
-//! The venvs are `MPIDD_PY_MPICH_VENV` and `MPIDD_PY_MPICH5_VENV`
-//! (`scripts/python-envs.sh mpich` and `mpich5`, which scripts/test.sh
-//! runs).
+//! The patch releases that changed a struct the decoders read have
+//! families of their own: 4.3.1 (mpich-4.3.1-ch4-ucx-wheel-x86_64.json,
+//! from v4.3.1) and 5.0.1 (mpich-5.0.1-ch4-ucx-wheel-x86_64.json, from
+//! v5.0.1).
+//!
+//! The venvs are `MPIDD_PY_MPICH_VENV`, `MPIDD_PY_MPICH5_VENV` and
+//! `MPIDD_PY_MPICH_<VERSION>_VENV` (`scripts/python-envs.sh mpich`,
+//! `mpich5` and `mpich-wheel VERSION`, which scripts/test.sh runs).
 
 mod common;
 
@@ -64,6 +69,29 @@ const WHEEL_5_0: Wheel = Wheel {
     build: "pip mpich 5.0.2, ch4:ucx (x86_64)",
     read_through: "the family MPICH 5.0.2 up to 5.1 (mpich-5.0-ch4-ucx-wheel), its hidden globals located in the file",
     datatype_builtin: false,
+};
+
+/// 4.3.1: a family of its own (4.3.2 moved CH4's shared-memory globals).
+const WHEEL_4_3_1: Wheel = Wheel {
+    version: "4.3.1",
+    venv_var: "MPIDD_PY_MPICH_4_3_1_VENV",
+    envs_arg: "mpich-wheel 4.3.1",
+    family: "MPICH 4.3.1 up to 4.3.2 (ch4:ucx ofi",
+    build: "pip mpich 4.3.1, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 4.3.1 up to 4.3.2 (mpich-4.3.1-ch4-ucx-wheel), its hidden globals located in the file",
+    datatype_builtin: true,
+};
+
+/// 5.0.1: a family of its own (5.0.2 added a member to UCX's globals and
+/// one to the OFI netmod's request).
+const WHEEL_5_0_1: Wheel = Wheel {
+    version: "5.0.1",
+    venv_var: "MPIDD_PY_MPICH_5_0_1_VENV",
+    envs_arg: "mpich-wheel 5.0.1",
+    family: "MPICH 5.0.1 up to 5.0.2 (ch4:ucx ofi",
+    build: "pip mpich 5.0.1, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 5.0.1 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
+    datatype_builtin: true,
 };
 
 impl Wheel {
@@ -307,6 +335,16 @@ fn mpich_5_0_2_wheel_queues_and_handles_live_and_from_cores() {
     queues_and_handles(&WHEEL_5_0);
 }
 
+#[test]
+fn mpich_4_3_1_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_4_3_1);
+}
+
+#[test]
+fn mpich_5_0_1_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_5_0_1);
+}
+
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
 /// live (from the wheel's `mpiexec`) and from cores.
 fn ring_is_a_cycle(wheel: &Wheel) {
@@ -351,6 +389,16 @@ fn mpich_4_3_2_wheel_ring_is_a_cycle_live_and_from_cores() {
 #[test]
 fn mpich_5_0_2_wheel_ring_is_a_cycle_live_and_from_cores() {
     ring_is_a_cycle(&WHEEL_5_0);
+}
+
+#[test]
+fn mpich_4_3_1_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_4_3_1);
+}
+
+#[test]
+fn mpich_5_0_1_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_5_0_1);
 }
 
 /// The wheel's hidden globals, located in its libmpi.so.12 from what its
@@ -411,7 +459,17 @@ fn hidden_globals_are_located(wheel: &Wheel) {
     let mut names: Vec<&str> = found.found.keys().map(String::as_str).collect();
     located.sort();
     names.sort();
-    assert_eq!(names, located, "{:#?}", found.not_found);
+    assert_eq!(
+        names,
+        located,
+        "{:#?}\n{:#x?}",
+        found.not_found,
+        found
+            .found
+            .values()
+            .map(|g| (&g.name, g.address, g.size))
+            .collect::<Vec<_>>()
+    );
     // No two globals overlap.
     let mut spans: Vec<(u64, u64, &str)> = found
         .found
@@ -451,4 +509,14 @@ fn mpich_4_3_2_wheel_hidden_globals_are_located_in_its_file() {
 #[test]
 fn mpich_5_0_2_wheel_hidden_globals_are_located_in_its_file() {
     hidden_globals_are_located(&WHEEL_5_0);
+}
+
+#[test]
+fn mpich_4_3_1_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_4_3_1);
+}
+
+#[test]
+fn mpich_5_0_1_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_5_0_1);
 }

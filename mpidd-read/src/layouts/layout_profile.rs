@@ -504,8 +504,16 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json"),
     ),
     (
+        "mpich-4.3.1-ch4-ucx-wheel-x86_64",
+        include_str!("../../profiles/mpich-4.3.1-ch4-ucx-wheel-x86_64.json"),
+    ),
+    (
         "mpich-5.0-ch4-ucx-wheel-x86_64",
         include_str!("../../profiles/mpich-5.0-ch4-ucx-wheel-x86_64.json"),
+    ),
+    (
+        "mpich-5.0.1-ch4-ucx-wheel-x86_64",
+        include_str!("../../profiles/mpich-5.0.1-ch4-ucx-wheel-x86_64.json"),
     ),
     (
         "ucx-1.13.1-debian12-amd64",

@@ -25,7 +25,7 @@ mod elf_view;
 pub(crate) mod recipe;
 mod references;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use elf_view::{ElfView, SectionView};
 use recipe::{HiddenGlobalRecipes, RecordRecipe, StringKind, StringRecipe};
@@ -128,9 +128,42 @@ pub fn locate_hidden_globals(
         .unwrap_or_default();
     // In rounds: a global found narrows the others (a request pool's
     // direct array is referenced beside its allocator); at most one round
-    // per recipe, each finding one more or ending.
+    // per recipe, each finding one more or ending. Globals whose references
+    // tie are then placed together, and what they take narrows the rest
+    // again (a global tied between two starts, one of which a request pool
+    // placed so turns out to overlap): at most once per recipe.
     let mut pending: Vec<&recipe::ReferenceRecipe> = recipes.references.iter().collect();
     let mut why_not = BTreeMap::new();
+    for _ in 0..=recipes.references.len() {
+        pending = reference_rounds(&view, &got, pending, &mut out, &mut why_not);
+        let before = out.found.len();
+        place_tied(&mut out, &pending, &why_not);
+        pending.retain(|r| !out.found.contains_key(&r.symbol));
+        if out.found.len() == before || pending.is_empty() {
+            break;
+        }
+    }
+    for r in pending {
+        // Found another way already: that answer stands.
+        if !out.found.contains_key(&r.symbol) {
+            if let Some(miss) = why_not.remove(&r.symbol) {
+                out.not_found.insert(r.symbol.clone(), miss.why);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Rounds of [`locate_hidden_globals`] over the reference recipes still
+/// pending, until a round finds none; returns those left, with why each
+/// was not found in `why_not`.
+fn reference_rounds<'r>(
+    view: &ElfView<'_>,
+    got: &HashMap<u64, u64>,
+    mut pending: Vec<&'r recipe::ReferenceRecipe>,
+    out: &mut LocatedGlobals,
+    why_not: &mut BTreeMap<String, references::Miss>,
+) -> Vec<&'r recipe::ReferenceRecipe> {
     while !pending.is_empty() {
         let mut left = Vec::new();
         for r in pending.iter().copied() {
@@ -142,9 +175,9 @@ pub fn locate_hidden_globals(
                 .filter(|g| g.name != r.symbol)
                 .map(|g| (g.address, g.size))
                 .collect();
-            match references::locate_by_references(&view, r, &sections, &taken, &got) {
+            match references::locate_by_references(view, r, &sections, &taken, got) {
                 Ok((address, how)) => agree(
-                    &mut out,
+                    out,
                     LocatedGlobal {
                         name: r.symbol.clone(),
                         address,
@@ -159,20 +192,11 @@ pub fn locate_hidden_globals(
             }
         }
         if left.len() == pending.len() {
-            break;
+            return left;
         }
         pending = left;
     }
-    place_tied(&mut out, &pending, &why_not);
-    for r in pending {
-        // Found another way already: that answer stands.
-        if !out.found.contains_key(&r.symbol) {
-            if let Some(miss) = why_not.remove(&r.symbol) {
-                out.not_found.insert(r.symbol.clone(), miss.why);
-            }
-        }
-    }
-    Ok(out)
+    pending
 }
 
 /// The most globals placed together from their tied starts.
