@@ -206,7 +206,8 @@ naming `MPIR_Datatype_builtin`, which its references do not place);
 
 EOF
   other_builds mpich_wheels "pip mpich 4.3.1, ch4:ucx (x86_64)" \
-    "pip mpich 4.3.2, ch4:ucx (x86_64)" "pip mpich 5.0.1, ch4:ucx (x86_64)" \
+    "pip mpich 4.3.2, ch4:ucx (x86_64)" "pip mpich 5.0.0, ch4:ucx (x86_64)" \
+    "pip mpich 5.0.1, ch4:ucx (x86_64)" \
     "pip mpich 5.0.2, ch4:ucx (x86_64)" || missing=1
   cat <<'EOF'
 

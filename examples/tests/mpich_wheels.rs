@@ -13,8 +13,8 @@
 //!
 //! The patch releases that changed a struct the decoders read have
 //! families of their own: 4.3.1 (mpich-4.3.1-ch4-ucx-wheel-x86_64.json,
-//! from v4.3.1) and 5.0.1 (mpich-5.0.1-ch4-ucx-wheel-x86_64.json, from
-//! v5.0.1).
+//! from v4.3.1) and 5.0.0 with 5.0.1 (mpich-5.0.1-ch4-ucx-wheel-x86_64.json,
+//! from v5.0.1; v5.0.0 measures the same).
 //!
 //! The venvs are `MPIDD_PY_MPICH_VENV`, `MPIDD_PY_MPICH5_VENV` and
 //! `MPIDD_PY_MPICH_<VERSION>_VENV` (`scripts/python-envs.sh mpich`,
@@ -82,15 +82,26 @@ const WHEEL_4_3_1: Wheel = Wheel {
     datatype_builtin: true,
 };
 
-/// 5.0.1: a family of its own (5.0.2 added a member to UCX's globals and
-/// one to the OFI netmod's request).
+/// 5.0.1: with 5.0.0, a family of their own (5.0.2 added a member to
+/// UCX's globals and one to the OFI netmod's request).
 const WHEEL_5_0_1: Wheel = Wheel {
     version: "5.0.1",
     venv_var: "MPIDD_PY_MPICH_5_0_1_VENV",
     envs_arg: "mpich-wheel 5.0.1",
-    family: "MPICH 5.0.1 up to 5.0.2 (ch4:ucx ofi",
+    family: "MPICH 5.0.0 up to 5.0.2 (ch4:ucx ofi",
     build: "pip mpich 5.0.1, ch4:ucx (x86_64)",
-    read_through: "the family MPICH 5.0.1 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
+    read_through: "the family MPICH 5.0.0 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
+    datatype_builtin: true,
+};
+
+/// 5.0.0: the same family as 5.0.1 (v5.0.0 measures the same).
+const WHEEL_5_0_0: Wheel = Wheel {
+    version: "5.0.0",
+    venv_var: "MPIDD_PY_MPICH_5_0_0_VENV",
+    envs_arg: "mpich-wheel 5.0.0",
+    family: "MPICH 5.0.0 up to 5.0.2 (ch4:ucx ofi",
+    build: "pip mpich 5.0.0, ch4:ucx (x86_64)",
+    read_through: "the family MPICH 5.0.0 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
     datatype_builtin: true,
 };
 
@@ -345,6 +356,11 @@ fn mpich_5_0_1_wheel_queues_and_handles_live_and_from_cores() {
     queues_and_handles(&WHEEL_5_0_1);
 }
 
+#[test]
+fn mpich_5_0_0_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_5_0_0);
+}
+
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
 /// live (from the wheel's `mpiexec`) and from cores.
 fn ring_is_a_cycle(wheel: &Wheel) {
@@ -399,6 +415,11 @@ fn mpich_4_3_1_wheel_ring_is_a_cycle_live_and_from_cores() {
 #[test]
 fn mpich_5_0_1_wheel_ring_is_a_cycle_live_and_from_cores() {
     ring_is_a_cycle(&WHEEL_5_0_1);
+}
+
+#[test]
+fn mpich_5_0_0_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_5_0_0);
 }
 
 /// The wheel's hidden globals, located in its libmpi.so.12 from what its
@@ -519,4 +540,9 @@ fn mpich_4_3_1_wheel_hidden_globals_are_located_in_its_file() {
 #[test]
 fn mpich_5_0_1_wheel_hidden_globals_are_located_in_its_file() {
     hidden_globals_are_located(&WHEEL_5_0_1);
+}
+
+#[test]
+fn mpich_5_0_0_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_5_0_0);
 }

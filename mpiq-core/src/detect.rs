@@ -587,7 +587,7 @@ mod tests {
              /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 4.1.2, build-id \
              0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
              the ch3 device, MPICH 4.0.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device (checked on \
-             4.0.2, Debian 13's 4.2.1 and pip's 4.3.1, 4.3.2, 5.0.1 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             4.0.2, Debian 13's 4.2.1 and pip's 4.3.1, 4.3.2, 5.0.0, 5.0.1 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
              --enable-debuginfo, keeps debugger queues of its own that its message-queue \
              library reads: pass the libtvmpich.so of this same build with `mpidd queues \
              --dll`. `mpidd identify` says what was found of this build and why nothing reads it"
