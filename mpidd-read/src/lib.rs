@@ -145,7 +145,7 @@ pub use layouts::layout_profile::{
 };
 pub use layouts::loaded_layouts::LoadedLayouts;
 pub use layouts::located_globals::recipe::{
-    FieldValue, FunctionReferences, HiddenGlobalRecipes, PointerField, RecordRecipe,
+    FunctionReferences, HiddenGlobalRecipes, InitialValue, PointerField, RecordRecipe,
     ReferenceRecipe, StringKind, StringRecipe,
 };
 pub use layouts::located_globals::{

@@ -59,7 +59,7 @@ pub struct RecordRecipe {
     /// Its alignment: only addresses it divides are tried.
     pub align: u64,
     /// Fields with the values the family's initialiser gives.
-    pub equal: Vec<FieldValue>,
+    pub equal: Vec<InitialValue>,
     /// Pointer fields, relocated by the dynamic linker, and the globals
     /// they point at.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -68,7 +68,7 @@ pub struct RecordRecipe {
 
 /// A field and the value the initialiser gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FieldValue {
+pub struct InitialValue {
     /// Its offset in the record.
     pub offset: u64,
     /// Its size: 1, 2, 4 or 8 bytes, in the target's byte order.
