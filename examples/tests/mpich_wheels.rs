@@ -179,7 +179,7 @@ fn envelopes(c: &Value, queue: &str) -> Vec<(i64, i64, i64, i64)> {
 /// `MPI_Isend` has completed into shared memory; rank 2's 1 MiB
 /// rendezvous send is pending (MPICH keeps its tag only in the header it
 /// sent) and unexpected at rank 3.
-fn check_rank(wheel: &Wheel, rank: i64, q: &Value) {
+fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
     let decoder = format!("MPICH {} decoder (ch4:ucx ofi)", wheel.version);
     assert!(
         q["source"].as_str().unwrap().contains(&decoder),
@@ -200,6 +200,25 @@ fn check_rank(wheel: &Wheel, rank: i64, q: &Value) {
         diagnostics
             .iter()
             .any(|d| d.starts_with("MPIR_All_communicators is missing")),
+        "{diagnostics:#?}"
+    );
+    // The netmod the rank runs, and what that says of the network's
+    // unexpected messages.
+    let (runs, unexpected) = match netmod {
+        Netmod::Default => (
+            "the rank runs the ucx netmod: no MPICH_CH4_NETMOD, MPIR_PARAM_CH4_NETMOD, \
+             MPIR_CVAR_CH4_NETMOD in the rank's environment, so the build's first netmod, ucx",
+            "unexpected messages, which only UCX's worker keeps, are not read",
+        ),
+        Netmod::Ofi => (
+            "the rank runs the ofi netmod: MPIR_CVAR_CH4_NETMOD=ofi in the rank's environment",
+            "unexpected messages that came over the network are held by the ofi netmod's \
+             transport (libfabric's provider for ofi), of which MPICH keeps no queue",
+        ),
+    };
+    assert!(diagnostics.contains(&runs), "{diagnostics:#?}");
+    assert!(
+        diagnostics.iter().any(|d| d.starts_with(unexpected)),
         "{diagnostics:#?}"
     );
     let [world, dup, split] = queues_communicators(rank, q);
@@ -301,6 +320,15 @@ fn check_predefined_handles(wheel: &Wheel, rank: i64, source: &[&str]) {
     }
 }
 
+/// The netmod a job is started with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Netmod {
+    /// The build's first, UCX (no variable set).
+    Default,
+    /// OFI, chosen by `MPIR_CVAR_CH4_NETMOD=ofi`.
+    Ofi,
+}
+
 /// The queues of tests/mpich/queues.c and the predefined handles of every
 /// rank, live (each rank stopped and let go) and from gcore cores.
 fn queues_and_handles(wheel: &Wheel) {
@@ -319,7 +347,7 @@ fn queues_and_handles(wheel: &Wheel) {
     );
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
-        check_rank(wheel, rank, &native(&["--pid", &pid]));
+        check_rank(wheel, rank, &native(&["--pid", &pid]), Netmod::Default);
         check_predefined_handles(wheel, rank, &["--pid", &pid]);
         wait_stopped(job.pid(rank));
     }
@@ -328,7 +356,7 @@ fn queues_and_handles(wheel: &Wheel) {
     for rank in 0..4 {
         let core = gcore(&job.dir, job.pid(rank));
         let core = core.to_str().unwrap();
-        check_rank(wheel, rank, &native(&["--core", core]));
+        check_rank(wheel, rank, &native(&["--core", core]), Netmod::Default);
         check_predefined_handles(wheel, rank, &["--core", core]);
     }
     queues_core.works();
@@ -359,6 +387,48 @@ fn mpich_5_0_1_wheel_queues_and_handles_live_and_from_cores() {
 #[test]
 fn mpich_5_0_0_wheel_queues_and_handles_live_and_from_cores() {
     queues_and_handles(&WHEEL_5_0_0);
+}
+
+/// The same queues with the OFI netmod chosen (`MPIR_CVAR_CH4_NETMOD=ofi`),
+/// live and from cores: the ranks of one node still talk through MPICH's
+/// shared memory, whose queues are read as under UCX, and the reading says
+/// which netmod runs and that the network's unexpected messages would be
+/// libfabric's.
+fn queues_over_ofi(wheel: &Wheel) {
+    let venv = wheel.venv();
+    let job = Job::start_with(
+        &toolchain(&venv),
+        &format!("wheel-mpich-{}-queues-ofi", wheel.version),
+        "queues",
+        &[],
+        &[],
+        &[("MPIR_CVAR_CH4_NETMOD", "ofi")],
+    );
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        check_rank(wheel, rank, &native(&["--pid", &pid]), Netmod::Ofi);
+        wait_stopped(job.pid(rank));
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        check_rank(
+            wheel,
+            rank,
+            &native(&["--core", core.to_str().unwrap()]),
+            Netmod::Ofi,
+        );
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+#[test]
+fn mpich_4_3_2_wheel_queues_over_ofi_live_and_from_cores() {
+    queues_over_ofi(&WHEEL_4_3);
+}
+
+#[test]
+fn mpich_5_0_2_wheel_queues_over_ofi_live_and_from_cores() {
+    queues_over_ofi(&WHEEL_5_0);
 }
 
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,

@@ -44,6 +44,7 @@ mod communicators;
 mod layout;
 mod mpidig;
 mod netmod;
+mod netmod_choice;
 mod self_messages;
 mod sends;
 mod ucx_unexpected;
@@ -66,6 +67,7 @@ use layout::Layout;
 use mpidd_read::LayoutError;
 use mpidd_read::Target;
 use mpidd_read::TargetMemory;
+use ucx_unexpected::other_netmod_unexpected;
 
 /// Addresses of the globals the decoder starts from.
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +85,8 @@ struct Globals {
 /// that process's communicators by their sequence number.
 pub struct MpichCh4 {
     name: String,
+    /// The netmods the build carries, in its order (`ucx`, `ofi`).
+    netmods: Vec<String>,
     layout: Layout,
     globals: Globals,
     cache: CommCache,
@@ -144,6 +148,7 @@ impl MpichCh4 {
         };
         Ok(MpichCh4 {
             name: format!("native MPICH {version} decoder ({device})"),
+            netmods: netmod_choice::netmods_of(device),
             layout,
             globals,
             cache: CommCache::default(),
@@ -210,6 +215,11 @@ impl QueueDecoder for MpichCh4 {
         let types = target.layouts();
         let budget = Budgeted::new(target.memory(), limits);
         let mem: &dyn TargetMemory = &budget;
+        // A build with more than one netmod runs one, which decides where
+        // the network's unexpected messages are.
+        let netmod = (self.netmods.len() > 1)
+            .then(|| netmod_choice::chosen_netmod(target, limits, &self.netmods))
+            .flatten();
         let (comms, posted, unexpected, sends, (pools, ucx)) = read_consistently(
             || self.sequence(mem),
             |seq| {
@@ -257,12 +267,21 @@ impl QueueDecoder for MpichCh4 {
                 );
                 // The expected queues link UCX's requests the pools led to:
                 // read again in one batch rather than one by one.
-                let ahead = ReadAhead::new(mem, &pools.ucx_requests, limits.max_record_bytes);
-                let ucx = self.ucx_unexpected(target, &ahead, types, &comms, limits);
+                let ucx = match &netmod {
+                    Some(n) if n.name != "ucx" => other_netmod_unexpected(n, comms.len()),
+                    _ => {
+                        let ahead =
+                            ReadAhead::new(mem, &pools.ucx_requests, limits.max_record_bytes);
+                        self.ucx_unexpected(target, &ahead, types, &comms, limits)
+                    }
+                };
                 Ok((comms, posted, unexpected, sends, (pools, ucx)))
             },
         )?;
         let mut notes = pools.unplaced;
+        if let Some(n) = &netmod {
+            notes.push(format!("the rank runs the {} netmod: {}", n.name, n.how));
+        }
         notes.extend(ucx.notes);
         let sends_readable = pools.sends_readable && pools.error.is_none();
         notes.extend(pools.error);

@@ -15,6 +15,7 @@ use mpidd_read::Limits;
 use mpihandles::{Layouts, UcxProtocol, UcxUnexpected};
 
 use super::netmod::collective;
+use super::netmod_choice::ChosenNetmod;
 use super::MpichCh4;
 use crate::model::{OperationStatus, PendingOperation, Protocol};
 use crate::mpich::common::CommInfo;
@@ -154,5 +155,22 @@ fn unexpected_message(
             env.tag,
             length,
         )
+    }
+}
+
+/// What a rank whose build carries UCX but runs another netmod (OFI)
+/// adds: no message, and one note saying where the network's unexpected
+/// messages are instead. MPICH keeps no queue of what it hands to
+/// libfabric, whose provider matches and holds them; the receives posted
+/// to it are MPICH's requests, read with the rest.
+pub(super) fn other_netmod_unexpected(netmod: &ChosenNetmod, comms: usize) -> UcxFindings {
+    UcxFindings {
+        unexpected: vec![Vec::new(); comms],
+        notes: vec![format!(
+            "unexpected messages that came over the network are held by the {} netmod's \
+             transport (libfabric's provider for ofi), of which MPICH keeps no queue: not read; \
+             those of the shared-memory path are",
+            netmod.name
+        )],
     }
 }
