@@ -77,8 +77,9 @@ fn pip_mpich_version(job: &PyJob) -> Option<String> {
 }
 
 /// Every rank runs the environment's CPython and shows Python frames; a
-/// rank of pip's MPICH, whose queues no decoder reads, is named as that
-/// MPICH, by the version its library's file states.
+/// rank of pip's MPICH has its queues read by the CH4 decoder of the
+/// version its library's file states, through that version's release
+/// family.
 fn common(job: &PyJob, report: &Value, what: &str) {
     let mpich = pip_mpich_version(job);
     for &(world, _) in &job.ranks {
@@ -90,10 +91,11 @@ fn common(job: &PyJob, report: &Value, what: &str) {
             r["errors"]
         );
         if let Some(version) = &mpich {
-            let why = text(&r["basis"]["queues"], "why");
+            let queues = &r["basis"]["queues"];
+            assert_eq!(queues["status"], "read", "{what}: rank {world}: {queues:#}");
             assert!(
-                why.contains(&format!("MPICH {version} (device ch4:")),
-                "{what}: rank {world}'s queues are refused without naming MPICH {version}: {why}"
+                text(queues, "by").contains(&format!("MPICH {version} decoder (ch4:")),
+                "{what}: rank {world}'s queues are not read by MPICH {version}'s decoder: {queues:#}"
             );
         }
     }
