@@ -398,26 +398,6 @@ pub fn shipped_symbols(build_id: &[u8]) -> Vec<(String, ProfileSymbol)> {
     symbols
 }
 
-/// Whether `data` is an ELF file whose dynamic string table names
-/// `MPI_Init` (or `PMPI_Init`) and no `ompi_` symbol: an MPI library other
-/// than Open MPI's.
-fn maybe_mpich_library(data: &[u8]) -> bool {
-    use object::{Object, ObjectSection};
-    let Ok(file) = object::File::parse(data) else {
-        return false;
-    };
-    let Some(dynstr) = file.section_by_name(".dynstr") else {
-        return false;
-    };
-    let Ok(strings) = dynstr.data() else {
-        return false;
-    };
-    // The linker shares string tails: `MPI_Init` may be stored only as the
-    // end of `PMPI_Init`.
-    memchr::memmem::find(strings, b"MPI_Init\0").is_some()
-        && memchr::memmem::find(strings, b"\0ompi_").is_none()
-}
-
 /// The hidden symbols the shipped profiles know, handed to the symbol
 /// tables through their [`ExtraSymbols`] interface.
 pub(crate) struct ShippedSymbols;
@@ -441,7 +421,9 @@ impl ExtraSymbols for ShippedSymbols {
         // configure line is looked at, and only the profiles whose family
         // predicts hidden globals are parsed. The dynamic string table is
         // small; the whole file is scanned only for such a library.
-        if !maybe_mpich_library(data) || memchr::memmem::find(data, b"--with-device=").is_none() {
+        if !crate::layouts::located_globals::maybe_mpich_library(data)
+            || memchr::memmem::find(data, b"--with-device=").is_none()
+        {
             return Vec::new();
         }
         let predicting: Vec<&LayoutProfile> = shipped_texts()

@@ -523,6 +523,26 @@ pub fn located_in_file<'p>(
     None
 }
 
+/// Whether `data` is an ELF file whose dynamic string table names
+/// `MPI_Init` (or `PMPI_Init`) and no `ompi_` symbol: an MPI library other
+/// than Open MPI's.
+pub(crate) fn maybe_mpich_library(data: &[u8]) -> bool {
+    use object::{Object, ObjectSection};
+    let Ok(file) = object::File::parse(data) else {
+        return false;
+    };
+    let Some(dynstr) = file.section_by_name(".dynstr") else {
+        return false;
+    };
+    let Ok(strings) = dynstr.data() else {
+        return false;
+    };
+    // The linker shares string tails: `MPI_Init` may be stored only as the
+    // end of `PMPI_Init`.
+    memchr::memmem::find(strings, b"MPI_Init\0").is_some()
+        && memchr::memmem::find(strings, b"\0ompi_").is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
