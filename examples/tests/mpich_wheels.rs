@@ -431,6 +431,96 @@ fn mpich_5_0_2_wheel_queues_over_ofi_live_and_from_cores() {
     queues_over_ofi(&WHEEL_5_0);
 }
 
+/// The queues of tests/mpich/queues.c over OFI between "nodes"
+/// (`MPIR_CVAR_NOLOCAL=1`: no shared memory, every message through
+/// libfabric's provider). MPICH keeps a receive's buffer, count and
+/// communicator but not its source or tag, which only the provider has:
+/// rank 0's receives on WORLD (10 ints) and the split (30 ints) are notes
+/// naming their communicator and length, never list entries with a source
+/// that would read as `MPI_ANY_SOURCE`. The `MPI_ANY_SOURCE` receive on
+/// the duplicate is also posted to the shared-memory path, whose half is
+/// listed with its tag.
+fn queues_over_ofi_between_nodes(wheel: &Wheel) {
+    let venv = wheel.venv();
+    let job = Job::start_with(
+        &toolchain(&venv),
+        &format!("wheel-mpich-{}-queues-ofi-nolocal", wheel.version),
+        "queues",
+        &[],
+        &[],
+        &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
+    );
+    let check = |rank: i64, q: &Value| {
+        let notes: Vec<&str> = q["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        assert!(
+            notes.contains(
+                &"the rank runs the ofi netmod: MPIR_CVAR_CH4_NETMOD=ofi in the rank's environment"
+            ),
+            "{notes:#?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.ends_with(
+                "blocking ones included; those handed to the OFI netmod are in these notes"
+            )),
+            "{notes:#?}"
+        );
+        let receives: Vec<&str> = notes
+            .iter()
+            .copied()
+            .filter(|n| n.starts_with("a pending receive"))
+            .collect();
+        let [world, dup, split] = queues_communicators(rank, q);
+        let none: Vec<(i64, i64, i64, i64)> = Vec::new();
+        if rank != 0 {
+            assert!(receives.is_empty(), "rank {rank}: {notes:#?}");
+            for c in [world, dup, split] {
+                assert_eq!(envelopes(c, "pending_receives"), none, "rank {rank}");
+            }
+            return;
+        }
+        assert_eq!(receives.len(), 2, "{notes:#?}");
+        for (note, comm, bytes) in [
+            (receives[0], "MPI_COMM_WORLD", 40),
+            (receives[1], "mpidd_split_even", 120),
+        ] {
+            let head = format!("a pending receive on `{comm}` posted to the OFI netmod");
+            let tail = "its source and tag are with libfabric's provider, of which MPICH keeps \
+                        no copy";
+            assert!(note.starts_with(&head), "{note}");
+            assert!(note.contains(&format!(": {bytes} bytes into 0x")), "{note}");
+            assert!(note.ends_with(tail), "{note}");
+        }
+        assert_eq!(envelopes(world, "pending_receives"), none);
+        assert_eq!(envelopes(split, "pending_receives"), none);
+        assert_eq!(envelopes(dup, "pending_receives"), vec![(-1, -1, 22, 80)]);
+    };
+    for rank in 0..4 {
+        let pid = job.pid(rank).to_string();
+        check(rank, &native(&["--pid", &pid]));
+        wait_stopped(job.pid(rank));
+    }
+    for rank in 0..4 {
+        let core = gcore(&job.dir, job.pid(rank));
+        check(rank, &native(&["--core", core.to_str().unwrap()]));
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
+}
+
+#[test]
+fn mpich_4_3_2_wheel_queues_over_ofi_between_nodes_live_and_from_cores() {
+    queues_over_ofi_between_nodes(&WHEEL_4_3);
+}
+
+#[test]
+fn mpich_5_0_2_wheel_queues_over_ofi_between_nodes_live_and_from_cores() {
+    queues_over_ofi_between_nodes(&WHEEL_5_0);
+}
+
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
 /// live (from the wheel's `mpiexec`) and from cores.
 fn ring_is_a_cycle(wheel: &Wheel) {

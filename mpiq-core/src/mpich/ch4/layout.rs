@@ -1,7 +1,7 @@
 //! What the CH4 decoder reads, and where: every member it needs, asked of
 //! the library's layouts at once (a missing one is named with all the
 //! others), and what it can do without (the communicator list and the
-//! send queue of a build with debugger support, the shared-memory and UCX
+//! send queue of a build with debugger support, the shared-memory, UCX and OFI
 //! members of the request, derived datatypes' sizes).
 
 use mpidd_read::LayoutError;
@@ -61,6 +61,9 @@ pub(super) struct Layout {
     /// `dev.ch4.am.u.send.dest`: a send's destination on the
     /// shared-memory path (MPIDIG's).
     pub(super) am_send_dest: Option<Member>,
+    /// What the OFI netmod keeps of a receive it hands to libfabric, in a
+    /// build with that netmod.
+    pub(super) ofi: Option<OfiLayout>,
     /// `dev.ch4.self`, CH4's self messages (`MPIDI_self_request_t`).
     pub(super) self_msg: SelfLayout,
     /// `MPIR_Request_kind_t`'s values for a receive and a send.
@@ -80,6 +83,33 @@ pub(super) struct SelfLayout {
     pub(super) datatype: Member,
     pub(super) tag: Member,
     pub(super) context: Member,
+}
+
+/// `MPIR_Request.dev.ch4.netmod.ofi` (`MPIDI_OFI_request_t`, its
+/// `direct` part from 5.0): what `MPIDI_OFI_do_irecv` keeps of a receive
+/// it posts to libfabric. Its source and tag go to the provider only.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct OfiLayout {
+    pub(super) buf: Member,
+    pub(super) count: Member,
+    pub(super) datatype: Member,
+    pub(super) context: Member,
+}
+
+impl OfiLayout {
+    fn resolve(t: &dyn Layouts) -> Option<OfiLayout> {
+        let m = |name: &str| {
+            t.member("MPIR_Request", &format!("dev.ch4.netmod.ofi.direct.{name}"))
+                .or_else(|_| t.member("MPIR_Request", &format!("dev.ch4.netmod.ofi.{name}")))
+                .ok()
+        };
+        Some(OfiLayout {
+            buf: m("buf")?,
+            count: m("count")?,
+            datatype: m("datatype")?,
+            context: m("context_id")?,
+        })
+    }
 }
 
 /// `MPIR_Sendq`, when MPICH was built with debugger support.
@@ -203,6 +233,7 @@ impl Layout {
                 .ok(),
             netmod_keeps_comm: t.member(R, "dev.ch4.netmod.ucx.s.ucp_request").is_ok(),
             am_send_dest: t.member(R, "dev.ch4.am.u.send.dest").ok(),
+            ofi: OfiLayout::resolve(t),
             self_msg: SelfLayout {
                 buf: m(R, "dev.ch4.self.buf"),
                 count: m(R, "dev.ch4.self.count"),

@@ -45,6 +45,7 @@ mod layout;
 mod mpidig;
 mod netmod;
 mod netmod_choice;
+mod ofi_requests;
 mod self_messages;
 mod sends;
 mod ucx_unexpected;
@@ -217,9 +218,12 @@ impl QueueDecoder for MpichCh4 {
         let mem: &dyn TargetMemory = &budget;
         // A build with more than one netmod runs one, which decides where
         // the network's unexpected messages are.
-        let netmod = (self.netmods.len() > 1)
-            .then(|| netmod_choice::chosen_netmod(target, limits, &self.netmods))
-            .flatten();
+        let netmod = netmod_choice::chosen_netmod(target, limits, &self.netmods);
+        // UCX's requests and worker can be read; another netmod's (OFI's)
+        // are with its transport. A device string naming none (a build
+        // before CH4's netmods were named in it) is taken as UCX, the only
+        // netmod whose families are known then.
+        let ucx_runs = netmod.as_ref().is_none_or(|n| n.name == "ucx");
         let (comms, posted, unexpected, sends, (pools, ucx)) = read_consistently(
             || self.sequence(mem),
             |seq| {
@@ -257,6 +261,7 @@ impl QueueDecoder for MpichCh4 {
                     _ => None,
                 };
                 let pools = self.netmod_operations(
+                    ucx_runs,
                     target,
                     mem,
                     types,
@@ -268,7 +273,7 @@ impl QueueDecoder for MpichCh4 {
                 // The expected queues link UCX's requests the pools led to:
                 // read again in one batch rather than one by one.
                 let ucx = match &netmod {
-                    Some(n) if n.name != "ucx" => other_netmod_unexpected(n, comms.len()),
+                    Some(n) if !ucx_runs => other_netmod_unexpected(n, comms.len()),
                     _ => {
                         let ahead =
                             ReadAhead::new(mem, &pools.ucx_requests, limits.max_record_bytes);
@@ -279,7 +284,7 @@ impl QueueDecoder for MpichCh4 {
             },
         )?;
         let mut notes = pools.unplaced;
-        if let Some(n) = &netmod {
+        if let Some(n) = netmod.as_ref().filter(|_| self.netmods.len() > 1) {
             notes.push(format!("the rank runs the {} netmod: {}", n.name, n.how));
         }
         notes.extend(ucx.notes);
@@ -287,11 +292,15 @@ impl QueueDecoder for MpichCh4 {
         notes.extend(pools.error);
         match (&sends, sends_readable) {
             (Some(_), _) => {}
-            (None, true) => notes.push(
+            (None, true) => notes.push(format!(
                 "MPIR_Sendq_head is missing (MPICH built without debugger support): the \
-                 pending sends are those of the request pools, blocking ones included"
-                    .to_string(),
-            ),
+                 pending sends are those of the request pools, blocking ones included{}",
+                if ucx_runs {
+                    ""
+                } else {
+                    "; those handed to the OFI netmod are in these notes"
+                }
+            )),
             (None, false) => notes.push(
                 "MPIR_Sendq_head is missing: this MPICH does not record pending sends".to_string(),
             ),

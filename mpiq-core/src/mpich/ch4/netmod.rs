@@ -1,9 +1,10 @@
 //! The pending operations of the request pools that no MPIDIG list or
 //! send queue holds (through `mpihandles`): those CH4 handed to its UCX
 //! netmod, read from UCX's own requests (`mpihandles::ucx_receive`,
-//! `ucx_send`) when UCX's types are in the layouts; those of CH4's self
-//! path, read from MPICH's own fields (`self_messages`); and any other,
-//! listed by address only. This is where reading
+//! `ucx_send`) when UCX's types are in the layouts; those handed to its
+//! OFI netmod, said with what MPICH keeps of them (`ofi_requests`); those
+//! of CH4's self path, read from MPICH's own fields (`self_messages`); and
+//! any other, listed by address only. This is where reading
 //! UCX's queues meets MPICH's; UCX's request reader itself stays in
 //! `mpihandles`.
 
@@ -53,10 +54,13 @@ pub(super) struct PoolFindings {
 
 impl MpichCh4 {
     /// Receives that no MPIDIG list holds and sends that no send queue
-    /// holds, from the request pools: those the netmod took.
+    /// holds, from the request pools: those the netmod took. `ucx_runs`
+    /// says whether the rank's netmod is UCX, whose requests can be read;
+    /// under another (OFI) they are only described.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn netmod_operations(
         &self,
+        ucx_runs: bool,
         target: &dyn Target,
         mem: &dyn TargetMemory,
         types: &dyn Layouts,
@@ -94,13 +98,17 @@ impl MpichCh4 {
             None => Ok(()),
             Some(e) => Err(e),
         };
-        found.sends_readable = ucx.is_ok();
+        // Under OFI every pending send is either MPICH's own (listed) or
+        // the netmod's (a note each).
+        found.sends_readable = !ucx_runs || ucx.is_ok();
         // Read only when a send needs it; its failure is said there.
         let endpoints = Endpoints::default();
         let order = mem.abi().byte_order;
         // UCX's requests behind the netmod's, read in one batch: each is
         // then decoded from there as it would be from the target.
-        found.ucx_requests = self.netmod_ucx_requests(&objects, seen, types, order);
+        if ucx_runs {
+            found.ucx_requests = self.netmod_ucx_requests(&objects, seen, types, order);
+        }
         let ahead = ReadAhead::new(mem, &found.ucx_requests, limits.max_record_bytes);
         let mem: &dyn TargetMemory = &ahead;
         let mut any = false;
@@ -113,6 +121,7 @@ impl MpichCh4 {
                 what: "MPIR_Request",
             };
             let read = self.pool_request(
+                ucx_runs,
                 &r,
                 comms,
                 seen,
@@ -142,9 +151,10 @@ impl MpichCh4 {
     /// send of CH4's self path from its own fields, one the netmod took
     /// from UCX's request, one of neither by address. Whether it was the
     /// netmod's.
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn pool_request(
         &self,
+        ucx_runs: bool,
         r: &Record<'_>,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
@@ -214,6 +224,14 @@ impl MpichCh4 {
                         found.sends[ci].push(op);
                         return Ok(false);
                     }
+                }
+                if !ucx_runs {
+                    if self.shm_request(r)? || self.partner_listed(r, seen)? {
+                        return Ok(false);
+                    }
+                    let note = self.ofi_request(r, comms, (status, receive), (mem, sizes))?;
+                    found.unplaced.extend(note);
+                    return Ok(false);
                 }
                 let Some(ucp) = self.netmod_request(r, seen)? else {
                     return Ok(false);
@@ -332,26 +350,35 @@ impl MpichCh4 {
         seen: &HashSet<u64>,
     ) -> Result<Option<TargetAddr>, DecodeError> {
         let l = &self.layout;
-        // Requests of the shared-memory path are MPIDIG's: a matched one
-        // is no longer pending for a debugger.
-        if let Some(local) = l.req_is_local {
-            if int(r, local)? != 0 {
-                return Ok(None);
-            }
+        if self.shm_request(r)? {
+            return Ok(None);
         }
-        // The netmod half of an MPI_ANY_SOURCE receive, whose shared-memory
-        // half is the one the application holds (and is listed).
-        let partner = match l.req_partner {
-            Some(p) => uint(r, p)?,
-            None => 0,
-        };
-        if partner != 0 && seen.contains(&partner) {
+        if self.partner_listed(r, seen)? {
             return Ok(None);
         }
         let Some(ucp_member) = l.ucx_request else {
             return Ok(None);
         };
         Ok(Some(TargetAddr(uint(r, ucp_member)?)))
+    }
+
+    /// Whether `r` is a request of the shared-memory path, which is
+    /// MPIDIG's: a matched one is no longer pending for a debugger.
+    fn shm_request(&self, r: &Record<'_>) -> Result<bool, DecodeError> {
+        match self.layout.req_is_local {
+            Some(local) => Ok(int(r, local)? != 0),
+            None => Ok(false),
+        }
+    }
+
+    /// Whether `r` is the netmod half of an MPI_ANY_SOURCE receive whose
+    /// shared-memory half, the one the application holds, is listed.
+    fn partner_listed(&self, r: &Record<'_>, seen: &HashSet<u64>) -> Result<bool, DecodeError> {
+        let partner = match self.layout.req_partner {
+            Some(p) => uint(r, p)?,
+            None => 0,
+        };
+        Ok(partner != 0 && seen.contains(&partner))
     }
 
     /// A receive the netmod took, with the index of its communicator when
