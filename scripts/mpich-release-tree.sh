@@ -85,12 +85,20 @@ unpack() {
 
 configure_tree() {
   # The generated pack routines' depth does not reach MPICH's own types.
+  # Before 4.1 MPICH's autogen.sh cannot pass it on: yaksa's own is run
+  # first with it, and MPICH's told to leave yaksa alone.
+  local yaksa=-yaksa-depth=1
+  if ! grep -q -- "-yaksa-depth=" "$tree/autogen.sh"; then
+    (cd "$tree/modules/yaksa" && nice -n 10 ./autogen.sh --pup-max-nesting=1) \
+      >"$tree.configure.log" 2>&1
+    yaksa=-without-yaksa
+  fi
   # shellcheck disable=SC2086
   (cd "$tree" &&
     nice -n 10 ./autogen.sh -without-hwloc -without-ucx -without-ofi -without-hydra \
-      -without-test -without-doc -yaksa-depth=1 &&
+      -without-test -without-doc $yaksa &&
     nice -n 10 ./configure --prefix=/opt/mpich $options MPICHLIB_CFLAGS="-g") \
-    >"$tree.configure.log" 2>&1 || {
+    >>"$tree.configure.log" 2>&1 || {
     tail -n 30 "$tree.configure.log" >&2
     echo "error: configuring MPICH $ref failed; its log is $tree.configure.log" >&2
     return 1

@@ -194,8 +194,9 @@ EOF
 ## pip's MPICH wheels
 
 `pip install mpich` (`examples/tests/mpich_wheels.rs`): stripped, no
-build-id, MPICH's globals hidden, `ch4:ucx,ofi` with posix shared memory,
-UCX bundled. Each is read through the release family of its version,
+build-id, MPICH's globals hidden, `ch4:ucx,ofi` (from 4.3; `ch4:ofi,ucx`
+before, so OFI runs by default) with posix shared memory, UCX and
+libfabric bundled. Each is read through the release family of its version,
 whose profile holds the layouts measured from upstream's source
 configured as the wheel, and what the family predicts of its hidden
 globals, which are located in the wheel's own `libmpi.so.12`
@@ -205,7 +206,8 @@ naming `MPIR_Datatype_builtin`, which its references do not place);
 **job** as above.
 
 EOF
-  other_builds mpich_wheels "pip mpich 4.3.1, ch4:ucx (x86_64)" \
+  other_builds mpich_wheels "pip mpich 4.1.3, ch4:ofi (x86_64)" \
+    "pip mpich 4.2.3, ch4:ofi (x86_64)" "pip mpich 4.3.1, ch4:ucx (x86_64)" \
     "pip mpich 4.3.2, ch4:ucx (x86_64)" "pip mpich 5.0.0, ch4:ucx (x86_64)" \
     "pip mpich 5.0.1, ch4:ucx (x86_64)" \
     "pip mpich 5.0.2, ch4:ucx (x86_64)" || missing=1

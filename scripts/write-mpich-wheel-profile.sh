@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Writes the layout profile of an MPICH ch4:ucx release family as pip's
-# MPICH wheels build it (mpi4py/mpi-publish: ch4:ucx,ofi, stripped, no
+# Writes the layout profile of an MPICH CH4 release family as pip's
+# MPICH wheels build it (mpi4py/mpi-publish: ch4:ucx,ofi from 4.3,
+# ch4:ofi,ucx before, stripped, no
 # build-id, hidden globals), from upstream pmodels/mpich's source at a
 # release tag configured as the wheels are (scripts/mpich-release-tree.sh):
 #
@@ -36,6 +37,8 @@ family_json="${3:-}"
 case "$out" in /*) ;; *) out="$repo/$out" ;; esac
 tree="$(bash scripts/mpich-release-tree.sh "$ref" | tail -n 1)"
 read -r _ commit version _ <"$tree/.mpidd-configured"
+# The netmods in the build's order: ch4:ucx,ofi from 4.3, ch4:ofi,ucx before.
+device="$(sed -n 's/.*--with-device=\([^ ]*\).*/\1/p' "$tree/.mpidd-configured")"
 
 # shellcheck source=lib/debian-source.sh
 . scripts/lib/debian-source.sh
@@ -95,9 +98,14 @@ bindings=(
   attr/comm_get_attr attr/comm_create_keyval attr/comm_free_keyval
   misc/get_library_version
 )
-for b in "${bindings[@]}"; do
-  objects+=("src/binding/c/$(dirname "$b")/lib_libmpi_la-$(basename "$b").lo")
-done
+# Up to 4.2 the bindings are one generated file.
+if grep -q "src/binding/c/lib_libmpi_la-c_binding.lo" "$tree/Makefile"; then
+  objects+=(src/binding/c/lib_libmpi_la-c_binding.lo)
+else
+  for b in "${bindings[@]}"; do
+    objects+=("src/binding/c/$(dirname "$b")/lib_libmpi_la-$(basename "$b").lo")
+  done
+fi
 romio_objects=(adio/common/ad_open.lo adio/common/ad_init.lo mpi-io/glue/mpich/mpio_file.lo
   mpi-io/lib_libpromio_la-close.lo mpi-io/lib_libpromio_la-fsync.lo)
 have=()
@@ -157,7 +165,7 @@ else rm -f "$previous"; fi
   "${type_args[@]}" \
   --implementation MPICH \
   --impl-version "$version" \
-  --build "ch4:ucx,ofi as pip's MPICH wheels configure it (mpi4py/mpi-publish), stripped, no build-id, hidden globals; layouts from upstream pmodels/mpich $ref ($commit) configured so, with -g (scripts/mpich-release-tree.sh, scripts/write-mpich-wheel-profile.sh)" \
+  --build "$device as pip's MPICH wheels configure it (mpi4py/mpi-publish), stripped, no build-id, hidden globals; layouts from upstream pmodels/mpich $ref ($commit) configured so, with -g (scripts/mpich-release-tree.sh, scripts/write-mpich-wheel-profile.sh)" \
   --output "$out"
 python3 scripts/lib/keep-family.py "$previous" "$out"
 rm -f "$previous"

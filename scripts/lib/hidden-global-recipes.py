@@ -10,7 +10,9 @@ compiles), and writes it into the family of a profile as
   direct_size, and the global its relocated `direct` pointer names;
 - references: for each global the decoders start from, the exported
   functions of the stand-in that reference it, with the offsets into it
-  that each references (from objdump's resolved RIP-relative operands);
+  that each references (from objdump's resolved RIP-relative operands),
+  and where the stand-in put it (the distances between globals of one
+  object hold in every library linked from it);
 - strings: MPICH's version and device beside its configure line.
 
   hidden-global-recipes.py STANDIN PROFILE OBJECT GLOBAL...
@@ -185,6 +187,9 @@ for name in wanted:
             "align": alignments.get(name, 1),
             "sections": [section_of(address)],
             "functions": [{"function": f, "offsets": sorted(g[name])} for f, g in users[:MAX_FUNCTIONS]],
+            # Globals one object defines keep their distances in every
+            # library linked from it: a tie their sizes leave is undone so.
+            "standin_address": address,
         }
     )
 

@@ -262,7 +262,7 @@ fn place_group(out: &mut LocatedGlobals, tied: &[(&recipe::ReferenceRecipe, &[u6
         placements: &mut Vec<Vec<u64>>,
         fits: &dyn Fn(&[u64], usize, u64) -> bool,
     ) {
-        if placements.len() > 1 {
+        if placements.len() > MAX_PLACEMENTS {
             return;
         }
         if i == tied.len() {
@@ -286,10 +286,39 @@ fn place_group(out: &mut LocatedGlobals, tied: &[(&recipe::ReferenceRecipe, &[u6
                 .all(|(j, &s)| !overlaps(me, (s, tied[j].0.size)))
     };
     search(0, tied, &mut current, &mut placements, &fits);
-    let [placement] = placements.as_slice() else {
+    if placements.len() > MAX_PLACEMENTS {
         return;
-    };
+    }
     let names: Vec<&str> = tied.iter().map(|(r, _)| r.symbol.as_str()).collect();
+    let (placement, how) = match placements.as_slice() {
+        [one] => (
+            one,
+            format!(
+                "its references tie between a few starts, and the only placement of {} on \
+                 theirs where none overlaps another puts it here",
+                names.join(", ")
+            ),
+        ),
+        [] => return,
+        several => {
+            let kept: Vec<&Vec<u64>> = several
+                .iter()
+                .filter(|p| keeps_standin_distances(tied, p))
+                .collect();
+            let [one] = kept.as_slice() else {
+                return;
+            };
+            (
+                *one,
+                format!(
+                    "its references tie between a few starts; of the placements of {} on theirs \
+                     where none overlaps another, the only one that keeps their distances in the \
+                     family's stand-in library puts it here",
+                    names.join(", ")
+                ),
+            )
+        }
+    };
     for ((r, _), &address) in tied.iter().zip(placement) {
         agree(
             out,
@@ -297,14 +326,30 @@ fn place_group(out: &mut LocatedGlobals, tied: &[(&recipe::ReferenceRecipe, &[u6
                 name: r.symbol.clone(),
                 address,
                 size: r.size,
-                how: format!(
-                    "its references tie between a few starts, and the only placement of {} on \
-                     theirs where none overlaps another puts it here",
-                    names.join(", ")
-                ),
+                how: how.clone(),
             },
         );
     }
+}
+
+/// The most placements of one tied group weighed: more is no answer.
+const MAX_PLACEMENTS: usize = 16;
+
+/// Whether `placement` puts the globals of `tied` at the distances from
+/// one another that the family's stand-in library has them at; never
+/// when a global's stand-in address is not recorded.
+fn keeps_standin_distances(tied: &[(&recipe::ReferenceRecipe, &[u64])], placement: &[u64]) -> bool {
+    let Some(first) = tied.first().and_then(|(r, _)| r.standin_address) else {
+        return false;
+    };
+    let Some(&start) = placement.first() else {
+        return false;
+    };
+    tied.iter().zip(placement).all(|((r, _), &address)| {
+        r.standin_address.is_some_and(|s| {
+            i128::from(s) - i128::from(first) == i128::from(address) - i128::from(start)
+        })
+    })
 }
 
 /// Adds `g`, unless another way placed the same global elsewhere: then

@@ -106,6 +106,13 @@ pub struct ReferenceRecipe {
     /// The exported functions that reference it, each with the offsets
     /// into it that the family's build references.
     pub functions: Vec<FunctionReferences>,
+    /// Where the family's stand-in library put it. Globals that one
+    /// object defines keep their distances in every library linked from
+    /// that object, which undoes a tie that their sizes leave (a request
+    /// pool's allocator and builtin array, of one size, referenced by the
+    /// same functions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standin_address: Option<u64>,
 }
 
 /// An exported function and the offsets into one global it references.

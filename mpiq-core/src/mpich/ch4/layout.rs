@@ -87,13 +87,15 @@ pub(super) struct SelfLayout {
 
 /// `MPIR_Request.dev.ch4.netmod.ofi` (`MPIDI_OFI_request_t`, its
 /// `direct` part from 5.0): what `MPIDI_OFI_do_irecv` keeps of a receive
-/// it posts to libfabric. Its source and tag go to the provider only.
+/// it posts to libfabric. Its source and tag go to the provider only; 4.2
+/// keeps neither buffer nor count either, only the datatype and the
+/// context id (`util_id`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct OfiLayout {
-    pub(super) buf: Member,
-    pub(super) count: Member,
-    pub(super) datatype: Member,
-    pub(super) context: Member,
+    /// The context id the receive matches.
+    pub(super) context: Option<Member>,
+    /// Its buffer, count and datatype (4.3 on).
+    pub(super) content: Option<(Member, Member, Member)>,
 }
 
 impl OfiLayout {
@@ -103,12 +105,14 @@ impl OfiLayout {
                 .or_else(|_| t.member("MPIR_Request", &format!("dev.ch4.netmod.ofi.{name}")))
                 .ok()
         };
-        Some(OfiLayout {
-            buf: m("buf")?,
-            count: m("count")?,
-            datatype: m("datatype")?,
-            context: m("context_id")?,
-        })
+        let l = OfiLayout {
+            context: m("context_id").or_else(|| m("util_id")),
+            content: m("buf")
+                .zip(m("count"))
+                .zip(m("datatype"))
+                .map(|((b, c), d)| (b, c, d)),
+        };
+        (l.context.is_some() || l.content.is_some()).then_some(l)
     }
 }
 

@@ -1,8 +1,9 @@
 //! The pending requests CH4 handed to its OFI netmod. MPICH posts a
 //! receive to libfabric (`fi_trecv` in `MPIDI_OFI_do_irecv`) with its
 //! source and tag packed into the match bits, and the provider matches it:
-//! the request keeps the receive's buffer, count, datatype and context id,
-//! never its source or tag. A send's request keeps less. So each is said
+//! the request keeps the receive's buffer, count, datatype and context id
+//! (4.3 on; 4.2 only the datatype and context id), never its source or
+//! tag. A send's request keeps less. So each is said
 //! in the reading's notes with what MPICH keeps, rather than put in its
 //! communicator's list, where an unknown source would read as
 //! `MPI_ANY_SOURCE` and an unknown tag as `MPI_ANY_TAG`. Reading the
@@ -33,8 +34,8 @@ impl MpichCh4 {
         let comm = TargetAddr(uint(r, l.req_comm)?);
         let mut on = comms.iter().find(|c| comm.0 != 0 && c.addr == comm);
         let ofi = l.ofi.filter(|_| receive);
-        if let Some(o) = ofi {
-            let context = int(r, o.context)?;
+        if let Some(context) = ofi.and_then(|o| o.context) {
+            let context = int(r, context)?;
             if collective(comms, context, |c| c.recvcontext_id) {
                 return Ok(None);
             }
@@ -51,10 +52,10 @@ impl MpichCh4 {
             OperationStatus::Pending => String::new(),
             s => format!(", {s:?}"),
         };
-        let Some(o) = ofi else {
+        let Some((buf, count, datatype)) = ofi.and_then(|o| o.content) else {
             let what = if receive { "receive" } else { "send" };
             let held = if receive {
-                "its source, tag and buffer"
+                "its source, tag, buffer and length"
             } else {
                 "its destination, tag and length"
             };
@@ -64,8 +65,8 @@ impl MpichCh4 {
                 r.base
             )));
         };
-        let count = int(r, o.count)?;
-        let datatype = int(r, o.datatype)?;
+        let count = int(r, count)?;
+        let datatype = int(r, datatype)?;
         let (length, in_elements) = sizes.length(
             mem,
             count,
@@ -84,7 +85,7 @@ impl MpichCh4 {
              {into} into {:#x}; its source and tag are with libfabric's provider, of which \
              MPICH keeps no copy",
             r.base,
-            uint(r, o.buf)?
+            uint(r, buf)?
         )))
     }
 }
