@@ -600,6 +600,7 @@ mod tests {
             align: 8,
             sections: vec![".bss".to_string()],
             functions: Vec::new(),
+            standin_address: None,
         }
     }
 
@@ -657,6 +658,44 @@ mod tests {
             .collect();
         let mut out = LocatedGlobals::default();
         place_tied(&mut out, &[&a, &b], &misses);
+        assert!(out.found.is_empty(), "{out:?}");
+    }
+
+    /// 4.2's request pool: the allocator and the builtin array have one
+    /// size, so two placements fit; the distances the stand-in keeps
+    /// between them choose one, and without them none is believed.
+    #[test]
+    fn a_same_size_tie_is_undone_by_the_standin_distances() {
+        let starts = [0xbe9e00, 0xbec000, 0xbed000];
+        let misses: BTreeMap<String, references::Miss> = ["mem", "direct", "builtin"]
+            .iter()
+            .map(|n| (n.to_string(), tie(&starts)))
+            .collect();
+        let (mut mem, mut direct, mut builtin) = (
+            recipe("mem", 0x2200),
+            recipe("direct", 0x1000),
+            recipe("builtin", 0x2200),
+        );
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        assert!(out.found.is_empty(), "{out:?}");
+
+        mem.standin_address = Some(0x40_0000);
+        direct.standin_address = Some(0x40_2200);
+        builtin.standin_address = Some(0x40_3200);
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        let at = |n: &str| out.found[n].address;
+        assert_eq!(
+            (at("mem"), at("direct"), at("builtin")),
+            (0xbe9e00, 0xbec000, 0xbed000)
+        );
+        assert!(out.found["mem"].how.contains("stand-in"), "{out:?}");
+
+        // Distances no placement keeps: none is believed.
+        builtin.standin_address = Some(0x40_5000);
+        let mut out = LocatedGlobals::default();
+        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
         assert!(out.found.is_empty(), "{out:?}");
     }
 
