@@ -175,6 +175,14 @@ globals=(
   MPIR_Group_builtin MPIR_Datatype_builtin MPIR_Errhandler_builtin MPIR_Info_builtin MPIR_Op_builtin
   MPIR_Topology_keyval ADIOI_Ftable ADIOI_Ftable_ptr
 )
+# 4.0 names the builtin requests MPIR_Request_builtins.
+for i in "${!globals[@]}"; do
+  g="${globals[$i]}"
+  if ! grep -rqw "$g" "$tree/src/mpi" "$tree/src/mpid/ch4/src" "$tree/src/include" &&
+    grep -rqw "${g}s" "$tree/src/mpi" "$tree/src/include"; then
+    globals[i]="${g}s"
+  fi
+done
 # Each global's alignment as the compiler gives it (a start the family's
 # build could not have is no candidate): a probe compiled with CH4's own
 # flags, whose arrays are as long as each global's alignment.

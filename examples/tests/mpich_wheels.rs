@@ -14,9 +14,9 @@
 //! The patch releases that changed a struct the decoders read have
 //! families of their own: 4.3.1 (mpich-4.3.1-ch4-ucx-wheel-x86_64.json,
 //! from v4.3.1) and 5.0.0 with 5.0.1 (mpich-5.0.1-ch4-ucx-wheel-x86_64.json,
-//! from v5.0.1; v5.0.0 measures the same). 4.1.3 and 4.2.3 are built
+//! from v5.0.1; v5.0.0 measures the same). 4.0.3, 4.1.3 and 4.2.3 are built
 //! `ch4:ofi,ucx`, so their ranks run OFI by default
-//! (mpich-4.1.3-ch4-ofi-wheel-x86_64.json, mpich-4.2.3-ch4-ofi-wheel-x86_64.json).
+//! (mpich-4.0.3-, mpich-4.1.3- and mpich-4.2.3-ch4-ofi-wheel-x86_64.json).
 //!
 //! The venvs are `MPIDD_PY_MPICH_VENV`, `MPIDD_PY_MPICH5_VENV` and
 //! `MPIDD_PY_MPICH_<VERSION>_VENV` (`scripts/python-envs.sh mpich`,
@@ -124,6 +124,19 @@ const WHEEL_4_2_3: Wheel = Wheel {
     family: "MPICH 4.2.3 up to 4.3.0 (ch4:ofi ucx",
     build: "pip mpich 4.2.3, ch4:ofi (x86_64)",
     read_through: "the family MPICH 4.2.3 up to 4.3.0 (mpich-4.2.3-ch4-ofi-wheel), its hidden globals located in the file",
+    device: "ch4:ofi ucx",
+    datatype_builtin: true,
+};
+
+/// 4.0.3: OFI first; built with C++ and Fortran bindings, as its
+/// `mpichversion` states.
+const WHEEL_4_0_3: Wheel = Wheel {
+    version: "4.0.3",
+    venv_var: "MPIDD_PY_MPICH_4_0_3_VENV",
+    envs_arg: "mpich-wheel 4.0.3",
+    family: "MPICH 4.0.3 up to 4.1.0 (ch4:ofi ucx",
+    build: "pip mpich 4.0.3, ch4:ofi (x86_64)",
+    read_through: "the family MPICH 4.0.3 up to 4.1.0 (mpich-4.0.3-ch4-ofi-wheel), its hidden globals located in the file",
     device: "ch4:ofi ucx",
     datatype_builtin: true,
 };
@@ -588,6 +601,26 @@ fn mpich_4_2_3_wheel_queues_over_ucx_live_and_from_cores() {
 }
 
 #[test]
+fn mpich_4_0_3_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_4_0_3);
+}
+
+#[test]
+fn mpich_4_0_3_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_4_0_3);
+}
+
+#[test]
+fn mpich_4_0_3_wheel_queues_over_ucx_live_and_from_cores() {
+    queues_over_other_netmod(&WHEEL_4_0_3);
+}
+
+// Not on 4.0.3 yet: twice in five runs one rank's core of its ring gave no
+// MPI call (its stack did not reach MPI_Recv), live and the other ranks
+// being right; 24 cores taken by hand all unwound. Until that is
+// understood the ring's verdict on 4.0.3 is not claimed.
+
+#[test]
 fn mpich_4_1_3_wheel_hidden_globals_are_located_in_its_file() {
     hidden_globals_are_located(&WHEEL_4_1_3);
 }
@@ -602,7 +635,7 @@ fn mpich_4_1_3_wheel_queues_over_ucx_live_and_from_cores() {
     queues_over_other_netmod(&WHEEL_4_1_3);
 }
 
-// Not on 4.1.3: with MPIR_CVAR_NOLOCAL=1 its bundled libfabric leaves
+// Not on 4.0.3 and 4.1.3: with MPIR_CVAR_NOLOCAL=1 their bundled libfabric leaves
 // rank 1 spinning in the barrier once rank 0 has stopped itself (the tcp
 // provider moves data only while its sender polls), so the job never
 // reaches its stop. The OFI reading is the same code as on 4.2.3.
@@ -705,7 +738,12 @@ fn hidden_globals_are_located(wheel: &Wheel) {
         "MPIR_Comm_builtin",
         "MPIR_Request_mem",
         "MPIR_Request_direct",
-        "MPIR_Request_builtin",
+        // 4.0 names it in the plural.
+        if wheel.version.starts_with("4.0.") {
+            "MPIR_Request_builtins"
+        } else {
+            "MPIR_Request_builtin"
+        },
         "MPIR_Group_mem",
         "MPIR_Group_direct",
         "MPIR_Group_builtin",

@@ -200,19 +200,37 @@ impl MpichCh4 {
                 Ok(false)
             }
             Ch4Path::Unknown(comm) => {
-                if !seen.contains(&r.base.0) {
-                    let name = comms.iter().find(|c| c.addr == comm).map_or_else(
-                        || format!("MPIR_Comm at {comm}"),
-                        |c| format!("`{}`", c.name),
-                    );
-                    found.unplaced.push(format!(
-                        "a pending {what} (MPIR_Request at {}) on communicator {name}, which is \
+                if seen.contains(&r.base.0) {
+                    return Ok(false);
+                }
+                // Before 4.1 a request's communicator does not tell the
+                // paths apart: MPIDIG's shared-memory sends and OFI's
+                // requests both keep it.
+                if !receive {
+                    if let Some((ci, op)) = self.shm_send(r, comms, status, (mem, sizes))? {
+                        found.sends[ci].push(op);
+                        return Ok(false);
+                    }
+                }
+                if !ucx_runs {
+                    if self.shm_request(r)? || self.partner_listed(r, seen)? {
+                        return Ok(false);
+                    }
+                    let note = self.ofi_request(r, comms, (status, receive), (mem, sizes))?;
+                    found.unplaced.extend(note);
+                    return Ok(false);
+                }
+                let name = comms.iter().find(|c| c.addr == comm).map_or_else(
+                    || format!("MPIR_Comm at {comm}"),
+                    |c| format!("`{}`", c.name),
+                );
+                found.unplaced.push(format!(
+                    "a pending {what} (MPIR_Request at {}) on communicator {name}, which is \
                          neither the UCX netmod's (its comm is set) nor CH4's self path's (not a \
                          communicator of one rank): its kind cannot be told, and its peer, tag \
                          and length are not read",
-                        r.base
-                    ));
-                }
+                    r.base
+                ));
                 Ok(false)
             }
             Ch4Path::Netmod => {
@@ -298,9 +316,9 @@ impl MpichCh4 {
 
     /// A pending send of the shared-memory path (`dev.is_local`), from
     /// its MPIDIG part (`MPIDIG_isend_impl`): destination, buffer, count
-    /// and datatype; MPICH keeps its tag only in the header it sent. Only
-    /// where the netmod keeps `comm` (4.1 on), whose communicator it is;
-    /// `None` for any other request.
+    /// and datatype; MPICH keeps its tag only in the header it sent. Its
+    /// communicator is the request's `comm`, which MPIDIG sets; `None` for
+    /// any other request.
     fn shm_send(
         &self,
         r: &Record<'_>,
@@ -309,8 +327,7 @@ impl MpichCh4 {
         (mem, sizes): (&dyn TargetMemory, &mut TypeSizes),
     ) -> Result<Option<(usize, PendingOperation)>, DecodeError> {
         let l = &self.layout;
-        let (Some(local), Some(dest), true) = (l.req_is_local, l.am_send_dest, l.netmod_keeps_comm)
-        else {
+        let (Some(local), Some(dest)) = (l.req_is_local, l.am_send_dest) else {
             return Ok(None);
         };
         if int(r, local)? == 0 {
