@@ -84,7 +84,7 @@ for build in debian12 wheel5 debian13; do
   cold_files=("$mpidd" "$core" "${mapped[@]}")
   rm -rf "$MPIDD_CACHE_DIR"
   "$mpidd" queues --core "$core" "${search[@]}" --json --verbose >"$work/q.json" 2>"$work/q.err"
-  source_line=$(grep -o "come from [^;,.]*" "$work/q.err" | head -n 1 | sed 's/^come from //')
+  source_line=$(grep -o "come from [^(]*" "$work/q.err" | head -n 1 | sed -e 's/^come from //' -e 's/ *$//')
   found=$(python3 - "$work/q.json" <<'EOF'
 import json, sys
 q = json.load(open(sys.argv[1]))
