@@ -161,8 +161,8 @@ pub use mpich::handle_bits as mpich_handle_bits;
 pub use mpich::{
     abi_predefined, ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
     derive_mpich_layouts, live_mpich_objects, mpich_ucx_tag, mpich_ucx_workers, ucx_receive,
-    ucx_send, ucx_world_ranks_by_endpoint, AbiHandle, DeriveError, DerivedLayouts, LiveObject,
-    MpichUcxTag, UcxOperation, ABI_BUILTIN_LIMIT,
+    ucx_receive_with, ucx_send, ucx_send_with, ucx_world_ranks_by_endpoint, AbiHandle, DeriveError,
+    DerivedLayouts, LiveObject, MpichUcxTag, UcxOperation, ABI_BUILTIN_LIMIT,
 };
 pub use ofi::{
     ask_ofi_layouts, ofi_hardware_matching, ofi_layouts_missing, read_ofi_endpoint,
@@ -171,8 +171,8 @@ pub use ofi::{
 };
 pub use ucx::{
     ask_ucx_worker_layouts, read_ucx_worker, ucx_layouts_missing, ucx_worker_layouts_missing,
-    UcxError, UcxPostedReceive, UcxProtocol, UcxReceiveRequest, UcxSendRequest, UcxSender,
-    UcxUnexpected, UcxWorkerQueues,
+    UcxError, UcxPostedReceive, UcxProtocol, UcxReceiveRequest, UcxRequestReader, UcxSendRequest,
+    UcxSender, UcxUnexpected, UcxWorkerQueues,
 };
 // Defined in mpidd-read; re-exported because they appear in this crate's
 // own signatures, so a user need not name mpidd-read for them.

@@ -46,6 +46,21 @@ impl<'a> ReadAhead<'a> {
         ReadAhead { inner, held }
     }
 
+    /// The bytes read ahead, to answer another reading of the same
+    /// ranges ([`ReadAhead::holding`]) without reading them again.
+    pub(crate) fn into_held(self) -> BTreeMap<u64, Vec<u8>> {
+        self.held
+    }
+
+    /// Answers from `held` (what [`ReadAhead::into_held`] gave) what it
+    /// holds, and hands every other read to `inner`.
+    pub(crate) fn holding(
+        inner: &'a dyn TargetMemory,
+        held: BTreeMap<u64, Vec<u8>>,
+    ) -> ReadAhead<'a> {
+        ReadAhead { inner, held }
+    }
+
     /// The `len` bytes at `addr`, if one range read ahead holds them all.
     fn held(&self, addr: TargetAddr, len: usize) -> Option<&[u8]> {
         let (start, bytes) = self.held.range(..=addr.0).next_back()?;

@@ -162,7 +162,18 @@ pub fn ucx_receive(
     layouts: &dyn Layouts,
     user: TargetAddr,
 ) -> Result<UcxOperation, UcxError> {
-    let r = ucx::receive(mem, layouts, user)?;
+    ucx_receive_with(&ucx::UcxRequestReader::new(layouts)?, mem, layouts, user)
+}
+
+/// [`ucx_receive`] with UCX's request layout resolved once by `reader`,
+/// for the many requests of one reading.
+pub fn ucx_receive_with(
+    reader: &ucx::UcxRequestReader,
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<UcxOperation, UcxError> {
+    let r = reader.receive(mem, layouts, user)?;
     let (context_id, rank, mpi_tag) = split_tag(r.tag);
     // MPIDI_UCX_tag_mask clears the rank bits for MPI_ANY_SOURCE, and for
     // MPI_ANY_TAG the usable tag bits (MPIR_TAG_USABLE_BITS), the lowest
@@ -184,7 +195,17 @@ pub fn ucx_send(
     layouts: &dyn Layouts,
     user: TargetAddr,
 ) -> Result<UcxOperation, UcxError> {
-    let s = ucx::send(mem, layouts, user)?;
+    ucx_send_with(&ucx::UcxRequestReader::new(layouts)?, mem, layouts, user)
+}
+
+/// [`ucx_send`] with UCX's request layout resolved once by `reader`.
+pub fn ucx_send_with(
+    reader: &ucx::UcxRequestReader,
+    mem: &dyn TargetMemory,
+    layouts: &dyn Layouts,
+    user: TargetAddr,
+) -> Result<UcxOperation, UcxError> {
+    let s = reader.send(mem, layouts, user)?;
     let (context_id, rank, mpi_tag) = split_tag(s.tag);
     Ok(UcxOperation {
         context_id,

@@ -38,8 +38,8 @@ mod predefined;
 pub use abi::{abi_predefined, AbiHandle, ABI_BUILTIN_LIMIT};
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use ch4_ucx::{
-    ask_ucx_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_send,
-    ucx_world_ranks_by_endpoint, MpichUcxTag, UcxOperation,
+    ask_ucx_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_receive_with, ucx_send,
+    ucx_send_with, ucx_world_ranks_by_endpoint, MpichUcxTag, UcxOperation,
 };
 pub use derived_layouts::{derive_mpich_layouts, DeriveError, DerivedLayouts};
 pub use pools::{builtin_mpich_objects, live_mpich_objects, LiveObject};

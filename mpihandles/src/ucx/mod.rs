@@ -28,8 +28,7 @@ mod tag_match;
 mod worker;
 
 pub use error::UcxError;
-pub use request::ucx_layouts_missing;
-pub(crate) use request::{receive, send};
+pub use request::{ucx_layouts_missing, UcxRequestReader};
 pub use worker::{
     ask_ucx_worker_layouts, read_ucx_worker, ucx_worker_layouts_missing, UcxPostedReceive,
     UcxProtocol, UcxReceiveRequest, UcxSendRequest, UcxSender, UcxUnexpected, UcxWorkerQueues,

@@ -61,61 +61,82 @@ pub fn ucx_layouts_missing(layouts: &dyn Layouts) -> Option<LayoutError> {
 fn request(
     mem: &dyn TargetMemory,
     layouts: &dyn Layouts,
+    l: &RequestLayout,
     user: TargetAddr,
-) -> Result<(RequestLayout, Rec), UcxError> {
-    let l = RequestLayout::of(layouts)?;
+) -> Result<Rec, UcxError> {
     let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
     let base = TargetAddr(user.0.wrapping_sub(l.size));
-    let r = ctx.record_sized(base, l.size, REQUEST)?;
-    Ok((l, r))
+    Ok(ctx.record_sized(base, l.size, REQUEST)?)
 }
 
-/// The receive UCX holds for the MPI library's pointer `user` to its
-/// request's user part.
-pub(crate) fn receive(
-    mem: &dyn TargetMemory,
-    layouts: &dyn Layouts,
-    user: TargetAddr,
-) -> Result<UcxReceive, UcxError> {
-    let (l, r) = request(mem, layouts, user)?;
-    Ok(UcxReceive {
-        tag: r.uint(l.recv_tag)?,
-        tag_mask: r.uint(l.recv_mask)?,
-        buffer: r.uint(l.recv_buffer)?,
-        length: r.uint(l.recv_length)?,
-    })
+/// UCX's request layout, resolved once for the many requests of one
+/// reading: a rank with 100000 receives handed to UCX asks the layouts
+/// once rather than 100000 times.
+pub struct UcxRequestReader {
+    layout: RequestLayout,
 }
 
-/// The send UCX holds for the MPI library's pointer `user` to its
-/// request's user part.
-pub(crate) fn send(
-    mem: &dyn TargetMemory,
-    layouts: &dyn Layouts,
-    user: TargetAddr,
-) -> Result<UcxSend, UcxError> {
-    let (l, r) = request(mem, layouts, user)?;
-    let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
-    let flags = r.uint(l.flags)? as u32;
-    // A send of UCX's new protocols keeps its buffer and length elsewhere
-    // than `send.buffer` and `send.length`, which it leaves as they were.
-    let (buffer, length) = match tag_send(&ctx, &l, &r, flags)? {
-        Some(s) => (s.buffer, s.length),
-        None if flags & REQUEST_PROTO_SEND != 0 => {
-            return Err(UcxError::Layouts(LayoutError::new(
-                REQUEST,
-                Some("send.proto_config"),
-                "a send of UCX's new protocols (UCP_REQUEST_FLAG_PROTO_SEND) that these \
-                 layouts do not read as a tagged send",
-            )))
-        }
-        None => (r.uint(l.send_buffer)?, r.uint(l.send_length)?),
-    };
-    Ok(UcxSend {
-        tag: r.uint(l.send_tag)?,
-        buffer,
-        length,
-        endpoint: r.uint(l.send_ep)?,
-    })
+impl UcxRequestReader {
+    /// The reader of requests `layouts` describe; fails naming the first
+    /// question about `ucp_request_t` they cannot answer.
+    pub fn new(layouts: &dyn Layouts) -> Result<UcxRequestReader, UcxError> {
+        Ok(UcxRequestReader {
+            layout: RequestLayout::of(layouts)?,
+        })
+    }
+
+    /// The receive UCX holds for the MPI library's pointer `user` to its
+    /// request's user part.
+    pub(crate) fn receive(
+        &self,
+        mem: &dyn TargetMemory,
+        layouts: &dyn Layouts,
+        user: TargetAddr,
+    ) -> Result<UcxReceive, UcxError> {
+        let l = &self.layout;
+        let r = request(mem, layouts, l, user)?;
+        Ok(UcxReceive {
+            tag: r.uint(l.recv_tag)?,
+            tag_mask: r.uint(l.recv_mask)?,
+            buffer: r.uint(l.recv_buffer)?,
+            length: r.uint(l.recv_length)?,
+        })
+    }
+
+    /// The send UCX holds for the MPI library's pointer `user` to its
+    /// request's user part.
+    pub(crate) fn send(
+        &self,
+        mem: &dyn TargetMemory,
+        layouts: &dyn Layouts,
+        user: TargetAddr,
+    ) -> Result<UcxSend, UcxError> {
+        let l = &self.layout;
+        let r = request(mem, layouts, l, user)?;
+        let ctx = Ctx::without_symbols(mem, layouts, Limits::default());
+        let flags = r.uint(l.flags)? as u32;
+        // A send of UCX's new protocols keeps its buffer and length
+        // elsewhere than `send.buffer` and `send.length`, which it leaves
+        // as they were.
+        let (buffer, length) = match tag_send(&ctx, l, &r, flags)? {
+            Some(s) => (s.buffer, s.length),
+            None if flags & REQUEST_PROTO_SEND != 0 => {
+                return Err(UcxError::Layouts(LayoutError::new(
+                    REQUEST,
+                    Some("send.proto_config"),
+                    "a send of UCX's new protocols (UCP_REQUEST_FLAG_PROTO_SEND) that these \
+                     layouts do not read as a tagged send",
+                )))
+            }
+            None => (r.uint(l.send_buffer)?, r.uint(l.send_length)?),
+        };
+        Ok(UcxSend {
+            tag: r.uint(l.send_tag)?,
+            buffer,
+            length,
+            endpoint: r.uint(l.send_ep)?,
+        })
+    }
 }
 
 /// What a tagged send's request holds beyond its tag and endpoint.

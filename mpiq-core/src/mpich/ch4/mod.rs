@@ -260,7 +260,7 @@ impl QueueDecoder for MpichCh4 {
                     }
                     _ => None,
                 };
-                let pools = self.netmod_operations(
+                let mut pools = self.netmod_operations(
                     ucx_runs,
                     target,
                     mem,
@@ -271,12 +271,12 @@ impl QueueDecoder for MpichCh4 {
                     &mut types_cache,
                 );
                 // The expected queues link UCX's requests the pools led to:
-                // read again in one batch rather than one by one.
+                // answered from the bytes the pools' batch read.
                 let ucx = match &netmod {
                     Some(n) if !ucx_runs => other_netmod_unexpected(n, comms.len()),
                     _ => {
                         let ahead =
-                            ReadAhead::new(mem, &pools.ucx_requests, limits.max_record_bytes);
+                            ReadAhead::holding(mem, std::mem::take(&mut pools.ucx_requests));
                         self.ucx_unexpected(target, &ahead, types, &comms, limits)
                     }
                 };

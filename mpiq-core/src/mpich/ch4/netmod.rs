@@ -8,7 +8,7 @@
 //! UCX's queues meets MPICH's; UCX's request reader itself stays in
 //! `mpihandles`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use mpidd_read::Limits;
 use mpidd_types::TargetAddr;
@@ -27,6 +27,16 @@ use mpidd_read::TargetMemory;
 /// Each world rank by its UCX endpoint's address, read once per reading
 /// when a send needs it, or why it could not be.
 type Endpoints = std::cell::OnceCell<Result<HashMap<u64, i64>, String>>;
+
+/// What one reading knows of the netmod the rank runs, found once.
+struct NetmodReading {
+    /// Whether it is UCX, whose requests can be read; under another
+    /// (OFI) they are only described.
+    ucx_runs: bool,
+    /// UCX's request layout, when UCX runs and the layouts describe it.
+    ucx: Option<mpihandles::UcxRequestReader>,
+    endpoints: Endpoints,
+}
 
 /// What the request pools add to the MPIDIG lists and the send queue.
 #[derive(Default)]
@@ -47,9 +57,10 @@ pub(super) struct PoolFindings {
     pub(super) sends_readable: bool,
     /// Why the pools could not be read, if they could not.
     pub(super) error: Option<String>,
-    /// Where UCX's requests behind the netmod's lie (start, length): the
-    /// UCX worker's expected queues link the same requests.
-    pub(super) ucx_requests: Vec<(TargetAddr, u64)>,
+    /// UCX's requests behind the netmod's, as read in one batch (by
+    /// start address): the UCX worker's expected queues link the same
+    /// requests, which are then not read again.
+    pub(super) ucx_requests: BTreeMap<u64, Vec<u8>>,
 }
 
 impl MpichCh4 {
@@ -76,7 +87,7 @@ impl MpichCh4 {
             unplaced: Vec::new(),
             sends_readable: false,
             error: None,
-            ucx_requests: Vec::new(),
+            ucx_requests: BTreeMap::new(),
         };
         let objects = match mpihandles::live_mpich_objects(
             mem,
@@ -101,15 +112,25 @@ impl MpichCh4 {
         // Under OFI every pending send is either MPICH's own (listed) or
         // the netmod's (a note each).
         found.sends_readable = !ucx_runs || ucx.is_ok();
-        // Read only when a send needs it; its failure is said there.
-        let endpoints = Endpoints::default();
+        let net = NetmodReading {
+            ucx_runs,
+            ucx: if ucx_runs {
+                mpihandles::UcxRequestReader::new(types).ok()
+            } else {
+                None
+            },
+            // Read only when a send needs it; its failure is said there.
+            endpoints: Endpoints::default(),
+        };
         let order = mem.abi().byte_order;
         // UCX's requests behind the netmod's, read in one batch: each is
         // then decoded from there as it would be from the target.
-        if ucx_runs {
-            found.ucx_requests = self.netmod_ucx_requests(&objects, seen, types, order);
-        }
-        let ahead = ReadAhead::new(mem, &found.ucx_requests, limits.max_record_bytes);
+        let ranges = if ucx_runs {
+            self.netmod_ucx_requests(&objects, seen, types, order)
+        } else {
+            Vec::new()
+        };
+        let ahead = ReadAhead::new(mem, &ranges, limits.max_record_bytes);
         let mem: &dyn TargetMemory = &ahead;
         let mut any = false;
         for object in objects {
@@ -121,12 +142,11 @@ impl MpichCh4 {
                 what: "MPIR_Request",
             };
             let read = self.pool_request(
-                ucx_runs,
                 &r,
                 comms,
                 seen,
                 &mut found,
-                &endpoints,
+                &net,
                 (mem, types, limits, &mut *sizes),
             );
             match read {
@@ -144,6 +164,7 @@ impl MpichCh4 {
         if let (true, Err(e)) = (any, &ucx) {
             found.unplaced.push(format!("UCX's types: {e}"));
         }
+        found.ucx_requests = ahead.into_held();
         found
     }
 
@@ -151,15 +172,14 @@ impl MpichCh4 {
     /// send of CH4's self path from its own fields, one the netmod took
     /// from UCX's request, one of neither by address. Whether it was the
     /// netmod's.
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     fn pool_request(
         &self,
-        ucx_runs: bool,
         r: &Record<'_>,
         comms: &[CommInfo],
         seen: &HashSet<u64>,
         found: &mut PoolFindings,
-        endpoints: &Endpoints,
+        net: &NetmodReading,
         (mem, types, limits, sizes): (&dyn TargetMemory, &dyn Layouts, &Limits, &mut TypeSizes),
     ) -> Result<bool, DecodeError> {
         let l = &self.layout;
@@ -212,7 +232,7 @@ impl MpichCh4 {
                         return Ok(false);
                     }
                 }
-                if !ucx_runs {
+                if !net.ucx_runs {
                     if self.shm_request(r)? || self.partner_listed(r, seen)? {
                         return Ok(false);
                     }
@@ -243,7 +263,7 @@ impl MpichCh4 {
                         return Ok(false);
                     }
                 }
-                if !ucx_runs {
+                if !net.ucx_runs {
                     if self.shm_request(r)? || self.partner_listed(r, seen)? {
                         return Ok(false);
                     }
@@ -255,9 +275,9 @@ impl MpichCh4 {
                     return Ok(false);
                 };
                 let op = if receive {
-                    self.netmod_receive(mem, types, status, ucp, comms)?
+                    self.netmod_receive(mem, types, net, status, ucp, comms)?
                 } else {
-                    self.netmod_send(status, ucp, comms, endpoints, (mem, types, limits))?
+                    self.netmod_send(status, ucp, comms, net, (mem, types, limits))?
                 };
                 match op {
                     None => {}
@@ -407,6 +427,7 @@ impl MpichCh4 {
         &self,
         mem: &dyn TargetMemory,
         types: &dyn Layouts,
+        net: &NetmodReading,
         status: OperationStatus,
         ucp: TargetAddr,
         comms: &[CommInfo],
@@ -417,7 +438,11 @@ impl MpichCh4 {
                 .push("posted to UCX; its UCX request pointer is NULL".to_string());
             return Ok(Some((None, op)));
         }
-        let u = match mpihandles::ucx_receive(mem, types, ucp) {
+        let read = match &net.ucx {
+            Some(reader) => mpihandles::ucx_receive_with(reader, mem, types, ucp),
+            None => mpihandles::ucx_receive(mem, types, ucp),
+        };
+        let u = match read {
             Ok(u) => u,
             Err(mpihandles::UcxError::Layouts(_)) => {
                 op.extra_text.push(format!(
@@ -461,7 +486,7 @@ impl MpichCh4 {
         status: OperationStatus,
         ucp: TargetAddr,
         comms: &[CommInfo],
-        endpoints: &Endpoints,
+        net: &NetmodReading,
         (mem, types, limits): (&dyn TargetMemory, &dyn Layouts, &Limits),
     ) -> Result<Option<(Option<usize>, PendingOperation)>, DecodeError> {
         let mut op = PendingOperation::unknown(status);
@@ -470,7 +495,11 @@ impl MpichCh4 {
                 .push("sent through UCX; its UCX request pointer is NULL".to_string());
             return Ok(Some((None, op)));
         }
-        let u = match mpihandles::ucx_send(mem, types, ucp) {
+        let read = match &net.ucx {
+            Some(reader) => mpihandles::ucx_send_with(reader, mem, types, ucp),
+            None => mpihandles::ucx_send(mem, types, ucp),
+        };
+        let u = match read {
             Ok(u) => u,
             Err(mpihandles::UcxError::Layouts(_)) => {
                 op.extra_text.push(format!(
@@ -497,7 +526,7 @@ impl MpichCh4 {
             return Ok(Some((None, op)));
         };
         let ep = u.endpoint.unwrap_or(0);
-        let endpoints = endpoints.get_or_init(|| {
+        let endpoints = net.endpoints.get_or_init(|| {
             mpihandles::ucx_world_ranks_by_endpoint(mem, types, *limits, self.globals.mpidi_global)
                 .map_err(|e| e.to_string())
         });
