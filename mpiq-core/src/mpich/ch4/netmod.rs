@@ -220,24 +220,10 @@ impl MpichCh4 {
                 Ok(false)
             }
             Ch4Path::Unknown(comm) => {
-                if seen.contains(&r.base.0) {
-                    return Ok(false);
-                }
                 // Before 4.1 a request's communicator does not tell the
                 // paths apart: MPIDIG's shared-memory sends and OFI's
                 // requests both keep it.
-                if !receive {
-                    if let Some((ci, op)) = self.shm_send(r, comms, status, (mem, sizes))? {
-                        found.sends[ci].push(op);
-                        return Ok(false);
-                    }
-                }
-                if !net.ucx_runs {
-                    if self.shm_request(r)? || self.partner_listed(r, seen)? {
-                        return Ok(false);
-                    }
-                    let note = self.ofi_request(r, comms, (status, receive), (mem, sizes))?;
-                    found.unplaced.extend(note);
+                if self.shm_or_ofi(r, comms, seen, found, net, (status, receive), (mem, sizes))? {
                     return Ok(false);
                 }
                 let name = comms.iter().find(|c| c.addr == comm).map_or_else(
@@ -254,21 +240,7 @@ impl MpichCh4 {
                 Ok(false)
             }
             Ch4Path::Netmod => {
-                if seen.contains(&r.base.0) {
-                    return Ok(false);
-                }
-                if !receive {
-                    if let Some((ci, op)) = self.shm_send(r, comms, status, (mem, sizes))? {
-                        found.sends[ci].push(op);
-                        return Ok(false);
-                    }
-                }
-                if !net.ucx_runs {
-                    if self.shm_request(r)? || self.partner_listed(r, seen)? {
-                        return Ok(false);
-                    }
-                    let note = self.ofi_request(r, comms, (status, receive), (mem, sizes))?;
-                    found.unplaced.extend(note);
+                if self.shm_or_ofi(r, comms, seen, found, net, (status, receive), (mem, sizes))? {
                     return Ok(false);
                 }
                 let Some(ucp) = self.netmod_request(r, seen)? else {
@@ -397,6 +369,40 @@ impl MpichCh4 {
             return Ok(None);
         };
         Ok(Some(TargetAddr(uint(r, ucp_member)?)))
+    }
+
+    /// Puts a pending request outside CH4's self path where it belongs
+    /// when it is not UCX's: already listed, a send of MPIDIG's shared
+    /// memory, or (when UCX does not run) one the OFI netmod took, said
+    /// in a note. Whether it was one of those.
+    #[allow(clippy::too_many_arguments)]
+    fn shm_or_ofi(
+        &self,
+        r: &Record<'_>,
+        comms: &[CommInfo],
+        seen: &HashSet<u64>,
+        found: &mut PoolFindings,
+        net: &NetmodReading,
+        (status, receive): (OperationStatus, bool),
+        (mem, sizes): (&dyn TargetMemory, &mut TypeSizes),
+    ) -> Result<bool, DecodeError> {
+        if seen.contains(&r.base.0) {
+            return Ok(true);
+        }
+        if !receive {
+            if let Some((ci, op)) = self.shm_send(r, comms, status, (mem, sizes))? {
+                found.sends[ci].push(op);
+                return Ok(true);
+            }
+        }
+        if net.ucx_runs {
+            return Ok(false);
+        }
+        if !self.shm_request(r)? && !self.partner_listed(r, seen)? {
+            let note = self.ofi_request(r, comms, (status, receive), (mem, sizes))?;
+            found.unplaced.extend(note);
+        }
+        Ok(true)
     }
 
     /// Whether `r` is a request of the shared-memory path, which is
