@@ -70,7 +70,7 @@ ref-job-4-warm         100000000               66.4 M (frames named from the kep
 ref-scale-warm         1290000000              859.1 M, 2026-11-29, 2ef13d1
 mpich-small-cold       65000000                43.3 M, 2026-11-29, 2ef13d1
 mpich-small-warm       31000000                20.4 M (the profiles of what it loads), 2026-11-29, ProfileSet::for_loaded
-mpich-scale-warm       2840000000              1891.1 M (UCX's request layout resolved once, the pools' batch reused), 2026-11-29, UcxRequestReader
+mpich-scale-warm       2840000000              1891.1 M (the UCX request layout resolved once, the batch of the pools reused), 2026-11-29, UcxRequestReader
 ompi-small-cold        64000000                42.5 M, 2026-11-29, 2ef13d1
 ompi-small-warm        23000000                15.3 M (the profiles of what it loads), 2026-11-29, ProfileSet::for_loaded
 ompi509-small-cold     362000000               240.9 M, 2026-11-29, 2ef13d1
