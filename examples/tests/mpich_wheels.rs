@@ -24,7 +24,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -32,150 +32,9 @@ use serde_json::{json, Value};
 use common::hung_job::{build, HungJob};
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{gcore, mpidd, wait_stopped, Job, Toolchain};
+use common::mpich_wheel_builds::*;
 use common::queue_checks::{native, ops, queues_communicators};
 use common::supported_builds::Outcome;
-
-/// One of pip's MPICH wheels: its version, the variable naming its venv,
-/// the argument of scripts/python-envs.sh that makes the venv, and the
-/// family mpidd reads it through.
-struct Wheel {
-    version: &'static str,
-    venv_var: &'static str,
-    envs_arg: &'static str,
-    family: &'static str,
-    /// The build as docs/supported-builds.md names it.
-    build: &'static str,
-    /// Where its layouts and hidden globals come from, as the table says.
-    read_through: &'static str,
-    /// Its netmods in the build's order, as MPICH states its device: the
-    /// first is the one a rank runs unless told otherwise.
-    device: &'static str,
-    /// Whether the family's references place `MPIR_Datatype_builtin` in
-    /// this wheel (5.0's reserve their direct datatypes for predefined
-    /// ones, and two exported functions do not tell them apart).
-    datatype_builtin: bool,
-}
-
-const WHEEL_4_3: Wheel = Wheel {
-    version: "4.3.2",
-    venv_var: "MPIDD_PY_MPICH_VENV",
-    envs_arg: "mpich",
-    family: "MPICH 4.3.2 up to 4.4 (ch4:ucx ofi",
-    build: "pip mpich 4.3.2, ch4:ucx (x86_64)",
-    read_through: "the family MPICH 4.3.2 up to 4.4 (mpich-4.3-ch4-ucx-wheel), its hidden globals located in the file",
-    device: "ch4:ucx ofi",
-    datatype_builtin: true,
-};
-
-const WHEEL_5_0: Wheel = Wheel {
-    version: "5.0.2",
-    venv_var: "MPIDD_PY_MPICH5_VENV",
-    envs_arg: "mpich5",
-    family: "MPICH 5.0.2 up to 5.1 (ch4:ucx ofi",
-    build: "pip mpich 5.0.2, ch4:ucx (x86_64)",
-    read_through: "the family MPICH 5.0.2 up to 5.1 (mpich-5.0-ch4-ucx-wheel), its hidden globals located in the file",
-    device: "ch4:ucx ofi",
-    datatype_builtin: false,
-};
-
-/// 4.3.1: a family of its own (4.3.2 moved CH4's shared-memory globals).
-const WHEEL_4_3_1: Wheel = Wheel {
-    version: "4.3.1",
-    venv_var: "MPIDD_PY_MPICH_4_3_1_VENV",
-    envs_arg: "mpich-wheel 4.3.1",
-    family: "MPICH 4.3.1 up to 4.3.2 (ch4:ucx ofi",
-    build: "pip mpich 4.3.1, ch4:ucx (x86_64)",
-    read_through: "the family MPICH 4.3.1 up to 4.3.2 (mpich-4.3.1-ch4-ucx-wheel), its hidden globals located in the file",
-    device: "ch4:ucx ofi",
-    datatype_builtin: true,
-};
-
-/// 5.0.1: with 5.0.0, a family of their own (5.0.2 added a member to
-/// UCX's globals and one to the OFI netmod's request).
-const WHEEL_5_0_1: Wheel = Wheel {
-    version: "5.0.1",
-    venv_var: "MPIDD_PY_MPICH_5_0_1_VENV",
-    envs_arg: "mpich-wheel 5.0.1",
-    family: "MPICH 5.0.0 up to 5.0.2 (ch4:ucx ofi",
-    build: "pip mpich 5.0.1, ch4:ucx (x86_64)",
-    read_through: "the family MPICH 5.0.0 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
-    device: "ch4:ucx ofi",
-    datatype_builtin: true,
-};
-
-/// 5.0.0: the same family as 5.0.1 (v5.0.0 measures the same).
-const WHEEL_5_0_0: Wheel = Wheel {
-    version: "5.0.0",
-    venv_var: "MPIDD_PY_MPICH_5_0_0_VENV",
-    envs_arg: "mpich-wheel 5.0.0",
-    family: "MPICH 5.0.0 up to 5.0.2 (ch4:ucx ofi",
-    build: "pip mpich 5.0.0, ch4:ucx (x86_64)",
-    read_through: "the family MPICH 5.0.0 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
-    device: "ch4:ucx ofi",
-    datatype_builtin: true,
-};
-
-/// 4.2.3: OFI is the build's first netmod (`ch4:ofi,ucx`), so the one
-/// its ranks run unless told otherwise.
-const WHEEL_4_2_3: Wheel = Wheel {
-    version: "4.2.3",
-    venv_var: "MPIDD_PY_MPICH_4_2_3_VENV",
-    envs_arg: "mpich-wheel 4.2.3",
-    family: "MPICH 4.2.3 up to 4.3.0 (ch4:ofi ucx",
-    build: "pip mpich 4.2.3, ch4:ofi (x86_64)",
-    read_through: "the family MPICH 4.2.3 up to 4.3.0 (mpich-4.2.3-ch4-ofi-wheel), its hidden globals located in the file",
-    device: "ch4:ofi ucx",
-    datatype_builtin: true,
-};
-
-/// 4.0.3: OFI first; built with C++ and Fortran bindings, as its
-/// `mpichversion` states.
-const WHEEL_4_0_3: Wheel = Wheel {
-    version: "4.0.3",
-    venv_var: "MPIDD_PY_MPICH_4_0_3_VENV",
-    envs_arg: "mpich-wheel 4.0.3",
-    family: "MPICH 4.0.3 up to 4.1.0 (ch4:ofi ucx",
-    build: "pip mpich 4.0.3, ch4:ofi (x86_64)",
-    read_through: "the family MPICH 4.0.3 up to 4.1.0 (mpich-4.0.3-ch4-ofi-wheel), its hidden globals located in the file",
-    device: "ch4:ofi ucx",
-    datatype_builtin: true,
-};
-
-/// 4.1.3: OFI first, like 4.2.3; a family of its own.
-const WHEEL_4_1_3: Wheel = Wheel {
-    version: "4.1.3",
-    venv_var: "MPIDD_PY_MPICH_4_1_3_VENV",
-    envs_arg: "mpich-wheel 4.1.3",
-    family: "MPICH 4.1.3 up to 4.2.0 (ch4:ofi ucx",
-    build: "pip mpich 4.1.3, ch4:ofi (x86_64)",
-    read_through: "the family MPICH 4.1.3 up to 4.2.0 (mpich-4.1.3-ch4-ofi-wheel), its hidden globals located in the file",
-    device: "ch4:ofi ucx",
-    datatype_builtin: true,
-};
-
-impl Wheel {
-    /// The venv the wheel is installed in.
-    fn venv(&self) -> PathBuf {
-        let venv = std::env::var_os(self.venv_var)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                panic!(
-                    "{} is not set: make the venv with `scripts/python-envs.sh {}` \
-                     (scripts/test.sh does) and export its path",
-                    self.venv_var, self.envs_arg
-                )
-            });
-        let lib = venv.join("lib/libmpi.so.12");
-        assert!(
-            lib.exists(),
-            "{} is missing: `scripts/python-envs.sh {}` installs pip's MPICH {} wheel there",
-            lib.display(),
-            self.envs_arg,
-            self.version
-        );
-        venv
-    }
-}
 
 /// The wheel's compiler wrapper and launcher: a user's build, no `-g`.
 fn toolchain(venv: &Path) -> Toolchain {
@@ -449,29 +308,41 @@ fn mpich_5_0_0_wheel_queues_and_handles_live_and_from_cores() {
 /// whose queues are read alike, and the reading says which netmod runs and
 /// where the network's unexpected messages would be.
 fn queues_over_other_netmod(wheel: &Wheel) {
-    let venv = wheel.venv();
     let other = wheel.device.rsplit(' ').next().unwrap();
+    queues_live_and_from_cores(
+        wheel,
+        other,
+        &[("MPIR_CVAR_CH4_NETMOD", other)],
+        |rank, q| check_rank(wheel, rank, q, Netmod::Other),
+    );
+}
+
+/// Runs tests/mpich/queues.c on the wheel with `env` and hands `check`
+/// each rank's queues, live (each rank stopped and let go), then from its
+/// gcore core; the job must then complete.
+fn queues_live_and_from_cores(
+    wheel: &Wheel,
+    name: &str,
+    env: &[(&str, &str)],
+    check: impl Fn(i64, &Value),
+) {
+    let venv = wheel.venv();
     let job = Job::start_with(
         &toolchain(&venv),
-        &format!("wheel-mpich-{}-queues-{other}", wheel.version),
+        &format!("wheel-mpich-{}-queues-{name}", wheel.version),
         "queues",
         &[],
         &[],
-        &[("MPIR_CVAR_CH4_NETMOD", other)],
+        env,
     );
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
-        check_rank(wheel, rank, &native(&["--pid", &pid]), Netmod::Other);
+        check(rank, &native(&["--pid", &pid]));
         wait_stopped(job.pid(rank));
     }
     for rank in 0..4 {
         let core = gcore(&job.dir, job.pid(rank));
-        check_rank(
-            wheel,
-            rank,
-            &native(&["--core", core.to_str().unwrap()]),
-            Netmod::Other,
-        );
+        check(rank, &native(&["--core", core.to_str().unwrap()]));
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
 }
@@ -496,15 +367,6 @@ fn mpich_5_0_2_wheel_queues_over_ofi_live_and_from_cores() {
 /// the duplicate is also posted to the shared-memory path, whose half is
 /// listed with its tag.
 fn queues_over_ofi_between_nodes(wheel: &Wheel) {
-    let venv = wheel.venv();
-    let job = Job::start_with(
-        &toolchain(&venv),
-        &format!("wheel-mpich-{}-queues-ofi-nolocal", wheel.version),
-        "queues",
-        &[],
-        &[],
-        &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
-    );
     let check = |rank: i64, q: &Value| {
         let notes: Vec<&str> = q["diagnostics"]
             .as_array()
@@ -563,16 +425,12 @@ fn queues_over_ofi_between_nodes(wheel: &Wheel) {
         assert_eq!(envelopes(split, "pending_receives"), none);
         assert_eq!(envelopes(dup, "pending_receives"), vec![(-1, -1, 22, 80)]);
     };
-    for rank in 0..4 {
-        let pid = job.pid(rank).to_string();
-        check(rank, &native(&["--pid", &pid]));
-        wait_stopped(job.pid(rank));
-    }
-    for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
-        check(rank, &native(&["--core", core.to_str().unwrap()]));
-    }
-    assert_eq!(job.finish(), 0, "the job completes once continued");
+    queues_live_and_from_cores(
+        wheel,
+        "ofi-nolocal",
+        &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
+        check,
+    );
 }
 
 #[test]

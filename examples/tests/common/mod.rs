@@ -10,6 +10,7 @@ pub mod hung_job;
 pub mod job_checks;
 pub mod mpich_handle_checks;
 pub mod mpich_job;
+pub mod mpich_wheel_builds;
 pub mod ob1_checks;
 pub mod ompi5_reading;
 pub mod ompi_handle_checks;
