@@ -4,13 +4,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Compiled output is cached outside the repo, as the builds below are: CI
+# clones the repo afresh for every run, and compiling every dependency again
+# for the debug, release, wheel, module, fuzz and documentation builds took
+# about 20 of its minutes. A target directory the caller set is used as it
+# is. Each new clone compiles the workspace's own crates again beside the
+# earlier clones' (their paths differ), so past 20 GB the cache starts anew.
+if [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  CARGO_TARGET_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/mpidd/target"
+  export CARGO_TARGET_DIR
+  if [ -d "$CARGO_TARGET_DIR" ] &&
+    [ "$(du -sk "$CARGO_TARGET_DIR" | cut -f1)" -gt $((20 * 1024 * 1024)) ]; then
+    echo "== the cached target directory $CARGO_TARGET_DIR is over 20 GB: starting it anew"
+    rm -rf "$CARGO_TARGET_DIR"
+  fi
+fi
+
 # A run needs about 10 GB of disk (measured): 4.6 GB of target directory,
 # 2.7 GB of cached builds and environments (~/.cache/mpidd), 1.7 GB for
 # the fuzz targets, and the test jobs' cores, up to 1 GB at once. A full
 # disk fails tests in ways that look like bugs (truncated cores), so the
 # long steps say what is left.
 disk() {
-  local target="${CARGO_TARGET_DIR:-target}" size=none
+  local target="$CARGO_TARGET_DIR" size=none
   [ -d "$target" ] && size="$(du -sh "$target" | cut -f1)"
   echo "   disk: $(df -Ph . | awk 'NR == 2 { print $4 }') free; target directory: $size"
 }
@@ -104,7 +120,34 @@ packages=(
   debootstrap
 )
 
-echo "== disk"
+# Every step is timed: each says how long the one before it took, and the
+# run ends (also when it fails) with the table of them all, so that a CI
+# log, of which only the tail is kept, shows where the run's time went. The
+# budget: 70 minutes on a fresh 2-core machine, caches included.
+step_name="" step_start=$SECONDS
+step_times=()
+step() {
+  step_done
+  step_name="$1" step_start=$SECONDS
+  echo "== $1"
+}
+step_done() {
+  [ -n "$step_name" ] || return 0
+  local took=$((SECONDS - step_start))
+  step_times+=("$(printf '%6d s  %s' "$took" "$step_name")")
+  echo "   ($step_name: $took s)"
+  step_name=""
+}
+step_table() {
+  local status=$?
+  step_done
+  echo "== time per step (exit status $status)"
+  printf '%s\n' "${step_times[@]}"
+  printf '%6d s  in all\n' "$SECONDS"
+}
+trap step_table EXIT
+
+step "disk"
 disk
 
 missing=()
@@ -114,7 +157,7 @@ for p in "${packages[@]}"; do
   fi
 done
 if ((${#missing[@]})); then
-  echo "== installing ${missing[*]}"
+  step "installing ${missing[*]}"
   if [ "$(id -u)" -eq 0 ]; then
     as_root=()
   elif command -v sudo >/dev/null; then
@@ -129,14 +172,14 @@ fi
 
 # The reference MPICH with debug info and its message-queue library: built
 # once per machine into a cache outside the repo (a few minutes), then reused.
-echo "== reference MPICH"
+step "reference MPICH"
 MPIDD_REF_MPICH="$(bash scripts/build-ref-mpich.sh | tail -n 1)"
 export MPIDD_REF_MPICH
 echo "   $MPIDD_REF_MPICH"
 # The same MPICH with the CH4 device on Debian's UCX (Debian's amd64
 # choice), beside it: the CH4 queue decoder and the handle decoders are
 # checked on a real CH4 job. Built once, about 8 to 20 minutes.
-echo "== reference MPICH (ch4:ucx)"
+step "reference MPICH (ch4:ucx)"
 MPIDD_REF_MPICH_CH4="$(bash scripts/build-ref-mpich.sh ch4 | tail -n 1)"
 export MPIDD_REF_MPICH_CH4
 echo "   $MPIDD_REF_MPICH_CH4"
@@ -145,7 +188,7 @@ echo "   $MPIDD_REF_MPICH_CH4"
 # layouts, whose site copy the check on the process must refuse the
 # family's profile for (examples/tests/site_builds.rs). About 5 minutes,
 # once.
-echo "== reference MPICH (ch3:nemesis without debugger support)"
+step "reference MPICH (ch3:nemesis without debugger support)"
 MPIDD_REF_MPICH_NODEBUGGER="$(bash scripts/build-ref-mpich.sh ch3-nodebugger | tail -n 1)"
 export MPIDD_REF_MPICH_NODEBUGGER
 echo "   $MPIDD_REF_MPICH_NODEBUGGER"
@@ -156,7 +199,7 @@ echo "   $MPIDD_REF_MPICH_NODEBUGGER"
 # build is written from its DWARF): built
 # once per machine (about 20 minutes on 2 cores), then reused. The script
 # installs its own build dependencies (libpmix-dev, libhwloc-dev, ...).
-echo "== reference Open MPI"
+step "reference Open MPI"
 MPIDD_REF_OMPI="$(bash scripts/build-ref-ompi.sh | tail -n 1)"
 export MPIDD_REF_OMPI
 echo "   $MPIDD_REF_OMPI"
@@ -166,12 +209,12 @@ echo "   $MPIDD_REF_OMPI"
 # objects (mpihandles/tests/ucx_worker.rs), and the UCX profile is written
 # from it (scripts/write-ucx-profile.sh). Kept outside the repo; about half
 # a minute once.
-echo "== Debian's UCX source"
+step "Debian's UCX source"
 bash scripts/debian-ucx-tree.sh | tail -n 1
 
 # CPython 3.9's and 3.13's headers from Debian 11's and 13's packages, for
 # the same comparison of those versions' tables; a few seconds once.
-echo "== CPython headers"
+step "CPython headers"
 MPIDD_PYTHON_HEADERS="$(bash scripts/python-headers.sh | tail -n 1)"
 export MPIDD_PYTHON_HEADERS
 echo "   $MPIDD_PYTHON_HEADERS"
@@ -183,7 +226,7 @@ echo "   $MPIDD_PYTHON_HEADERS"
 # machine), a Debian 13 root with CPython 3.13 and pip's MPICH (1.5 to
 # 2 min; 4 to 6 min now that it holds Debian's Open MPI 5 and MPICH with
 # gcc); warm, under a second all.
-echo "== Python MPI environments"
+step "Python MPI environments"
 python_envs_start=$SECONDS
 MPIDD_PY_MPICH_VENV="$(bash scripts/python-envs.sh mpich | tail -n 1)"
 MPIDD_PY_OMPI_VENV="$(bash scripts/python-envs.sh ompi | tail -n 1)"
@@ -226,7 +269,7 @@ echo "   ready in $((SECONDS - python_envs_start)) s"
 # from it and must come out the same (examples/tests/ompi5_profile.rs).
 # Kept outside the repo; about 4 minutes once on a quiet 2-core machine,
 # a second warm.
-echo "== Debian 13's Open MPI source"
+step "Debian 13's Open MPI source"
 ompi5_tree_start=$SECONDS
 bash scripts/debian13-ompi5-tree.sh | tail -n 1
 echo "   ready in $((SECONDS - ompi5_tree_start)) s"
@@ -235,7 +278,7 @@ echo "   ready in $((SECONDS - ompi5_tree_start)) s"
 # debug info, compiled from that tree in the Debian 13 root (two files,
 # a few seconds once): examples/tests/ompi5_debian13.rs runs it on Debian
 # 13's ranks (mpidd queues --compare-dll).
-echo "== Open MPI 5's libompi_dbg_msgq.so"
+step "Open MPI 5's libompi_dbg_msgq.so"
 ompi5_dll_start=$SECONDS
 MPIDD_OMPI5_DLL="$(bash scripts/build-ompi5-dll.sh | tail -n 1)"
 export MPIDD_OMPI5_DLL
@@ -246,21 +289,21 @@ echo "   $MPIDD_OMPI5_DLL, ready in $((SECONDS - ompi5_dll_start)) s"
 # cores filled CI's disk).
 export CARGO_INCREMENTAL=0
 
-echo "== cargo fmt"
+step "cargo fmt"
 cargo fmt --all -- --check
 cargo fmt --manifest-path examples/consumer/Cargo.toml -- --check
 # fuzz/ is its own workspace with its own lock file: a dependency added to a
 # crate it fuzzes must reach that lock too. Checked here, before the long
 # steps, rather than found stale at the end.
 cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
-echo "== the tree's shape"
+step "the tree's shape"
 bash scripts/check-tree.sh
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The library crates as a dependency: without their default
 # features (`live`, `mqs`) they must build, and hold neither ptrace (nix)
 # nor dlopen (libloading), so that a debugger on any platform can read cores.
-echo "== library crates without default features"
+step "library crates without default features"
 library_crates=(mpidd-types mpidd-read mpiq-core mpihandles mpidd-job)
 for crate in "${library_crates[@]}"; do
   cargo check -p "$crate" --no-default-features --locked --quiet
@@ -308,7 +351,7 @@ fi
 # The unpacked copies go first, and the verification builds in a target
 # directory of its own, removed afterwards. Measured: about 85 s on
 # 2 cores (every dependency is built again there).
-echo "== cargo package"
+step "cargo package"
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{mpidd-types,mpidd-read,mpihandles,mpiq-core,mpidd-job}-[0-9]*
 package_target="$(mktemp -d)"
 if ! CARGO_TARGET_DIR="$package_target" cargo package --locked --allow-dirty --quiet \
@@ -318,9 +361,9 @@ if ! CARGO_TARGET_DIR="$package_target" cargo package --locked --allow-dirty --q
   exit 1
 fi
 rm -rf "$package_target"
-echo "== cargo doc"
+step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
-echo "== mpidd demo"
+step "mpidd demo"
 cargo run --quiet --locked -p mpidd -- demo >/dev/null
 # The Python wheel (pyproject.toml): built with maturin and zig as
 # manylinux_2_17, installed into a fresh virtual environment, whose mpidd
@@ -328,7 +371,7 @@ cargo run --quiet --locked -p mpidd -- demo >/dev/null
 # directory a release build of its own per wheel, 2 minutes for x86_64 and
 # 3.5 for aarch64 on a quiet machine (10 minutes for both under load); warm,
 # 15 s in all.
-echo "== the Python wheel"
+step "the Python wheel"
 # aarch64's Rust standard library, for the aarch64 wheel (tested under
 # qemu-aarch64): idempotent, a download of about 30 MB once.
 if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
@@ -341,12 +384,12 @@ bash scripts/test-wheel.sh
 # of the module's crates, about 3 minutes cold on 2 cores, seconds warm),
 # installs it into a directory for gdb's own CPython, and reads 4-rank
 # jobs of the reference and Debian's MPICH (about 25 s warm).
-echo "== cargo test"
+step "cargo test"
 disk
 cargo test --workspace --locked
 # docs/supported-builds.md is written from what the wheels' tests saw
 # (examples/tests/ompi_families.rs): it must be what this run saw.
-echo "== docs/supported-builds.md"
+step "docs/supported-builds.md"
 bash scripts/supported-builds.sh --check
 # The instructions of the commands a user waits for, in the release build,
 # against their budgets (about 1.5 times the figure each was set from): a
@@ -354,13 +397,13 @@ bash scripts/supported-builds.sh --check
 # (no other step builds it: the wheel's is a cross build of its own) about
 # 6 minutes from scratch on a busy 2-core machine, then 1.5 minutes to make
 # the cores and count.
-echo "== speed budgets"
+step "speed budgets"
 budgets_start=$SECONDS
 bash scripts/speed-budgets.sh
 echo "   done in $((SECONDS - budgets_start)) s"
 # The crates as a dependency: each front page's example and the consumer
 # crate outside the workspace, run on cores of the reference MPICH.
-echo "== library examples and examples/consumer"
+step "library examples and examples/consumer"
 cargo clippy --manifest-path examples/consumer/Cargo.toml --target-dir "${CARGO_TARGET_DIR:-target}" --locked -- -D warnings
 bash scripts/check-examples.sh
 
@@ -370,7 +413,7 @@ bash scripts/check-examples.sh
 # suite. 15 seconds per target: the three reference builds take most of the
 # hour a fresh machine has, and fuzz seconds are the cheap thing to shorten
 # (longer runs: bash scripts/fuzz.sh 600, or MPIDD_FUZZ_SECONDS here).
-echo "== cargo fuzz"
+step "cargo fuzz"
 disk
 # The fuzz targets' sanitized build needs about 3 GB of its own. On a
 # machine whose disk is nearly full (CI's once ran out linking them), the

@@ -28,7 +28,7 @@ use common::hung_job::HungJob;
 use common::job_checks::{
     check_cores_with, check_live, check_ring_receives, one_at_a_time, Expected,
 };
-use common::mpich_job::{gcore, mpidd, wait_stopped, Job};
+use common::mpich_job::{gcore_each, mpidd, wait_stopped, Job};
 use common::queue_checks::check_rank_without_sends;
 use common::site_build::build_id;
 use common::supported_builds::Outcome;
@@ -108,8 +108,9 @@ fn mpich_3_4_1_queues_through_its_profile_live_and_from_cores() {
     assert_identify(&["--pid", &job.pid(0).to_string()], &parts);
     live.works();
     let search = job.dir.to_str().unwrap().to_string();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let args = ["--core", core.to_str().unwrap(), "--search-path", &search];
         check_rank_without_sends(rank, &queues_through_profile(&args));
         if rank == 0 {

@@ -26,7 +26,7 @@ use std::process::Command;
 
 use common::hung_job::{HangMpi, HungJob};
 use common::job_checks::{check, one_at_a_time, Expected};
-use common::mpich_job::{gcore, mpidd, stock_mpich, wait_stopped, Job};
+use common::mpich_job::{gcore, gcore_each, mpidd, stock_mpich, wait_stopped, Job};
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
 use common::python_module::{self, module_site};
@@ -101,8 +101,9 @@ fn gdb_queues(target: &[&str]) -> Value {
 fn gdb_reads_as_mpidd(job: &Job, check: fn(i64, &Value), provenance: &str) {
     let exe = job.dir.join("queues");
     let exe = exe.to_str().unwrap();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         let ours = gdb_queues(&[exe, core]);
         let theirs = native(&["--core", core]);
@@ -496,8 +497,9 @@ fn no_target_and_no_mpi_are_one_line_each() {
 fn debian_open_mpi_in_gdb_reads_as_mpidd() {
     let job = OmpiJob::start_on(OmpiBuild::Debian, "gdb-module-ompi", "queues");
     let exe = job.dir.join("queues");
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         let target = [exe.to_str().unwrap(), core];
         let ours = gdb_queues(&target);

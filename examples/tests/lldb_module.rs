@@ -25,7 +25,7 @@ use std::process::Command;
 
 use common::hung_job::{HangMpi, HungJob};
 use common::job_checks::{check, one_at_a_time, Expected};
-use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
+use common::mpich_job::{gcore, gcore_each, stock_mpich, wait_stopped, Job};
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
 use common::python_module::{between_markers, module_site};
@@ -119,8 +119,9 @@ fn lldb_queues(target: &[&str]) -> Value {
 fn lldb_reads_as_mpidd(job: &Job, check: fn(i64, &Value)) {
     let exe = job.dir.join("queues");
     let exe = exe.to_str().unwrap();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         let ours = lldb_queues(&["-c", core, exe]);
         let theirs = native(&["--core", core]);
@@ -342,8 +343,9 @@ fn debian_mpich_in_lldb_reads_as_mpidd_through_its_profile() {
 fn debian_open_mpi_in_lldb_reads_as_mpidd() {
     let job = OmpiJob::start_on(OmpiBuild::Debian, "lldb-module-ompi", "queues");
     let exe = job.dir.join("queues");
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         let target = ["-c", core, exe.to_str().unwrap()];
         let ours = lldb_queues(&target);

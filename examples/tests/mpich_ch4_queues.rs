@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::mpich_job::{gcore, ref_mpich_ch4, wait_stopped, Job, Toolchain};
+use common::mpich_job::{gcore, gcore_each, ref_mpich_ch4, wait_stopped, Job, Toolchain};
 use common::queue_checks::{
     check_rank_ch4, check_self_pending, check_self_pending_handles, native, Ch4Reader,
 };
@@ -32,8 +32,9 @@ fn live_and_cores(job: Job) {
         // Let go: the rank is stopped as it was, not left traced.
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         check_rank_ch4(
             rank,
             &native(&["--core", core.to_str().unwrap()]),

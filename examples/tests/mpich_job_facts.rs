@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::mpich_job::{gcore, wait_stopped, Job};
+use common::mpich_job::{gcore_each, wait_stopped, Job};
 use common::queue_checks::{comm, native, ops};
 
 /// MPICH's `MPIR_CONTEXT_INTRANODE_OFFSET` and `_INTERNODE_OFFSET`
@@ -31,11 +31,10 @@ fn readings(job: &Job) -> Vec<Vec<Value>> {
     for rank in 0..4 {
         wait_stopped(job.pid(rank));
     }
-    let cores: Vec<Value> = (0..4)
-        .map(|rank| {
-            let core = gcore(&job.dir, job.pid(rank));
-            native(&["--core", core.to_str().unwrap()])
-        })
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
+    let cores: Vec<Value> = rank_cores
+        .iter()
+        .map(|core| native(&["--core", core.to_str().unwrap()]))
         .collect();
     vec![live, cores]
 }

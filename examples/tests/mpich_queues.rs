@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::mpich_job::{gcore, wait_stopped, Job};
+use common::mpich_job::{gcore, gcore_each, wait_stopped, Job};
 use common::queue_checks::{
     check_comparison, check_rank, check_rank_native, check_rank_without_sends, comm, native, ops,
     queues,
@@ -34,8 +34,9 @@ fn a_build_without_debugger_support_live_and_from_gcore_cores() {
         check_rank_without_sends(rank, &native(&["--pid", &pid]));
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         check_rank_without_sends(rank, &native(&["--core", core.to_str().unwrap()]));
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");
@@ -51,9 +52,9 @@ fn libtvmpich_live_and_from_gcore_cores() {
         check_comparison(&["--pid", &pid]);
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let pid = job.pid(rank);
-        let core = gcore(&job.dir, pid);
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         check_rank(rank, &queues(&["--core", core]));
         check_rank_native(rank, &native(&["--core", core]));

@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 
 use common::hung_job::{build, HungJob};
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
-use common::mpich_job::{gcore, mpidd, wait_stopped, Job, Toolchain};
+use common::mpich_job::{gcore_each, mpidd, wait_stopped, Job, Toolchain};
 use common::mpich_wheel_builds::*;
 use common::queue_checks::{native, ops, queues_communicators};
 use common::supported_builds::Outcome;
@@ -266,8 +266,9 @@ fn queues_and_handles(wheel: &Wheel) {
     }
     queues_live.works();
     handle_live.works();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         check_rank(wheel, rank, &native(&["--core", core]), Netmod::Default);
         check_predefined_handles(wheel, rank, &["--core", core]);
@@ -340,8 +341,9 @@ fn queues_live_and_from_cores(
         check(rank, &native(&["--pid", &pid]));
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         check(rank, &native(&["--core", core.to_str().unwrap()]));
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");

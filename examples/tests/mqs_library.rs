@@ -22,7 +22,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::mpich_job::{gcore, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
+use common::mpich_job::{gcore, gcore_each, mpidd, ref_mpich, ref_mpich_ch4, wait_stopped, Job};
 use common::ompi_job::{shipped_profile_with_reference_build_ids, OmpiBuild, OmpiJob};
 use common::queue_checks::{
     check_against_libtvmpich, check_rank_ch4, check_rank_ours, native, queues, Ch4Reader,
@@ -458,8 +458,9 @@ fn serves_mpich_ch4_under_our_host_and_an_independent_c_host() {
         );
         wait_stopped(pid);
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         check_rank_ch4(
             rank,
             &same_as_native(&["--core", core.to_str().unwrap()]),

@@ -20,7 +20,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::mpich_job::{gcore, mpidd, wait_stopped};
+use common::mpich_job::{gcore_each, mpidd, wait_stopped};
 use common::ob1_checks::check_dll_comparison;
 use common::ompi5_reading::{check_handle_job, check_queue_job};
 use common::ompi_job::OmpiJob;
@@ -182,8 +182,9 @@ fn ob1_queues_of_debian13_open_mpi_5_through_its_own_libompi_dbg_msgq() {
         check(rank, &["--pid", &job.pid(rank).to_string()], "live");
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let args = [
             "--core",
             core.to_str().unwrap(),

@@ -26,7 +26,7 @@ use common::hung_job::HungJob;
 use common::job_checks::{
     check_cores_with, check_live, check_ring_receives, one_at_a_time, Expected,
 };
-use common::mpich_job::{gcore, wait_stopped};
+use common::mpich_job::{gcore_each, wait_stopped};
 use common::ompi5_reading::queues_noted;
 use common::ompi_job::{compile_with_wheel, runs_on_the_wheel, wheel_command, OmpiJob};
 use common::pip_envs::ompi_wheel_venv;
@@ -482,8 +482,9 @@ fn queues(build: Build) {
         wait_stopped(job.pid(rank));
     }
     live.works();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let mut args = vec!["--core".to_string(), core.display().to_string()];
         args.extend(build.core_args(&job.dir));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -13,7 +13,7 @@ mod common;
 
 use serde_json::Value;
 
-use common::mpich_job::{gcore, mpidd, wait_stopped};
+use common::mpich_job::{gcore_each, mpidd, wait_stopped};
 use std::path::Path;
 
 use common::ob1_checks::{check_dll_comparison, check_rank};
@@ -47,8 +47,9 @@ fn ob1_queues_live_and_from_gcore_cores() {
         check_rank(rank, &native(&["--pid", &pid]), &job.posted(rank));
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         check_rank(rank, &native(&["--core", core]), &job.posted(rank));
     }
@@ -114,8 +115,9 @@ fn ob1_queues_of_stock_debian_open_mpi_through_the_shipped_profile() {
         check_dll_comparison(rank, &v, &job.posted(rank), "live");
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         let (q, err) = native_with_note(&["--core", core]);
         profile_note(&err);
@@ -134,8 +136,9 @@ fn the_shipped_profile_reads_the_reference_build_as_its_dwarf_does() {
     let job = OmpiJob::start("ompi-queues-profile", "queues");
     let file = job.dir.join("profile.json");
     std::fs::write(&file, profile.to_json()).unwrap();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         let (dwarf, note) = native_with_note(&["--core", core]);
         assert!(!note.contains("profile"), "{note}");

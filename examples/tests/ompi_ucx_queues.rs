@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::mpich_job::{gcore, wait_stopped};
+use common::mpich_job::{gcore_each, wait_stopped};
 use common::ompi_job::{OmpiBuild, OmpiJob};
 use common::ucx_queue_checks::{check_rank, native};
 
@@ -20,8 +20,9 @@ fn live_and_cores(job: OmpiJob) {
         check_rank(rank, &native(&["--pid", &pid]), &job.posted(rank));
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let core = core.to_str().unwrap();
         check_rank(rank, &native(&["--core", core]), &job.posted(rank));
     }

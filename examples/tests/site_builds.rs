@@ -20,7 +20,7 @@ use common::hung_job::build;
 use common::hung_job::HungJob;
 use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{
-    gcore, mpidd, ref_mpich, ref_mpich_ch4, ref_mpich_nodebugger, wait_stopped, Job,
+    gcore, gcore_each, mpidd, ref_mpich, ref_mpich_ch4, ref_mpich_nodebugger, wait_stopped, Job,
 };
 use common::ob1_checks::check_rank;
 use common::ompi5_reading::{check_handles_from_cores, check_handles_live};
@@ -105,8 +105,9 @@ fn ompi_site_build_queues_through_the_family_live_and_from_cores() {
         check_rank(rank, &q, &job.posted(rank));
     }
     live.works();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let (out, err, ok) = run(&[
             "queues",
             "--core",
@@ -230,8 +231,9 @@ fn mpich_site_build_queues_through_the_family_live_and_from_cores() {
         wait_stopped(job.pid(rank));
     }
     live.works();
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         let (out, err, ok) = run(&[
             "queues",
             "--core",

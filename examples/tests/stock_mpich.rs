@@ -12,7 +12,7 @@ mod common;
 
 use mpidd_read::Layouts;
 
-use common::mpich_job::{gcore, stock_mpich, wait_stopped, Job};
+use common::mpich_job::{gcore, gcore_each, stock_mpich, wait_stopped, Job};
 use common::queue_checks::{
     check_rank_stock, check_self_pending, check_self_pending_handles, native,
 };
@@ -24,8 +24,9 @@ fn live_and_cores(job: Job) {
         // Let go: the rank is stopped as it was, not left traced.
         wait_stopped(job.pid(rank));
     }
+    let rank_cores = gcore_each(&job.dir, &[job.pid(0), job.pid(1), job.pid(2), job.pid(3)]);
     for rank in 0..4 {
-        let core = gcore(&job.dir, job.pid(rank));
+        let core = &rank_cores[rank as usize];
         check_rank_stock(rank, &native(&["--core", core.to_str().unwrap()]));
     }
     assert_eq!(job.finish(), 0, "the job completes once continued");

@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 use serde_json::{json, Value};
 
-use super::mpich_job::{gcore, mpidd, wait_stopped};
+use super::mpich_job::{gcore_each, mpidd, wait_stopped};
 
 /// A handle's C value, as handles.c prints it and the views give it:
 /// MPICH's int handle (`i64`) or Open MPI's pointer (`u64`).
@@ -194,8 +194,9 @@ pub fn check_every_rank<C: CValue>(
         check(rank, &s, &written[rank as usize], rank == 0 || rank == 3);
         wait_stopped(pid(rank));
     }
+    let rank_cores = gcore_each(dir, &[pid(0), pid(1), pid(2), pid(3)]);
     for rank in 0..4 {
-        let core = gcore(dir, pid(rank));
+        let core = &rank_cores[rank as usize];
         let s = source("--core", core.display().to_string());
         check(rank, &s, &written[rank as usize], rank == 0 || rank == 3);
     }

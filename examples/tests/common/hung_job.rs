@@ -214,9 +214,8 @@ impl HungJob {
         let dir = self.dir.join(dir);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        for &(_, pid) in &self.ranks {
-            super::procs::gcore(&dir, pid);
-        }
+        let pids: Vec<i32> = self.ranks.iter().map(|r| r.1).collect();
+        super::procs::gcore_each(&dir, &pids);
         dir
     }
 

@@ -372,3 +372,6 @@ pub fn wait_stopped(pid: i32) {
 }
 
 pub use super::procs::gcore;
+// Not every test binary that takes this module dumps all of a job's ranks.
+#[allow(unused_imports)]
+pub use super::procs::gcore_each;
