@@ -568,11 +568,7 @@ fn parse<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Parsed, St
                     ));
                 }
             } else if n_type == elf::NT_AUXV {
-                out.auxv = words(abi, desc)
-                    .chunks_exact(2)
-                    .map(|kv| (kv[0], kv[1]))
-                    .take_while(|(k, _)| *k != 0)
-                    .collect();
+                out.auxv = auxv_pairs(abi, desc);
             } else if n_type == elf::NT_FILE {
                 out.files = nt_file(abi, desc)?;
             }
@@ -585,6 +581,17 @@ fn parse<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Parsed, St
 /// A target-order unsigned integer of 4 or 8 bytes.
 fn uint(abi: TargetAbi, b: &[u8]) -> u64 {
     decode_unsigned(abi.byte_order, b)
+}
+
+/// An auxiliary vector (a core's NT_AUXV, a live process's
+/// `/proc/PID/auxv`): (key, value) pairs of the target's words, up to the
+/// `AT_NULL` that ends it.
+pub(crate) fn auxv_pairs(abi: TargetAbi, b: &[u8]) -> Vec<(u64, u64)> {
+    words(abi, b)
+        .chunks_exact(2)
+        .map(|kv| (kv[0], kv[1]))
+        .take_while(|(k, _)| *k != 0)
+        .collect()
 }
 
 fn words(abi: TargetAbi, b: &[u8]) -> Vec<u64> {

@@ -22,6 +22,9 @@ use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
 
 use crate::backend::core_file::MappedFile;
+
+/// The auxiliary vector's key for the address of the vDSO's ELF header.
+const AT_SYSINFO_EHDR: u64 = 33;
 use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
 
@@ -114,6 +117,21 @@ impl LiveProcess {
     /// The pid.
     pub fn pid(&self) -> i32 {
         self.pid
+    }
+
+    /// Where the process's vDSO starts: `AT_SYSINFO_EHDR` of
+    /// `/proc/PID/auxv`, `None` when it has none or the file cannot be
+    /// read (the vDSO then unwinds by frame pointer alone).
+    pub fn vdso(&self) -> Option<u64> {
+        // The vector is a few dozen pairs; more than a page is not one.
+        let mut bytes = Vec::with_capacity(512);
+        File::open(format!("/proc/{}/auxv", self.pid))
+            .and_then(|f| f.take(4096).read_to_end(&mut bytes))
+            .ok()?;
+        crate::backend::core_file::auxv_pairs(self.abi, &bytes)
+            .into_iter()
+            .find(|(key, _)| *key == AT_SYSINFO_EHDR)
+            .map(|(_, value)| value)
     }
 
     /// The file-backed mappings of `/proc/PID/maps`.

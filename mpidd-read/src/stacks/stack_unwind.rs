@@ -31,6 +31,7 @@ use crate::backend::thread_registers::{StackArch, ThreadRegisters};
 use crate::stacks::unwind_object::{
     CachedObject, FileId, ObjectCell, ObjectKey, Placed, SectionBytes,
 };
+use crate::stacks::vdso_image::VdsoCache;
 use crate::symbols::elf_symbols::ObjectInfo;
 use crate::symbols::loaded_objects::LoadedObjects;
 use crate::targets::core_target::CoreTarget;
@@ -199,6 +200,8 @@ pub struct StackUnwinder {
     objects: Mutex<HashMap<ObjectKey, ObjectCell>>,
     /// How many objects were loaded, for measuring the per-object cost.
     loads: AtomicUsize,
+    /// The vDSO images seen, read from the processes themselves.
+    vdsos: VdsoCache,
 }
 
 impl std::fmt::Debug for StackUnwinder {
@@ -224,6 +227,7 @@ impl StackUnwinder {
             keys: Mutex::new(HashMap::new()),
             objects: Mutex::new(HashMap::new()),
             loads: AtomicUsize::new(0),
+            vdsos: VdsoCache::default(),
         }
     }
 
@@ -268,7 +272,7 @@ impl StackUnwinder {
         objects: &dyn LoadedObjects,
         threads: &[ThreadRegisters],
     ) -> Vec<ThreadStack> {
-        let placed = self.place(objects);
+        let placed = self.place(objects, memory);
         let mut x86_64: Option<(UnwinderX86_64<SectionBytes>, CacheX86_64)> = None;
         let mut aarch64: Option<(UnwinderAarch64<SectionBytes>, CacheAarch64)> = None;
         threads
@@ -330,10 +334,11 @@ impl StackUnwinder {
             .collect()
     }
 
-    /// The objects of one process with their cached data, sorted by
-    /// address. Objects that cannot be read are left out: their addresses
-    /// then unwind by frame pointer and have no names.
-    fn place(&self, objects: &dyn LoadedObjects) -> Vec<Placed> {
+    /// The objects of one process with their cached data, and its vDSO
+    /// read from `memory`, sorted by address. Objects that cannot be read
+    /// are left out: their addresses then unwind by frame pointer and have
+    /// no names.
+    fn place(&self, objects: &dyn LoadedObjects, memory: &dyn TargetMemory) -> Vec<Placed> {
         let mut placed: Vec<Placed> = objects
             .loaded_objects()
             .into_iter()
@@ -347,6 +352,9 @@ impl StackUnwinder {
                 })
             })
             .collect();
+        if let Some(vdso) = objects.vdso().and_then(|at| self.vdsos.place(memory, at)) {
+            placed.push(vdso);
+        }
         placed.sort_by_key(|p| p.avma.start);
         // The same object listed twice at one address would confuse the
         // lookups; the first listing wins.

@@ -276,6 +276,8 @@ pub struct ElfSymbols {
     files: Option<ObjectFiles>,
     /// Symbols known for an object's build beyond its own tables.
     extra: &'static dyn ExtraSymbols,
+    /// Where the process's vDSO is (see [`LoadedObjects::vdso`]).
+    pub(crate) vdso: Option<u64>,
 }
 
 impl std::fmt::Debug for ElfSymbols {
@@ -362,7 +364,15 @@ impl ElfSymbols {
             debug_search: DebugSearch::default(),
             files: None,
             extra,
+            vdso: None,
         }
+    }
+
+    /// Records where the process's vDSO starts (the auxiliary vector's
+    /// `AT_SYSINFO_EHDR`), so that the stack unwinder reads its unwind
+    /// tables from the process: it is code with no file.
+    pub fn set_vdso(&mut self, address: Option<u64>) {
+        self.vdso = address;
     }
 
     /// Reads each object through `files`, the object files of a run
@@ -583,6 +593,7 @@ impl ElfSymbols {
             debug_search: self.debug_search.clone(),
             extra: self.extra,
             files: self.files.clone(),
+            vdso: None,
         })
     }
 

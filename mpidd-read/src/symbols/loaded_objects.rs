@@ -36,11 +36,26 @@ pub trait LoadedObjects {
     /// The loaded objects, in the order the dynamic linker lists them
     /// (the executable first).
     fn loaded_objects(&self) -> Vec<&ObjectInfo>;
+
+    /// Where the process's vDSO starts (its ELF header: the auxiliary
+    /// vector's `AT_SYSINFO_EHDR`), if known. The kernel maps it into
+    /// every process with no file behind it, and a thread caught inside
+    /// `clock_gettime` or `gettimeofday` (as MPI progress loops often are)
+    /// unwinds only through its tables, which the stack unwinder then reads
+    /// from the process. `None` (the default) leaves such a thread's stack
+    /// to end at its first frame.
+    fn vdso(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl LoadedObjects for ElfSymbols {
     fn loaded_objects(&self) -> Vec<&ObjectInfo> {
         self.objects().collect()
+    }
+
+    fn vdso(&self) -> Option<u64> {
+        self.vdso
     }
 }
 
@@ -59,6 +74,10 @@ impl LoadedObjects for Vec<ObjectInfo> {
 impl<T: LoadedObjects + ?Sized> LoadedObjects for &T {
     fn loaded_objects(&self) -> Vec<&ObjectInfo> {
         (**self).loaded_objects()
+    }
+
+    fn vdso(&self) -> Option<u64> {
+        (**self).vdso()
     }
 }
 

@@ -19,6 +19,8 @@ use crate::symbols::{Symbol, SymbolSource};
 
 /// Auxiliary-vector key of the program's entry point.
 const AT_ENTRY: u64 = 9;
+/// The auxiliary vector's key for the address of the vDSO's ELF header.
+const AT_SYSINFO_EHDR: u64 = 33;
 /// Auxiliary-vector key of the address of the program's headers.
 const AT_PHDR: u64 = 3;
 /// Offsets within a page; objects are mapped at page boundaries.
@@ -272,6 +274,8 @@ impl CoreTarget {
         } else {
             target.add_nt_file_objects(recorded_exe.as_deref().unwrap_or_default());
         }
+        let vdso = target.core.auxv_value(AT_SYSINFO_EHDR);
+        target.symbols.set_vdso(vdso);
         Ok(target)
     }
 

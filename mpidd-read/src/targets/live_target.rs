@@ -43,8 +43,10 @@ impl LiveTarget {
     pub fn open(pid: i32) -> Result<Self, LiveError> {
         let process = LiveProcess::open(pid)?;
         let mapped = process.mappings()?;
+        let mut symbols = symbols_of(pid, &mapped);
+        symbols.set_vdso(process.vdso());
         Ok(LiveTarget {
-            symbols: symbols_of(pid, &mapped),
+            symbols,
             process,
             mapped,
             types: std::sync::OnceLock::new(),
@@ -60,7 +62,8 @@ impl LiveTarget {
     pub fn open_shared(pid: i32, shared: &SharedLiveSymbols) -> Result<Self, LiveError> {
         let process = LiveProcess::open(pid)?;
         let mapped = process.mappings()?;
-        let symbols = shared.symbols_of(pid, &mapped);
+        let mut symbols = shared.symbols_of(pid, &mapped);
+        symbols.set_vdso(process.vdso());
         Ok(LiveTarget {
             symbols,
             process,
@@ -84,6 +87,7 @@ impl LiveTarget {
             return Ok(false);
         }
         self.symbols = symbols_of(self.process.pid(), &mapped);
+        self.symbols.set_vdso(self.process.vdso());
         self.mapped = mapped;
         self.types = std::sync::OnceLock::new();
         Ok(true)
