@@ -203,8 +203,7 @@ globals, which are located in the wheel's own `libmpi.so.12`
 (docs/stock-mpich.md). **queues**: tests/mpich/queues.c's operations;
 **handle**: the predefined communicators and `MPI_INT` (on 5.0.2 refused,
 naming `MPIR_Datatype_builtin`, which its references do not place);
-**job** as above (— : not run; on the wheels that run OFI by default one
-rank's core now and then gave no MPI call, not yet understood).
+**job** as above.
 
 EOF
   other_builds mpich_wheels "pip mpich 4.0.3, ch4:ofi (x86_64)" "pip mpich 4.1.3, ch4:ofi (x86_64)" \

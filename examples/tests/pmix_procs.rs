@@ -20,7 +20,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::procs::{kill_job, proc_state};
-use common::scratch::{fresh_dir, remove_unless_failed};
+use common::scratch::{fresh_dir, fresh_dir_any_user, remove_unless_failed};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -108,7 +108,12 @@ struct Job {
 impl Job {
     /// `name` makes the scratch directory its own (tests run at once).
     fn start(name: &str, env: Env, ranks: usize) -> Job {
-        let dir = fresh_dir(&format!("pmix-{name}"));
+        // User nobody's job runs where nobody can reach it.
+        let dir = if env == Env::PipOmpi5AsNobody {
+            fresh_dir_any_user(&format!("pmix-{name}"))
+        } else {
+            fresh_dir(&format!("pmix-{name}"))
+        };
         std::fs::copy(
             repo().join("tests/openmpi5/recv_ring.c"),
             dir.join("recv_ring.c"),
@@ -164,6 +169,7 @@ impl Job {
             String::from_utf8_lossy(&out.stderr)
         );
         if env == Env::PipOmpi5AsNobody {
+            std::fs::copy(env!("CARGO_BIN_EXE_mpidd"), dir.join("mpidd")).expect("copy mpidd");
             // Its own directory, its files and its session directory.
             let chown = Command::new("chown")
                 .arg("-R")
@@ -282,13 +288,14 @@ fn mpidd(args: &[&str]) -> std::process::Output {
         .expect("run mpidd")
 }
 
-/// mpidd as the user the job of `env` runs as.
-fn mpidd_for(env: Env, args: &[&str]) -> std::process::Output {
+/// mpidd as the user the job of `env` runs as: for `nobody`, the copy in
+/// the job's directory (the build's own may be where `nobody` cannot go).
+fn mpidd_for(env: Env, job: &Job, args: &[&str]) -> std::process::Output {
     if env != Env::PipOmpi5AsNobody {
         return mpidd(args);
     }
     as_nobody()
-        .arg(env!("CARGO_BIN_EXE_mpidd"))
+        .arg(job.dir.join("mpidd"))
         .args(args)
         .output()
         .expect("run mpidd through setpriv")
@@ -298,7 +305,7 @@ fn mpidd_for(env: Env, args: &[&str]) -> std::process::Output {
 /// printed, in rank order; the text names PRRTE's PMIx server.
 fn check_procs(env: Env, job: &Job) {
     let pid = job.prterun.to_string();
-    let out = mpidd_for(env, &["procs", "--pid", &pid, "--json"]);
+    let out = mpidd_for(env, job, &["procs", "--pid", &pid, "--json"]);
     assert!(
         out.status.success(),
         "{env:?}: mpidd procs failed: {}",
@@ -336,7 +343,7 @@ fn check_procs(env: Env, job: &Job) {
             "{env:?}: every rank has connected to its server"
         );
     }
-    let text = mpidd_for(env, &["procs", "--pid", &pid]);
+    let text = mpidd_for(env, job, &["procs", "--pid", &pid]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         text.contains(&format!("through PRRTE's PMIx server (prterun, pid {pid})")),
@@ -347,7 +354,7 @@ fn check_procs(env: Env, job: &Job) {
 /// `mpidd job --pid PRTERUN` reads every rank, each with its world rank.
 fn check_job(env: Env, job: &Job) {
     let pid = job.prterun.to_string();
-    let out = mpidd_for(env, &["job", "--pid", &pid, "--json", "--no-queues"]);
+    let out = mpidd_for(env, job, &["job", "--pid", &pid, "--json", "--no-queues"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{env:?}: mpidd job failed: {stderr}");
     assert!(
@@ -377,7 +384,7 @@ fn check_job(env: Env, job: &Job) {
 /// for, so the PMIx server's table, with the ranks the job printed.
 fn check_attach(env: Env, job: &Job) {
     let pid = job.prterun.to_string();
-    let out = mpidd_for(env, &["attach", "--pid", &pid, "--json"]);
+    let out = mpidd_for(env, job, &["attach", "--pid", &pid, "--json"]);
     assert!(
         out.status.success(),
         "{env:?}: mpidd attach failed: {}",

@@ -583,6 +583,9 @@ fn uint(abi: TargetAbi, b: &[u8]) -> u64 {
     decode_unsigned(abi.byte_order, b)
 }
 
+/// The auxiliary vector's key for the address of the vDSO's ELF header.
+pub(crate) const AT_SYSINFO_EHDR: u64 = 33;
+
 /// An auxiliary vector (a core's NT_AUXV, a live process's
 /// `/proc/PID/auxv`): (key, value) pairs of the target's words, up to the
 /// `AT_NULL` that ends it.

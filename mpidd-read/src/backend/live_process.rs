@@ -21,10 +21,7 @@ use nix::errno::Errno;
 use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
 
-use crate::backend::core_file::MappedFile;
-
-/// The auxiliary vector's key for the address of the vDSO's ELF header.
-const AT_SYSINFO_EHDR: u64 = 33;
+use crate::backend::core_file::{MappedFile, AT_SYSINFO_EHDR};
 use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
 

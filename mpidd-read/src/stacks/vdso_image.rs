@@ -146,6 +146,7 @@ fn from_image(image: &[u8]) -> Option<CachedObject> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::core_file::AT_SYSINFO_EHDR;
 
     /// This process's own vDSO, as the kernel mapped it: read through
     /// `/proc/self/auxv` and `/proc/self/mem`, as a live target reads a
@@ -159,7 +160,7 @@ mod tests {
         let abi = mpidd_types::TargetAbi::X86_64;
         let at = crate::backend::core_file::auxv_pairs(abi, &auxv)
             .into_iter()
-            .find(|(k, _)| *k == 33)
+            .find(|(k, _)| *k == AT_SYSINFO_EHDR)
             .map(|(_, v)| v)
             .expect("the kernel gives this process a vDSO");
         let mem = std::fs::File::open("/proc/self/mem").unwrap();

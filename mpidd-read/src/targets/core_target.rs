@@ -17,10 +17,10 @@ use crate::symbols::object_files::{ObjectFile, ObjectFiles};
 use crate::symbols::symbol_error::SymbolError;
 use crate::symbols::{Symbol, SymbolSource};
 
+use crate::backend::core_file::AT_SYSINFO_EHDR;
+
 /// Auxiliary-vector key of the program's entry point.
 const AT_ENTRY: u64 = 9;
-/// The auxiliary vector's key for the address of the vDSO's ELF header.
-const AT_SYSINFO_EHDR: u64 = 33;
 /// Auxiliary-vector key of the address of the program's headers.
 const AT_PHDR: u64 = 3;
 /// Offsets within a page; objects are mapped at page boundaries.

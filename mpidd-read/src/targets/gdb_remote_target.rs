@@ -20,6 +20,8 @@ use crate::targets::core_target::ObjectProblem;
 use crate::backend::elf_ident::elf_abi;
 use crate::backend::gdb_remote::{GdbRemote, GdbRemoteError, GdbRemoteOptions, MERGE_MAX};
 
+use crate::backend::core_file::AT_SYSINFO_EHDR;
+
 /// `AT_ENTRY` in the auxiliary vector.
 const AT_ENTRY: u64 = 9;
 /// The smallest page any Linux CPU has: where a shared object's headers
@@ -111,22 +113,31 @@ impl GdbRemoteTarget {
             }
             t.add_library(&lib, &on_disk(&lib.name));
         }
+        // The vDSO is read through memory by the stack unwinder; a server
+        // that cannot give the vector leaves it to frame pointers.
+        let vdso = t.auxv_value(AT_SYSINFO_EHDR).ok().flatten();
+        t.symbols.set_vdso(vdso);
         Ok(t)
     }
 
     /// The bias of a position-independent executable: `AT_ENTRY` less its
     /// entry point.
     fn executable_bias(&self, p: &ElfPlacement) -> Result<Option<u64>, GdbRemoteError> {
+        Ok(self
+            .auxv_value(AT_ENTRY)?
+            .map(|entry| entry.wrapping_sub(p.entry)))
+    }
+
+    /// The value of `key` in the process's auxiliary vector, `None` when
+    /// the server gives no vector or the key is not in it.
+    fn auxv_value(&self, key: u64) -> Result<Option<u64>, GdbRemoteError> {
         let Some(auxv) = self.remote.auxv()? else {
             return Ok(None);
         };
-        let w = self.abi.address_bytes();
-        let word = |b: &[u8]| crate::backend::memory::decode_unsigned(self.abi.byte_order, b);
-        Ok(auxv
-            .chunks_exact(2 * w)
-            .map(|pair| (word(&pair[..w]), word(&pair[w..])))
-            .find(|&(k, _)| k == AT_ENTRY)
-            .map(|(_, entry)| entry.wrapping_sub(p.entry)))
+        Ok(crate::backend::core_file::auxv_pairs(self.abi, &auxv)
+            .into_iter()
+            .find(|&(k, _)| k == key)
+            .map(|(_, value)| value))
     }
 
     /// The libraries of the dynamic linker's list, read through memory,
