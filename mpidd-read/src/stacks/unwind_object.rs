@@ -39,17 +39,8 @@ impl CachedObject {
     pub(crate) fn load(path: &Path, debug_file: Option<&Path>) -> Option<CachedObject> {
         let map = Arc::new(map_file(path).ok()?);
         let file = object::File::parse(&**map).ok()?;
-        let (lo, hi) = file
-            .segments()
-            .map(|s| (s.address(), s.address().saturating_add(s.size())))
-            .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-        if lo >= hi {
-            return None;
-        }
-        let svma = |name: &str| {
-            file.section_by_name(name)
-                .map(|s| s.address()..s.address().saturating_add(s.size()))
-        };
+        let load_svma = load_extent(&file)?;
+        let svma = |name: &str| section_svma(&file, name);
         let section = |file: &object::File<'_>, map: &Arc<Mmap>, name: &str| {
             let s = file.section_by_name(name)?;
             let svma = s.address()..s.address().saturating_add(s.size());
@@ -70,7 +61,7 @@ impl CachedObject {
             }
         }
         Some(CachedObject {
-            load_svma: lo..hi,
+            load_svma,
             text_svma: svma(".text"),
             got_svma: svma(".got"),
             eh_frame_hdr: section(&file, &map, ".eh_frame_hdr"),
@@ -99,6 +90,21 @@ impl CachedObject {
     pub(crate) fn avma(&self, bias: u64) -> Range<u64> {
         self.load_svma.start.wrapping_add(bias)..self.load_svma.end.wrapping_add(bias)
     }
+}
+
+/// The link-time extent of an object's segments; `None` when it has none.
+pub(crate) fn load_extent(file: &object::File<'_>) -> Option<Range<u64>> {
+    let (lo, hi) = file
+        .segments()
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+    (lo < hi).then_some(lo..hi)
+}
+
+/// The link-time address range of the section `name`, if there is one.
+pub(crate) fn section_svma(file: &object::File<'_>, name: &str) -> Option<Range<u64>> {
+    file.section_by_name(name)
+        .map(|s| s.address()..s.address().saturating_add(s.size()))
 }
 
 /// What identifies an object across processes: its build-id and file

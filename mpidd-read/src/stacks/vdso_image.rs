@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use mpidd_types::TargetAddr;
 use object::read::elf::{FileHeader, ProgramHeader};
-use object::{elf, Endianness, FileKind, Object, ObjectSection, ObjectSegment};
+use object::{elf, Endianness, FileKind, Object, ObjectSection};
 
 use crate::backend::memory::TargetMemory;
-use crate::stacks::unwind_object::{CachedObject, Placed, Section, SectionBytes};
+use crate::stacks::unwind_object::{
+    load_extent, section_svma, CachedObject, Placed, Section, SectionBytes,
+};
 use crate::symbols::symbolize::ObjectSymbols;
 
 /// The name the dynamic linker gives the vDSO (x86_64 and aarch64 alike
@@ -112,17 +114,8 @@ fn image_len<H: FileHeader<Endian = Endianness>>(head: &[u8]) -> Option<u64> {
 /// What the unwinder keeps of an object whose image it has in memory.
 fn from_image(image: &[u8]) -> Option<CachedObject> {
     let file = object::File::parse(image).ok()?;
-    let (lo, hi) = file
-        .segments()
-        .map(|s| (s.address(), s.address().saturating_add(s.size())))
-        .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-    if lo >= hi {
-        return None;
-    }
-    let svma = |name: &str| {
-        file.section_by_name(name)
-            .map(|s| s.address()..s.address().saturating_add(s.size()))
-    };
+    let load_svma = load_extent(&file)?;
+    let svma = |name: &str| section_svma(&file, name);
     let section = |name: &str| {
         let s = file.section_by_name(name)?;
         Some(Section {
@@ -133,7 +126,7 @@ fn from_image(image: &[u8]) -> Option<CachedObject> {
     let eh_frame = section(".eh_frame");
     eh_frame.as_ref()?;
     Some(CachedObject {
-        load_svma: lo..hi,
+        load_svma,
         text_svma: svma(".text"),
         got_svma: svma(".got"),
         eh_frame_hdr: section(".eh_frame_hdr"),
