@@ -21,7 +21,7 @@ use nix::errno::Errno;
 use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
 
-use crate::backend::core_file::{MappedFile, AT_SYSINFO_EHDR};
+use crate::backend::core_file::{auxv_pairs, MappedFile, AT_SYSINFO_EHDR};
 use crate::backend::memory::{TargetMemory, TargetMemoryMut};
 use crate::error::ReadError;
 
@@ -125,7 +125,7 @@ impl LiveProcess {
         File::open(format!("/proc/{}/auxv", self.pid))
             .and_then(|f| f.take(4096).read_to_end(&mut bytes))
             .ok()?;
-        crate::backend::core_file::auxv_pairs(self.abi, &bytes)
+        auxv_pairs(self.abi, &bytes)
             .into_iter()
             .find(|(key, _)| *key == AT_SYSINFO_EHDR)
             .map(|(_, value)| value)

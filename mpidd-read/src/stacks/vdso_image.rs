@@ -119,7 +119,7 @@ fn from_image(image: &[u8]) -> Option<CachedObject> {
     let section = |name: &str| {
         let s = file.section_by_name(name)?;
         Some(Section {
-            svma: s.address()..s.address().saturating_add(s.size()),
+            svma: section_svma(&file, name)?,
             bytes: SectionBytes::Owned(Arc::from(s.data().ok()?)),
         })
     };
@@ -139,32 +139,22 @@ fn from_image(image: &[u8]) -> Option<CachedObject> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::core_file::AT_SYSINFO_EHDR;
 
-    /// This process's own vDSO, as the kernel mapped it: read through
-    /// `/proc/self/auxv` and `/proc/self/mem`, as a live target reads a
-    /// rank's.
-    #[cfg(target_os = "linux")]
+    /// This process's own vDSO, as the kernel mapped it, found and read
+    /// as a live rank's is: `AT_SYSINFO_EHDR` from `/proc/self/auxv` in
+    /// the process's own ABI, the image through its memory.
+    #[cfg(all(feature = "live", target_os = "linux"))]
     #[test]
     fn this_kernel_s_vdso_has_unwind_tables_and_names_clock_gettime() {
-        use std::os::unix::fs::FileExt;
-
-        let auxv = std::fs::read("/proc/self/auxv").unwrap();
-        let abi = mpidd_types::TargetAbi::X86_64;
-        let at = crate::backend::core_file::auxv_pairs(abi, &auxv)
-            .into_iter()
-            .find(|(k, _)| *k == AT_SYSINFO_EHDR)
-            .map(|(_, v)| v)
-            .expect("the kernel gives this process a vDSO");
-        let mem = std::fs::File::open("/proc/self/mem").unwrap();
-        let mut head = vec![0u8; HEADER_BYTES.min(8192)];
-        let n = mem.read_at(&mut head, at).unwrap();
-        head.truncate(n);
-        let len = image_len::<elf::FileHeader64<Endianness>>(&head).unwrap();
-        assert!(len > 0 && len <= MAX_VDSO_BYTES, "{len}");
-        let mut image = vec![0u8; len as usize];
-        mem.read_exact_at(&mut image, at).unwrap();
-        let object = from_image(&image).expect("the vDSO parses, with .eh_frame");
+        let me = crate::backend::live_process::LiveProcess::open(std::process::id() as i32)
+            .expect("open this process");
+        let at = me.vdso().expect("the kernel gives this process a vDSO");
+        let placed = VdsoCache::default()
+            .place(&me, at)
+            .expect("the vDSO reads and parses, with .eh_frame");
+        assert_eq!(placed.name, VDSO_NAME);
+        assert_eq!(placed.avma.start & !0xfff, at);
+        let object = &placed.object;
         assert!(object
             .eh_frame
             .as_ref()
@@ -175,6 +165,7 @@ mod tests {
             .filter_map(|pc| object.symbols.function_at(pc))
             .any(|m| m.name.contains("clock_gettime"));
         assert!(named, "no function of the vDSO is named clock_gettime");
+        let image = read_image(&me, at).expect("the image");
         assert!(from_image(&image[..64]).is_none());
     }
 
