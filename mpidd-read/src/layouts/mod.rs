@@ -10,9 +10,9 @@
 //!
 //! This folder owns the layout sources and what keeps them: this module's
 //! [`Layouts`] trait and [`LayoutTable`], [`layout_profile`] (a build's
-//! answers kept in a versioned file, the shipped profiles among them, and
-//! the hidden symbols those profiles know, handed to `symbols` through its
-//! `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
+//! answers kept in a versioned file), [`shipped_profiles`] (the profiles
+//! inside the crate, and the hidden symbols they know, handed to `symbols`
+//! through its `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
 //! build), [`loaded_layouts`] (choosing a source per loaded object),
 //! [`layered_layouts`] (a library's layouts over those of the libraries
 //! loaded beside it, such as UCX), [`profile_symbols`] (the text form of a profile's hidden symbols),
@@ -37,6 +37,7 @@ pub(crate) mod object_file_facts;
 pub(crate) mod profile_drift;
 pub(crate) mod profile_set;
 pub(crate) mod profile_symbols;
+pub(crate) mod shipped_profiles;
 pub(crate) mod ucx_version;
 pub(crate) mod whole_type;
 
