@@ -106,10 +106,15 @@ fn assert_on_abi_library(venv: &Path, pids: &[i32]) {
 /// `mpidd handle --json` of an ABI handle: the world communicator (0x101)
 /// and `MPI_COMM_SELF` (0x102) by the standard's constants, as the
 /// program passes them, and `MPI_INT` (0x209) where the wheel's
-/// references place MPICH's builtin datatypes.
-fn check_abi_handles(wheel: &Wheel, rank: i64, source: &[&str]) {
-    let run = |kind: &str, value: &str| -> (String, String, bool) {
+/// references place MPICH's builtin datatypes; the duplicate of the
+/// world by the address of its object (`queues` found it), which is the
+/// C handle the program holds; and each by its Fortran INTEGER
+/// (`MPI_Comm_toint`: the constant for a predefined handle, MPICH's int
+/// handle for another).
+fn check_abi_handles(wheel: &Wheel, rank: i64, source: &[&str], queues: &Value) {
+    let run_with = |extra: &[&str], kind: &str, value: &str| -> (String, String, bool) {
         let mut args = vec!["handle", "--json", "--kind", kind, "--value", value];
+        args.extend_from_slice(extra);
         args.extend_from_slice(source);
         let out = mpidd().args(&args).output().expect("run mpidd handle");
         (
@@ -118,18 +123,23 @@ fn check_abi_handles(wheel: &Wheel, rank: i64, source: &[&str]) {
             out.status.success(),
         )
     };
-    let handle = |kind: &str, value: &str| -> Value {
-        let (out, err, ok) = run(kind, value);
-        assert!(ok, "mpidd handle {kind} {value} {source:?}: {err}");
+    let run = |kind: &str, value: &str| run_with(&[], kind, value);
+    let parse = |(out, err, ok): (String, String, bool), what: &str| -> Value {
+        assert!(ok, "mpidd handle {what} {source:?}: {err}");
         assert!(err.contains(wheel.family), "{err}");
         assert!(err.contains("its libmpi_abi.so."), "{err}");
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
     };
+    let handle = |kind: &str, value: &str| parse(run(kind, value), value);
+    let fortran = |kind: &str, value: &str| parse(run_with(&["--fortran"], kind, value), value);
     fn val(v: &Value) -> &Value {
         v.get("value").unwrap_or(v)
     }
     let world = handle("comm", "0x101");
     assert_eq!(world["predefined_name"], "MPI_COMM_WORLD", "{world:#}");
+    assert_eq!(world["c_handle"], json!({ "value": { "pointer": 0x101 } }));
+    assert_eq!(world["fortran_index"], json!({ "value": 0x101 }));
+    assert_eq!(fortran("comm", "257"), world, "MPI_COMM_WORLD's INTEGER");
     let d = &world["details"];
     assert_eq!(val(&d["rank"]), &json!(rank), "{d:#}");
     assert_eq!(val(&d["size"]), &json!(4), "{d:#}");
@@ -150,6 +160,25 @@ fn check_abi_handles(wheel: &Wheel, rank: i64, source: &[&str]) {
         assert!(!ok, "MPI_INT read without MPIR_Datatype_builtin: {err}");
         assert!(err.contains("no symbol MPIR_Datatype_builtin"), "{err}");
     }
+    // The duplicate by its object's address, and by its INTEGER.
+    let dup_addr = queues["communicators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mpidd_dup")
+        .and_then(|c| c["unique_id"].as_u64())
+        .unwrap_or_else(|| panic!("rank {rank}: no mpidd_dup among {queues:#}"));
+    let dup = handle("comm", &format!("{dup_addr:#x}"));
+    assert_eq!(val(&dup["details"]["name"]), "mpidd_dup", "{dup:#}");
+    assert_eq!(val(&dup["details"]["rank"]), &json!(rank), "{dup:#}");
+    assert_eq!(dup["c_handle"], json!({ "value": { "pointer": dup_addr } }));
+    let int = val(&dup["fortran_index"]).as_i64().unwrap();
+    assert_ne!(int, dup_addr as i64, "MPICH's int handle, not the address");
+    assert_eq!(
+        fortran("comm", &int.to_string()),
+        dup,
+        "mpidd_dup's INTEGER"
+    );
     // MPICH's own int handle is no ABI handle: below the ABI's bound, and
     // no predefined communicator of the standard has it.
     let (_, err, ok) = run("comm", "0x209");
@@ -179,8 +208,9 @@ fn queues_and_handles(wheel: &Wheel) {
     assert_on_abi_library(&venv, &pids);
     for rank in 0..4 {
         let pid = job.pid(rank).to_string();
-        check_rank(wheel, rank, &native(&["--pid", &pid]), Netmod::Default);
-        check_abi_handles(wheel, rank, &["--pid", &pid]);
+        let queues = native(&["--pid", &pid]);
+        check_rank(wheel, rank, &queues, Netmod::Default);
+        check_abi_handles(wheel, rank, &["--pid", &pid], &queues);
         wait_stopped(job.pid(rank));
     }
     queues_live.works();
@@ -188,8 +218,9 @@ fn queues_and_handles(wheel: &Wheel) {
     let cores = gcore_each(&job.dir, &pids);
     for rank in 0..4 {
         let core = cores[rank as usize].to_str().unwrap();
-        check_rank(wheel, rank, &native(&["--core", core]), Netmod::Default);
-        check_abi_handles(wheel, rank, &["--core", core]);
+        let queues = native(&["--core", core]);
+        check_rank(wheel, rank, &queues, Netmod::Default);
+        check_abi_handles(wheel, rank, &["--core", core], &queues);
     }
     queues_core.works();
     handle_core.works();

@@ -6,8 +6,9 @@
 //! ABI layer hands out any other handle as the address of its object,
 //! whose `handle` member is MPICH's own int handle. Both become that int
 //! handle, which every view reads as it reads a program built against
-//! MPICH's `mpi.h`. A Fortran INTEGER needs nothing of this:
-//! `MPI_Comm_toint` gives MPICH's int handle itself.
+//! MPICH's `mpi.h`. A Fortran INTEGER (`MPI_Comm_toint` and its siblings;
+//! the ABI library has no `MPI_Comm_c2f`) is the constant for a predefined
+//! handle and MPICH's int handle for any other.
 
 use mpidd_types::TargetAddr;
 
