@@ -202,9 +202,7 @@ whose profile holds the layouts measured from upstream's source
 configured as the wheel, and what the family predicts of its hidden
 globals, which are located in the wheel's own `libmpi.so.12`
 (docs/stock-mpich.md). **queues**: tests/mpich/queues.c's operations;
-**handle**: the predefined communicators and `MPI_INT` (on 5.0.2 refused,
-naming `MPIR_Datatype_builtin`, which its references do not place);
-**job** as above.
+**handle**: the predefined communicators and `MPI_INT`; **job** as above.
 
 EOF
   other_builds mpich_wheels "pip mpich 4.0.3, ch4:ofi (x86_64)" "pip mpich 4.1.3, ch4:ofi (x86_64)" \
@@ -224,7 +222,7 @@ and keep the ABI's `MPI_ANY_SOURCE` and `MPI_ANY_TAG`
 its own, measured from the same source's objects of that library, with
 its hidden globals located in it. **queues** as above; **handle**: the
 predefined communicators by the ABI's constants (0x101, 0x102), as the
-program holds them, and `MPI_INT` (0x209; on 5.0.2 refused as above);
+program holds them, `MPI_INT` (0x209) and `MPI_SUM` (0x21);
 **job** as above, the ranks found under `mpiexec` by their `libmpi_abi`.
 
 EOF

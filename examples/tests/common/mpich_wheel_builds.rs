@@ -19,10 +19,6 @@ pub struct Wheel {
     /// Its netmods in the build's order, as MPICH states its device: the
     /// first is the one a rank runs unless told otherwise.
     pub device: &'static str,
-    /// Whether the family's references place `MPIR_Datatype_builtin` in
-    /// this wheel (5.0's reserve their direct datatypes for predefined
-    /// ones, and two exported functions do not tell them apart).
-    pub datatype_builtin: bool,
 }
 
 pub const WHEEL_4_3: Wheel = Wheel {
@@ -33,7 +29,6 @@ pub const WHEEL_4_3: Wheel = Wheel {
     build: "pip mpich 4.3.2, ch4:ucx (x86_64)",
     read_through: "the family MPICH 4.3.2 up to 4.4 (mpich-4.3-ch4-ucx-wheel), its hidden globals located in the file",
     device: "ch4:ucx ofi",
-    datatype_builtin: true,
 };
 
 pub const WHEEL_5_0: Wheel = Wheel {
@@ -44,7 +39,6 @@ pub const WHEEL_5_0: Wheel = Wheel {
     build: "pip mpich 5.0.2, ch4:ucx (x86_64)",
     read_through: "the family MPICH 5.0.2 up to 5.1 (mpich-5.0-ch4-ucx-wheel), its hidden globals located in the file",
     device: "ch4:ucx ofi",
-    datatype_builtin: false,
 };
 
 /// 4.3.1: a family of its own (4.3.2 moved CH4's shared-memory globals).
@@ -56,7 +50,6 @@ pub const WHEEL_4_3_1: Wheel = Wheel {
     build: "pip mpich 4.3.1, ch4:ucx (x86_64)",
     read_through: "the family MPICH 4.3.1 up to 4.3.2 (mpich-4.3.1-ch4-ucx-wheel), its hidden globals located in the file",
     device: "ch4:ucx ofi",
-    datatype_builtin: true,
 };
 
 /// 5.0.1: with 5.0.0, a family of their own (5.0.2 added a member to
@@ -69,7 +62,6 @@ pub const WHEEL_5_0_1: Wheel = Wheel {
     build: "pip mpich 5.0.1, ch4:ucx (x86_64)",
     read_through: "the family MPICH 5.0.0 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
     device: "ch4:ucx ofi",
-    datatype_builtin: true,
 };
 
 /// 5.0.0: the same family as 5.0.1 (v5.0.0 measures the same).
@@ -81,7 +73,6 @@ pub const WHEEL_5_0_0: Wheel = Wheel {
     build: "pip mpich 5.0.0, ch4:ucx (x86_64)",
     read_through: "the family MPICH 5.0.0 up to 5.0.2 (mpich-5.0.1-ch4-ucx-wheel), its hidden globals located in the file",
     device: "ch4:ucx ofi",
-    datatype_builtin: true,
 };
 
 /// 4.2.3: OFI is the build's first netmod (`ch4:ofi,ucx`), so the one
@@ -94,7 +85,6 @@ pub const WHEEL_4_2_3: Wheel = Wheel {
     build: "pip mpich 4.2.3, ch4:ofi (x86_64)",
     read_through: "the family MPICH 4.2.3 up to 4.3.0 (mpich-4.2.3-ch4-ofi-wheel), its hidden globals located in the file",
     device: "ch4:ofi ucx",
-    datatype_builtin: true,
 };
 
 /// 4.0.3: OFI first; built with C++ and Fortran bindings, as its
@@ -107,7 +97,6 @@ pub const WHEEL_4_0_3: Wheel = Wheel {
     build: "pip mpich 4.0.3, ch4:ofi (x86_64)",
     read_through: "the family MPICH 4.0.3 up to 4.1.0 (mpich-4.0.3-ch4-ofi-wheel), its hidden globals located in the file",
     device: "ch4:ofi ucx",
-    datatype_builtin: true,
 };
 
 /// 4.1.3: OFI first, like 4.2.3; a family of its own.
@@ -119,7 +108,6 @@ pub const WHEEL_4_1_3: Wheel = Wheel {
     build: "pip mpich 4.1.3, ch4:ofi (x86_64)",
     read_through: "the family MPICH 4.1.3 up to 4.2.0 (mpich-4.1.3-ch4-ofi-wheel), its hidden globals located in the file",
     device: "ch4:ofi ucx",
-    datatype_builtin: true,
 };
 
 impl Wheel {

@@ -12,7 +12,9 @@
 //!   pointer to the direct array, which places the direct array too.
 //! - **References** of exported functions (`references`): every
 //!   RIP-relative address, less the offsets the family's build
-//!   references, votes for the global's start.
+//!   references, votes for the global's start. Globals whose votes tie
+//!   between a few starts are placed together (`tied_placement`), by
+//!   what fits and by the distances the family's stand-in library keeps.
 //!
 //! Each global found says how; one not found says why
 //! ([`LocatedGlobals::not_found`]). Nothing here is believed on its own:
@@ -24,11 +26,13 @@
 mod elf_view;
 pub(crate) mod recipe;
 mod references;
+mod tied_placement;
 
 use std::collections::{BTreeMap, HashMap};
 
 use elf_view::{ElfView, SectionView};
 use recipe::{HiddenGlobalRecipes, RecordRecipe, StringKind, StringRecipe};
+use tied_placement::place_tied;
 
 /// How far from the string it lies beside a string recipe looks.
 const STRING_WINDOW: usize = 1024;
@@ -134,10 +138,16 @@ pub fn locate_hidden_globals(
     // placed so turns out to overlap): at most once per recipe.
     let mut pending: Vec<&recipe::ReferenceRecipe> = recipes.references.iter().collect();
     let mut why_not = BTreeMap::new();
+    // Where the family's stand-in library put each global it records.
+    let standins: BTreeMap<&str, u64> = recipes
+        .references
+        .iter()
+        .filter_map(|r| Some((r.symbol.as_str(), r.standin_address?)))
+        .collect();
     for _ in 0..=recipes.references.len() {
         pending = reference_rounds(&view, &got, pending, &mut out, &mut why_not);
         let before = out.found.len();
-        place_tied(&mut out, &pending, &why_not);
+        place_tied(&mut out, &pending, &why_not, &standins);
         pending.retain(|r| !out.found.contains_key(&r.symbol));
         if out.found.len() == before || pending.is_empty() {
             break;
@@ -197,159 +207,6 @@ fn reference_rounds<'r>(
         pending = left;
     }
     pending
-}
-
-/// The most globals placed together from their tied starts.
-const MAX_PLACED_TOGETHER: usize = 4;
-
-/// Globals whose references tie between a few starts (a request pool's
-/// allocator, direct and builtin arrays, which the same functions
-/// reference at their first byte), placed together: each on one of its
-/// tied starts so that none overlaps another or a global found. Believed
-/// only when exactly one such placement exists.
-fn place_tied(
-    out: &mut LocatedGlobals,
-    pending: &[&recipe::ReferenceRecipe],
-    misses: &BTreeMap<String, references::Miss>,
-) {
-    let mut all: Vec<(&recipe::ReferenceRecipe, &[u64])> = pending
-        .iter()
-        .filter(|r| !out.found.contains_key(&r.symbol))
-        .filter_map(|r| {
-            let m = misses.get(&r.symbol)?;
-            (!m.tied.is_empty()).then_some((*r, m.tied.as_slice()))
-        })
-        .collect();
-    // Globals tie together when their starts are shared: each such group
-    // is placed on its own.
-    while let Some(first) = all.pop() {
-        let mut group = vec![first];
-        let mut grew = true;
-        while grew {
-            grew = false;
-            let mut i = 0;
-            while i < all.len() {
-                if group
-                    .iter()
-                    .any(|(_, t)| t.iter().any(|s| all[i].1.contains(s)))
-                {
-                    group.push(all.swap_remove(i));
-                    grew = true;
-                } else {
-                    i += 1;
-                }
-            }
-        }
-        place_group(out, &group);
-    }
-}
-
-/// One group of [`place_tied`].
-fn place_group(out: &mut LocatedGlobals, tied: &[(&recipe::ReferenceRecipe, &[u64])]) {
-    if tied.len() < 2 || tied.len() > MAX_PLACED_TOGETHER {
-        return;
-    }
-    let taken: Vec<(u64, u64)> = out.found.values().map(|g| (g.address, g.size)).collect();
-    let overlaps = |a: (u64, u64), b: (u64, u64)| {
-        a.0 < b.0.saturating_add(b.1.max(1)) && b.0 < a.0.saturating_add(a.1.max(1))
-    };
-    let mut placements: Vec<Vec<u64>> = Vec::new();
-    let mut current: Vec<u64> = Vec::new();
-    fn search(
-        i: usize,
-        tied: &[(&recipe::ReferenceRecipe, &[u64])],
-        current: &mut Vec<u64>,
-        placements: &mut Vec<Vec<u64>>,
-        fits: &dyn Fn(&[u64], usize, u64) -> bool,
-    ) {
-        if placements.len() > MAX_PLACEMENTS {
-            return;
-        }
-        if i == tied.len() {
-            placements.push(current.clone());
-            return;
-        }
-        for &start in tied[i].1 {
-            if fits(current, i, start) {
-                current.push(start);
-                search(i + 1, tied, current, placements, fits);
-                current.pop();
-            }
-        }
-    }
-    let fits = |placed: &[u64], i: usize, start: u64| {
-        let me = (start, tied[i].0.size);
-        !taken.iter().any(|&t| overlaps(me, t))
-            && placed
-                .iter()
-                .enumerate()
-                .all(|(j, &s)| !overlaps(me, (s, tied[j].0.size)))
-    };
-    search(0, tied, &mut current, &mut placements, &fits);
-    if placements.len() > MAX_PLACEMENTS {
-        return;
-    }
-    let names: Vec<&str> = tied.iter().map(|(r, _)| r.symbol.as_str()).collect();
-    let (placement, how) = match placements.as_slice() {
-        [one] => (
-            one,
-            format!(
-                "its references tie between a few starts, and the only placement of {} on \
-                 theirs where none overlaps another puts it here",
-                names.join(", ")
-            ),
-        ),
-        [] => return,
-        several => {
-            let kept: Vec<&Vec<u64>> = several
-                .iter()
-                .filter(|p| keeps_standin_distances(tied, p))
-                .collect();
-            let [one] = kept.as_slice() else {
-                return;
-            };
-            (
-                *one,
-                format!(
-                    "its references tie between a few starts; of the placements of {} on theirs \
-                     where none overlaps another, the only one that keeps their distances in the \
-                     family's stand-in library puts it here",
-                    names.join(", ")
-                ),
-            )
-        }
-    };
-    for ((r, _), &address) in tied.iter().zip(placement) {
-        agree(
-            out,
-            LocatedGlobal {
-                name: r.symbol.clone(),
-                address,
-                size: r.size,
-                how: how.clone(),
-            },
-        );
-    }
-}
-
-/// The most placements of one tied group weighed: more is no answer.
-const MAX_PLACEMENTS: usize = 16;
-
-/// Whether `placement` puts the globals of `tied` at the distances from
-/// one another that the family's stand-in library has them at; never
-/// when a global's stand-in address is not recorded.
-fn keeps_standin_distances(tied: &[(&recipe::ReferenceRecipe, &[u64])], placement: &[u64]) -> bool {
-    let Some(first) = tied.first().and_then(|(r, _)| r.standin_address) else {
-        return false;
-    };
-    let Some(&start) = placement.first() else {
-        return false;
-    };
-    tied.iter().zip(placement).all(|((r, _), &address)| {
-        r.standin_address.is_some_and(|s| {
-            i128::from(s) - i128::from(first) == i128::from(address) - i128::from(start)
-        })
-    })
 }
 
 /// Adds `g`, unless another way placed the same global elsewhere: then
@@ -642,7 +499,12 @@ mod tests {
             .map(|n| (n.to_string(), tie(&starts)))
             .collect();
         let mut out = LocatedGlobals::default();
-        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        place_tied(
+            &mut out,
+            &[&mem, &direct, &builtin],
+            &misses,
+            &BTreeMap::new(),
+        );
         let at = |n: &str| out.found[n].address;
         assert_eq!(
             (at("mem"), at("direct"), at("builtin")),
@@ -657,7 +519,7 @@ mod tests {
             .map(|n| (n.to_string(), tie(&[0x1000, 0x2000])))
             .collect();
         let mut out = LocatedGlobals::default();
-        place_tied(&mut out, &[&a, &b], &misses);
+        place_tied(&mut out, &[&a, &b], &misses, &BTreeMap::new());
         assert!(out.found.is_empty(), "{out:?}");
     }
 
@@ -677,14 +539,24 @@ mod tests {
             recipe("builtin", 0x2200),
         );
         let mut out = LocatedGlobals::default();
-        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        place_tied(
+            &mut out,
+            &[&mem, &direct, &builtin],
+            &misses,
+            &BTreeMap::new(),
+        );
         assert!(out.found.is_empty(), "{out:?}");
 
         mem.standin_address = Some(0x40_0000);
         direct.standin_address = Some(0x40_2200);
         builtin.standin_address = Some(0x40_3200);
         let mut out = LocatedGlobals::default();
-        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        place_tied(
+            &mut out,
+            &[&mem, &direct, &builtin],
+            &misses,
+            &BTreeMap::new(),
+        );
         let at = |n: &str| out.found[n].address;
         assert_eq!(
             (at("mem"), at("direct"), at("builtin")),
@@ -695,8 +567,57 @@ mod tests {
         // Distances no placement keeps: none is believed.
         builtin.standin_address = Some(0x40_5000);
         let mut out = LocatedGlobals::default();
-        place_tied(&mut out, &[&mem, &direct, &builtin], &misses);
+        place_tied(
+            &mut out,
+            &[&mem, &direct, &builtin],
+            &misses,
+            &BTreeMap::new(),
+        );
         assert!(out.found.is_empty(), "{out:?}");
+    }
+
+    /// libmpi_abi's builtin operations, tied alone between two starts
+    /// (the one function that references them references an ABI table at
+    /// its first byte too): placed at the start that keeps the stand-in's
+    /// distance to the direct operations found already; without their
+    /// stand-in addresses, or with a distance neither start keeps, not at
+    /// all.
+    #[test]
+    fn a_lone_tie_is_undone_by_the_distance_to_a_global_found() {
+        let mut builtin = recipe("builtin", 0x280);
+        let misses: BTreeMap<String, references::Miss> =
+            [("builtin".to_string(), tie(&[0xc2ccc0, 0xffba80]))].into();
+        let found = || {
+            let mut out = LocatedGlobals::default();
+            out.found.insert(
+                "direct".to_string(),
+                LocatedGlobal {
+                    name: "direct".to_string(),
+                    address: 0xc2ca40,
+                    size: 0x280,
+                    how: "its allocator points at it".to_string(),
+                },
+            );
+            out
+        };
+        let mut out = found();
+        place_tied(&mut out, &[&builtin], &misses, &BTreeMap::new());
+        assert!(!out.found.contains_key("builtin"), "{out:?}");
+
+        builtin.standin_address = Some(0x237da0);
+        let standins: BTreeMap<&str, u64> = [("builtin", 0x237da0), ("direct", 0x237b20)].into();
+        let mut out = found();
+        place_tied(&mut out, &[&builtin], &misses, &standins);
+        assert_eq!(out.found["builtin"].address, 0xc2ccc0, "{out:?}");
+        assert!(
+            out.found["builtin"].how.contains("a global found already"),
+            "{out:?}"
+        );
+
+        let far: BTreeMap<&str, u64> = [("builtin", 0x237da0), ("direct", 0x230000)].into();
+        let mut out = found();
+        place_tied(&mut out, &[&builtin], &misses, &far);
+        assert!(!out.found.contains_key("builtin"), "{out:?}");
     }
 
     /// Two ways that place one global differently leave it unplaced,
