@@ -50,8 +50,8 @@ pub struct HandleArgs {
     /// The value (or the variable) is a handle of the MPI-5 standard ABI
     /// (a program built with MPICH's `mpicc_abi`): a predefined constant,
     /// or the address of MPICH's object; with `--fortran`, what
-    /// `MPI_*_toint` gave. Taken without it when the process loaded
-    /// MPICH's `libmpi_abi.so`.
+    /// `MPI_*_toint` gave. Taken without it when MPICH's globals are in
+    /// its `libmpi_abi.so` (the program was linked with `mpicc_abi`).
     #[arg(long)]
     abi: bool,
     /// For a status: the datatype it was received with, to count elements.
@@ -243,11 +243,11 @@ fn read<T: OpenTarget>(
         return Ok(Shown::Status(resolver.status(addr, args.datatype)?));
     }
     // A program built against the standard ABI holds pointer-wide
-    // handles, which MPICH's ABI layer gives its own meaning.
+    // handles, which MPICH's ABI layer gives its own meaning: the resolver
+    // takes them so by itself on MPICH's libmpi_abi, and `--abi` asks for
+    // it on any MPICH.
     let abi_mpich = match &opened.resolver {
-        ChosenResolver::Mpich(mpich) if args.abi || loads_abi_library(t.elf_symbols()) => {
-            Some(mpich.as_ref())
-        }
+        ChosenResolver::Mpich(mpich) if args.abi => Some(mpich.as_ref()),
         _ => None,
     };
     let value = match (&args.var, args.value) {
@@ -361,13 +361,4 @@ fn print(shown: &Shown, json: bool) -> Result<(), HandleCliError> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// Whether the process loaded MPICH's library of the MPI-5 standard ABI
-/// (`libmpi_abi.so`), whose programs' handles are the standard's.
-fn loads_abi_library(objects: &dyn mpidd_read::LoadedObjects) -> bool {
-    objects
-        .loaded_objects()
-        .iter()
-        .any(|o| mpidd_read::so_stem(&o.name) == "libmpi_abi")
 }

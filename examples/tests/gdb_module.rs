@@ -26,7 +26,8 @@ use std::process::Command;
 
 use common::hung_job::{HangMpi, HungJob};
 use common::job_checks::{check, one_at_a_time, Expected};
-use common::mpich_job::{gcore, gcore_each, mpidd, stock_mpich, wait_stopped, Job};
+use common::mpich_job::{gcore, gcore_each, mpidd, stock_mpich, wait_stopped, Job, Toolchain};
+use common::mpich_wheel_builds::WHEEL_5_0;
 use common::ob1_checks;
 use common::ompi_job::{OmpiBuild, OmpiJob};
 use common::python_module::{self, module_site};
@@ -625,4 +626,72 @@ fn mpi_where_and_mpi_job_on_a_hung_ring_of_the_reference_mpich() {
 #[test]
 fn mpi_where_and_mpi_job_on_a_hung_ring_of_debian_open_mpi() {
     where_and_job_in_a_hung_ring(HangMpi::DebianOpenMpi, "gdb-where-ompi");
+}
+
+/// A program built against the MPI-5 standard ABI (pip's MPICH 5.0.2,
+/// `mpicc_abi -g`, linked with `libmpi_abi.so.1`): its handles are
+/// pointers, the predefined ones the standard's constants. From rank 0's
+/// core, gdb reads the queues as mpidd does, `print` shows its `MPI_Comm`
+/// and `MPI_Request` variables decoded, and `mpi handle` takes the
+/// predefined communicator by name, by its constant and by its
+/// `MPI_Comm_toint` INTEGER.
+#[test]
+fn an_mpi_abi_program_in_gdb_reads_as_mpidd_and_prints_handles() {
+    let venv = WHEEL_5_0.venv();
+    let tools = Toolchain {
+        cc: venv.join("bin/mpicc_abi"),
+        cflags: &["-g", "-O0"],
+        mpiexec: venv.join("bin/mpiexec"),
+    };
+    let job = Job::start_with(
+        &tools,
+        "gdb-module-abi",
+        "queues",
+        &[],
+        &[],
+        &[] as &[(&str, &str)],
+    );
+    let exe = job.dir.join("queues");
+    let core = gcore(&job.dir, job.pid(0));
+    let target = [exe.to_str().unwrap(), core.to_str().unwrap()];
+    assert_eq!(
+        gdb_queues(&target),
+        native(&["--core", core.to_str().unwrap()]),
+        "gdb's mpi queues -json differs from mpidd queues --core --json"
+    );
+    let run = gdb(
+        &target,
+        &[
+            "frame function main",
+            "echo @@BEGIN\\n",
+            "print dup",
+            "print recvs[0]",
+            "echo @@END\\n",
+        ],
+    );
+    let printed: Vec<&str> = between_markers(&run).lines().collect();
+    assert_eq!(printed[0], "$1 = mpidd_dup size 4, rank 0", "{printed:#?}");
+    // queues.c: rank 0's first receive, WORLD, source 1, tag 11.
+    assert!(
+        printed[1].starts_with("$2 = MPI_Request 0x")
+            && printed[1].ends_with(" receive, peer 1, tag 11, on MPI_COMM_WORLD, pending"),
+        "{printed:#?}\n{}",
+        run.stderr
+    );
+    for command in [
+        "mpi handle MPI_COMM_WORLD",
+        "mpi handle -kind comm 0x101",
+        "mpi handle -fortran -kind comm 257",
+    ] {
+        let run = gdb(&target, &["echo @@BEGIN\\n", command, "echo @@END\\n"]);
+        let view = between_markers(&run);
+        for line in ["predefined name: MPI_COMM_WORLD", "  size: 4", "  rank: 0"] {
+            assert!(
+                view.lines().any(|l| l == line),
+                "{command}: no {line:?} in:\n{view}\n{}",
+                run.stderr
+            );
+        }
+    }
+    assert_eq!(job.finish(), 0, "the job completes once continued");
 }

@@ -88,10 +88,14 @@ impl OpenedResolver<'_> {
         }
     }
 
-    /// Whether the process's C handles are pointers (Open MPI's are;
-    /// MPICH's are ints, but for ROMIO's files).
+    /// Whether the process's C handles are pointers (Open MPI's are, and
+    /// those of a program built against the MPI-5 ABI on MPICH's
+    /// `libmpi_abi`; MPICH's are ints, but for ROMIO's files).
     pub fn handles_are_pointers(&self) -> bool {
-        matches!(self.resolver, ChosenResolver::Ompi(_))
+        match &self.resolver {
+            ChosenResolver::Ompi(_) => true,
+            ChosenResolver::Mpich(m) => m.holds_abi_handles(),
+        }
     }
 }
 

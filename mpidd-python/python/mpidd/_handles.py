@@ -26,6 +26,9 @@ HANDLE_USAGE = "mpi handle [-kind KIND] [-fortran] [-json] EXPR"
 # these values compiled in): MPI_COMM_WORLD, MPI_COMM_SELF and the
 # internal ones after them. Which is which is the view's to say.
 MPICH_BUILTIN_COMMS = [0x44000000 + i for i in range(4)]
+# The MPI-5 standard ABI's predefined communicators (MPI_COMM_WORLD,
+# MPI_COMM_SELF), as a program linked with MPICH's mpicc_abi holds them.
+ABI_BUILTIN_COMMS = [0x101, 0x102]
 
 PREDEFINED_NAME = re.compile(r"^MPI_[A-Z0-9_]+$")
 
@@ -77,11 +80,11 @@ def find_predefined(rank, name, kind, open_mpi_address):
     """The view of the predefined handle `name` of `kind`, among the
     candidates its implementation has for it (Open MPI's global
     ompi_mpi_<name>, at `open_mpi_address` when the debugger found it;
-    MPICH's builtin values), believed only when the view names itself so;
-    None when it is not found."""
+    MPICH's builtin values, or the MPI-5 ABI's), believed only when the
+    view names itself so; None when it is not found."""
     candidates = [] if open_mpi_address is None else [open_mpi_address]
     if kind == "comm":
-        candidates.extend(MPICH_BUILTIN_COMMS)
+        candidates.extend(MPICH_BUILTIN_COMMS + ABI_BUILTIN_COMMS)
     for value in candidates:
         try:
             shown = rank.handle(kind, value)

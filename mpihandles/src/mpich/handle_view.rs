@@ -271,12 +271,24 @@ impl HandleResolver for Mpich<'_> {
         &self.implementation
     }
 
+    /// On MPICH's `libmpi_abi`, the program's handles are the MPI-5
+    /// ABI's ([`Mpich::resolve_abi`]); else MPICH's ints.
     fn resolve(&self, kind: HandleKind, value: i64) -> Result<HandleView, HandleError> {
-        Mpich::resolve(self, kind, value)
+        if self.holds_abi_handles() {
+            Mpich::resolve_abi(self, kind, value as u64)
+        } else {
+            Mpich::resolve(self, kind, value)
+        }
     }
 
+    /// On MPICH's `libmpi_abi`, `MPI_*_toint`'s INTEGER
+    /// ([`Mpich::resolve_abi_int`]); else `MPI_*_c2f`'s.
     fn resolve_fortran(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError> {
-        Mpich::resolve_fortran(self, kind, value)
+        if self.holds_abi_handles() {
+            Mpich::resolve_abi_int(self, kind, value)
+        } else {
+            Mpich::resolve_fortran(self, kind, value)
+        }
     }
 
     fn status(&self, addr: TargetAddr, datatype: Option<i64>) -> Result<StatusView, HandleError> {

@@ -289,9 +289,12 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
         }
     }
     if local {
+        // 4.0 keeps a receive's envelope in its MPIDIG part; from 4.1
+        // MPIDIG matches on the request's own status (`MPIDIG_match_request`).
+        let field = |ch4: &str, status: &str| ctx.m(R, ch4).or_else(|_| ctx.m(R, status));
         return Ok(Envelope::known(
-            r.int(ctx.m(R, "dev.ch4.am.u.recv.source")?)?,
-            r.int(ctx.m(R, "dev.ch4.am.u.recv.tag")?)?,
+            r.int(field("dev.ch4.am.u.recv.source", "status.MPI_SOURCE")?)?,
+            r.int(field("dev.ch4.am.u.recv.tag", "status.MPI_TAG")?)?,
         ));
     }
     let why = "posted to the network module (UCX): its source and tag are only in UCX's request";

@@ -113,6 +113,14 @@ impl<'a> Mpich<'a> {
         })
     }
 
+    /// Whether the process's programs hold handles of the MPI-5 standard
+    /// ABI: MPICH's globals are in its `libmpi_abi`, which `mpicc_abi`
+    /// links. [`HandleResolver`](crate::HandleResolver) then takes the
+    /// ABI's values ([`Mpich::resolve_abi`]).
+    pub fn holds_abi_handles(&self) -> bool {
+        self.constants == MpichConstants::MPI_ABI
+    }
+
     /// A short reference to the int handle `raw` of `kind`, with its
     /// predefined name and its object's name where it has one. A handle
     /// that does not resolve is still referred to, by value.
