@@ -99,10 +99,31 @@ fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
         .iter()
         .map(|d| d.as_str().unwrap())
         .collect();
-    assert!(
-        diagnostics.iter().all(|d| !d.starts_with("a pending")),
-        "every operation placed: {diagnostics:#?}"
-    );
+    // 3.4 keeps nothing that tells rank 2's rendezvous send from a
+    // synchronous eager send waiting for its acknowledgement: it is said
+    // in a note, with what its record would mean, and not listed.
+    let shm_send_34 = wheel
+        .version
+        .starts_with("3.4")
+        .then_some("a pending send on the shared-memory path (MPIR_Request at 0x");
+    let unplaced: Vec<&&str> = diagnostics
+        .iter()
+        .filter(|d| d.starts_with("a pending"))
+        .collect();
+    match (&shm_send_34, rank) {
+        (Some(note), 2) => {
+            assert_eq!(unplaced.len(), 1, "{diagnostics:#?}");
+            let d = unplaced[0];
+            assert!(d.starts_with(note), "{d}");
+            assert!(
+                d.contains(
+                    "on `MPI_COMM_WORLD`: as a rendezvous send it would be 1048576 bytes from 0x"
+                ) && d.contains(" to rank 3 (world rank 3), but MPICH 3.4 keeps nothing"),
+                "{d}"
+            );
+        }
+        _ => assert!(unplaced.is_empty(), "every operation placed: {diagnostics:#?}"),
+    }
     assert!(
         diagnostics
             .iter()
@@ -157,7 +178,12 @@ fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
             }
         }
         2 => {
-            expect(world, "pending_sends", vec![(3, 3, -1, mib)]);
+            let big_send = if shm_send_34.is_some() {
+                none.clone()
+            } else {
+                vec![(3, 3, -1, mib)]
+            };
+            expect(world, "pending_sends", big_send);
             for c in [world, dup, split] {
                 expect(c, "pending_receives", none.clone());
                 expect(c, "unexpected_messages", none.clone());
@@ -602,8 +628,8 @@ fn hidden_globals_are_located(wheel: &Wheel) {
         "MPIR_Comm_builtin",
         "MPIR_Request_mem",
         "MPIR_Request_direct",
-        // 4.0 names it in the plural.
-        if wheel.version.starts_with("4.0.") {
+        // 3.4 and 4.0 name it in the plural.
+        if wheel.version.starts_with("4.0.") || wheel.version.starts_with("3.4.") {
             "MPIR_Request_builtins"
         } else {
             "MPIR_Request_builtin"
@@ -617,7 +643,6 @@ fn hidden_globals_are_located(wheel: &Wheel) {
         "MPIR_Errhandler_builtin",
         "MPIR_Info_mem",
         "MPIR_Info_direct",
-        "MPIR_Info_builtin",
         "MPIR_Op_mem",
         "MPIR_Op_direct",
         "MPIR_Op_builtin",
@@ -634,12 +659,23 @@ fn hidden_globals_are_located(wheel: &Wheel) {
         "MPIDI_UCX_global",
         "MPIR_Topology_keyval",
     ];
+    // The globals the references of the family's build place at two
+    // addresses alike in this wheel.
+    let mut tied = Vec::new();
     if wheel.datatype_builtin {
         located.extend(["MPIR_Datatype_direct", "MPIR_Datatype_builtin"]);
     } else {
-        missing.push("MPIR_Datatype_builtin");
-        missing.sort();
+        tied.push("MPIR_Datatype_builtin");
     }
+    // In 3.4.3 the three exported functions that reference the builtin
+    // infos fit two placements of them alike.
+    if wheel.version.starts_with("3.4.") {
+        tied.push("MPIR_Info_builtin");
+    } else {
+        located.push("MPIR_Info_builtin");
+    }
+    missing.extend(&tied);
+    missing.sort();
     let mut names: Vec<&str> = found.found.keys().map(String::as_str).collect();
     located.sort();
     names.sort();
@@ -667,7 +703,7 @@ fn hidden_globals_are_located(wheel: &Wheel) {
     let not_found: Vec<&str> = found.not_found.keys().map(String::as_str).collect();
     assert_eq!(not_found, missing, "{:#?}", found.not_found);
     for (name, why) in &found.not_found {
-        let expected = if name == "MPIR_Datatype_builtin" {
+        let expected = if tied.contains(&name.as_str()) {
             "the references agree as well on"
         } else {
             "no exported function of the family's build references it"
@@ -708,4 +744,19 @@ fn mpich_5_0_1_wheel_hidden_globals_are_located_in_its_file() {
 #[test]
 fn mpich_5_0_0_wheel_hidden_globals_are_located_in_its_file() {
     hidden_globals_are_located(&WHEEL_5_0_0);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located(&WHEEL_3_4_3);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_3_4_3);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_3_4_3);
 }
