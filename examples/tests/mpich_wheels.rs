@@ -760,3 +760,8 @@ fn mpich_3_4_3_wheel_queues_and_handles_live_and_from_cores() {
 fn mpich_3_4_3_wheel_ring_is_a_cycle_live_and_from_cores() {
     ring_is_a_cycle(&WHEEL_3_4_3);
 }
+
+#[test]
+fn mpich_3_4_3_wheel_queues_over_ucx_live_and_from_cores() {
+    queues_over_other_netmod(&WHEEL_3_4_3);
+}
