@@ -122,7 +122,10 @@ fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
                 "{d}"
             );
         }
-        _ => assert!(unplaced.is_empty(), "every operation placed: {diagnostics:#?}"),
+        _ => assert!(
+            unplaced.is_empty(),
+            "every operation placed: {diagnostics:#?}"
+        ),
     }
     assert!(
         diagnostics
@@ -339,18 +342,18 @@ fn queues_over_other_netmod(wheel: &Wheel) {
     queues_live_and_from_cores(
         wheel,
         other,
-        &[("MPIR_CVAR_CH4_NETMOD", other)],
+        (&[], &[("MPIR_CVAR_CH4_NETMOD", other)]),
         |rank, q| check_rank(wheel, rank, q, Netmod::Other),
     );
 }
 
-/// Runs tests/mpich/queues.c on the wheel with `env` and hands `check`
-/// each rank's queues, live (each rank stopped and let go), then from its
-/// gcore core; the job must then complete.
+/// Runs tests/mpich/queues.c on the wheel with `args` and `env` and hands
+/// `check` each rank's queues, live (each rank stopped and let go), then
+/// from its gcore core; the job must then complete.
 fn queues_live_and_from_cores(
     wheel: &Wheel,
     name: &str,
-    env: &[(&str, &str)],
+    (args, env): (&[&str], &[(&str, &str)]),
     check: impl Fn(i64, &Value),
 ) {
     let venv = wheel.venv();
@@ -359,7 +362,7 @@ fn queues_live_and_from_cores(
         &format!("wheel-mpich-{}-queues-{name}", wheel.version),
         "queues",
         &[],
-        &[],
+        args,
         env,
     );
     for rank in 0..4 {
@@ -456,7 +459,10 @@ fn queues_over_ofi_between_nodes(wheel: &Wheel) {
     queues_live_and_from_cores(
         wheel,
         "ofi-nolocal",
-        &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
+        (
+            &[],
+            &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
+        ),
         check,
     );
 }
@@ -766,4 +772,67 @@ fn mpich_3_4_3_wheel_ring_is_a_cycle_live_and_from_cores() {
 #[test]
 fn mpich_3_4_3_wheel_queues_over_ucx_live_and_from_cores() {
     queues_over_other_netmod(&WHEEL_3_4_3);
+}
+
+/// 3.4.3 with tests/mpich/queues.c's sends synchronous (`issend`): rank
+/// 2's 1 MiB `MPI_Issend` is a synchronous rendezvous send (its completion
+/// counter holds two), the one pending send on 3.4's shared-memory path
+/// that is listed, with its destination and length; rank 1's small one
+/// waits for its acknowledgement with nothing of its own kept, so it is a
+/// note and no list entry. The receivers' queues are as without `issend`,
+/// rank 0's unexpected message from rank 1 now synchronous.
+#[test]
+fn mpich_3_4_3_wheel_synchronous_sends_live_and_from_cores() {
+    let wheel = &WHEEL_3_4_3;
+    let check = |rank: i64, q: &Value| {
+        let notes: Vec<&str> = q["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        let unplaced: Vec<&&str> = notes
+            .iter()
+            .filter(|d| d.starts_with("a pending"))
+            .collect();
+        let [world, dup, split] = queues_communicators(rank, q);
+        let none: Vec<(i64, i64, i64, i64)> = Vec::new();
+        let sends = |c: &Value| envelopes(c, "pending_sends");
+        match rank {
+            1 => {
+                assert_eq!(unplaced.len(), 1, "{notes:#?}");
+                assert!(
+                    unplaced[0].starts_with(
+                        "a pending send on the shared-memory path (MPIR_Request at 0x"
+                    ),
+                    "{}",
+                    unplaced[0]
+                );
+            }
+            _ => assert!(unplaced.is_empty(), "rank {rank}: {notes:#?}"),
+        }
+        match rank {
+            0 => {
+                let unexpected = ops(dup, "unexpected_messages");
+                assert_eq!(unexpected.len(), 1, "{dup:#}");
+                assert_eq!(unexpected[0]["synchronous"], true, "{dup:#}");
+            }
+            2 => {
+                assert_eq!(sends(world), vec![(3, 3, -1, 1 << 20)]);
+                let send = &ops(world, "pending_sends")[0];
+                assert_eq!(send["synchronous"], true, "{send:#}");
+            }
+            3 => assert_eq!(
+                envelopes(world, "unexpected_messages"),
+                vec![(2, 2, 33, 1 << 20)]
+            ),
+            _ => {}
+        }
+        if rank != 2 {
+            for c in [world, dup, split] {
+                assert_eq!(sends(c), none, "rank {rank}, {}", c["name"]);
+            }
+        }
+    };
+    queues_live_and_from_cores(wheel, "issend", (&["issend"], &[]), check);
 }

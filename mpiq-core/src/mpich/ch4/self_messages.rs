@@ -83,13 +83,15 @@ impl MpichCh4 {
             "MPIR_Request.comm->remote_size",
         )?;
         // 3.4 has no self path (`self_msg` is `None`).
-        Ok(if remote_size == 1 && i128::from(kind) == l.intracomm && l.self_msg.is_some() {
-            Ch4Path::SelfQueue(comm)
-        } else if l.netmod_keeps_comm {
-            Ch4Path::Netmod
-        } else {
-            Ch4Path::Unknown(comm)
-        })
+        Ok(
+            if remote_size == 1 && i128::from(kind) == l.intracomm && l.self_msg.is_some() {
+                Ch4Path::SelfQueue(comm)
+            } else if l.netmod_keeps_comm {
+                Ch4Path::Netmod
+            } else {
+                Ch4Path::Unknown(comm)
+            },
+        )
     }
 
     /// The self message of request `r`, whose communicator is at `comm`.

@@ -81,8 +81,8 @@ impl MpichCh4 {
         let Some(ci) = comm.filter(|&ci| (0..comms[ci].size).contains(&dest)) else {
             return Ok(Some(ShmSend34::Note(format!(
                 "{at_request}: MPICH 3.4 keeps no envelope of an eager send, and its MPIDIG \
-                 extension does not read as a rendezvous send's (context id {}, own rank {}, \
-                 destination {dest}: no communicator read has them)",
+                 extension does not read as a rendezvous send's (context id {} with own rank \
+                 {}, which no communicator read has, or destination {dest} outside it)",
                 record.context, record.own_rank
             ))));
         };
