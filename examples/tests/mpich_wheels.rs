@@ -16,7 +16,9 @@
 //! from v4.3.1) and 5.0.0 with 5.0.1 (mpich-5.0.1-ch4-ucx-wheel-x86_64.json,
 //! from v5.0.1; v5.0.0 measures the same). 4.0.3, 4.1.3 and 4.2.3 are built
 //! `ch4:ofi,ucx`, so their ranks run OFI by default
-//! (mpich-4.0.3-, mpich-4.1.3- and mpich-4.2.3-ch4-ofi-wheel-x86_64.json).
+//! (mpich-4.0.3-, mpich-4.1.3- and mpich-4.2.3-ch4-ofi-wheel-x86_64.json),
+//! and so is 3.4.3, whose CH4 keeps MPIDIG's queues per communicator
+//! (mpich-3.4.3-ch4-ofi-wheel-x86_64.json, from v3.4.3).
 //!
 //! The venvs are `MPIDD_PY_MPICH_VENV`, `MPIDD_PY_MPICH5_VENV` and
 //! `MPIDD_PY_MPICH_<VERSION>_VENV` (`scripts/python-envs.sh mpich`,

@@ -108,7 +108,7 @@ pub(super) enum MpidigQueues {
 }
 
 impl MpidigQueues {
-    /// 4.0's lists, else 3.4's, else the errors naming 4.0's.
+    /// 4.0's lists, else 3.4's, else the errors naming both.
     fn resolve(t: &dyn Layouts) -> Result<MpidigQueues, Vec<LayoutError>> {
         const V: &str = "MPIDI_per_vci_t";
         let per_vci = (|| {
@@ -133,7 +133,7 @@ impl MpidigQueues {
         };
         match per_vci {
             Ok(q) => Ok(q),
-            Err(e) => per_comm().map_err(|_| vec![e]),
+            Err(e) => per_comm().map_err(|e34| vec![e, e34]),
         }
     }
 }
@@ -158,17 +158,17 @@ pub(super) struct ShmSend34Layout {
 }
 
 impl ShmSend34Layout {
-    fn resolve(t: &dyn Layouts) -> Option<ShmSend34Layout> {
+    fn resolve(t: &dyn Layouts) -> Result<ShmSend34Layout, LayoutError> {
         const R: &str = "MPIR_Request";
         const E: &str = "MPIDIG_req_ext_t";
-        Some(ShmSend34Layout {
-            dest: t.member(R, "dev.ch4.am.rank").ok()?,
-            posix_req_hdr: t.member(R, "dev.ch4.am.shm_am.posix.req_hdr").ok()?,
-            buf: t.member(E, "sreq.src_buf").ok()?,
-            count: t.member(E, "sreq.count").ok()?,
-            datatype: t.member(E, "sreq.datatype").ok()?,
-            own_rank: t.member(E, "sreq.rank").ok()?,
-            context: t.member(E, "sreq.context_id").ok()?,
+        Ok(ShmSend34Layout {
+            dest: t.member(R, "dev.ch4.am.rank")?,
+            posix_req_hdr: t.member(R, "dev.ch4.am.shm_am.posix.req_hdr")?,
+            buf: t.member(E, "sreq.src_buf")?,
+            count: t.member(E, "sreq.count")?,
+            datatype: t.member(E, "sreq.datatype")?,
+            own_rank: t.member(E, "sreq.rank")?,
+            context: t.member(E, "sreq.context_id")?,
         })
     }
 }
@@ -355,16 +355,21 @@ impl Layout {
                 tag: m(R, "dev.ch4.self.tag"),
                 context: m(R, "dev.ch4.self.context_id"),
             }),
-            shm_send_34: if per_comm {
-                ShmSend34Layout::resolve(t)
-            } else {
-                None
-            },
+            shm_send_34: None,
             kind_recv: 0,
             kind_send: None,
             sendq: None,
             datatype_size: None,
         };
+        // A 3.4 build with a shared-memory module keeps its pending sends
+        // there: without these members they could not be told from the
+        // netmod's.
+        if per_comm && l.req_is_local.is_some() {
+            match ShmSend34Layout::resolve(t) {
+                Ok(s) => l.shm_send_34 = Some(s),
+                Err(e) => missing.push(e),
+            }
+        }
         let mut size = |ty: &str| {
             t.size_of(ty).unwrap_or_else(|e| {
                 missing.push(e);
