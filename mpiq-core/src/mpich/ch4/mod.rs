@@ -309,6 +309,15 @@ impl QueueDecoder for MpichCh4 {
                 "MPIR_Sendq_head is missing: this MPICH does not record pending sends".to_string(),
             ),
         }
+        if matches!(self.layout.queues, layout::MpidigQueues::PerComm { .. }) {
+            // 3.4 queues a message for a communicator the rank has not
+            // made yet by its context id (`MPIDIG_context_id_to_uelist`).
+            notes.push(
+                "MPICH 3.4 keeps the unexpected messages of communicators this rank has not \
+                 created yet apart (MPIDI_global.comm_req_lists): not read"
+                    .to_string(),
+            );
+        }
         if self.globals.all_communicators.is_none() {
             notes.push(
                 "MPIR_All_communicators is missing (MPICH built without debugger support): \
