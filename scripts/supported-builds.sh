@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes docs/supported-builds.md from the results that
 # examples/tests/ompi_families.rs, site_builds.rs, mpich_handles.rs, debian11.rs,
-# debian11_mpich.rs, debian13_mpich.rs, ompi5_ucx_queues.rs and mpich_wheels.rs
+# debian11_mpich.rs, debian13_mpich.rs, ompi5_ucx_queues.rs, mpich_wheels.rs and
+# mpich_abi_wheels.rs
 # wrote (examples/tests/common/supported_builds.rs): one table row per Open MPI wheel that
 # `python-envs.sh ompi-wheels` lists, saying how its layouts are chosen
 # and whether each command worked live and from cores. The table says only
@@ -10,7 +11,7 @@
 #
 #   cargo test -p mpidd --test ompi_families --test site_builds --test mpich_handles \
 #     --test debian11 --test debian11_mpich --test debian13_mpich --test ompi5_ucx_queues \
-#     --test mpich_wheels
+#     --test mpich_wheels --test mpich_abi_wheels
 #   bash scripts/supported-builds.sh            writes the doc
 #   bash scripts/supported-builds.sh --check    fails if the doc differs
 #
@@ -214,6 +215,26 @@ EOF
     "pip mpich 4.3.2, ch4:ucx (x86_64)" "pip mpich 5.0.0, ch4:ucx (x86_64)" \
     "pip mpich 5.0.1, ch4:ucx (x86_64)" \
     "pip mpich 5.0.2, ch4:ucx (x86_64)" || missing=1
+  cat <<'EOF'
+
+## Programs built against the MPI-5 ABI
+
+pip's MPICH 5.0 wheels also ship `libmpi_abi` (`libmpi_abi.so.1` from
+5.0.2, `.so.0` before), which `mpicc_abi` links: MPICH compiled again
+with the standard ABI's header, so its requests are laid out otherwise
+and keep the ABI's `MPI_ANY_SOURCE` and `MPI_ANY_TAG`
+(`examples/tests/mpich_abi_wheels.rs`). It is read through profiles of
+its own, measured from the same source's objects of that library, with
+its hidden globals located in it. **queues** as above; **handle**: the
+predefined communicators by the ABI's constants (0x101, 0x102), as the
+program holds them, and `MPI_INT` (0x209; on 5.0.2 refused as above);
+**job** as above, the ranks found under `mpiexec` by their `libmpi_abi`.
+
+EOF
+  other_builds mpich_abi_wheels \
+    "pip mpich 5.0.0, ch4:ucx, a program built with mpicc_abi (x86_64)" \
+    "pip mpich 5.0.1, ch4:ucx, a program built with mpicc_abi (x86_64)" \
+    "pip mpich 5.0.2, ch4:ucx, a program built with mpicc_abi (x86_64)" || missing=1
   cat <<'EOF'
 
 ## Open MPI's UCX PML

@@ -21,6 +21,16 @@
 #
 #   write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]
 #
+#   MPIDD_MPICH_LIBRARY  libmpi (default) or libmpi_abi: the library the
+#                     profile is for. libmpi_abi.so.1 (5.0 on, built with
+#                     --enable-mpi-abi, what `mpicc_abi` links) is MPICH
+#                     compiled again with -DBUILD_MPI_ABI: its MPI_Status
+#                     is the standard ABI's (so MPIR_Request is laid out
+#                     otherwise), its MPI_ANY_SOURCE, MPI_ANY_TAG and
+#                     MPI_PROC_NULL are the ABI's values, and its bindings
+#                     (whose references place the hidden globals) are
+#                     other code; so it has a profile of its own, measured
+#                     from the same tree's objects of that library.
 #   MPIDD             the mpidd binary to run (default: cargo run -p mpidd)
 #   MPIDD_MPICH_GIT, MPIDD_YAKSA_GIT, MPIDD_JSONC_GIT: as
 #                     scripts/mpich-release-tree.sh takes them
@@ -35,7 +45,24 @@ ref="${1:?usage: write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]}"
 out="${2:?usage: write-mpich-wheel-profile.sh REF OUTPUT [FAMILY_JSON]}"
 family_json="${3:-}"
 case "$out" in /*) ;; *) out="$repo/$out" ;; esac
+library="${MPIDD_MPICH_LIBRARY:-libmpi}"
+case "$library" in
+  libmpi) la=lib_libmpi_la soname=libmpi.so.12 abi_flags=() ;;
+  libmpi_abi) la=lib_libmpi_abi_la soname=libmpi_abi.so.1 abi_flags=(-DBUILD_MPI_ABI -I src/binding/abi) ;;
+  *) echo "write-mpich-wheel-profile: MPIDD_MPICH_LIBRARY is libmpi or libmpi_abi, not '$library'" >&2; exit 2 ;;
+esac
 tree="$(bash scripts/mpich-release-tree.sh "$ref" | tail -n 1)"
+if [ "$library" = libmpi_abi ] && ! grep -q -- "--enable-mpi-abi" "$tree/.mpidd-configured"; then
+  echo "write-mpich-wheel-profile: $ref is not configured --enable-mpi-abi: it builds no libmpi_abi" >&2
+  exit 2
+fi
+# libmpi_abi's so-version: libtool's current minus age, from the release's
+# -version-info (5.0.2 on: libmpi_abi.so.1), or libtool's 0 where the
+# release sets none (5.0.0, 5.0.1: libmpi_abi.so.0).
+if [ "$library" = libmpi_abi ]; then
+  read -r current age < <(sed -n 's/^ABI_ABIVERSIONFLAGS = -version-info \([0-9]*\):[0-9]*:\([0-9]*\).*/\1 \2/p' "$tree/Makefile") || true
+  soname="libmpi_abi.so.$((${current:-0} - ${age:-0}))"
+fi
 read -r _ commit version _ <"$tree/.mpidd-configured"
 # The netmods in the build's order: ch4:ucx,ofi from 4.3, ch4:ofi,ucx before.
 device="$(sed -n 's/.*--with-device=\([^ ]*\).*/\1/p' "$tree/.mpidd-configured")"
@@ -49,36 +76,36 @@ ensure_packages python3-pyelftools binutils
 # 3.4 names MPIDIG's files ch4r_*),
 # and the bindings whose references place the hidden globals.
 objects=(
-  src/mpi/attr/lib_libmpi_la-attrutil.lo
-  src/mpi/attr/lib_libmpi_la-attr_impl.lo
-  src/mpi/coll/op/lib_libmpi_la-op_impl.lo
-  src/mpi/comm/lib_libmpi_la-comm_impl.lo
-  src/mpi/comm/lib_libmpi_la-commutil.lo
-  src/mpi/datatype/lib_libmpi_la-typeutil.lo
-  src/mpi/datatype/lib_libmpi_la-type_contents.lo
-  src/mpi/errhan/lib_libmpi_la-dynerrutil.lo
-  src/mpi/errhan/lib_libmpi_la-errutil.lo
-  src/mpi/errhan/lib_libmpi_la-errhan_impl.lo
-  src/mpi/group/lib_libmpi_la-grouputil.lo
-  src/mpi/info/lib_libmpi_la-infoutil.lo
-  src/mpi/init/lib_libmpi_la-globals.lo
-  src/mpi/init/lib_libmpi_la-initinfo.lo
-  src/mpi/init/lib_libmpi_la-mpir_init.lo
-  src/mpi/request/lib_libmpi_la-mpir_request.lo
-  src/mpi/request/lib_libmpi_la-request_impl.lo
-  src/mpi/rma/lib_libmpi_la-winutil.lo
-  src/mpi/topo/lib_libmpi_la-topo_impl.lo
-  src/mpi/topo/lib_libmpi_la-topoutil.lo
-  src/mpid/ch4/netmod/ucx/lib_libmpi_la-globals.lo
-  src/mpid/ch4/netmod/ucx/lib_libmpi_la-ucx_init.lo
-  src/mpid/ch4/src/lib_libmpi_la-ch4_comm.lo
-  src/mpid/ch4/src/lib_libmpi_la-ch4_globals.lo
-  src/mpid/ch4/src/lib_libmpi_la-ch4_init.lo
-  src/mpid/ch4/src/lib_libmpi_la-ch4_proc.lo
-  src/mpid/ch4/src/lib_libmpi_la-mpidig_recvq.lo
-  src/mpid/ch4/src/lib_libmpi_la-ch4r_recvq.lo
-  src/mpid/ch4/src/lib_libmpi_la-ch4r_proc.lo
-  src/util/lib_libmpi_la-mpir_handlemem.lo
+  src/mpi/attr/${la}-attrutil.lo
+  src/mpi/attr/${la}-attr_impl.lo
+  src/mpi/coll/op/${la}-op_impl.lo
+  src/mpi/comm/${la}-comm_impl.lo
+  src/mpi/comm/${la}-commutil.lo
+  src/mpi/datatype/${la}-typeutil.lo
+  src/mpi/datatype/${la}-type_contents.lo
+  src/mpi/errhan/${la}-dynerrutil.lo
+  src/mpi/errhan/${la}-errutil.lo
+  src/mpi/errhan/${la}-errhan_impl.lo
+  src/mpi/group/${la}-grouputil.lo
+  src/mpi/info/${la}-infoutil.lo
+  src/mpi/init/${la}-globals.lo
+  src/mpi/init/${la}-initinfo.lo
+  src/mpi/init/${la}-mpir_init.lo
+  src/mpi/request/${la}-mpir_request.lo
+  src/mpi/request/${la}-request_impl.lo
+  src/mpi/rma/${la}-winutil.lo
+  src/mpi/topo/${la}-topo_impl.lo
+  src/mpi/topo/${la}-topoutil.lo
+  src/mpid/ch4/netmod/ucx/${la}-globals.lo
+  src/mpid/ch4/netmod/ucx/${la}-ucx_init.lo
+  src/mpid/ch4/src/${la}-ch4_comm.lo
+  src/mpid/ch4/src/${la}-ch4_globals.lo
+  src/mpid/ch4/src/${la}-ch4_init.lo
+  src/mpid/ch4/src/${la}-ch4_proc.lo
+  src/mpid/ch4/src/${la}-mpidig_recvq.lo
+  src/mpid/ch4/src/${la}-ch4r_recvq.lo
+  src/mpid/ch4/src/${la}-ch4r_proc.lo
+  src/util/${la}-mpir_handlemem.lo
 )
 bindings=(
   comm/comm_rank comm/comm_size comm/comm_split comm/comm_dup comm/comm_free comm/comm_get_name
@@ -102,21 +129,28 @@ bindings=(
   misc/get_library_version
 )
 # Up to 4.2 the bindings are one generated file.
-if grep -q "src/binding/c/lib_libmpi_la-c_binding.lo" "$tree/Makefile"; then
-  objects+=(src/binding/c/lib_libmpi_la-c_binding.lo)
+if [ "$library" = libmpi_abi ]; then
+  objects+=(src/binding/abi/${la}-c_binding_abi.lo src/binding/abi/${la}-mpi_abi_util.lo)
+elif grep -q "src/binding/c/${la}-c_binding.lo" "$tree/Makefile"; then
+  objects+=(src/binding/c/${la}-c_binding.lo)
 else
   # Before 4.0 each binding is a file of src/mpi.
   for b in "${bindings[@]}"; do
-    o="src/binding/c/$(dirname "$b")/lib_libmpi_la-$(basename "$b").lo"
+    o="src/binding/c/$(dirname "$b")/${la}-$(basename "$b").lo"
     if ! grep -q "$o" "$tree/Makefile"; then
-      o="$(grep -o "src/mpi/[a-z0-9_/]*/lib_libmpi_la-$(basename "$b")\.lo" "$tree/Makefile" | awk 'NR == 1')" || true
-      [ -n "$o" ] || o="src/binding/c/$(dirname "$b")/lib_libmpi_la-$(basename "$b").lo"
+      o="$(grep -o "src/mpi/[a-z0-9_/]*/${la}-$(basename "$b")\.lo" "$tree/Makefile" | awk 'NR == 1')" || true
+      [ -n "$o" ] || o="src/binding/c/$(dirname "$b")/${la}-$(basename "$b").lo"
     fi
     objects+=("$o")
   done
 fi
 romio_objects=(adio/common/ad_open.lo adio/common/ad_init.lo mpi-io/glue/mpich/mpio_file.lo
   mpi-io/lib_libpromio_la-close.lo mpi-io/lib_libpromio_la-fsync.lo)
+if [ "$library" = libmpi_abi ]; then
+  romio_objects=(adio/common/libromio_abi_la-ad_open.lo adio/common/libromio_abi_la-ad_init.lo
+    mpi-io/glue/mpich/libromio_abi_la-mpio_file.lo mpi-io/libromio_abi_la-close.lo
+    mpi-io/libromio_abi_la-fsync.lo)
+fi
 have=()
 for o in "${objects[@]}"; do
   if grep -q "$o" "$tree/Makefile"; then have+=("$o"); else echo "write-mpich-wheel-profile: $ref has no $o" >&2; fi
@@ -139,10 +173,27 @@ for o in "${romio_have[@]}"; do
 done
 # mpi.h declares enum MPIR_Win_flavor (a window's create_flavor, a plain
 # int), which no object uses: a probe of the tree's own mpi.h gives it.
-printf '#include "mpi.h"\nMPIR_Win_flavor_t mpidd_win_flavor;\n' >"$work/win_flavor.c"
-gcc -g -O2 -fPIC -I "$tree/src/include" -I "$tree/src/mpi/romio/include" -c "$work/win_flavor.c" -o "$work/win_flavor.o"
+# The ABI library has no such enums: its window flavors and combiners are
+# mpi_abi.h's constants, of an unnamed enum; the probe names an enum of
+# their values (under names of its own: the constants' are taken), and
+# the profile takes their names back.
+if [ "$library" = libmpi_abi ]; then
+  {
+    echo '#include "mpi.h"'
+    for e in MPIR_Win_flavor:MPI_WIN_FLAVOR_ MPIR_Combiner_enum:MPI_COMBINER_; do
+      echo "enum ${e%%:*} {"
+      grep -o "\b${e#*:}[A-Z_0-9]*" "$tree/src/binding/abi/mpi_abi.h" | sort -u |
+        sed 's/^MPI_\(.*\)/  MPIDD_ABI_\1 = MPI_\1,/'
+      echo "};"
+      echo "enum ${e%%:*} mpidd_${e%%:*};"
+    done
+  } >"$work/win_flavor.c"
+else
+  printf '#include "mpi.h"\nMPIR_Win_flavor_t mpidd_win_flavor;\n' >"$work/win_flavor.c"
+fi
+(cd "$tree" && gcc -g -O2 -fPIC "${abi_flags[@]}" -I src/include -I src/mpi/romio/include -c "$work/win_flavor.c" -o "$work/win_flavor.o")
 pic+=("$work/win_flavor.o")
-standin="$work/libmpi.so.12"
+standin="$work/$soname"
 gcc -shared -nostdlib -o "$standin" "${pic[@]}" -Wl,--unresolved-symbols=ignore-all
 
 types=(
@@ -174,8 +225,9 @@ else rm -f "$previous"; fi
   "${type_args[@]}" \
   --implementation MPICH \
   --impl-version "$version" \
-  --build "$device as pip's MPICH wheels configure it (mpi4py/mpi-publish), stripped, no build-id, hidden globals; layouts from upstream pmodels/mpich $ref ($commit) configured so, with -g (scripts/mpich-release-tree.sh, scripts/write-mpich-wheel-profile.sh)" \
+  --build "$device as pip's MPICH wheels configure it (mpi4py/mpi-publish), its $soname, stripped, no build-id, hidden globals; layouts from upstream pmodels/mpich $ref ($commit) configured so, with -g (scripts/mpich-release-tree.sh, scripts/write-mpich-wheel-profile.sh)" \
   --output "$out"
+if [ "$library" = libmpi_abi ]; then sed -i 's/"MPIDD_ABI_/"MPI_/' "$out"; fi
 python3 scripts/lib/keep-family.py "$previous" "$out"
 rm -f "$previous"
 globals=(
@@ -195,7 +247,7 @@ done
 # Each global's alignment as the compiler gives it (a start the family's
 # build could not have is no candidate): a probe compiled with CH4's own
 # flags, whose arrays are as long as each global's alignment.
-flags="$(cd "$tree" && make -n -W src/mpid/ch4/src/ch4_globals.c src/mpid/ch4/src/lib_libmpi_la-ch4_globals.lo |
+flags="$(cd "$tree" && make -n -W src/mpid/ch4/src/ch4_globals.c src/mpid/ch4/src/${la}-ch4_globals.lo |
   sed -n 's/.*--mode=compile gcc \(.*\) -c -o .*/\1/p' | head -n 1)"
 {
   echo '#include "mpidimpl.h"'
@@ -206,9 +258,9 @@ flags="$(cd "$tree" && make -n -W src/mpid/ch4/src/ch4_globals.c src/mpid/ch4/sr
   done
 } >"$work/align.c"
 # shellcheck disable=SC2086
-(cd "$tree" && gcc $flags -I./src/mpid/ch4/netmod/ucx -c "$work/align.c" -o "$work/align.o")
+(cd "$tree" && gcc $flags "${abi_flags[@]}" -I./src/mpid/ch4/netmod/ucx -c "$work/align.c" -o "$work/align.o")
 nm -S "$work/align.o" | while read -r _ size _ name; do
   case "$name" in mpidd_align_*) echo "${name#mpidd_align_} $((16#$size))" ;; esac
 done >"$work/align.txt"
-MPIDD_ALIGNMENTS="$work/align.txt" /usr/bin/python3 scripts/lib/hidden-global-recipes.py "$standin" "$out" libmpi.so.12 "${globals[@]}"
+MPIDD_ALIGNMENTS="$work/align.txt" /usr/bin/python3 scripts/lib/hidden-global-recipes.py "$standin" "$out" "$soname" "${globals[@]}"
 echo "$out"

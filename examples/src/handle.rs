@@ -44,14 +44,15 @@ pub struct HandleArgs {
     #[arg(long, value_parser = parse_number)]
     address: Option<i64>,
     /// The value (or the variable) is a Fortran INTEGER handle
-    /// (`MPI_*_c2f`'s result).
+    /// (`MPI_*_c2f`'s result; under the MPI-5 ABI, `MPI_*_toint`'s).
     #[arg(long)]
     fortran: bool,
     /// The value (or the variable) is a handle of the MPI-5 standard ABI
     /// (a program built with MPICH's `mpicc_abi`): a predefined constant,
-    /// or the address of MPICH's object. Taken without it when the
-    /// process loaded MPICH's `libmpi_abi.so`.
-    #[arg(long, conflicts_with = "fortran")]
+    /// or the address of MPICH's object; with `--fortran`, what
+    /// `MPI_*_toint` gave. Taken without it when the process loaded
+    /// MPICH's `libmpi_abi.so`.
+    #[arg(long)]
     abi: bool,
     /// For a status: the datatype it was received with, to count elements.
     #[arg(long, value_parser = parse_number, allow_hyphen_values = true)]
@@ -266,7 +267,10 @@ fn read<T: OpenTarget>(
     let mut view = if args.fortran {
         let v = i32::try_from(value)
             .map_err(|_| HandleCliError::Usage(format!("{value} is not a Fortran INTEGER")))?;
-        resolver.resolve_fortran(args.kind, v)?
+        match abi_mpich {
+            Some(mpich) => mpich.resolve_abi_int(args.kind, v)?,
+            None => resolver.resolve_fortran(args.kind, v)?,
+        }
     } else if let Some(mpich) = abi_mpich {
         mpich.resolve_abi(args.kind, value as u64)?
     } else {

@@ -13,6 +13,7 @@ mod common;
 use common::handle_checks::{check_every_rank, val, Source, Written};
 use common::mpich_handle_checks::{check_rank, Device};
 use common::mpich_job::Job;
+use serde_json::{json, Value};
 
 /// Every rank of `job` (tests/mpich/handles.c, started with its directory
 /// as argument), live and then from its gcore core, checked against what
@@ -24,12 +25,28 @@ use common::mpich_job::Job;
 /// layer hands out.
 fn check_abi_handles(source: &Source, w: &Written<i64>) {
     let abi = |kind: &str, value: &str| source.json(&["--kind", kind, "--value", value, "--abi"]);
-    assert_eq!(abi("comm", "0x101"), source.view("comm", w.c("world")));
+    // The view of MPICH's handle, as the ABI program holds it: its C
+    // handle is the ABI's value, and a predefined one's Fortran INTEGER
+    // (`MPI_*_toint`) is the same constant.
+    let as_abi = |mut v: Value, c_handle: u64, predefined: bool| {
+        v["c_handle"] = json!({ "value": { "pointer": c_handle } });
+        if predefined {
+            v["fortran_index"] = json!({ "value": c_handle });
+        }
+        v
+    };
+    assert_eq!(
+        abi("comm", "0x101"),
+        as_abi(source.view("comm", w.c("world")), 0x101, true)
+    );
     assert_eq!(
         abi("datatype", "0x209"),
-        source.view("datatype", w.c("mpi_int"))
+        as_abi(source.view("datatype", w.c("mpi_int")), 0x209, true)
     );
-    assert_eq!(abi("op", "0x21"), source.view("op", w.c("op_sum")));
+    assert_eq!(
+        abi("op", "0x21"),
+        as_abi(source.view("op", w.c("op_sum")), 0x21, true)
+    );
     for (kind, name) in [
         ("comm", "split"),
         ("group", "group"),
@@ -46,7 +63,7 @@ fn check_abi_handles(source: &Source, w: &Written<i64>) {
             .unwrap_or_else(|| panic!("an object address: {v:#}"));
         assert_eq!(
             abi(kind, &format!("{addr:#x}")),
-            v,
+            as_abi(v, addr, false),
             "{kind} {name} by its object"
         );
         if kind == "group" {

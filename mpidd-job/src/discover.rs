@@ -170,15 +170,18 @@ fn pmix_ranks(tables: &PmixTables, here: Option<&str>) -> Vec<RankTarget> {
 }
 
 /// Whether a process has an MPI library mapped (MPICH's `libmpi`/
-/// `libmpich`, Open MPI's `libmpi`), by its memory map.
+/// `libmpich`, or its `libmpi_abi` under a program built against the
+/// MPI-5 standard ABI; Open MPI's `libmpi`), by its memory map.
 pub fn uses_mpi(pid: i32) -> bool {
     let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
         return false;
     };
     maps.lines().any(|line| {
-        line.rsplit('/')
-            .next()
-            .is_some_and(|name| name.starts_with("libmpi.so") || name.starts_with("libmpich.so"))
+        line.rsplit('/').next().is_some_and(|name| {
+            name.starts_with("libmpi.so")
+                || name.starts_with("libmpich.so")
+                || name.starts_with("libmpi_abi.so")
+        })
     })
 }
 

@@ -139,9 +139,9 @@ pub use layouts::layout_cache::{
 pub use layouts::layout_error::LayoutError;
 pub use layouts::layout_family::{FamilyVariant, LayoutFamily, StatedBuild};
 pub use layouts::layout_profile::{
-    choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, shipped_profiles,
-    so_stem, FamilyOrigin, LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity,
-    ProfileObject, ProfileSymbol, PROFILE_FORMAT,
+    choose_layouts, choose_loaded_layouts, hex as build_id_hex, object_arch, so_stem, FamilyOrigin,
+    LayoutOrigin, LayoutProfile, NoLayouts, ProfileError, ProfileIdentity, ProfileObject,
+    ProfileSymbol, PROFILE_FORMAT,
 };
 pub use layouts::loaded_layouts::LoadedLayouts;
 pub use layouts::located_globals::recipe::{
@@ -154,6 +154,7 @@ pub use layouts::located_globals::{
 pub use layouts::profile_drift::profile_drift;
 pub use layouts::profile_set::{LoadedKeys, ProfileSet};
 pub use layouts::profile_symbols::{parse_profile_symbols, SymbolLineError};
+pub use layouts::shipped_profiles::shipped_profiles;
 pub use layouts::ucx_version::{ucx_assertions, ucx_stated_version};
 pub use layouts::whole_type::{ask_whole_type, WholeTypeAsked, WholeTypeLimits};
 pub use layouts::{LayoutNeed, LayoutTable, Layouts, Member};

@@ -162,7 +162,7 @@ pub use mpich::{
     abi_predefined, ask_ch4_map_layouts, ask_ucx_layouts, builtin_mpich_objects, ch4_world_ranks,
     derive_mpich_layouts, live_mpich_objects, mpich_ucx_tag, mpich_ucx_workers, ucx_receive,
     ucx_receive_with, ucx_send, ucx_send_with, ucx_world_ranks_by_endpoint, AbiHandle, DeriveError,
-    DerivedLayouts, LiveObject, MpichUcxTag, UcxOperation, ABI_BUILTIN_LIMIT,
+    DerivedLayouts, LiveObject, MpichConstants, MpichUcxTag, UcxOperation, ABI_BUILTIN_LIMIT,
 };
 pub use ofi::{
     ask_ofi_layouts, ofi_hardware_matching, ofi_layouts_missing, read_ofi_endpoint,

@@ -11,6 +11,7 @@ pub mod job_checks;
 pub mod mpich_handle_checks;
 pub mod mpich_job;
 pub mod mpich_wheel_builds;
+pub mod mpich_wheel_queues;
 pub mod ob1_checks;
 pub mod ompi5_reading;
 pub mod ompi_handle_checks;

@@ -157,7 +157,7 @@ pub(crate) fn shipped_profiles_for_loaded_builds(
                 .iter()
                 .any(|o| keys.iter().any(|k| o.made_for_hex(k)))
         })
-        .filter_map(|(index, _)| crate::layouts::layout_profile::shipped_profile(*index))
+        .filter_map(|(index, _)| crate::layouts::shipped_profiles::shipped_profile(*index))
         .filter(|p| made_for_loaded(p, &loaded))
         .collect()
 }

@@ -10,9 +10,9 @@
 //!
 //! This folder owns the layout sources and what keeps them: this module's
 //! [`Layouts`] trait and [`LayoutTable`], [`layout_profile`] (a build's
-//! answers kept in a versioned file, the shipped profiles among them, and
-//! the hidden symbols those profiles know, handed to `symbols` through its
-//! `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
+//! answers kept in a versioned file), [`shipped_profiles`] (the profiles
+//! inside the crate, and the hidden symbols they know, handed to `symbols`
+//! through its `ExtraSymbols` interface), [`layout_cache`] (answers kept on disk per
 //! build), [`loaded_layouts`] (choosing a source per loaded object),
 //! [`layered_layouts`] (a library's layouts over those of the libraries
 //! loaded beside it, such as UCX), [`profile_symbols`] (the text form of a profile's hidden symbols),
@@ -20,8 +20,7 @@
 //! family, found in its file from what the family predicts),
 //! [`profile_drift`] (a profile checked against a debug build's DWARF),
 //! [`profile_set`] (the caller's profiles and the shipped ones, whose
-//! layouts are parsed only when a process needs them), `shipped_profiles`
-//! (the list of the profiles compiled in),
+//! layouts are parsed only when a process needs them),
 //! [`ucx_version`] (the version a stripped libucp states, which a UCX
 //! profile's release family is matched on), [`layout_error`] and
 //! [`whole_type`]. It stands on `dwarf` and `symbols`,
@@ -38,7 +37,7 @@ pub(crate) mod object_file_facts;
 pub(crate) mod profile_drift;
 pub(crate) mod profile_set;
 pub(crate) mod profile_symbols;
-mod shipped_profiles;
+pub(crate) mod shipped_profiles;
 pub(crate) mod ucx_version;
 pub(crate) mod whole_type;
 

@@ -17,10 +17,8 @@ use serde::Deserialize;
 use crate::layouts::layered_layouts::loaded_keys;
 use crate::symbols::loaded_objects::LoadedObjects;
 
-use crate::layouts::layout_profile::{
-    hex, shipped_profile, shipped_profile_list, shipped_texts, so_stem, LayoutProfile,
-    ProfileIdentity,
-};
+use crate::layouts::layout_profile::{hex, so_stem, LayoutProfile, ProfileIdentity};
+use crate::layouts::shipped_profiles::{shipped_profile, shipped_profile_list, shipped_texts};
 
 /// How many choices of profiles a set keeps (one per distinct set of
 /// loaded builds; a run reads a handful). Past it, they are made again.

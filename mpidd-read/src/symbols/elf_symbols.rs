@@ -263,7 +263,7 @@ fn table_of(
 }
 
 // Its public constructors (`ElfSymbols::new` and `Default`) are in
-// `layouts::layout_profile`, which hands in the shipped profiles' hidden
+// `layouts::shipped_profiles`, which hands in the shipped profiles' hidden
 // symbols through `ExtraSymbols`: this folder does not know profiles.
 /// Symbols of several loaded objects, searched in the order they were
 /// added (the executable first, then libraries in load order).

@@ -1,7 +1,7 @@
 //! Symbols an object's own tables lack but another source knows for that
 //! very build: the narrow interface through which, for one, a shipped
 //! layout profile's hidden globals reach [`ElfSymbols`](crate::ElfSymbols)
-//! (see `layouts::layout_profile::ShippedSymbols`).
+//! (see `layouts::shipped_profiles::ShippedSymbols`).
 //!
 //! The symbol tables ask by build-id and take plain names and link-time
 //! addresses; they know nothing of where the answers come from, and the

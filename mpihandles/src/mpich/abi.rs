@@ -6,8 +6,9 @@
 //! ABI layer hands out any other handle as the address of its object,
 //! whose `handle` member is MPICH's own int handle. Both become that int
 //! handle, which every view reads as it reads a program built against
-//! MPICH's `mpi.h`. A Fortran INTEGER needs nothing of this:
-//! `MPI_Comm_toint` gives MPICH's int handle itself.
+//! MPICH's `mpi.h`. A Fortran INTEGER (`MPI_Comm_toint` and its siblings;
+//! the ABI library has no `MPI_Comm_c2f`) is the constant for a predefined
+//! handle and MPICH's int handle for any other.
 
 use mpidd_types::TargetAddr;
 
@@ -69,6 +70,59 @@ impl AbiHandle {
                      ABI predefines no {kind} of this value"
                 ),
             })
+    }
+}
+
+/// The values an MPICH library's own code gives `MPI_ANY_SOURCE`,
+/// `MPI_ANY_TAG` and `MPI_PROC_NULL`, which its requests keep as a
+/// receive's source and tag.
+///
+/// MPICH's `libmpi_abi` (5.0 on, what `mpicc_abi` links) is MPICH compiled
+/// again with the MPI-5 standard ABI's header in place of its own, and
+/// its internal code then uses that header's values: a receive from any
+/// source keeps −1 there, which `libmpi.so.12` uses for `MPI_PROC_NULL`.
+///
+/// ```
+/// use mpihandles::MpichConstants;
+///
+/// let abi = MpichConstants::of_library("/venv/lib/libmpi_abi.so.1");
+/// assert_eq!(abi, MpichConstants::MPI_ABI);
+/// assert_eq!(abi.any_source, -1);
+/// assert_eq!(MpichConstants::of_library("/usr/lib/libmpich.so.12"), MpichConstants::MPICH);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MpichConstants {
+    /// `MPI_ANY_SOURCE`.
+    pub any_source: i64,
+    /// `MPI_ANY_TAG`.
+    pub any_tag: i64,
+    /// `MPI_PROC_NULL`.
+    pub proc_null: i64,
+}
+
+impl MpichConstants {
+    /// MPICH's `mpi.h`.
+    pub const MPICH: MpichConstants = MpichConstants {
+        any_source: -2,
+        any_tag: -1,
+        proc_null: -1,
+    };
+    /// The MPI-5 standard ABI's `mpi_abi.h` (pip's MPICH 5.0.2 ships it).
+    pub const MPI_ABI: MpichConstants = MpichConstants {
+        any_source: -1,
+        any_tag: -2,
+        proc_null: -3,
+    };
+
+    /// The constants of the MPICH library at `path` (the loaded object
+    /// that holds its globals): the ABI's for `libmpi_abi`, by its file
+    /// name, MPICH's for any other.
+    pub fn of_library(path: &str) -> MpichConstants {
+        if mpidd_read::so_stem(path) == "libmpi_abi" {
+            MpichConstants::MPI_ABI
+        } else {
+            MpichConstants::MPICH
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::handle_resolver::HandleResolver;
 use crate::model::{
     Availability, CHandle, Details, HandleEncoding, HandleKind, HandleView, ObjectState, StatusView,
 };
-use crate::mpich::abi::AbiHandle;
+use crate::mpich::abi::{AbiHandle, ABI_BUILTIN_LIMIT};
 use crate::mpich::handle_bits::{int_handle, Storage};
 use crate::mpich::pools::{locate, spec, Located, PoolSpec};
 use crate::mpich::predefined::{predefined_name, predefined_pair};
@@ -203,7 +203,10 @@ impl Mpich<'_> {
     /// program built against the MPI-5 standard ABI (MPICH's
     /// `libmpi_abi.so`): a predefined one by the standard's constant, any
     /// other through the `handle` member of the object it points at,
-    /// which must be of `kind`.
+    /// which must be of `kind`. The view's C handle is `value`, as the
+    /// program holds it, and its Fortran INTEGER what `MPI_Comm_toint` and
+    /// its siblings give: the constant for a predefined handle, else
+    /// MPICH's int handle.
     pub fn resolve_abi(&self, kind: HandleKind, value: u64) -> Result<HandleView, HandleError> {
         let raw = match AbiHandle::classify(kind, value)? {
             AbiHandle::Predefined { mpich, .. } => mpich,
@@ -221,7 +224,7 @@ impl Mpich<'_> {
                     .mem
                     .read_u32(at(addr, member.offset), spec.object_type)?;
                 // An object of another kind: its handle's bits say so.
-                return self
+                let mut view = self
                     .resolve(kind, i64::from(raw as i32))
                     .map_err(|e| match e {
                         HandleError::WrongKind { .. } => HandleError::BadValue {
@@ -230,10 +233,36 @@ impl Mpich<'_> {
                             reason: format!("the object at {addr} holds MPICH handle {raw:#010x}: {e}"),
                         },
                         other => other,
-                    });
+                    })?;
+                view.c_handle = Availability::Value(CHandle::Pointer(addr));
+                return Ok(view);
             }
         };
-        self.resolve(kind, i64::from(raw as i32))
+        let mut view = self.resolve(kind, i64::from(raw as i32))?;
+        view.c_handle = Availability::Value(CHandle::Pointer(TargetAddr(value)));
+        view.fortran_index = Availability::Value(value as i32);
+        Ok(view)
+    }
+
+    /// The view of the handle of `kind` whose Fortran INTEGER is `value`
+    /// in a program built against the MPI-5 standard ABI: MPICH's ABI
+    /// layer (`MPI_Comm_toint` and its siblings) gives a predefined
+    /// handle's constant, from 1 up to [`ABI_BUILTIN_LIMIT`], and any
+    /// other handle's MPICH int handle.
+    pub fn resolve_abi_int(&self, kind: HandleKind, value: i32) -> Result<HandleView, HandleError> {
+        match u64::try_from(value) {
+            Ok(v) if v > 0 && v < ABI_BUILTIN_LIMIT => self.resolve_abi(kind, v),
+            _ => {
+                let mut view = self.resolve_fortran(kind, value)?;
+                // The program's C handle is the object's address.
+                if let (Availability::Value(addr), false) =
+                    (&view.object_address, kind == HandleKind::File)
+                {
+                    view.c_handle = Availability::Value(CHandle::Pointer(*addr));
+                }
+                Ok(view)
+            }
+        }
     }
 }
 

@@ -35,7 +35,7 @@ pub mod handle_bits;
 pub(crate) mod pools;
 mod predefined;
 
-pub use abi::{abi_predefined, AbiHandle, ABI_BUILTIN_LIMIT};
+pub use abi::{abi_predefined, AbiHandle, MpichConstants, ABI_BUILTIN_LIMIT};
 pub use ch4_map::{ask_ch4_map_layouts, ch4_world_ranks};
 pub use ch4_ucx::{
     ask_ucx_layouts, mpich_ucx_tag, mpich_ucx_workers, ucx_receive, ucx_receive_with, ucx_send,

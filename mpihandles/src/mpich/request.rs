@@ -8,7 +8,8 @@
 //! status. The peer and tag are where the CH3 device keeps its matching
 //! information, `dev.match.parts`, sign-extended from their own widths:
 //! MPICH's `MPI_ANY_SOURCE` is -2, `MPI_PROC_NULL` -1 and `MPI_ANY_TAG` -1
-//! (`mpi.h`).
+//! (`mpi.h`), and in its `libmpi_abi` the MPI-5 ABI's
+//! ([`MpichConstants`](crate::MpichConstants)).
 
 use mpidd_types::TargetAddr;
 
@@ -24,9 +25,6 @@ use crate::target::Rec;
 use crate::ucx::ucx_layouts_missing;
 
 const R: &str = "MPIR_Request";
-const ANY_SOURCE: i64 = -2;
-const PROC_NULL: i64 = -1;
-const ANY_TAG: i64 = -1;
 
 /// Why a point-to-point request can have no communicator. Under CH4 the
 /// network module's send and receive (`MPIDI_UCX_send`, `MPIDI_UCX_recv`,
@@ -112,14 +110,15 @@ pub(crate) fn decode(m: &Mpich<'_>, addr: TargetAddr) -> Result<RequestDetails, 
             .into(),
         Err(e) => Availability::not_available(e.to_string()),
     };
+    let wild = m.constants;
     let peer = envelope.rank.map(|rank| match rank {
-        ANY_SOURCE => Peer::AnySource,
-        PROC_NULL => Peer::ProcNull,
+        r if r == wild.any_source => Peer::AnySource,
+        r if r == wild.proc_null => Peer::ProcNull,
         n => Peer::Rank(n as i32),
     });
     let tag = envelope
         .tag
-        .map(|tag| (tag != ANY_TAG).then_some(tag as i32));
+        .map(|tag| (tag != wild.any_tag).then_some(tag as i32));
     let status = match complete.value() {
         Some(true) if !persistent => (|| -> Result<_, HandleError> {
             let f = ctx.m(R, "status")?;
@@ -278,8 +277,8 @@ fn envelope(m: &Mpich<'_>, r: &Rec, kind: &RequestKind) -> Result<Envelope, Hand
         if *kind == RequestKind::Receive {
             let u = ucx_receive(ctx.mem, ctx.layouts, ucp)?;
             return Ok(Envelope {
-                rank: Availability::Value(u.rank.unwrap_or(ANY_SOURCE)),
-                tag: Availability::Value(u.tag.unwrap_or(ANY_TAG)),
+                rank: Availability::Value(u.rank.unwrap_or(m.constants.any_source)),
+                tag: Availability::Value(u.tag.unwrap_or(m.constants.any_tag)),
                 context: Some(comm_of_context(
                     m,
                     "recvcontext_id",
@@ -423,7 +422,7 @@ fn ucx_send_envelope(m: &Mpich<'_>, ucp: TargetAddr) -> Result<Envelope, HandleE
     })();
     Ok(Envelope {
         rank: rank.into(),
-        tag: Availability::Value(u.tag.unwrap_or(ANY_TAG)),
+        tag: Availability::Value(u.tag.unwrap_or(m.constants.any_tag)),
         context: Some(context),
     })
 }

@@ -11,6 +11,7 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, CHandle, HandleKind, HandleRef};
+use crate::mpich::abi::MpichConstants;
 use crate::mpich::pools::{self, locate, spec};
 use crate::mpich::predefined::{predefined_by_bits, predefined_name, predefined_pair};
 use crate::target::{at, Ctx, Rec};
@@ -37,6 +38,9 @@ use mpidd_read::{LayoutError, Layouts};
 pub struct Mpich<'a> {
     pub(crate) ctx: Ctx<'a>,
     pub(crate) implementation: String,
+    /// The wildcards' values in the library's own code (the MPI-5 ABI's in
+    /// its `libmpi_abi`).
+    pub(crate) constants: MpichConstants,
 }
 
 /// The layouts without which none of MPICH's handles can be read that
@@ -81,13 +85,14 @@ impl<'a> Mpich<'a> {
         limits: Limits,
     ) -> Result<Mpich<'a>, HandleError> {
         let ctx = Ctx::new(memory, symbols, layouts, limits);
-        if symbols.lookup("MPIR_Comm_builtin").is_none() {
+        let Some(builtin) = symbols.lookup("MPIR_Comm_builtin") else {
             return Err(HandleError::NotThisImplementation {
                 implementation: "MPICH",
                 symbol: "MPIR_Comm_builtin".to_string(),
                 searched: mpidd_read::searched_summary(symbols),
             });
-        }
+        };
+        let constants = MpichConstants::of_library(&builtin.object);
         let string = |name: &str| {
             let sym = symbols.lookup(name)?;
             ctx.string(sym.addr).ok().filter(|s| !s.is_empty())
@@ -104,6 +109,7 @@ impl<'a> Mpich<'a> {
         Ok(Mpich {
             ctx,
             implementation,
+            constants,
         })
     }
 

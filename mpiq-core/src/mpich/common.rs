@@ -15,28 +15,25 @@ use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::{Communicator, OperationStatus, PendingOperation, ProcessQueues, Queue};
 use crate::target_read::{checked_count, read_bytes, read_int, read_pointer, Record};
 use mpidd_read::TargetMemory;
+use mpihandles::MpichConstants;
 
-/// MPICH's `MPI_ANY_SOURCE`.
-const MPICH_ANY_SOURCE: i64 = -2;
-/// MPICH's `MPI_ANY_TAG`.
-const MPICH_ANY_TAG: i64 = -1;
 /// `MPI_MAX_OBJECT_NAME`: the size of `MPIR_Comm::name`.
 pub(crate) const COMM_NAME_LEN: usize = 128;
 
 /// A posted receive of `comm` as MPICH records it, from `rank` with `tag`
-/// (MPICH's `MPI_ANY_SOURCE` and `MPI_ANY_TAG` for any) into a buffer of
-/// `length`.
+/// (the library's `MPI_ANY_SOURCE` and `MPI_ANY_TAG`, `wild`, for any)
+/// into a buffer of `length`.
 pub(crate) fn posted_receive(
     status: OperationStatus,
     comm: &CommInfo,
-    rank: i64,
-    tag: i64,
+    (rank, tag): (i64, i64),
     length: i64,
+    wild: MpichConstants,
 ) -> PendingOperation {
     PendingOperation::receive(
         status,
-        (rank != MPICH_ANY_SOURCE).then(|| (rank, comm.world_of(rank))),
-        (tag != MPICH_ANY_TAG).then_some(tag),
+        (rank != wild.any_source).then(|| (rank, comm.world_of(rank))),
+        (tag != wild.any_tag).then_some(tag),
         length,
     )
 }

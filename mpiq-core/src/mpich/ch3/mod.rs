@@ -45,6 +45,7 @@ mod queues;
 
 use mpidd_read::{Limits, SymbolSource};
 use mpidd_types::TargetAddr;
+use mpihandles::MpichConstants;
 
 use crate::decoder::{required_symbol, DecodeError, QueueDecoder};
 use crate::list_walk::at;
@@ -112,6 +113,8 @@ fn queue_head(
 /// that process's communicators by their sequence number.
 pub struct MpichCh3 {
     name: String,
+    /// The wildcards' values in the library's own code.
+    constants: MpichConstants,
     layout: Layout,
     globals: Globals,
     cache: CommCache,
@@ -157,8 +160,15 @@ impl MpichCh3 {
                 .map(|s| s.addr),
         };
         let word = target.memory().abi().address_bytes() as u64;
+        let constants = ["MPID_Recvq_posted_head_ptr", "MPIR_Comm_builtin"]
+            .iter()
+            .find_map(|name| symbols.lookup(name))
+            .map_or(MpichConstants::MPICH, |s| {
+                MpichConstants::of_library(&s.object)
+            });
         Ok(MpichCh3 {
             name: format!("native MPICH {version} decoder ({device})"),
+            constants,
             layout: Layout::resolve(target.layouts(), word).map_err(DecodeError::Layouts)?,
             globals,
             cache: CommCache::default(),

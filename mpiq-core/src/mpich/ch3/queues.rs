@@ -94,7 +94,7 @@ impl MpichCh3 {
                         buffer: r.uint(l.req_user_buf, word)?,
                         extra_text: extra.into_iter().collect(),
                         desired_count: Some(count),
-                        ..posted_receive(status, comm, rank, tag, length)
+                        ..posted_receive(status, comm, (rank, tag), length, self.constants)
                     }
                 };
                 out[ci].push(op);

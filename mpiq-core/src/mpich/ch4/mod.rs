@@ -72,6 +72,7 @@ use layout::Layout;
 use mpidd_read::LayoutError;
 use mpidd_read::Target;
 use mpidd_read::TargetMemory;
+use mpihandles::MpichConstants;
 use ucx_unexpected::other_netmod_unexpected;
 
 /// Addresses of the globals the decoder starts from.
@@ -90,6 +91,9 @@ struct Globals {
 /// that process's communicators by their sequence number.
 pub struct MpichCh4 {
     name: String,
+    /// The wildcards' values in the library's own code (the MPI-5 ABI's
+    /// in `libmpi_abi`).
+    constants: MpichConstants,
     /// The netmods the build carries, in its order (`ucx`, `ofi`).
     netmods: Vec<String>,
     layout: Layout,
@@ -151,8 +155,17 @@ impl MpichCh4 {
                 .lookup("MPIR_Datatype_direct")
                 .map(|s| s.addr),
         };
+        // The library that holds CH4's state is the one whose code put
+        // the wildcards in its requests.
+        let constants = target
+            .symbols()
+            .lookup("MPIDI_global")
+            .map_or(MpichConstants::MPICH, |s| {
+                MpichConstants::of_library(&s.object)
+            });
         Ok(MpichCh4 {
             name: format!("native MPICH {version} decoder ({device})"),
+            constants,
             netmods: netmod_choice::netmods_of(device),
             layout,
             globals,

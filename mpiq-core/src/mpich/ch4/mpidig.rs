@@ -257,7 +257,7 @@ impl MpichCh4 {
             buffer,
             extra_text: extra.into_iter().collect(),
             desired_count: Some(count),
-            ..posted_receive(status, comm, rank, tag, length)
+            ..posted_receive(status, comm, (rank, tag), length, self.constants)
         })
     }
 }

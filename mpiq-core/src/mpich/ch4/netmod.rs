@@ -208,7 +208,7 @@ impl MpichCh4 {
                 };
                 if receive {
                     if !seen.contains(&r.base.0) {
-                        found.receives[ci].push(m.receive(status, &comms[ci]));
+                        found.receives[ci].push(m.receive(status, &comms[ci], self.constants));
                     }
                 } else {
                     // A send the send queue holds is listed from there; the

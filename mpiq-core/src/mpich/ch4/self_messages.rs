@@ -31,6 +31,7 @@ use crate::model::{OperationStatus, PendingOperation, Protocol};
 use crate::mpich::common::{posted_receive, CommInfo, TypeSizes};
 use crate::target_read::{read_int, Record};
 use mpidd_read::TargetMemory;
+use mpihandles::MpichConstants;
 
 /// Where CH4 keeps a pending point-to-point request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +145,12 @@ impl SelfMessage {
     /// A receive waiting in the self queue. CH4 keeps no source for it
     /// (`MPIDI_Self_irecv` ignores it): the one rank there is, 0, is the
     /// only one it can match.
-    pub(super) fn receive(&self, status: OperationStatus, comm: &CommInfo) -> PendingOperation {
+    pub(super) fn receive(
+        &self,
+        status: OperationStatus,
+        comm: &CommInfo,
+        wild: MpichConstants,
+    ) -> PendingOperation {
         // The interface carries five lines of 63 characters each.
         let mut extra = vec![
             "on CH4's self path (a communicator of one rank)".to_string(),
@@ -155,7 +161,7 @@ impl SelfMessage {
             buffer: self.buffer,
             desired_count: Some(self.count),
             extra_text: extra,
-            ..posted_receive(status, comm, 0, self.tag, self.length)
+            ..posted_receive(status, comm, (0, self.tag), self.length, wild)
         }
     }
 
