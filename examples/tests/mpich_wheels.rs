@@ -36,7 +36,7 @@ use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_
 use common::mpich_job::{gcore_each, mpidd, wait_stopped, Job, Toolchain};
 use common::mpich_wheel_builds::*;
 use common::mpich_wheel_queues::{check_rank, envelopes, Netmod};
-use common::queue_checks::{native, queues_communicators};
+use common::queue_checks::{native, ops, queues_communicators};
 use common::supported_builds::Outcome;
 
 /// The wheel's compiler wrapper and launcher: a user's build, no `-g`.
