@@ -49,6 +49,12 @@ tree="$top/mpich-${ref#v}"
 # embedded UCX, libfabric and hwloc (above).
 options="--with-device=ch4:ucx,ofi --with-pm=no --with-ucx=/usr --with-libfabric=/usr --with-hwloc=/usr --with-yaksa=embedded --disable-cxx --disable-doc --disable-dlopen --disable-static --disable-pci --disable-opencl --disable-libxml2 --disable-dependency-tracking"
 case "$version" in
+# 3.4.3's wheel states the same line as 4.0.3's. 3.4 names its prefixes
+# --with-hwloc-prefix and --with-yaksa-prefix (embedded yaksa is its default).
+3.4.*) options="${options/ch4:ucx,ofi/ch4:ofi,ucx}"
+  options="${options/--with-hwloc=\/usr/--with-hwloc-prefix=\/usr}"
+  options="${options/ --with-yaksa=embedded/}"
+  options="${options/ --disable-cxx/} FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch" ;;
 # 4.0.3's wheel names only the device and the process manager: C++ and
 # Fortran bindings are built (the C++ ones add members to MPICH's
 # objects), and Debian's gfortran needs to be let through MPICH's test of
@@ -104,6 +110,28 @@ configure_tree() {
     flags="-without-hwloc -without-ucx -without-ofi -without-hydra -without-hydra2 -without-izem -without-doc -without-yaksa"
     mkdir -p "$tree/modules/hwloc"
     [ -f "$tree/modules/hwloc/configure.ac" ] || : >"$tree/modules/hwloc/configure.ac"
+  fi
+  # 3.4's autogen.sh has no way to leave hwloc, yaksa or hydra alone: it
+  # runs each one's autogen.sh, so those get one that does nothing (the
+  # build uses Debian's hwloc, --with-hwloc-prefix=/usr; yaksa's was run
+  # above at depth 1; hydra, which needs hwloc's macros, is not built).
+  if ! grep -q -- "-without-hwloc" "$tree/autogen.sh"; then
+    flags="-without-izem -without-ucx -without-ofi"
+    mkdir -p "$tree/modules/hwloc/config"
+    # The embedded hwloc's macros MPICH calls: its setup, in the branch the
+    # build does not take, defined as its failure with its flags empty, and
+    # its conditionals, which nothing built uses.
+    printf '%s\n' 'AC_DEFUN([HWLOC_SETUP_CORE],[AC_SUBST([HWLOC_EMBEDDED_CPPFLAGS])AC_SUBST([HWLOC_EMBEDDED_CFLAGS])$3])' \
+      'AC_DEFUN([HWLOC_DO_AM_CONDITIONALS],[])' >"$tree/modules/hwloc/config/hwloc.m4"
+    for d in modules/hwloc modules/yaksa src/pm/hydra src/pm/hydra2; do
+      printf '#!/bin/sh\nexit 0\n' >"$tree/$d/autogen.sh"
+      chmod +x "$tree/$d/autogen.sh"
+    done
+    # Its MPL's test of the x86 cycle counter (a timer the build does not
+    # choose) nests AC_TRY_RUN in a way autoconf 2.71 turns into a configure
+    # that does not parse: that choice is made an error instead.
+    sed -i '/^    linux86_cycle|linux86_cycle_2)$/,/^    ;;$/c\    linux86_cycle|linux86_cycle_2) AC_MSG_ERROR([timer not available]) ;;' \
+      "$tree/src/mpl/configure.ac"
   fi
   # shellcheck disable=SC2086
   (cd "$tree" &&

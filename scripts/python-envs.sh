@@ -90,7 +90,7 @@ ompi_wheel_versions="4.1.7 4.1.8 5.0.8 5.0.9 5.0.10 5.0.11"
 mpich5_version=5.0.2
 # The MPICH wheels beside mpich_version and mpich5_version, each of a
 # release family of its own (examples/tests/mpich_wheels.rs lists the same).
-mpich_wheel_versions="4.0.3 4.1.3 4.2.3 4.3.1 5.0.0 5.0.1"
+mpich_wheel_versions="3.4.3 4.0.3 4.1.3 4.2.3 4.3.1 5.0.0 5.0.1"
 impi_version=2021.19.0
 host_python=/usr/bin/python3.11
 

@@ -72,7 +72,8 @@ device="$(sed -n 's/.*--with-device=\([^ ]*\).*/\1/p' "$tree/.mpidd-configured")
 ensure_packages python3-pyelftools binutils
 
 # The objects that define the types and globals the decoders read (the
-# handle pools and their users, CH4's globals, requests and UCX netmod),
+# handle pools and their users, CH4's globals, requests and UCX netmod;
+# 3.4 names MPIDIG's files ch4r_*),
 # and the bindings whose references place the hidden globals.
 objects=(
   src/mpi/attr/${la}-attrutil.lo
@@ -102,6 +103,8 @@ objects=(
   src/mpid/ch4/src/${la}-ch4_init.lo
   src/mpid/ch4/src/${la}-ch4_proc.lo
   src/mpid/ch4/src/${la}-mpidig_recvq.lo
+  src/mpid/ch4/src/${la}-ch4r_recvq.lo
+  src/mpid/ch4/src/${la}-ch4r_proc.lo
   src/util/${la}-mpir_handlemem.lo
 )
 bindings=(
@@ -131,8 +134,14 @@ if [ "$library" = libmpi_abi ]; then
 elif grep -q "src/binding/c/${la}-c_binding.lo" "$tree/Makefile"; then
   objects+=(src/binding/c/${la}-c_binding.lo)
 else
+  # Before 4.0 each binding is a file of src/mpi.
   for b in "${bindings[@]}"; do
-    objects+=("src/binding/c/$(dirname "$b")/${la}-$(basename "$b").lo")
+    o="src/binding/c/$(dirname "$b")/${la}-$(basename "$b").lo"
+    if ! grep -q "$o" "$tree/Makefile"; then
+      o="$(grep -o "src/mpi/[a-z0-9_/]*/${la}-$(basename "$b")\.lo" "$tree/Makefile" | awk 'NR == 1')" || true
+      [ -n "$o" ] || o="src/binding/c/$(dirname "$b")/${la}-$(basename "$b").lo"
+    fi
+    objects+=("$o")
   done
 fi
 romio_objects=(adio/common/ad_open.lo adio/common/ad_init.lo mpi-io/glue/mpich/mpio_file.lo
@@ -188,7 +197,7 @@ standin="$work/$soname"
 gcc -shared -nostdlib -o "$standin" "${pic[@]}" -Wl,--unresolved-symbols=ignore-all
 
 types=(
-  MPIR_Comm MPIR_Group MPII_Group_pmap_t MPIR_Request MPIDIG_req_ext_t
+  MPIR_Comm MPIR_Group MPII_Group_pmap_t MPIR_Request MPIDIG_req_ext_t MPIDIG_rreq_t
   MPIDI_CH4_Global_t MPIDI_per_vci_t MPIDI_rank_map_t MPIDI_gpid_t MPIDI_av_table_t MPIDI_av_entry_t
   MPIDI_UCX_global_t MPIDI_UCX_context_t
   MPIR_Datatype MPIR_Datatype_contents MPIR_Attribute MPIR_Errhandler
@@ -230,7 +239,7 @@ globals=(
   MPIR_Process MPIDI_global MPIDI_UCX_global
   MPIR_Comm_builtin MPIR_Request_builtin MPIR_Request_direct MPIR_Request_mem
   MPIR_Group_builtin MPIR_Datatype_builtin MPIR_Datatype_direct MPIR_Errhandler_builtin
-  MPIR_Info_builtin MPIR_Op_builtin MPIR_Op_direct
+  MPIR_Info_builtin MPIR_Info_direct MPIR_Op_builtin MPIR_Op_direct
   MPIR_Topology_keyval ADIOI_Ftable ADIOI_Ftable_ptr
 )
 # 4.0 names the builtin requests MPIR_Request_builtins.

@@ -16,7 +16,9 @@
 //! from v4.3.1) and 5.0.0 with 5.0.1 (mpich-5.0.1-ch4-ucx-wheel-x86_64.json,
 //! from v5.0.1; v5.0.0 measures the same). 4.0.3, 4.1.3 and 4.2.3 are built
 //! `ch4:ofi,ucx`, so their ranks run OFI by default
-//! (mpich-4.0.3-, mpich-4.1.3- and mpich-4.2.3-ch4-ofi-wheel-x86_64.json).
+//! (mpich-4.0.3-, mpich-4.1.3- and mpich-4.2.3-ch4-ofi-wheel-x86_64.json),
+//! and so is 3.4.3, whose CH4 keeps MPIDIG's queues per communicator
+//! (mpich-3.4.3-ch4-ofi-wheel-x86_64.json, from v3.4.3).
 //!
 //! The venvs are `MPIDD_PY_MPICH_VENV`, `MPIDD_PY_MPICH5_VENV` and
 //! `MPIDD_PY_MPICH_<VERSION>_VENV` (`scripts/python-envs.sh mpich`,
@@ -35,7 +37,7 @@ use common::mpich_job::{gcore_each, mpidd, wait_stopped, Job, Toolchain};
 use common::mpich_wheel_builds::*;
 use common::mpich_wheel_globals::hidden_globals_are_located_in;
 use common::mpich_wheel_queues::{check_rank, envelopes, Netmod};
-use common::queue_checks::{native, queues_communicators};
+use common::queue_checks::{native, ops, queues_communicators};
 use common::supported_builds::Outcome;
 
 /// The wheel's compiler wrapper and launcher: a user's build, no `-g`.
@@ -168,18 +170,18 @@ fn queues_over_other_netmod(wheel: &Wheel) {
     queues_live_and_from_cores(
         wheel,
         other,
-        &[("MPIR_CVAR_CH4_NETMOD", other)],
+        (&[], &[("MPIR_CVAR_CH4_NETMOD", other)]),
         |rank, q| check_rank(wheel, rank, q, Netmod::Other),
     );
 }
 
-/// Runs tests/mpich/queues.c on the wheel with `env` and hands `check`
-/// each rank's queues, live (each rank stopped and let go), then from its
-/// gcore core; the job must then complete.
+/// Runs tests/mpich/queues.c on the wheel with `args` and `env` and hands
+/// `check` each rank's queues, live (each rank stopped and let go), then
+/// from its gcore core; the job must then complete.
 fn queues_live_and_from_cores(
     wheel: &Wheel,
     name: &str,
-    env: &[(&str, &str)],
+    (args, env): (&[&str], &[(&str, &str)]),
     check: impl Fn(i64, &Value),
 ) {
     let venv = wheel.venv();
@@ -188,7 +190,7 @@ fn queues_live_and_from_cores(
         &format!("wheel-mpich-{}-queues-{name}", wheel.version),
         "queues",
         &[],
-        &[],
+        args,
         env,
     );
     for rank in 0..4 {
@@ -285,7 +287,10 @@ fn queues_over_ofi_between_nodes(wheel: &Wheel) {
     queues_live_and_from_cores(
         wheel,
         "ofi-nolocal",
-        &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
+        (
+            &[],
+            &[("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")],
+        ),
         check,
     );
 }
@@ -367,7 +372,9 @@ fn mpich_4_1_3_wheel_queues_over_ucx_live_and_from_cores() {
 // Not on 4.0.3 and 4.1.3: with MPIR_CVAR_NOLOCAL=1 their bundled libfabric leaves
 // rank 1 spinning in the barrier once rank 0 has stopped itself (the tcp
 // provider moves data only while its sender polls), so the job never
-// reaches its stop. The OFI reading is the same code as on 4.2.3.
+// reaches its stop. 3.4.3's job does not reach it either (not every rank
+// printed READY within two minutes). The OFI reading is the same code as
+// on 4.2.3.
 
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
 /// live (from the wheel's `mpiexec`) and from cores.
@@ -458,4 +465,87 @@ fn mpich_5_0_1_wheel_hidden_globals_are_located_in_its_file() {
 #[test]
 fn mpich_5_0_0_wheel_hidden_globals_are_located_in_its_file() {
     hidden_globals_are_located_in("libmpi.so.12", &WHEEL_5_0_0);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_hidden_globals_are_located_in_its_file() {
+    hidden_globals_are_located_in("libmpi.so.12", &WHEEL_3_4_3);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_queues_and_handles_live_and_from_cores() {
+    queues_and_handles(&WHEEL_3_4_3);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_ring_is_a_cycle_live_and_from_cores() {
+    ring_is_a_cycle(&WHEEL_3_4_3);
+}
+
+#[test]
+fn mpich_3_4_3_wheel_queues_over_ucx_live_and_from_cores() {
+    queues_over_other_netmod(&WHEEL_3_4_3);
+}
+
+/// 3.4.3 with tests/mpich/queues.c's sends synchronous (`issend`): rank
+/// 2's 1 MiB `MPI_Issend` is a synchronous rendezvous send (its completion
+/// counter holds two), the one pending send on 3.4's shared-memory path
+/// that is listed, with its destination and length; rank 1's small one
+/// waits for its acknowledgement with nothing of its own kept, so it is a
+/// note and no list entry. The receivers' queues are as without `issend`,
+/// rank 0's unexpected message from rank 1 now synchronous.
+#[test]
+fn mpich_3_4_3_wheel_synchronous_sends_live_and_from_cores() {
+    let wheel = &WHEEL_3_4_3;
+    let check = |rank: i64, q: &Value| {
+        let notes: Vec<&str> = q["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        let unplaced: Vec<&&str> = notes
+            .iter()
+            .filter(|d| d.starts_with("a pending"))
+            .collect();
+        let [world, dup, split] = queues_communicators(rank, q);
+        let none: Vec<(i64, i64, i64, i64)> = Vec::new();
+        let sends = |c: &Value| envelopes(c, "pending_sends");
+        match rank {
+            1 => {
+                assert_eq!(unplaced.len(), 1, "{notes:#?}");
+                assert!(
+                    unplaced[0].starts_with(
+                        "a pending send on the shared-memory path (MPIR_Request at 0x"
+                    ),
+                    "{}",
+                    unplaced[0]
+                );
+            }
+            _ => assert!(unplaced.is_empty(), "rank {rank}: {notes:#?}"),
+        }
+        match rank {
+            0 => {
+                let unexpected = ops(dup, "unexpected_messages");
+                assert_eq!(unexpected.len(), 1, "{dup:#}");
+                assert_eq!(unexpected[0]["synchronous"], true, "{dup:#}");
+            }
+            2 => {
+                assert_eq!(sends(world), vec![(3, 3, -1, 1 << 20)]);
+                let send = &ops(world, "pending_sends")[0];
+                assert_eq!(send["synchronous"], true, "{send:#}");
+            }
+            3 => assert_eq!(
+                envelopes(world, "unexpected_messages"),
+                vec![(2, 2, 33, 1 << 20)]
+            ),
+            _ => {}
+        }
+        if rank != 2 {
+            for c in [world, dup, split] {
+                assert_eq!(sends(c), none, "rank {rank}, {}", c["name"]);
+            }
+        }
+    };
+    queues_live_and_from_cores(wheel, "issend", (&["issend"], &[]), check);
 }

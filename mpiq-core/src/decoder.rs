@@ -132,8 +132,8 @@ impl DecodeError {
 }
 
 /// What the native decoders read, for a refusal to say.
-pub(crate) const DECODED: &str = "The native decoders read MPICH with the ch3 device, MPICH 4.0.x, \
-     4.1.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device (checked on 4.0.2, Debian 13's 4.2.1 and pip's 4.1.3, 4.2.3, 4.3.1, 4.3.2, 5.0.0, 5.0.1 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1)";
+pub(crate) const DECODED: &str = "The native decoders read MPICH with the ch3 device, MPICH 3.4.x, \
+     4.0.x, 4.1.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device (checked on 4.0.2, Debian 13's 4.2.1 and pip's 3.4.3, 4.0.3, 4.1.3, 4.2.3, 4.3.1, 4.3.2, 5.0.0, 5.0.1 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1)";
 
 /// Where a refusal of a build sends a person to see what was found of it:
 /// the build, the facts, the profiles that fit or not and the check on the

@@ -178,8 +178,8 @@ pub struct Identified {
 
 /// The MPICH release series whose CH4 builds the decoder was checked on
 /// (4.0.2's debug build and Debian 12's, Debian 13's 4.2.1, pip's wheels
-/// from 4.1.3 to 5.0.2).
-const CH4_CHECKED_SERIES: &[&str] = &["4.0", "4.1", "4.2", "4.3", "5.0"];
+/// from 3.4.3 to 5.0.2).
+const CH4_CHECKED_SERIES: &[&str] = &["3.4", "4.0", "4.1", "4.2", "4.3", "5.0"];
 
 /// Finds which decoder reads the target's MPI: Open MPI (by its exported
 /// `ompi_mpi_communicators`), with the UCX PML when mca_pml_ucx.so is
@@ -252,9 +252,10 @@ pub fn identify(
         )))
     };
     if device.starts_with("ch4") {
-        // Checked on 4.0.2, Debian 13's 4.2.1 and pip's wheels from 4.1.3 to
+        // Checked on 4.0.2, Debian 13's 4.2.1 and pip's wheels from 3.4.3 to
         // 5.0.2: CH4's request and global layouts moved a lot between
-        // releases, and 3.4's CH4 is another design.
+        // releases (3.4 keeps MPIDIG's lists per communicator), and the
+        // 3.x series before 3.4 had an experimental CH4 of another design.
         let checked = CH4_CHECKED_SERIES.iter().any(|s| {
             version
                 .strip_prefix(s)
@@ -264,7 +265,7 @@ pub fn identify(
             return Err(DecodeError::Unsupported {
                 reason: format!(
                     "MPICH {version} with the {device:?} device: the CH4 decoder was checked \
-                     on MPICH 4.0, 4.1, 4.2, 4.3 and 5.0 only"
+                     on MPICH 3.4, 4.0, 4.1, 4.2, 4.3 and 5.0 only"
                 ),
                 library: found(),
                 way_out: Some(format!(
@@ -564,7 +565,7 @@ mod tests {
 
     #[test]
     fn an_unchecked_mpich_is_refused_naming_its_build_and_a_way_out() {
-        let (m, s) = mpich("3.4.3", "ch4:ofi");
+        let (m, s) = mpich("3.3.2", "ch4:ofi");
         let (e, text) = refusal(&m, &s);
         let DecodeError::Unsupported {
             library: Some(library),
@@ -574,30 +575,32 @@ mod tests {
             panic!("{e:?}");
         };
         assert_eq!(library.file_name(), "libmpi.so.12.3.0");
-        assert_eq!(library.version.as_deref(), Some("MPICH 3.4.3"));
+        assert_eq!(library.version.as_deref(), Some("MPICH 3.3.2"));
         assert_eq!(
             library.build_id.as_deref(),
             Some("0123456789abcdef1032547698badcfe00112233")
         );
         assert_eq!(
             text,
-            "no native message-queue decoder for this target: MPICH 3.4.3 with the \
-             \"ch4:ofi\" device: the CH4 decoder was checked on MPICH 4.0, 4.1, 4.2, 4.3 and 5.0 only (the \
+            "no native message-queue decoder for this target: MPICH 3.3.2 with the \
+             \"ch4:ofi\" device: the CH4 decoder was checked on MPICH 3.4, 4.0, 4.1, 4.2, 4.3 and 5.0 only (the \
              library: \
-             /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 3.4.3, build-id \
+             /opt/mpich-4.1.2/lib/libmpi.so.12.3.0, MPICH 3.3.2, build-id \
              0123456789abcdef1032547698badcfe00112233). The native decoders read MPICH with \
-             the ch3 device, MPICH 4.0.x, 4.1.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device (checked on \
-             4.0.2, Debian 13's 4.2.1 and pip's 4.1.3, 4.2.3, 4.3.1, 4.3.2, 5.0.0, 5.0.1 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
+             the ch3 device, MPICH 3.4.x, 4.0.x, 4.1.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device (checked on \
+             4.0.2, Debian 13's 4.2.1 and pip's 3.4.3, 4.0.3, 4.1.3, 4.2.3, 4.3.1, 4.3.2, 5.0.0, 5.0.1 and 5.0.2), and Open MPI with the ob1 or ucx PML (checked on 4.1). MPICH from 4.1 on, configured with \
              --enable-debuginfo, keeps debugger queues of its own that its message-queue \
              library reads: pass the libtvmpich.so of this same build with `mpidd queues \
              --dll`. `mpidd identify` says what was found of this build and why nothing reads it"
         );
-        // MPICH 4.0 with CH4 is decoded.
-        let (m, s) = mpich("4.0.2", "ch4:ucx");
-        assert_eq!(
-            identify(&m, &s, &Limits::default()).unwrap().kind,
-            DecoderKind::MpichCh4
-        );
+        // MPICH 3.4 and 4.0 with CH4 are decoded.
+        for version in ["3.4.3", "4.0.2"] {
+            let (m, s) = mpich(version, "ch4:ucx");
+            assert_eq!(
+                identify(&m, &s, &Limits::default()).unwrap().kind,
+                DecoderKind::MpichCh4
+            );
+        }
     }
 
     #[test]
@@ -608,7 +611,7 @@ mod tests {
             "MPICH 4.2.0 with the \"ch5:new\" device, which no decoder reads",
             "libmpi.so.12.3.0",
             "build-id 0123456789abcdef1032547698badcfe00112233",
-            "MPICH 4.0.x, 4.1.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device",
+            "MPICH 3.4.x, 4.0.x, 4.1.x, 4.2.x, 4.3.x and 5.0.x with the ch4 device",
             "--dll",
             "`mpidd identify` says what was found of this build",
         ] {
@@ -618,7 +621,7 @@ mod tests {
 
     #[test]
     fn without_the_dynamic_linker_s_list_the_build_id_is_not_made_up() {
-        let (m, mut s) = mpich("3.4.3", "ch4:ucx");
+        let (m, mut s) = mpich("3.3.2", "ch4:ucx");
         // No _r_debug, and no file at the library's path.
         s = {
             let mut t = SymbolTable::new();
@@ -629,7 +632,7 @@ mod tests {
             t
         };
         let (_, text) = refusal(&m, &s);
-        assert!(text.contains("MPICH 3.4.3, no build-id found"), "{text}");
+        assert!(text.contains("MPICH 3.3.2, no build-id found"), "{text}");
     }
 
     #[test]

@@ -17,7 +17,9 @@
  * After a barrier each rank prints "READY <rank> <pid>" and stops itself
  * with SIGSTOP. When continued, it completes everything and finalizes.
  * With an argument "scale N", rank 0 instead posts N receives with tags
- * 1000.. from rank 1 on WORLD and the others post nothing.
+ * 1000.. from rank 1 on WORLD and the others post nothing. With an
+ * argument "issend", rank 1's MPI_Isend and rank 2's are MPI_Issend: each
+ * then waits for its match (rank 1's small one after its data is sent).
  */
 #include <mpi.h>
 #include <signal.h>
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
         return rc;
     }
 
+    int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) =
+        argc == 2 && strcmp(argv[1], "issend") == 0 ? MPI_Issend : MPI_Isend;
     MPI_Comm dup, split;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_set_name(dup, "mpidd_dup");
@@ -94,9 +98,9 @@ int main(int argc, char **argv)
         MPI_Irecv(r33, 30, MPI_INT, 1, MPI_ANY_TAG, split, &recvs[2]);
     } else if (rank == 1) {
         MPI_Send(s99, 5, MPI_INT, 0, 99, MPI_COMM_WORLD);
-        MPI_Isend(s44, 3, MPI_INT, 0, 44, dup, &send44);
+        isend(s44, 3, MPI_INT, 0, 44, dup, &send44);
     } else if (rank == 2) {
-        MPI_Isend(big, BIG_COUNT, MPI_INT, 3, 33, MPI_COMM_WORLD, &sendbig);
+        isend(big, BIG_COUNT, MPI_INT, 3, 33, MPI_COMM_WORLD, &sendbig);
     }
     /* The barrier alone does not order these messages before the stop (a
      * dissemination barrier need not hear from every rank), so the

@@ -110,6 +110,18 @@ pub const WHEEL_4_1_3: Wheel = Wheel {
     device: "ch4:ofi ucx",
 };
 
+/// 3.4.3: OFI first, C++ and Fortran bindings, as its `mpichversion`
+/// states; 3.4's CH4 keeps MPIDIG's queues per communicator.
+pub const WHEEL_3_4_3: Wheel = Wheel {
+    version: "3.4.3",
+    venv_var: "MPIDD_PY_MPICH_3_4_3_VENV",
+    envs_arg: "mpich-wheel 3.4.3",
+    family: "MPICH 3.4.3 up to 3.4.4 (ch4:ofi ucx",
+    build: "pip mpich 3.4.3, ch4:ofi (x86_64)",
+    read_through: "the family MPICH 3.4.3 up to 3.4.4 (mpich-3.4.3-ch4-ofi-wheel), its hidden globals located in the file",
+    device: "ch4:ofi ucx",
+};
+
 impl Wheel {
     /// The venv the wheel is installed in.
     pub fn venv(&self) -> PathBuf {

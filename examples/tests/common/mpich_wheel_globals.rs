@@ -30,8 +30,8 @@ pub fn hidden_globals_are_located_in(library: &str, wheel: &Wheel) -> LocatedGlo
         "MPIR_Comm_builtin",
         "MPIR_Request_mem",
         "MPIR_Request_direct",
-        // 4.0 names it in the plural.
-        if wheel.version.starts_with("4.0.") {
+        // 3.4 and 4.0 name it in the plural.
+        if wheel.version.starts_with("4.0.") || wheel.version.starts_with("3.4.") {
             "MPIR_Request_builtins"
         } else {
             "MPIR_Request_builtin"

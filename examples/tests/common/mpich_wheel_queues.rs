@@ -47,7 +47,7 @@ pub fn envelopes(c: &Value, queue: &str) -> Vec<(i64, i64, i64, i64)> {
 /// three receives and rank 1's two small messages; rank 1's eager
 /// `MPI_Isend` has completed into shared memory; rank 2's 1 MiB
 /// rendezvous send is pending (MPICH keeps its tag only in the header it
-/// sent) and unexpected at rank 3.
+/// sent) and unexpected at rank 3 (on 3.4 a note: see below).
 pub fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
     let decoder = format!("MPICH {} decoder ({})", wheel.version, wheel.device);
     assert!(
@@ -61,10 +61,34 @@ pub fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
         .iter()
         .map(|d| d.as_str().unwrap())
         .collect();
-    assert!(
-        diagnostics.iter().all(|d| !d.starts_with("a pending")),
-        "every operation placed: {diagnostics:#?}"
-    );
+    // 3.4 keeps nothing that tells rank 2's rendezvous send from a
+    // synchronous eager send waiting for its acknowledgement: it is said
+    // in a note, with what its record would mean, and not listed.
+    let shm_send_34 = wheel
+        .version
+        .starts_with("3.4")
+        .then_some("a pending send on the shared-memory path (MPIR_Request at 0x");
+    let unplaced: Vec<&&str> = diagnostics
+        .iter()
+        .filter(|d| d.starts_with("a pending"))
+        .collect();
+    match (&shm_send_34, rank) {
+        (Some(note), 2) => {
+            assert_eq!(unplaced.len(), 1, "{diagnostics:#?}");
+            let d = unplaced[0];
+            assert!(d.starts_with(note), "{d}");
+            assert!(
+                d.contains(
+                    "on `MPI_COMM_WORLD`: as a rendezvous send it would be 1048576 bytes from 0x"
+                ) && d.contains(" to rank 3 (world rank 3), but MPICH 3.4 keeps nothing"),
+                "{d}"
+            );
+        }
+        _ => assert!(
+            unplaced.is_empty(),
+            "every operation placed: {diagnostics:#?}"
+        ),
+    }
     assert!(
         diagnostics
             .iter()
@@ -119,7 +143,12 @@ pub fn check_rank(wheel: &Wheel, rank: i64, q: &Value, netmod: Netmod) {
             }
         }
         2 => {
-            expect(world, "pending_sends", vec![(3, 3, -1, mib)]);
+            let big_send = if shm_send_34.is_some() {
+                none.clone()
+            } else {
+                vec![(3, 3, -1, mib)]
+            };
+            expect(world, "pending_sends", big_send);
             for c in [world, dup, split] {
                 expect(c, "pending_receives", none.clone());
                 expect(c, "unexpected_messages", none.clone());

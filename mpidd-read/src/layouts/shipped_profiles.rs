@@ -182,6 +182,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../profiles/mpich-4.0.2-ch3-nemesis-x86_64.json"),
     ),
     (
+        "mpich-3.4.3-ch4-ofi-wheel-x86_64",
+        include_str!("../../profiles/mpich-3.4.3-ch4-ofi-wheel-x86_64.json"),
+    ),
+    (
         "mpich-4.0.3-ch4-ofi-wheel-x86_64",
         include_str!("../../profiles/mpich-4.0.3-ch4-ofi-wheel-x86_64.json"),
     ),

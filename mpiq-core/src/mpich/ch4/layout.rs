@@ -28,17 +28,13 @@ pub(super) struct Layout {
     pub(super) comm_recvcontext_id: Member,
     pub(super) comm_local_group: Member,
     pub(super) group: GroupLayout,
-    pub(super) n_vcis: Member,
-    pub(super) per_vci: Member,
-    pub(super) per_vci_size: u64,
-    pub(super) vci_posted: Member,
-    pub(super) vci_unexp: Member,
+    /// Where MPIDIG keeps its posted and unexpected lists.
+    pub(super) queues: MpidigQueues,
     pub(super) req_size: u64,
     pub(super) req_kind: Member,
     pub(super) req_cc: Member,
     pub(super) req_cc_ptr: Member,
     pub(super) req_comm: Member,
-    pub(super) req_next: Member,
     /// `dev.is_local` and `dev.anysource_partner_request`: absent when
     /// CH4 runs without a shared-memory module (`MPIDI_CH4_DIRECT_NETMOD`,
     /// the default with UCX), where every operation is the netmod's.
@@ -64,13 +60,117 @@ pub(super) struct Layout {
     /// What the OFI netmod keeps of a receive it hands to libfabric, in a
     /// build with that netmod.
     pub(super) ofi: Option<OfiLayout>,
-    /// `dev.ch4.self`, CH4's self messages (`MPIDI_self_request_t`).
-    pub(super) self_msg: SelfLayout,
+    /// `dev.ch4.self`, CH4's self messages (`MPIDI_self_request_t`);
+    /// `None` before 4.0, which has no self path.
+    pub(super) self_msg: Option<SelfLayout>,
+    /// What 3.4's MPIDIG keeps of a send on the shared-memory path.
+    pub(super) shm_send_34: Option<ShmSend34Layout>,
     /// `MPIR_Request_kind_t`'s values for a receive and a send.
     pub(super) kind_recv: i128,
     pub(super) kind_send: Option<i128>,
     pub(super) sendq: Option<SendqLayout>,
     pub(super) datatype_size: Option<(u64, u64)>,
+}
+
+/// The stand-in for a member found missing, which the error names.
+const ABSENT: Member = Member {
+    offset: 0,
+    size: 0,
+    array_len: None,
+};
+
+/// Where MPIDIG keeps its lists, which moved between releases.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum MpidigQueues {
+    /// From 4.0: `MPIDI_global.per_vci[i].posted_list` and `.unexp_list`,
+    /// `MPIR_Request`s chained through `next`.
+    PerVci {
+        /// `MPIR_Request.next`, which chains them.
+        req_next: Member,
+        n_vcis: Member,
+        per_vci: Member,
+        per_vci_size: u64,
+        posted: Member,
+        unexp: Member,
+    },
+    /// 3.4 (configured with its default per-communicator queues):
+    /// `MPIR_Comm.dev.ch4.am.posted_list` and `.unexp_list` of each
+    /// communicator a message's context id leads to, `MPIDIG_rreq_t`s
+    /// (each request's MPIDIG extension) chained through `next`, each
+    /// pointing back to its `MPIR_Request` through `request`.
+    PerComm {
+        posted: Member,
+        unexp: Member,
+        rreq_size: u64,
+        rreq_next: Member,
+        rreq_request: Member,
+    },
+}
+
+impl MpidigQueues {
+    /// 4.0's lists, else 3.4's, else the errors naming both.
+    fn resolve(t: &dyn Layouts) -> Result<MpidigQueues, Vec<LayoutError>> {
+        const V: &str = "MPIDI_per_vci_t";
+        let per_vci = (|| {
+            Ok(MpidigQueues::PerVci {
+                req_next: t.member("MPIR_Request", "next")?,
+                n_vcis: t.member("MPIDI_CH4_Global_t", "n_vcis")?,
+                per_vci: t.member("MPIDI_CH4_Global_t", "per_vci")?,
+                per_vci_size: t.size_of(V)?,
+                posted: t.member(V, "posted_list")?,
+                unexp: t.member(V, "unexp_list")?,
+            })
+        })();
+        let per_comm = || -> Result<MpidigQueues, LayoutError> {
+            const Q: &str = "MPIDIG_rreq_t";
+            Ok(MpidigQueues::PerComm {
+                posted: t.member("MPIR_Comm", "dev.ch4.am.posted_list")?,
+                unexp: t.member("MPIR_Comm", "dev.ch4.am.unexp_list")?,
+                rreq_size: t.size_of(Q)?,
+                rreq_next: t.member(Q, "next")?,
+                rreq_request: t.member(Q, "request")?,
+            })
+        };
+        match per_vci {
+            Ok(q) => Ok(q),
+            Err(e) => per_comm().map_err(|e34| vec![e, e34]),
+        }
+    }
+}
+
+/// What MPICH 3.4's MPIDIG keeps of a pending send on the shared-memory
+/// path (`MPIDIG_isend_impl`, `ch4/generic/am/mpidig_am_send.h`): a
+/// rendezvous send's buffer, count, datatype, own rank and context id in
+/// its extension's `sreq`, its destination in `dev.ch4.am.rank`; an eager
+/// one keeps none of them (only a build with debugger support keeps its
+/// buffer, count and datatype). POSIX's request header
+/// (`dev.ch4.am.shm_am.posix.req_hdr`) is set while POSIX holds the send
+/// in its postponed queue, and NULL otherwise.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ShmSend34Layout {
+    pub(super) dest: Member,
+    pub(super) posix_req_hdr: Member,
+    pub(super) buf: Member,
+    pub(super) count: Member,
+    pub(super) datatype: Member,
+    pub(super) own_rank: Member,
+    pub(super) context: Member,
+}
+
+impl ShmSend34Layout {
+    fn resolve(t: &dyn Layouts) -> Result<ShmSend34Layout, LayoutError> {
+        const R: &str = "MPIR_Request";
+        const E: &str = "MPIDIG_req_ext_t";
+        Ok(ShmSend34Layout {
+            dest: t.member(R, "dev.ch4.am.rank")?,
+            posix_req_hdr: t.member(R, "dev.ch4.am.shm_am.posix.req_hdr")?,
+            buf: t.member(E, "sreq.src_buf")?,
+            count: t.member(E, "sreq.count")?,
+            datatype: t.member(E, "sreq.datatype")?,
+            own_rank: t.member(E, "sreq.rank")?,
+            context: t.member(E, "sreq.context_id")?,
+        })
+    }
 }
 
 /// `MPIR_Request.dev.ch4.self` (`MPIDI_self_request_t`, `ch4/include/mpidpre.h`):
@@ -139,15 +239,33 @@ impl Layout {
                 .or_else(|_| t.member(R, status))
                 .unwrap_or_else(|e| {
                     missing.push(e);
-                    Member {
-                        offset: 0,
-                        size: 0,
-                        array_len: None,
-                    }
+                    ABSENT
                 })
         };
-        let am_source = envelope("dev.ch4.am.u.recv.source", "status.MPI_SOURCE");
-        let am_tag = envelope("dev.ch4.am.u.recv.tag", "status.MPI_TAG");
+        let queues = MpidigQueues::resolve(t);
+        let per_comm = matches!(queues, Ok(MpidigQueues::PerComm { .. }));
+        // 3.4 keeps the envelope in MPIDIG's request itself.
+        let (source, tag, context) = if per_comm {
+            ("dev.ch4.am.rank", "dev.ch4.am.tag", "dev.ch4.am.context_id")
+        } else {
+            (
+                "dev.ch4.am.u.recv.source",
+                "dev.ch4.am.u.recv.tag",
+                "dev.ch4.am.u.recv.context_id",
+            )
+        };
+        let am_source = envelope(source, "status.MPI_SOURCE");
+        let am_tag = envelope(tag, "status.MPI_TAG");
+        let queues = queues.unwrap_or_else(|e| {
+            missing.extend(e);
+            MpidigQueues::PerComm {
+                posted: ABSENT,
+                unexp: ABSENT,
+                rreq_size: 0,
+                rreq_next: ABSENT,
+                rreq_request: ABSENT,
+            }
+        });
         // 5.0's groups: an lpid map or an offset and stride (`MPIR_Pmap`).
         let g = |p: &str| t.member("MPIR_Group", p).map(|m| m.offset);
         let pmap5 = match (
@@ -167,11 +285,7 @@ impl Layout {
         let mut m = |ty: &str, path: &str| -> Member {
             t.member(ty, path).unwrap_or_else(|e| {
                 missing.push(e);
-                Member {
-                    offset: 0,
-                    size: 0,
-                    array_len: None,
-                }
+                ABSENT
             })
         };
         const C: &str = "MPIR_Comm";
@@ -207,17 +321,12 @@ impl Layout {
                 },
                 pmap5,
             },
-            n_vcis: m("MPIDI_CH4_Global_t", "n_vcis"),
-            per_vci: m("MPIDI_CH4_Global_t", "per_vci"),
-            per_vci_size: 0,
-            vci_posted: m("MPIDI_per_vci_t", "posted_list"),
-            vci_unexp: m("MPIDI_per_vci_t", "unexp_list"),
+            queues,
             req_size: 0,
             req_kind: m(R, "kind"),
             req_cc: m(R, "cc"),
             req_cc_ptr: m(R, "cc_ptr"),
             req_comm: m(R, "comm"),
-            req_next: m(R, "next"),
             req_is_local: t.member(R, "dev.is_local").ok(),
             req_partner: t
                 .member(R, "dev.anysource_partner_request")
@@ -229,7 +338,7 @@ impl Layout {
             am_datatype: m(R, "dev.ch4.am.datatype"),
             am_source,
             am_tag,
-            am_context: m(R, "dev.ch4.am.u.recv.context_id"),
+            am_context: m(R, context),
             ext_status: m("MPIDIG_req_ext_t", "status"),
             ucx_request: t
                 .member(R, "dev.ch4.netmod.ucx.ucp_request")
@@ -238,18 +347,29 @@ impl Layout {
             netmod_keeps_comm: t.member(R, "dev.ch4.netmod.ucx.s.ucp_request").is_ok(),
             am_send_dest: t.member(R, "dev.ch4.am.u.send.dest").ok(),
             ofi: OfiLayout::resolve(t),
-            self_msg: SelfLayout {
+            // 3.4 has no self path; from 4.0 it is asked for.
+            self_msg: (!per_comm).then(|| SelfLayout {
                 buf: m(R, "dev.ch4.self.buf"),
                 count: m(R, "dev.ch4.self.count"),
                 datatype: m(R, "dev.ch4.self.datatype"),
                 tag: m(R, "dev.ch4.self.tag"),
                 context: m(R, "dev.ch4.self.context_id"),
-            },
+            }),
+            shm_send_34: None,
             kind_recv: 0,
             kind_send: None,
             sendq: None,
             datatype_size: None,
         };
+        // A 3.4 build with a shared-memory module keeps its pending sends
+        // there: without these members they could not be told from the
+        // netmod's.
+        if per_comm && l.req_is_local.is_some() {
+            match ShmSend34Layout::resolve(t) {
+                Ok(s) => l.shm_send_34 = Some(s),
+                Err(e) => missing.push(e),
+            }
+        }
         let mut size = |ty: &str| {
             t.size_of(ty).unwrap_or_else(|e| {
                 missing.push(e);
@@ -260,7 +380,6 @@ impl Layout {
         if l.group.pmap5.is_none() {
             l.group.pmap_size = size("MPII_Group_pmap_t");
         }
-        l.per_vci_size = size("MPIDI_per_vci_t");
         l.req_size = size(R);
         match t.member_enumerators(C, "comm_kind") {
             Ok(kinds) => match kinds.iter().find(|(n, _)| n == "MPIR_COMM_KIND__INTRACOMM") {

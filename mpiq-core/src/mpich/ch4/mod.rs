@@ -7,7 +7,9 @@
 //!   match in `dev.ch4.am.u.recv`. They carry the active-message path (a
 //!   shared-memory module, or a netmod's active messages). `ch4:ucx` is
 //!   configured with no shared-memory module (`MPIDI_CH4_DIRECT_NETMOD`),
-//!   so there they hold little;
+//!   so there they hold little. MPICH 3.4 keeps them per communicator
+//!   instead (`MPIR_Comm.dev.ch4.am.posted_list`, lists of `MPIDIG_rreq_t`
+//!   pointing back to their requests), with the envelope in `dev.ch4.am`;
 //! - `MPIR_Sendq_head`, the binding layer's list of nonblocking sends
 //!   (`MPII_SENDQ_REMEMBER`), as under CH3;
 //! - nowhere but the request pools: receives the UCX netmod hands to
@@ -31,7 +33,8 @@
 //!
 //! The folder, one file per place: `layout` (the members asked),
 //! `communicators` (the list or the pool, and the rank maps), `mpidig`
-//! (the MPIDIG lists), `sends` (the send queue), `netmod` (the requests
+//! (the MPIDIG lists), `sends` (the send queue), `shm_sends_34` (what
+//! 3.4 keeps of a send on the shared-memory path), `netmod` (the requests
 //! of the pools: those the UCX netmod took, read from UCX's own requests,
 //! and the others) and `self_messages` (which path a request is on, and
 //! the self path's messages). This file holds the
@@ -48,6 +51,7 @@ mod netmod_choice;
 mod ofi_requests;
 mod self_messages;
 mod sends;
+mod shm_sends_34;
 mod ucx_unexpected;
 
 use std::collections::HashSet;
@@ -317,6 +321,15 @@ impl QueueDecoder for MpichCh4 {
             (None, false) => notes.push(
                 "MPIR_Sendq_head is missing: this MPICH does not record pending sends".to_string(),
             ),
+        }
+        if matches!(self.layout.queues, layout::MpidigQueues::PerComm { .. }) {
+            // 3.4 queues a message for a communicator the rank has not
+            // made yet by its context id (`MPIDIG_context_id_to_uelist`).
+            notes.push(
+                "MPICH 3.4 keeps the unexpected messages of communicators this rank has not \
+                 created yet apart (MPIDI_global.comm_req_lists): not read"
+                    .to_string(),
+            );
         }
         if self.globals.all_communicators.is_none() {
             notes.push(

@@ -15,6 +15,7 @@ use mpidd_types::TargetAddr;
 use mpihandles::{HandleKind, Layouts};
 
 use super::self_messages::Ch4Path;
+use super::shm_sends_34::ShmSend34;
 use super::{int, uint, MpichCh4};
 use crate::decoder::DecodeError;
 use crate::model::{OperationStatus, PendingOperation};
@@ -393,6 +394,18 @@ impl MpichCh4 {
             if let Some((ci, op)) = self.shm_send(r, comms, status, (mem, sizes))? {
                 found.sends[ci].push(op);
                 return Ok(true);
+            }
+            match self.shm_send_34(r, comms, status, (mem, sizes))? {
+                None => {}
+                Some(ShmSend34::Listed(ci, op)) => {
+                    found.sends[ci].push(op);
+                    return Ok(true);
+                }
+                Some(ShmSend34::Note(note)) => {
+                    found.unplaced.push(note);
+                    return Ok(true);
+                }
+                Some(ShmSend34::Collective) => return Ok(true),
             }
         }
         if net.ucx_runs {

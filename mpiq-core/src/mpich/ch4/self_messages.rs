@@ -83,13 +83,16 @@ impl MpichCh4 {
             l.comm_remote_size.size.clamp(1, 8) as usize,
             "MPIR_Request.comm->remote_size",
         )?;
-        Ok(if remote_size == 1 && i128::from(kind) == l.intracomm {
-            Ch4Path::SelfQueue(comm)
-        } else if l.netmod_keeps_comm {
-            Ch4Path::Netmod
-        } else {
-            Ch4Path::Unknown(comm)
-        })
+        // 3.4 has no self path (`self_msg` is `None`).
+        Ok(
+            if remote_size == 1 && i128::from(kind) == l.intracomm && l.self_msg.is_some() {
+                Ch4Path::SelfQueue(comm)
+            } else if l.netmod_keeps_comm {
+                Ch4Path::Netmod
+            } else {
+                Ch4Path::Unknown(comm)
+            },
+        )
     }
 
     /// The self message of request `r`, whose communicator is at `comm`.
@@ -101,7 +104,14 @@ impl MpichCh4 {
         comms: &[CommInfo],
         types: &mut TypeSizes,
     ) -> Result<SelfMessage, DecodeError> {
-        let s = &self.layout.self_msg;
+        let Some(s) = self.layout.self_msg else {
+            // `request_path` gives a self request only with the layout.
+            return Err(DecodeError::Layouts(vec![mpidd_read::LayoutError {
+                type_name: "MPIR_Request".to_string(),
+                member: Some("dev.ch4.self".to_string()),
+                reason: "this MPICH has no self path".to_string(),
+            }]));
+        };
         let context = int(r, s.context)?;
         // The request holds a reference on its communicator, which is then
         // among the live ones; the context id, which the self path matches
