@@ -176,6 +176,36 @@ fn check_abi_handles(wheel: &Wheel, rank: i64, source: &[&str], queues: &Value) 
         dup,
         "mpidd_dup's INTEGER"
     );
+    if rank == 0 {
+        // queues.c: rank 0's receive on the duplicate is from
+        // MPI_ANY_SOURCE (the ABI's −1, MPICH's MPI_PROC_NULL), tag 22,
+        // and the one on the world from rank 1, tag 11, among the
+        // requests each communicator's view refers to by their addresses
+        // (what the program holds); each also by its INTEGER.
+        for (comm, peer, tag) in [
+            (&dup, json!("any_source"), 22),
+            (&world, json!({ "rank": 1 }), 11),
+        ] {
+            let requests = val(&comm["details"]["requests"]).as_array().unwrap();
+            let mut seen = Vec::new();
+            for r in requests {
+                let addr = r["c_handle"]["pointer"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("a pointer: {comm:#}"));
+                let request = handle("request", &format!("{addr:#x}"));
+                let int = val(&request["fortran_index"]).as_i64().unwrap();
+                assert_eq!(fortran("request", &int.to_string()), request);
+                let d = &request["details"];
+                seen.push((
+                    val(&d["request_kind"]).clone(),
+                    val(&d["peer"]).clone(),
+                    val(&d["tag"]).clone(),
+                ));
+            }
+            let want = (json!("receive"), peer, json!(tag));
+            assert!(seen.contains(&want), "{want:?} not in {seen:?}");
+        }
+    }
     // MPICH's own int handle is no ABI handle: below the ABI's bound, and
     // no predefined communicator of the standard has it.
     let (_, err, ok) = run("comm", "0x209");

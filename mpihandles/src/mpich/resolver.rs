@@ -11,7 +11,7 @@ use mpidd_types::TargetAddr;
 
 use crate::error::HandleError;
 use crate::model::{Availability, CHandle, HandleKind, HandleRef};
-use crate::mpich::abi::MpichConstants;
+use crate::mpich::abi::{abi_predefined, MpichConstants};
 use crate::mpich::pools::{self, locate, spec};
 use crate::mpich::predefined::{predefined_by_bits, predefined_name, predefined_pair};
 use crate::target::{at, Ctx, Rec};
@@ -133,16 +133,26 @@ impl<'a> Mpich<'a> {
                 .map(str::to_string),
             name: None,
         };
+        let Some(spec) = spec(kind) else {
+            return r;
+        };
+        let located = locate(&self.ctx, &spec, raw).ok();
+        if self.holds_abi_handles() {
+            // The program holds the ABI's handle: a predefined one's
+            // constant, else its object's address.
+            if let Some((_, abi)) = abi_predefined(kind, raw) {
+                r.c_handle = CHandle::Pointer(TargetAddr(u64::from(abi)));
+            } else if let Some(addr) = located.as_ref().and_then(|l| l.addr) {
+                r.c_handle = CHandle::Pointer(addr);
+            }
+        }
         let name_member = match kind {
             HandleKind::Comm => "MPIR_Comm",
             HandleKind::Datatype => "MPIR_Datatype",
             HandleKind::Win => "MPIR_Win",
             _ => return r,
         };
-        let Some(spec) = spec(kind) else {
-            return r;
-        };
-        let name = locate(&self.ctx, &spec, raw).ok().and_then(|l| {
+        let name = located.and_then(|l| {
             let addr = l.addr?;
             let m = self.ctx.m(name_member, "name").ok()?;
             let bytes = self
