@@ -74,6 +74,17 @@ pub(crate) enum TypeSource<'a> {
 }
 
 /// One reading, and all it rests on.
+/// What a native reading reads: the decoder's own queues, or the lists
+/// the MPI library keeps for debuggers
+/// ([`QueueDecoder::read_debugger_lists`](crate::QueueDecoder::read_debugger_lists)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NativeSource {
+    /// [`QueueDecoder::read_queues`](crate::QueueDecoder::read_queues).
+    Queues,
+    /// [`QueueDecoder::read_debugger_lists`](crate::QueueDecoder::read_debugger_lists).
+    DebuggerLists,
+}
+
 pub(crate) struct Resolution {
     pub(crate) queues: ProcessQueues,
     pub(crate) identified: Identified,
@@ -174,12 +185,20 @@ impl LayoutResolver {
         dwarf: Option<&TypeOracle>,
         limits: &Limits,
     ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
-        self.resolve(memory, symbols, objects, TypeSource::Dwarf(dwarf), limits)
-            .map(|r| (r.queues, r.origin))
+        self.resolve(
+            memory,
+            symbols,
+            objects,
+            TypeSource::Dwarf(dwarf),
+            limits,
+            NativeSource::Queues,
+        )
+        .map(|r| (r.queues, r.origin))
     }
 
     /// [`read_queues`](Self::read_queues), with the MPI library's types
-    /// from `types` and a full account of the reading.
+    /// from `types`, what `wanted` names read, and a full account of
+    /// the reading.
     pub(crate) fn resolve(
         &self,
         memory: &dyn TargetMemory,
@@ -187,6 +206,7 @@ impl LayoutResolver {
         objects: &dyn LoadedObjects,
         types: TypeSource<'_>,
         limits: &Limits,
+        wanted: NativeSource,
     ) -> Result<Resolution, DecodeError> {
         let found = identify(memory, symbols, limits)?;
         if let TypeSource::Dwarf(Some(oracle)) = &types {
@@ -240,7 +260,11 @@ impl LayoutResolver {
                 symbols,
                 layouts: &layered,
             };
-            detect(&target, limits)?.read_queues()
+            let reader = detect(&target, limits)?;
+            match wanted {
+                NativeSource::Queues => reader.read_queues(),
+                NativeSource::DebuggerLists => reader.read_debugger_lists(),
+            }
         };
         // A cache entry that fails is blamed only if the DWARF then reads
         // the target: a target that no layouts read is not the cache's
