@@ -373,3 +373,6 @@ pub(crate) fn read_debugger_lists(
     }
     Ok(placed)
 }
+
+#[cfg(test)]
+mod tests;
