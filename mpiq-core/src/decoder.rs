@@ -264,6 +264,17 @@ pub trait QueueDecoder: Send + Sync {
     }
 }
 
+/// What a native reading reads: the decoder's own queues, or the lists
+/// the MPI library keeps for debuggers
+/// ([`QueueDecoder::read_debugger_lists`](QueueDecoder::read_debugger_lists)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NativeSource {
+    /// [`QueueDecoder::read_queues`](QueueDecoder::read_queues).
+    Queues,
+    /// [`QueueDecoder::read_debugger_lists`](QueueDecoder::read_debugger_lists).
+    DebuggerLists,
+}
+
 /// The address of the symbol `name`, which the decoder cannot do without;
 /// when it is missing, an error naming the objects searched and `hint`,
 /// what its absence suggests.

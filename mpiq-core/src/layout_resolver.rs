@@ -19,7 +19,7 @@ use mpidd_read::{
     SymbolSource, TargetParts, TypeOracle, UCX_LIBRARY_STEM,
 };
 
-use crate::decoder::DecodeError;
+use crate::decoder::{DecodeError, NativeSource};
 use crate::detect::{decoder_layouts, detect, identify, Identified};
 use crate::model::ProcessQueues;
 use mpidd_read::TargetMemory;
@@ -74,17 +74,6 @@ pub(crate) enum TypeSource<'a> {
 }
 
 /// One reading, and all it rests on.
-/// What a native reading reads: the decoder's own queues, or the lists
-/// the MPI library keeps for debuggers
-/// ([`QueueDecoder::read_debugger_lists`](crate::QueueDecoder::read_debugger_lists)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NativeSource {
-    /// [`QueueDecoder::read_queues`](crate::QueueDecoder::read_queues).
-    Queues,
-    /// [`QueueDecoder::read_debugger_lists`](crate::QueueDecoder::read_debugger_lists).
-    DebuggerLists,
-}
-
 pub(crate) struct Resolution {
     pub(crate) queues: ProcessQueues,
     pub(crate) identified: Identified,

@@ -18,7 +18,8 @@ use mpidd_read::{
 use crate::detect::{decoder_layouts, identify};
 
 use crate::decoder::DecodeError;
-use crate::layout_resolver::{LayoutResolver, NativeSource, TypeSource};
+use crate::decoder::NativeSource;
+use crate::layout_resolver::{LayoutResolver, TypeSource};
 use crate::model::ProcessQueues;
 #[cfg(feature = "mqs")]
 use crate::mqs::host::{MqsError, MqsLibrary};

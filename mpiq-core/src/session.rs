@@ -264,7 +264,7 @@ impl Session {
             objects,
             types,
             &self.limits,
-            crate::layout_resolver::NativeSource::Queues,
+            crate::decoder::NativeSource::Queues,
         )?;
         Ok(SessionReading {
             provenance: Provenance::of(&resolution),

@@ -164,7 +164,10 @@ impl MpichCh4 {
             .map_or(MpichConstants::MPICH, |s| {
                 MpichConstants::of_library(&s.object)
             });
-        let debugger_lists = match (DebugHeads::find(target.symbols()), DebugqLayout::resolve(types)) {
+        let debugger_lists = match (
+            DebugHeads::find(target.symbols()),
+            DebugqLayout::resolve(types),
+        ) {
             (Ok(heads), Ok(l)) => Ok((heads, l)),
             (Err(names), _) => Err(format!(
                 "{} missing: MPICH keeps its three debugger lists only when built with \

@@ -33,9 +33,7 @@ use mpihandles::{Layouts, Member, MpichConstants};
 use crate::decoder::DecodeError;
 use crate::list_walk::{at, walk, ListShape, Span};
 use crate::model::PendingOperation;
-use crate::mpich::common::{
-    posted_receive, request_status, CommFinder, CommInfo, QueueLists,
-};
+use crate::mpich::common::{posted_receive, request_status, CommFinder, CommInfo, QueueLists};
 use crate::target_read::{read_int, read_pointer, Record};
 
 /// One of the three lists.
@@ -264,12 +262,20 @@ pub(crate) fn read_list(
 /// The request's completion counter: `*cc_ptr` where it points away from
 /// the request's own `cc` (a counter shared with other requests), else
 /// `cc`.
-fn completion(mem: &dyn TargetMemory, req: TargetAddr, l: &DebugqLayout) -> Result<i64, DecodeError> {
+fn completion(
+    mem: &dyn TargetMemory,
+    req: TargetAddr,
+    l: &DebugqLayout,
+) -> Result<i64, DecodeError> {
     const WHAT: &str = "MPIR_Debugq.req (MPIR_Request.cc)";
     let own = at(req, l.req_cc.offset);
     let counter = match l.req_cc_ptr {
         Some(m) => {
-            let p = read_pointer(mem, at(req, m.offset), "MPIR_Debugq.req (MPIR_Request.cc_ptr)")?;
+            let p = read_pointer(
+                mem,
+                at(req, m.offset),
+                "MPIR_Debugq.req (MPIR_Request.cc_ptr)",
+            )?;
             if p.0 == 0 {
                 own
             } else {
@@ -278,7 +284,12 @@ fn completion(mem: &dyn TargetMemory, req: TargetAddr, l: &DebugqLayout) -> Resu
         }
         None => own,
     };
-    Ok(read_int(mem, counter, l.req_cc.size.clamp(1, 8) as usize, WHAT)?)
+    Ok(read_int(
+        mem,
+        counter,
+        l.req_cc.size.clamp(1, 8) as usize,
+        WHAT,
+    )?)
 }
 
 /// The three lists placed in `comms` (one list per communicator, in their

@@ -181,7 +181,10 @@ fn job(abi: TargetAbi) -> Built {
         abi,
         [
             // Sends: newest first, as MPICH prepends.
-            &[(Some(1), 44, 0, 0x10, 0x7000, 3), (None, 33, 3, 0, 0x7100, 262144)],
+            &[
+                (Some(1), 44, 0, 0x10, 0x7000, 3),
+                (None, 33, 3, 0, 0x7100, 262144),
+            ],
             // Receives: one on each communicator, one of them complete but
             // not yet freed, one on a context no communicator has.
             &[
@@ -220,7 +223,11 @@ fn the_three_lists_are_placed_in_their_communicators() {
         let r = &placed.posted[0];
         assert_eq!(r.len(), 1, "{abi:?}");
         assert_eq!(
-            (r[0].desired_local_rank, r[0].desired_global_rank, r[0].desired_tag),
+            (
+                r[0].desired_local_rank,
+                r[0].desired_global_rank,
+                r[0].desired_tag
+            ),
             (1, 1, 11)
         );
         assert_eq!((r[0].desired_length, r[0].desired_count), (10, Some(10)));
@@ -230,7 +237,10 @@ fn the_three_lists_are_placed_in_their_communicators() {
         // Dup: any source, complete (cc 0) but still listed.
         let r = &placed.posted[1];
         assert_eq!(r.len(), 1);
-        assert_eq!((r[0].desired_local_rank, r[0].desired_global_rank), (-1, -1));
+        assert_eq!(
+            (r[0].desired_local_rank, r[0].desired_global_rank),
+            (-1, -1)
+        );
         assert_eq!(r[0].status, OperationStatus::Complete);
         // Split: rank 1 is world rank 3; any tag.
         let r = &placed.posted[2];
@@ -247,12 +257,18 @@ fn the_three_lists_are_placed_in_their_communicators() {
         // through a shared counter (2: pending).
         assert_eq!(placed.sends[1].len(), 1);
         assert_eq!(
-            (placed.sends[1][0].actual_local_rank, placed.sends[1][0].actual_tag),
+            (
+                placed.sends[1][0].actual_local_rank,
+                placed.sends[1][0].actual_tag
+            ),
             (0, 44)
         );
         let big = &placed.sends[0];
         assert_eq!(big.len(), 1);
-        assert_eq!((big[0].actual_local_rank, big[0].actual_global_rank), (3, 3));
+        assert_eq!(
+            (big[0].actual_local_rank, big[0].actual_global_rank),
+            (3, 3)
+        );
         assert_eq!((big[0].desired_length, big[0].buffer), (262144, 0x7100));
         assert_eq!(big[0].status, OperationStatus::Pending);
         // The receive of context 0x77 is said, not shown.
@@ -291,7 +307,13 @@ fn a_list_that_loops_is_a_cycle_naming_its_list() {
     // The receive list's second record (number 1) points back at the first.
     let b = build(abi, [&[], recs, &[]], &|n| (n == 1).then_some(RECORDS));
     let l = DebugqLayout::resolve(&layouts(abi)).unwrap();
-    match read_list(&b.mem, &heads(&b), DebugList::Receives, &l, &Limits::default()) {
+    match read_list(
+        &b.mem,
+        &heads(&b),
+        DebugList::Receives,
+        &l,
+        &Limits::default(),
+    ) {
         Err(DecodeError::Cycle { what, addr, .. }) => {
             assert_eq!(what, "MPIR_Debugq (MPIR_Recvq_head)");
             assert_eq!(addr, TargetAddr(RECORDS));
@@ -330,7 +352,13 @@ fn a_null_request_or_a_wild_next_is_an_error_naming_the_record() {
     let b = build(abi, [&[], &[], &[(Some(1), 9, 0, 0, 0, 0)]], &|n| {
         (n == 0).then_some(0xdead_0000)
     });
-    match read_list(&b.mem, &heads(&b), DebugList::Unexpected, &l, &Limits::default()) {
+    match read_list(
+        &b.mem,
+        &heads(&b),
+        DebugList::Unexpected,
+        &l,
+        &Limits::default(),
+    ) {
         Err(DecodeError::Read(e)) => {
             let text = e.to_string();
             assert!(text.contains("MPIR_Unexpq_head"), "{text}");
@@ -374,6 +402,11 @@ fn empty_lists_read_as_empty() {
         &Limits::default(),
     )
     .unwrap();
-    assert!(placed.posted.iter().chain(&placed.unexpected).chain(&placed.sends).all(Vec::is_empty));
+    assert!(placed
+        .posted
+        .iter()
+        .chain(&placed.unexpected)
+        .chain(&placed.sends)
+        .all(Vec::is_empty));
     assert_eq!(placed.notes.len(), 1);
 }
