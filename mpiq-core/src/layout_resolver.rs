@@ -344,7 +344,10 @@ impl LayoutResolver {
                 });
             }
         }
-        let Some(build) = build else {
+        // A reading of the debugger lists asks too little of the layouts
+        // for its answers to be kept: the native reading asks more as it
+        // meets the request pools, and would find them missing.
+        let (Some(build), NativeSource::Queues) = (build, wanted) else {
             let queues = read(layouts)?;
             return Ok(done(queues, told(origin), false));
         };
