@@ -9,7 +9,11 @@
 //!   configured with no shared-memory module (`MPIDI_CH4_DIRECT_NETMOD`),
 //!   so there they hold little;
 //! - `MPIR_Sendq_head`, the binding layer's list of nonblocking sends
-//!   (`MPII_SENDQ_REMEMBER`), as under CH3;
+//!   (`MPII_SENDQ_REMEMBER`), as under CH3; from 4.0.3 CH4's `MPID_Isend`
+//!   fills it, for blocking sends too, with `MPIR_Debugq` records, beside
+//!   the receive and unexpected lists that `--enable-debuginfo` adds
+//!   (read as a source of their own by `read_debugger_lists`, through
+//!   `mpich::debugger_lists`);
 //! - nowhere but the request pools: receives the UCX netmod hands to
 //!   `ucp_tag_recv_nbx` keep only a pointer to UCX's own request
 //!   (`dev.ch4.netmod.ucx.ucp_request`; even `comm` stays NULL). Their
