@@ -174,6 +174,16 @@ enum Command {
         /// print where they differ.
         #[arg(long, value_name = "PATH")]
         compare_dll: Option<PathBuf>,
+        /// Read the lists MPICH keeps for debuggers (MPIR_Sendq_head,
+        /// MPIR_Recvq_head, MPIR_Unexpq_head: MPICH 4.0.3 on with the ch4
+        /// device, built with --enable-debuginfo) instead of the native
+        /// decoder's queues.
+        #[arg(long, conflicts_with_all = ["dll", "compare_dll", "compare_debugger_lists"])]
+        debugger_lists: bool,
+        /// Read with both the native decoder and MPICH's debugger lists,
+        /// and print where they differ.
+        #[arg(long, conflicts_with_all = ["dll", "compare_dll"])]
+        compare_debugger_lists: bool,
         /// The process's MPI_COMM_WORLD rank, if it cannot be read from the
         /// process (MPICH's and Open MPI's are, from the library or from
         /// the launcher's environment).
@@ -337,6 +347,8 @@ fn main() -> ExitCode {
             no_stop,
             dll,
             compare_dll,
+            debugger_lists,
+            compare_debugger_lists,
             rank,
             max_communicators,
             max_operations,
@@ -350,6 +362,10 @@ fn main() -> ExitCode {
                     let reader = match (dll, compare_dll) {
                         (Some(dll), _) => queues::Reader::Dll(dll),
                         (None, Some(both)) => queues::Reader::Compare(both),
+                        (None, None) if debugger_lists => queues::Reader::DebuggerLists,
+                        (None, None) if compare_debugger_lists => {
+                            queues::Reader::CompareDebuggerLists
+                        }
                         (None, None) => queues::Reader::Native,
                     };
                     let options = queues::Options {

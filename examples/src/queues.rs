@@ -1,5 +1,6 @@
-//! `mpidd queues`: the message queues of one MPI process, read through a
-//! vendor message-queue library.
+//! `mpidd queues`: the message queues of one MPI process, read by the
+//! native decoder, from MPICH's debugger lists, or through a vendor
+//! message-queue library.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,6 +18,11 @@ use crate::target_args::{read_target, OpenError, OpenTarget, Source};
 pub enum Reader {
     /// The native decoder for the target's MPI.
     Native,
+    /// MPICH's debugger lists, through the native decoder's layouts.
+    DebuggerLists,
+    /// The native decoder and the debugger lists, printing how they
+    /// differ.
+    CompareDebuggerLists,
     /// A vendor message-queue library.
     Dll(PathBuf),
     /// Both, printing how they differ.
@@ -70,7 +76,7 @@ pub enum QueuesError {
 /// Reads and prints the queues.
 pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
     let library = match &options.reader {
-        Reader::Native => None,
+        Reader::Native | Reader::DebuggerLists | Reader::CompareDebuggerLists => None,
         Reader::Dll(path) | Reader::Compare(path) => Some(MqsLibrary::load(path)?),
     };
     let readings = read_target(
@@ -79,7 +85,12 @@ pub fn run(source: Source, options: &Options) -> Result<(), QueuesError> {
         options.verbose,
         QueueReader { library, options },
     )?;
-    match print(&readings, options.json) {
+    // The second reading's key in JSON: what it was read from.
+    let second = match options.reader {
+        Reader::CompareDebuggerLists => "debugger_lists",
+        _ => "dll",
+    };
+    match print(&readings, options.json, second) {
         Err(QueuesError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
@@ -104,6 +115,8 @@ impl TargetReader for QueueReader<'_> {
         let reader = match (&options.reader, self.library) {
             (Reader::Compare(_), Some(library)) => QueueReaderChoice::Compare(library),
             (_, Some(library)) => QueueReaderChoice::Library(library),
+            (Reader::DebuggerLists, None) => QueueReaderChoice::DebuggerLists,
+            (Reader::CompareDebuggerLists, None) => QueueReaderChoice::CompareDebuggerLists,
             (_, None) => QueueReaderChoice::Native,
         };
         let image = t.image().display().to_string();
@@ -199,8 +212,9 @@ impl TargetReader for QueueReader<'_> {
 }
 
 /// Prints what was read: text through the library's `Display`, or JSON
-/// (for two readings, both and their differences).
-fn print(readings: &QueueReadings, json: bool) -> Result<(), QueuesError> {
+/// (for two readings, both, the second under `second`, and their
+/// differences).
+fn print(readings: &QueueReadings, json: bool, second: &str) -> Result<(), QueuesError> {
     // Line-buffered stdout would make a write call per line of a
     // 100,000-operation dump, and an 8 KiB buffer (the default) still two
     // calls per 8 KiB, since stdout's own line buffer splits each at its
@@ -215,7 +229,7 @@ fn print(readings: &QueueReadings, json: bool) -> Result<(), QueuesError> {
                 &mut out,
                 &serde_json::json!({
                     "native": native,
-                    "dll": library,
+                    second: library,
                     "differences": compare(native, library),
                 }),
             )?,

@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::mpich_job::{gcore, gcore_each, ref_mpich_ch4, wait_stopped, Job, Toolchain};
+use common::mpich_job::{gcore, gcore_each, mpidd, ref_mpich_ch4, wait_stopped, Job, Toolchain};
 use common::queue_checks::{
     check_rank_ch4, check_self_pending, check_self_pending_handles, native, Ch4Reader,
 };
@@ -76,6 +76,22 @@ fn ch4_self_messages_live_and_from_a_gcore_core() {
     let pid = job.pid(0).to_string();
     check_self_pending(&native(&["--pid", &pid]), &job.ready[0]);
     check_self_pending_handles(&["--pid", &pid], &job.ready[0]);
+    wait_stopped(job.pid(0));
+    // 4.0.2 keeps the send list only (of `MPIR_Sendq` records): its
+    // debugger lists are refused, naming the two heads it lacks.
+    let out = mpidd()
+        .args(["queues", "--pid", &pid, "--debugger-lists"])
+        .output()
+        .expect("run mpidd");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "4.0.2 has no debugger lists: {err}");
+    for needle in ["MPIR_Recvq_head", "MPIR_Unexpq_head", "--enable-debuginfo"] {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+    assert!(
+        !err.contains("MPIR_Sendq_head,"),
+        "the send list is there: {err}"
+    );
     wait_stopped(job.pid(0));
     let core = gcore(&job.dir, job.pid(0));
     check_self_pending(&native(&["--core", core.to_str().unwrap()]), &job.ready[0]);

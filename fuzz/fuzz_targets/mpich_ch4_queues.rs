@@ -3,8 +3,9 @@
 //! synthetic MPICH of the `handles` target, whose CH4 members and UCX's
 //! request are in it too, bent by the input): the decoder built directly
 //! and through detection, every queue read twice (the second time from the
-//! communicator cache). The request pools it walks for receives handed to
-//! UCX are the handle decoders' pools.
+//! communicator cache), and the debugger lists read as their own source.
+//! The request pools it walks for receives handed to UCX are the handle
+//! decoders' pools.
 //!
 //! ```text
 //! input := process layout
@@ -17,7 +18,7 @@ use mpidd_fuzz::checks::{assert_consistent, read_detected, read_twice};
 use mpidd_fuzz::{handles, limits, Cursor, Process, CH4_SYMBOLS};
 use mpidd_read::TargetParts;
 use mpiq_core::model::ProcessQueues;
-use mpiq_core::MpichCh4;
+use mpiq_core::{MpichCh4, QueueDecoder};
 
 fn check(q: &ProcessQueues, max: u64) {
     for c in &q.communicators {
@@ -48,6 +49,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(decoder) = MpichCh4::new(&target, "4.0.2", "ch4:ucx") {
         let differs = "the cached communicators changed the reading";
         read_twice(&decoder, &target, &limits, check, differs);
+        if let Ok(q) = decoder.read_debugger_lists(&target, &limits) {
+            check(&q);
+        }
     }
     read_detected(&target, &limits, check);
 });

@@ -250,6 +250,15 @@ pub const DEFAULT: &[(&str, Option<&str>, u64, Width)] = &[
     ("MPIR_Sendq", Some("rank"), 16, B(4)),
     ("MPIR_Sendq", Some("context_id"), 24, B(4)),
     ("MPIR_Sendq", Some("next"), 32, W),
+    // 4.0.3's record of the three debugger lists.
+    ("MPIR_Debugq", None, 56, B(0)),
+    ("MPIR_Debugq", Some("req"), 0, W),
+    ("MPIR_Debugq", Some("tag"), 8, B(4)),
+    ("MPIR_Debugq", Some("rank"), 12, B(4)),
+    ("MPIR_Debugq", Some("context_id"), 16, B(4)),
+    ("MPIR_Debugq", Some("buf"), 24, W),
+    ("MPIR_Debugq", Some("count"), 32, W),
+    ("MPIR_Debugq", Some("next"), 40, W),
     // UCX's receive request, whose tag the CH4 decoder decodes.
     ("ucp_request_t", None, 48, B(0)),
     ("ucp_request_t", Some("recv.buffer"), 0, W),

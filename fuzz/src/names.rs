@@ -94,6 +94,8 @@ pub const CH4_SYMBOLS: &[&str] = &[
     "MPIR_All_communicators",
     "MPIDI_global",
     "MPIR_Sendq_head",
+    "MPIR_Recvq_head",
+    "MPIR_Unexpq_head",
     "MPII_Version_string",
     "MPII_Version_device",
 ];

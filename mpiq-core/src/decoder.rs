@@ -244,6 +244,35 @@ pub trait QueueDecoder: Send + Sync {
         target: &dyn Target,
         limits: &Limits,
     ) -> Result<ProcessQueues, DecodeError>;
+
+    /// Reads the queues from the lists the MPI library keeps for
+    /// debuggers alone (MPICH's `MPIR_Sendq_head`, `MPIR_Recvq_head` and
+    /// `MPIR_Unexpq_head`, in a build with `--enable-debuginfo`, 4.0.3
+    /// on), as a source to compare with [`read_queues`](Self::read_queues).
+    /// A decoder whose MPI keeps no such lists refuses.
+    fn read_debugger_lists(
+        &self,
+        target: &dyn Target,
+        limits: &Limits,
+    ) -> Result<ProcessQueues, DecodeError> {
+        let _ = (target, limits);
+        Err(DecodeError::unsupported(format!(
+            "{} reads no debugger lists: only MPICH's CH4 decoder does (MPICH 4.0.3 on, \
+             built with --enable-debuginfo)",
+            self.name()
+        )))
+    }
+}
+
+/// What a native reading reads: the decoder's own queues, or the lists
+/// the MPI library keeps for debuggers
+/// ([`QueueDecoder::read_debugger_lists`](QueueDecoder::read_debugger_lists)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NativeSource {
+    /// [`QueueDecoder::read_queues`](QueueDecoder::read_queues).
+    Queues,
+    /// [`QueueDecoder::read_debugger_lists`](QueueDecoder::read_debugger_lists).
+    DebuggerLists,
 }
 
 /// The address of the symbol `name`, which the decoder cannot do without;

@@ -66,6 +66,12 @@ impl<'t> QueueReader<'t> {
         self.decoder.read_queues(self.target, &self.limits)
     }
 
+    /// Reads the target's queues from its MPI's debugger lists
+    /// ([`QueueDecoder::read_debugger_lists`]).
+    pub fn read_debugger_lists(&self) -> Result<ProcessQueues, DecodeError> {
+        self.decoder.read_debugger_lists(self.target, &self.limits)
+    }
+
     /// The target it reads.
     pub fn target(&self) -> &'t dyn Target {
         self.target

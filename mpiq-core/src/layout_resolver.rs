@@ -19,7 +19,7 @@ use mpidd_read::{
     SymbolSource, TargetParts, TypeOracle, UCX_LIBRARY_STEM,
 };
 
-use crate::decoder::DecodeError;
+use crate::decoder::{DecodeError, NativeSource};
 use crate::detect::{decoder_layouts, detect, identify, Identified};
 use crate::model::ProcessQueues;
 use mpidd_read::TargetMemory;
@@ -174,12 +174,20 @@ impl LayoutResolver {
         dwarf: Option<&TypeOracle>,
         limits: &Limits,
     ) -> Result<(ProcessQueues, LayoutOrigin), DecodeError> {
-        self.resolve(memory, symbols, objects, TypeSource::Dwarf(dwarf), limits)
-            .map(|r| (r.queues, r.origin))
+        self.resolve(
+            memory,
+            symbols,
+            objects,
+            TypeSource::Dwarf(dwarf),
+            limits,
+            NativeSource::Queues,
+        )
+        .map(|r| (r.queues, r.origin))
     }
 
     /// [`read_queues`](Self::read_queues), with the MPI library's types
-    /// from `types` and a full account of the reading.
+    /// from `types`, what `wanted` names read, and a full account of
+    /// the reading.
     pub(crate) fn resolve(
         &self,
         memory: &dyn TargetMemory,
@@ -187,6 +195,7 @@ impl LayoutResolver {
         objects: &dyn LoadedObjects,
         types: TypeSource<'_>,
         limits: &Limits,
+        wanted: NativeSource,
     ) -> Result<Resolution, DecodeError> {
         let found = identify(memory, symbols, limits)?;
         if let TypeSource::Dwarf(Some(oracle)) = &types {
@@ -240,7 +249,11 @@ impl LayoutResolver {
                 symbols,
                 layouts: &layered,
             };
-            detect(&target, limits)?.read_queues()
+            let reader = detect(&target, limits)?;
+            match wanted {
+                NativeSource::Queues => reader.read_queues(),
+                NativeSource::DebuggerLists => reader.read_debugger_lists(),
+            }
         };
         // A cache entry that fails is blamed only if the DWARF then reads
         // the target: a target that no layouts read is not the cache's
@@ -331,7 +344,10 @@ impl LayoutResolver {
                 });
             }
         }
-        let Some(build) = build else {
+        // A reading of the debugger lists asks too little of the layouts
+        // for its answers to be kept: the native reading asks more as it
+        // meets the request pools, and would find them missing.
+        let (Some(build), NativeSource::Queues) = (build, wanted) else {
             let queues = read(layouts)?;
             return Ok(done(queues, told(origin), false));
         };

@@ -1,5 +1,6 @@
 //! Reading one process's queues the way a caller asked: with the native
-//! decoder, with a vendor mqs library, or with both to compare them; and
+//! decoder, from the lists the MPI library keeps for debuggers, with a
+//! vendor mqs library, or with two of them to compare; and
 //! the world rank a vendor library is given when the caller knows none.
 //!
 //! `mpidd queues` and `mpidd-job`'s `JobReader` both read a vendor
@@ -17,6 +18,7 @@ use mpidd_read::{
 use crate::detect::{decoder_layouts, identify};
 
 use crate::decoder::DecodeError;
+use crate::decoder::NativeSource;
 use crate::layout_resolver::{LayoutResolver, TypeSource};
 use crate::model::ProcessQueues;
 #[cfg(feature = "mqs")]
@@ -31,6 +33,13 @@ use crate::world_rank::world_rank;
 pub enum QueueReaderChoice<'a> {
     /// The native decoder for the target's MPI ([`crate::detect`]).
     Native,
+    /// The lists the target's MPI keeps for debuggers, read through the
+    /// native decoder's layouts and communicators
+    /// ([`QueueDecoder::read_debugger_lists`](crate::QueueDecoder::read_debugger_lists)):
+    /// MPICH's `MPIR_Sendq_head`, `MPIR_Recvq_head` and `MPIR_Unexpq_head`.
+    DebuggerLists,
+    /// Both: the native decoder and the debugger lists, to compare.
+    CompareDebuggerLists,
     /// A vendor message-queue library.
     #[cfg(feature = "mqs")]
     Library(&'a MqsLibrary),
@@ -92,11 +101,12 @@ pub struct QueueTarget<'a> {
 pub enum QueueReadings {
     /// The one reader's.
     One(ProcessQueues),
-    /// The native decoder's and the vendor library's.
+    /// The native decoder's and the vendor library's (or the debugger
+    /// lists', [`QueueReaderChoice::CompareDebuggerLists`]).
     Two {
         /// The native decoder's.
         native: ProcessQueues,
-        /// The vendor library's.
+        /// The vendor library's, or the debugger lists'.
         library: ProcessQueues,
     },
 }
@@ -158,7 +168,7 @@ pub fn read_process_queues(
     }
     let mut origin = None;
     let mut beneath = Vec::new();
-    let mut native = || -> Result<ProcessQueues, DecodeError> {
+    let mut read_native = |wanted: NativeSource| -> Result<ProcessQueues, DecodeError> {
         let dwarf = (!options.prefer_profile).then_some(&types);
         let r = options.resolver.resolve(
             target.memory,
@@ -166,11 +176,13 @@ pub fn read_process_queues(
             target.objects,
             TypeSource::Dwarf(dwarf),
             &options.limits,
+            wanted,
         )?;
         origin = Some(r.origin);
         beneath = r.beneath_origins;
         Ok(r.queues)
     };
+    let mut native = || read_native(NativeSource::Queues);
     #[cfg_attr(not(feature = "mqs"), allow(unused_mut))]
     let mut notes = Vec::new();
     #[cfg_attr(not(feature = "mqs"), allow(unused_mut))]
@@ -185,6 +197,13 @@ pub fn read_process_queues(
     };
     let readings = match options.reader {
         QueueReaderChoice::Native => QueueReadings::One(native()?),
+        QueueReaderChoice::DebuggerLists => {
+            QueueReadings::One(read_native(NativeSource::DebuggerLists)?)
+        }
+        QueueReaderChoice::CompareDebuggerLists => QueueReadings::Two {
+            native: read_native(NativeSource::Queues)?,
+            library: read_native(NativeSource::DebuggerLists)?,
+        },
         #[cfg(feature = "mqs")]
         QueueReaderChoice::Library(library) => {
             // A layout profile may still give the native decoder the world

@@ -264,6 +264,7 @@ impl Session {
             objects,
             types,
             &self.limits,
+            crate::decoder::NativeSource::Queues,
         )?;
         Ok(SessionReading {
             provenance: Provenance::of(&resolution),

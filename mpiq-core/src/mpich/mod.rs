@@ -1,7 +1,9 @@
 //! MPICH's message queues, read natively: one decoder per device
 //! ([`MpichCh3`], [`MpichCh4`]) over what MPICH keeps the same under every
 //! device (`common`: the communicator records and their world ranks, the
-//! datatype sizes, the MPICH wildcards, and the shape of one reading).
+//! datatype sizes, the MPICH wildcards, and the shape of one reading),
+//! and MPICH's three debugger lists (`debugger_lists`), a source of their
+//! own that the CH4 decoder reads on request.
 //!
 //! This folder owns everything that knows MPICH's private types and
 //! globals for queue reading. It stands on the decoder trait and error
@@ -15,6 +17,7 @@
 mod ch3;
 mod ch4;
 mod common;
+mod debugger_lists;
 
 pub use ch3::MpichCh3;
 pub use ch4::MpichCh4;

@@ -216,9 +216,15 @@ impl OfiLayout {
     }
 }
 
-/// `MPIR_Sendq`, when MPICH was built with debugger support.
+/// The records of `MPIR_Sendq_head`, when MPICH was built with debugger
+/// support: `MPIR_Sendq` up to 4.0.2, `MPIR_Debugq` (whose request is
+/// `req`) from 4.0.3.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SendqLayout {
+    /// Whether the records are `MPIR_Debugq`s, which CH4's `MPID_Isend`
+    /// writes for blocking sends too (`MPID_Send` is `MPID_Isend`), where
+    /// 4.0.2's binding layer recorded nonblocking ones only.
+    pub(super) blocking_too: bool,
     pub(super) size: u64,
     pub(super) sreq: Member,
     pub(super) tag: Member,
@@ -409,17 +415,23 @@ impl Layout {
             },
             Err(e) => missing.push(e),
         }
-        // Only with debugger support, and only needed for the send queue.
-        let q = |p: &str| t.member("MPIR_Sendq", p);
+        // Only with debugger support, and only needed for the send queue:
+        // 4.0.2's record type, else 4.0.3's.
+        let (record, request) = match t.size_of("MPIR_Sendq") {
+            Ok(_) => ("MPIR_Sendq", "sreq"),
+            Err(_) => ("MPIR_Debugq", "req"),
+        };
+        let q = |p: &str| t.member(record, p);
         if let (Ok(size), Ok(sreq), Ok(tag), Ok(rank), Ok(context), Ok(next)) = (
-            t.size_of("MPIR_Sendq"),
-            q("sreq"),
+            t.size_of(record),
+            q(request),
             q("tag"),
             q("rank"),
             q("context_id"),
             q("next"),
         ) {
             l.sendq = Some(SendqLayout {
+                blocking_too: record == "MPIR_Debugq",
                 size,
                 sreq,
                 tag,

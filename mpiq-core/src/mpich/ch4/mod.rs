@@ -11,7 +11,11 @@
 //!   instead (`MPIR_Comm.dev.ch4.am.posted_list`, lists of `MPIDIG_rreq_t`
 //!   pointing back to their requests), with the envelope in `dev.ch4.am`;
 //! - `MPIR_Sendq_head`, the binding layer's list of nonblocking sends
-//!   (`MPII_SENDQ_REMEMBER`), as under CH3;
+//!   (`MPII_SENDQ_REMEMBER`), as under CH3; from 4.0.3 CH4's `MPID_Isend`
+//!   fills it, for blocking sends too, with `MPIR_Debugq` records, beside
+//!   the receive and unexpected lists that `--enable-debuginfo` adds
+//!   (read as a source of their own by `read_debugger_lists`, through
+//!   `mpich::debugger_lists`);
 //! - nowhere but the request pools: receives the UCX netmod hands to
 //!   `ucp_tag_recv_nbx` keep only a pointer to UCX's own request
 //!   (`dev.ch4.netmod.ucx.ucp_request`; even `comm` stays NULL). Their
@@ -66,6 +70,7 @@ use crate::model::{OperationStatus, ProcessQueues};
 use crate::mpich::common::{
     process_queues, read_consistently, request_status, CommCache, TypeSizes,
 };
+use crate::mpich::debugger_lists::{read_debugger_lists, DebugHeads, DebugqLayout};
 use crate::read_ahead::ReadAhead;
 use crate::target_read::{read_int, Budgeted, Record};
 use layout::Layout;
@@ -99,6 +104,10 @@ pub struct MpichCh4 {
     layout: Layout,
     globals: Globals,
     cache: CommCache,
+    /// The debugger lists' heads and records, or why they cannot be read.
+    debugger_lists: Result<(DebugHeads, DebugqLayout), String>,
+    /// What a reading of the debugger lists is called.
+    lists_name: String,
 }
 
 impl std::fmt::Debug for MpichCh4 {
@@ -163,7 +172,21 @@ impl MpichCh4 {
             .map_or(MpichConstants::MPICH, |s| {
                 MpichConstants::of_library(&s.object)
             });
+        let debugger_lists = match (
+            DebugHeads::find(target.symbols()),
+            DebugqLayout::resolve(types),
+        ) {
+            (Ok(heads), Ok(l)) => Ok((heads, l)),
+            (Err(names), _) => Err(format!(
+                "{} missing: MPICH keeps its three debugger lists only when built with \
+                 --enable-debuginfo, from 4.0.3",
+                names.join(", ")
+            )),
+            (_, Err(missing)) => Err(DecodeError::Layouts(missing).to_string()),
+        };
         Ok(MpichCh4 {
+            debugger_lists,
+            lists_name: format!("MPICH {version} debugger lists ({device})"),
             name: format!("native MPICH {version} decoder ({device})"),
             constants,
             netmods: netmod_choice::netmods_of(device),
@@ -179,6 +202,7 @@ impl MpichCh4 {
     /// whose questions are asked as it meets each object.
     pub fn ask_layouts(layouts: &dyn Layouts) {
         let _ = Layout::resolve(layouts);
+        let _ = DebugqLayout::resolve(layouts);
         // UCX's worker is described by UCX's own profile, which layers
         // under the MPI library's: its questions are not asked here.
         mpihandles::ask_ucx_layouts(layouts);
@@ -366,6 +390,38 @@ impl QueueDecoder for MpichCh4 {
             comms,
             (posted, unexpected, sends),
             notes,
+        ))
+    }
+
+    fn read_debugger_lists(
+        &self,
+        target: &dyn Target,
+        limits: &Limits,
+    ) -> Result<ProcessQueues, DecodeError> {
+        let (heads, l) = self
+            .debugger_lists
+            .as_ref()
+            .map_err(|why| DecodeError::unsupported(format!("no debugger lists: {why}")))?;
+        let budget = Budgeted::new(target.memory(), limits);
+        let mem: &dyn TargetMemory = &budget;
+        // The communicators are those the native reading places its
+        // operations in, so the two readings pair communicator by
+        // communicator.
+        let (comms, placed) = read_consistently(
+            || self.sequence(mem),
+            |seq| {
+                let comms = self
+                    .cache
+                    .get_or_read(seq, || self.read_communicators(target, mem, limits))?;
+                let placed = read_debugger_lists(mem, heads, l, &comms, self.constants, limits)?;
+                Ok((comms, placed))
+            },
+        )?;
+        Ok(process_queues(
+            &self.lists_name,
+            comms,
+            (placed.posted, placed.unexpected, Some(placed.sends)),
+            placed.notes,
         ))
     }
 }

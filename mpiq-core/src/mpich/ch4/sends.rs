@@ -1,5 +1,6 @@
-//! The nonblocking sends of `MPIR_Sendq_head`, the binding layer's list
-//! (`MPII_SENDQ_REMEMBER`) in an MPICH built with debugger support.
+//! The sends of `MPIR_Sendq_head` (`MPII_SENDQ_REMEMBER`) in an MPICH
+//! built with debugger support: the binding layer's nonblocking ones up to
+//! 4.0.2, every send `MPID_Isend` did not complete at once from 4.0.3.
 
 use std::collections::HashSet;
 
@@ -18,7 +19,7 @@ use mpidd_read::TargetMemory;
 use mpihandles::Layouts;
 
 impl MpichCh4 {
-    /// The nonblocking sends of `MPIR_Sendq_head`, by communicator.
+    /// The sends of `MPIR_Sendq_head`, by communicator.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn send_queue(
         &self,
@@ -71,7 +72,11 @@ impl MpichCh4 {
                     order: mem.abi().byte_order,
                     what: "MPIR_Request",
                 };
-                let mut extra = vec!["Non-blocking send".to_string()];
+                let mut extra = vec![if q.blocking_too {
+                    "Send (MPIR_Sendq_head: blocking or not)".to_string()
+                } else {
+                    "Non-blocking send".to_string()
+                }];
                 let local = match l.req_is_local {
                     Some(m) => int(&r, m)? != 0,
                     None => false,
