@@ -24,16 +24,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
-use common::hung_job::{build, HungJob};
-use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{gcore_each, mpidd, wait_stopped, Job, Toolchain};
 use common::mpich_wheel_builds::{Wheel, WHEEL_5_0, WHEEL_5_0_0, WHEEL_5_0_1};
 use common::mpich_wheel_globals::hidden_globals_are_located_in;
 use common::mpich_wheel_queues::{check_rank, Netmod};
+use common::mpich_wheel_ring::ring_is_a_cycle_built_with;
 use common::queue_checks::native;
 use common::supported_builds::Outcome;
 
@@ -273,29 +271,7 @@ fn mpich_5_0_0_abi_program_queues_and_handles_live_and_from_cores() {
 /// ranks under the wheel's `mpiexec` by their `libmpi_abi`, and the
 /// verdict is the cycle 0 → 3 → 2 → 1, live and from cores.
 fn ring_is_a_cycle(wheel: &Wheel) {
-    let _serial = one_at_a_time();
-    let live = Outcome::begin(wheel.build, wheel.read_through, "job", "live");
-    let cores = Outcome::begin(wheel.build, wheel.read_through, "job", "core");
-    let venv = wheel.venv();
-    let (dir, exe, source) = build(
-        &abi_toolchain(&venv).cc,
-        &format!("wheel-mpich-{}-abi-ring", wheel.version),
-        "hang_ring",
-    );
-    let mut launch = Command::new("nice");
-    launch
-        .args(["-n", "19"])
-        .arg(venv.join("bin/mpiexec"))
-        .args(["-n", "4"])
-        .arg(&exe);
-    let job = HungJob::run(launch, dir, source, "hang_ring");
-    let pids: Vec<i32> = job.ranks.iter().map(|&(_, pid)| pid).collect();
-    assert_on_abi_library(&venv, &pids);
-    let expected = Expected::ring();
-    check_ring_receives(&check_live(&job, &expected));
-    live.works();
-    check_ring_receives(&check_cores(&job, &expected));
-    cores.works();
+    ring_is_a_cycle_built_with(wheel, "mpicc_abi", assert_on_abi_library);
 }
 
 #[test]

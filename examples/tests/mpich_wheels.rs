@@ -27,16 +27,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
-use common::hung_job::{build, HungJob};
-use common::job_checks::{check_cores, check_live, check_ring_receives, one_at_a_time, Expected};
 use common::mpich_job::{gcore_each, mpidd, wait_stopped, Job, Toolchain};
 use common::mpich_wheel_builds::*;
 use common::mpich_wheel_globals::hidden_globals_are_located_in;
 use common::mpich_wheel_queues::{check_rank, envelopes, Netmod};
+use common::mpich_wheel_ring::ring_is_a_cycle_built_with;
 use common::queue_checks::{native, ops, queues_communicators};
 use common::supported_builds::Outcome;
 
@@ -379,37 +377,16 @@ fn mpich_4_1_3_wheel_queues_over_ucx_live_and_from_cores() {
 /// The hung ring of tests/mpich/hang_ring.c is the cycle 0 → 3 → 2 → 1,
 /// live (from the wheel's `mpiexec`) and from cores.
 fn ring_is_a_cycle(wheel: &Wheel) {
-    let _serial = one_at_a_time();
-    let live = Outcome::begin(wheel.build, wheel.read_through, "job", "live");
-    let cores = Outcome::begin(wheel.build, wheel.read_through, "job", "core");
-    let venv = wheel.venv();
-    let (dir, exe, source) = build(
-        &venv.join("bin/mpicc"),
-        &format!("wheel-mpich-{}-ring", wheel.version),
-        "hang_ring",
-    );
-    // The blocked ranks busy-poll: at the lowest priority they leave the
-    // CPUs to mpidd.
-    let mut launch = Command::new("nice");
-    launch
-        .args(["-n", "19"])
-        .arg(venv.join("bin/mpiexec"))
-        .args(["-n", "4"])
-        .arg(&exe);
-    let job = HungJob::run(launch, dir, source, "hang_ring");
-    let lib = std::fs::canonicalize(venv.join("lib/libmpi.so.12")).unwrap();
-    for &(rank, pid) in &job.ranks {
-        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-        assert!(
-            maps.contains(lib.to_str().unwrap()),
-            "rank {rank} is not on the wheel's library"
-        );
-    }
-    let expected = Expected::ring();
-    check_ring_receives(&check_live(&job, &expected));
-    live.works();
-    check_ring_receives(&check_cores(&job, &expected));
-    cores.works();
+    ring_is_a_cycle_built_with(wheel, "mpicc", |venv, pids| {
+        let lib = std::fs::canonicalize(venv.join("lib/libmpi.so.12")).unwrap();
+        for pid in pids {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+            assert!(
+                maps.contains(lib.to_str().unwrap()),
+                "rank {pid} is not on the wheel's library"
+            );
+        }
+    });
 }
 
 #[test]

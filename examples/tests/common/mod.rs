@@ -13,6 +13,7 @@ pub mod mpich_job;
 pub mod mpich_wheel_builds;
 pub mod mpich_wheel_globals;
 pub mod mpich_wheel_queues;
+pub mod mpich_wheel_ring;
 pub mod ob1_checks;
 pub mod ompi5_reading;
 pub mod ompi_handle_checks;
