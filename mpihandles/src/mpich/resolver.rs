@@ -136,21 +136,28 @@ impl<'a> Mpich<'a> {
         let Some(spec) = spec(kind) else {
             return r;
         };
-        let located = locate(&self.ctx, &spec, raw).ok();
+        let name_member = match kind {
+            HandleKind::Comm => Some("MPIR_Comm"),
+            HandleKind::Datatype => Some("MPIR_Datatype"),
+            HandleKind::Win => Some("MPIR_Win"),
+            _ => None,
+        };
+        let abi_predefined = abi_predefined(kind, raw).filter(|_| self.holds_abi_handles());
+        // The object is looked up only where its name or, in an ABI
+        // program, its address is wanted: a view may refer to thousands.
+        let wanted = name_member.is_some() || (self.holds_abi_handles() && abi_predefined.is_none());
+        let located = wanted.then(|| locate(&self.ctx, &spec, raw).ok()).flatten();
         if self.holds_abi_handles() {
             // The program holds the ABI's handle: a predefined one's
             // constant, else its object's address.
-            if let Some((_, abi)) = abi_predefined(kind, raw) {
+            if let Some((_, abi)) = abi_predefined {
                 r.c_handle = CHandle::Pointer(TargetAddr(u64::from(abi)));
             } else if let Some(addr) = located.as_ref().and_then(|l| l.addr) {
                 r.c_handle = CHandle::Pointer(addr);
             }
         }
-        let name_member = match kind {
-            HandleKind::Comm => "MPIR_Comm",
-            HandleKind::Datatype => "MPIR_Datatype",
-            HandleKind::Win => "MPIR_Win",
-            _ => return r,
+        let Some(name_member) = name_member else {
+            return r;
         };
         let name = located.and_then(|l| {
             let addr = l.addr?;
